@@ -1,0 +1,390 @@
+/* gclaunch.h -- launch CUDA kernels from C with device-exact parameter buffers.
+ *
+ * Conventions, for every function below unless its comment says otherwise:
+ * - Fallible functions return a gcl_status. On failure, gcl_last_error() holds a message that
+ *   names the parameter and the expected and actual values, and nothing was changed: output
+ *   pointers keep their old value, objects keep their old state.
+ * - Objects are opaque. Each has one create/destroy pair; destroy accepts NULL.
+ * - Ownership: a signature is independent; a layout copies what it needs from its signature;
+ *   args borrow their layout (the layout must outlive them); contexts own modules they loaded,
+ *   modules own their kernels. Strings returned by the library belong to the object they came
+ *   from and live as long as it does.
+ * - Thread safety: functions that only read an object (marked "reads") may run concurrently on
+ *   the same object; functions that change an object must not run concurrently with any other
+ *   call on that object. Different objects are independent. gcl_last_error is per thread.
+ *
+ * No function aborts, exits or asserts on bad input or on a driver failure.
+ */
+#ifndef GCLAUNCH_H
+#define GCLAUNCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gclaunch/dlpack.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(GCL_STATIC)
+#  define GCL_API
+#elif defined(GCL_BUILDING)
+#  define GCL_API __attribute__((visibility("default")))
+#else
+#  define GCL_API
+#endif
+
+#define GCL_VERSION_MAJOR 0
+#define GCL_VERSION_MINOR 1
+#define GCL_VERSION_PATCH 0
+#define GCL_VERSION_STRING "0.1.0"
+
+/* Runtime version, "MAJOR.MINOR.PATCH". Never NULL. Thread-safe. */
+GCL_API const char *gcl_version(void);
+
+/* ---------------------------------------------------------------------------------------------
+ * Status
+ * ------------------------------------------------------------------------------------------- */
+
+/* One table: enum value, default text. */
+#define GCL_STATUS_LIST(X)                                                                        \
+  X(GCL_OK, "success")                                                                            \
+  X(GCL_ERROR_INVALID_ARGUMENT, "invalid argument")                                               \
+  X(GCL_ERROR_OUT_OF_MEMORY, "out of host memory")                                                \
+  X(GCL_ERROR_PARSE, "malformed signature")                                                       \
+  X(GCL_ERROR_LAYOUT_TOO_LARGE, "parameters exceed the 32764-byte limit")                         \
+  X(GCL_ERROR_UNSET_ARGUMENT, "a parameter was never set")                                        \
+  X(GCL_ERROR_TYPE_MISMATCH, "value does not match the parameter's type")                         \
+  X(GCL_ERROR_TENSOR, "tensor rejected")                                                          \
+  X(GCL_ERROR_TENSOR_VERSION, "unsupported DLPack major version")                                 \
+  X(GCL_ERROR_BAD_IMAGE, "malformed or unsupported module image")                                 \
+  X(GCL_ERROR_NOT_FOUND, "not found")                                                             \
+  X(GCL_ERROR_SIGNATURE_MISMATCH, "declared signature disagrees with the kernel")                 \
+  X(GCL_ERROR_NO_DRIVER, "no CUDA driver library")                                                \
+  X(GCL_ERROR_STUB_DRIVER, "the CUDA driver is the toolkit's stub library")                       \
+  X(GCL_ERROR_NO_DEVICE, "no CUDA device")                                                        \
+  X(GCL_ERROR_DRIVER_TOO_OLD, "the CUDA driver lacks a needed entry point")                       \
+  X(GCL_ERROR_DRIVER, "a CUDA driver call failed")                                                \
+  X(GCL_ERROR_NO_NVRTC, "NVRTC library not found")                                                \
+  X(GCL_ERROR_COMPILE, "compilation failed")                                                      \
+  X(GCL_ERROR_INVALID_CONFIG, "invalid launch configuration")                                     \
+  X(GCL_ERROR_IO, "file could not be read")
+
+typedef enum gcl_status {
+#define GCL_X_ENUM(name, text) name,
+  GCL_STATUS_LIST(GCL_X_ENUM)
+#undef GCL_X_ENUM
+  GCL_STATUS_COUNT
+} gcl_status;
+
+/* "GCL_OK", "GCL_ERROR_PARSE", ...; "GCL_STATUS_UNKNOWN" for values outside the enum.
+ * Never NULL. Thread-safe. */
+GCL_API const char *gcl_status_name(gcl_status s);
+/* The default one-line text of a status ("malformed signature"). Never NULL. Thread-safe. */
+GCL_API const char *gcl_status_text(gcl_status s);
+/* Detail of this thread's last failure ("" if none yet). Written only when a call fails; a
+ * successful call leaves it as it was. Never NULL; valid until this thread's next failing call. */
+GCL_API const char *gcl_last_error(void);
+
+/* ---------------------------------------------------------------------------------------------
+ * Signatures (CPU only)
+ *
+ *   signature = [ param { "," param } ]
+ *   param     = [ "grid_constant" ] type [ name ]
+ *   type      = base [ "align" "(" N ")" ] [ "[" N "]" ]
+ *   base      = scalar | pointer | "tensormap" | "bytes" "(" N ")" | "struct" "{" type {"," type} "}"
+ *   scalar    = bool i8 u8 i16 u16 i32 u32 i64 u64 f16 bf16 f32 f64
+ *   pointer   = [ "const" ] ( scalar | "void" ) "*"  |  "ptr"
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct gcl_signature gcl_signature;
+
+typedef enum gcl_scalar {
+  GCL_SCALAR_VOID = 0, /* only as a pointer's element type */
+  GCL_SCALAR_BOOL, GCL_SCALAR_I8, GCL_SCALAR_U8, GCL_SCALAR_I16, GCL_SCALAR_U16,
+  GCL_SCALAR_I32, GCL_SCALAR_U32, GCL_SCALAR_I64, GCL_SCALAR_U64,
+  GCL_SCALAR_F16, GCL_SCALAR_BF16, GCL_SCALAR_F32, GCL_SCALAR_F64
+} gcl_scalar;
+
+typedef enum gcl_param_kind {
+  GCL_PARAM_SCALAR,    /* a scalar by value */
+  GCL_PARAM_POINTER,   /* a device pointer (8 bytes) */
+  GCL_PARAM_TENSORMAP, /* one CUtensorMap by value */
+  GCL_PARAM_BYTES,     /* bytes(N) */
+  GCL_PARAM_STRUCT,    /* struct{...} by value */
+  GCL_PARAM_ARRAY      /* T[N] by value; see elem_kind */
+} gcl_param_kind;
+
+typedef struct gcl_param_info {
+  const char *name;        /* NULL when the parameter has no name */
+  gcl_param_kind kind;
+  gcl_param_kind elem_kind;/* for GCL_PARAM_ARRAY: the element's kind; otherwise == kind */
+  gcl_scalar scalar;       /* scalar's type, or a pointer's element type (VOID for void* and ptr) */
+  bool is_const;           /* pointer to const */
+  bool grid_constant;      /* marked grid_constant */
+  size_t size;             /* bytes by value (8 for pointers) */
+  size_t align;            /* alignment by value */
+  size_t count;            /* array element count; 0 when not an array */
+  size_t elem_size;        /* array element size (== size when not an array) */
+  size_t pointee_align;    /* pointers: the alignment the kernel assumes for the data */
+} gcl_param_info;
+
+/* Parses text. GCL_ERROR_PARSE with "col N: expected ..." on malformed text; GCL_ERROR_INVALID_ARGUMENT
+ * for NULL text or out. The signature is independent of the text. Thread-safe. */
+GCL_API gcl_status gcl_signature_parse(const char *text, gcl_signature **out);
+GCL_API void gcl_signature_destroy(gcl_signature *sig);
+/* Number of parameters; 0 for NULL. Reads. */
+GCL_API size_t gcl_signature_count(const gcl_signature *sig);
+/* Describes parameter index. GCL_ERROR_INVALID_ARGUMENT for NULL or an index out of range. Reads. */
+GCL_API gcl_status gcl_signature_param(const gcl_signature *sig, size_t index, gcl_param_info *info);
+/* Index of the parameter called name. GCL_ERROR_NOT_FOUND if none. Reads. */
+GCL_API gcl_status gcl_signature_find(const gcl_signature *sig, const char *name, size_t *index);
+/* Canonical text of the signature (parses back to an equal signature). Writes at most cap bytes
+ * including the terminating NUL into buf (buf may be NULL when cap is 0) and the full length
+ * (without NUL) into *needed if needed is not NULL. GCL_ERROR_INVALID_ARGUMENT if the text did
+ * not fit (buf then holds nothing useful). Reads. */
+GCL_API gcl_status gcl_signature_format(const gcl_signature *sig, char *buf, size_t cap,
+                                        size_t *needed);
+
+/* ---------------------------------------------------------------------------------------------
+ * Layout (CPU only): where each parameter sits in the kernel's parameter buffer on one SM arch.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct gcl_layout gcl_layout;
+
+#define GCL_PARAM_LIMIT 32764 /* bytes of parameters per kernel (CUDA >= 12.1, driver >= R530) */
+
+/* Device-side parameter offsets for architecture sm (75 ... 121). GCL_ERROR_LAYOUT_TOO_LARGE
+ * when the parameters exceed GCL_PARAM_LIMIT (the message says by how many bytes);
+ * GCL_ERROR_INVALID_ARGUMENT for an unknown sm. The layout copies what it needs from sig.
+ * Thread-safe. */
+GCL_API gcl_status gcl_layout_create(const gcl_signature *sig, int sm, gcl_layout **out);
+/* A layout of untyped byte parameters at given offsets (as the driver reports them). Parameters
+ * must not overlap and must end within GCL_PARAM_LIMIT. Thread-safe. */
+GCL_API gcl_status gcl_layout_create_raw(size_t count, const size_t *offsets, const size_t *sizes,
+                                         int sm, gcl_layout **out);
+GCL_API void gcl_layout_destroy(gcl_layout *layout);
+GCL_API size_t gcl_layout_count(const gcl_layout *layout);
+GCL_API int gcl_layout_sm(const gcl_layout *layout);
+/* Offset, size and alignment of parameter index; any output pointer may be NULL. Reads. */
+GCL_API gcl_status gcl_layout_param(const gcl_layout *layout, size_t index, size_t *offset,
+                                    size_t *size, size_t *align);
+/* Describes parameter index as the signature did (raw layouts: kind BYTES, no name). Reads. */
+GCL_API gcl_status gcl_layout_param_info(const gcl_layout *layout, size_t index,
+                                         gcl_param_info *info);
+/* Index of the parameter called name; GCL_ERROR_NOT_FOUND if none. Reads. */
+GCL_API gcl_status gcl_layout_find(const gcl_layout *layout, const char *name, size_t *index);
+/* Exact buffer bytes: max(offset + size); 0 for NULL or no parameters. Reads. */
+GCL_API size_t gcl_layout_size(const gcl_layout *layout);
+
+/* ---------------------------------------------------------------------------------------------
+ * Argument buffers (CPU only until launch)
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct gcl_args gcl_args;
+
+/* Creates a zeroed buffer with every parameter unset. The layout must outlive the args. */
+GCL_API gcl_status gcl_args_create(const gcl_layout *layout, gcl_args **out);
+/* Releases owned tensors (their deleters run once). NULL is fine. */
+GCL_API void gcl_args_destroy(gcl_args *args);
+GCL_API const gcl_layout *gcl_args_layout(const gcl_args *args);
+/* Raw bytes: size must equal the parameter's size (GCL_ERROR_INVALID_ARGUMENT otherwise). No
+ * allocation. A previous owned tensor in this slot is released. */
+GCL_API gcl_status gcl_args_set(gcl_args *args, size_t index, const void *value, size_t size);
+/* Element `element` of a by-value array parameter T[N]; size must equal the element's size. The
+ * other elements keep their bytes. The parameter counts as set once every element was set or the
+ * whole parameter was set. */
+GCL_API gcl_status gcl_args_set_element(gcl_args *args, size_t index, size_t element,
+                                        const void *value, size_t size);
+/* Raw set by parameter name; GCL_ERROR_NOT_FOUND if no parameter has that name. */
+GCL_API gcl_status gcl_args_set_by_name(gcl_args *args, const char *name, const void *value,
+                                        size_t size);
+/* Typed setters: GCL_ERROR_TYPE_MISMATCH if the parameter is not of that type (raw byte
+ * parameters of the same size accept any). */
+GCL_API gcl_status gcl_args_set_i32(gcl_args *args, size_t index, int32_t value);
+GCL_API gcl_status gcl_args_set_u32(gcl_args *args, size_t index, uint32_t value);
+GCL_API gcl_status gcl_args_set_i64(gcl_args *args, size_t index, int64_t value);
+GCL_API gcl_status gcl_args_set_u64(gcl_args *args, size_t index, uint64_t value);
+GCL_API gcl_status gcl_args_set_f32(gcl_args *args, size_t index, float value);
+GCL_API gcl_status gcl_args_set_f64(gcl_args *args, size_t index, double value);
+/* A device address into a pointer parameter; checked against the pointer's align(N). */
+GCL_API gcl_status gcl_args_set_ptr(gcl_args *args, size_t index, uint64_t address);
+
+struct _ffi_type; /* libffi's ffi_type; include <ffi.h> to build one */
+/* Packs value described by a libffi type (struct, scalar or pointer). GCL_ERROR_TYPE_MISMATCH
+ * unless the type's size, alignment and member offsets equal the parameter's. */
+GCL_API gcl_status gcl_args_set_ffi(gcl_args *args, size_t index, const struct _ffi_type *type,
+                                    const void *value);
+
+/* A borrowed tensor into a pointer parameter: the slot gets data + byte_offset after the checks
+ * (device type, dtype against the element type, shape and strides, extent overflow, the
+ * pointer's alignment, and device id where the args know it). The tensor stays the caller's.
+ * GCL_ERROR_TENSOR with a message naming the parameter and the offending value. */
+GCL_API gcl_status gcl_args_set_dltensor(gcl_args *args, size_t index, const DLTensor *t);
+/* Like set_dltensor, read_only marks a tensor that must go only to a const pointer. */
+GCL_API gcl_status gcl_args_set_dltensor_flags(gcl_args *args, size_t index, const DLTensor *t,
+                                               uint64_t dlpack_flags);
+/* Takes ownership of t from the call on: its deleter (may be NULL) runs exactly once -- when the
+ * slot is overwritten, when the args are destroyed, or before this call returns if it fails.
+ * An unknown major version: the deleter runs, nothing else is read, GCL_ERROR_TENSOR_VERSION. */
+GCL_API gcl_status gcl_args_take_dlpack(gcl_args *args, size_t index, DLManagedTensorVersioned *t);
+GCL_API gcl_status gcl_args_take_dlpack_legacy(gcl_args *args, size_t index, DLManagedTensor *t);
+/* Restricts tensors to those on device_id (CUDA device ordinal); -1 (the default) accepts any. */
+GCL_API gcl_status gcl_args_set_device(gcl_args *args, int device_id);
+/* The packed buffer and its exact size. GCL_ERROR_UNSET_ARGUMENT naming the first parameter never
+ * set. The data pointer stays valid until args is destroyed. Reads. */
+GCL_API gcl_status gcl_args_buffer(const gcl_args *args, const void **data, size_t *size);
+/* True if parameter index was set. */
+GCL_API bool gcl_args_is_set(const gcl_args *args, size_t index);
+
+/* ---------------------------------------------------------------------------------------------
+ * Module images read on the CPU (no driver): cubin, fatbin, PTX.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct gcl_image gcl_image;
+
+typedef enum gcl_image_format {
+  GCL_IMAGE_CUBIN = 1, GCL_IMAGE_FATBIN = 2, GCL_IMAGE_PTX = 3
+} gcl_image_format;
+
+typedef struct gcl_image_kernel {
+  const char *name;
+  size_t param_count;
+  size_t param_bytes;      /* exact parameter buffer bytes */
+  int max_threads;         /* 0 when the image does not say */
+  int reqntid[3];          /* 0 when the image does not say */
+  int registers;           /* -1 when the image does not say */
+  long shared_bytes;       /* static shared memory, -1 when the image does not say */
+} gcl_image_kernel;
+
+/* Parses an image; the format is found from the content. sm picks the fatbin entry and the
+ * architecture PTX offsets are computed for (0: the image's own, or 90 for PTX). The image keeps
+ * a copy of what it needs. GCL_ERROR_BAD_IMAGE for truncated or malformed data. Thread-safe. */
+GCL_API gcl_status gcl_image_parse(const void *data, size_t size, int sm, gcl_image **out);
+GCL_API void gcl_image_destroy(gcl_image *img);
+GCL_API gcl_image_format gcl_image_get_format(const gcl_image *img);
+GCL_API const char *gcl_image_format_name(gcl_image_format f); /* "cubin", "fatbin", "ptx" */
+/* The architecture the offsets are for (90 for sm_90). */
+GCL_API int gcl_image_sm(const gcl_image *img);
+GCL_API size_t gcl_image_kernel_count(const gcl_image *img);
+GCL_API gcl_status gcl_image_get_kernel(const gcl_image *img, size_t k, gcl_image_kernel *info);
+/* offset/size of kernel k's parameter p; align 0 when the image does not tell it. */
+GCL_API gcl_status gcl_image_param(const gcl_image *img, size_t k, size_t p, size_t *offset,
+                                   size_t *size, size_t *align);
+
+/* ---------------------------------------------------------------------------------------------
+ * Driver, devices, contexts (opens libcuda.so.1 at run time; never linked)
+ * ------------------------------------------------------------------------------------------- */
+
+/* Loads the driver once (thread-safe, cached). GCL_ERROR_NO_DRIVER (dlopen failed),
+ * GCL_ERROR_STUB_DRIVER (CUDA_ERROR_STUB_LIBRARY, 34), GCL_ERROR_NO_DEVICE (100),
+ * GCL_ERROR_DRIVER_TOO_OLD, GCL_ERROR_DRIVER. The environment variable GCL_LIBCUDA names another
+ * library to open instead of libcuda.so.1. */
+GCL_API gcl_status gcl_driver_init(void);
+/* Driver version as 1000*major + 10*minor. */
+GCL_API gcl_status gcl_driver_version(int *version);
+/* The path (or name) the driver was looked for at. Never NULL. */
+GCL_API const char *gcl_driver_path(void);
+GCL_API gcl_status gcl_device_count(int *count);
+
+typedef struct gcl_device_info {
+  char name[256];
+  int sm;               /* 90 for sm_90 */
+  int multiprocessors;
+  size_t total_memory;
+  int max_threads_per_block;
+  int max_shared_per_block_optin;
+} gcl_device_info;
+GCL_API gcl_status gcl_device_get_info(int device, gcl_device_info *info);
+
+/* NVRTC, loaded lazily (GCL_LIBNVRTC overrides; else libnvrtc.so.13, then .12, also under
+ * $CUDA_PATH/lib64 and /usr/local/cuda/lib64). */
+GCL_API gcl_status gcl_nvrtc_init(void);
+GCL_API gcl_status gcl_nvrtc_version(int *major, int *minor);
+/* Fills archs with up to cap supported SM numbers; *count gets the total. */
+GCL_API gcl_status gcl_nvrtc_archs(int *archs, size_t cap, size_t *count);
+GCL_API const char *gcl_nvrtc_path(void);
+
+typedef struct gcl_context gcl_context;
+/* Retains the device's primary context. Thread-safe. */
+GCL_API gcl_status gcl_context_create(int device, gcl_context **out);
+/* Releases the primary context. The context's modules must be destroyed first. */
+GCL_API void gcl_context_destroy(gcl_context *ctx);
+GCL_API int gcl_context_device(const gcl_context *ctx);
+GCL_API int gcl_context_sm(const gcl_context *ctx);
+/* Makes the context current on the calling thread. */
+GCL_API gcl_status gcl_context_bind(gcl_context *ctx);
+
+/* Device memory helpers for tests, tools and benchmarks (thin wrappers, context made current). */
+GCL_API gcl_status gcl_mem_alloc(gcl_context *ctx, size_t bytes, uint64_t *address);
+GCL_API gcl_status gcl_mem_free(gcl_context *ctx, uint64_t address);
+GCL_API gcl_status gcl_mem_upload(gcl_context *ctx, uint64_t dst, const void *src, size_t bytes);
+GCL_API gcl_status gcl_mem_download(gcl_context *ctx, void *dst, uint64_t src, size_t bytes);
+GCL_API gcl_status gcl_mem_fill_u8(gcl_context *ctx, uint64_t dst, uint8_t value, size_t bytes);
+GCL_API gcl_status gcl_context_synchronize(gcl_context *ctx);
+
+/* ---------------------------------------------------------------------------------------------
+ * Modules and kernels
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct gcl_module gcl_module;
+typedef struct gcl_kernel gcl_kernel;
+
+/* Loads a cubin, fatbin or PTX image (format from the content) context-independently; PTX JIT
+ * errors are in the message and in gcl_module_log. */
+GCL_API gcl_status gcl_module_load_data(gcl_context *ctx, const void *data, size_t size,
+                                        gcl_module **out);
+GCL_API gcl_status gcl_module_load_file(gcl_context *ctx, const char *path, gcl_module **out);
+/* Compiles CUDA source with NVRTC (options as given; -arch=sm_NN of the context's device unless
+ * an -arch/--gpu-architecture option is given) and loads the cubin. On GCL_ERROR_COMPILE the
+ * message carries the compiler log. */
+GCL_API gcl_status gcl_module_compile(gcl_context *ctx, const char *source, const char *name,
+                                      const char *const *options, size_t option_count,
+                                      gcl_module **out);
+/* JIT or compiler log of the last load or compile ("" if none). Reads. */
+GCL_API const char *gcl_module_log(const gcl_module *mod);
+/* Destroys the module and its kernels. */
+GCL_API void gcl_module_destroy(gcl_module *mod);
+
+/* Looks up kernel name. Its layout comes from the driver (cuFuncGetParamInfo) on the context's
+ * device; when signature is not NULL each parameter's offset and size are checked against it
+ * (GCL_ERROR_SIGNATURE_MISMATCH naming the parameter and both offsets and sizes). Without a
+ * signature the parameters are untyped bytes of the driver's sizes. */
+GCL_API gcl_status gcl_kernel_get(gcl_module *mod, const char *name, const char *signature,
+                                  gcl_kernel **out);
+/* The kernel's layout (owned by the kernel). Reads. */
+GCL_API const gcl_layout *gcl_kernel_layout(const gcl_kernel *kernel);
+
+typedef enum gcl_kernel_attr {
+  GCL_KERNEL_MAX_THREADS_PER_BLOCK, GCL_KERNEL_STATIC_SHARED_BYTES, GCL_KERNEL_REGISTERS,
+  GCL_KERNEL_MAX_DYNAMIC_SHARED_BYTES, GCL_KERNEL_LOCAL_BYTES
+} gcl_kernel_attr;
+GCL_API gcl_status gcl_kernel_attribute(const gcl_kernel *kernel, gcl_kernel_attr attr, int *value);
+
+/* ---------------------------------------------------------------------------------------------
+ * Launch
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct gcl_launch_config {
+  unsigned grid[3];          /* 0 is taken as 1 */
+  unsigned block[3];         /* 0 is taken as 1 */
+  unsigned cluster[3];       /* all 0: no cluster attribute */
+  size_t shared_bytes;       /* dynamic shared memory; > 48 KiB opted in on first use */
+  void *stream;              /* a CUstream; NULL is the default stream */
+  bool cooperative;
+  bool programmatic_dependent_launch;
+  int priority;              /* 0: none */
+} gcl_launch_config;
+
+/* Launches kernel with args (whose layout must be the kernel's). Checks the config before the
+ * driver where it can. Allocates nothing. Safe to call from several threads on one kernel with
+ * different args. */
+GCL_API gcl_status gcl_launch(gcl_kernel *kernel, const gcl_launch_config *config,
+                              const gcl_args *args);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GCLAUNCH_H */

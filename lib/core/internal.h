@@ -1,0 +1,39 @@
+/* Internal declarations shared by lib/core and lib/cuda. Not installed. */
+#ifndef GCL_INTERNAL_H
+#define GCL_INTERNAL_H
+
+#include "gclaunch/gclaunch.h"
+
+#include <stdarg.h>
+
+#if defined(__GNUC__)
+#define GCL__PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define GCL__PRINTF(a, b)
+#endif
+
+#define GCL__MESSAGE_MAX 2048
+
+/* Records a failure: formats this thread's message and returns s. Never call it on success. */
+gcl_status gcl__fail(gcl_status s, const char *fmt, ...) GCL__PRINTF(2, 3);
+gcl_status gcl__vfail(gcl_status s, const char *fmt, va_list ap);
+/* Adds text to the end of this thread's message (for logs), truncating at GCL__MESSAGE_MAX. */
+void gcl__fail_append(const char *text);
+
+/* "parameter 2 'src'" or "parameter 2" into buf; returns buf. */
+const char *gcl__param_label(char *buf, size_t cap, size_t index, const char *name);
+
+/* Parameter base in constant bank 0 for architecture sm and a parameter area of area bytes.
+ * 0 for an unknown sm. (FACTS.md: 0x160 on sm_75-89, 0x1a80 there when the area exceeds 4352
+ * bytes, 0x210 on sm_90, 0x380 on sm_100 and later.) */
+size_t gcl__param_base(int sm, size_t area_bytes);
+/* True for the architectures the layout engine knows. */
+bool gcl__sm_known(int sm);
+
+/* Validates tensor t for pointer parameter `index` described by p; device_id -1 accepts any.
+ * On success *address = data + byte_offset. flags are DLPack flags (READ_ONLY). Reads nothing
+ * but t. */
+gcl_status gcl__dltensor_check(const DLTensor *t, uint64_t flags, const gcl_param_info *p,
+                               size_t index, int device_id, uint64_t *address);
+
+#endif

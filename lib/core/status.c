@@ -1,0 +1,60 @@
+/* Status names, default texts and the thread-local failure message. */
+#include "internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static _Thread_local char last_error[GCL__MESSAGE_MAX];
+
+static const char *const status_names[] = {
+#define GCL_X_NAME(name, text) #name,
+    GCL_STATUS_LIST(GCL_X_NAME)
+#undef GCL_X_NAME
+};
+
+static const char *const status_texts[] = {
+#define GCL_X_TEXT(name, text) text,
+    GCL_STATUS_LIST(GCL_X_TEXT)
+#undef GCL_X_TEXT
+};
+
+const char *gcl_version(void) { return GCL_VERSION_STRING; }
+
+const char *gcl_status_name(gcl_status s) {
+  if ((unsigned)s >= GCL_STATUS_COUNT) return "GCL_STATUS_UNKNOWN";
+  return status_names[s];
+}
+
+const char *gcl_status_text(gcl_status s) {
+  if ((unsigned)s >= GCL_STATUS_COUNT) return "unknown status";
+  return status_texts[s];
+}
+
+const char *gcl_last_error(void) { return last_error; }
+
+gcl_status gcl__vfail(gcl_status s, const char *fmt, va_list ap) {
+  vsnprintf(last_error, sizeof last_error, fmt, ap);
+  return s;
+}
+
+gcl_status gcl__fail(gcl_status s, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  gcl__vfail(s, fmt, ap);
+  va_end(ap);
+  return s;
+}
+
+void gcl__fail_append(const char *text) {
+  size_t used = strlen(last_error);
+  if (used + 1 >= sizeof last_error) return;
+  snprintf(last_error + used, sizeof last_error - used, "%s", text);
+}
+
+const char *gcl__param_label(char *buf, size_t cap, size_t index, const char *name) {
+  if (name)
+    snprintf(buf, cap, "parameter %zu '%s'", index, name);
+  else
+    snprintf(buf, cap, "parameter %zu", index);
+  return buf;
+}

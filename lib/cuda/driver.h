@@ -1,0 +1,102 @@
+/* The driver edge: entry points of libcuda and NVRTC, resolved at run time. Internal. */
+#ifndef GCL_DRIVER_H
+#define GCL_DRIVER_H
+
+#include "internal.h"
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <nvrtc.h>
+
+/* name, ABI version (the PFN_<name>_v<version> typedef), required (0: may be NULL, checked where
+ * used). A wrong version fails to compile because the typedef does not exist. */
+#define GCL_CU_ENTRY_POINTS(X)                                                                    \
+  X(cuInit, 2000, 1)                                                                              \
+  X(cuDriverGetVersion, 2020, 1)                                                                  \
+  X(cuGetErrorName, 6000, 1)                                                                      \
+  X(cuGetErrorString, 6000, 1)                                                                    \
+  X(cuDeviceGetCount, 2000, 1)                                                                    \
+  X(cuDeviceGet, 2000, 1)                                                                         \
+  X(cuDeviceGetName, 2000, 1)                                                                     \
+  X(cuDeviceGetAttribute, 2000, 1)                                                                \
+  X(cuDeviceTotalMem, 3020, 1)                                                                    \
+  X(cuDevicePrimaryCtxRetain, 7000, 1)                                                            \
+  X(cuDevicePrimaryCtxRelease, 11000, 1)                                                          \
+  X(cuCtxSetCurrent, 4000, 1)                                                                     \
+  X(cuCtxGetCurrent, 4000, 1)                                                                     \
+  X(cuCtxSynchronize, 2000, 1)                                                                    \
+  X(cuMemAlloc, 3020, 1)                                                                          \
+  X(cuMemFree, 3020, 1)                                                                           \
+  X(cuMemcpyHtoD, 3020, 1)                                                                        \
+  X(cuMemcpyDtoH, 3020, 1)                                                                        \
+  X(cuMemcpyDtoD, 3020, 1)                                                                        \
+  X(cuMemsetD8, 3020, 1)                                                                          \
+  X(cuLibraryLoadData, 12000, 1)                                                                  \
+  X(cuLibraryUnload, 12000, 1)                                                                    \
+  X(cuLibraryGetKernel, 12000, 1)                                                                 \
+  X(cuKernelGetFunction, 12000, 1)                                                                \
+  X(cuFuncGetParamInfo, 12040, 0)                                                                 \
+  X(cuFuncGetAttribute, 2020, 1)                                                                  \
+  X(cuFuncSetAttribute, 9000, 1)                                                                  \
+  X(cuLaunchKernel, 4000, 1)                                                                      \
+  X(cuLaunchKernelEx, 11060, 1)                                                                   \
+  X(cuTensorMapEncodeTiled, 12000, 1)                                                             \
+  X(cuStreamCreate, 2000, 1)                                                                      \
+  X(cuStreamDestroy, 4000, 1)                                                                     \
+  X(cuStreamSynchronize, 2000, 1)                                                                 \
+  X(cuEventCreate, 2000, 1)                                                                       \
+  X(cuEventDestroy, 4000, 1)                                                                      \
+  X(cuEventRecord, 2000, 1)                                                                       \
+  X(cuEventSynchronize, 2000, 1)                                                                  \
+  X(cuEventElapsedTime, 2000, 1)                                                                  \
+  X(cuStreamBeginCapture, 10010, 1)                                                               \
+  X(cuStreamEndCapture, 10000, 1)                                                                 \
+  X(cuGraphInstantiateWithFlags, 11040, 1)                                                        \
+  X(cuGraphLaunch, 10000, 1)                                                                      \
+  X(cuGraphDestroy, 10000, 1)                                                                     \
+  X(cuGraphExecDestroy, 10000, 1)                                                                 \
+  X(cuGraphGetNodes, 10000, 1)                                                                    \
+  X(cuGraphKernelNodeGetParams, 12000, 1)                                                         \
+  X(cuGraphExecKernelNodeSetParams, 12000, 1)
+
+typedef struct gcl__cu_api {
+#define GCL_X_FIELD(name, version, required) PFN_##name##_v##version name;
+  GCL_CU_ENTRY_POINTS(GCL_X_FIELD)
+#undef GCL_X_FIELD
+} gcl__cu_api;
+
+/* Filled once by gcl__cu_load; read-only afterwards. */
+extern gcl__cu_api gcl__cu;
+
+/* Loads the driver once; on failure re-records the cached failure message and returns it. */
+gcl_status gcl__cu_load(void);
+/* Turns a failed CUresult into GCL_ERROR_DRIVER with "what: CUDA_ERROR_NAME (text)". */
+gcl_status gcl__cu_fail(CUresult r, const char *what_fmt, ...) GCL__PRINTF(2, 3);
+/* "CUDA_ERROR_INVALID_VALUE" or "CUresult N". */
+const char *gcl__cu_error_name(CUresult r);
+
+#define GCL_NVRTC_ENTRY_POINTS(X)                                                                 \
+  X(nvrtcGetErrorString)                                                                          \
+  X(nvrtcVersion)                                                                                 \
+  X(nvrtcGetNumSupportedArchs)                                                                    \
+  X(nvrtcGetSupportedArchs)                                                                       \
+  X(nvrtcCreateProgram)                                                                           \
+  X(nvrtcDestroyProgram)                                                                          \
+  X(nvrtcCompileProgram)                                                                          \
+  X(nvrtcGetProgramLogSize)                                                                       \
+  X(nvrtcGetProgramLog)                                                                           \
+  X(nvrtcGetPTXSize)                                                                              \
+  X(nvrtcGetPTX)                                                                                  \
+  X(nvrtcGetCUBINSize)                                                                            \
+  X(nvrtcGetCUBIN)
+
+typedef struct gcl__nvrtc_api {
+#define GCL_X_FIELD(name) __typeof__(&name) name;
+  GCL_NVRTC_ENTRY_POINTS(GCL_X_FIELD)
+#undef GCL_X_FIELD
+} gcl__nvrtc_api;
+
+extern gcl__nvrtc_api gcl__nvrtc;
+gcl_status gcl__nvrtc_load(void);
+
+#endif

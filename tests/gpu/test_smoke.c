@@ -1,0 +1,80 @@
+/* First GPU test: load kernels/smoke.cu's cubin through the driver edge, launch it on random
+ * input and compare with a host reference. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "cuda_internal.h"
+
+static void *read_file(const char *path, size_t *size) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  void *buf = malloc((size_t)n + 1);
+  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+    free(buf);
+    buf = NULL;
+  }
+  fclose(f);
+  *size = (size_t)n;
+  return buf;
+}
+
+#define CHECK(call) cr_assert_eq((call), GCL_OK, "%s: %s", #call, gcl_last_error())
+#define CU(call) cr_assert_eq((call), CUDA_SUCCESS, "%s failed", #call)
+
+Test(smoke, saxpy_matches_host) {
+  gcl_context *ctx = NULL;
+  CHECK(gcl_context_create(0, &ctx));
+  CHECK(gcl_context_bind(ctx));
+  char path[1024];
+  snprintf(path, sizeof path, "%s/smoke.sm_%d.cubin", GCL_KERNEL_DIR, gcl_context_sm(ctx));
+  size_t size = 0;
+  void *image = read_file(path, &size);
+  if (!image) {
+    snprintf(path, sizeof path, "%s/smoke.fatbin", GCL_KERNEL_DIR);
+    image = read_file(path, &size);
+  }
+  cr_assert_not_null(image, "cannot read %s", path);
+
+  CUlibrary lib;
+  CUkernel kern;
+  CUfunction fn;
+  CU(gcl__cu.cuLibraryLoadData(&lib, image, NULL, NULL, 0, NULL, NULL, 0));
+  CU(gcl__cu.cuLibraryGetKernel(&kern, lib, "saxpy"));
+  CU(gcl__cu.cuKernelGetFunction(&fn, kern));
+
+  enum { N = 1 << 20 };
+  float *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y), *out = malloc(N * sizeof *out);
+  srand(12345u ^ (unsigned)getpid());
+  for (int i = 0; i < N; i++) {
+    x[i] = (float)rand() / RAND_MAX - 0.5f;
+    y[i] = (float)rand() / RAND_MAX - 0.5f;
+  }
+  uint64_t dx, dy;
+  CHECK(gcl_mem_alloc(ctx, N * sizeof(float), &dx));
+  CHECK(gcl_mem_alloc(ctx, N * sizeof(float), &dy));
+  CHECK(gcl_mem_upload(ctx, dx, x, N * sizeof(float)));
+  CHECK(gcl_mem_upload(ctx, dy, y, N * sizeof(float)));
+  float a = 1.75f;
+  unsigned long long n = N;
+  void *params[] = {&a, &dx, &dy, &n};
+  CU(gcl__cu.cuLaunchKernel(fn, (N + 255) / 256, 1, 1, 256, 1, 1, 0, NULL, params, NULL));
+  CHECK(gcl_context_synchronize(ctx));
+  CHECK(gcl_mem_download(ctx, out, dy, N * sizeof(float)));
+  for (int i = 0; i < N; i++) {
+    float want = a * x[i] + y[i];
+    cr_assert_float_eq(out[i], want, 1e-6f, "element %d: got %g, want %g", i, out[i], want);
+  }
+  CHECK(gcl_mem_free(ctx, dx));
+  CHECK(gcl_mem_free(ctx, dy));
+  CU(gcl__cu.cuLibraryUnload(lib));
+  free(x);
+  free(y);
+  free(out);
+  free(image);
+  gcl_context_destroy(ctx);
+}

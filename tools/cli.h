@@ -1,0 +1,7 @@
+/* Subcommands of the gclaunch program. Each returns the process exit status. */
+#ifndef GCL_CLI_H
+#define GCL_CLI_H
+
+int gcl_cmd_info(int argc, char **argv);
+
+#endif
