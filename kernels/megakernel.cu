@@ -1,0 +1,157 @@
+// A persistent copy megakernel: every TMA descriptor it uses sits in ONE by-value grid-constant
+// parameter (an array of N tensor maps wrapped in a struct, because an array parameter would decay
+// to a pointer) and is picked by a run-time index read from a work list in global memory.
+//
+// Each work item copies one box: TMA load (global -> shared, completion on an mbarrier), then TMA
+// store (shared -> global, bulk group). Two shared-memory stages let the load of the next item run
+// while the store of the previous one drains. Only thread 0 of each block issues TMA; the block is
+// one warp so the launch stays cheap. sm_90 or later (TMA, mbarrier expect_tx).
+//
+// Host side: descriptors are encoded by gcl_args_set_tensormap into element i of parameter 0,
+// signature "grid_constant tensormap[N] maps, const void* work, u32 n_work"
+// (and "grid_constant tensormap align(64)[N] maps, ..." for the megakernel_copy_a64_* variants,
+// which model CUDA 12 headers where CUtensorMap was only 64-byte aligned).
+
+// The same 128 bytes as CUtensorMap; the alignment is what moves the parameter's offset
+// (0x70 for 128, 0x30 for 64 on sm_90).
+struct alignas(128) TM { unsigned long long o[16]; };
+struct alignas(64) TM64 { unsigned long long o[16]; };
+
+template <class T, int N> struct Maps { T m[N]; };
+
+// One box to copy. src/dst index the maps; both maps must have the same box and element type.
+// c[] are element coordinates, innermost first (TMA order); bytes = box volume * element size.
+struct WorkItem {
+  unsigned src, dst, rank, bytes;
+  int c[3];
+  unsigned pad;
+};
+
+#define GCL_STAGE_BYTES 16384  // largest box in bytes; the host keeps every box within it
+
+__device__ __forceinline__ unsigned smem_addr(const void *p) {
+  return (unsigned)__cvta_generic_to_shared(p);
+}
+
+__device__ __forceinline__ void mbar_init(unsigned bar) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar) : "memory");
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+__device__ __forceinline__ void mbar_expect(unsigned bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+
+__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
+  asm volatile(
+      "{\n"
+      ".reg .pred done;\n"
+      "wait_%=:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra wait_%=;\n"
+      "}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+
+__device__ __forceinline__ void prefetch_map(const void *map) {
+  asm volatile("prefetch.tensormap [%0];" ::"l"(map) : "memory");
+}
+
+__device__ __forceinline__ void tma_load(const void *map, unsigned dst, unsigned bar,
+                                         const WorkItem &w) {
+  if (w.rank == 1)
+    asm volatile(
+        "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%2}], [%3];" ::"r"(dst),
+        "l"(map), "r"(w.c[0]), "r"(bar)
+        : "memory");
+  else if (w.rank == 2)
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%2, %3}], [%4];" ::"r"(dst),
+        "l"(map), "r"(w.c[0]), "r"(w.c[1]), "r"(bar)
+        : "memory");
+  else
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%2, %3, %4}], [%5];" ::"r"(dst),
+        "l"(map), "r"(w.c[0]), "r"(w.c[1]), "r"(w.c[2]), "r"(bar)
+        : "memory");
+}
+
+__device__ __forceinline__ void tma_store(const void *map, unsigned src, const WorkItem &w) {
+  if (w.rank == 1)
+    asm volatile("cp.async.bulk.tensor.1d.global.shared::cta.bulk_group [%0, {%1}], [%2];" ::"l"(
+                     map),
+                 "r"(w.c[0]), "r"(src)
+                 : "memory");
+  else if (w.rank == 2)
+    asm volatile(
+        "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];" ::"l"(map),
+        "r"(w.c[0]), "r"(w.c[1]), "r"(src)
+        : "memory");
+  else
+    asm volatile(
+        "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];" ::"l"(
+            map),
+        "r"(w.c[0]), "r"(w.c[1]), "r"(w.c[2]), "r"(src)
+        : "memory");
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+
+template <class T, int N>
+__device__ void copy_loop(const Maps<T, N> &maps, const WorkItem *work, unsigned n_work) {
+  __shared__ alignas(1024) unsigned char stage[2][GCL_STAGE_BYTES];
+  __shared__ alignas(8) unsigned long long bar[2];
+  if (threadIdx.x != 0) return;
+  // Stage j's buffer and barrier by arithmetic (an indexed local array would live in local memory).
+  const unsigned s0 = smem_addr(stage[0]), b0 = smem_addr(&bar[0]);
+  mbar_init(b0);
+  mbar_init(b0 + 8);
+  unsigned it = blockIdx.x;
+  if (it >= n_work) return;
+  WorkItem cur = work[it];
+  // Run-time indices into the grid-constant array: &maps.m[i] is a generic address of the
+  // parameter space, which TMA and prefetch.tensormap accept.
+  prefetch_map(&maps.m[cur.src]);
+  prefetch_map(&maps.m[cur.dst]);
+  mbar_expect(b0, cur.bytes);
+  tma_load(&maps.m[cur.src], s0, b0, cur);
+  for (unsigned k = 0; it < n_work; k++, it += gridDim.x) {
+    unsigned st = k & 1, next = it + gridDim.x;
+    unsigned bar_now = b0 + 8 * st, bar_next = b0 + 8 * (st ^ 1);
+    unsigned buf_now = s0 + GCL_STAGE_BYTES * st, buf_next = s0 + GCL_STAGE_BYTES * (st ^ 1);
+    WorkItem nw = cur;
+    if (next < n_work) {
+      nw = work[next];
+      prefetch_map(&maps.m[nw.src]);
+      prefetch_map(&maps.m[nw.dst]);
+      // Stage st^1 was last read by the store of item k-1: let it finish reading first.
+      asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+      mbar_expect(bar_next, nw.bytes);
+      tma_load(&maps.m[nw.src], buf_next, bar_next, nw);
+    }
+    mbar_wait(bar_now, (k >> 1) & 1);
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // cheap; orders load -> store
+    tma_store(&maps.m[cur.dst], buf_now, cur);
+    cur = nw;
+  }
+  asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+}
+
+#define GCL_MEGAKERNEL(T, N, NAME)                                                                \
+  extern "C" __global__ void __launch_bounds__(32)                                                \
+      NAME(const __grid_constant__ Maps<T, N> maps, const WorkItem *work, unsigned n_work) {     \
+    copy_loop<T, N>(maps, work, n_work);                                                          \
+  }
+
+GCL_MEGAKERNEL(TM, 1, megakernel_copy_1)
+GCL_MEGAKERNEL(TM, 16, megakernel_copy_16)
+GCL_MEGAKERNEL(TM, 64, megakernel_copy_64)
+// 0x70 + 255 * 128 + 8 + 4 = 32764: exactly the parameter limit on sm_90.
+GCL_MEGAKERNEL(TM, 255, megakernel_copy_255)
+GCL_MEGAKERNEL(TM64, 16, megakernel_copy_a64_16)
+GCL_MEGAKERNEL(TM64, 255, megakernel_copy_a64_255)
