@@ -19,7 +19,10 @@
 #endif
 
 #ifndef DLPACK_EXTERN_C
-/* No system header: declare the DLPack 1.3 layout. */
+/* No system header: declare the DLPack 1.3 layout. The upstream include guard is defined too, so
+ * that a later #include <dlpack/dlpack.h> adds nothing instead of redeclaring the structs. */
+#define GCL_DLPACK_OWN_DECLARATIONS 1
+#define DLPACK_DLPACK_H_
 #ifdef __cplusplus
 #define DLPACK_EXTERN_C extern "C"
 #else
