@@ -384,6 +384,18 @@ typedef struct gcl_launch_config {
 GCL_API gcl_status gcl_launch(gcl_kernel *kernel, const gcl_launch_config *config,
                               const gcl_args *args);
 
+/* ---------------------------------------------------------------------------------------------
+ * CUDA graphs
+ * ------------------------------------------------------------------------------------------- */
+
+/* Replaces the parameters of kernel node `node` (a CUgraphNode captured from a gcl_launch of
+ * kernel, or added for it) in the instantiated graph `graph_exec` (a CUgraphExec) with args,
+ * whose layout must be the kernel's and which must be complete. The driver copies the values:
+ * args may change or go away after the call. GCL_ERROR_INVALID_ARGUMENT when the node is not a
+ * kernel node or runs another kernel. Grid, block and attributes of the node are kept. */
+GCL_API gcl_status gcl_graph_kernel_node_set_args(void *graph_exec, void *node, gcl_kernel *kernel,
+                                                  const gcl_args *args);
+
 #ifdef __cplusplus
 }
 #endif

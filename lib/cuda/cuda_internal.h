@@ -14,4 +14,64 @@ struct gcl_context {
 /* Makes ctx current on this thread if it is not already. */
 gcl_status gcl__context_bind(gcl_context *ctx);
 
+/* --- Modules and kernels (module.c, kernel.c, launch.c) ------------------------------------- */
+
+#include "args_internal.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#define GCL__JIT_LOG_BYTES 16384
+
+struct gcl_module {
+  gcl_context *ctx;          /* borrowed: the context the module's kernels run in */
+  CUlibrary lib;
+  gcl_kernel *kernels;       /* owned, singly linked through gcl_kernel.next */
+  char *compile_log;         /* NVRTC log (owned), NULL for loaded images */
+  /* The driver may fill these when it JIT-compiles PTX, possibly lazily after the load call
+   * returned, so they live as long as the library. */
+  char jit_error[GCL__JIT_LOG_BYTES];
+  char jit_info[GCL__JIT_LOG_BYTES];
+};
+
+struct gcl_kernel {
+  gcl_module *mod;           /* owner */
+  gcl_kernel *next;
+  char *name;                /* owned copy */
+  CUkernel kern;
+  CUfunction fn;             /* kern in mod->ctx */
+  gcl_layout *layout;        /* owned: typed (signature given) or raw (driver's) */
+  size_t param_count;
+  size_t param_bytes;        /* gcl_layout_size(layout): the exact `extra` buffer size */
+  size_t *offsets, *sizes;   /* param_count each (owned): to accept args of an equal layout */
+  int max_threads;           /* CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK */
+  size_t smem_limit;         /* device opt-in maximum minus the kernel's static shared memory */
+  bool use_extra;            /* pass the packed buffer through `extra` instead of kernelParams */
+  /* Dynamic shared memory the kernel accepts now (starts at the driver's default, raised by
+   * cuFuncSetAttribute on demand) and whether non-portable clusters were allowed. Read
+   * lock-free on the launch path; changed only under opt_lock. */
+  _Atomic size_t smem_max;
+  _Atomic bool nonportable;
+  pthread_mutex_t opt_lock;
+};
+
+/* The image format from the content: ELF magic (cubin), fatbin magic 0xBA55ED50, or PTX text
+ * (whitespace and comments, then a directive). GCL_ERROR_BAD_IMAGE otherwise or when the
+ * headers claim more bytes than size. */
+gcl_status gcl__image_format(const void *data, size_t size, gcl_image_format *format);
+/* Reads a whole file plus one NUL byte (not counted in *size). GCL_ERROR_IO names the path and
+ * the errno text. *data is the caller's to free. */
+gcl_status gcl__read_file(const char *path, void **data, size_t *size);
+/* Compiles source with NVRTC for sm (an -arch option in options wins). On success *image is a
+ * cubin, or NUL-terminated PTX for a virtual -arch (*size without the NUL); *log (may be NULL
+ * on entry) gets the compiler log either way. Both are the caller's to free. Needs no driver. */
+gcl_status gcl__nvrtc_compile(const char *source, const char *name, const char *const *options,
+                              size_t option_count, int sm, void **image, size_t *size,
+                              char **log);
+/* The launch path's checks of args against kernel k: the same layout (pointer or equal offsets
+ * and sizes) and every parameter set; a failure names the parameter. */
+gcl_status gcl__launch_check_args(const gcl_kernel *k, const gcl_args *args);
+/* Frees a kernel (module.c unlinks it first). */
+void gcl__kernel_free(gcl_kernel *k);
+
 #endif

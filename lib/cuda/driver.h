@@ -57,7 +57,8 @@
   X(cuGraphExecDestroy, 10000, 1)                                                                 \
   X(cuGraphGetNodes, 10000, 1)                                                                    \
   X(cuGraphKernelNodeGetParams, 12000, 1)                                                         \
-  X(cuGraphExecKernelNodeSetParams, 12000, 1)
+  X(cuGraphExecKernelNodeSetParams, 12000, 1)                                                    \
+  X(cuGraphNodeGetType, 10000, 0)
 
 typedef struct gcl__cu_api {
 #define GCL_X_FIELD(name, version, required) PFN_##name##_v##version name;

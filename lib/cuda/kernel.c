@@ -1,0 +1,215 @@
+/* Kernels: looked up by name in a module, their real parameter layout read from the driver
+ * (cuFuncGetParamInfo) and an optional declared signature checked against it. Everything the
+ * launch path needs is computed here, once. */
+#include "cuda_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The driver's layout: offsets and sizes of each parameter, counted by asking for index 0, 1, ...
+ * until CUDA_ERROR_INVALID_VALUE (the driver has no count query). *known is false when the
+ * driver lacks cuFuncGetParamInfo (older than 12.4). */
+static gcl_status driver_params(gcl_kernel *k, bool *known) {
+  *known = gcl__cu.cuFuncGetParamInfo != NULL;
+  if (!*known) return GCL_OK;
+  size_t n = 0, off, size;
+  CUresult rc;
+  while (n <= GCL_PARAM_LIMIT && (rc = gcl__cu.cuFuncGetParamInfo(k->fn, n, &off, &size)) == CUDA_SUCCESS) n++;
+  if (n > GCL_PARAM_LIMIT || rc != CUDA_ERROR_INVALID_VALUE)
+    return gcl__cu_fail(rc, "cuFuncGetParamInfo(kernel '%s', parameter %zu)", k->name, n);
+  k->offsets = calloc(n + 1, sizeof *k->offsets);
+  k->sizes = calloc(n + 1, sizeof *k->sizes);
+  if (!k->offsets || !k->sizes) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "kernel '%s': %zu parameters", k->name, n);
+  for (size_t i = 0; i < n; i++) {
+    rc = gcl__cu.cuFuncGetParamInfo(k->fn, i, &k->offsets[i], &k->sizes[i]);
+    if (rc != CUDA_SUCCESS) return gcl__cu_fail(rc, "cuFuncGetParamInfo(kernel '%s', parameter %zu)", k->name, i);
+  }
+  k->param_count = n;
+  return GCL_OK;
+}
+
+static bool is_tensormap(const gcl_layout *layout, size_t i, char *label, size_t cap) {
+  gcl_param_info info;
+  if (gcl_layout_param_info(layout, i, &info) != GCL_OK) {
+    gcl__param_label(label, cap, i, NULL);
+    return false;
+  }
+  gcl__param_label(label, cap, i, info.name);
+  return info.kind == GCL_PARAM_TENSORMAP || info.elem_kind == GCL_PARAM_TENSORMAP;
+}
+
+/* Compares the declared layout with the driver's, parameter by parameter. */
+static gcl_status check_declared(const gcl_kernel *k, const gcl_layout *declared) {
+  size_t count = gcl_layout_count(declared);
+  if (count != k->param_count)
+    return gcl__fail(GCL_ERROR_SIGNATURE_MISMATCH,
+                     "kernel '%s': the signature declares %zu parameters, the kernel has %zu",
+                     k->name, count, k->param_count);
+  for (size_t i = 0; i < count; i++) {
+    size_t off = 0, size = 0;
+    gcl_status s = gcl_layout_param(declared, i, &off, &size, NULL);
+    if (s != GCL_OK) return s;
+    if (off == k->offsets[i] && size == k->sizes[i]) continue;
+    char label[160];
+    bool tmap = is_tensormap(declared, i, label, sizeof label);
+    return gcl__fail(GCL_ERROR_SIGNATURE_MISMATCH,
+                     "kernel '%s': %s: declared offset %zu size %zu, kernel has offset %zu size %zu%s",
+                     k->name, label, off, size, k->offsets[i], k->sizes[i],
+                     tmap && size == k->sizes[i]
+                         ? " (a kernel built with CUDA 12 headers has 64-aligned tensor maps: "
+                           "declare `tensormap align(64)`)"
+                         : "");
+  }
+  return GCL_OK;
+}
+
+/* Copies the typed layout's offsets and sizes (no driver layout to check against). */
+static gcl_status adopt_declared(gcl_kernel *k, const gcl_layout *declared) {
+  size_t n = gcl_layout_count(declared);
+  k->offsets = calloc(n + 1, sizeof *k->offsets);
+  k->sizes = calloc(n + 1, sizeof *k->sizes);
+  if (!k->offsets || !k->sizes) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "kernel '%s': %zu parameters", k->name, n);
+  for (size_t i = 0; i < n; i++) {
+    gcl_status s = gcl_layout_param(declared, i, &k->offsets[i], &k->sizes[i], NULL);
+    if (s != GCL_OK) return s;
+  }
+  k->param_count = n;
+  return GCL_OK;
+}
+
+static gcl_status typed_layout(gcl_kernel *k, const char *signature, bool driver_known) {
+  gcl_signature *sig = NULL;
+  gcl_status s = gcl_signature_parse(signature, &sig);
+  if (s != GCL_OK) {
+    gcl__fail_append(" (signature of kernel '");
+    gcl__fail_append(k->name);
+    gcl__fail_append("')");
+    return s;
+  }
+  gcl_layout *declared = NULL;
+  s = gcl_layout_create(sig, k->mod->ctx->sm, &declared);
+  gcl_signature_destroy(sig);
+  if (s == GCL_OK) s = driver_known ? check_declared(k, declared) : adopt_declared(k, declared);
+  if (s != GCL_OK) {
+    gcl_layout_destroy(declared);
+    return s;
+  }
+  k->layout = declared;
+  return GCL_OK;
+}
+
+static gcl_status layout_of(gcl_kernel *k, const char *signature) {
+  bool known = false;
+  gcl_status s = driver_params(k, &known);
+  if (s != GCL_OK) return s;
+  if (signature) return typed_layout(k, signature, known);
+  if (!known)
+    return gcl__fail(GCL_ERROR_DRIVER_TOO_OLD,
+                     "kernel '%s': the driver has no cuFuncGetParamInfo (CUDA < 12.4) to read the "
+                     "parameter layout from; pass a signature", k->name);
+  return gcl_layout_create_raw(k->param_count, k->offsets, k->sizes, k->mod->ctx->sm, &k->layout);
+}
+
+static gcl_status func_attr(const gcl_kernel *k, CUfunction_attribute a, const char *what, int *v) {
+  CUresult rc = gcl__cu.cuFuncGetAttribute(v, a, k->fn);
+  if (rc != CUDA_SUCCESS) return gcl__cu_fail(rc, "cuFuncGetAttribute(kernel '%s', %s)", k->name, what);
+  return GCL_OK;
+}
+
+/* What the launch checks need: thread limit, dynamic shared memory now and at most. */
+static gcl_status launch_limits(gcl_kernel *k) {
+  int threads = 0, stat = 0, dyn = 0, optin = 0;
+  gcl_status s;
+  if ((s = func_attr(k, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, "max threads", &threads)) ||
+      (s = func_attr(k, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, "static shared", &stat)) ||
+      (s = func_attr(k, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, "max dynamic shared", &dyn)))
+    return s;
+  CUresult rc = gcl__cu.cuDeviceGetAttribute(&optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                                             k->mod->ctx->dev);
+  if (rc != CUDA_SUCCESS) return gcl__cu_fail(rc, "cuDeviceGetAttribute(shared memory opt-in)");
+  k->max_threads = threads;
+  k->smem_limit = optin > stat ? (size_t)(optin - stat) : 0;
+  atomic_init(&k->smem_max, (size_t)(dyn > 0 ? dyn : 0));
+  atomic_init(&k->nonportable, false);
+  return GCL_OK;
+}
+
+static gcl_status resolve(gcl_kernel *k) {
+  CUresult rc = gcl__cu.cuLibraryGetKernel(&k->kern, k->mod->lib, k->name);
+  if (rc == CUDA_ERROR_NOT_FOUND)
+    return gcl__fail(GCL_ERROR_NOT_FOUND, "kernel '%s' not found in the module (extern \"C\" "
+                     "kernels keep their name; C++ ones need the mangled name)", k->name);
+  if (rc != CUDA_SUCCESS) return gcl__cu_fail(rc, "cuLibraryGetKernel('%s')", k->name);
+  gcl_status s = gcl__context_bind(k->mod->ctx); /* cuKernelGetFunction needs it */
+  if (s != GCL_OK) return s;
+  rc = gcl__cu.cuKernelGetFunction(&k->fn, k->kern);
+  if (rc != CUDA_SUCCESS) {
+    s = gcl__cu_fail(rc, "cuKernelGetFunction('%s')", k->name);
+    if (k->mod->jit_error[0]) {
+      gcl__fail_append("\nJIT log:\n");
+      gcl__fail_append(k->mod->jit_error);
+    }
+  }
+  return s;
+}
+
+/* GCL_LAUNCH_PARAMS=extra|pointers picks how parameters reach the driver (for benchmarks). */
+static bool default_use_extra(void) {
+  const char *mode = getenv("GCL_LAUNCH_PARAMS");
+  return mode && strcmp(mode, "extra") == 0;
+}
+
+gcl_status gcl_kernel_get(gcl_module *mod, const char *name, const char *signature, gcl_kernel **out) {
+  if (!out) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "out: expected a pointer, got NULL");
+  if (!mod) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "mod: expected a module, got NULL");
+  if (!name || !*name) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "name: expected a kernel name, got %s", name ? "\"\"" : "NULL");
+  gcl_kernel *k = calloc(1, sizeof *k);
+  if (!k || !(k->name = strdup(name))) {
+    free(k);
+    return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "kernel '%s': out of memory", name);
+  }
+  k->mod = mod;
+  pthread_mutex_init(&k->opt_lock, NULL);
+  gcl_status s;
+  if ((s = resolve(k)) || (s = layout_of(k, signature)) || (s = launch_limits(k))) {
+    gcl__kernel_free(k);
+    return s;
+  }
+  k->param_bytes = gcl_layout_size(k->layout);
+  k->use_extra = default_use_extra();
+  k->next = mod->kernels;
+  mod->kernels = k;
+  *out = k;
+  return GCL_OK;
+}
+
+void gcl__kernel_free(gcl_kernel *k) {
+  if (!k) return;
+  gcl_layout_destroy(k->layout);
+  pthread_mutex_destroy(&k->opt_lock);
+  free(k->offsets);
+  free(k->sizes);
+  free(k->name);
+  free(k);
+}
+
+const gcl_layout *gcl_kernel_layout(const gcl_kernel *kernel) { return kernel ? kernel->layout : NULL; }
+
+gcl_status gcl_kernel_attribute(const gcl_kernel *kernel, gcl_kernel_attr attr, int *value) {
+  if (!kernel) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "kernel: expected a kernel, got NULL");
+  if (!value) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "value: expected a pointer, got NULL");
+  static const struct { CUfunction_attribute a; const char *what; } map[] = {
+      [GCL_KERNEL_MAX_THREADS_PER_BLOCK] = {CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, "max threads"},
+      [GCL_KERNEL_STATIC_SHARED_BYTES] = {CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, "static shared"},
+      [GCL_KERNEL_REGISTERS] = {CU_FUNC_ATTRIBUTE_NUM_REGS, "registers"},
+      [GCL_KERNEL_MAX_DYNAMIC_SHARED_BYTES] = {CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, "max dynamic shared"},
+      [GCL_KERNEL_LOCAL_BYTES] = {CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, "local bytes"},
+  };
+  if ((unsigned)attr >= sizeof map / sizeof *map)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "attr: expected 0 ... %zu, got %d", sizeof map / sizeof *map - 1, (int)attr);
+  int v = 0;
+  gcl_status s = func_attr(kernel, map[attr].a, map[attr].what, &v);
+  if (s == GCL_OK) *value = v;
+  return s;
+}

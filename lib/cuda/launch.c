@@ -1,0 +1,161 @@
+/* The launch path: checks that need no driver, then one cuLaunchKernelEx. It allocates nothing
+ * and does no layout work (gcl_kernel_get precomputed it); opting in to large dynamic shared
+ * memory or non-portable clusters happens once per kernel, under a lock, off the common path. */
+#include "cuda_internal.h"
+
+#include <limits.h>
+#include <stdio.h>
+
+static unsigned dim(unsigned v) { return v ? v : 1; }
+
+/* Names the first parameter whose offset or size differs between the args and the kernel. */
+static gcl_status layout_mismatch(const gcl_kernel *k, const gcl_layout *l) {
+  size_t n = gcl_layout_count(l);
+  if (n != k->param_count)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT,
+                     "args: their layout has %zu parameters, kernel '%s' has %zu", n, k->name,
+                     k->param_count);
+  for (size_t i = 0; i < n; i++) {
+    size_t off = 0, size = 0;
+    gcl_layout_param(l, i, &off, &size, NULL);
+    if (off == k->offsets[i] && size == k->sizes[i]) continue;
+    char label[160];
+    gcl_param_info info;
+    gcl__param_label(label, sizeof label, i, gcl_layout_param_info(l, i, &info) == GCL_OK ? info.name : NULL);
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT,
+                     "args: %s has offset %zu size %zu, kernel '%s' has offset %zu size %zu "
+                     "(create the args from gcl_kernel_layout)",
+                     label, off, size, k->name, k->offsets[i], k->sizes[i]);
+  }
+  return GCL_OK;
+}
+
+gcl_status gcl__launch_check_args(const gcl_kernel *k, const gcl_args *args) {
+  const gcl_layout *l = gcl_args_layout(args);
+  if (l != k->layout) {
+    if (!l) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "args: they have no layout");
+    gcl_status s = layout_mismatch(k, l);
+    if (s != GCL_OK) return s;
+  }
+  if (gcl__args_unset_count(args) == 0) return GCL_OK;
+  const void *data;
+  size_t size;
+  gcl_status s = gcl_args_buffer(args, &data, &size); /* names the unset parameter */
+  if (s != GCL_OK) return s;
+  return gcl__fail(GCL_ERROR_UNSET_ARGUMENT, "args: %zu parameters of kernel '%s' were never set",
+                   gcl__args_unset_count(args), k->name);
+}
+
+static gcl_status check_config(const gcl_kernel *k, const gcl_launch_config *c) {
+  unsigned long long threads =
+      (unsigned long long)dim(c->block[0]) * dim(c->block[1]) * dim(c->block[2]);
+  if (threads > (unsigned long long)k->max_threads)
+    return gcl__fail(GCL_ERROR_INVALID_CONFIG,
+                     "config.block: %ux%ux%u = %llu threads, kernel '%s' allows at most %d",
+                     dim(c->block[0]), dim(c->block[1]), dim(c->block[2]), threads, k->name,
+                     k->max_threads);
+  for (int i = 0; i < 3; i++) {
+    unsigned cl = dim(c->cluster[i]), g = dim(c->grid[i]);
+    bool any = c->cluster[0] || c->cluster[1] || c->cluster[2];
+    if (any && g % cl != 0)
+      return gcl__fail(GCL_ERROR_INVALID_CONFIG,
+                       "config.cluster[%d] = %u does not divide config.grid[%d] = %u (kernel '%s')",
+                       i, cl, i, g, k->name);
+  }
+  if (c->shared_bytes > k->smem_limit || c->shared_bytes > UINT_MAX)
+    return gcl__fail(GCL_ERROR_INVALID_CONFIG,
+                     "config.shared_bytes: %zu, kernel '%s' can have at most %zu bytes of dynamic "
+                     "shared memory on this device (opt-in limit minus its static shared memory)",
+                     c->shared_bytes, k->name, k->smem_limit);
+  return GCL_OK;
+}
+
+/* Raises the kernel's dynamic shared memory limit to bytes (once; later launches see it). */
+static gcl_status opt_in_shared(gcl_kernel *k, size_t bytes) {
+  gcl_status s = GCL_OK;
+  pthread_mutex_lock(&k->opt_lock);
+  if (bytes > atomic_load(&k->smem_max)) {
+    CUresult rc = gcl__cu.cuFuncSetAttribute(k->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)bytes);
+    if (rc == CUDA_SUCCESS) atomic_store(&k->smem_max, bytes);
+    else s = gcl__cu_fail(rc, "cuFuncSetAttribute(kernel '%s', max dynamic shared = %zu)", k->name, bytes);
+  }
+  pthread_mutex_unlock(&k->opt_lock);
+  return s;
+}
+
+static gcl_status allow_nonportable(gcl_kernel *k) {
+  gcl_status s = GCL_OK;
+  pthread_mutex_lock(&k->opt_lock);
+  if (!atomic_load(&k->nonportable)) {
+    CUresult rc = gcl__cu.cuFuncSetAttribute(k->fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
+    if (rc == CUDA_SUCCESS) atomic_store(&k->nonportable, true);
+    else s = gcl__cu_fail(rc, "cuFuncSetAttribute(kernel '%s', non-portable cluster size)", k->name);
+  }
+  pthread_mutex_unlock(&k->opt_lock);
+  return s;
+}
+
+static gcl_status opt_ins(gcl_kernel *k, const gcl_launch_config *c) {
+  gcl_status s = GCL_OK;
+  if (c->shared_bytes > atomic_load_explicit(&k->smem_max, memory_order_acquire))
+    s = opt_in_shared(k, c->shared_bytes);
+  unsigned long long cluster =
+      (unsigned long long)dim(c->cluster[0]) * dim(c->cluster[1]) * dim(c->cluster[2]);
+  if (s == GCL_OK && cluster > 8 && !atomic_load_explicit(&k->nonportable, memory_order_acquire))
+    s = allow_nonportable(k);
+  return s;
+}
+
+static unsigned attributes(const gcl_launch_config *c, CUlaunchAttribute *a) {
+  unsigned n = 0;
+  if (c->cluster[0] || c->cluster[1] || c->cluster[2])
+    a[n++] = (CUlaunchAttribute){.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
+                                 .value.clusterDim = {dim(c->cluster[0]), dim(c->cluster[1]), dim(c->cluster[2])}};
+  if (c->cooperative)
+    a[n++] = (CUlaunchAttribute){.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE, .value.cooperative = 1};
+  if (c->programmatic_dependent_launch)
+    a[n++] = (CUlaunchAttribute){.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+                                 .value.programmaticStreamSerializationAllowed = 1};
+  if (c->priority)
+    a[n++] = (CUlaunchAttribute){.id = CU_LAUNCH_ATTRIBUTE_PRIORITY, .value.priority = c->priority};
+  return n;
+}
+
+static gcl_status launch_failed(const gcl_kernel *k, const CUlaunchConfig *cfg, CUresult rc) {
+  gcl_status s = gcl__cu_fail(rc, "cuLaunchKernelEx(kernel '%s', grid %ux%ux%u, block %ux%ux%u, "
+                              "%u bytes shared, %u attributes, %s)",
+                              k->name, cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ, cfg->blockDimX,
+                              cfg->blockDimY, cfg->blockDimZ, cfg->sharedMemBytes, cfg->numAttrs,
+                              k->use_extra ? "extra buffer" : "kernelParams");
+  if (rc == CUDA_ERROR_INVALID_CLUSTER_SIZE || rc == CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE ||
+      rc == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES)
+    return GCL_ERROR_INVALID_CONFIG;
+  return s;
+}
+
+gcl_status gcl_launch(gcl_kernel *kernel, const gcl_launch_config *config, const gcl_args *args) {
+  if (!kernel) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "kernel: expected a kernel, got NULL");
+  if (!config) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "config: expected a config, got NULL");
+  if (!args) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "args: expected args, got NULL");
+  gcl_status s;
+  if ((s = gcl__launch_check_args(kernel, args)) || (s = check_config(kernel, config)) ||
+      (s = gcl__context_bind(kernel->mod->ctx)) || (s = opt_ins(kernel, config)))
+    return s;
+  CUlaunchAttribute attrs[4];
+  CUlaunchConfig cfg = {dim(config->grid[0]), dim(config->grid[1]), dim(config->grid[2]),
+                        dim(config->block[0]), dim(config->block[1]), dim(config->block[2]),
+                        (unsigned)config->shared_bytes, (CUstream)config->stream, attrs,
+                        attributes(config, attrs)};
+  CUresult rc;
+  if (kernel->param_count == 0) {
+    rc = gcl__cu.cuLaunchKernelEx(&cfg, kernel->fn, NULL, NULL);
+  } else if (kernel->use_extra) {
+    size_t size = kernel->param_bytes; /* exactly the kernel's area: larger fails, smaller corrupts */
+    void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, (void *)gcl__args_data(args),
+                     CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+    rc = gcl__cu.cuLaunchKernelEx(&cfg, kernel->fn, NULL, extra);
+  } else {
+    rc = gcl__cu.cuLaunchKernelEx(&cfg, kernel->fn, gcl__args_param_pointers(args), NULL);
+  }
+  return rc == CUDA_SUCCESS ? GCL_OK : launch_failed(kernel, &cfg, rc);
+}
