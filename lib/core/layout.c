@@ -1,0 +1,213 @@
+/* The device layout engine: where each parameter sits in the kernel's parameter buffer.
+ *
+ * ptxas places parameters in constant bank 0 after a per-architecture base and aligns the
+ * *absolute* address, not the offset (FACTS.md, checked against cubins and the H200's
+ * cuFuncGetParamInfo):  abs = base; for each param: abs = alignup(abs, align);
+ * offset = abs - base; abs += size.  The buffer is max(offset + size) bytes, no tail padding. */
+#include "types.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define AREA_V1_MAX 4352 /* sm_75-89 move the base when the area exceeds this */
+
+typedef struct lparam {
+  size_t offset, size, align;
+  gcl_param_info info;
+} lparam;
+
+struct gcl_layout {
+  int sm;
+  size_t count, size;
+  gcl_signature *sig; /* a private copy (names and type trees); NULL for raw layouts */
+  lparam *params;
+};
+
+static const int known_sms[] = {75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121};
+
+bool gcl__sm_known(int sm) {
+  for (size_t i = 0; i < sizeof known_sms / sizeof *known_sms; i++)
+    if (known_sms[i] == sm) return true;
+  return false;
+}
+
+size_t gcl__param_base(int sm, size_t area_bytes) {
+  if (!gcl__sm_known(sm)) return 0;
+  if (sm < 90) return area_bytes > AREA_V1_MAX ? 0x1a80 : 0x160;
+  return sm == 90 ? 0x210 : 0x380;
+}
+
+static size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+/* Applies the placement rule from base; returns the area size (the last parameter's end). */
+static size_t place(lparam *ps, size_t n, size_t base) {
+  size_t abs = base, end = 0;
+  for (size_t i = 0; i < n; i++) {
+    abs = align_up(abs, ps[i].align);
+    ps[i].offset = abs - base;
+    abs += ps[i].size;
+    end = abs - base;
+  }
+  return end;
+}
+
+static gcl_status check_sm(int sm) {
+  if (gcl__sm_known(sm)) return GCL_OK;
+  return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "unknown architecture sm_%d (known: 75, 80, 86, "
+                   "87, 88, 89, 90, 100, 103, 110, 120, 121)", sm);
+}
+
+static gcl_status too_large(const gcl_layout *l) {
+  size_t i = 0;
+  while (l->params[i].offset + l->params[i].size <= GCL_PARAM_LIMIT) i++;
+  char who[128];
+  gcl__param_label(who, sizeof who, i, l->params[i].info.name);
+  return gcl__fail(GCL_ERROR_LAYOUT_TOO_LARGE,
+                   "parameters need %zu bytes on sm_%d, %zu bytes over the %d-byte limit (%s "
+                   "ends at %zu)", l->size, l->sm, l->size - GCL_PARAM_LIMIT, GCL_PARAM_LIMIT, who,
+                   l->params[i].offset + l->params[i].size);
+}
+
+static gcl_layout *layout_new(size_t count, int sm) {
+  gcl_layout *l = calloc(1, sizeof *l);
+  if (!l) return NULL;
+  l->params = calloc(count ? count : 1, sizeof *l->params);
+  if (!l->params) return free(l), NULL;
+  l->count = count;
+  l->sm = sm;
+  return l;
+}
+
+/* Places l's parameters for its sm, choosing sm_75-89's base from the area the 0x160 base gives. */
+static gcl_status layout_place(gcl_layout *l) {
+  l->size = place(l->params, l->count, gcl__param_base(l->sm, 0));
+  size_t base = gcl__param_base(l->sm, l->size);
+  if (base != gcl__param_base(l->sm, 0)) l->size = place(l->params, l->count, base);
+  return l->size > GCL_PARAM_LIMIT ? too_large(l) : GCL_OK;
+}
+
+gcl_status gcl_layout_create(const gcl_signature *sig, int sm, gcl_layout **out) {
+  if (!sig || !out) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_layout_create: %s is NULL", sig ? "out" : "sig");
+  gcl_status s = check_sm(sm);
+  if (s) return s;
+  gcl_layout *l = layout_new(gcl_signature_count(sig), sm);
+  if (l) l->sig = gcl__signature_clone(sig);
+  if (!l || !l->sig) {
+    gcl_layout_destroy(l);
+    return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "out of memory creating a layout");
+  }
+  for (size_t i = 0; i < l->count; i++) {
+    gcl_signature_param(l->sig, i, &l->params[i].info);
+    l->params[i].size = l->params[i].info.size;
+    l->params[i].align = l->params[i].info.align;
+  }
+  s = layout_place(l);
+  if (s) {
+    gcl_layout_destroy(l);
+    return s;
+  }
+  *out = l;
+  return GCL_OK;
+}
+
+/* Raw parameters must each be 1+ bytes, end within the limit, and not overlap. */
+static gcl_status check_raw_into(size_t count, const size_t *offsets, const size_t *sizes,
+                                 unsigned char *used) {
+  for (size_t i = 0; i < count; i++) {
+    if (sizes[i] == 0 || offsets[i] > GCL_PARAM_LIMIT || sizes[i] > GCL_PARAM_LIMIT - offsets[i])
+      return gcl__fail(sizes[i] ? GCL_ERROR_LAYOUT_TOO_LARGE : GCL_ERROR_INVALID_ARGUMENT,
+                       "parameter %zu: offset %zu size %zu must be at least 1 byte and end within "
+                       "%d bytes", i, offsets[i], sizes[i], GCL_PARAM_LIMIT);
+    for (size_t b = offsets[i]; b < offsets[i] + sizes[i]; b++) {
+      if (used[b])
+        return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "parameter %zu (offset %zu size %zu) overlaps "
+                         "another parameter at byte %zu", i, offsets[i], sizes[i], b);
+      used[b] = 1;
+    }
+  }
+  return GCL_OK;
+}
+
+static gcl_status check_raw(size_t count, const size_t *offsets, const size_t *sizes) {
+  unsigned char *used = calloc(GCL_PARAM_LIMIT, 1); /* one flag per byte: overlap in O(bytes) */
+  if (!used) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "out of memory creating a layout");
+  gcl_status s = check_raw_into(count, offsets, sizes, used);
+  free(used);
+  return s;
+}
+
+gcl_status gcl_layout_create_raw(size_t count, const size_t *offsets, const size_t *sizes, int sm,
+                                 gcl_layout **out) {
+  if (!out || (count && (!offsets || !sizes)))
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_layout_create_raw: NULL argument");
+  gcl_status s = check_sm(sm);
+  if (!s) s = check_raw(count, offsets, sizes);
+  if (s) return s;
+  gcl_layout *l = layout_new(count, sm);
+  if (!l) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "out of memory creating a layout");
+  for (size_t i = 0; i < count; i++) {
+    lparam *p = &l->params[i];
+    p->offset = offsets[i], p->size = sizes[i], p->align = 1; /* the driver does not say */
+    p->info = (gcl_param_info){.kind = GCL_PARAM_BYTES, .elem_kind = GCL_PARAM_BYTES,
+                               .size = sizes[i], .align = 1, .elem_size = sizes[i],
+                               .pointee_align = 1};
+    if (offsets[i] + sizes[i] > l->size) l->size = offsets[i] + sizes[i];
+  }
+  *out = l;
+  return GCL_OK;
+}
+
+void gcl_layout_destroy(gcl_layout *layout) {
+  if (!layout) return;
+  gcl_signature_destroy(layout->sig);
+  free(layout->params);
+  free(layout);
+}
+
+size_t gcl_layout_count(const gcl_layout *layout) { return layout ? layout->count : 0; }
+int gcl_layout_sm(const gcl_layout *layout) { return layout ? layout->sm : 0; }
+size_t gcl_layout_size(const gcl_layout *layout) { return layout ? layout->size : 0; }
+
+static gcl_status check_index(const gcl_layout *l, size_t index) {
+  if (!l) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "layout is NULL");
+  if (index < l->count) return GCL_OK;
+  return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "parameter %zu out of range: the layout has %zu",
+                   index, l->count);
+}
+
+gcl_status gcl_layout_param(const gcl_layout *layout, size_t index, size_t *offset, size_t *size,
+                            size_t *align) {
+  gcl_status s = check_index(layout, index);
+  if (s) return s;
+  const lparam *p = &layout->params[index];
+  if (offset) *offset = p->offset;
+  if (size) *size = p->size;
+  if (align) *align = p->align;
+  return GCL_OK;
+}
+
+gcl_status gcl_layout_param_info(const gcl_layout *layout, size_t index, gcl_param_info *info) {
+  gcl_status s = check_index(layout, index);
+  if (s) return s;
+  if (!info) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_layout_param_info: info is NULL");
+  *info = layout->params[index].info;
+  return GCL_OK;
+}
+
+gcl_status gcl_layout_find(const gcl_layout *layout, const char *name, size_t *index) {
+  if (!layout || !name || !index) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_layout_find: NULL argument");
+  for (size_t i = 0; i < layout->count; i++) {
+    const char *n = layout->params[i].info.name;
+    if (n && !strcmp(n, name)) {
+      *index = i;
+      return GCL_OK;
+    }
+  }
+  return gcl__fail(GCL_ERROR_NOT_FOUND, "no parameter named '%s' among %zu parameters", name,
+                   layout->count);
+}
+
+/* The type tree of parameter index; NULL for raw layouts. For args.c's libffi checks. */
+const gcl__type *gcl__layout_type(const gcl_layout *layout, size_t index) {
+  return gcl__signature_type(layout->sig, index);
+}

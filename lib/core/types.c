@@ -1,0 +1,251 @@
+/* Parameter types on libffi: construction, canonical text, description, cloning, and matching a
+ * user's libffi type against a parameter (gcl__type_match_ffi, at the end). */
+#include "types.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const scalar_names[] = {
+    "void", "bool", "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64",
+    "f16", "bf16", "f32", "f64"};
+static const size_t scalar_sizes[] = {0, 1, 1, 1, 2, 2, 4, 4, 8, 8, 2, 2, 4, 8};
+
+/* Members of an opaque preset leaf are never read by libffi (its size is non-zero), but a
+ * well-formed element list keeps debug builds of libffi happy. */
+static ffi_type *leaf_elements[] = {&ffi_type_uint8, NULL};
+
+const char *gcl__scalar_name(gcl_scalar s) {
+  return (unsigned)s <= GCL_SCALAR_F64 ? scalar_names[s] : "?";
+}
+
+size_t gcl__scalar_size(gcl_scalar s) {
+  return (unsigned)s <= GCL_SCALAR_F64 ? scalar_sizes[s] : 0;
+}
+
+/* The C-ABI libffi type of a scalar. f16/bf16 are 2-byte integers to libffi (same size and
+ * alignment as __half / __nv_bfloat16); bool is one byte. */
+static ffi_type *scalar_ffi(gcl_scalar s) {
+  switch (s) {
+  case GCL_SCALAR_BOOL: case GCL_SCALAR_U8: return &ffi_type_uint8;
+  case GCL_SCALAR_I8: return &ffi_type_sint8;
+  case GCL_SCALAR_I16: return &ffi_type_sint16;
+  case GCL_SCALAR_U16: case GCL_SCALAR_F16: case GCL_SCALAR_BF16: return &ffi_type_uint16;
+  case GCL_SCALAR_I32: return &ffi_type_sint32;
+  case GCL_SCALAR_U32: return &ffi_type_uint32;
+  case GCL_SCALAR_I64: return &ffi_type_sint64;
+  case GCL_SCALAR_U64: return &ffi_type_uint64;
+  case GCL_SCALAR_F32: return &ffi_type_float;
+  case GCL_SCALAR_F64: return &ffi_type_double;
+  default: return &ffi_type_uint8;
+  }
+}
+
+static size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+static gcl__type *type_new(gcl_param_kind kind) {
+  gcl__type *t = calloc(1, sizeof *t);
+  if (t) t->kind = kind;
+  return t;
+}
+
+/* Points t->ffi at an opaque leaf carrying t's size and alignment as libffi cannot infer them. */
+static void use_leaf(gcl__type *t) {
+  t->ffi_leaf.size = t->size;
+  t->ffi_leaf.alignment = (unsigned short)t->align;
+  t->ffi_leaf.type = FFI_TYPE_STRUCT;
+  t->ffi_leaf.elements = leaf_elements;
+  t->ffi = &t->ffi_leaf;
+}
+
+gcl__type *gcl__type_scalar(gcl_scalar s) {
+  gcl__type *t = type_new(GCL_PARAM_SCALAR);
+  if (!t) return NULL;
+  t->scalar = s;
+  t->ffi = scalar_ffi(s);
+  t->size = t->ffi->size;
+  t->align = t->ffi->alignment;
+  return t;
+}
+
+gcl__type *gcl__type_pointer(gcl_scalar elem, bool is_const) {
+  gcl__type *t = type_new(GCL_PARAM_POINTER);
+  if (!t) return NULL;
+  t->scalar = elem;
+  t->is_const = is_const;
+  t->ffi = &ffi_type_pointer;
+  t->size = ffi_type_pointer.size;
+  t->align = ffi_type_pointer.alignment;
+  t->pointee_align = elem == GCL_SCALAR_VOID ? 1 : scalar_ffi(elem)->alignment;
+  return t;
+}
+
+gcl__type *gcl__type_tensormap(void) {
+  gcl__type *t = type_new(GCL_PARAM_TENSORMAP);
+  if (!t) return NULL;
+  t->size = GCL__TENSORMAP_SIZE;
+  t->align = GCL__TENSORMAP_ALIGN;
+  use_leaf(t);
+  return t;
+}
+
+gcl__type *gcl__type_bytes(size_t n) {
+  gcl__type *t = type_new(GCL_PARAM_BYTES);
+  if (!t) return NULL;
+  t->count = n;
+  t->size = n;
+  t->align = 1;
+  use_leaf(t);
+  return t;
+}
+
+static void free_members(gcl__type **members, size_t n) {
+  for (size_t i = 0; i < n; i++) gcl__type_destroy(members[i]);
+  free(members);
+}
+
+gcl__type *gcl__type_struct(gcl__type **members, size_t n) {
+  gcl__type *t = type_new(GCL_PARAM_STRUCT);
+  ffi_type **el = calloc(n + 1, sizeof *el);
+  size_t *off = calloc(n ? n : 1, sizeof *off);
+  if (!t || !el || !off) {
+    free(t), free(el), free(off);
+    free_members(members, n);
+    return NULL;
+  }
+  for (size_t i = 0; i < n; i++) el[i] = members[i]->ffi;
+  t->members = members, t->member_count = n, t->offsets = off, t->ffi_elements = el;
+  t->ffi_struct.type = FFI_TYPE_STRUCT;
+  t->ffi_struct.elements = el;
+  /* libffi computes the C-ABI member offsets, size and alignment (tail padding included). */
+  if (ffi_get_struct_offsets(FFI_DEFAULT_ABI, &t->ffi_struct, off) != FFI_OK) {
+    gcl__type_destroy(t);
+    return NULL;
+  }
+  t->size = t->ffi_struct.size;
+  t->align = t->ffi_struct.alignment;
+  t->ffi = &t->ffi_struct;
+  return t;
+}
+
+gcl__type *gcl__type_array(gcl__type *elem, size_t n) {
+  gcl__type *t = type_new(GCL_PARAM_ARRAY);
+  if (!t) {
+    gcl__type_destroy(elem);
+    return NULL;
+  }
+  t->elem = elem;
+  t->count = n;
+  t->size = elem->size * n;
+  t->align = elem->align;
+  t->scalar = elem->scalar;
+  t->is_const = elem->is_const;
+  t->pointee_align = elem->pointee_align;
+  use_leaf(t);
+  return t;
+}
+
+void gcl__type_set_align(gcl__type *t, size_t n) {
+  t->explicit_align = n;
+  if (t->kind == GCL_PARAM_POINTER) {
+    t->pointee_align = n; /* the data's alignment; the pointer itself stays 8 */
+    return;
+  }
+  t->align = n;
+  t->size = align_up(t->size, n); /* as in C: size is a multiple of alignment */
+  if (t->ffi->alignment != n || t->ffi->size != t->size) use_leaf(t);
+}
+
+void gcl__type_destroy(gcl__type *t) {
+  if (!t) return;
+  gcl__type_destroy(t->elem);
+  free_members(t->members, t->member_count);
+  free(t->offsets);
+  free(t->ffi_elements);
+  free(t);
+}
+
+static gcl__type *clone_struct(const gcl__type *t) {
+  gcl__type **m = calloc(t->member_count, sizeof *m);
+  if (!m) return NULL;
+  for (size_t i = 0; i < t->member_count; i++) {
+    m[i] = gcl__type_clone(t->members[i]);
+    if (!m[i]) {
+      free_members(m, i);
+      return NULL;
+    }
+  }
+  return gcl__type_struct(m, t->member_count);
+}
+
+gcl__type *gcl__type_clone(const gcl__type *t) {
+  gcl__type *c = NULL;
+  switch (t->kind) {
+  case GCL_PARAM_SCALAR: c = gcl__type_scalar(t->scalar); break;
+  case GCL_PARAM_POINTER: c = gcl__type_pointer(t->scalar, t->is_const); break;
+  case GCL_PARAM_TENSORMAP: c = gcl__type_tensormap(); break;
+  case GCL_PARAM_BYTES: c = gcl__type_bytes(t->count); break;
+  case GCL_PARAM_STRUCT: c = clone_struct(t); break;
+  case GCL_PARAM_ARRAY: {
+    gcl__type *e = gcl__type_clone(t->elem);
+    c = e ? gcl__type_array(e, t->count) : NULL;
+    break;
+  }
+  }
+  if (c && t->explicit_align) gcl__type_set_align(c, t->explicit_align);
+  return c;
+}
+
+/* Appends formatted text at *len, never writing past cap; *len counts the full length. */
+static void put(char *buf, size_t cap, size_t *len, const char *fmt, ...) GCL__PRINTF(4, 5);
+static void put(char *buf, size_t cap, size_t *len, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *dst = buf && *len < cap ? buf + *len : NULL;
+  int n = vsnprintf(dst, dst ? cap - *len : 0, fmt, ap);
+  va_end(ap);
+  if (n > 0) *len += (size_t)n;
+}
+
+void gcl__type_format(const gcl__type *t, char *buf, size_t cap, size_t *len) {
+  switch (t->kind) {
+  case GCL_PARAM_SCALAR: put(buf, cap, len, "%s", gcl__scalar_name(t->scalar)); break;
+  case GCL_PARAM_POINTER:
+    put(buf, cap, len, "%s%s*", t->is_const ? "const " : "", gcl__scalar_name(t->scalar));
+    break;
+  case GCL_PARAM_TENSORMAP: put(buf, cap, len, "tensormap"); break;
+  case GCL_PARAM_BYTES: put(buf, cap, len, "bytes(%zu)", t->count); break;
+  case GCL_PARAM_STRUCT:
+    put(buf, cap, len, "struct{");
+    for (size_t i = 0; i < t->member_count; i++) {
+      if (i) put(buf, cap, len, ", ");
+      gcl__type_format(t->members[i], buf, cap, len);
+    }
+    put(buf, cap, len, "}");
+    break;
+  case GCL_PARAM_ARRAY:
+    gcl__type_format(t->elem, buf, cap, len);
+    put(buf, cap, len, "[%zu]", t->count);
+    return;
+  }
+  if (t->explicit_align) put(buf, cap, len, " align(%zu)", t->explicit_align);
+}
+
+const char *gcl__type_name(const gcl__type *t, char *buf, size_t cap) {
+  size_t len = 0;
+  if (cap) buf[0] = '\0';
+  gcl__type_format(t, buf, cap, &len);
+  return buf;
+}
+
+void gcl__type_describe(const gcl__type *t, gcl_param_info *info) {
+  info->kind = t->kind;
+  info->elem_kind = t->kind == GCL_PARAM_ARRAY ? t->elem->kind : t->kind;
+  info->scalar = t->scalar;
+  info->is_const = t->is_const;
+  info->size = t->size;
+  info->align = t->align;
+  info->count = t->kind == GCL_PARAM_ARRAY ? t->count : 0;
+  info->elem_size = t->kind == GCL_PARAM_ARRAY ? t->elem->size : t->size;
+  info->pointee_align = t->pointee_align;
+}
