@@ -13,6 +13,7 @@ typedef struct command {
 
 static const command commands[] = {
     {"info", gcl_cmd_info, "driver, devices and NVRTC: found or not, and why"},
+    {"inspect", gcl_cmd_inspect, "kernels and parameter layout of a cubin, fatbin or PTX file"},
 };
 
 static void usage(FILE *f) {

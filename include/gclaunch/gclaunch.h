@@ -273,6 +273,12 @@ GCL_API gcl_status gcl_image_get_kernel(const gcl_image *img, size_t k, gcl_imag
 /* offset/size of kernel k's parameter p; align 0 when the image does not tell it. */
 GCL_API gcl_status gcl_image_param(const gcl_image *img, size_t k, size_t p, size_t *offset,
                                    size_t *size, size_t *align);
+/* What the image says kernel k's parameter p is: its PTX type mapped to signature text ("u32",
+ * "ptr", "bytes(2048) align(128)"); "" for cubins (their records give no type) and for an index
+ * out of range. Never NULL; lives as long as img. Reads. */
+GCL_API const char *gcl_image_param_kind(const gcl_image *img, size_t k, size_t p);
+/* Index of the kernel called name. GCL_ERROR_NOT_FOUND if none. Reads. */
+GCL_API gcl_status gcl_image_find_kernel(const gcl_image *img, const char *name, size_t *index);
 
 /* ---------------------------------------------------------------------------------------------
  * Driver, devices, contexts (opens libcuda.so.1 at run time; never linked)

@@ -1,0 +1,153 @@
+/* gcl_image: what a cubin, fatbin or PTX image says about its kernels, read on the CPU. The
+ * format comes from the content; the readers (cubin.c, fatbin.c, ptx.c) fill the kernel table. */
+#include "image_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+gcl_status gcl__image_add_kernel(gcl_image *img, const char *name, size_t name_len,
+                                 size_t param_count, gcl__image_kernel **out) {
+  if (img->count == img->cap) {
+    size_t cap = img->cap ? 2 * img->cap : 8;
+    gcl__image_kernel *k = realloc(img->kernels, cap * sizeof *k);
+    if (!k) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "image: out of memory for %zu kernels", cap);
+    img->kernels = k;
+    img->cap = cap;
+  }
+  gcl__image_kernel k = {.info = {.param_count = param_count, .registers = -1,
+                                  .shared_bytes = -1}};
+  k.name = malloc(name_len + 1);
+  k.params = param_count ? calloc(param_count, sizeof *k.params) : NULL;
+  if (!k.name || (param_count && !k.params)) {
+    free(k.name);
+    free(k.params);
+    return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "image: out of memory for kernel '%.*s'",
+                     (int)(name_len > 200 ? 200 : name_len), name);
+  }
+  memcpy(k.name, name, name_len);
+  k.name[name_len] = '\0';
+  k.info.name = k.name;
+  img->kernels[img->count] = k;
+  *out = &img->kernels[img->count++];
+  return GCL_OK;
+}
+
+void gcl__image_clear(gcl_image *img) {
+  for (size_t k = 0; k < img->count; k++) {
+    free(img->kernels[k].name);
+    free(img->kernels[k].params);
+  }
+  free(img->kernels);
+  img->kernels = NULL;
+  img->count = img->cap = 0;
+}
+
+/* PTX is text: a `.version` directive within the first bytes, after comments and blanks. */
+static bool looks_like_ptx(gcl__bytes d) {
+  size_t n = d.n < 4096 ? d.n : 4096;
+  for (size_t i = 0; i + 8 <= n; i++)
+    if (memcmp(d.p + i, ".version", 8) == 0) return true;
+  return false;
+}
+
+static gcl_status read_any(gcl_image *img, gcl__bytes d, int sm) {
+  if (gcl__is_elf(d)) return gcl__cubin_read(img, d);
+  if (gcl__is_fatbin(d)) return gcl__fatbin_read(img, d, sm);
+  if (looks_like_ptx(d)) return gcl__ptx_read(img, d, sm);
+  unsigned char head[4] = {0};
+  memcpy(head, d.p, d.n < 4 ? d.n : 4);
+  return gcl__fail(GCL_ERROR_BAD_IMAGE,
+                   "not a cubin (ELF), fatbin (magic 0xba55ed50) or PTX (.version): %zu bytes "
+                   "starting %02x %02x %02x %02x",
+                   d.n, head[0], head[1], head[2], head[3]);
+}
+
+gcl_status gcl_image_parse(const void *data, size_t size, int sm, gcl_image **out) {
+  if (!data || !out)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_image_parse: %s is NULL",
+                     !data ? "data" : "out");
+  if (sm < 0 || sm > 255)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_image_parse: sm %d is not 0 or an "
+                     "architecture number such as 90", sm);
+  gcl_image *img = calloc(1, sizeof *img);
+  if (!img) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "gcl_image_parse: out of memory");
+  gcl__bytes d = {data, size};
+  gcl_status s = read_any(img, d, sm);
+  if (s != GCL_OK) {
+    gcl_image_destroy(img);
+    return s;
+  }
+  *out = img;
+  return GCL_OK;
+}
+
+void gcl_image_destroy(gcl_image *img) {
+  if (!img) return;
+  gcl__image_clear(img);
+  free(img);
+}
+
+gcl_image_format gcl_image_get_format(const gcl_image *img) {
+  return img ? img->format : (gcl_image_format)0;
+}
+
+const char *gcl_image_format_name(gcl_image_format f) {
+  switch (f) {
+  case GCL_IMAGE_CUBIN: return "cubin";
+  case GCL_IMAGE_FATBIN: return "fatbin";
+  case GCL_IMAGE_PTX: return "ptx";
+  }
+  return "unknown";
+}
+
+int gcl_image_sm(const gcl_image *img) { return img ? img->sm : 0; }
+
+size_t gcl_image_kernel_count(const gcl_image *img) { return img ? img->count : 0; }
+
+static gcl_status check_kernel(const gcl_image *img, size_t k, const char *fn) {
+  if (!img) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: img is NULL", fn);
+  if (k >= img->count)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: kernel %zu out of range (%zu kernels)", fn,
+                     k, img->count);
+  return GCL_OK;
+}
+
+gcl_status gcl_image_get_kernel(const gcl_image *img, size_t k, gcl_image_kernel *info) {
+  gcl_status s = check_kernel(img, k, "gcl_image_get_kernel");
+  if (s != GCL_OK) return s;
+  if (!info) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_image_get_kernel: info is NULL");
+  *info = img->kernels[k].info;
+  return GCL_OK;
+}
+
+gcl_status gcl_image_param(const gcl_image *img, size_t k, size_t p, size_t *offset,
+                           size_t *size, size_t *align) {
+  gcl_status s = check_kernel(img, k, "gcl_image_param");
+  if (s != GCL_OK) return s;
+  const gcl__image_kernel *ker = &img->kernels[k];
+  if (p >= ker->info.param_count)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT,
+                     "gcl_image_param: parameter %zu out of range: kernel '%s' has %zu", p,
+                     ker->name, ker->info.param_count);
+  if (offset) *offset = ker->params[p].offset;
+  if (size) *size = ker->params[p].size;
+  if (align) *align = ker->params[p].align;
+  return GCL_OK;
+}
+
+const char *gcl_image_param_kind(const gcl_image *img, size_t k, size_t p) {
+  if (!img || k >= img->count || p >= img->kernels[k].info.param_count) return "";
+  return img->kernels[k].params[p].kind;
+}
+
+gcl_status gcl_image_find_kernel(const gcl_image *img, const char *name, size_t *index) {
+  if (!img || !name || !index)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_image_find_kernel: a NULL argument");
+  for (size_t k = 0; k < img->count; k++)
+    if (strcmp(img->kernels[k].name, name) == 0) {
+      *index = k;
+      return GCL_OK;
+    }
+  return gcl__fail(GCL_ERROR_NOT_FOUND, "no kernel '%s' in the image (%zu kernels)", name,
+                   img->count);
+}

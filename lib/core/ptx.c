@@ -1,0 +1,238 @@
+/* PTX reader: each `.entry` and its `.param` list. PTX carries types and alignments but no
+ * offsets; each parameter becomes gclaunch signature text ("u32", "ptr",
+ * "bytes(2048) align(128)") and the layout engine places them for the chosen architecture. */
+#include "image_internal.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct lexer {
+  const char *p, *end;
+  const char *tok; /* current token */
+  size_t len;
+} lexer;
+
+static bool ident_char(char c) {
+  return isalnum((unsigned char)c) || c == '_' || c == '$' || c == '%' || c == '.';
+}
+
+static void skip_blank(lexer *lx) {
+  while (lx->p < lx->end) {
+    if (isspace((unsigned char)*lx->p)) lx->p++;
+    else if (lx->end - lx->p >= 2 && lx->p[0] == '/' && lx->p[1] == '/') {
+      while (lx->p < lx->end && *lx->p != '\n') lx->p++;
+    } else if (lx->end - lx->p >= 2 && lx->p[0] == '/' && lx->p[1] == '*') {
+      const char *q = lx->p + 2;
+      while (q + 1 < lx->end && !(q[0] == '*' && q[1] == '/')) q++;
+      lx->p = q + 1 < lx->end ? q + 2 : lx->end;
+    } else
+      return;
+  }
+}
+
+/* Advances to the next token; false at the end. Strings are one token, quotes included. */
+static bool next(lexer *lx) {
+  skip_blank(lx);
+  if (lx->p >= lx->end) return false;
+  const char *s = lx->p;
+  if (*s == '"') {
+    const char *q = s + 1;
+    while (q < lx->end && *q != '"' && *q != '\n') q++;
+    lx->p = q < lx->end ? q + 1 : q;
+  } else if (ident_char(*s)) {
+    while (lx->p < lx->end && ident_char(*lx->p)) lx->p++;
+  } else
+    lx->p++;
+  lx->tok = s;
+  lx->len = (size_t)(lx->p - s);
+  return true;
+}
+
+static bool is(const lexer *lx, const char *word) {
+  return lx->len == strlen(word) && memcmp(lx->tok, word, lx->len) == 0;
+}
+
+typedef struct ptx_param {
+  size_t elem, count, align;
+  const char *scalar; /* signature scalar for one element, NULL for .b/.u widths mapped below */
+  bool ptr, explicit_align;
+} ptx_param;
+
+/* Element size and signature scalar of a PTX type directive; 0 if tok is not a type. */
+static size_t type_size(const lexer *lx, const char **scalar) {
+  static const struct { const char *ptx, *sig; size_t size; } types[] = {
+      {".b8", "u8", 1},    {".u8", "u8", 1},    {".s8", "i8", 1},    {".b16", "u16", 2},
+      {".u16", "u16", 2},  {".s16", "i16", 2},  {".f16", "f16", 2},  {".bf16", "bf16", 2},
+      {".b32", "u32", 4},  {".u32", "u32", 4},  {".s32", "i32", 4},  {".f32", "f32", 4},
+      {".b64", "u64", 8},  {".u64", "u64", 8},  {".s64", "i64", 8},  {".f64", "f64", 8}};
+  for (size_t i = 0; i < sizeof types / sizeof *types; i++)
+    if (is(lx, types[i].ptx)) {
+      *scalar = types[i].sig;
+      return types[i].size;
+    }
+  return 0;
+}
+
+static bool read_number(lexer *lx, size_t *out) {
+  if (!next(lx) || !isdigit((unsigned char)lx->tok[0])) return false;
+  char buf[24];
+  if (lx->len >= sizeof buf) return false;
+  memcpy(buf, lx->tok, lx->len);
+  buf[lx->len] = 0;
+  char *e;
+  unsigned long long v = strtoull(buf, &e, 10);
+  if (*e || v == 0 || v > (1u << 20)) return false;
+  *out = (size_t)v;
+  return true;
+}
+
+static gcl_status bad(const char *kernel, size_t index, const char *what) {
+  return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%.200s' parameter %zu: %s", kernel, index,
+                   what);
+}
+
+/* One `.param ...` up to the token after it (`,` or `)`), left in lx. */
+static gcl_status read_param(lexer *lx, const char *kernel, size_t index, ptx_param *p) {
+  ptx_param r = {.count = 1};
+  if (!is(lx, ".param")) return bad(kernel, index, "expected .param");
+  while (next(lx) && !is(lx, ",") && !is(lx, ")")) {
+    size_t size;
+    if (is(lx, ".align")) {
+      size_t a;
+      if (!read_number(lx, &a) || (a & (a - 1)))
+        return bad(kernel, index, ".align is not followed by a power of two");
+      if (!r.ptr) { /* after .ptr it is the alignment of the data pointed to */
+        r.align = a;
+        r.explicit_align = true;
+      }
+    } else if (is(lx, ".ptr")) r.ptr = true;
+    else if (is(lx, "[")) {
+      if (!read_number(lx, &r.count) || !next(lx) || !is(lx, "]"))
+        return bad(kernel, index, "array size is not a positive number in [ ]");
+    } else if ((size = type_size(lx, &r.scalar)) != 0) r.elem = size;
+  }
+  if (!is(lx, ",") && !is(lx, ")")) return bad(kernel, index, "the parameter list is not closed");
+  if (r.elem == 0) return bad(kernel, index, "no type");
+  if (!r.explicit_align) r.align = r.elem;
+  *p = r;
+  return GCL_OK;
+}
+
+/* Signature text of one parameter into buf. */
+static void param_text(const ptx_param *p, char *buf, size_t cap) {
+  if (p->count == 1 && p->align == p->elem)
+    snprintf(buf, cap, "%s", p->ptr && p->elem == 8 ? "ptr" : p->scalar);
+  else
+    snprintf(buf, cap, "bytes(%zu) align(%zu)", p->elem * p->count, p->align);
+}
+
+/* Places the kernel's parameters with the layout engine for sm; fills k. */
+static gcl_status place(gcl__image_kernel *k, const char *sig_text, int sm) {
+  gcl_signature *sig = NULL;
+  gcl_layout *layout = NULL;
+  gcl_status s = gcl_signature_parse(sig_text, &sig);
+  if (s == GCL_OK) s = gcl_layout_create(sig, sm, &layout);
+  for (size_t p = 0; s == GCL_OK && p < k->info.param_count; p++)
+    s = gcl_layout_param(layout, p, &k->params[p].offset, &k->params[p].size,
+                         &k->params[p].align);
+  if (s == GCL_OK) k->info.param_bytes = gcl_layout_size(layout);
+  gcl_layout_destroy(layout);
+  gcl_signature_destroy(sig);
+  if (s != GCL_OK) {
+    char why[GCL__MESSAGE_MAX];
+    snprintf(why, sizeof why, "%s", gcl_last_error());
+    gcl__fail(s, "ptx: kernel '%.200s' on sm_%d: %s", k->name, sm, why);
+  }
+  return s;
+}
+
+static gcl_status fill_kernel(gcl__image_kernel *k, const ptx_param *params, size_t n,
+                              const char *text, int sm) {
+  k->params = calloc(n ? n : 1, sizeof *k->params);
+  if (!k->params) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "ptx: out of memory");
+  k->info.param_count = n;
+  for (size_t p = 0; p < n; p++) param_text(&params[p], k->params[p].kind, sizeof k->params[p].kind);
+  return n ? place(k, text, sm) : GCL_OK;
+}
+
+/* Parameters of one .entry; lx is on the token after the kernel name. */
+static gcl_status read_params(lexer *lx, gcl__image_kernel *k, int sm) {
+  size_t cap = 256, used = 0, n = 0;
+  char *text = malloc(cap);
+  ptx_param *params = NULL;
+  gcl_status s = text ? GCL_OK : gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "ptx: out of memory");
+  if (s == GCL_OK) text[0] = 0;
+  bool open = is(lx, "(") && next(lx) && !is(lx, ")");
+  while (s == GCL_OK && open) {
+    ptx_param p;
+    char item[64];
+    if ((s = read_param(lx, k->name, n, &p)) != GCL_OK) break;
+    param_text(&p, item, sizeof item);
+    if (used + strlen(item) + 3 > cap) {
+      char *t = realloc(text, cap *= 2);
+      if (!t) { s = gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "ptx: out of memory"); break; }
+      text = t;
+    }
+    used += (size_t)snprintf(text + used, cap - used, "%s%s", n ? ", " : "", item);
+    ptx_param *grown = realloc(params, (n + 1) * sizeof *params);
+    if (!grown) { s = gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "ptx: out of memory"); break; }
+    params = grown;
+    params[n++] = p;
+    open = is(lx, ",") && next(lx);
+  }
+  if (s == GCL_OK) s = fill_kernel(k, params, n, text, sm);
+  free(params);
+  free(text);
+  return s;
+}
+
+/* `.maxntid x, y, z` and `.reqntid x, y, z` between the parameter list and the body. */
+static void read_directives(lexer *lx, gcl__image_kernel *k) {
+  while (next(lx) && !is(lx, "{") && !is(lx, ";") && !is(lx, ".entry")) {
+    bool max = is(lx, ".maxntid"), req = is(lx, ".reqntid");
+    if (!max && !req) continue;
+    size_t xyz[3] = {1, 1, 1};
+    for (int i = 0; i < 3; i++) {
+      if (!read_number(lx, &xyz[i])) break;
+      lexer peek = *lx;
+      if (!next(&peek) || !is(&peek, ",")) break;
+      *lx = peek;
+    }
+    if (max) k->info.max_threads = (int)(xyz[0] * xyz[1] * xyz[2] > (1u << 20) ? 0 : xyz[0] * xyz[1] * xyz[2]);
+    for (int i = 0; req && i < 3; i++) k->info.reqntid[i] = (int)xyz[i];
+  }
+}
+
+static gcl_status read_entry(lexer *lx, gcl_image *img, int sm) {
+  if (!next(lx) || !ident_char(lx->tok[0]))
+    return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: .entry is not followed by a kernel name");
+  gcl__image_kernel *k;
+  gcl_status s = gcl__image_add_kernel(img, lx->tok, lx->len, 0, &k);
+  if (s != GCL_OK) return s;
+  if (!next(lx))
+    return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%s' ends after its name", k->name);
+  if ((s = read_params(lx, k, sm)) != GCL_OK) return s;
+  read_directives(lx, k);
+  return GCL_OK;
+}
+
+gcl_status gcl__ptx_read(gcl_image *img, gcl__bytes data, int sm) {
+  const char *text = (const char *)data.p;
+  lexer lx = {.p = text, .end = text + strnlen(text, data.n)}; /* text ends at a NUL if any */
+  bool version = false;
+  gcl_status s = GCL_OK;
+  if (sm == 0) sm = 90;
+  while (s == GCL_OK && next(&lx)) {
+    if (is(&lx, ".version")) version = true;
+    else if (is(&lx, ".entry")) s = version ? read_entry(&lx, img, sm)
+                                            : gcl__fail(GCL_ERROR_BAD_IMAGE,
+                                                        "ptx: .entry before the .version directive");
+  }
+  if (s == GCL_OK && !version) s = gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: no .version directive");
+  if (s != GCL_OK) return s;
+  img->format = GCL_IMAGE_PTX;
+  img->sm = sm;
+  return GCL_OK;
+}
