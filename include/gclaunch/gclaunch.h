@@ -402,6 +402,89 @@ GCL_API gcl_status gcl_launch(gcl_kernel *kernel, const gcl_launch_config *confi
 GCL_API gcl_status gcl_graph_kernel_node_set_args(void *graph_exec, void *node, gcl_kernel *kernel,
                                                   const gcl_args *args);
 
+/* ---------------------------------------------------------------------------------------------
+ * Tensor maps (TMA descriptors) encoded from DLPack tensors
+ *
+ * A tensor map is 128 opaque bytes that cuTensorMapEncodeTiled writes. gclaunch encodes it from a
+ * DLPack tensor straight into one element of a by-value `tensormap[N]` parameter (or into a plain
+ * `tensormap` parameter), so a megakernel's descriptors are set one by one, none copied twice.
+ * Dimension order: TMA counts dimensions innermost first, DLPack outermost first; TMA dimension i
+ * is DLPack dimension ndim-1-i. Options are given in TMA order (box[0] goes with the last, i.e.
+ * contiguous, DLPack dimension).
+ * ------------------------------------------------------------------------------------------- */
+
+#define GCL_TENSORMAP_BYTES 128
+#define GCL_TENSORMAP_MAX_RANK 5
+
+/* Element types; the values are CUtensorMapDataType's (checked against cuda.h at build time).
+ * DLPack dtypes map by width: int8/uint8/bool/float8 -> U8, int16/uint16 -> U16 (TMA moves bytes;
+ * only the NaN fill cares about floats), int32 -> I32, uint32 -> U32, int64 -> I64,
+ * uint64 -> U64, float16 -> F16, bfloat16 -> BF16, float32 -> F32, float64 -> F64. */
+typedef enum gcl_tensormap_type {
+  GCL_TENSORMAP_U8 = 0, GCL_TENSORMAP_U16 = 1, GCL_TENSORMAP_U32 = 2, GCL_TENSORMAP_I32 = 3,
+  GCL_TENSORMAP_U64 = 4, GCL_TENSORMAP_I64 = 5, GCL_TENSORMAP_F16 = 6, GCL_TENSORMAP_F32 = 7,
+  GCL_TENSORMAP_F64 = 8, GCL_TENSORMAP_BF16 = 9
+} gcl_tensormap_type;
+
+/* CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill. */
+enum { GCL_TENSORMAP_INTERLEAVE_NONE = 0, GCL_TENSORMAP_INTERLEAVE_16B = 1,
+       GCL_TENSORMAP_INTERLEAVE_32B = 2 };
+enum { GCL_TENSORMAP_SWIZZLE_NONE = 0, GCL_TENSORMAP_SWIZZLE_32B = 1, GCL_TENSORMAP_SWIZZLE_64B = 2,
+       GCL_TENSORMAP_SWIZZLE_128B = 3 };
+enum { GCL_TENSORMAP_L2_NONE = 0, GCL_TENSORMAP_L2_64B = 1, GCL_TENSORMAP_L2_128B = 2,
+       GCL_TENSORMAP_L2_256B = 3 };
+enum { GCL_TENSORMAP_OOB_ZERO = 0, GCL_TENSORMAP_OOB_NAN = 1 /* NAN_REQUEST_ZERO_FMA, floats */ };
+
+typedef struct gcl_tensormap_options {
+  uint32_t box[GCL_TENSORMAP_MAX_RANK];  /* box size per TMA dimension, 1 ... 256; required.
+                                            Entries at or beyond the tensor's rank are ignored. */
+  uint32_t element_strides[GCL_TENSORMAP_MAX_RANK]; /* 1 ... 8; 0 is taken as 1 */
+  int interleave;                        /* GCL_TENSORMAP_INTERLEAVE_* */
+  int swizzle;                           /* GCL_TENSORMAP_SWIZZLE_* */
+  int l2_promotion;                      /* GCL_TENSORMAP_L2_* */
+  int oob_fill;                          /* GCL_TENSORMAP_OOB_* */
+} gcl_tensormap_options;
+
+/* The arguments cuTensorMapEncodeTiled is called with, in TMA order. */
+typedef struct gcl_tensormap_desc {
+  gcl_tensormap_type type;
+  uint32_t rank;
+  uint32_t element_bytes;
+  uint64_t address;                                 /* data + byte_offset */
+  uint64_t dims[GCL_TENSORMAP_MAX_RANK];
+  uint64_t strides[GCL_TENSORMAP_MAX_RANK - 1];     /* bytes, of TMA dimensions 1 ... rank-1 */
+  uint32_t box[GCL_TENSORMAP_MAX_RANK];
+  uint32_t element_strides[GCL_TENSORMAP_MAX_RANK];
+  uint32_t box_bytes;       /* bytes one box transfers (the mbarrier transaction count) */
+  int interleave, swizzle, l2_promotion, oob_fill;
+} gcl_tensormap_desc;
+
+/* Checks tensor t and options against every documented cuTensorMapEncodeTiled constraint without
+ * the driver (device type CUDA or CUDA managed; rank 1-5; innermost dimension contiguous; address
+ * after byte_offset 16-byte aligned, 32 with 32-byte interleave; strides positive multiples of 16
+ * below 2^40; dims 1 ... 2^32; box 1-256 with inner box bytes a multiple of 16 and within the
+ * swizzle span; element strides 1-8; interleave, swizzle, L2 and fill values). A size-1
+ * dimension's stride is irrelevant and replaced by a valid one. On success fills *desc when desc
+ * is not NULL. GCL_ERROR_TENSOR naming "tensor", the DLPack dimension and the value;
+ * GCL_ERROR_INVALID_ARGUMENT for NULL t or options or a bad enum value. Thread-safe. */
+GCL_API gcl_status gcl_tensormap_check(const DLTensor *t, const gcl_tensormap_options *options,
+                                       gcl_tensormap_desc *desc);
+/* Encodes a tiled descriptor for t into map (GCL_TENSORMAP_BYTES bytes, 64-byte aligned), e.g. to
+ * upload descriptors to global memory. Checks as gcl_tensormap_check, then that the context's
+ * device is sm_90 or later and that a kDLCUDA tensor lives on it; makes ctx current. map is
+ * untouched on failure. */
+GCL_API gcl_status gcl_tensormap_encode(gcl_context *ctx, const DLTensor *t,
+                                        const gcl_tensormap_options *options, void *map);
+/* Encodes a tiled descriptor for t (borrowed; only its description is read) into element
+ * `element` of parameter index: a `tensormap[N]` (element < N) or a `tensormap` (element 0),
+ * any align(N); raw layouts accept a 128-byte parameter (element 0). Other elements keep their
+ * bytes; the parameter counts as set once every element was set. Messages name
+ * "parameter I 'name' element E", the dimension and the value. Allocates nothing. Changes nothing
+ * on failure. */
+GCL_API gcl_status gcl_args_set_tensormap(gcl_args *args, gcl_context *ctx, size_t index,
+                                          size_t element, const DLTensor *t,
+                                          const gcl_tensormap_options *options);
+
 #ifdef __cplusplus
 }
 #endif

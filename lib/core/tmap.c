@@ -1,0 +1,265 @@
+/* Tensor maps on the CPU: validates a DLPack tensor and options against the constraints of
+ * cuTensorMapEncodeTiled (CUDA 13 cuda.h; FACTS.md) and translates them into its arguments, so
+ * that every mistake is reported with the tensor, the dimension and the value before the driver,
+ * which would only say CUDA_ERROR_INVALID_VALUE. No cuda.h here: the enum values are gclaunch's
+ * own, asserted equal to the driver's in lib/cuda/tensormap.c. */
+#include "tmap.h"
+
+#include <string.h>
+
+#define TMAP_DIM_MAX (1ull << 32)     /* globalDim[i] <= 2^32 */
+#define TMAP_STRIDE_LIMIT (1ull << 40) /* globalStrides[i] < 2^40 */
+#define TMAP_BOX_MAX 256u
+#define TMAP_ESTRIDE_MAX 8u
+/* Numeric, because Debian's DLPack 0.6 header lacks the names. */
+#define GCL_DL_FLOAT8_FIRST 7
+#define GCL_DL_FLOAT8_LAST 14
+
+static const char *const type_names[] = {"uint8",   "uint16",  "uint32",  "int32",  "uint64",
+                                         "int64",   "float16", "float32", "float64", "bfloat16"};
+
+const char *gcl__tmap_type_name(gcl_tensormap_type type) {
+  if ((unsigned)type >= sizeof type_names / sizeof *type_names) return "?";
+  return type_names[type];
+}
+
+static bool is_float(gcl_tensormap_type type) {
+  return type == GCL_TENSORMAP_F16 || type == GCL_TENSORMAP_F32 || type == GCL_TENSORMAP_F64 ||
+         type == GCL_TENSORMAP_BF16;
+}
+
+/* TMA moves bytes, so integer signedness matters only where the driver has both (32, 64 bits). */
+static int int_type(unsigned bits, bool is_signed) {
+  switch (bits) {
+  case 8: return GCL_TENSORMAP_U8;
+  case 16: return GCL_TENSORMAP_U16;
+  case 32: return is_signed ? GCL_TENSORMAP_I32 : GCL_TENSORMAP_U32;
+  case 64: return is_signed ? GCL_TENSORMAP_I64 : GCL_TENSORMAP_U64;
+  default: return -1;
+  }
+}
+
+static int dtype_to_type(DLDataType dt) {
+  if (dt.lanes != 1) return -1;
+  switch (dt.code) {
+  case kDLInt: return int_type(dt.bits, true);
+  case kDLUInt: return int_type(dt.bits, false);
+  case GCL_DL_BOOL: return dt.bits == 8 ? GCL_TENSORMAP_U8 : -1;
+  case kDLBfloat: return dt.bits == 16 ? GCL_TENSORMAP_BF16 : -1;
+  case kDLFloat:
+    return dt.bits == 16 ? GCL_TENSORMAP_F16
+           : dt.bits == 32 ? GCL_TENSORMAP_F32
+           : dt.bits == 64 ? GCL_TENSORMAP_F64
+                           : -1;
+  default:
+    /* The 8-bit float8 formats (DLPack 1.1 codes 7-14) are bytes to TMA. */
+    return dt.code >= GCL_DL_FLOAT8_FIRST && dt.code <= GCL_DL_FLOAT8_LAST && dt.bits == 8
+               ? GCL_TENSORMAP_U8
+               : -1;
+  }
+}
+
+static gcl_status check_tensor(const DLTensor *t, const char *who) {
+  if (t->device.device_type != kDLCUDA && (int)t->device.device_type != GCL_DL_DEVICE_CUDA_MANAGED)
+    return gcl__fail(GCL_ERROR_TENSOR,
+                     "%s: device type %d is not CUDA (%d) or CUDA managed (%d): TMA reads device "
+                     "memory", who, (int)t->device.device_type, (int)kDLCUDA, GCL_DL_DEVICE_CUDA_MANAGED);
+  if (t->ndim < 1 || t->ndim > GCL_TENSORMAP_MAX_RANK)
+    return gcl__fail(GCL_ERROR_TENSOR, "%s: ndim = %d: a tensor map has rank 1 ... %d", who,
+                     (int)t->ndim, GCL_TENSORMAP_MAX_RANK);
+  if (!t->shape) return gcl__fail(GCL_ERROR_TENSOR, "%s: shape is NULL with ndim %d", who, t->ndim);
+  if (!t->data) return gcl__fail(GCL_ERROR_TENSOR, "%s: data is NULL", who);
+  return GCL_OK;
+}
+
+static gcl_status fill_type(const DLTensor *t, const char *who, gcl_tensormap_desc *d) {
+  int type = dtype_to_type(t->dtype);
+  if (type < 0)
+    return gcl__fail(GCL_ERROR_TENSOR,
+                     "%s: dtype (code %u, bits %u, lanes %u) has no tensor map element type "
+                     "(expected 8/16/32/64-bit int, uint, float, bfloat16, bool, float8; lanes 1)",
+                     who, t->dtype.code, t->dtype.bits, t->dtype.lanes);
+  d->type = (gcl_tensormap_type)type;
+  d->element_bytes = t->dtype.bits / 8u;
+  return GCL_OK;
+}
+
+/* TMA dimension i is DLPack dimension ndim-1-i. */
+static gcl_status fill_dims(const DLTensor *t, const char *who, gcl_tensormap_desc *d) {
+  d->rank = (uint32_t)t->ndim;
+  for (int dl = 0; dl < t->ndim; dl++) {
+    int64_t n = t->shape[dl];
+    if (n < 1 || (uint64_t)n > TMAP_DIM_MAX)
+      return gcl__fail(GCL_ERROR_TENSOR, "%s: dimension %d has size %lld: expected 1 ... 2^32",
+                       who, dl, (long long)n);
+    d->dims[t->ndim - 1 - dl] = (uint64_t)n;
+  }
+  return GCL_OK;
+}
+
+/* Stride of DLPack dimension dl in elements: given, or compact row-major when strides is NULL. */
+static int64_t stride_elems(const DLTensor *t, int dl) {
+  if (t->strides) return t->strides[dl];
+  int64_t s = 1;
+  for (int k = dl + 1; k < t->ndim; k++) s *= t->shape[k];
+  return s;
+}
+
+static gcl_status check_innermost(const DLTensor *t, const char *who) {
+  int dl = t->ndim - 1;
+  if (t->shape[dl] > 1 && stride_elems(t, dl) != 1)
+    return gcl__fail(GCL_ERROR_TENSOR,
+                     "%s: dimension %d (innermost) has stride %lld elements: TMA needs it "
+                     "contiguous (stride 1)", who, dl, (long long)stride_elems(t, dl));
+  return GCL_OK;
+}
+
+static gcl_status fill_strides(const DLTensor *t, const char *who, unsigned multiple,
+                               gcl_tensormap_desc *d) {
+  for (uint32_t i = 1; i < d->rank; i++) {
+    int dl = t->ndim - 1 - (int)i;
+    if (t->shape[dl] == 1) { /* never stepped over: any valid stride describes it */
+      d->strides[i - 1] = i == 1 ? (d->dims[0] * d->element_bytes + 15u) / 16u * 16u
+                                 : d->strides[i - 2] * d->dims[i - 1];
+      if (d->strides[i - 1] < TMAP_STRIDE_LIMIT) continue;
+    }
+    int64_t s = stride_elems(t, dl);
+    if (s < 1 || (uint64_t)s >= TMAP_STRIDE_LIMIT / d->element_bytes)
+      return gcl__fail(GCL_ERROR_TENSOR,
+                       "%s: dimension %d has stride %lld elements: expected a positive stride "
+                       "below 2^40 bytes", who, dl, (long long)s);
+    uint64_t bytes = (uint64_t)s * d->element_bytes;
+    if (bytes % multiple)
+      return gcl__fail(GCL_ERROR_TENSOR,
+                       "%s: dimension %d has stride %lld elements = %llu bytes: TMA needs a "
+                       "multiple of %u bytes", who, dl, (long long)s, (unsigned long long)bytes,
+                       multiple);
+    d->strides[i - 1] = bytes;
+  }
+  return GCL_OK;
+}
+
+static gcl_status fill_address(const DLTensor *t, const char *who, unsigned align,
+                               gcl_tensormap_desc *d) {
+  uint64_t base = (uint64_t)(uintptr_t)t->data;
+  if (t->byte_offset > UINT64_MAX - base)
+    return gcl__fail(GCL_ERROR_TENSOR, "%s: data 0x%llx + byte_offset %llu overflows", who,
+                     (unsigned long long)base, (unsigned long long)t->byte_offset);
+  uint64_t address = base + t->byte_offset;
+  if (address % align)
+    return gcl__fail(GCL_ERROR_TENSOR,
+                     "%s: data + byte_offset = 0x%llx + %llu = 0x%llx is not %u-byte aligned "
+                     "(TMA needs a %u-byte aligned global address)", who,
+                     (unsigned long long)base, (unsigned long long)t->byte_offset,
+                     (unsigned long long)address, align, align);
+  d->address = address;
+  return GCL_OK;
+}
+
+static unsigned swizzle_span(int swizzle) { return swizzle ? 16u << swizzle : 0u; }
+
+static gcl_status check_enums(const gcl_tensormap_options *o, const char *who,
+                              gcl_tensormap_desc *d) {
+  if (o->interleave < 0 || o->interleave > GCL_TENSORMAP_INTERLEAVE_32B)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: interleave = %d: expected 0 ... 2", who,
+                     o->interleave);
+  if (o->swizzle < 0 || o->swizzle > GCL_TENSORMAP_SWIZZLE_128B)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: swizzle = %d: expected 0 ... 3", who,
+                     o->swizzle);
+  if (o->l2_promotion < 0 || o->l2_promotion > GCL_TENSORMAP_L2_256B)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: l2_promotion = %d: expected 0 ... 3", who,
+                     o->l2_promotion);
+  if (o->oob_fill < 0 || o->oob_fill > GCL_TENSORMAP_OOB_NAN)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: oob_fill = %d: expected 0 or 1", who,
+                     o->oob_fill);
+  d->interleave = o->interleave;
+  d->swizzle = o->swizzle;
+  d->l2_promotion = o->l2_promotion;
+  d->oob_fill = o->oob_fill;
+  return GCL_OK;
+}
+
+/* Rules that tie options to the tensor: interleave needs rank >= 3 and, at 32 bytes, the 32-byte
+ * swizzle; the NaN fill is for floating-point types only. */
+static gcl_status check_combination(const char *who, const gcl_tensormap_desc *d) {
+  if (d->interleave && d->rank < 3)
+    return gcl__fail(GCL_ERROR_TENSOR, "%s: interleave %d needs rank >= 3, the tensor has rank %u",
+                     who, d->interleave, d->rank);
+  if (d->interleave == GCL_TENSORMAP_INTERLEAVE_32B && d->swizzle != GCL_TENSORMAP_SWIZZLE_32B)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT,
+                     "%s: 32-byte interleave needs swizzle %d (32B), got swizzle %d", who,
+                     GCL_TENSORMAP_SWIZZLE_32B, d->swizzle);
+  if (d->oob_fill == GCL_TENSORMAP_OOB_NAN && !is_float(d->type))
+    return gcl__fail(GCL_ERROR_TENSOR, "%s: the NaN out-of-bounds fill needs a floating-point "
+                     "type, the tensor is %s", who, gcl__tmap_type_name(d->type));
+  return GCL_OK;
+}
+
+static gcl_status fill_box(const gcl_tensormap_options *o, const char *who,
+                           gcl_tensormap_desc *d) {
+  uint64_t bytes = d->element_bytes;
+  for (uint32_t i = 0; i < d->rank; i++) {
+    int dl = (int)d->rank - 1 - (int)i;
+    uint32_t b = o->box[i], e = o->element_strides[i] ? o->element_strides[i] : 1u;
+    if (b < 1 || b > TMAP_BOX_MAX)
+      return gcl__fail(GCL_ERROR_TENSOR, "%s: box[%u] (dimension %d) = %u: expected 1 ... %u",
+                       who, i, dl, b, TMAP_BOX_MAX);
+    if (e > TMAP_ESTRIDE_MAX)
+      return gcl__fail(GCL_ERROR_TENSOR,
+                       "%s: element_strides[%u] (dimension %d) = %u: expected 1 ... %u", who, i,
+                       dl, e, TMAP_ESTRIDE_MAX);
+    d->box[i] = b;
+    d->element_strides[i] = e;
+    /* Without interleave TMA ignores element_strides[0]. */
+    bytes *= i == 0 && !d->interleave ? b : (b + e - 1) / e;
+  }
+  if (bytes > UINT32_MAX) /* 256^5 * 8 bytes would not fit the transaction count */
+    return gcl__fail(GCL_ERROR_TENSOR, "%s: the box holds %llu bytes: too large", who,
+                     (unsigned long long)bytes);
+  d->box_bytes = (uint32_t)bytes;
+  return GCL_OK;
+}
+
+static gcl_status check_inner_box(const char *who, const gcl_tensormap_desc *d) {
+  uint32_t inner = d->box[0] * d->element_bytes;
+  int dl = (int)d->rank - 1;
+  if (!d->interleave && inner % 16u)
+    return gcl__fail(GCL_ERROR_TENSOR,
+                     "%s: box[0] (dimension %d) = %u elements of %u bytes = %u bytes: the inner "
+                     "box must be a multiple of 16 bytes", who, dl, d->box[0], d->element_bytes,
+                     inner);
+  unsigned span = swizzle_span(d->swizzle);
+  if (!d->interleave && span && inner > span)
+    return gcl__fail(GCL_ERROR_TENSOR,
+                     "%s: box[0] (dimension %d) = %u elements = %u bytes exceeds the %u-byte "
+                     "swizzle span", who, dl, d->box[0], inner, span);
+  return GCL_OK;
+}
+
+gcl_status gcl__tmap_translate(const DLTensor *t, const gcl_tensormap_options *o, const char *who,
+                               gcl_tensormap_desc *out) {
+  if (!t) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: expected a DLTensor, got NULL", who);
+  if (!o) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: options: expected a pointer, got NULL",
+                           who);
+  if (!out) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "out: expected a pointer, got NULL");
+  gcl_tensormap_desc d;
+  memset(&d, 0, sizeof d);
+  gcl_status s;
+  unsigned align = o->interleave == GCL_TENSORMAP_INTERLEAVE_32B ? 32u : 16u;
+  if ((s = check_enums(o, who, &d)) || (s = check_tensor(t, who)) || (s = fill_type(t, who, &d)) ||
+      (s = fill_dims(t, who, &d)) || (s = check_combination(who, &d)) ||
+      (s = check_innermost(t, who)) || (s = fill_strides(t, who, align, &d)) ||
+      (s = fill_address(t, who, align, &d)) || (s = fill_box(o, who, &d)) ||
+      (s = check_inner_box(who, &d)))
+    return s;
+  *out = d;
+  return GCL_OK;
+}
+
+gcl_status gcl_tensormap_check(const DLTensor *t, const gcl_tensormap_options *options,
+                               gcl_tensormap_desc *desc) {
+  gcl_tensormap_desc d;
+  gcl_status s = gcl__tmap_translate(t, options, "tensor", &d);
+  if (s == GCL_OK && desc) *desc = d;
+  return s;
+}
