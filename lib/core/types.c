@@ -249,3 +249,84 @@ void gcl__type_describe(const gcl__type *t, gcl_param_info *info) {
   info->elem_size = t->kind == GCL_PARAM_ARRAY ? t->elem->size : t->size;
   info->pointee_align = t->pointee_align;
 }
+
+/* --- a user's libffi type against a parameter ------------------------------------------- */
+
+#define FFI_MAX_DEPTH 64
+
+/* Size and alignment of u as libffi would compute them, without writing to u (ffi_prep_cif and
+ * ffi_get_struct_offsets fill in size 0 structs; the caller's type is const). */
+static bool ffi_measure(const ffi_type *u, size_t *size, size_t *align, int depth) {
+  if (!u || depth > FFI_MAX_DEPTH || u->type == FFI_TYPE_VOID) return false;
+  if (u->size) {
+    *size = u->size, *align = u->alignment ? u->alignment : 1;
+    return true;
+  }
+  if (u->type != FFI_TYPE_STRUCT || !u->elements || !u->elements[0]) return false;
+  size_t s = 0, a = 1;
+  for (ffi_type *const *e = u->elements; *e; e++) {
+    size_t es, ea;
+    if (!ffi_measure(*e, &es, &ea, depth + 1)) return false;
+    s = align_up(s, ea) + es;
+    a = ea > a ? ea : a;
+  }
+  *size = align_up(s, a), *align = a;
+  return true;
+}
+
+static bool match(const gcl__type *t, const ffi_type *u, char *why, size_t cap, int depth);
+
+/* Matches the members of t (n of them, at offs) against u's element list. An array member may
+ * be one element of its size or, libffi's convention for arrays, count consecutive elements. */
+static bool match_members(gcl__type *const *ms, const size_t *offs, size_t n, ffi_type *const *el,
+                          char *why, size_t cap, int depth) {
+  size_t off = 0, k = 0, es, ea;
+  for (size_t i = 0; i < n; i++) {
+    const gcl__type *m = ms[i], *want = m;
+    size_t reps = 1;
+    if (m->kind == GCL_PARAM_ARRAY && el[k] && ffi_measure(el[k], &es, &ea, depth) && es != m->size)
+      reps = m->count, want = m->elem;
+    for (size_t r = 0; r < reps; r++, k++) {
+      if (!el[k] || !ffi_measure(el[k], &es, &ea, depth))
+        return snprintf(why, cap, "the libffi struct has fewer members than expected (%zu)", k), false;
+      off = align_up(off, ea);
+      if (off != offs[i] + r * want->size)
+        return snprintf(why, cap, "libffi member %zu is at offset %zu, expected %zu", k, off,
+                        offs[i] + r * want->size), false;
+      if (!match(want, el[k], why, cap, depth + 1)) return false;
+      off += es;
+    }
+  }
+  if (el[k]) return snprintf(why, cap, "the libffi struct has more than %zu members", k), false;
+  return true;
+}
+
+static bool match(const gcl__type *t, const ffi_type *u, char *why, size_t cap, int depth) {
+  size_t s, a;
+  char name[128];
+  if (!ffi_measure(u, &s, &a, depth))
+    return snprintf(why, cap, "the libffi type is malformed (void, NULL or empty struct)"), false;
+  if (s != t->size || a != t->align)
+    return snprintf(why, cap, "size %zu align %zu, expected size %zu align %zu for '%s'", s, a,
+                    t->size, t->align, gcl__type_name(t, name, sizeof name)), false;
+  bool u_struct = u->type == FFI_TYPE_STRUCT && u->elements && u->elements[0];
+  if (t->kind == GCL_PARAM_STRUCT && u->type != FFI_TYPE_STRUCT)
+    return snprintf(why, cap, "a libffi scalar for '%s'", gcl__type_name(t, name, sizeof name)), false;
+  if (!u_struct) return true; /* a libffi scalar or pointer: size and alignment agree */
+  if (t->kind == GCL_PARAM_STRUCT)
+    return match_members(t->members, t->offsets, t->member_count, u->elements, why, cap, depth);
+  if (t->kind == GCL_PARAM_ARRAY) { /* one element of the array's shape, or count elements */
+    gcl__type *self[1] = {(gcl__type *)t};
+    size_t zero[1] = {0};
+    return match_members(self, zero, 1, u->elements, why, cap, depth + 1);
+  }
+  return true; /* a scalar, pointer, tensormap or bytes described as a struct of the same shape */
+}
+
+bool gcl__ffi_measure(const ffi_type *u, size_t *size, size_t *align) {
+  return ffi_measure(u, size, align, 0);
+}
+
+bool gcl__type_match_ffi(const gcl__type *t, const ffi_type *u, char *why, size_t cap) {
+  return match(t, u, why, cap, 0);
+}

@@ -71,6 +71,9 @@ void gcl__type_describe(const gcl__type *t, gcl_param_info *info);
  * member offsets). On a mismatch returns false and writes why into why. u is not modified. */
 bool gcl__type_match_ffi(const gcl__type *t, const ffi_type *u, char *why, size_t cap);
 
+/* Size and alignment libffi would give u, computed without modifying u; false if malformed. */
+bool gcl__ffi_measure(const ffi_type *u, size_t *size, size_t *align);
+
 /* The type tree of parameter index (NULL when out of range). Owned by sig. */
 const gcl__type *gcl__signature_type(const gcl_signature *sig, size_t index);
 /* The type tree of a layout's parameter index; NULL for raw layouts. Owned by the layout. */
