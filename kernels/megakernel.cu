@@ -20,11 +20,11 @@ struct alignas(64) TM64 { unsigned long long o[16]; };
 template <class T, int N> struct Maps { T m[N]; };
 
 // One box to copy. src/dst index the maps; both maps must have the same box and element type.
-// c[] are element coordinates, innermost first (TMA order); bytes = box volume * element size.
+// sc[]/dc[] are the box's element coordinates in the source and the destination, innermost first
+// (TMA order); bytes = the box's transaction bytes (gcl_tensormap_desc.box_bytes). 40 bytes.
 struct WorkItem {
   unsigned src, dst, rank, bytes;
-  int c[3];
-  unsigned pad;
+  int sc[3], dc[3];
 };
 
 #define GCL_STAGE_BYTES 16384  // largest box in bytes; the host keeps every box within it
@@ -62,42 +62,44 @@ __device__ __forceinline__ void prefetch_map(const void *map) {
 
 __device__ __forceinline__ void tma_load(const void *map, unsigned dst, unsigned bar,
                                          const WorkItem &w) {
+  const int *c = w.sc;
   if (w.rank == 1)
     asm volatile(
         "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes"
         " [%0], [%1, {%2}], [%3];" ::"r"(dst),
-        "l"(map), "r"(w.c[0]), "r"(bar)
+        "l"(map), "r"(c[0]), "r"(bar)
         : "memory");
   else if (w.rank == 2)
     asm volatile(
         "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
         " [%0], [%1, {%2, %3}], [%4];" ::"r"(dst),
-        "l"(map), "r"(w.c[0]), "r"(w.c[1]), "r"(bar)
+        "l"(map), "r"(c[0]), "r"(c[1]), "r"(bar)
         : "memory");
   else
     asm volatile(
         "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
         " [%0], [%1, {%2, %3, %4}], [%5];" ::"r"(dst),
-        "l"(map), "r"(w.c[0]), "r"(w.c[1]), "r"(w.c[2]), "r"(bar)
+        "l"(map), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(bar)
         : "memory");
 }
 
 __device__ __forceinline__ void tma_store(const void *map, unsigned src, const WorkItem &w) {
+  const int *c = w.dc;
   if (w.rank == 1)
     asm volatile("cp.async.bulk.tensor.1d.global.shared::cta.bulk_group [%0, {%1}], [%2];" ::"l"(
                      map),
-                 "r"(w.c[0]), "r"(src)
+                 "r"(c[0]), "r"(src)
                  : "memory");
   else if (w.rank == 2)
     asm volatile(
         "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];" ::"l"(map),
-        "r"(w.c[0]), "r"(w.c[1]), "r"(src)
+        "r"(c[0]), "r"(c[1]), "r"(src)
         : "memory");
   else
     asm volatile(
         "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];" ::"l"(
             map),
-        "r"(w.c[0]), "r"(w.c[1]), "r"(w.c[2]), "r"(src)
+        "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(src)
         : "memory");
   asm volatile("cp.async.bulk.commit_group;" ::: "memory");
 }
