@@ -184,3 +184,226 @@ Test(dltensor, not_a_pointer_parameter) {
   cr_expect_eq(addr, 7);
   cr_expect_eq(gcl__dltensor_check(NULL, 0, &p, 0, -1, &addr), GCL_ERROR_INVALID_ARGUMENT);
 }
+
+/* ---- ownership through the public API: every deleter runs exactly once ---- */
+
+typedef struct owned {
+  DLManagedTensorVersioned v;
+  DLManagedTensor l;
+  int64_t shape[1];
+  int calls;
+} owned;
+
+static void count_versioned(DLManagedTensorVersioned *self) {
+  ((owned *)self->manager_ctx)->calls++;
+}
+static void count_legacy(DLManagedTensor *self) { ((owned *)self->manager_ctx)->calls++; }
+
+/* A deleter that fails a gclaunch call of its own: the take's message must survive it. */
+static void clobbering_versioned(DLManagedTensorVersioned *self) {
+  count_versioned(self);
+  gcl_args_set(NULL, 0, NULL, 0);
+}
+
+/* 16 f32 at data + byte_offset, versioned (with flags) and legacy views of the same tensor. */
+static owned *make_owned(owned *o, uint64_t data, uint64_t byte_offset, uint64_t flags) {
+  memset(o, 0, sizeof *o);
+  o->shape[0] = 16;
+  DLTensor t = {.data = (void *)(uintptr_t)data, .device = {kDLCUDA, 0}, .ndim = 1,
+                .dtype = {kDLFloat, 32, 1}, .shape = o->shape, .byte_offset = byte_offset};
+  o->v = (DLManagedTensorVersioned){.version = {1, 3}, .manager_ctx = o,
+                                    .deleter = count_versioned, .flags = flags, .dl_tensor = t};
+  o->l = (DLManagedTensor){.dl_tensor = t, .manager_ctx = o, .deleter = count_legacy};
+  return o;
+}
+
+/* out 0, src 1 (const, align 16), n 2 (not a pointer) */
+#define OWN_SIG "f32* out, const f32* align(16) src, u64 n"
+
+typedef struct own_fx {
+  gcl_signature *sig;
+  gcl_layout *layout;
+  gcl_args *args;
+} own_fx;
+
+static void own_setup(own_fx *fx) {
+  cr_assert_eq(gcl_signature_parse(OWN_SIG, &fx->sig), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_layout_create(fx->sig, 90, &fx->layout), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_args_create(fx->layout, &fx->args), GCL_OK, "%s", gcl_last_error());
+}
+
+static void own_teardown(own_fx *fx) {
+  gcl_args_destroy(fx->args);
+  gcl_layout_destroy(fx->layout);
+  gcl_signature_destroy(fx->sig);
+}
+
+/* The address packed in pointer slot index. */
+static uint64_t packed(const own_fx *fx, size_t index) {
+  size_t off = 0;
+  uint64_t v = 0;
+  cr_assert_eq(gcl_layout_param(fx->layout, index, &off, NULL, NULL), GCL_OK);
+  memcpy(&v, (const char *)gcl__args_data(fx->args) + off, sizeof v);
+  return v;
+}
+
+Test(dlpack_owner, taken_tensor_released_on_destroy) {
+  own_fx fx;
+  own_setup(&fx);
+  owned a, b;
+  cr_assert_eq(gcl_args_take_dlpack(fx.args, 1, &make_owned(&a, 0x10000, 32, 0)->v), GCL_OK,
+               "%s", gcl_last_error());
+  cr_assert_eq(gcl_args_take_dlpack_legacy(fx.args, 0, &make_owned(&b, 0x20000, 4, 0)->l),
+               GCL_OK, "%s", gcl_last_error());
+  cr_expect_eq(packed(&fx, 1), 0x10020);
+  cr_expect_eq(packed(&fx, 0), 0x20004);
+  cr_expect(gcl_args_is_set(fx.args, 0) && gcl_args_is_set(fx.args, 1));
+  cr_expect_eq(a.calls + b.calls, 0, "a deleter ran while the args hold the tensor");
+  own_teardown(&fx);
+  cr_expect_eq(a.calls, 1);
+  cr_expect_eq(b.calls, 1);
+}
+
+/* Every setter that overwrites the slot releases the taken tensor, once. */
+Test(dlpack_owner, taken_tensor_released_on_overwrite) {
+  own_fx fx;
+  own_setup(&fx);
+  owned t[6], borrowed;
+  uint64_t raw = 0x30000;
+  make_owned(&borrowed, 0x40000, 0, 0);
+  for (int i = 0; i < 6; i++) make_owned(&t[i], 0x10000 + 0x100 * (uint64_t)i, 0, 0);
+  cr_assert_eq(gcl_args_take_dlpack(fx.args, 0, &t[0].v), GCL_OK);
+  cr_assert_eq(gcl_args_take_dlpack_legacy(fx.args, 0, &t[1].l), GCL_OK);
+  cr_expect_eq(t[0].calls, 1, "take over take");
+  cr_assert_eq(gcl_args_take_dlpack(fx.args, 0, &t[2].v), GCL_OK);
+  cr_expect_eq(t[1].calls, 1, "take over take_legacy");
+  cr_assert_eq(gcl_args_set_dltensor(fx.args, 0, &borrowed.v.dl_tensor), GCL_OK);
+  cr_expect_eq(t[2].calls, 1, "set_dltensor over take");
+  cr_expect_eq(packed(&fx, 0), 0x40000);
+  cr_assert_eq(gcl_args_take_dlpack(fx.args, 0, &t[3].v), GCL_OK);
+  cr_assert_eq(gcl_args_set(fx.args, 0, &raw, sizeof raw), GCL_OK, "%s", gcl_last_error());
+  cr_expect_eq(t[3].calls, 1, "raw set over take");
+  cr_assert_eq(gcl_args_take_dlpack_legacy(fx.args, 0, &t[4].l), GCL_OK);
+  cr_assert_eq(gcl_args_set_ptr(fx.args, 0, 0x50000), GCL_OK, "%s", gcl_last_error());
+  cr_expect_eq(t[4].calls, 1, "set_ptr over take_legacy");
+  cr_assert_eq(gcl_args_take_dlpack(fx.args, 0, &t[5].v), GCL_OK);
+  own_teardown(&fx);
+  for (int i = 0; i < 6; i++) cr_expect_eq(t[i].calls, 1, "tensor %d: %d deleter calls", i,
+                                           t[i].calls);
+  cr_expect_eq(borrowed.calls, 0, "a borrowed tensor's deleter must never run");
+}
+
+/* A failing take runs the deleter before it returns and leaves the slot's value and owner. */
+static void expect_failed_take(own_fx *fx, owned *held, size_t index, bool legacy, owned *o,
+                               gcl_status want, const char *msg, const char *what) {
+  uint64_t before = packed(fx, 1);
+  gcl_status s = legacy ? gcl_args_take_dlpack_legacy(fx->args, index, &o->l)
+                        : gcl_args_take_dlpack(fx->args, index, &o->v);
+  cr_expect_eq(s, want, "%s: %s (%s)", what, gcl_status_name(s), gcl_last_error());
+  cr_expect(strstr(gcl_last_error(), msg), "%s: message '%s' lacks '%s'", what,
+            gcl_last_error(), msg);
+  cr_expect_eq(o->calls, 1, "%s: %d deleter calls", what, o->calls);
+  cr_expect_eq(held->calls, 0, "%s: the slot's owner was released", what);
+  cr_expect_eq(packed(fx, 1), before, "%s: the slot changed", what);
+}
+
+Test(dlpack_owner, failed_takes_release_the_tensor) {
+  own_fx fx;
+  own_setup(&fx);
+  owned held, o;
+  cr_assert_eq(gcl_args_take_dlpack(fx.args, 1, &make_owned(&held, 0x10000, 0, 0)->v), GCL_OK);
+  for (int legacy = 0; legacy <= 1; legacy++) {
+    expect_failed_take(&fx, &held, 1, legacy, make_owned(&o, 0x10000, 4, 0), GCL_ERROR_TENSOR,
+                       "parameter 1 'src': data + byte_offset = 0x10004 is not 16-byte aligned",
+                       "misaligned");
+    expect_failed_take(&fx, &held, 9, legacy, make_owned(&o, 0x10000, 0, 0),
+                       GCL_ERROR_INVALID_ARGUMENT, "9", "index out of range");
+    expect_failed_take(&fx, &held, 2, legacy, make_owned(&o, 0x10000, 0, 0),
+                       GCL_ERROR_TYPE_MISMATCH, "parameter 2 'n'", "not a pointer");
+    make_owned(&o, 0x10000, 0, 0);
+    o.v.dl_tensor.dtype.bits = 64, o.l.dl_tensor.dtype.bits = 64;
+    expect_failed_take(&fx, &held, 1, legacy, &o, GCL_ERROR_TENSOR, "bits 64", "dtype");
+    o.calls = 0;
+    gcl_status s = legacy ? gcl_args_take_dlpack_legacy(NULL, 0, &o.l)
+                          : gcl_args_take_dlpack(NULL, 0, &o.v);
+    cr_expect_eq(s, GCL_ERROR_INVALID_ARGUMENT, "NULL args: %s", gcl_status_name(s));
+    cr_expect_eq(o.calls, 1, "NULL args: %d deleter calls", o.calls);
+  }
+  own_teardown(&fx);
+  cr_expect_eq(held.calls, 1);
+}
+
+Test(dlpack_owner, unknown_major_version_reads_nothing_else) {
+  own_fx fx;
+  own_setup(&fx);
+  owned held, o;
+  cr_assert_eq(gcl_args_take_dlpack(fx.args, 1, &make_owned(&held, 0x10000, 0, 0)->v), GCL_OK);
+  make_owned(&o, 0x10000, 0, 0);
+  o.v.version.major = 2;
+  /* Fields past flags may mean anything in version 2: poison them so a read would show. */
+  memset(&o.v.dl_tensor, 0xff, sizeof o.v.dl_tensor);
+  expect_failed_take(&fx, &held, 1, false, &o, GCL_ERROR_TENSOR_VERSION,
+                     "parameter 1 'src': DLPack version 2.3, expected major version 1", "major 2");
+  o.calls = 0;
+  o.v.version.major = 0;
+  expect_failed_take(&fx, &held, 9, false, &o, GCL_ERROR_TENSOR_VERSION, "version 0.3",
+                     "major 0");
+  own_teardown(&fx);
+}
+
+Test(dlpack_owner, read_only_only_into_const) {
+  own_fx fx;
+  own_setup(&fx);
+  owned held, ro, ro2;
+  cr_assert_eq(gcl_args_take_dlpack(fx.args, 1, &make_owned(&held, 0x10000, 0, 0)->v), GCL_OK);
+  make_owned(&ro, 0x20000, 0, DLPACK_FLAG_BITMASK_READ_ONLY);
+  cr_expect_eq(gcl_args_take_dlpack(fx.args, 0, &ro.v), GCL_ERROR_TENSOR);
+  cr_expect(strstr(gcl_last_error(), "parameter 0 'out': tensor is read-only"), "%s",
+            gcl_last_error());
+  cr_expect_eq(ro.calls, 1);
+  cr_expect(!gcl_args_is_set(fx.args, 0));
+  cr_expect_eq(gcl_args_set_dltensor_flags(fx.args, 0, &ro.v.dl_tensor, 1), GCL_ERROR_TENSOR);
+  cr_assert_eq(gcl_args_take_dlpack(fx.args, 1, &make_owned(&ro2, 0x20000, 0, 1)->v), GCL_OK,
+               "%s", gcl_last_error());
+  cr_expect_eq(held.calls, 1, "replaced by the read-only tensor");
+  own_teardown(&fx);
+  cr_expect_eq(ro2.calls, 1);
+}
+
+Test(dlpack_owner, null_deleter_null_tensor_and_message_kept) {
+  own_fx fx;
+  own_setup(&fx);
+  owned o, c;
+  make_owned(&o, 0x10000, 0, 0);
+  o.v.deleter = NULL;
+  o.l.deleter = NULL;
+  cr_expect_eq(gcl_args_take_dlpack(fx.args, 0, &o.v), GCL_OK);
+  cr_expect_eq(gcl_args_take_dlpack_legacy(fx.args, 0, &o.l), GCL_OK);
+  cr_expect_eq(gcl_args_take_dlpack(fx.args, 9, &o.v), GCL_ERROR_INVALID_ARGUMENT);
+  cr_expect_eq(gcl_args_take_dlpack(fx.args, 0, NULL), GCL_ERROR_INVALID_ARGUMENT);
+  cr_expect_eq(gcl_args_take_dlpack_legacy(fx.args, 0, NULL), GCL_ERROR_INVALID_ARGUMENT);
+  cr_expect_eq(gcl_args_set_dltensor(fx.args, 0, NULL), GCL_ERROR_INVALID_ARGUMENT);
+  make_owned(&c, 0x10000, 2, 0);
+  c.v.deleter = clobbering_versioned;
+  cr_expect_eq(gcl_args_take_dlpack(fx.args, 0, &c.v), GCL_ERROR_TENSOR);
+  cr_expect_eq(c.calls, 1);
+  cr_expect(strstr(gcl_last_error(), "parameter 0 'out': data + byte_offset = 0x10002"),
+            "the deleter's own failure replaced the message: %s", gcl_last_error());
+  own_teardown(&fx);
+  cr_expect_eq(o.calls, 0);
+}
+
+Test(dlpack_owner, failed_borrowed_set_keeps_owner) {
+  own_fx fx;
+  own_setup(&fx);
+  owned held, bad;
+  cr_assert_eq(gcl_args_take_dlpack(fx.args, 1, &make_owned(&held, 0x10000, 0, 0)->v), GCL_OK);
+  make_owned(&bad, 0x10008, 0, 0);
+  cr_expect_eq(gcl_args_set_dltensor(fx.args, 1, &bad.v.dl_tensor), GCL_ERROR_TENSOR);
+  cr_expect_eq(held.calls, 0);
+  cr_expect_eq(packed(&fx, 1), 0x10000);
+  cr_expect_eq(gcl_args_set_dltensor(fx.args, 2, &bad.v.dl_tensor), GCL_ERROR_TYPE_MISMATCH);
+  own_teardown(&fx);
+  cr_expect_eq(held.calls, 1);
+  cr_expect_eq(bad.calls, 0);
+}
