@@ -1,0 +1,384 @@
+/* gcl_launch on a device: saxpy against a host reference, layout echo (every parameter's bytes
+ * come back as packed), launch-config checks before the driver, shared memory opt-in, clusters,
+ * cooperative/PDL/priority attributes, zero-parameter kernels, and CUDA graph capture with
+ * kernel-node argument replacement. Each runs with kernelParams and with the extra buffer. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cuda_internal.h"
+
+#define CHECK(call) cr_assert_eq((call), GCL_OK, "%s: %s", #call, gcl_last_error())
+#define CU(call) cr_assert_eq((call), CUDA_SUCCESS, "%s failed", #call)
+#define HAS(text) cr_assert(strstr(gcl_last_error(), (text)), "expected '%s' in: %s", (text), gcl_last_error())
+
+static gcl_context *ctx;
+static unsigned seed;
+
+static void setup(void) {
+  CHECK(gcl_context_create(0, &ctx));
+  seed = (unsigned)time(NULL) ^ (unsigned)getpid();
+  srand(seed);
+  cr_log_info("seed %u", seed);
+}
+static void teardown(void) { gcl_context_destroy(ctx); }
+
+TestSuite(launch, .init = setup, .fini = teardown);
+
+static gcl_module *load(const char *file) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s", GCL_KERNEL_DIR, file);
+  gcl_module *m = NULL;
+  CHECK(gcl_module_load_file(ctx, path, &m));
+  return m;
+}
+
+/* The kernel with parameters passed through `extra` (true) or kernelParams (false). */
+static gcl_kernel *get(gcl_module *m, const char *name, const char *sig, bool extra) {
+  setenv("GCL_LAUNCH_PARAMS", extra ? "extra" : "pointers", 1);
+  gcl_kernel *k = NULL;
+  CHECK(gcl_kernel_get(m, name, sig, &k));
+  unsetenv("GCL_LAUNCH_PARAMS");
+  return k;
+}
+
+static gcl_launch_config one_thread(void) {
+  return (gcl_launch_config){.grid = {1, 1, 1}, .block = {1, 1, 1}};
+}
+
+static void saxpy(bool extra) {
+  gcl_module *m = load("smoke.fatbin");
+  gcl_kernel *k = get(m, "saxpy", "f32 a, const f32* x, f32* y, u64 n", extra);
+  enum { N = 1 << 20 };
+  float *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y), *out = malloc(N * sizeof *out);
+  for (int i = 0; i < N; i++) {
+    x[i] = (float)rand() / RAND_MAX - 0.5f;
+    y[i] = (float)rand() / RAND_MAX - 0.5f;
+  }
+  uint64_t dx, dy;
+  CHECK(gcl_mem_alloc(ctx, N * sizeof(float), &dx));
+  CHECK(gcl_mem_alloc(ctx, N * sizeof(float), &dy));
+  CHECK(gcl_mem_upload(ctx, dx, x, N * sizeof(float)));
+  CHECK(gcl_mem_upload(ctx, dy, y, N * sizeof(float)));
+  gcl_args *args = NULL;
+  CHECK(gcl_args_create(gcl_kernel_layout(k), &args));
+  float a = 1.75f;
+  CHECK(gcl_args_set_f32(args, 0, a));
+  CHECK(gcl_args_set_ptr(args, 1, dx));
+  CHECK(gcl_args_set_ptr(args, 2, dy));
+  CHECK(gcl_args_set_u64(args, 3, N));
+  gcl_launch_config cfg = {.grid = {(N + 255) / 256}, .block = {256}};
+  CHECK(gcl_launch(k, &cfg, args));
+  CHECK(gcl_context_synchronize(ctx));
+  CHECK(gcl_mem_download(ctx, out, dy, N * sizeof(float)));
+  for (int i = 0; i < N; i++) {
+    float want = a * x[i] + y[i];
+    cr_assert_float_eq(out[i], want, 1e-6f, "seed %u element %d: got %g, want %g", seed, i, out[i], want);
+  }
+  CHECK(gcl_mem_free(ctx, dx));
+  CHECK(gcl_mem_free(ctx, dy));
+  gcl_args_destroy(args);
+  gcl_module_destroy(m);
+  free(x), free(y), free(out);
+}
+
+Test(launch, saxpy_kernel_params) { saxpy(false); }
+Test(launch, saxpy_extra_buffer) { saxpy(true); }
+
+/* --- layout echo ------------------------------------------------------------------------------ */
+
+static const struct { const char *name, *sig; } echo_kernels[] = {
+    {"echo_scalars", "i8 a, i16 b, i32 c, i64 d, f32 e, f64 f, u8 g, ptr p, u8* out"},
+    {"echo_tm_ptr", "grid_constant tensormap m, i8 c, u8* out"},
+    {"echo_tm64_ptr", "grid_constant tensormap align(64) m, i8 c, u8* out"},
+    {"echo_struct", "grid_constant struct{i32,f64,i8} s, i16 h, u8* out"},
+    {"echo_maps4", "grid_constant tensormap[4] m, f32 f, u8* out"},
+    {"echo_big", "grid_constant bytes(5000) b, i32 x, u8* out"},
+};
+
+/* Random bytes for a parameter; floating-point parameters get finite values so that no
+ * NaN canonicalisation can excuse a difference. */
+static void random_value(const gcl_param_info *p, unsigned char *v, size_t size) {
+  for (size_t i = 0; i < size; i++) v[i] = (unsigned char)rand();
+  if (p->kind == GCL_PARAM_SCALAR && p->scalar == GCL_SCALAR_F32) {
+    float f = (float)rand() / RAND_MAX * 1000.0f - 500.0f;
+    memcpy(v, &f, sizeof f);
+  } else if (p->kind == GCL_PARAM_SCALAR && p->scalar == GCL_SCALAR_F64) {
+    double d = (double)rand() / RAND_MAX * 1e6 - 5e5;
+    memcpy(v, &d, sizeof d);
+  }
+}
+
+/* Packs random values into every parameter but the last (the output pointer), launches, and
+ * compares the echoed bytes with the concatenation of the values. */
+static void echo(const char *name, const char *sig, bool extra, bool raw) {
+  gcl_module *m = load("echo.fatbin");
+  gcl_kernel *typed = get(m, name, sig, extra);
+  gcl_kernel *k = raw ? get(m, name, NULL, extra) : typed; /* raw: the driver's untyped layout */
+  const gcl_layout *types = gcl_kernel_layout(typed), *l = gcl_kernel_layout(k);
+  size_t n = gcl_layout_count(l), total = 0;
+  gcl_args *args = NULL;
+  CHECK(gcl_args_create(l, &args));
+  unsigned char *want = malloc(GCL_PARAM_LIMIT), *got = malloc(GCL_PARAM_LIMIT);
+  for (size_t i = 0; i + 1 < n; i++) {
+    gcl_param_info p;
+    size_t size = 0;
+    CHECK(gcl_layout_param_info(types, i, &p));
+    CHECK(gcl_layout_param(l, i, NULL, &size, NULL));
+    random_value(&p, want + total, size);
+    CHECK(gcl_args_set(args, i, want + total, size));
+    total += size;
+  }
+  uint64_t out;
+  CHECK(gcl_mem_alloc(ctx, total, &out));
+  CHECK(gcl_mem_fill_u8(ctx, out, 0xcd, total)); /* poison */
+  CHECK(gcl_args_set(args, n - 1, &out, sizeof out));
+  gcl_launch_config cfg = one_thread();
+  CHECK(gcl_launch(k, &cfg, args));
+  CHECK(gcl_context_synchronize(ctx));
+  CHECK(gcl_mem_download(ctx, got, out, total));
+  for (size_t b = 0; b < total; b++)
+    cr_assert_eq(got[b], want[b], "%s (%s, %s) seed %u: byte %zu of %zu: got 0x%02x, want 0x%02x",
+                 name, raw ? "raw" : "typed", extra ? "extra" : "kernelParams", seed, b, total,
+                 got[b], want[b]);
+  CHECK(gcl_mem_free(ctx, out));
+  gcl_args_destroy(args);
+  gcl_module_destroy(m);
+  free(want), free(got);
+}
+
+Test(launch, echo_every_shape_both_ways) {
+  for (size_t i = 0; i < sizeof echo_kernels / sizeof *echo_kernels; i++) {
+    for (int extra = 0; extra < 2; extra++) {
+      echo(echo_kernels[i].name, echo_kernels[i].sig, extra, false);
+      echo(echo_kernels[i].name, echo_kernels[i].sig, extra, true);
+    }
+  }
+}
+
+/* --- argument checks ---------------------------------------------------------------------------- */
+
+Test(launch, unset_and_foreign_args_are_refused) {
+  gcl_module *m = load("echo.fatbin");
+  gcl_kernel *k = get(m, "echo_tm_ptr", "tensormap m, i8 c, u8* out", false);
+  gcl_kernel *other = get(m, "echo_struct", "struct{i32,f64,i8} s, i16 h, u8* out", false);
+  gcl_args *args = NULL, *foreign = NULL;
+  CHECK(gcl_args_create(gcl_kernel_layout(k), &args));
+  cr_assert_eq(gcl_args_set_i32(args, 1, 0), GCL_ERROR_TYPE_MISMATCH, "parameter 1 is an i8");
+  unsigned char c = 7;
+  CHECK(gcl_args_set(args, 1, &c, 1));
+  gcl_launch_config cfg = one_thread();
+  cr_assert_eq(gcl_launch(k, &cfg, args), GCL_ERROR_UNSET_ARGUMENT);
+  HAS("'m'");
+  CHECK(gcl_args_create(gcl_kernel_layout(other), &foreign));
+  cr_assert_eq(gcl_launch(k, &cfg, foreign), GCL_ERROR_INVALID_ARGUMENT);
+  HAS("gcl_kernel_layout");
+  /* An equal layout that is not the kernel's own is accepted (same offsets and sizes). */
+  gcl_kernel *twin = get(m, "echo_tm_ptr", "tensormap m, i8 c, u8* out", false);
+  gcl_args *twin_args = NULL;
+  CHECK(gcl_args_create(gcl_kernel_layout(twin), &twin_args));
+  unsigned char map[128] = {0};
+  uint64_t out;
+  CHECK(gcl_mem_alloc(ctx, 256, &out));
+  CHECK(gcl_args_set(twin_args, 0, map, sizeof map));
+  CHECK(gcl_args_set(twin_args, 1, &c, 1));
+  CHECK(gcl_args_set_ptr(twin_args, 2, out));
+  CHECK(gcl_launch(k, &cfg, twin_args));
+  CHECK(gcl_context_synchronize(ctx));
+  CHECK(gcl_mem_free(ctx, out));
+  gcl_args_destroy(args), gcl_args_destroy(foreign), gcl_args_destroy(twin_args);
+  gcl_module_destroy(m);
+}
+
+/* --- configs ------------------------------------------------------------------------------------ */
+
+static gcl_args *out_args(gcl_kernel *k, uint64_t out) {
+  gcl_args *args = NULL;
+  CHECK(gcl_args_create(gcl_kernel_layout(k), &args));
+  CHECK(gcl_args_set_ptr(args, 0, out));
+  return args;
+}
+
+Test(launch, config_checked_before_the_driver) {
+  gcl_module *m = load("launchcfg.fatbin");
+  gcl_kernel *bounded = get(m, "cfg_bounded", "u32* out", false);
+  uint64_t out;
+  CHECK(gcl_mem_alloc(ctx, 1 << 20, &out));
+  gcl_args *args = out_args(bounded, out);
+  gcl_launch_config cfg = {.grid = {2}, .block = {256}};
+  cr_assert_eq(gcl_launch(bounded, &cfg, args), GCL_ERROR_INVALID_CONFIG);
+  HAS("256 threads");
+  HAS("at most");
+  cfg = (gcl_launch_config){.grid = {3}, .block = {32}, .cluster = {2}};
+  cr_assert_eq(gcl_launch(bounded, &cfg, args), GCL_ERROR_INVALID_CONFIG);
+  HAS("config.cluster[0] = 2 does not divide config.grid[0] = 3");
+  cfg = (gcl_launch_config){.grid = {4, 3}, .block = {32}, .cluster = {2, 2}};
+  cr_assert_eq(gcl_launch(bounded, &cfg, args), GCL_ERROR_INVALID_CONFIG);
+  HAS("cluster[1]");
+  cfg = (gcl_launch_config){.grid = {1}, .block = {32}, .shared_bytes = (size_t)1 << 30};
+  cr_assert_eq(gcl_launch(bounded, &cfg, args), GCL_ERROR_INVALID_CONFIG);
+  HAS("shared_bytes");
+  cfg = (gcl_launch_config){.grid = {2}, .block = {128}}; /* 0 dims are 1 */
+  CHECK(gcl_launch(bounded, &cfg, args));
+  CHECK(gcl_context_synchronize(ctx));
+  unsigned got[256];
+  CHECK(gcl_mem_download(ctx, got, out, sizeof got));
+  for (unsigned i = 0; i < 256; i++) cr_assert_eq(got[i], i % 128 + 1, "thread %u", i);
+  gcl_args_destroy(args);
+  CHECK(gcl_mem_free(ctx, out));
+  gcl_module_destroy(m);
+}
+
+static void shared_memory(bool extra) {
+  gcl_device_info info;
+  CHECK(gcl_device_get_info(gcl_context_device(ctx), &info));
+  size_t bytes = (size_t)info.max_shared_per_block_optin;
+  if (bytes <= 48 * 1024) cr_skip_test("the device opts in to only %zu bytes", bytes);
+  gcl_module *m = load("launchcfg.fatbin");
+  gcl_kernel *k = get(m, "cfg_smem", "u32* out, u32 words", extra);
+  uint64_t out;
+  CHECK(gcl_mem_alloc(ctx, 4 * sizeof(unsigned), &out));
+  gcl_args *args = out_args(k, out);
+  size_t sizes[] = {64 * 1024, bytes, 16 * 1024}; /* opt in, raise again, and a small one */
+  for (int t = 0; t < 3; t++) {
+    unsigned words = (unsigned)(sizes[t] / 4);
+    CHECK(gcl_args_set_u32(args, 1, words));
+    gcl_launch_config cfg = {.grid = {4}, .block = {256}, .shared_bytes = sizes[t]};
+    CHECK(gcl_launch(k, &cfg, args));
+    CHECK(gcl_context_synchronize(ctx));
+    unsigned got[4], want = 0;
+    for (unsigned i = 0; i < words; i++) want += i * 2654435761u;
+    CHECK(gcl_mem_download(ctx, got, out, sizeof got));
+    for (int b = 0; b < 4; b++) cr_assert_eq(got[b], want, "%zu bytes, block %d", sizes[t], b);
+  }
+  int dyn = 0;
+  CHECK(gcl_kernel_attribute(k, GCL_KERNEL_MAX_DYNAMIC_SHARED_BYTES, &dyn));
+  cr_assert_eq((size_t)dyn, bytes, "the opt-in is remembered at its highest value");
+  gcl_args_destroy(args);
+  CHECK(gcl_mem_free(ctx, out));
+  gcl_module_destroy(m);
+}
+
+Test(launch, shared_memory_over_48k) { shared_memory(false); }
+Test(launch, shared_memory_over_48k_extra) { shared_memory(true); }
+
+static void cluster(unsigned grid, unsigned size) {
+  gcl_module *m = load("launchcfg.fatbin");
+  gcl_kernel *k = get(m, "cfg_cluster", "u32* out", false);
+  uint64_t out;
+  CHECK(gcl_mem_alloc(ctx, grid * sizeof(unsigned), &out));
+  CHECK(gcl_mem_fill_u8(ctx, out, 0xcd, grid * sizeof(unsigned)));
+  gcl_args *args = out_args(k, out);
+  gcl_launch_config cfg = {.grid = {grid}, .block = {32}, .cluster = {size}};
+  CHECK(gcl_launch(k, &cfg, args));
+  CHECK(gcl_context_synchronize(ctx));
+  unsigned got[64];
+  CHECK(gcl_mem_download(ctx, got, out, grid * sizeof(unsigned)));
+  for (unsigned b = 0; b < grid; b++)
+    cr_assert_eq(got[b], (b % size) | size << 16, "block %u: 0x%x", b, got[b]);
+  gcl_args_destroy(args);
+  CHECK(gcl_mem_free(ctx, out));
+  gcl_module_destroy(m);
+}
+
+Test(launch, clusters) {
+  if (gcl_context_sm(ctx) < 90) cr_skip_test("clusters need sm_90");
+  cluster(8, 2);
+  cluster(16, 8);
+  cluster(32, 16); /* non-portable: opted in automatically */
+}
+
+Test(launch, attributes_cooperative_pdl_priority) {
+  gcl_module *m = load("launchcfg.fatbin");
+  gcl_kernel *k = get(m, "cfg_add", "u32* out, u32 add", false);
+  uint64_t out;
+  CHECK(gcl_mem_alloc(ctx, 4 * sizeof(unsigned), &out));
+  CHECK(gcl_mem_fill_u8(ctx, out, 0, 4 * sizeof(unsigned)));
+  gcl_args *args = out_args(k, out);
+  CHECK(gcl_args_set_u32(args, 1, 3));
+  CUstream stream;
+  CU(gcl__cu.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+  gcl_launch_config cfg = {.grid = {4}, .block = {64}, .stream = stream, .cooperative = true};
+  CHECK(gcl_launch(k, &cfg, args));
+  cfg = (gcl_launch_config){.grid = {4}, .block = {64}, .stream = stream,
+                            .programmatic_dependent_launch = true};
+  CHECK(gcl_launch(k, &cfg, args));
+  cfg = (gcl_launch_config){.grid = {4}, .block = {64}, .stream = stream, .priority = -1};
+  CHECK(gcl_launch(k, &cfg, args));
+  CU(gcl__cu.cuStreamSynchronize(stream));
+  unsigned got[4];
+  CHECK(gcl_mem_download(ctx, got, out, sizeof got));
+  for (int b = 0; b < 4; b++) cr_assert_eq(got[b], 9u, "block %d", b);
+  CU(gcl__cu.cuStreamDestroy(stream));
+  gcl_args_destroy(args);
+  CHECK(gcl_mem_free(ctx, out));
+  gcl_module_destroy(m);
+}
+
+Test(launch, kernel_without_parameters) {
+  gcl_module *m = load("launchcfg.fatbin");
+  for (int extra = 0; extra < 2; extra++) {
+    gcl_kernel *k = get(m, "cfg_noparams", "", extra);
+    gcl_args *args = NULL;
+    CHECK(gcl_args_create(gcl_kernel_layout(k), &args));
+    gcl_launch_config cfg = one_thread();
+    CHECK(gcl_launch(k, &cfg, args));
+    CHECK(gcl_context_synchronize(ctx));
+    gcl_args_destroy(args);
+  }
+  gcl_module_destroy(m);
+}
+
+/* --- graphs ------------------------------------------------------------------------------------- */
+
+static void graph(bool extra) {
+  gcl_module *m = load("launchcfg.fatbin");
+  gcl_kernel *k = get(m, "cfg_add", "u32* out, u32 add", extra);
+  gcl_kernel *other = get(m, "cfg_bounded", "u32* out", extra);
+  uint64_t out;
+  CHECK(gcl_mem_alloc(ctx, 2 * sizeof(unsigned), &out));
+  CHECK(gcl_mem_fill_u8(ctx, out, 0, 2 * sizeof(unsigned)));
+  gcl_args *args = out_args(k, out), *args2 = out_args(k, out);
+  CHECK(gcl_args_set_u32(args, 1, 1));
+  CHECK(gcl_args_set_u32(args2, 1, 5));
+  CUstream stream;
+  CUgraph g;
+  CUgraphExec exec;
+  CU(gcl__cu.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+  CU(gcl__cu.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
+  gcl_launch_config cfg = {.grid = {2}, .block = {32}, .stream = stream};
+  CHECK(gcl_launch(k, &cfg, args));
+  CU(gcl__cu.cuStreamEndCapture(stream, &g));
+  CU(gcl__cu.cuGraphInstantiateWithFlags(&exec, g, 0));
+  CHECK(gcl_args_set_u32(args, 1, 100)); /* the captured values were copied */
+  CU(gcl__cu.cuGraphLaunch(exec, stream));
+  CU(gcl__cu.cuStreamSynchronize(stream));
+  unsigned got[2];
+  CHECK(gcl_mem_download(ctx, got, out, sizeof got));
+  cr_assert(got[0] == 1 && got[1] == 1, "after replay 1: %u %u", got[0], got[1]);
+  CUgraphNode nodes[4];
+  size_t count = 4;
+  CU(gcl__cu.cuGraphGetNodes(g, nodes, &count));
+  cr_assert_eq(count, 1);
+  gcl_args *other_args = out_args(other, out);
+  cr_assert_eq(gcl_graph_kernel_node_set_args(exec, nodes[0], other, other_args), GCL_ERROR_INVALID_ARGUMENT);
+  HAS("another kernel");
+  CHECK(gcl_graph_kernel_node_set_args(exec, nodes[0], k, args2));
+  gcl_args_destroy(args2); /* the driver copied the values */
+  CU(gcl__cu.cuGraphLaunch(exec, stream));
+  CU(gcl__cu.cuStreamSynchronize(stream));
+  CHECK(gcl_mem_download(ctx, got, out, sizeof got));
+  cr_assert(got[0] == 6 && got[1] == 6, "after replay 2 with add = 5: %u %u", got[0], got[1]);
+  CU(gcl__cu.cuGraphExecDestroy(exec));
+  CU(gcl__cu.cuGraphDestroy(g));
+  CU(gcl__cu.cuStreamDestroy(stream));
+  gcl_args_destroy(args), gcl_args_destroy(other_args);
+  CHECK(gcl_mem_free(ctx, out));
+  gcl_module_destroy(m);
+}
+
+Test(launch, graph_capture_and_node_args) { graph(false); }
+Test(launch, graph_capture_and_node_args_extra) { graph(true); }
