@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Stages `meson install --destdir` of a build into a temporary directory and builds
+# tests/install/consumer.c against the staged install three ways -- pkg-config (shared),
+# pkg-config --static, and CMake find_package(gclaunch) -- runs each and checks the output.
+#   tests/install/check.sh [BUILD_DIR]     (default: build; GCL_NO_REBUILD=1 installs what is built)
+# Prints one "PASS: ..." or "FAIL: ..." line per check and "install: N passed, N failed" at the end;
+# exits 1 if any check failed. Needs cc, pkg-config, cmake; no GPU.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/../.." && pwd)
+build=$(cd "${1:-$src/build}" && pwd) || { echo "FAIL: no build directory ${1:-build}"; exit 1; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gcl-install.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+passed=0 failed=0
+pass() { echo "PASS: $*"; passed=$((passed + 1)); }
+fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
+finish() { echo "install: $passed passed, $failed failed"; exit $((failed > 0)); }
+
+option() { # option NAME: a meson build option's value
+  meson introspect "$build" --buildoptions |
+    python3 -c 'import json,sys; print([o["value"] for o in json.load(sys.stdin) if o["name"]==sys.argv[1]][0])' "$1"
+}
+
+# --- stage ---------------------------------------------------------------------------------------
+stage=$tmp/stage
+norebuild=(); [[ ${GCL_NO_REBUILD:-0} == 1 ]] && norebuild=(--no-rebuild)
+if meson install -C "$build" "${norebuild[@]}" --destdir "$stage" >"$tmp/install.log" 2>&1; then
+  pass "meson install --destdir into a temporary directory"
+else
+  cat "$tmp/install.log"; fail "meson install --destdir"; finish
+fi
+prefix=$(option prefix) libdir=$(option libdir) includedir=$(option includedir)
+[[ $libdir == /* ]] || libdir=$prefix/$libdir
+[[ $includedir == /* ]] || includedir=$prefix/$includedir
+root=$stage$prefix lib=$stage$libdir inc=$stage$includedir
+version=$(meson introspect "$build" --projectinfo |
+  python3 -c 'import json,sys; print(json.load(sys.stdin)["version"])')
+
+for f in "$lib/libgclaunch.so" "$lib/libgclaunch.so.$version" "$lib/libgclaunch.a" \
+         "$inc/gclaunch/gclaunch.h" "$inc/gclaunch/dlpack.h" "$lib/pkgconfig/gclaunch.pc" \
+         "$root/lib/cmake/gclaunch/gclaunchConfig.cmake" \
+         "$root/lib/cmake/gclaunch/gclaunchConfigVersion.cmake" "$root/bin/gclaunch"; do
+  if [[ -e $f ]]; then pass "installed ${f#"$stage"}"; else fail "not installed: ${f#"$stage"}"; fi
+done
+
+# What consumer.c must print: the sm_90 rule of FACTS.md (param base 0x210, so the 128-aligned
+# tensormap array lands at 112, not at 0 as in C).
+expected="gclaunch $version sm_90
+param 0 maps offset 112 size 256 align 128
+param 1 src offset 368 size 8 align 8
+param 2 dst offset 376 size 8 align 8
+param 3 n offset 384 size 8 align 8
+param 4 tile offset 392 size 12 align 4
+bytes 404"
+
+check_run() { # check_run NAME EXE [ENV...]: runs EXE and compares its output with $expected
+  local name=$1 exe=$2; shift 2
+  local out
+  if ! out=$(env "$@" "$exe" 2>&1); then fail "$name: consumer exited non-zero: $out"; return; fi
+  if [[ $out == "$expected" ]]; then pass "$name: consumer prints the sm_90 layout"
+  else fail "$name: unexpected output"; diff <(echo "$expected") <(echo "$out"); fi
+}
+
+# --- pkg-config ----------------------------------------------------------------------------------
+# PKG_CONFIG_SYSROOT_DIR maps the .pc file's /usr/local/... paths into the staging directory.
+pc() { PKG_CONFIG_PATH=$lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$stage pkg-config "$@"; }
+if [[ $(pc --modversion gclaunch 2>&1) == "$version" ]]; then pass "pkg-config --modversion gclaunch"
+else fail "pkg-config --modversion gclaunch: $(pc --modversion gclaunch 2>&1)"; fi
+libs=$(pc --libs gclaunch)
+if [[ $libs == *-lffi* ]]; then fail "libffi leaks into pkg-config --libs: $libs"
+else pass "libffi is private (pkg-config --libs: $libs)"; fi
+static_libs=$(pc --static --libs gclaunch)
+if [[ $static_libs == *-lffi* ]]; then pass "pkg-config --static --libs names libffi"
+else fail "pkg-config --static --libs lacks -lffi: $static_libs"; fi
+
+cflags=(-std=c11 -Wall -Wextra -Werror)
+# shellcheck disable=SC2046
+if cc "${cflags[@]}" $(pc --cflags gclaunch) "$here/consumer.c" -o "$tmp/app_pc" $libs 2>"$tmp/cc.log"
+then pass "pkg-config: consumer builds"; check_run "pkg-config" "$tmp/app_pc" "LD_LIBRARY_PATH=$lib"
+else cat "$tmp/cc.log"; fail "pkg-config: consumer does not build"; fi
+# The static archive with --static's private libraries (-l:libgclaunch.a picks the archive).
+# shellcheck disable=SC2046
+if cc "${cflags[@]}" $(pc --cflags gclaunch) "$here/consumer.c" -o "$tmp/app_pc_static" \
+      ${static_libs//-lgclaunch/-l:libgclaunch.a} 2>"$tmp/cc.log"
+then pass "pkg-config --static: consumer builds"; check_run "pkg-config --static" "$tmp/app_pc_static"
+else cat "$tmp/cc.log"; fail "pkg-config --static: consumer does not build"; fi
+
+# --- CMake ---------------------------------------------------------------------------------------
+if cmake -S "$here" -B "$tmp/cmake" -DCMAKE_PREFIX_PATH="$root" -DCMAKE_BUILD_TYPE=Release \
+      >"$tmp/cmake.log" 2>&1 && cmake --build "$tmp/cmake" >>"$tmp/cmake.log" 2>&1; then
+  pass "CMake: find_package(gclaunch) and target_link_libraries(app gclaunch::gclaunch)"
+  check_run "CMake gclaunch::gclaunch" "$tmp/cmake/app"
+  if [[ -x $tmp/cmake/app_static ]]; then check_run "CMake gclaunch::gclaunch_static" "$tmp/cmake/app_static"
+  else fail "CMake: no gclaunch::gclaunch_static target although libgclaunch.a is installed"; fi
+  if readelf -d "$tmp/cmake/app" | grep -q 'NEEDED.*libgclaunch.so'; then
+    pass "CMake: app links the shared library"
+  else fail "CMake: app does not link libgclaunch.so"; fi
+else
+  cat "$tmp/cmake.log"; fail "CMake: consumer does not configure or build"
+fi
+# A version the package does not satisfy must be refused.
+mkdir -p "$tmp/cmake_ver"
+printf 'cmake_minimum_required(VERSION 3.16)\nproject(v C)\nfind_package(gclaunch 99.0 REQUIRED)\n' \
+  >"$tmp/cmake_ver/CMakeLists.txt"
+if cmake -S "$tmp/cmake_ver" -B "$tmp/cmake_ver/b" -DCMAKE_PREFIX_PATH="$root" >/dev/null 2>&1; then
+  fail "CMake: find_package(gclaunch 99.0) was accepted"
+else pass "CMake: find_package(gclaunch 99.0) is refused (version file)"; fi
+
+finish

@@ -1,0 +1,91 @@
+/* runargs: the `--arg` specs of `gclaunch run`, parsed and checked on the CPU (no GPU needed), and
+ * the host side of its buffers (fill patterns, element codecs, checksums).
+ *
+ *   spec   = [ NAME "=" ] body
+ *   body   = SCALAR ":" VALUE                               f32:1.5  u64:42  i32:-3  bool:true
+ *          | "buf:" SCALAR ":" SHAPE [ "@" OFFSET ] [ "=" FILL ]     buf:f32:1024@4=iota
+ *          | "tmap:" BUF { "," BUF } { ":" OPTION }         tmap:a,b:box=64x64:swizzle=128
+ *          | "hex:" HEXBYTES                                hex:0011aa
+ *   SHAPE  = N { "x" N }        (outermost first, as DLPack; the element count is the product)
+ *   FILL   = "zeros" | "iota" | "rand" | "@" PATH          (default zeros)
+ *   OPTION = "box=" N { "x" N } (in SHAPE order) | "swizzle=" ("none"|"32"|"64"|"128")
+ *          | "oob=" ("zero"|"nan")
+ * A buffer at OFFSET elements is allocated with OFFSET + count elements and passed as a tensor whose
+ * byte_offset is OFFSET * element size: the fill, checksums and --out cover the count elements of
+ * the view; the elements before it are zero. */
+#ifndef GCL_RUNARGS_H
+#define GCL_RUNARGS_H
+
+#include <gclaunch/gclaunch.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define GCL_RUNARG_NAME_MAX 32
+#define GCL_RUNARG_MAX_RANK 5
+
+typedef enum gcl_runarg_kind {
+  GCL_RUNARG_SCALAR, GCL_RUNARG_BUFFER, GCL_RUNARG_TMAP, GCL_RUNARG_HEX
+} gcl_runarg_kind;
+
+typedef enum gcl_runarg_fill {
+  GCL_RUNARG_ZEROS, GCL_RUNARG_IOTA, GCL_RUNARG_RAND, GCL_RUNARG_FILE
+} gcl_runarg_fill;
+
+typedef struct gcl_runarg {
+  int position;                        /* 1-based, as on the command line */
+  const char *spec;                    /* the text (borrowed) */
+  char name[GCL_RUNARG_NAME_MAX];      /* "" when unnamed */
+  gcl_runarg_kind kind;
+  gcl_scalar type;                     /* scalar type, or a buffer's element type */
+  size_t size;                         /* bytes: of the scalar, the hex blob, a buffer element */
+  unsigned char value[8];              /* scalar: its bytes, little-endian */
+  /* buffer */
+  size_t rank;
+  uint64_t shape[GCL_RUNARG_MAX_RANK];
+  uint64_t count;                      /* elements in the view: the product of shape */
+  uint64_t offset;                     /* elements before the view */
+  gcl_runarg_fill fill;
+  const char *file;                    /* GCL_RUNARG_FILE: the path (points into spec) */
+  /* tensor map */
+  size_t tmap_count;                   /* buffers listed */
+  const char *tmap_list;               /* "a,b,c" (points into spec), tmap_list_len bytes */
+  size_t tmap_list_len;
+  size_t box_rank;
+  uint32_t box[GCL_RUNARG_MAX_RANK];   /* in SHAPE order (outermost first) */
+  int swizzle;                         /* GCL_TENSORMAP_SWIZZLE_* */
+  int oob_fill;                        /* GCL_TENSORMAP_OOB_* */
+  /* hex */
+  unsigned char *bytes;                /* owned; size bytes */
+} gcl_runarg;
+
+/* Parses spec (the position-th --arg) into *out. On failure writes
+ * "--arg POSITION 'SPEC': what is wrong" into err (cap bytes) and returns false; *out then owns
+ * nothing. */
+bool gcl_runarg_parse(const char *spec, int position, gcl_runarg *out, char *err, size_t cap);
+/* Releases what *a owns. */
+void gcl_runarg_free(gcl_runarg *a);
+/* i-th buffer name of a tmap list into name (GCL_RUNARG_NAME_MAX bytes). */
+void gcl_runarg_tmap_buffer(const gcl_runarg *a, size_t i, char *name);
+
+/* "f32", ... for a scalar type; "?" otherwise. */
+const char *gcl_runarg_type_name(gcl_scalar t);
+/* Parses "X[,Y[,Z]]" (each 1 ... 2^31-1; missing ones are 1). False on malformed text. */
+bool gcl_runarg_parse_dim3(const char *text, unsigned out[3]);
+
+/* --- host side of buffers (runbuf.c) --- */
+/* Writes a's fill pattern into the count elements at view (rand: a fixed generator from seed;
+ * iota: 0, 1, 2, ... converted to the element type). GCL_RUNARG_FILE is not handled here. */
+void gcl_runarg_fill_view(const gcl_runarg *a, void *view, uint64_t seed);
+/* Element i of a view of type t, as a double. */
+double gcl_runarg_element(gcl_scalar t, const void *view, uint64_t i);
+/* Stores value converted to type t (round to nearest even for f16/bf16; integers wrap). */
+void gcl_runarg_store(gcl_scalar t, void *dst, double value);
+/* 64-bit FNV-1a of size bytes. */
+uint64_t gcl_runarg_fnv1a(const void *data, size_t size);
+/* Sum of the count elements of a view, as doubles. */
+double gcl_runarg_sum(gcl_scalar t, const void *view, uint64_t count);
+/* Bytes of one element of type t (0 for VOID). */
+size_t gcl_runarg_type_size(gcl_scalar t);
+
+#endif
