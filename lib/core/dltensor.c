@@ -54,9 +54,13 @@ static const struct { uint8_t code, bits; } scalar_dtypes[] = {
     [GCL_SCALAR_F32] = {kDLFloat, 32},      [GCL_SCALAR_F64] = {kDLFloat, 64},
 };
 
-static const char *dtype_code_name(unsigned code) {
-  static const char *const names[] = {"int", "uint", "float", "opaque", "bfloat", "complex", "bool"};
-  return code < sizeof names / sizeof names[0] ? names[code] : "code";
+/* "float32", "bool", "bfloat16"; "dtype" for codes without a short name. */
+static const char *dtype_text(char *buf, size_t cap, unsigned code, unsigned bits) {
+  static const char *const names[] = {"int", "uint", "float", "opaque", "bfloat", "complex"};
+  if (code == GCL_DL_BOOL && bits == 8) return "bool";
+  if (code >= sizeof names / sizeof names[0]) return "dtype";
+  snprintf(buf, cap, "%s%u", names[code], bits);
+  return buf;
 }
 
 static gcl_status check_flags(const check_ctx *c, uint64_t flags) {
@@ -88,17 +92,19 @@ static gcl_status check_device(const check_ctx *c, int device_id) {
 /* Checks the dtype and returns the element size in bytes. */
 static gcl_status check_dtype(const check_ctx *c, uint64_t *itemsize) {
   DLDataType d = c->t->dtype;
-  unsigned want_code = scalar_dtypes[c->p->scalar].code, want_bits = scalar_dtypes[c->p->scalar].bits;
+  unsigned want_code = scalar_dtypes[c->p->scalar].code;
+  unsigned want_bits = scalar_dtypes[c->p->scalar].bits;
   unsigned total = (unsigned)d.bits * d.lanes;
   if (want_code == 255) { /* void*: any dtype of whole bytes */
     if (d.lanes == 0 || total == 0 || total % 8 != 0)
       return gcl__fail(GCL_ERROR_TENSOR, "%s: dtype (code %u, bits %u, lanes %u) is not a whole "
                        "number of bytes", c->label, d.code, d.bits, d.lanes);
   } else if (d.code != want_code || d.bits != want_bits || d.lanes != 1) {
-    return gcl__fail(GCL_ERROR_TENSOR, "%s: dtype %s%u (code %u, bits %u, lanes %u) does not match"
-                     " the element type, expected %s%u (code %u, bits %u, lanes 1)", c->label,
-                     dtype_code_name(d.code), d.bits, d.code, d.bits, d.lanes,
-                     dtype_code_name(want_code), want_bits, want_code, want_bits);
+    char got[32], want[32];
+    return gcl__fail(GCL_ERROR_TENSOR, "%s: %s (code %u, bits %u, lanes %u) does not match the "
+                     "element type, expected %s (code %u, bits %u, lanes 1)", c->label,
+                     dtype_text(got, sizeof got, d.code, d.bits), d.code, d.bits, d.lanes,
+                     dtype_text(want, sizeof want, want_code, want_bits), want_code, want_bits);
   }
   *itemsize = total / 8;
   return GCL_OK;

@@ -2,7 +2,8 @@
  * 4 and 1, each encoded both ways (offset folded into data, or storage base + byte_offset), go
  * through gclaunch's checks into `f32* align(16) out, u64 n, f32 base`; kernels/dlpack_fill.cu
  * writes out[i] = base + i. Every element inside the view must be written, every element outside
- * must keep its poison. The offset-1 view is rejected under align(16) and accepted under align(4). */
+ * must keep its poison. The offset-1 view is rejected under align(16) and accepted under
+ * align(4). */
 #include <criterion/criterion.h>
 #include <inttypes.h>
 #include <stdio.h>
