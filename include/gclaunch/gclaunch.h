@@ -329,6 +329,8 @@ GCL_API gcl_status gcl_mem_free(gcl_context *ctx, uint64_t address);
 GCL_API gcl_status gcl_mem_upload(gcl_context *ctx, uint64_t dst, const void *src, size_t bytes);
 GCL_API gcl_status gcl_mem_download(gcl_context *ctx, void *dst, uint64_t src, size_t bytes);
 GCL_API gcl_status gcl_mem_fill_u8(gcl_context *ctx, uint64_t dst, uint8_t value, size_t bytes);
+/* Device-to-device copy (cuMemcpyDtoD; synchronous with respect to the host). */
+GCL_API gcl_status gcl_mem_copy(gcl_context *ctx, uint64_t dst, uint64_t src, size_t bytes);
 GCL_API gcl_status gcl_context_synchronize(gcl_context *ctx);
 
 /* ---------------------------------------------------------------------------------------------

@@ -148,6 +148,13 @@ gcl_status gcl_mem_fill_u8(gcl_context *ctx, uint64_t dst, uint8_t value, size_t
   return GCL_OK;
 }
 
+gcl_status gcl_mem_copy(gcl_context *ctx, uint64_t dst, uint64_t src, size_t bytes) {
+  GCL_CTX_GUARD(ctx);
+  CUresult rc = gcl__cu.cuMemcpyDtoD((CUdeviceptr)dst, (CUdeviceptr)src, bytes);
+  if (rc != CUDA_SUCCESS) return gcl__cu_fail(rc, "cuMemcpyDtoD(%zu bytes)", bytes);
+  return GCL_OK;
+}
+
 gcl_status gcl_context_synchronize(gcl_context *ctx) {
   GCL_CTX_GUARD(ctx);
   CUresult rc = gcl__cu.cuCtxSynchronize();
