@@ -1,0 +1,315 @@
+/* bench_descriptors: where should TMA descriptors live?
+ *
+ * The TMA copy of kernels/descbench.cu with its K source descriptors (+1 destination) placed
+ *   param    - in one grid-constant `tensormap[K+1]` parameter (the constant bank),
+ *   global   - in global memory, fenced in each block before first use,
+ *   global+p - in global memory, fenced and prefetched (prefetch.tensormap),
+ * for K in {1, 8, 64, 240}, tiles 64x64 ... 256x128 in fp32 and bf16, moving >= 2 GiB (read +
+ * written) per measurement so the 60 MB L2 does not help. Each measurement is the median over
+ * repetitions of a host clock around `launches` back-to-back launches and a synchronize, after a
+ * warm-up launch; cuMemcpyDtoD of the same bytes is measured the same way in the same run and
+ * every result is given as a fraction of it. Each configuration's copy is verified on sampled
+ * rows against the source before it is timed.
+ *
+ *   bench_descriptors [--csv FILE] [--reps N] [--quick]
+ */
+#include <gclaunch/gclaunch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifndef GCL_KERNEL_DIR
+#define GCL_KERNEL_DIR "build/kernels"
+#endif
+
+#define GiB (1024.0 * 1024.0 * 1024.0)
+#define CHECK(call)                                                                               \
+  do {                                                                                            \
+    gcl_status s_ = (call);                                                                       \
+    if (s_ != GCL_OK) {                                                                           \
+      fprintf(stderr, "bench_descriptors: %s: %s: %s\n", #call, gcl_status_name(s_),             \
+              gcl_last_error());                                                                  \
+      exit(1);                                                                                    \
+    }                                                                                             \
+  } while (0)
+
+typedef struct shape { uint32_t k, rows, tiles_x, tiles_per_tensor, box_w, box_h, tile_bytes, stages; } shape;
+
+typedef struct config {
+  const char *dtype;
+  uint8_t code, bits;
+  uint32_t box_w, box_h;
+  uint32_t k;
+} config;
+
+typedef struct bench {
+  gcl_context *ctx;
+  gcl_module *mod;
+  int sms, reps, launches;
+  uint64_t src, dst, maps; /* device buffers */
+  size_t src_bytes;
+  FILE *csv;
+} bench;
+
+static const uint32_t ks[] = {1, 8, 64, 240};
+static const uint32_t cols = 4096; /* elements per row of every tensor */
+static const size_t min_src_bytes = (size_t)1 << 30; /* 1 GiB read + 1 GiB written */
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Rows per source tensor: a multiple of box_h with k * rows * cols * esize >= 1 GiB. */
+static uint32_t rows_for(const config *c) {
+  size_t esize = c->bits / 8, per_tensor = min_src_bytes / c->k / (cols * esize) + 1;
+  return (uint32_t)((per_tensor + c->box_h - 1) / c->box_h * c->box_h);
+}
+
+static DLTensor tensor2d(uint64_t base, const config *c, int64_t *shp, uint32_t rows) {
+  shp[0] = rows;
+  shp[1] = cols;
+  DLTensor t = {0};
+  t.data = (void *)(uintptr_t)base;
+  t.device.device_type = kDLCUDA;
+  t.ndim = 2;
+  t.dtype.code = c->code;
+  t.dtype.bits = c->bits;
+  t.dtype.lanes = 1;
+  t.shape = shp;
+  return t;
+}
+
+static shape shape_for(const bench *b, const config *c, uint32_t *grid) {
+  shape s = {0};
+  s.k = c->k;
+  s.rows = rows_for(c);
+  s.box_w = c->box_w;
+  s.box_h = c->box_h;
+  s.tiles_x = cols / c->box_w;
+  s.tiles_per_tensor = s.tiles_x * (s.rows / c->box_h);
+  s.tile_bytes = c->box_w * c->box_h * (c->bits / 8);
+  const uint32_t smem = 200 * 1024;
+  s.stages = smem / s.tile_bytes >= 4 ? 4 : smem / s.tile_bytes ? smem / s.tile_bytes : 1;
+  uint32_t per_sm = smem / (s.stages * s.tile_bytes);
+  *grid = (uint32_t)b->sms * (per_sm ? per_sm : 1);
+  return s;
+}
+
+/* Encodes the k source maps and the destination map; into args element i (param) or map i. */
+static void encode_maps(bench *b, const config *c, const shape *s, gcl_args *args, void *host) {
+  gcl_tensormap_options o = {0};
+  o.box[0] = c->box_w;
+  o.box[1] = c->box_h;
+  int64_t shp[2];
+  size_t tensor_bytes = (size_t)s->rows * cols * (c->bits / 8);
+  for (uint32_t i = 0; i <= c->k; i++) {
+    DLTensor t = i < c->k ? tensor2d(b->src + i * tensor_bytes, c, shp, s->rows)
+                          : tensor2d(b->dst, c, shp, s->rows * c->k);
+    if (args)
+      CHECK(gcl_args_set_tensormap(args, b->ctx, 0, i, &t, &o));
+    else
+      CHECK(gcl_tensormap_encode(b->ctx, &t, &o, (char *)host + 128 * (size_t)i));
+  }
+}
+
+/* Compares sampled rows of the destination with the source. */
+static int verify(bench *b, const config *c, const shape *s) {
+  size_t row_bytes = (size_t)cols * (c->bits / 8), tensor_bytes = s->rows * row_bytes;
+  unsigned char *x = malloc(row_bytes), *y = malloc(row_bytes);
+  int bad = 0;
+  for (int probe = 0; probe < 16 && !bad; probe++) {
+    uint32_t k = (uint32_t)rand() % c->k, r = (uint32_t)rand() % s->rows;
+    size_t off = k * tensor_bytes + r * row_bytes;
+    CHECK(gcl_mem_download(b->ctx, x, b->src + off, row_bytes));
+    CHECK(gcl_mem_download(b->ctx, y, b->dst + off, row_bytes));
+    if (memcmp(x, y, row_bytes)) {
+      fprintf(stderr, "bench_descriptors: MISMATCH %s %ux%u K=%u tensor %u row %u\n", c->dtype,
+              c->box_w, c->box_h, c->k, k, r);
+      bad = 1;
+    }
+  }
+  free(x);
+  free(y);
+  return bad;
+}
+
+static double time_launches(bench *b, gcl_kernel *kern, const gcl_launch_config *lc,
+                            const gcl_args *args) {
+  double t[64];
+  CHECK(gcl_launch(kern, lc, args));
+  CHECK(gcl_context_synchronize(b->ctx));
+  for (int r = 0; r < b->reps; r++) {
+    double t0 = now_s();
+    for (int l = 0; l < b->launches; l++) CHECK(gcl_launch(kern, lc, args));
+    CHECK(gcl_context_synchronize(b->ctx));
+    t[r] = (now_s() - t0) / b->launches;
+  }
+  return median(t, b->reps);
+}
+
+static double time_memcpy(bench *b, size_t bytes) {
+  double t[64];
+  CHECK(gcl_mem_copy(b->ctx, b->dst, b->src, bytes));
+  CHECK(gcl_context_synchronize(b->ctx));
+  for (int r = 0; r < b->reps; r++) {
+    double t0 = now_s();
+    for (int l = 0; l < b->launches; l++) CHECK(gcl_mem_copy(b->ctx, b->dst, b->src, bytes));
+    CHECK(gcl_context_synchronize(b->ctx));
+    t[r] = (now_s() - t0) / b->launches;
+  }
+  return median(t, b->reps);
+}
+
+static void report(bench *b, const config *c, const char *where, size_t bytes, double sec,
+                   double copy_sec) {
+  double moved = 2.0 * bytes, gbps = moved / sec / 1e9, copy = moved / copy_sec / 1e9;
+  printf("%-5s %3ux%-3u K=%-3u %-9s %7.3f ms %8.1f GB/s  memcpy %8.1f GB/s  %5.1f%%\n", c->dtype,
+         c->box_w, c->box_h, c->k, where, sec * 1e3, gbps, copy, 100.0 * gbps / copy);
+  if (b->csv)
+    fprintf(b->csv, "%s,%u,%u,%u,%s,%zu,%.6f,%.2f,%.2f,%.4f\n", c->dtype, c->box_w, c->box_h, c->k,
+            where, (size_t)moved, sec * 1e3, gbps, copy, gbps / copy);
+}
+
+static int run_config(bench *b, const config *c) {
+  uint32_t grid;
+  shape s = shape_for(b, c, &grid);
+  size_t bytes = (size_t)c->k * s.rows * cols * (c->bits / 8);
+  char name[64], sig[128];
+  snprintf(name, sizeof name, "desc_param_%u", c->k + 1);
+  snprintf(sig, sizeof sig, "grid_constant tensormap[%u] maps, struct{u32,u32,u32,u32,u32,u32,u32,u32} s",
+           c->k + 1);
+  gcl_launch_config lc = {{grid, 1, 1}, {32, 1, 1}, {0, 0, 0}, (size_t)s.stages * s.tile_bytes,
+                          NULL, false, false, 0};
+  double copy_sec = time_memcpy(b, bytes);
+  int bad = 0;
+  /* param: descriptors in the constant bank */
+  gcl_kernel *kp;
+  CHECK(gcl_kernel_get(b->mod, name, sig, &kp));
+  gcl_args *ap;
+  CHECK(gcl_args_create(gcl_kernel_layout(kp), &ap));
+  encode_maps(b, c, &s, ap, NULL);
+  CHECK(gcl_args_set(ap, 1, &s, sizeof s));
+  CHECK(gcl_mem_fill_u8(b->ctx, b->dst, 0xA5, bytes));
+  CHECK(gcl_launch(kp, &lc, ap));
+  CHECK(gcl_context_synchronize(b->ctx));
+  bad |= verify(b, c, &s);
+  report(b, c, "param", bytes, time_launches(b, kp, &lc, ap), copy_sec);
+  gcl_args_destroy(ap);
+  /* global and global+prefetch: descriptors uploaded to device memory */
+  unsigned char *host = aligned_alloc(128, 128 * (size_t)(c->k + 1));
+  encode_maps(b, c, &s, NULL, host);
+  CHECK(gcl_mem_upload(b->ctx, b->maps, host, 128 * (size_t)(c->k + 1)));
+  free(host);
+  const char *names[2] = {"desc_global", "desc_global_prefetch"}, *where[2] = {"global", "global+p"};
+  for (int v = 0; v < 2; v++) {
+    gcl_kernel *kg;
+    CHECK(gcl_kernel_get(b->mod, names[v], "const void* maps, struct{u32,u32,u32,u32,u32,u32,u32,u32} s", &kg));
+    gcl_args *ag;
+    CHECK(gcl_args_create(gcl_kernel_layout(kg), &ag));
+    CHECK(gcl_args_set_ptr(ag, 0, b->maps));
+    CHECK(gcl_args_set(ag, 1, &s, sizeof s));
+    CHECK(gcl_mem_fill_u8(b->ctx, b->dst, 0x5A, bytes));
+    CHECK(gcl_launch(kg, &lc, ag));
+    CHECK(gcl_context_synchronize(b->ctx));
+    bad |= verify(b, c, &s);
+    report(b, c, where[v], bytes, time_launches(b, kg, &lc, ag), copy_sec);
+    gcl_args_destroy(ag);
+  }
+  return bad;
+}
+
+static size_t max_src_bytes(const config *tiles, size_t ntiles) {
+  size_t most = 0;
+  for (size_t t = 0; t < ntiles; t++)
+    for (size_t i = 0; i < sizeof ks / sizeof *ks; i++) {
+      config c = tiles[t];
+      c.k = ks[i];
+      size_t bytes = (size_t)c.k * rows_for(&c) * cols * (c.bits / 8);
+      if (bytes > most) most = bytes;
+    }
+  return most;
+}
+
+static void fill_random(bench *b) {
+  size_t chunk = (size_t)64 << 20;
+  uint32_t *h = malloc(chunk);
+  uint32_t x = 0x9e3779b9u ^ (uint32_t)time(NULL);
+  for (size_t i = 0; i < chunk / 4; i++) x ^= x << 13, x ^= x >> 17, x ^= x << 5, h[i] = x;
+  for (size_t off = 0; off < b->src_bytes; off += chunk)
+    CHECK(gcl_mem_upload(b->ctx, b->src + off, h, off + chunk <= b->src_bytes ? chunk : b->src_bytes - off));
+  free(h);
+}
+
+int main(int argc, char **argv) {
+  bench b = {0};
+  b.reps = 9;
+  b.launches = 2;
+  int quick = 0;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--csv") && i + 1 < argc) b.csv = fopen(argv[++i], "w");
+    else if (!strcmp(argv[i], "--reps") && i + 1 < argc) b.reps = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--quick")) quick = 1;
+    else { fprintf(stderr, "usage: bench_descriptors [--csv FILE] [--reps N] [--quick]\n"); return 2; }
+  }
+  if (b.reps < 1 || b.reps > 64) b.reps = 9;
+  gcl_status st = gcl_driver_init();
+  if (st != GCL_OK) {
+    printf("bench_descriptors: no GPU here, nothing measured (%s)\n", gcl_last_error());
+    return 0;
+  }
+  CHECK(gcl_context_create(0, &b.ctx));
+  gcl_device_info info;
+  CHECK(gcl_device_get_info(0, &info));
+  if (info.sm < 90) {
+    printf("bench_descriptors: %s is sm_%d; TMA needs sm_90\n", info.name, info.sm);
+    return 0;
+  }
+  b.sms = info.multiprocessors;
+  const char *dir = getenv("GCL_KERNEL_DIR") ? getenv("GCL_KERNEL_DIR") : GCL_KERNEL_DIR;
+  char path[1024];
+  snprintf(path, sizeof path, "%s/descbench.sm_90.cubin", dir);
+  CHECK(gcl_module_load_file(b.ctx, path, &b.mod));
+  const config tiles[] = {
+      {"fp32", kDLFloat, 32, 64, 64, 0},  {"fp32", kDLFloat, 32, 128, 64, 0},
+      {"fp32", kDLFloat, 32, 128, 128, 0}, {"fp32", kDLFloat, 32, 256, 128, 0},
+      {"bf16", kDLBfloat, 16, 64, 64, 0}, {"bf16", kDLBfloat, 16, 128, 64, 0},
+      {"bf16", kDLBfloat, 16, 128, 128, 0}, {"bf16", kDLBfloat, 16, 256, 128, 0}};
+  size_t ntiles = quick ? 2 : sizeof tiles / sizeof *tiles;
+  b.src_bytes = max_src_bytes(tiles, ntiles);
+  CHECK(gcl_mem_alloc(b.ctx, b.src_bytes, &b.src));
+  CHECK(gcl_mem_alloc(b.ctx, b.src_bytes, &b.dst));
+  CHECK(gcl_mem_alloc(b.ctx, 128 * 256, &b.maps));
+  fill_random(&b);
+  printf("bench_descriptors: %s, %d SMs, %zu MiB source buffer, median of %d x %d launches\n",
+         info.name, b.sms, b.src_bytes >> 20, b.reps, b.launches);
+  if (b.csv)
+    fprintf(b.csv, "dtype,box_w,box_h,k,placement,bytes_moved,ms,GBps,memcpy_GBps,fraction\n");
+  int bad = 0;
+  for (size_t t = 0; t < ntiles; t++)
+    for (size_t i = 0; i < sizeof ks / sizeof *ks; i++) {
+      config c = tiles[t];
+      c.k = ks[i];
+      bad |= run_config(&b, &c);
+    }
+  if (b.csv) fclose(b.csv);
+  gcl_module_destroy(b.mod);
+  gcl_mem_free(b.ctx, b.src);
+  gcl_mem_free(b.ctx, b.dst);
+  gcl_mem_free(b.ctx, b.maps);
+  gcl_context_destroy(b.ctx);
+  if (bad) printf("bench_descriptors: some copies were WRONG (see above)\n");
+  return bad;
+}

@@ -1,0 +1,129 @@
+// Where should TMA descriptors live? The same persistent TMA copy with its K+1 descriptors
+//   P  - in one by-value grid-constant parameter (struct of K+1 maps, run-time index),
+//   G  - in global memory, fenced (fence.proxy.tensormap::generic.acquire) in each block first,
+//   GP - in global memory, fenced, and prefetched (prefetch.tensormap) before use.
+// Descriptors 0 ... K-1 describe K source tensors of rows x cols elements; descriptor K describes
+// one destination of K*rows x cols: item i copies tile (i / K) of source (i % K) to the same
+// tile of row block (i % K) of the destination. Thread 0 of each block drives an S-stage ring of
+// tiles in dynamic shared memory (TMA load completes on an mbarrier, TMA store drains as a bulk
+// group); the other 31 threads only help fence. bench/descriptors.c is the host side.
+
+struct alignas(128) TM { unsigned long long o[16]; };
+template <int N> struct Maps { TM m[N]; };
+
+struct Shape {  // all in elements / tiles; 32 bytes
+  unsigned k, rows, tiles_x, tiles_per_tensor, box_w, box_h, tile_bytes, stages;
+};
+
+__device__ __forceinline__ unsigned smem_u32(const void *p) {
+  return (unsigned)__cvta_generic_to_shared(p);
+}
+
+__device__ __forceinline__ void bar_init(unsigned bar) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar) : "memory");
+}
+
+__device__ __forceinline__ void bar_wait(unsigned bar, unsigned parity) {
+  asm volatile(
+      "{\n.reg .pred p;\nW_%=:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+      "@!p bra W_%=;\n}\n" ::"r"(bar), "r"(parity) : "memory");
+}
+
+__device__ __forceinline__ void load_tile(const void *map, unsigned dst, unsigned bar, int x, int y,
+                                          unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
+               : "memory");
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3}], [%4];" ::"r"(dst), "l"(map), "r"(x), "r"(y), "r"(bar) : "memory");
+}
+
+__device__ __forceinline__ void store_tile(const void *map, unsigned src, int x, int y) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];"
+               ::"l"(map), "r"(x), "r"(y), "r"(src) : "memory");
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+
+__device__ __forceinline__ void fence_map(const void *map) {
+  asm volatile("fence.proxy.tensormap::generic.acquire.gpu [%0], 128;" ::"l"(map) : "memory");
+}
+
+__device__ __forceinline__ void prefetch_map(const void *map) {
+  asm volatile("prefetch.tensormap [%0];" ::"l"(map) : "memory");
+}
+
+// maps(i) gives descriptor i's generic address (parameter space or global memory).
+template <bool kPrefetch, class Maps_>
+__device__ void copy_ring(const Maps_ &maps, const Shape &s) {
+  extern __shared__ __align__(1024) unsigned char ring[];
+  __shared__ __align__(8) unsigned long long bars[8];
+  if (threadIdx.x != 0) return;
+  const unsigned base = smem_u32(ring), bar0 = smem_u32(bars);
+  for (unsigned j = 0; j < s.stages; j++) bar_init(bar0 + 8 * j);
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  const unsigned n = s.k * s.tiles_per_tensor, grid = gridDim.x;
+  const void *dst_map = maps(s.k);
+  if (kPrefetch) prefetch_map(dst_map);
+  // Prologue: fill the ring.
+  for (unsigned j = 0; j < s.stages; j++) {
+    unsigned item = blockIdx.x + j * grid;
+    if (item >= n) break;
+    unsigned t = item / s.k, src = item % s.k;
+    if (kPrefetch) prefetch_map(maps(src));
+    load_tile(maps(src), base + j * s.tile_bytes, bar0 + 8 * j, (t % s.tiles_x) * s.box_w,
+              (t / s.tiles_x) * s.box_h, s.tile_bytes);
+  }
+  unsigned k = 0;
+  for (unsigned item = blockIdx.x; item < n; item += grid, k++) {
+    unsigned j = k % s.stages, t = item / s.k, src = item % s.k;
+    bar_wait(bar0 + 8 * j, (k / s.stages) & 1);
+    int x = (t % s.tiles_x) * s.box_w, y = (t / s.tiles_x) * s.box_h;
+    store_tile(dst_map, base + j * s.tile_bytes, x, y + src * s.rows);
+    unsigned next = item + s.stages * grid;
+    if (next < n) {
+      unsigned t2 = next / s.k, src2 = next % s.k;
+      if (kPrefetch) prefetch_map(maps(src2));
+      asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");  // stage j read out
+      load_tile(maps(src2), base + j * s.tile_bytes, bar0 + 8 * j, (t2 % s.tiles_x) * s.box_w,
+                (t2 / s.tiles_x) * s.box_h, s.tile_bytes);
+    }
+  }
+  asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+}
+
+template <int N> struct ParamMaps {
+  const Maps<N> &m;
+  __device__ const void *operator()(unsigned i) const { return &m.m[i]; }
+};
+
+struct GlobalMaps {
+  const TM *g;
+  __device__ const void *operator()(unsigned i) const { return g + i; }
+};
+
+#define DESC_PARAM(N)                                                                             \
+  extern "C" __global__ void __launch_bounds__(32)                                                \
+      desc_param_##N(const __grid_constant__ Maps<N> maps, Shape s) {                             \
+    copy_ring<false>(ParamMaps<N>{maps}, s);                                                      \
+  }
+DESC_PARAM(2)
+DESC_PARAM(9)
+DESC_PARAM(65)
+DESC_PARAM(241)
+
+// All 32 threads fence the k+1 descriptors; then thread 0 runs the ring.
+template <bool kPrefetch>
+__device__ void global_variant(const TM *g, const Shape &s) {
+  for (unsigned i = threadIdx.x; i <= s.k; i += blockDim.x) fence_map(g + i);
+  __syncthreads();
+  copy_ring<kPrefetch>(GlobalMaps{g}, s);
+}
+
+extern "C" __global__ void __launch_bounds__(32) desc_global(const TM *g, Shape s) {
+  global_variant<false>(g, s);
+}
+
+extern "C" __global__ void __launch_bounds__(32) desc_global_prefetch(const TM *g, Shape s) {
+  global_variant<true>(g, s);
+}
