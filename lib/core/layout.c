@@ -78,11 +78,14 @@ static gcl_layout *layout_new(size_t count, int sm) {
   return l;
 }
 
-/* Places l's parameters for its sm, choosing sm_75-89's base from the area the 0x160 base gives. */
+/* Places l's parameters for its sm. sm_75-89 choose their base from the area the parameters
+ * take when laid out from 0 (the PTX parameter list's own C-like layout): nvcc 13 keeps 0x160
+ * for (bytes(4096), tensormap, bytes(97)) although that placement ends at 4353, and moves to
+ * 0x1a80 for (i8, tensormap, bytes(4200)), whose sizes sum to 4329 but whose 0-based layout
+ * ends at 4456. */
 static gcl_status layout_place(gcl_layout *l) {
-  l->size = place(l->params, l->count, gcl__param_base(l->sm, 0));
-  size_t base = gcl__param_base(l->sm, l->size);
-  if (base != gcl__param_base(l->sm, 0)) l->size = place(l->params, l->count, base);
+  size_t base = gcl__param_base(l->sm, place(l->params, l->count, 0));
+  l->size = place(l->params, l->count, base);
   return l->size > GCL_PARAM_LIMIT ? too_large(l) : GCL_OK;
 }
 
