@@ -3,6 +3,7 @@
 #define GCL_CLI_H
 
 int gcl_cmd_info(int argc, char **argv);
+int gcl_cmd_demo(int argc, char **argv);
 int gcl_cmd_inspect(int argc, char **argv);
 
 #endif

@@ -1,0 +1,227 @@
+/* libfakecuda.so, part 1: its state, fault injection and the control API tests call (see
+ * fakecuda.h). The driver entry points are in fakecuda_entries.c. */
+#include "fakecuda_internal.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const fake_entry_names[E_COUNT] = {
+#define X_NAME(name, version) #name,
+    FAKE_ENTRIES(X_NAME)
+#undef X_NAME
+};
+
+pthread_mutex_t fake_lock = PTHREAD_MUTEX_INITIALIZER;
+atomic_long fake_calls[E_COUNT + 1];
+fault fake_faults[E_COUNT], fake_fault_all;
+int fake_hidden[E_COUNT];
+atomic_int fake_lost_error;
+atomic_int fake_initialized;
+kernel_table *fake_tables;
+size_t fake_table_count;
+int fake_default_attrs[CU_FUNC_ATTRIBUTE_MAX];
+long fake_live[5];
+fake_alloc *fake_allocs;
+long fake_launches, fake_libraries;
+fakecuda_launch fake_last_launch;
+fakecuda_library fake_last_lib;
+int fake_primary_context;
+_Thread_local CUcontext fake_current;
+
+int fake_lookup_entry(const char *name) {
+  for (int i = 0; name && i < E_COUNT; i++)
+    if (strcmp(fake_entry_names[i], name) == 0) return i;
+  return -1;
+}
+
+/* The errors after which a real context is unusable until the process exits. */
+static int is_sticky(int e) { return e == 700 || (e >= 714 && e <= 719); }
+
+/* Entry points that give something back: they keep working in the lost state, so that a test
+ * can still see every retain, allocation and library released. */
+static int is_release(int e) {
+  return e == E_cuDevicePrimaryCtxRelease || e == E_cuMemFree || e == E_cuLibraryUnload ||
+         e == E_cuStreamDestroy || e == E_cuEventDestroy || e == E_cuGraphDestroy ||
+         e == E_cuGraphExecDestroy;
+}
+
+/* One fault slot: the error to return now, or 0. Called under fake_lock. */
+static int fire(fault *f) {
+  if (!f->error) return 0;
+  if (f->after > 0) {
+    f->after--;
+    return 0;
+  }
+  int e = f->error;
+  if (f->once) f->error = 0;
+  return e;
+}
+
+CUresult fake_enter(int e) {
+  atomic_fetch_add(&fake_calls[e], 1);
+  if (e == E_cuGetErrorName || e == E_cuGetErrorString) return CUDA_SUCCESS;
+  int err = atomic_load(&fake_lost_error);
+  if (err && !is_release(e)) return (CUresult)err;
+  pthread_mutex_lock(&fake_lock);
+  err = fire(&fake_faults[e]);
+  if (!err) err = fire(&fake_fault_all);
+  if (is_sticky(err)) atomic_store(&fake_lost_error, err);
+  pthread_mutex_unlock(&fake_lock);
+  /* Like the real driver: nothing but cuInit and cuDriverGetVersion before cuInit. */
+  if (!err && !atomic_load(&fake_initialized) && e != E_cuInit && e != E_cuDriverGetVersion)
+    return CUDA_ERROR_NOT_INITIALIZED;
+  return (CUresult)err;
+}
+
+/* --- control API ----------------------------------------------------------------------------- */
+
+static void set_fault(const char *entry, int error, int after, int once) {
+  fault f = {error, after > 0 ? after : 0, once};
+  int e = fake_lookup_entry(entry);
+  bool all = entry && strcmp(entry, "*") == 0;
+  if (!all && e < 0) {
+    fprintf(stderr, "fakecuda: no entry point '%s' to fail\n", entry ? entry : "(null)");
+    return;
+  }
+  pthread_mutex_lock(&fake_lock);
+  if (all) fake_fault_all = f;
+  else fake_faults[e] = f;
+  pthread_mutex_unlock(&fake_lock);
+}
+
+FAKE_API void fakecuda_fail(const char *entry, int err, int after) { set_fault(entry, err, after, 0); }
+FAKE_API void fakecuda_fail_once(const char *entry, int err, int after) { set_fault(entry, err, after, 1); }
+FAKE_API void fakecuda_restore(void) { atomic_store(&fake_lost_error, 0); }
+FAKE_API int fakecuda_lost(void) { return atomic_load(&fake_lost_error); }
+
+FAKE_API void fakecuda_hide(const char *entry, int hide) {
+  int e = fake_lookup_entry(entry);
+  pthread_mutex_lock(&fake_lock);
+  if (e >= 0) fake_hidden[e] = hide;
+  pthread_mutex_unlock(&fake_lock);
+}
+
+static void default_attributes(void) {
+  memset(fake_default_attrs, 0, sizeof fake_default_attrs);
+  fake_default_attrs[CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK] = 1024;
+  fake_default_attrs[CU_FUNC_ATTRIBUTE_NUM_REGS] = 32;
+  fake_default_attrs[CU_FUNC_ATTRIBUTE_PTX_VERSION] = 90;
+  fake_default_attrs[CU_FUNC_ATTRIBUTE_BINARY_VERSION] = 90;
+  fake_default_attrs[CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES] = 48 * 1024;
+}
+
+FAKE_API void fakecuda_reset(void) {
+  pthread_mutex_lock(&fake_lock);
+  memset(fake_faults, 0, sizeof fake_faults);
+  memset(&fake_fault_all, 0, sizeof fake_fault_all);
+  memset(fake_hidden, 0, sizeof fake_hidden);
+  free(fake_tables);
+  fake_tables = NULL;
+  fake_table_count = 0;
+  default_attributes();
+  fake_launches = fake_libraries = 0;
+  for (int i = 0; i <= E_COUNT; i++) atomic_store(&fake_calls[i], 0);
+  pthread_mutex_unlock(&fake_lock);
+}
+
+/* The table called name, appended when missing. NULL when out of memory. Under fake_lock. */
+static kernel_table *table_slot(const char *name) {
+  for (size_t i = 0; i < fake_table_count; i++)
+    if (strcmp(fake_tables[i].name, name) == 0) return &fake_tables[i];
+  kernel_table *grown = realloc(fake_tables, (fake_table_count + 1) * sizeof *fake_tables);
+  if (!grown) return NULL;
+  fake_tables = grown;
+  kernel_table *t = &fake_tables[fake_table_count++];
+  snprintf(t->name, sizeof t->name, "%s", name);
+  return t;
+}
+
+FAKE_API int fakecuda_set_params(const char *name, size_t count, const size_t *offsets,
+                                 const size_t *sizes) {
+  if (!name || strlen(name) >= sizeof fake_tables->name || count > FAKECUDA_MAX_PARAMS) return -1;
+  if (count && (!offsets || !sizes)) return -1;
+  pthread_mutex_lock(&fake_lock);
+  kernel_table *t = table_slot(name);
+  if (t) {
+    t->count = count;
+    for (size_t i = 0; i < count; i++) {
+      t->offsets[i] = offsets[i];
+      t->sizes[i] = sizes[i];
+    }
+  }
+  pthread_mutex_unlock(&fake_lock);
+  return t ? 0 : -1;
+}
+
+FAKE_API void fakecuda_set_func_attribute(int attr, int value) {
+  pthread_mutex_lock(&fake_lock);
+  if (attr >= 0 && attr < CU_FUNC_ATTRIBUTE_MAX) fake_default_attrs[attr] = value;
+  pthread_mutex_unlock(&fake_lock);
+}
+
+FAKE_API long fakecuda_calls(const char *entry) {
+  if (entry && strcmp(entry, "cuGetProcAddress_v2") == 0) return atomic_load(&fake_calls[E_COUNT]);
+  int e = fake_lookup_entry(entry);
+  return e < 0 ? -1 : atomic_load(&fake_calls[e]);
+}
+
+FAKE_API long fakecuda_live(const char *kind) {
+  static const char *const names[] = {"retain", "memory", "library", "stream", "event"};
+  long v = -1;
+  pthread_mutex_lock(&fake_lock);
+  for (int i = 0; kind && i < 5; i++)
+    if (strcmp(kind, names[i]) == 0) v = fake_live[i];
+  pthread_mutex_unlock(&fake_lock);
+  return v;
+}
+
+FAKE_API long fakecuda_launch_count(void) {
+  pthread_mutex_lock(&fake_lock);
+  long n = fake_launches;
+  pthread_mutex_unlock(&fake_lock);
+  return n;
+}
+
+FAKE_API int fakecuda_last_launch(fakecuda_launch *out) {
+  pthread_mutex_lock(&fake_lock);
+  int rc = fake_launches ? 0 : -1;
+  if (fake_launches && out) *out = fake_last_launch;
+  pthread_mutex_unlock(&fake_lock);
+  return rc;
+}
+
+FAKE_API long fakecuda_library_count(void) {
+  pthread_mutex_lock(&fake_lock);
+  long n = fake_libraries;
+  pthread_mutex_unlock(&fake_lock);
+  return n;
+}
+
+FAKE_API int fakecuda_last_library(fakecuda_library *out) {
+  pthread_mutex_lock(&fake_lock);
+  int rc = fake_libraries ? 0 : -1;
+  if (fake_libraries && out) *out = fake_last_lib;
+  pthread_mutex_unlock(&fake_lock);
+  return rc;
+}
+
+/* FAKECUDA_FAIL="entry:error[:after],...": faults from the first call on, for programs that
+ * cannot call fakecuda_fail themselves (the CLI). */
+__attribute__((constructor)) static void fake_load(void) {
+  default_attributes();
+  const char *env = getenv("FAKECUDA_FAIL");
+  char buf[1024];
+  snprintf(buf, sizeof buf, "%s", env ? env : "");
+  char *save = NULL;
+  for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+    char *colon = strchr(item, ':');
+    if (!colon) continue;
+    *colon = 0;
+    char *rest = NULL;
+    int err = (int)strtol(colon + 1, &rest, 10);
+    int after = rest && *rest == ':' ? atoi(rest + 1) : 0;
+    set_fault(item, err, after, 0);
+  }
+}

@@ -1,0 +1,90 @@
+/* libfakecuda.so: a CPU-only stand-in for libcuda.so.1, for tests. Not installed.
+ *
+ * gclaunch opens it through GCL_LIBCUDA=<path> and resolves its entry points with
+ * cuGetProcAddress_v2 exactly as it does the real driver's. Tests link it too (the dynamic
+ * loader then hands gclaunch's dlopen the same instance) and steer it with the functions below.
+ * One fake device "Fake H200" (sm_90, 132 SMs). Device memory is host memory: a CUdeviceptr is a
+ * host address, so tests may read it directly. Releasing the last primary context retain frees
+ * every allocation, as destroying the real primary context does.
+ *
+ * Every function here is thread-safe. */
+#ifndef FAKECUDA_H
+#define FAKECUDA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FAKECUDA_MAX_PARAM_BYTES 32764
+#define FAKECUDA_MAX_PARAMS 512
+
+/* Clears faults, hidden entry points, kernel tables, function attributes, launch records and
+ * call counts. Live resources (retains, allocations, libraries, streams, events) and the lost
+ * state stay as they are: use fakecuda_restore() to leave the lost state. */
+void fakecuda_reset(void);
+
+/* Makes entry point `entry` ("cuInit", "cuLibraryLoadData", ...; "*" for all but
+ * cuGetErrorName/String) return cuda_error once after_n_calls more calls succeeded, and on every
+ * call after that until cleared with cuda_error 0. Sticky errors (700, 714-719: a lost context)
+ * put the fake in the lost state: from then on every entry point returns that error, except
+ * cuGetErrorName/String and the release functions (which release and return success).
+ * The environment variable FAKECUDA_FAIL="cuInit:34[:after],..." does the same at load time. */
+void fakecuda_fail(const char *entry, int cuda_error, int after_n_calls);
+/* Like fakecuda_fail but fails only one call, then clears itself. */
+void fakecuda_fail_once(const char *entry, int cuda_error, int after_n_calls);
+/* Leaves the lost state (as if the process had restarted the device). */
+void fakecuda_restore(void);
+/* The sticky error of the lost state, 0 when not lost. */
+int fakecuda_lost(void);
+/* cuGetProcAddress_v2 reports `entry` as not found while hidden is non-zero. */
+void fakecuda_hide(const char *entry, int hidden);
+
+/* Declares kernel `name` for cuLibraryGetKernel with count parameters at offsets/sizes (as
+ * cuFuncGetParamInfo will report them). Names never declared are CUDA_ERROR_NOT_FOUND.
+ * Returns 0, or -1 if count > FAKECUDA_MAX_PARAMS or a name is too long. Kernels already looked
+ * up keep the table they were given. */
+int fakecuda_set_params(const char *name, size_t count, const size_t *offsets, const size_t *sizes);
+/* The value cuFuncGetAttribute reports for attribute attr (a CUfunction_attribute) of every
+ * kernel looked up afterwards. */
+void fakecuda_set_func_attribute(int attr, int value);
+
+/* Calls made to entry point `entry` since load or the last reset (failed ones included);
+ * "cuGetProcAddress_v2" counts look-ups. -1 for an unknown name. */
+long fakecuda_calls(const char *entry);
+/* Outstanding resources: "retain" (primary context retains), "memory" (allocations),
+ * "library", "stream", "event". -1 for an unknown kind. */
+long fakecuda_live(const char *kind);
+
+typedef struct fakecuda_launch {
+  char kernel[128];
+  unsigned grid[3], block[3], cluster[3];
+  unsigned shared_bytes;
+  void *stream;
+  int cooperative, programmatic, priority;
+  int via_extra;               /* 1: CU_LAUNCH_PARAM_BUFFER_POINTER, 0: kernelParams */
+  size_t param_bytes;          /* the kernel's parameter area, max(offset + size) */
+  unsigned char params[FAKECUDA_MAX_PARAM_BYTES]; /* as the device would see them */
+} fakecuda_launch;
+
+/* Successful launches since load or the last reset. */
+long fakecuda_launch_count(void);
+/* Copies the last successful launch into *out. Returns 0, or -1 if there was none. */
+int fakecuda_last_launch(fakecuda_launch *out);
+
+typedef struct fakecuda_library {
+  int format;                  /* 1 cubin (ELF), 2 fatbin, 3 text (PTX), 0 other */
+  unsigned char head[16];      /* the image's first bytes */
+  unsigned jit_options;        /* numJitOptions passed */
+} fakecuda_library;
+/* cuLibraryLoadData calls that succeeded since load or the last reset. */
+long fakecuda_library_count(void);
+/* The last image cuLibraryLoadData accepted. Returns 0, or -1 if none. */
+int fakecuda_last_library(fakecuda_library *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

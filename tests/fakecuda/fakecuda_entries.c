@@ -1,0 +1,188 @@
+/* libfakecuda.so, part 2: the driver entry points, served through cuGetProcAddress_v2. Each
+ * checks what the real driver checks where a wrong call from gclaunch would otherwise go
+ * unnoticed (a current context, live handles, the exact parameter buffer size). */
+#include "fakecuda_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FAKE_DEVICE_NAME "Fake H200"
+#define FAKE_TOTAL_MEMORY ((size_t)141 << 30)
+#define FAKE_SMEM_OPTIN 232448
+
+static const struct { int code; const char *name, *text; } error_table[] = {
+    {0, "CUDA_SUCCESS", "no error"},
+    {1, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {2, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+    {3, "CUDA_ERROR_NOT_INITIALIZED", "initialization error"},
+    {34, "CUDA_ERROR_STUB_LIBRARY", "CUDA driver is a stub library"},
+    {100, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
+    {101, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
+    {200, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
+    {201, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
+    {209, "CUDA_ERROR_NO_BINARY_FOR_GPU", "no kernel image is available for execution on the device"},
+    {218, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
+    {400, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
+    {500, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+    {700, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
+    {701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "too many resources requested for launch"},
+    {709, "CUDA_ERROR_CONTEXT_IS_DESTROYED", "context is destroyed"},
+    {719, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
+    {801, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
+    {912, "CUDA_ERROR_INVALID_CLUSTER_SIZE", "invalid cluster size"},
+    {999, "CUDA_ERROR_UNKNOWN", "unknown error"},
+};
+
+static CUresult error_lookup(CUresult e, const char **out, int want_text) {
+  if (!out) return CUDA_ERROR_INVALID_VALUE;
+  for (size_t i = 0; i < sizeof error_table / sizeof *error_table; i++)
+    if (error_table[i].code == (int)e) {
+      *out = want_text ? error_table[i].text : error_table[i].name;
+      return CUDA_SUCCESS;
+    }
+  *out = NULL;
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult fake_cuGetErrorName(CUresult e, const char **s) {
+  ENTER(cuGetErrorName);
+  return error_lookup(e, s, 0);
+}
+
+CUresult fake_cuGetErrorString(CUresult e, const char **s) {
+  ENTER(cuGetErrorString);
+  return error_lookup(e, s, 1);
+}
+
+CUresult fake_cuInit(unsigned flags) {
+  ENTER(cuInit);
+  if (flags) return CUDA_ERROR_INVALID_VALUE;
+  atomic_store(&fake_initialized, 1);
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuDriverGetVersion(int *v) {
+  ENTER(cuDriverGetVersion);
+  if (!v) return CUDA_ERROR_INVALID_VALUE;
+  *v = 13000;
+  return CUDA_SUCCESS;
+}
+
+/* --- devices and the primary context ------------------------------------------------------- */
+
+CUresult fake_cuDeviceGetCount(int *n) {
+  ENTER(cuDeviceGetCount);
+  if (!n) return CUDA_ERROR_INVALID_VALUE;
+  *n = 1;
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuDeviceGet(CUdevice *d, int ordinal) {
+  ENTER(cuDeviceGet);
+  if (!d) return CUDA_ERROR_INVALID_VALUE;
+  if (ordinal != 0) return CUDA_ERROR_INVALID_DEVICE;
+  *d = 0;
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuDeviceGetName(char *name, int len, CUdevice d) {
+  ENTER(cuDeviceGetName);
+  if (!name || len <= 0) return CUDA_ERROR_INVALID_VALUE;
+  if (d != 0) return CUDA_ERROR_INVALID_DEVICE;
+  snprintf(name, (size_t)len, "%s", FAKE_DEVICE_NAME);
+  return CUDA_SUCCESS;
+}
+
+static int device_attribute(CUdevice_attribute a) {
+  switch (a) {
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: return 9;
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: return 0;
+  case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: return 132;
+  case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: return 1024;
+  case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: return 1024;
+  case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: return 64;
+  case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: return 2147483647;
+  case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: return 65535;
+  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: return 49152;
+  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: return FAKE_SMEM_OPTIN;
+  case CU_DEVICE_ATTRIBUTE_WARP_SIZE: return 32;
+  case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: return 1;
+  case CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH: return 1;
+  case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: return 1;
+  default: return 0;
+  }
+}
+
+CUresult fake_cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d) {
+  ENTER(cuDeviceGetAttribute);
+  if (!v) return CUDA_ERROR_INVALID_VALUE;
+  if (d != 0) return CUDA_ERROR_INVALID_DEVICE;
+  *v = device_attribute(a);
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuDeviceTotalMem(size_t *bytes, CUdevice d) {
+  ENTER(cuDeviceTotalMem);
+  if (!bytes) return CUDA_ERROR_INVALID_VALUE;
+  if (d != 0) return CUDA_ERROR_INVALID_DEVICE;
+  *bytes = FAKE_TOTAL_MEMORY;
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d) {
+  ENTER(cuDevicePrimaryCtxRetain);
+  if (!c) return CUDA_ERROR_INVALID_VALUE;
+  if (d != 0) return CUDA_ERROR_INVALID_DEVICE;
+  pthread_mutex_lock(&fake_lock);
+  fake_live[LIVE_RETAIN]++;
+  pthread_mutex_unlock(&fake_lock);
+  *c = (CUcontext)&fake_primary_context;
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuDevicePrimaryCtxRelease(CUdevice d) {
+  ENTER(cuDevicePrimaryCtxRelease);
+  if (d != 0) return CUDA_ERROR_INVALID_DEVICE;
+  CUresult rc = CUDA_SUCCESS;
+  fake_alloc *freed = NULL;
+  pthread_mutex_lock(&fake_lock);
+  if (fake_live[LIVE_RETAIN] > 0) fake_live[LIVE_RETAIN]--;
+  else rc = CUDA_ERROR_INVALID_CONTEXT; /* released more often than retained */
+  if (rc == CUDA_SUCCESS && fake_live[LIVE_RETAIN] == 0) {
+    /* The last release destroys the primary context and with it its allocations, as the real
+     * driver does: after a sticky error that is the only way memory comes back. */
+    freed = fake_allocs;
+    fake_allocs = NULL;
+    fake_live[LIVE_MEMORY] = 0;
+  }
+  pthread_mutex_unlock(&fake_lock);
+  while (freed) {
+    fake_alloc *next = freed->next;
+    free(freed->base);
+    free(freed);
+    freed = next;
+  }
+  return rc;
+}
+
+CUresult fake_cuCtxSetCurrent(CUcontext c) {
+  ENTER(cuCtxSetCurrent);
+  if (c && c != (CUcontext)&fake_primary_context) return CUDA_ERROR_INVALID_CONTEXT;
+  fake_current = c;
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuCtxGetCurrent(CUcontext *c) {
+  ENTER(cuCtxGetCurrent);
+  if (!c) return CUDA_ERROR_INVALID_VALUE;
+  *c = fake_current;
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuCtxSynchronize(void) {
+  ENTER(cuCtxSynchronize);
+  NEED_CONTEXT();
+  return CUDA_SUCCESS;
+}
+

@@ -1,0 +1,128 @@
+/* State shared by fakecuda.c (control API) and fakecuda_entries.c (the driver). Internal. */
+#ifndef FAKECUDA_INTERNAL_H
+#define FAKECUDA_INTERNAL_H
+
+#include "fakecuda.h"
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+#define FAKE_API __attribute__((visibility("default")))
+
+/* name, ABI version: every entry point the fake serves. */
+#define FAKE_ENTRIES(X)                                                                           \
+  X(cuInit, 2000) X(cuDriverGetVersion, 2020) X(cuGetErrorName, 6000) X(cuGetErrorString, 6000)   \
+  X(cuDeviceGetCount, 2000) X(cuDeviceGet, 2000) X(cuDeviceGetName, 2000)                         \
+  X(cuDeviceGetAttribute, 2000) X(cuDeviceTotalMem, 3020) X(cuDevicePrimaryCtxRetain, 7000)       \
+  X(cuDevicePrimaryCtxRelease, 11000) X(cuCtxSetCurrent, 4000) X(cuCtxGetCurrent, 4000)           \
+  X(cuCtxSynchronize, 2000) X(cuMemAlloc, 3020) X(cuMemFree, 3020) X(cuMemcpyHtoD, 3020)          \
+  X(cuMemcpyDtoH, 3020) X(cuMemcpyDtoD, 3020) X(cuMemsetD8, 3020) X(cuLibraryLoadData, 12000)     \
+  X(cuLibraryUnload, 12000) X(cuLibraryGetKernel, 12000) X(cuKernelGetFunction, 12000)            \
+  X(cuFuncGetParamInfo, 12040) X(cuKernelGetParamInfo, 12040) X(cuFuncGetAttribute, 2020)         \
+  X(cuFuncSetAttribute, 9000) X(cuLaunchKernel, 4000) X(cuLaunchKernelEx, 11060)                  \
+  X(cuTensorMapEncodeTiled, 12000) X(cuStreamCreate, 2000) X(cuStreamDestroy, 4000)               \
+  X(cuStreamSynchronize, 2000) X(cuEventCreate, 2000) X(cuEventDestroy, 4000)                     \
+  X(cuEventRecord, 2000) X(cuEventSynchronize, 2000) X(cuEventElapsedTime, 2000)                  \
+  X(cuStreamBeginCapture, 10010) X(cuStreamEndCapture, 10000)                                     \
+  X(cuGraphInstantiateWithFlags, 11040) X(cuGraphLaunch, 10000) X(cuGraphDestroy, 10000)          \
+  X(cuGraphExecDestroy, 10000) X(cuGraphGetNodes, 10000) X(cuGraphKernelNodeGetParams, 12000)     \
+  X(cuGraphExecKernelNodeSetParams, 12000) X(cuGraphNodeGetType, 10000)
+
+enum {
+#define X_ENUM(name, version) E_##name,
+  FAKE_ENTRIES(X_ENUM)
+#undef X_ENUM
+  E_COUNT
+};
+
+extern const char *const fake_entry_names[E_COUNT];
+
+/* fake_cuInit ... : each declared with the type of its PFN_ typedef, so that a definition with a
+ * wrong signature fails to compile. */
+#define X_DECL(name, version) __typeof__(*(PFN_##name##_v##version)0) fake_##name;
+FAKE_ENTRIES(X_DECL)
+#undef X_DECL
+
+/* --- state ------------------------------------------------------------------------------------ */
+
+typedef struct fault {
+  int error;       /* 0: none */
+  long after;      /* calls still to succeed */
+  int once;
+} fault;
+
+typedef struct kernel_table {
+  char name[128];
+  size_t count;
+  size_t offsets[FAKECUDA_MAX_PARAMS], sizes[FAKECUDA_MAX_PARAMS];
+} kernel_table;
+
+typedef struct fake_kernel {  /* CUkernel and CUfunction both point at one */
+  uint32_t magic;
+  struct fake_library *lib;
+  struct fake_kernel *next;
+  kernel_table table;
+  int attrs[CU_FUNC_ATTRIBUTE_MAX];
+} fake_kernel;
+
+typedef struct fake_library {
+  uint32_t magic;
+  fake_kernel *kernels;
+} fake_library;
+
+typedef struct fake_alloc {
+  struct fake_alloc *next;
+  void *base;
+  size_t size;
+} fake_alloc;
+
+enum { KERNEL_MAGIC = 0x6b65726e, LIBRARY_MAGIC = 0x6c696272, STREAM_MAGIC = 0x73747265,
+       EVENT_MAGIC = 0x6576656e };
+
+/* All state below is guarded by fake_lock unless atomic; fake_current is per thread. */
+extern pthread_mutex_t fake_lock;
+extern atomic_long fake_calls[E_COUNT + 1]; /* + cuGetProcAddress_v2 */
+extern fault fake_faults[E_COUNT], fake_fault_all;
+extern int fake_hidden[E_COUNT];
+extern atomic_int fake_lost_error;
+extern atomic_int fake_initialized;
+extern kernel_table *fake_tables;
+extern size_t fake_table_count;
+extern int fake_default_attrs[CU_FUNC_ATTRIBUTE_MAX];
+extern long fake_live[5]; /* LIVE_* */
+extern fake_alloc *fake_allocs;
+extern long fake_launches, fake_libraries;
+extern fakecuda_launch fake_last_launch;
+extern fakecuda_library fake_last_lib;
+extern int fake_primary_context; /* its address is the one CUcontext */
+extern _Thread_local CUcontext fake_current;
+
+enum { LIVE_RETAIN, LIVE_MEMORY, LIVE_LIBRARY, LIVE_STREAM, LIVE_EVENT };
+
+/* The live kernel a CUkernel or CUfunction is, NULL if none. */
+fake_kernel *fake_kernel_of(const void *handle);
+/* The entry index of a name, -1 if none. */
+int fake_lookup_entry(const char *name);
+/* Counts the call, then returns the injected or sticky error (or NOT_INITIALIZED). */
+CUresult fake_enter(int e);
+
+#define ENTER(name)                                                                               \
+  do {                                                                                            \
+    CUresult enter_rc = fake_enter(E_##name);                                                     \
+    if (enter_rc != CUDA_SUCCESS) return enter_rc;                                                \
+  } while (0)
+
+/* Calls that need a current, retained context (cuKernelGetFunction, allocations, launches,
+ * tensor maps), as the real driver's do. */
+#define NEED_CONTEXT()                                                                            \
+  do {                                                                                            \
+    if (fake_current != (CUcontext)&fake_primary_context) return CUDA_ERROR_INVALID_CONTEXT;      \
+    pthread_mutex_lock(&fake_lock);                                                               \
+    long retained = fake_live[LIVE_RETAIN];                                                       \
+    pthread_mutex_unlock(&fake_lock);                                                             \
+    if (retained <= 0) return CUDA_ERROR_CONTEXT_IS_DESTROYED;                                    \
+  } while (0)
+
+#endif

@@ -1,0 +1,300 @@
+/* libfakecuda.so, part 4: launches (recorded, with the parameter bytes the device would see),
+ * tensor maps, streams, events, graphs (unsupported) and cuGetProcAddress_v2. */
+#include "fakecuda_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* --- launch ----------------------------------------------------------------------------------- */
+
+static size_t param_area(const kernel_table *t) {
+  size_t end = 0;
+  for (size_t i = 0; i < t->count; i++)
+    if (t->offsets[i] + t->sizes[i] > end) end = t->offsets[i] + t->sizes[i];
+  return end;
+}
+
+/* extra = {BUFFER_POINTER, p, BUFFER_SIZE, &size, END}: the size must be the kernel's exact
+ * parameter area (the real driver rejects a larger one and reads garbage past a smaller one). */
+static CUresult pack_extra(const kernel_table *t, void **extra, fakecuda_launch *rec) {
+  const void *buf = NULL;
+  const size_t *size = NULL;
+  for (size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+    if (i > 8) return CUDA_ERROR_INVALID_VALUE;
+    if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) buf = extra[i + 1];
+    else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE) size = extra[i + 1];
+    else return CUDA_ERROR_INVALID_VALUE;
+  }
+  if (!buf || !size || *size != param_area(t)) return CUDA_ERROR_INVALID_VALUE;
+  memcpy(rec->params, buf, *size);
+  rec->via_extra = 1;
+  return CUDA_SUCCESS;
+}
+
+static CUresult pack(const kernel_table *t, void **params, void **extra, fakecuda_launch *rec) {
+  rec->param_bytes = param_area(t);
+  if (rec->param_bytes > FAKECUDA_MAX_PARAM_BYTES) return CUDA_ERROR_INVALID_VALUE;
+  if (params && extra) return CUDA_ERROR_INVALID_VALUE;
+  if (extra) return pack_extra(t, extra, rec);
+  if (t->count && !params) return CUDA_ERROR_INVALID_VALUE;
+  for (size_t i = 0; i < t->count; i++) {
+    if (!params[i]) return CUDA_ERROR_INVALID_VALUE;
+    memcpy(rec->params + t->offsets[i], params[i], t->sizes[i]);
+  }
+  return CUDA_SUCCESS;
+}
+
+static CUresult read_attributes(const CUlaunchConfig *c, fakecuda_launch *rec) {
+  if (c->numAttrs && !c->attrs) return CUDA_ERROR_INVALID_VALUE;
+  for (unsigned i = 0; i < c->numAttrs; i++) {
+    const CUlaunchAttribute *a = &c->attrs[i];
+    switch (a->id) {
+    case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+      rec->cluster[0] = a->value.clusterDim.x;
+      rec->cluster[1] = a->value.clusterDim.y;
+      rec->cluster[2] = a->value.clusterDim.z;
+      break;
+    case CU_LAUNCH_ATTRIBUTE_COOPERATIVE: rec->cooperative = a->value.cooperative; break;
+    case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:
+      rec->programmatic = a->value.programmaticStreamSerializationAllowed;
+      break;
+    case CU_LAUNCH_ATTRIBUTE_PRIORITY: rec->priority = a->value.priority; break;
+    default: break;
+    }
+  }
+  for (int d = 0; d < 3 && rec->cluster[0]; d++)
+    if (!rec->cluster[d] || rec->grid[d] % rec->cluster[d]) return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+  return CUDA_SUCCESS;
+}
+
+static CUresult check_shape(const fake_kernel *k, const fakecuda_launch *rec) {
+  unsigned long long threads = 1;
+  for (int d = 0; d < 3; d++) {
+    if (!rec->grid[d] || !rec->block[d]) return CUDA_ERROR_INVALID_VALUE;
+    threads *= rec->block[d];
+  }
+  if (threads > (unsigned long long)k->attrs[CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK])
+    return CUDA_ERROR_INVALID_VALUE;
+  if (rec->shared_bytes > (unsigned)k->attrs[CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES])
+    return CUDA_ERROR_INVALID_VALUE;
+  return CUDA_SUCCESS;
+}
+
+static CUresult launch(const CUlaunchConfig *c, CUfunction f, void **params, void **extra) {
+  NEED_CONTEXT();
+  fake_kernel *k = fake_kernel_of(f);
+  if (!c) return CUDA_ERROR_INVALID_VALUE;
+  if (!k) return CUDA_ERROR_INVALID_HANDLE;
+  fakecuda_launch *rec = calloc(1, sizeof *rec); /* 32 KiB: not on a worker thread's stack */
+  if (!rec) return CUDA_ERROR_OUT_OF_MEMORY;
+  snprintf(rec->kernel, sizeof rec->kernel, "%s", k->table.name);
+  unsigned dims[6] = {c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY, c->blockDimZ};
+  memcpy(rec->grid, dims, sizeof rec->grid);
+  memcpy(rec->block, dims + 3, sizeof rec->block);
+  rec->shared_bytes = c->sharedMemBytes;
+  rec->stream = c->hStream;
+  CUresult rc = read_attributes(c, rec);
+  pthread_mutex_lock(&fake_lock);
+  if (rc == CUDA_SUCCESS) rc = check_shape(k, rec);
+  if (rc == CUDA_SUCCESS) rc = pack(&k->table, params, extra, rec);
+  if (rc == CUDA_SUCCESS) {
+    fake_launches++;
+    fake_last_launch = *rec;
+  }
+  pthread_mutex_unlock(&fake_lock);
+  free(rec);
+  return rc;
+}
+
+CUresult fake_cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params, void **extra) {
+  ENTER(cuLaunchKernelEx);
+  return launch(c, f, params, extra);
+}
+
+CUresult fake_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                             unsigned by, unsigned bz, unsigned smem, CUstream s, void **params,
+                             void **extra) {
+  ENTER(cuLaunchKernel);
+  CUlaunchConfig c = {gx, gy, gz, bx, by, bz, smem, s, NULL, 0};
+  return launch(&c, f, params, extra);
+}
+
+/* --- tensor maps: the checks the header documents, then 128 bytes anyone can recompute ------- */
+
+static CUresult check_tensormap(cuuint32_t rank, const void *addr, const cuuint64_t *dims,
+                                const cuuint64_t *strides, const cuuint32_t *box,
+                                const cuuint32_t *estrides) {
+  if (rank < 1 || rank > 5 || !addr || ((uintptr_t)addr & 15) || !dims || !box || !estrides ||
+      (rank > 1 && !strides))
+    return CUDA_ERROR_INVALID_VALUE;
+  for (cuuint32_t i = 0; i < rank; i++) {
+    if (!dims[i] || dims[i] > ((cuuint64_t)1 << 32) || !box[i] || box[i] > 256 || !estrides[i] ||
+        estrides[i] > 8)
+      return CUDA_ERROR_INVALID_VALUE;
+    if (i + 1 < rank && (strides[i] % 16 || strides[i] >= ((cuuint64_t)1 << 40)))
+      return CUDA_ERROR_INVALID_VALUE;
+  }
+  return CUDA_SUCCESS;
+}
+
+/* Layout of the fake descriptor: u64 address, u32 type, u32 rank, u64 dims[5], u64 strides[4],
+ * u32 box[5], u8 element strides[5], u8 interleave, swizzle, l2, oob, then 0xFA to byte 128. */
+CUresult fake_cuTensorMapEncodeTiled(CUtensorMap *map, CUtensorMapDataType type, cuuint32_t rank,
+                                     void *addr, const cuuint64_t *dims, const cuuint64_t *strides,
+                                     const cuuint32_t *box, const cuuint32_t *estrides,
+                                     CUtensorMapInterleave il, CUtensorMapSwizzle sw,
+                                     CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill oob) {
+  ENTER(cuTensorMapEncodeTiled);
+  NEED_CONTEXT();
+  if (!map) return CUDA_ERROR_INVALID_VALUE;
+  CUresult rc = check_tensormap(rank, addr, dims, strides, box, estrides);
+  if (rc != CUDA_SUCCESS) return rc;
+  unsigned char b[128];
+  memset(b, 0, 117);
+  memset(b + 117, 0xFA, sizeof b - 117);
+  uint64_t a = (uint64_t)(uintptr_t)addr;
+  uint32_t t = (uint32_t)type;
+  memcpy(b, &a, 8);
+  memcpy(b + 8, &t, 4);
+  memcpy(b + 12, &rank, 4);
+  memcpy(b + 16, dims, rank * 8);
+  if (rank > 1) memcpy(b + 56, strides, (rank - 1) * 8);
+  memcpy(b + 88, box, rank * 4);
+  for (cuuint32_t i = 0; i < rank; i++) b[108 + i] = (unsigned char)estrides[i];
+  b[113] = (unsigned char)il, b[114] = (unsigned char)sw, b[115] = (unsigned char)l2;
+  b[116] = (unsigned char)oob;
+  memcpy(map, b, sizeof b);
+  return CUDA_SUCCESS;
+}
+
+/* --- streams and events: counted handles ------------------------------------------------------ */
+
+static CUresult new_handle(uint32_t magic, int live, void **out) {
+  uint32_t *h = malloc(sizeof *h);
+  if (!h) return CUDA_ERROR_OUT_OF_MEMORY;
+  *h = magic;
+  pthread_mutex_lock(&fake_lock);
+  fake_live[live]++;
+  pthread_mutex_unlock(&fake_lock);
+  *out = h;
+  return CUDA_SUCCESS;
+}
+
+static CUresult free_handle(void *handle, uint32_t magic, int live) {
+  uint32_t *h = handle;
+  if (!h || *h != magic) return CUDA_ERROR_INVALID_HANDLE;
+  *h = 0;
+  free(h);
+  pthread_mutex_lock(&fake_lock);
+  fake_live[live]--;
+  pthread_mutex_unlock(&fake_lock);
+  return CUDA_SUCCESS;
+}
+
+/* NULL (the default stream) or a live handle of that kind. */
+static int valid_handle(const void *handle, uint32_t magic) {
+  return !handle || *(const uint32_t *)handle == magic;
+}
+
+CUresult fake_cuStreamCreate(CUstream *s, unsigned flags) {
+  ENTER(cuStreamCreate);
+  NEED_CONTEXT();
+  if (!s || flags > 1) return CUDA_ERROR_INVALID_VALUE;
+  return new_handle(STREAM_MAGIC, LIVE_STREAM, (void **)s);
+}
+
+CUresult fake_cuStreamDestroy(CUstream s) {
+  ENTER(cuStreamDestroy);
+  return free_handle(s, STREAM_MAGIC, LIVE_STREAM);
+}
+
+CUresult fake_cuStreamSynchronize(CUstream s) {
+  ENTER(cuStreamSynchronize);
+  return valid_handle(s, STREAM_MAGIC) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+CUresult fake_cuEventCreate(CUevent *e, unsigned flags) {
+  ENTER(cuEventCreate);
+  NEED_CONTEXT();
+  if (!e || flags > 15) return CUDA_ERROR_INVALID_VALUE;
+  return new_handle(EVENT_MAGIC, LIVE_EVENT, (void **)e);
+}
+
+CUresult fake_cuEventDestroy(CUevent e) {
+  ENTER(cuEventDestroy);
+  return free_handle(e, EVENT_MAGIC, LIVE_EVENT);
+}
+
+CUresult fake_cuEventRecord(CUevent e, CUstream s) {
+  ENTER(cuEventRecord);
+  if (!e || !valid_handle(e, EVENT_MAGIC) || !valid_handle(s, STREAM_MAGIC))
+    return CUDA_ERROR_INVALID_HANDLE;
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuEventSynchronize(CUevent e) {
+  ENTER(cuEventSynchronize);
+  return e && valid_handle(e, EVENT_MAGIC) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+CUresult fake_cuEventElapsedTime(float *ms, CUevent a, CUevent b) {
+  ENTER(cuEventElapsedTime);
+  if (!ms) return CUDA_ERROR_INVALID_VALUE;
+  if (!a || !b || !valid_handle(a, EVENT_MAGIC) || !valid_handle(b, EVENT_MAGIC))
+    return CUDA_ERROR_INVALID_HANDLE;
+  *ms = 0.5f;
+  return CUDA_SUCCESS;
+}
+
+/* --- graphs: not simulated ------------------------------------------------------------------- */
+
+CUresult fake_cuStreamBeginCapture(CUstream s, CUstreamCaptureMode m) {
+  ENTER(cuStreamBeginCapture);
+  (void)s, (void)m;
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+#define FAKE_UNSUPPORTED(name, params, uses)                                                      \
+  CUresult fake_##name params {                                                                   \
+    CUresult enter_rc = fake_enter(E_##name); /* ## keeps cuda.h's _v2 renames out */            \
+    (void)uses;                                                                                   \
+    return enter_rc != CUDA_SUCCESS ? enter_rc : CUDA_ERROR_NOT_SUPPORTED;                        \
+  }
+FAKE_UNSUPPORTED(cuStreamEndCapture, (CUstream s, CUgraph *g), ((void)s, g))
+FAKE_UNSUPPORTED(cuGraphInstantiateWithFlags, (CUgraphExec *e, CUgraph g, unsigned long long f),
+                 ((void)e, (void)g, f))
+FAKE_UNSUPPORTED(cuGraphLaunch, (CUgraphExec e, CUstream s), ((void)e, s))
+FAKE_UNSUPPORTED(cuGraphDestroy, (CUgraph g), g)
+FAKE_UNSUPPORTED(cuGraphExecDestroy, (CUgraphExec e), e)
+FAKE_UNSUPPORTED(cuGraphGetNodes, (CUgraph g, CUgraphNode *n, size_t *c), ((void)g, (void)n, c))
+FAKE_UNSUPPORTED(cuGraphKernelNodeGetParams, (CUgraphNode n, CUDA_KERNEL_NODE_PARAMS *p),
+                 ((void)n, p))
+FAKE_UNSUPPORTED(cuGraphExecKernelNodeSetParams,
+                 (CUgraphExec e, CUgraphNode n, const CUDA_KERNEL_NODE_PARAMS *p),
+                 ((void)e, (void)n, p))
+FAKE_UNSUPPORTED(cuGraphNodeGetType, (CUgraphNode n, CUgraphNodeType *t), ((void)n, t))
+
+/* --- the bootstrap symbol ---------------------------------------------------------------------- */
+
+FAKE_API CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version,
+                                      cuuint64_t flags, CUdriverProcAddressQueryResult *status) {
+  atomic_fetch_add(&fake_calls[E_COUNT], 1);
+  (void)flags;
+  if (!symbol || !pfn || version < 2000) return CUDA_ERROR_INVALID_VALUE;
+  *pfn = NULL;
+  CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  int e = fake_lookup_entry(symbol);
+  pthread_mutex_lock(&fake_lock);
+  int hide = e >= 0 && fake_hidden[e];
+  pthread_mutex_unlock(&fake_lock);
+#define X_RESOLVE(name, ver)                                                                      \
+  if (e == E_##name && !hide) {                                                                   \
+    PFN_##name##_v##ver typed = fake_##name;                                                      \
+    *pfn = (void *)typed;                                                                         \
+    found = CU_GET_PROC_ADDRESS_SUCCESS;                                                          \
+  }
+  FAKE_ENTRIES(X_RESOLVE)
+#undef X_RESOLVE
+  if (status) *status = found;
+  return CUDA_SUCCESS;
+}
