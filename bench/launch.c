@@ -1,0 +1,280 @@
+/* bench_launch: host submit time per launch, gclaunch against the raw driver, same kernels
+ * (kernels/launchcfg.cu), interleaved in one process.
+ *
+ * Paths: cuLaunchKernel with kernelParams, cuLaunchKernel with an `extra` buffer packed at the
+ * driver's offsets, cuLaunchKernelEx with kernelParams, and gcl_launch with kernelParams and with
+ * `extra` (GCL_LAUNCH_PARAMS picks the kernel's mode). Every launch first re-sets one argument
+ * (the kernel's i32 `idx`): a store for the raw paths, gcl_args_set_i32 for gclaunch.
+ *
+ * Method: per repetition and path, sync the stream, time the submission of --launches launches
+ * with a monotonic clock, then sync outside the timer. The kernels do nothing, so the device
+ * drains the queue about as fast as the host fills it and submission never blocks on a full
+ * queue (a deep queue would measure the device, not the host). Paths rotate their order each
+ * repetition; the first repetition is a warm-up. Reported: median over --reps repetitions of
+ * microseconds per launch, and the ratio gclaunch / fastest raw path. Graph replay: --launches
+ * gcl_launch calls captured in one graph, replayed; device time per kernel node (median).
+ *
+ * Usage: bench_launch [--reps N] [--launches N] [--kernels DIR] [--csv FILE]
+ * Without a GPU it says so and exits 0. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cuda_internal.h"
+
+enum { PATH_RAW_PARAMS, PATH_RAW_EXTRA, PATH_RAW_EX, PATH_GCL_PARAMS, PATH_GCL_EXTRA, PATH_COUNT };
+static const char *path_names[PATH_COUNT] = {"cuLaunchKernel params", "cuLaunchKernel extra",
+                                             "cuLaunchKernelEx", "gcl_launch params",
+                                             "gcl_launch extra"};
+
+typedef struct bench_case {
+  const char *label, *kernel, *sig;
+  size_t idx;        /* the parameter re-set on every launch */
+  gcl_kernel *k[2];  /* kernelParams mode, extra mode */
+  gcl_args *args[2];
+  void **params;     /* raw: one pointer per parameter into storage */
+  unsigned char *storage, *packed; /* raw: values at host (kernelParams) and driver (extra) offsets */
+  size_t packed_size, *offsets, count;
+  double median[PATH_COUNT], graph_us;
+} bench_case;
+
+typedef struct options {
+  int reps, launches;
+  const char *kernels, *csv;
+} options;
+
+static double now_us(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void die(const char *what) {
+  fprintf(stderr, "bench_launch: %s: %s\n", what, gcl_last_error());
+  exit(1);
+}
+#define TRY(call) do { if ((call) != GCL_OK) die(#call); } while (0)
+#define CU(call) do { CUresult rc_ = (call); if (rc_ != CUDA_SUCCESS) { \
+  fprintf(stderr, "bench_launch: %s: %s\n", #call, gcl__cu_error_name(rc_)); exit(1); } } while (0)
+
+/* Raw storage: each parameter's bytes (zero, or a device pointer for 8-byte pointers) in a host
+ * block for kernelParams, and the same values packed at the driver's offsets for extra. */
+static void raw_setup(bench_case *c, uint64_t dev) {
+  const gcl_layout *l = gcl_kernel_layout(c->k[0]);
+  c->count = gcl_layout_count(l);
+  c->packed_size = gcl_layout_size(l);
+  c->storage = aligned_alloc(128, 32768);
+  c->packed = aligned_alloc(128, 32768);
+  c->params = calloc(c->count, sizeof *c->params);
+  c->offsets = calloc(c->count, sizeof *c->offsets);
+  if (!c->storage || !c->packed || !c->params || !c->offsets) die("out of memory");
+  memset(c->storage, 0, 32768), memset(c->packed, 0, 32768);
+  for (size_t i = 0; i < c->count; i++) {
+    size_t size = 0;
+    gcl_param_info info;
+    TRY(gcl_layout_param(l, i, &c->offsets[i], &size, NULL));
+    TRY(gcl_layout_param_info(l, i, &info));
+    c->params[i] = c->storage + c->offsets[i]; /* any host address works; these are distinct */
+    if (info.kind == GCL_PARAM_POINTER) memcpy(c->params[i], &dev, 8);
+    memcpy(c->packed + c->offsets[i], c->params[i], size);
+    for (int mode = 0; mode < 2; mode++) TRY(gcl_args_set(c->args[mode], i, c->params[i], size));
+  }
+}
+
+static void case_setup(bench_case *c, gcl_module *m, uint64_t dev) {
+  for (int mode = 0; mode < 2; mode++) {
+    setenv("GCL_LAUNCH_PARAMS", mode ? "extra" : "pointers", 1);
+    TRY(gcl_kernel_get(m, c->kernel, c->sig, &c->k[mode]));
+    TRY(gcl_args_create(gcl_kernel_layout(c->k[mode]), &c->args[mode]));
+  }
+  unsetenv("GCL_LAUNCH_PARAMS");
+  raw_setup(c, dev);
+}
+
+/* Submits n launches on path p; returns microseconds per launch (submission only). */
+static double run_path(bench_case *c, int p, int n, CUstream stream) {
+  CUfunction fn = c->k[0]->fn;
+  int32_t *idx_host = c->params[c->idx];
+  unsigned char *idx_packed = c->packed + c->offsets[c->idx];
+  size_t size = c->packed_size;
+  void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, c->packed, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+                   CU_LAUNCH_PARAM_END};
+  CUlaunchConfig ex = {1, 1, 1, 32, 1, 1, 0, stream, NULL, 0};
+  gcl_launch_config cfg = {.grid = {1, 1, 1}, .block = {32, 1, 1}, .stream = stream};
+  gcl_args *args = c->args[p == PATH_GCL_EXTRA];
+  gcl_kernel *k = c->k[p == PATH_GCL_EXTRA];
+  CU(gcl__cu.cuStreamSynchronize(stream));
+  double t0 = now_us();
+  for (int32_t i = 0; i < n; i++) {
+    switch (p) {
+    case PATH_RAW_PARAMS:
+      *idx_host = i;
+      CU(gcl__cu.cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, stream, c->params, NULL));
+      break;
+    case PATH_RAW_EXTRA:
+      memcpy(idx_packed, &i, sizeof i);
+      CU(gcl__cu.cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, stream, NULL, extra));
+      break;
+    case PATH_RAW_EX:
+      *idx_host = i;
+      CU(gcl__cu.cuLaunchKernelEx(&ex, fn, c->params, NULL));
+      break;
+    default:
+      if (gcl_args_set_i32(args, c->idx, i) != GCL_OK || gcl_launch(k, &cfg, args) != GCL_OK)
+        die("gcl_launch");
+    }
+  }
+  double t = (now_us() - t0) / n;
+  CU(gcl__cu.cuStreamSynchronize(stream));
+  return t;
+}
+
+static void measure(bench_case *c, const options *o, CUstream stream) {
+  double *samples = calloc((size_t)o->reps * PATH_COUNT, sizeof *samples);
+  if (!samples) die("out of memory");
+  for (int p = 0; p < PATH_COUNT; p++) run_path(c, p, o->launches, stream); /* warm-up */
+  for (int r = 0; r < o->reps; r++)
+    for (int j = 0; j < PATH_COUNT; j++) {
+      int p = (j + r) % PATH_COUNT;
+      samples[p * o->reps + r] = run_path(c, p, o->launches, stream);
+    }
+  for (int p = 0; p < PATH_COUNT; p++) c->median[p] = median(samples + p * o->reps, o->reps);
+  free(samples);
+}
+
+/* Device time per node of a graph of n captured gcl_launch calls, median over reps replays. */
+static void measure_graph(bench_case *c, const options *o, CUstream stream) {
+  CUgraph g;
+  CUgraphExec exec;
+  gcl_launch_config cfg = {.grid = {1, 1, 1}, .block = {32, 1, 1}, .stream = stream};
+  CU(gcl__cu.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
+  for (int32_t i = 0; i < o->launches; i++)
+    if (gcl_args_set_i32(c->args[0], c->idx, i) != GCL_OK || gcl_launch(c->k[0], &cfg, c->args[0]) != GCL_OK)
+      die("gcl_launch (capture)");
+  CU(gcl__cu.cuStreamEndCapture(stream, &g));
+  CU(gcl__cu.cuGraphInstantiateWithFlags(&exec, g, 0));
+  double *t = calloc((size_t)o->reps, sizeof *t);
+  if (!t) die("out of memory");
+  CU(gcl__cu.cuGraphLaunch(exec, stream));
+  CU(gcl__cu.cuStreamSynchronize(stream));
+  for (int r = 0; r < o->reps; r++) {
+    double t0 = now_us();
+    CU(gcl__cu.cuGraphLaunch(exec, stream));
+    CU(gcl__cu.cuStreamSynchronize(stream));
+    t[r] = (now_us() - t0) / o->launches;
+  }
+  c->graph_us = median(t, o->reps);
+  free(t);
+  CU(gcl__cu.cuGraphExecDestroy(exec));
+  CU(gcl__cu.cuGraphDestroy(g));
+}
+
+static void report(bench_case *cases, int n, const options *o) {
+  printf("\nhost submit time per launch, us (median of %d x %d launches)\n", o->reps, o->launches);
+  printf("%-16s", "case");
+  for (int p = 0; p < PATH_COUNT; p++) printf(" %22s", path_names[p]);
+  printf(" %12s %12s %14s\n", "ratio params", "ratio extra", "graph us/node");
+  for (int i = 0; i < n; i++) {
+    bench_case *c = &cases[i];
+    double best = c->median[PATH_RAW_PARAMS];
+    for (int p = PATH_RAW_EXTRA; p <= PATH_RAW_EX; p++) best = c->median[p] < best ? c->median[p] : best;
+    printf("%-16s", c->label);
+    for (int p = 0; p < PATH_COUNT; p++) printf(" %22.3f", c->median[p]);
+    printf(" %12.3f %12.3f %14.3f\n", c->median[PATH_GCL_PARAMS] / best,
+           c->median[PATH_GCL_EXTRA] / best, c->graph_us);
+  }
+}
+
+static void write_csv(bench_case *cases, int n, const options *o) {
+  FILE *f = fopen(o->csv, "w");
+  if (!f) {
+    perror(o->csv);
+    exit(1);
+  }
+  fprintf(f, "case,path,us_per_launch,reps,launches\n");
+  for (int i = 0; i < n; i++) {
+    for (int p = 0; p < PATH_COUNT; p++)
+      fprintf(f, "%s,%s,%.4f,%d,%d\n", cases[i].label, path_names[p], cases[i].median[p], o->reps, o->launches);
+    fprintf(f, "%s,graph replay per node,%.4f,%d,%d\n", cases[i].label, cases[i].graph_us, o->reps, o->launches);
+  }
+  fclose(f);
+}
+
+static options parse(int argc, char **argv) {
+  options o = {21, 2000, GCL_KERNEL_DIR, NULL};
+  for (int i = 1; i < argc; i++) {
+    bool more = i + 1 < argc;
+    if (more && strcmp(argv[i], "--reps") == 0) o.reps = atoi(argv[++i]);
+    else if (more && strcmp(argv[i], "--launches") == 0) o.launches = atoi(argv[++i]);
+    else if (more && strcmp(argv[i], "--kernels") == 0) o.kernels = argv[++i];
+    else if (more && strcmp(argv[i], "--csv") == 0) o.csv = argv[++i];
+    else {
+      fprintf(stderr, "usage: bench_launch [--reps N] [--launches N] [--kernels DIR] [--csv FILE]\n");
+      exit(2);
+    }
+  }
+  if (o.reps < 1 || o.launches < 1) {
+    fprintf(stderr, "bench_launch: --reps and --launches must be positive\n");
+    exit(2);
+  }
+  return o;
+}
+
+int main(int argc, char **argv) {
+  options o = parse(argc, argv);
+  gcl_context *ctx = NULL;
+  if (gcl_context_create(0, &ctx) != GCL_OK) {
+    printf("bench_launch: skipped, no usable GPU: %s\n", gcl_last_error());
+    return 0;
+  }
+  TRY(gcl_context_bind(ctx));
+  char path[1024];
+  snprintf(path, sizeof path, "%s/launchcfg.fatbin", o.kernels);
+  gcl_module *m = NULL;
+  TRY(gcl_module_load_file(ctx, path, &m));
+  uint64_t dev = 0;
+  TRY(gcl_mem_alloc(ctx, 4096, &dev));
+  CUstream stream;
+  CU(gcl__cu.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+  bench_case cases[] = {
+      {.label = "8 args", .kernel = "bench_args8", .idx = 7,
+       .sig = "i32 a, i32 b, f32 c, f32 d, const f32* p0, f32* p1, u64 n, i32 idx"},
+      {.label = "tensormap[16]", .kernel = "bench_maps16", .idx = 1,
+       .sig = "grid_constant tensormap[16] m, i32 idx, u64* out"},
+      {.label = "tensormap[240]", .kernel = "bench_maps240", .idx = 1,
+       .sig = "grid_constant tensormap[240] m, i32 idx, u64* out"},
+  };
+  int n = (int)(sizeof cases / sizeof *cases);
+  gcl_device_info info;
+  TRY(gcl_device_get_info(0, &info));
+  int driver = 0;
+  TRY(gcl_driver_version(&driver));
+  printf("bench_launch: %s (sm_%d), driver %d.%d\n", info.name, info.sm, driver / 1000, driver % 1000 / 10);
+  for (int i = 0; i < n; i++) {
+    case_setup(&cases[i], m, dev);
+    measure(&cases[i], &o, stream);
+    measure_graph(&cases[i], &o, stream);
+  }
+  report(cases, n, &o);
+  if (o.csv) write_csv(cases, n, &o);
+  for (int i = 0; i < n; i++) {
+    gcl_args_destroy(cases[i].args[0]), gcl_args_destroy(cases[i].args[1]);
+    free(cases[i].storage), free(cases[i].packed), free(cases[i].params), free(cases[i].offsets);
+  }
+  CU(gcl__cu.cuStreamDestroy(stream));
+  TRY(gcl_mem_free(ctx, dev));
+  gcl_module_destroy(m);
+  gcl_context_destroy(ctx);
+  return 0;
+}
