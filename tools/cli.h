@@ -5,5 +5,6 @@
 int gcl_cmd_info(int argc, char **argv);
 int gcl_cmd_demo(int argc, char **argv);
 int gcl_cmd_inspect(int argc, char **argv);
+int gcl_cmd_run(int argc, char **argv);
 
 #endif

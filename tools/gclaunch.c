@@ -15,6 +15,7 @@ static const command commands[] = {
     {"info", gcl_cmd_info, "driver, devices and NVRTC: found or not, and why"},
     {"inspect", gcl_cmd_inspect, "kernels and parameter layout of a cubin, fatbin or PTX file"},
 };
+    {"run", gcl_cmd_run, "launch one kernel: buffers, scalars, tensor maps; checksums and time"},
 
 static void usage(FILE *f) {
   fprintf(f, "gclaunch %s -- launch CUDA kernels with device-exact parameter buffers\n\n",

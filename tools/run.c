@@ -1,0 +1,419 @@
+/* gclaunch run: launch one kernel from the command line. Everything that can be checked without a
+ * GPU -- options, every --arg spec, the signature, the module's parameter sizes, tensor-map boxes,
+ * input files -- is checked first, so mistakes are reported on any machine; then the driver. */
+#include "cli.h"
+#include "run.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void run_usage(FILE *f) {
+  fprintf(f,
+      "usage: gclaunch run MODULE KERNEL --grid X[,Y,Z] --block X[,Y,Z] [--cluster X[,Y,Z]]\n"
+      "         [--smem BYTES] [--signature TEXT] --arg SPEC ... [--repeat N] [--warmup N]\n"
+      "         [--device N] [--seed N] [--out NAME=FILE] [--json]\n\n"
+      "MODULE is a cubin, fatbin or PTX file, or CUDA source (.cu, compiled with NVRTC).\n"
+      "One --arg per kernel parameter, in order:\n"
+      "  f32:1.5  u64:42  i32:-3  bool:true ...      a scalar (bool i8 u8 i16 u16 i32 u32 i64 u64\n"
+      "                                             f16 bf16 f32 f64)\n"
+      "  [NAME=]buf:TYPE:SHAPE[@OFFSET][=FILL]       a device buffer; SHAPE 1024 or 64x64; FILL\n"
+      "                                             zeros (default), iota, rand or @FILE; OFFSET\n"
+      "                                             elements before the view (a DLPack byte_offset)\n"
+      "  tmap:BUF[,BUF...]:box=AxB[:swizzle=128][:oob=nan]\n"
+      "                                             tensor map(s) over named buffers, one per\n"
+      "                                             element of a tensormap[N] (one name: all)\n"
+      "  hex:0011aa                                 raw bytes (struct, bytes(N), ...)\n"
+      "After the launches: each buffer's sum, FNV-1a hash and first elements, and the median\n"
+      "kernel time (host clock around launch + synchronize). Exit 2 on a usage error or without\n"
+      "a GPU, 1 when the driver fails.\n");
+}
+
+void run_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("gclaunch run: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
+void run_json_string(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++)
+    if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
+    else if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", *s);
+    else fputc(*s, f);
+  fputc('"', f);
+}
+
+long run_find_buffer(const run_state *st, const char *name) {
+  for (size_t i = 0; i < st->nargs; i++)
+    if (st->args[i].kind == GCL_RUNARG_BUFFER && !strcmp(st->args[i].name, name)) return (long)i;
+  return -1;
+}
+
+static bool parse_number(const char *opt, const char *v, long long lo, long long hi, long long *out) {
+  char *end;
+  errno = 0;
+  long long x = strtoll(v, &end, 10);
+  if (!*v || *end || errno || x < lo || x > hi) {
+    run_error("%s '%s': expected an integer in %lld ... %lld", opt, v, lo, hi);
+    return false;
+  }
+  *out = x;
+  return true;
+}
+
+static bool add_out(run_state *st, const char *v) {
+  const char *eq = strchr(v, '=');
+  if (!eq || eq == v || !eq[1] || st->nouts == GCL_RUN_MAX_OUTS) {
+    run_error("--out '%s': expected NAME=FILE (NAME of a buffer argument)", v);
+    return false;
+  }
+  char *name = strndup(v, (size_t)(eq - v));
+  if (!name) return false;
+  st->outs[st->nouts++] = (run_out){name, eq + 1};
+  return true;
+}
+
+static bool add_arg(run_state *st, const char *spec) {
+  char err[512];
+  gcl_runarg *grown = realloc(st->args, (st->nargs + 1) * sizeof *grown);
+  if (!grown) return false;
+  st->args = grown;
+  if (gcl_runarg_parse(spec, (int)st->nargs + 1, &st->args[st->nargs], err, sizeof err)) {
+    st->nargs++;
+    return true;
+  }
+  fprintf(stderr, "gclaunch run: %s\n", err);
+  return false;
+}
+
+/* One option with its value; false (message printed) when malformed. */
+static bool parse_option(run_state *st, const char *o, const char *v) {
+  long long n;
+  if (!strcmp(o, "--grid") || !strcmp(o, "--block") || !strcmp(o, "--cluster")) {
+    unsigned *d = o[2] == 'g' ? st->grid : o[2] == 'b' ? st->block : st->cluster;
+    if (gcl_runarg_parse_dim3(v, d)) return true;
+    run_error("%s '%s': expected X[,Y[,Z]] with each 1 ... 2147483647", o, v);
+    return false;
+  }
+  if (!strcmp(o, "--arg")) return add_arg(st, v);
+  if (!strcmp(o, "--out")) return add_out(st, v);
+  if (!strcmp(o, "--signature")) return st->signature = v, true;
+  if (!strcmp(o, "--smem")) return parse_number(o, v, 0, 1 << 30, &n) && (st->shared_bytes = (size_t)n, true);
+  if (!strcmp(o, "--repeat")) return parse_number(o, v, 1, 1000000, &n) && (st->repeat = (int)n, true);
+  if (!strcmp(o, "--warmup")) return parse_number(o, v, 0, 1000000, &n) && (st->warmup = (int)n, true);
+  if (!strcmp(o, "--device")) return parse_number(o, v, 0, 1023, &n) && (st->device = (int)n, true);
+  if (!strcmp(o, "--seed")) return parse_number(o, v, 0, INT64_MAX, &n) && (st->seed = (uint64_t)n, true);
+  run_error("unknown option '%s' (gclaunch run --help)", o);
+  return false;
+}
+
+/* Returns -1 to go on, else the exit status. */
+static int parse_command_line(int argc, char **argv, run_state *st) {
+  bool ok = true, help = false;
+  const char *pos[2] = {NULL, NULL};
+  int npos = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) help = true;
+    else if (!strcmp(a, "--json")) st->json = true;
+    else if (a[0] == '-' && a[1] == '-' && i + 1 < argc) ok = parse_option(st, a, argv[++i]) && ok;
+    else if (a[0] == '-' && a[1]) run_error("option '%s' needs a value", a), ok = false;
+    else if (npos < 2) pos[npos++] = a;
+    else run_error("unexpected '%s' (MODULE and KERNEL are already '%s' and '%s')", a, pos[0], pos[1]), ok = false;
+  }
+  if (help) return run_usage(stdout), 0;
+  if (npos < 2) run_error("expected MODULE and KERNEL"), run_usage(stderr), ok = false;
+  if (ok && st->grid[0] == 0) run_error("--grid is required"), ok = false;
+  if (ok && st->block[0] == 0) run_error("--block is required"), ok = false;
+  st->module = pos[0];
+  st->kernel = pos[1];
+  return ok ? -1 : 2;
+}
+
+void run_tensor(const gcl_runarg *a, uint64_t base, int device, int64_t *strides, DLTensor *t) {
+  static const uint8_t codes[] = {
+      [GCL_SCALAR_BOOL] = 6 /* kDLBool: not in DLPack 0.6 headers */, [GCL_SCALAR_I8] = kDLInt,    [GCL_SCALAR_U8] = kDLUInt,
+      [GCL_SCALAR_I16] = kDLInt,   [GCL_SCALAR_U16] = kDLUInt,  [GCL_SCALAR_I32] = kDLInt,
+      [GCL_SCALAR_U32] = kDLUInt,  [GCL_SCALAR_I64] = kDLInt,   [GCL_SCALAR_U64] = kDLUInt,
+      [GCL_SCALAR_F16] = kDLFloat, [GCL_SCALAR_BF16] = kDLBfloat, [GCL_SCALAR_F32] = kDLFloat,
+      [GCL_SCALAR_F64] = kDLFloat};
+  int64_t stride = 1;
+  for (size_t d = a->rank; d-- > 0; stride *= (int64_t)a->shape[d]) strides[d] = stride;
+  memset(t, 0, sizeof *t);
+  t->data = (void *)(uintptr_t)base;
+  t->device = (DLDevice){kDLCUDA, device};
+  t->ndim = (int32_t)a->rank;
+  t->dtype = (DLDataType){codes[a->type], (uint8_t)(8 * a->size), 1};
+  t->shape = (int64_t *)a->shape; /* uint64 counts below 2^32: the same bits */
+  t->strides = strides;
+  t->byte_offset = a->offset * a->size;
+}
+
+bool run_tmap_options(const gcl_runarg *tmap, const gcl_runarg *buf, gcl_tensormap_options *o) {
+  if (tmap->box_rank != buf->rank) {
+    fprintf(stderr, "gclaunch run: --arg %d '%s': box has %zu sizes, buffer '%s' has rank %zu\n",
+            tmap->position, tmap->spec, tmap->box_rank, buf->name, buf->rank);
+    return false;
+  }
+  memset(o, 0, sizeof *o);
+  for (size_t i = 0; i < tmap->box_rank; i++) o->box[i] = tmap->box[tmap->box_rank - 1 - i];
+  o->swizzle = tmap->swizzle;
+  o->oob_fill = tmap->oob_fill;
+  return true;
+}
+
+gcl_status run_bind_buffer(gcl_args *args, size_t i, const gcl_runarg *a, uint64_t base,
+                           int device) {
+  gcl_param_info p;
+  gcl_status s = gcl_layout_param_info(gcl_args_layout(args), i, &p);
+  if (s != GCL_OK) return s;
+  if (p.kind != GCL_PARAM_POINTER) { /* untyped 8 bytes (no signature): the view's address */
+    uint64_t address = base + a->offset * a->size;
+    return gcl_args_set(args, i, &address, sizeof address);
+  }
+  int64_t strides[GCL_RUNARG_MAX_RANK];
+  DLTensor t;
+  run_tensor(a, base, device, strides, &t);
+  return gcl_args_set_dltensor(args, i, &t);
+}
+
+/* Buffer names are unique; tmaps and --out name buffers; tmap boxes pass gcl_tensormap_check on
+ * a stand-in address (256-byte aligned, as cuMemAlloc's are). */
+static bool check_tmap(const run_state *st, const gcl_runarg *a) {
+  for (size_t e = 0; e < a->tmap_count; e++) {
+    char name[GCL_RUNARG_NAME_MAX];
+    gcl_runarg_tmap_buffer(a, e, name);
+    long b = run_find_buffer(st, name);
+    if (b < 0) {
+      run_error("--arg %d '%s': no buffer argument is named '%s' (name one NAME=buf:...)",
+                a->position, a->spec, name);
+      return false;
+    }
+    gcl_tensormap_options o;
+    int64_t strides[GCL_RUNARG_MAX_RANK];
+    DLTensor t;
+    run_tensor(&st->args[b], UINT64_C(1) << 32, st->device, strides, &t);
+    if (!run_tmap_options(a, &st->args[b], &o)) return false;
+    if (gcl_tensormap_check(&t, &o, NULL) != GCL_OK) {
+      run_error("--arg %d '%s': buffer '%s': %s", a->position, a->spec, name, gcl_last_error());
+      return false;
+    }
+  }
+  return true;
+}
+
+static bool check_names(const run_state *st) {
+  for (size_t i = 0; i < st->nargs; i++) {
+    const gcl_runarg *a = &st->args[i];
+    if (a->name[0] && run_find_buffer(st, a->name) != (long)i && a->kind == GCL_RUNARG_BUFFER) {
+      run_error("--arg %d '%s': the name '%s' is taken by an earlier buffer", a->position, a->spec,
+                a->name);
+      return false;
+    }
+    if (a->kind == GCL_RUNARG_TMAP && !check_tmap(st, a)) return false;
+  }
+  for (size_t i = 0; i < st->nouts; i++)
+    if (run_find_buffer(st, st->outs[i].name) < 0) {
+      run_error("--out %s=%s: no buffer argument is named '%s'", st->outs[i].name,
+                st->outs[i].path, st->outs[i].name);
+      return false;
+    }
+  return true;
+}
+
+/* A scalar spec must name the parameter's own type: f32:1 into an i32 has the right size and the
+ * wrong bits. */
+static bool check_kind(const gcl_runarg *a, size_t i, const gcl_param_info *p) {
+  const char *want = NULL;
+  if (p->kind == GCL_PARAM_BYTES) return true; /* untyped bytes take any value of their size */
+  gcl_param_kind k = p->kind == GCL_PARAM_ARRAY ? p->elem_kind : p->kind;
+  if (a->kind == GCL_RUNARG_SCALAR && (p->kind != GCL_PARAM_SCALAR || p->scalar != a->type))
+    want = p->kind == GCL_PARAM_SCALAR ? gcl_runarg_type_name(p->scalar) : "not a scalar";
+  else if (a->kind == GCL_RUNARG_BUFFER && p->kind != GCL_PARAM_POINTER) want = "not a pointer";
+  else if (a->kind == GCL_RUNARG_TMAP && k != GCL_PARAM_TENSORMAP) want = "not a tensormap";
+  if (!want) return true;
+  static const char *const kinds[] = {"a scalar", "a buffer", "a tensor map", "bytes"};
+  fprintf(stderr, "gclaunch run: --arg %d '%s': parameter %zu '%s' is %s, the argument is %s\n",
+          a->position, a->spec, i, p->name ? p->name : "", want,
+          a->kind == GCL_RUNARG_SCALAR ? gcl_runarg_type_name(a->type) : kinds[a->kind]);
+  return false;
+}
+
+/* Packs every scalar, hex and buffer argument into args on the CPU (buffers at stand-in device
+ * addresses), so the library's own checks -- sizes, dtypes, alignment of offset views -- run
+ * before any GPU is needed. Tensor maps were checked by check_tmap. */
+static bool pack_on_cpu(const run_state *st, const gcl_layout *layout) {
+  gcl_args *args = NULL;
+  if (gcl_args_create(layout, &args) != GCL_OK) return run_error("%s", gcl_last_error()), false;
+  bool ok = true;
+  for (size_t i = 0; ok && i < st->nargs; i++) {
+    const gcl_runarg *a = &st->args[i];
+    gcl_param_info p;
+    gcl_status s = gcl_layout_param_info(layout, i, &p);
+    if (s == GCL_OK && !(ok = check_kind(a, i, &p))) break;
+    if (s == GCL_OK && a->kind == GCL_RUNARG_SCALAR) s = gcl_args_set(args, i, a->value, a->size);
+    if (s == GCL_OK && a->kind == GCL_RUNARG_HEX) s = gcl_args_set(args, i, a->bytes, a->size);
+    if (s == GCL_OK && a->kind == GCL_RUNARG_BUFFER)
+      s = run_bind_buffer(args, i, a, UINT64_C(1) << 32, st->device);
+    if (s != GCL_OK) ok = false, run_error("--arg %d '%s': %s", a->position, a->spec, gcl_last_error());
+  }
+  gcl_args_destroy(args);
+  return ok;
+}
+
+static bool check_signature(const run_state *st) {
+  gcl_signature *sig = NULL;
+  gcl_layout *layout = NULL;
+  if (gcl_signature_parse(st->signature, &sig) != GCL_OK) {
+    run_error("--signature '%s': %s", st->signature, gcl_last_error());
+    return false;
+  }
+  bool ok = gcl_layout_create(sig, 90, &layout) == GCL_OK;
+  if (!ok) run_error("--signature '%s': %s", st->signature, gcl_last_error());
+  if (ok && gcl_layout_count(layout) != st->nargs) {
+    run_error("--signature has %zu parameters, %zu --arg given", gcl_layout_count(layout),
+              st->nargs);
+    ok = false;
+  }
+  ok = ok && pack_on_cpu(st, layout);
+  gcl_layout_destroy(layout);
+  gcl_signature_destroy(sig);
+  return ok;
+}
+
+/* Whole file into a malloc'd buffer; NULL (message printed) on failure. */
+static unsigned char *read_file(const char *what, const char *path, size_t *size) {
+  FILE *f = fopen(path, "rb");
+  long n = -1;
+  unsigned char *buf = NULL;
+  if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0)
+    buf = malloc(n ? (size_t)n : 1);
+  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) free(buf), buf = NULL;
+  if (!buf) run_error("%s: cannot read '%s': %s", what, path, errno ? strerror(errno) : "error");
+  if (f) fclose(f);
+  *size = buf ? (size_t)n : 0;
+  return buf;
+}
+
+static bool ends_with(const char *s, const char *suffix) {
+  size_t n = strlen(s), m = strlen(suffix);
+  return n >= m && !strcmp(s + n - m, suffix);
+}
+
+/* The kernel's parameter offsets and sizes as the module file records them (cubin, fatbin, PTX)
+ * into a raw layout; NULL (nothing to check on the CPU) for CUDA source. */
+static bool image_layout(const run_state *st, gcl_layout **out) {
+  size_t size, k, n;
+  *out = NULL;
+  unsigned char *data = read_file("MODULE", st->module, &size);
+  if (!data) return false;
+  gcl_image *img = NULL;
+  gcl_image_kernel info;
+  bool cu = ends_with(st->module, ".cu");
+  gcl_status s = cu ? GCL_OK : gcl_image_parse(data, size, 0, &img);
+  free(data);
+  if (cu) return true;
+  if (s == GCL_OK && (s = gcl_image_find_kernel(img, st->kernel, &k)) == GCL_OK)
+    s = gcl_image_get_kernel(img, k, &info);
+  n = s == GCL_OK ? info.param_count : 0;
+  size_t *offsets = calloc(n + 1, sizeof *offsets), *sizes = calloc(n + 1, sizeof *sizes);
+  if (!offsets || !sizes) s = GCL_ERROR_OUT_OF_MEMORY;
+  for (size_t p = 0; s == GCL_OK && p < n; p++)
+    s = gcl_image_param(img, k, p, &offsets[p], &sizes[p], NULL);
+  if (s == GCL_OK) s = gcl_layout_create_raw(n, offsets, sizes, gcl_image_sm(img), out);
+  if (s != GCL_OK) run_error("%s '%s': %s", st->module, st->kernel, gcl_last_error());
+  free(offsets), free(sizes);
+  gcl_image_destroy(img);
+  return s == GCL_OK;
+}
+
+/* Without a signature: the argument count and sizes against what the module file says. */
+static bool check_image(const run_state *st) {
+  gcl_layout *layout = NULL;
+  if (!image_layout(st, &layout)) return false;
+  bool ok = true;
+  if (layout && gcl_layout_count(layout) != st->nargs) {
+    run_error("kernel '%s' has %zu parameters in '%s', %zu --arg given", st->kernel,
+              gcl_layout_count(layout), st->module, st->nargs);
+    ok = false;
+  }
+  ok = ok && (!layout || pack_on_cpu(st, layout));
+  gcl_layout_destroy(layout);
+  return ok;
+}
+
+/* @FILE fills: read now, so a missing file is reported without a GPU. */
+static bool read_fill_files(run_state *st) {
+  for (size_t i = 0; i < st->nargs; i++) {
+    const gcl_runarg *a = &st->args[i];
+    if (a->kind != GCL_RUNARG_BUFFER || a->fill != GCL_RUNARG_FILE) continue;
+    char what[64];
+    size_t size;
+    snprintf(what, sizeof what, "--arg %d", a->position);
+    if (!(st->buffers[i].file_data = read_file(what, a->file, &size))) return false;
+    if (size != a->count * a->size) {
+      run_error("--arg %d '%s': '%s' has %zu bytes, the view has %llu (%llu x %zu)", a->position,
+                a->spec, a->file, size, (unsigned long long)(a->count * a->size),
+                (unsigned long long)a->count, a->size);
+      return false;
+    }
+  }
+  return true;
+}
+
+/* Returns -1 to go on, 2 after a message. */
+static int validate(run_state *st) {
+  st->buffers = calloc(st->nargs + 1, sizeof *st->buffers);
+  if (!st->buffers) return run_error("out of memory"), 2;
+  if (!check_names(st)) return 2;
+  if (st->signature ? !check_signature(st) : !check_image(st)) return 2;
+  return read_fill_files(st) ? -1 : 2;
+}
+
+/* Without a usable driver or device: say so plainly, after what the CPU could check. */
+static int driver_ready(const run_state *st) {
+  int count = 0;
+  gcl_status s = gcl_driver_init();
+  if (s == GCL_OK) s = gcl_device_count(&count);
+  if (s == GCL_OK && st->device < count) return -1;
+  const char *why = s == GCL_OK ? "no such device" : gcl_last_error();
+  fprintf(stderr, "gclaunch run: the %zu arguments are valid, but there is no GPU to run on: %s (%s)\n",
+          st->nargs, why, s == GCL_OK ? "device index" : gcl_status_name(s));
+  if (st->json) {
+    printf("{\"kernel\": ");
+    run_json_string(stdout, st->kernel);
+    printf(", \"launched\": false, \"status\": \"%s\", \"error\": ",
+           s == GCL_OK ? "GCL_ERROR_NO_DEVICE" : gcl_status_name(s));
+    run_json_string(stdout, why);
+    printf("}\n");
+  }
+  return 2;
+}
+
+static void release(run_state *st) {
+  for (size_t i = 0; i < st->nargs; i++) {
+    gcl_runarg_free(&st->args[i]);
+    if (st->buffers) free(st->buffers[i].file_data);
+  }
+  for (size_t i = 0; i < st->nouts; i++) free((char *)st->outs[i].name);
+  free(st->args);
+  free(st->buffers);
+}
+
+int gcl_cmd_run(int argc, char **argv) {
+  run_state st;
+  memset(&st, 0, sizeof st);
+  st.repeat = 1;
+  st.seed = 1;
+  int rc = parse_command_line(argc, argv, &st);
+  if (rc < 0) rc = validate(&st);
+  if (rc < 0) rc = driver_ready(&st);
+  if (rc < 0) rc = run_on_device(&st);
+  release(&st);
+  return rc;
+}

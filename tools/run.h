@@ -1,0 +1,64 @@
+/* gclaunch run: state shared by run.c (options and CPU-side validation) and runexec.c (device
+ * side: buffers, binding, launch, timing, report). */
+#ifndef GCL_RUN_H
+#define GCL_RUN_H
+
+#include "runargs.h"
+
+#include <gclaunch/gclaunch.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#define GCL_RUN_MAX_OUTS 64
+
+typedef struct run_out {
+  const char *name; /* a buffer's NAME */
+  const char *path;
+} run_out;
+
+typedef struct run_buffer {
+  uint64_t base;         /* device allocation: offset + count elements */
+  unsigned char *host;   /* the count elements of the view */
+  size_t view_bytes;
+  void *file_data;       /* GCL_RUNARG_FILE: the file's bytes, read before the GPU */
+} run_buffer;
+
+typedef struct run_state {
+  const char *module, *kernel, *signature;
+  unsigned grid[3], block[3], cluster[3];
+  size_t shared_bytes;
+  int repeat, warmup, device;
+  uint64_t seed;
+  bool json;
+  gcl_runarg *args;       /* nargs parsed --arg specs, in order */
+  run_buffer *buffers;    /* one per arg; used by buffer args only */
+  size_t nargs;
+  run_out outs[GCL_RUN_MAX_OUTS];
+  size_t nouts;
+  /* device side */
+  gcl_context *ctx;
+  gcl_module *mod;
+  gcl_kernel *k;
+  gcl_args *packed;
+  double *times_us;       /* repeat launch times */
+} run_state;
+
+/* Prints "gclaunch run: " and the message to stderr. */
+void run_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Writes s as a JSON string literal. */
+void run_json_string(FILE *f, const char *s);
+/* Index of the buffer argument called name; -1 if none. */
+long run_find_buffer(const run_state *st, const char *name);
+/* Fills t as the DLPack tensor of buffer argument a on device (data = base, byte_offset = view). */
+void run_tensor(const gcl_runarg *a, uint64_t base, int device, int64_t *strides, DLTensor *t);
+/* Sets buffer argument a (allocated at base) into parameter i: a DLPack tensor into a pointer
+ * parameter, the view's address into untyped bytes. */
+gcl_status run_bind_buffer(gcl_args *args, size_t i, const gcl_runarg *a, uint64_t base, int device);
+/* Box and options of a tmap argument in TMA order; false (message printed) when the box's rank
+ * differs from the buffer's. */
+bool run_tmap_options(const gcl_runarg *tmap, const gcl_runarg *buf, gcl_tensormap_options *o);
+
+/* Device side (runexec.c): returns the process exit status. Releases everything it made. */
+int run_on_device(run_state *st);
+
+#endif

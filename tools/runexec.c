@@ -1,0 +1,262 @@
+/* gclaunch run, device side: load, allocate and fill buffers, bind every argument, launch
+ * --warmup + --repeat times, then report checksums and the median time. */
+#include "run.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int fail(const char *what) {
+  run_error("%s: %s", what, gcl_last_error());
+  return 1;
+}
+
+static int arg_fail(const gcl_runarg *a) {
+  run_error("--arg %d '%s': %s", a->position, a->spec, gcl_last_error());
+  return 1;
+}
+
+static int load_module(run_state *st) {
+  if (gcl_context_create(st->device, &st->ctx) != GCL_OK) return fail("context");
+  size_t n = strlen(st->module);
+  if (n < 3 || strcmp(st->module + n - 3, ".cu")) {
+    if (gcl_module_load_file(st->ctx, st->module, &st->mod) != GCL_OK) return fail(st->module);
+    return 0;
+  }
+  FILE *f = fopen(st->module, "rb");
+  char *src = f ? calloc(1, 1 << 24) : NULL;
+  size_t got = src ? fread(src, 1, (1 << 24) - 1, f) : 0;
+  if (f) fclose(f);
+  if (!src || got == (1 << 24) - 1) {
+    free(src);
+    run_error("%s: cannot read (or larger than 16 MiB)", st->module);
+    return 2;
+  }
+  gcl_status s = gcl_module_compile(st->ctx, src, st->module, NULL, 0, &st->mod);
+  free(src);
+  return s == GCL_OK ? 0 : fail(st->module);
+}
+
+static int load_kernel(run_state *st) {
+  int rc = load_module(st);
+  if (rc) return rc;
+  if (gcl_kernel_get(st->mod, st->kernel, st->signature, &st->k) != GCL_OK) return fail(st->kernel);
+  const gcl_layout *layout = gcl_kernel_layout(st->k);
+  if (gcl_layout_count(layout) != st->nargs) {
+    run_error("kernel '%s' has %zu parameters, %zu --arg given", st->kernel,
+              gcl_layout_count(layout), st->nargs);
+    return 2;
+  }
+  return gcl_args_create(layout, &st->packed) == GCL_OK ? 0 : fail("args");
+}
+
+/* Allocates offset + count elements, zeroes them, uploads the view's fill and binds it. */
+static int setup_buffer(run_state *st, size_t i) {
+  const gcl_runarg *a = &st->args[i];
+  run_buffer *b = &st->buffers[i];
+  size_t total = (size_t)(a->offset + a->count) * a->size, view = (size_t)a->count * a->size;
+  b->view_bytes = view;
+  if (!(b->host = malloc(view))) return run_error("out of host memory for --arg %d", a->position), 1;
+  if (a->fill == GCL_RUNARG_FILE) memcpy(b->host, b->file_data, view);
+  else gcl_runarg_fill_view(a, b->host, st->seed);
+  if (gcl_mem_alloc(st->ctx, total, &b->base) != GCL_OK) return arg_fail(a);
+  uint64_t view_at = b->base + a->offset * a->size;
+  if (gcl_mem_fill_u8(st->ctx, b->base, 0, total) != GCL_OK ||
+      gcl_mem_upload(st->ctx, view_at, b->host, view) != GCL_OK)
+    return arg_fail(a);
+  return run_bind_buffer(st->packed, i, a, b->base, st->device) == GCL_OK ? 0 : arg_fail(a);
+}
+
+/* Elements of a tensor-map parameter: N of a tensormap[N], size / 128 of untyped bytes. */
+static size_t tmap_elements(const run_state *st, size_t i) {
+  gcl_param_info p;
+  if (gcl_layout_param_info(gcl_args_layout(st->packed), i, &p) != GCL_OK) return 1;
+  if (p.kind == GCL_PARAM_ARRAY) return p.count;
+  return p.kind == GCL_PARAM_BYTES && p.size % GCL_TENSORMAP_BYTES == 0
+             ? p.size / GCL_TENSORMAP_BYTES : 1;
+}
+
+static int setup_tmap(run_state *st, size_t i) {
+  const gcl_runarg *a = &st->args[i];
+  size_t n = tmap_elements(st, i);
+  if (a->tmap_count != 1 && a->tmap_count != n) {
+    run_error("--arg %d '%s': parameter %zu holds %zu tensor maps, %zu buffers listed (list one "
+              "for all, or %zu)", a->position, a->spec, i, n, a->tmap_count, n);
+    return 2;
+  }
+  for (size_t e = 0; e < n; e++) {
+    char name[GCL_RUNARG_NAME_MAX];
+    gcl_runarg_tmap_buffer(a, a->tmap_count == 1 ? 0 : e, name);
+    long b = run_find_buffer(st, name);
+    gcl_tensormap_options o;
+    int64_t strides[GCL_RUNARG_MAX_RANK];
+    DLTensor t;
+    run_tensor(&st->args[b], st->buffers[b].base, st->device, strides, &t);
+    if (!run_tmap_options(a, &st->args[b], &o)) return 2;
+    if (gcl_args_set_tensormap(st->packed, st->ctx, i, e, &t, &o) != GCL_OK) return arg_fail(a);
+  }
+  return 0;
+}
+
+/* Buffers first: tensor maps point into them. */
+static int bind_all(run_state *st) {
+  int rc = 0;
+  for (size_t i = 0; !rc && i < st->nargs; i++)
+    if (st->args[i].kind == GCL_RUNARG_BUFFER) rc = setup_buffer(st, i);
+  for (size_t i = 0; !rc && i < st->nargs; i++) {
+    const gcl_runarg *a = &st->args[i];
+    if (a->kind == GCL_RUNARG_TMAP) rc = setup_tmap(st, i);
+    else if (a->kind != GCL_RUNARG_BUFFER &&
+             gcl_args_set(st->packed, i, a->kind == GCL_RUNARG_HEX ? a->bytes : a->value,
+                          a->size) != GCL_OK)
+      rc = arg_fail(a);
+  }
+  return rc;
+}
+
+static double now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+/* Each launch is timed alone: host clock around gcl_launch + synchronize, so the time includes
+ * the launch overhead (a few microseconds) as well as the kernel. */
+static int launch_all(run_state *st) {
+  gcl_launch_config c;
+  memset(&c, 0, sizeof c);
+  memcpy(c.grid, st->grid, sizeof c.grid);
+  memcpy(c.block, st->block, sizeof c.block);
+  memcpy(c.cluster, st->cluster, sizeof c.cluster);
+  c.shared_bytes = st->shared_bytes;
+  if (!(st->times_us = calloc((size_t)st->repeat, sizeof *st->times_us))) return 1;
+  for (int r = -st->warmup; r < st->repeat; r++) {
+    double t0 = now_us();
+    if (gcl_launch(st->k, &c, st->packed) != GCL_OK) return fail("launch");
+    if (gcl_context_synchronize(st->ctx) != GCL_OK) return fail("kernel");
+    if (r >= 0) st->times_us[r] = now_us() - t0;
+  }
+  return 0;
+}
+
+static int download_and_save(run_state *st) {
+  for (size_t i = 0; i < st->nargs; i++) {
+    const gcl_runarg *a = &st->args[i];
+    run_buffer *b = &st->buffers[i];
+    if (a->kind == GCL_RUNARG_BUFFER &&
+        gcl_mem_download(st->ctx, b->host, b->base + a->offset * a->size, b->view_bytes) != GCL_OK)
+      return arg_fail(a);
+  }
+  for (size_t o = 0; o < st->nouts; o++) {
+    long i = run_find_buffer(st, st->outs[o].name);
+    FILE *f = fopen(st->outs[o].path, "wb");
+    bool ok = f && fwrite(st->buffers[i].host, 1, st->buffers[i].view_bytes, f) ==
+                       st->buffers[i].view_bytes;
+    if (f && fclose(f)) ok = false;
+    if (!ok) return run_error("--out %s=%s: %s", st->outs[o].name, st->outs[o].path, strerror(errno)), 1;
+  }
+  return 0;
+}
+
+static int cmp_double(const void *x, const void *y) {
+  double a = *(const double *)x, b = *(const double *)y;
+  return (a > b) - (a < b);
+}
+
+static void print_number(FILE *f, double v, bool json) {
+  if (json && !isfinite(v)) fputs("null", f);
+  else fprintf(f, "%.9g", v);
+}
+
+static void print_buffer(const run_state *st, size_t i, bool json) {
+  const gcl_runarg *a = &st->args[i];
+  const run_buffer *b = &st->buffers[i];
+  uint64_t shown = a->count < 8 ? a->count : 8;
+  double sum = gcl_runarg_sum(a->type, b->host, a->count);
+  unsigned long long h = (unsigned long long)gcl_runarg_fnv1a(b->host, b->view_bytes);
+  if (json) {
+    printf("{\"arg\": %d, \"name\": \"%s\", \"type\": \"%s\", \"shape\": [", a->position, a->name,
+           gcl_runarg_type_name(a->type));
+    for (size_t d = 0; d < a->rank; d++) printf("%s%llu", d ? ", " : "", (unsigned long long)a->shape[d]);
+    printf("], \"offset\": %llu, \"sum\": ", (unsigned long long)a->offset);
+    print_number(stdout, sum, true);
+    printf(", \"fnv1a\": \"0x%016llx\", \"first\": [", h);
+  } else {
+    printf("buffer %s (--arg %d) %s[%llu]@%llu  sum %.17g  fnv1a 0x%016llx  first",
+           a->name[0] ? a->name : "-", a->position, gcl_runarg_type_name(a->type),
+           (unsigned long long)a->count, (unsigned long long)a->offset, sum, h);
+  }
+  for (uint64_t e = 0; e < shown; e++) {
+    fputs(json ? (e ? ", " : "") : " ", stdout);
+    print_number(stdout, gcl_runarg_element(a->type, b->host, e), json);
+  }
+  fputs(json ? "]}" : "\n", stdout);
+}
+
+static void print_dim3(const char *key, const unsigned d[3], bool json) {
+  if (json) printf(", \"%s\": [%u, %u, %u]", key, d[0], d[1], d[2]);
+  else printf("  %s %u,%u,%u", key, d[0], d[1], d[2]);
+}
+
+static void report(run_state *st) {
+  size_t n = (size_t)st->repeat, bytes = gcl_layout_size(gcl_args_layout(st->packed));
+  qsort(st->times_us, n, sizeof *st->times_us, cmp_double);
+  double median = n % 2 ? st->times_us[n / 2] : (st->times_us[n / 2 - 1] + st->times_us[n / 2]) / 2;
+  bool json = st->json;
+  if (json) {
+    printf("{\"module\": ");
+    run_json_string(stdout, st->module);
+    printf(", \"kernel\": ");
+    run_json_string(stdout, st->kernel);
+    printf(", \"launched\": true, \"device\": %d, \"sm\": %d", st->device, gcl_context_sm(st->ctx));
+  } else {
+    printf("kernel %s (%s) on device %d, sm_%d\n", st->kernel, st->module, st->device,
+           gcl_context_sm(st->ctx));
+  }
+  print_dim3("grid", st->grid, json);
+  print_dim3("block", st->block, json);
+  print_dim3("cluster", st->cluster, json);
+  if (json) {
+    printf(", \"shared_bytes\": %zu, \"param_bytes\": %zu, \"seed\": %llu, \"repeat\": %d, "
+           "\"warmup\": %d, \"time_us\": {\"median\": %.3f, \"min\": %.3f, \"max\": %.3f}, "
+           "\"buffers\": [", st->shared_bytes, bytes, (unsigned long long)st->seed, st->repeat,
+           st->warmup, median, st->times_us[0], st->times_us[n - 1]);
+  } else {
+    printf("  smem %zu  params %zu bytes  seed %llu\n", st->shared_bytes, bytes,
+           (unsigned long long)st->seed);
+  }
+  bool first = true;
+  for (size_t i = 0; i < st->nargs; i++) {
+    if (st->args[i].kind != GCL_RUNARG_BUFFER) continue;
+    if (json && !first) fputs(", ", stdout);
+    print_buffer(st, i, json);
+    first = false;
+  }
+  if (json) printf("]}\n");
+  else printf("time: median %.3f us over %d launch%s (min %.3f, max %.3f; host clock around "
+              "launch + synchronize)\n", median, st->repeat, st->repeat == 1 ? "" : "es",
+              st->times_us[0], st->times_us[n - 1]);
+}
+
+static void release_device(run_state *st) {
+  for (size_t i = 0; i < st->nargs; i++) {
+    if (st->buffers[i].base) gcl_mem_free(st->ctx, st->buffers[i].base);
+    free(st->buffers[i].host);
+  }
+  gcl_args_destroy(st->packed);
+  gcl_module_destroy(st->mod); /* its kernels with it */
+  gcl_context_destroy(st->ctx);
+  free(st->times_us);
+}
+
+int run_on_device(run_state *st) {
+  int rc = load_kernel(st);
+  if (!rc) rc = bind_all(st);
+  if (!rc) rc = launch_all(st);
+  if (!rc) rc = download_and_save(st);
+  if (!rc) report(st);
+  release_device(st);
+  return rc;
+}
