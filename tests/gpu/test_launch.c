@@ -301,10 +301,13 @@ Test(launch, attributes_cooperative_pdl_priority) {
   CHECK(gcl_args_set_u32(args, 1, 3));
   CUstream stream;
   CU(gcl__cu.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
-  gcl_launch_config cfg = {.grid = {4}, .block = {64}, .stream = stream, .cooperative = true};
+  CHECK(gcl_context_synchronize(ctx)); /* the fill ran on the legacy stream */
+  /* PDL first: with nothing before it on the stream, it cannot overlap a predecessor (the
+   * kernel does not wait with griddepcontrol.wait). */
+  gcl_launch_config cfg = {.grid = {4}, .block = {64}, .stream = stream,
+                           .programmatic_dependent_launch = true};
   CHECK(gcl_launch(k, &cfg, args));
-  cfg = (gcl_launch_config){.grid = {4}, .block = {64}, .stream = stream,
-                            .programmatic_dependent_launch = true};
+  cfg = (gcl_launch_config){.grid = {4}, .block = {64}, .stream = stream, .cooperative = true};
   CHECK(gcl_launch(k, &cfg, args));
   cfg = (gcl_launch_config){.grid = {4}, .block = {64}, .stream = stream, .priority = -1};
   CHECK(gcl_launch(k, &cfg, args));
@@ -344,6 +347,7 @@ static void graph(bool extra) {
   gcl_args *args = out_args(k, out), *args2 = out_args(k, out);
   CHECK(gcl_args_set_u32(args, 1, 1));
   CHECK(gcl_args_set_u32(args2, 1, 5));
+  CHECK(gcl_context_synchronize(ctx)); /* the fill ran on the legacy stream */
   CUstream stream;
   CUgraph g;
   CUgraphExec exec;
