@@ -12,10 +12,11 @@ typedef struct command {
 } command;
 
 static const command commands[] = {
+    {"demo", gcl_cmd_demo, "copy tensors via one tensormap[N] megakernel; layout if no GPU"},
     {"info", gcl_cmd_info, "driver, devices and NVRTC: found or not, and why"},
     {"inspect", gcl_cmd_inspect, "kernels and parameter layout of a cubin, fatbin or PTX file"},
-};
     {"run", gcl_cmd_run, "launch one kernel: buffers, scalars, tensor maps; checksums and time"},
+};
 
 static void usage(FILE *f) {
   fprintf(f, "gclaunch %s -- launch CUDA kernels with device-exact parameter buffers\n\n",
