@@ -95,6 +95,9 @@ if cmake -S "$here" -B "$tmp/cmake" -DCMAKE_PREFIX_PATH="$root" -DCMAKE_BUILD_TY
   if readelf -d "$tmp/cmake/app" | grep -q 'NEEDED.*libgclaunch.so'; then
     pass "CMake: app links the shared library"
   else fail "CMake: app does not link libgclaunch.so"; fi
+  if readelf -d "$tmp/cmake/app" | grep -q 'NEEDED.*libffi'; then
+    fail "CMake: app links libffi directly (it should be private to libgclaunch.so)"
+  else pass "CMake: libffi stays private (not NEEDED by app)"; fi
 else
   cat "$tmp/cmake.log"; fail "CMake: consumer does not configure or build"
 fi
@@ -102,8 +105,10 @@ fi
 mkdir -p "$tmp/cmake_ver"
 printf 'cmake_minimum_required(VERSION 3.16)\nproject(v C)\nfind_package(gclaunch 99.0 REQUIRED)\n' \
   >"$tmp/cmake_ver/CMakeLists.txt"
-if cmake -S "$tmp/cmake_ver" -B "$tmp/cmake_ver/b" -DCMAKE_PREFIX_PATH="$root" >/dev/null 2>&1; then
+if cmake -S "$tmp/cmake_ver" -B "$tmp/cmake_ver/b" -DCMAKE_PREFIX_PATH="$root" >"$tmp/ver.log" 2>&1; then
   fail "CMake: find_package(gclaunch 99.0) was accepted"
-else pass "CMake: find_package(gclaunch 99.0) is refused (version file)"; fi
+elif grep -q 'compatible with requested version' "$tmp/ver.log"; then
+  pass "CMake: find_package(gclaunch 99.0) is refused by the version file"
+else cat "$tmp/ver.log"; fail "CMake: find_package(gclaunch 99.0) failed for another reason"; fi
 
 finish
