@@ -25,6 +25,7 @@ int fake_default_attrs[CU_FUNC_ATTRIBUTE_MAX];
 long fake_live[5];
 fake_alloc *fake_allocs;
 long fake_launches, fake_libraries;
+uint64_t fake_digest_sum;
 fakecuda_launch fake_last_launch;
 fakecuda_library fake_last_lib;
 int fake_primary_context;
@@ -122,6 +123,7 @@ FAKE_API void fakecuda_reset(void) {
   fake_table_count = 0;
   default_attributes();
   fake_launches = fake_libraries = 0;
+  fake_digest_sum = 0;
   for (int i = 0; i <= E_COUNT; i++) atomic_store(&fake_calls[i], 0);
   pthread_mutex_unlock(&fake_lock);
 }
@@ -190,6 +192,20 @@ FAKE_API int fakecuda_last_launch(fakecuda_launch *out) {
   if (fake_launches && out) *out = fake_last_launch;
   pthread_mutex_unlock(&fake_lock);
   return rc;
+}
+
+FAKE_API uint64_t fakecuda_digest(const void *data, size_t n) {
+  const unsigned char *p = data;
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
+}
+
+FAKE_API uint64_t fakecuda_launch_digest(void) {
+  pthread_mutex_lock(&fake_lock);
+  uint64_t d = fake_digest_sum;
+  pthread_mutex_unlock(&fake_lock);
+  return d;
 }
 
 FAKE_API long fakecuda_library_count(void) {

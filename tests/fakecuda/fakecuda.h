@@ -73,6 +73,11 @@ typedef struct fakecuda_launch {
 long fakecuda_launch_count(void);
 /* Copies the last successful launch into *out. Returns 0, or -1 if there was none. */
 int fakecuda_last_launch(fakecuda_launch *out);
+/* Sum (mod 2^64) over successful launches of fakecuda_digest(params, param_bytes): lets a test
+ * with many threads check that every launch carried exactly its own bytes. */
+uint64_t fakecuda_launch_digest(void);
+/* FNV-1a 64 of n bytes. */
+uint64_t fakecuda_digest(const void *data, size_t n);
 
 typedef struct fakecuda_library {
   int format;                  /* 1 cubin (ELF), 2 fatbin, 3 text (PTX), 0 other */

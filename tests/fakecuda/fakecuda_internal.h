@@ -94,6 +94,7 @@ extern int fake_default_attrs[CU_FUNC_ATTRIBUTE_MAX];
 extern long fake_live[5]; /* LIVE_* */
 extern fake_alloc *fake_allocs;
 extern long fake_launches, fake_libraries;
+extern uint64_t fake_digest_sum;
 extern fakecuda_launch fake_last_launch;
 extern fakecuda_library fake_last_lib;
 extern int fake_primary_context; /* its address is the one CUcontext */

@@ -101,6 +101,7 @@ static CUresult launch(const CUlaunchConfig *c, CUfunction f, void **params, voi
   if (rc == CUDA_SUCCESS) {
     fake_launches++;
     fake_last_launch = *rec;
+    fake_digest_sum += fakecuda_digest(rec->params, rec->param_bytes);
   }
   pthread_mutex_unlock(&fake_lock);
   free(rec);
