@@ -100,7 +100,10 @@ static gcl_status apply_record(gcl__image_kernel *k, const nvinfo_rec *r, const 
     int xyz[3];
     read_xyz(r, xyz);
     if (r->attr == EIATTR_REQNTID) memcpy(k->info.reqntid, xyz, sizeof xyz);
-    else k->info.max_threads = xyz[0] * (xyz[1] ? xyz[1] : 1) * (xyz[2] ? xyz[2] : 1);
+    else {
+      long long t = (long long)xyz[0] * (xyz[1] ? xyz[1] : 1) * (xyz[2] ? xyz[2] : 1);
+      k->info.max_threads = t > 0x7fffffff ? 0 : (int)t; /* nonsense is "does not say" */
+    }
     break;
   }
   default: break;
@@ -149,8 +152,14 @@ static gcl_status read_global_info(gcl_image *img, gcl__bytes sec) {
     if (s != GCL_OK) return s;
     if (r.attr != EIATTR_REGCOUNT || r.format != 4 || r.payload.n < 8) continue;
     uint32_t sym = gcl__le32(r.payload.p), regs = gcl__le32(r.payload.p + 4);
-    for (size_t k = 0; k < img->count; k++)
-      if (img->kernels[k].symbol == sym) img->kernels[k].info.registers = regs > 65535 ? -1 : (int)regs;
+    size_t lo = 0, hi = img->count; /* kernels were added in symbol order: binary search */
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      if (img->kernels[mid].symbol < sym) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo < img->count && img->kernels[lo].symbol == sym)
+      img->kernels[lo].info.registers = regs > 65535 ? -1 : (int)regs;
   }
   return GCL_OK;
 }
@@ -183,38 +192,55 @@ static gcl_status collect_kernels(gcl_image *img, const gcl__elf *elf) {
   return GCL_OK;
 }
 
-/* True if section i is called prefix + name (no copy: names may be long mangled C++). */
-static bool section_is(const gcl__elf_section *sec, const char *prefix, const char *name) {
-  size_t n = strlen(prefix);
-  return strncmp(sec->name, prefix, n) == 0 && strcmp(sec->name + n, name) == 0;
-}
+/* Per-kernel sections, found in one pass (a hostile file may hold many kernels and sections):
+ * `.nv.info.<k>` and `.nv.shared.<k>` name their kernel's .text section in sh_info. */
+typedef struct kernel_sections {
+  uint32_t *info;   /* by .text section index: its .nv.info section, 0 if none */
+  uint64_t *shared; /* by .text section index: static shared bytes */
+} kernel_sections;
 
-/* Finds kernel k's .nv.info section (sh_info names its .text section) and its shared memory. */
-static gcl_status read_kernel_sections(gcl_image *img, const gcl__elf *elf, size_t ki) {
-  gcl__image_kernel *k = &img->kernels[ki];
-  bool have_info = false;
-  k->info.shared_bytes = 0; /* no .nv.shared.<kernel> section: no static shared memory */
+static gcl_status index_sections(const gcl__elf *elf, kernel_sections *ks) {
+  ks->info = calloc(elf->shnum, sizeof *ks->info);
+  ks->shared = calloc(elf->shnum, sizeof *ks->shared);
+  if (!ks->info || !ks->shared) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "cubin: out of memory");
   for (size_t si = 1; si < elf->shnum; si++) {
     gcl__elf_section sec;
     gcl_status s = gcl__elf_section_get(elf, si, &sec);
     if (s != GCL_OK) return s;
-    if (section_is(&sec, ".nv.shared.", k->name))
-      k->info.shared_bytes = sec.size > 0x7fffffff ? -1 : (long)sec.size;
-    if (have_info || sec.type != GCL__SHT_NV_INFO || sec.info != k->text_section) continue;
-    char where[256];
-    snprintf(where, sizeof where, ".nv.info.%.200s", k->name);
-    if ((s = read_kernel_info(img, ki, sec.body, where)) != GCL_OK) return s;
-    have_info = true;
+    if (sec.info == 0 || sec.info >= elf->shnum) continue;
+    if (sec.type == GCL__SHT_NV_INFO && !ks->info[sec.info]) ks->info[sec.info] = (uint32_t)si;
+    if (strncmp(sec.name, ".nv.shared.", 11) == 0) ks->shared[sec.info] = sec.size;
   }
-  if (!have_info) k->params = calloc(1, sizeof *k->params); /* no records: no parameters */
-  return k->params ? GCL_OK : gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "cubin: out of memory");
+  return GCL_OK;
+}
+
+/* Reads kernel ki's .nv.info records and its static shared memory. */
+static gcl_status read_kernel_sections(gcl_image *img, const gcl__elf *elf,
+                                       const kernel_sections *ks, size_t ki) {
+  gcl__image_kernel *k = &img->kernels[ki];
+  uint64_t shared = ks->shared[k->text_section]; /* no .nv.shared.<k>: none */
+  k->info.shared_bytes = shared > 0x7fffffff ? -1 : (long)shared;
+  if (ks->info[k->text_section] == 0) { /* no records: no parameters */
+    k->params = calloc(1, sizeof *k->params);
+    return k->params ? GCL_OK : gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "cubin: out of memory");
+  }
+  gcl__elf_section sec;
+  gcl_status s = gcl__elf_section_get(elf, ks->info[k->text_section], &sec);
+  if (s != GCL_OK) return s;
+  char where[256];
+  snprintf(where, sizeof where, ".nv.info.%.200s", k->name);
+  return read_kernel_info(img, ki, sec.body, where);
 }
 
 gcl_status gcl__cubin_read(gcl_image *img, gcl__bytes data) {
   gcl__elf elf;
+  kernel_sections ks = {NULL, NULL};
   gcl_status s = gcl__elf_open(&elf, data);
   if (s == GCL_OK) s = collect_kernels(img, &elf);
-  for (size_t k = 0; s == GCL_OK && k < img->count; k++) s = read_kernel_sections(img, &elf, k);
+  if (s == GCL_OK) s = index_sections(&elf, &ks);
+  for (size_t k = 0; s == GCL_OK && k < img->count; k++) s = read_kernel_sections(img, &elf, &ks, k);
+  free(ks.info);
+  free(ks.shared);
   size_t gi;
   gcl__elf_section global;
   if (s == GCL_OK && gcl__elf_section_find(&elf, ".nv.info", &gi)) {

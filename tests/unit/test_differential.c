@@ -1,0 +1,218 @@
+/* Differential layout test (issue 3): random signatures, the matching CUDA C++ kernels compiled by
+ * NVRTC for sm_80, sm_90, sm_100 and sm_120, and every offset, size and total in the cubin's
+ * EIATTR_KPARAM_INFO(_V2) / CBANK_PARAM_SIZE records compared with gcl_layout_create. Kernels the
+ * compiler rejects (over the parameter limit) must be rejected by the engine too, and the other
+ * way round. A fixed seed and a fresh one run each time; failures print the seed and signature.
+ * CPU only: NVRTC needs no GPU. */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "diff_gen.h"
+#include "image_test_util.h"
+
+#define PER_SEED 300 /* two seeds: 600 signatures, each on four architectures */
+#define BATCH 150    /* kernels per NVRTC program: one compile is mostly fixed cost */
+#define MAX_REPORTED 12
+
+static const int archs[] = {80, 90, 100, 120};
+#define NARCHS (sizeof archs / sizeof *archs)
+
+typedef struct dcase {
+  char name[24];
+  dg_buf sig, decls, code;
+  gcl_signature *parsed;
+  gcl_layout *layout[NARCHS];
+  gcl_status verdict[NARCHS]; /* GCL_OK or GCL_ERROR_LAYOUT_TOO_LARGE */
+} dcase;
+
+typedef struct run {
+  uint64_t seed;
+  dcase *cases;
+  size_t count;
+  size_t arch;        /* index into archs */
+  size_t mismatches, compared, rejected, compiles;
+  char report[MAX_REPORTED][1024];
+} run;
+
+static void mismatch(run *r, const dcase *c, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void mismatch(run *r, const dcase *c, const char *fmt, ...) {
+  if (r->mismatches < MAX_REPORTED) {
+    char what[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    snprintf(r->report[r->mismatches], sizeof r->report[0], "seed %llu sm_%d %s (%s): %s",
+             (unsigned long long)r->seed, archs[r->arch], c->name, c->sig.p, what);
+  }
+  r->mismatches++;
+}
+
+/* Compares the cubin's records for kernel c with the engine's layout. */
+static void compare(run *r, const dcase *c, const gcl_image *img) {
+  size_t k;
+  gcl_image_kernel info;
+  const gcl_layout *l = c->layout[r->arch];
+  if (gcl_image_find_kernel(img, c->name, &k) != GCL_OK || gcl_image_get_kernel(img, k, &info)) {
+    mismatch(r, c, "kernel missing from the cubin: %s", gcl_last_error());
+    return;
+  }
+  r->compared++;
+  if (info.param_count != gcl_layout_count(l))
+    return mismatch(r, c, "cubin has %zu params, engine %zu", info.param_count, gcl_layout_count(l));
+  for (size_t p = 0; p < info.param_count; p++) {
+    size_t co, cs, lo, ls;
+    gcl_image_param(img, k, p, &co, &cs, NULL);
+    gcl_layout_param(l, p, &lo, &ls, NULL);
+    if (co != lo || cs != ls)
+      return mismatch(r, c, "param %zu: cubin offset %zu size %zu, engine offset %zu size %zu", p,
+                      co, cs, lo, ls);
+  }
+  if (info.param_bytes != gcl_layout_size(l))
+    mismatch(r, c, "CBANK_PARAM_SIZE %zu, engine size %zu", info.param_bytes, gcl_layout_size(l));
+}
+
+/* NVRTC on kernels idx[0..n): prelude, their structs, their kernels. */
+static nvrtcResult compile(run *r, const size_t *idx, size_t n, unsigned char **cubin,
+                           size_t *size, char **log) {
+  dg_buf src = {0};
+  dg_buf_printf(&src, "%s", dg_prelude);
+  for (size_t i = 0; i < n; i++)
+    dg_buf_printf(&src, "%s%s", r->cases[idx[i]].decls.p ? r->cases[idx[i]].decls.p : "",
+                  r->cases[idx[i]].code.p);
+  r->compiles++;
+  nvrtcResult res = itu_nvrtc_compile(src.p, archs[r->arch], cubin, size, NULL, log);
+  dg_buf_free(&src);
+  return res;
+}
+
+/* A batch the engine accepts: compiled together; on failure halved until the culprits are found. */
+static void run_batch(run *r, const size_t *idx, size_t n) {
+  unsigned char *cubin = NULL;
+  size_t size = 0;
+  char *log = NULL;
+  if (compile(r, idx, n, &cubin, &size, &log) != NVRTC_SUCCESS) {
+    free(log);
+    if (n == 1) {
+      const gcl_layout *l = r->cases[idx[0]].layout[r->arch];
+      return mismatch(r, &r->cases[idx[0]], "engine accepts (%zu bytes) but NVRTC rejects it",
+                      gcl_layout_size(l));
+    }
+    run_batch(r, idx, n / 2); /* bisect to the kernels NVRTC rejects */
+    run_batch(r, idx + n / 2, n - n / 2);
+    return;
+  }
+  gcl_image *img = NULL;
+  if (gcl_image_parse(cubin, size, 0, &img) != GCL_OK)
+    mismatch(r, &r->cases[idx[0]], "cubin unreadable: %s", gcl_last_error());
+  for (size_t i = 0; img && i < n; i++) compare(r, &r->cases[idx[i]], img);
+  gcl_image_destroy(img);
+  free(cubin);
+}
+
+/* A kernel the engine rejects must not compile either. */
+static void run_rejected(run *r, size_t i) {
+  unsigned char *cubin = NULL;
+  size_t size = 0;
+  char *log = NULL;
+  r->rejected++;
+  if (compile(r, &i, 1, &cubin, &size, &log) != NVRTC_SUCCESS) {
+    free(log);
+    return;
+  }
+  gcl_image *img = NULL;
+  size_t bytes = 0;
+  if (gcl_image_parse(cubin, size, 0, &img) == GCL_OK && gcl_image_kernel_count(img) == 1) {
+    gcl_image_kernel info;
+    gcl_image_get_kernel(img, 0, &info);
+    bytes = info.param_bytes;
+  }
+  mismatch(r, &r->cases[i], "engine rejects it (too large) but NVRTC compiles it (cubin area %zu)",
+           bytes);
+  gcl_image_destroy(img);
+  free(cubin);
+}
+
+static void *run_arch(void *arg) {
+  run *r = arg;
+  size_t *batch = malloc(r->count * sizeof *batch), n = 0;
+  for (size_t i = 0; i < r->count; i++) {
+    if (r->cases[i].verdict[r->arch] != GCL_OK) run_rejected(r, i);
+    else batch[n++] = i;
+  }
+  for (size_t b = 0; b < n; b += BATCH) run_batch(r, batch + b, n - b < BATCH ? n - b : BATCH);
+  free(batch);
+  return NULL;
+}
+
+static void make_cases(uint64_t seed, dcase *cases, size_t count) {
+  uint64_t rng = seed;
+  for (size_t i = 0; i < count; i++) {
+    dcase *c = &cases[i];
+    snprintf(c->name, sizeof c->name, "k%zu", i);
+    dg_kernel(&rng, dg_pick_mode(&rng), c->name, &c->sig, &c->decls, &c->code);
+    gcl_status s = gcl_signature_parse(c->sig.p, &c->parsed);
+    cr_assert_eq(s, GCL_OK, "seed %llu %s: generated signature does not parse: %s\n%s",
+                 (unsigned long long)seed, c->name, gcl_last_error(), c->sig.p);
+    for (size_t a = 0; a < NARCHS; a++) {
+      s = c->verdict[a] = gcl_layout_create(c->parsed, archs[a], &c->layout[a]);
+      cr_assert(s == GCL_OK || s == GCL_ERROR_LAYOUT_TOO_LARGE, "seed %llu %s sm_%d: %s: %s",
+                (unsigned long long)seed, c->name, archs[a], gcl_status_name(s), gcl_last_error());
+    }
+  }
+}
+
+static void free_cases(dcase *cases, size_t count) {
+  for (size_t i = 0; i < count; i++) {
+    for (size_t a = 0; a < NARCHS; a++) gcl_layout_destroy(cases[i].layout[a]);
+    gcl_signature_destroy(cases[i].parsed);
+    dg_buf_free(&cases[i].sig);
+    dg_buf_free(&cases[i].decls);
+    dg_buf_free(&cases[i].code);
+  }
+  free(cases);
+}
+
+/* All architectures of one seed, one thread each (NVRTC programs are independent); the
+ * results are asserted here, in the test's thread. */
+static void run_seed(uint64_t seed) {
+  dcase *cases = calloc(PER_SEED, sizeof *cases);
+  make_cases(seed, cases, PER_SEED);
+  run runs[NARCHS];
+  pthread_t th[NARCHS];
+  for (size_t a = 0; a < NARCHS; a++) {
+    runs[a] = (run){.seed = seed, .cases = cases, .count = PER_SEED, .arch = a};
+    cr_assert_eq(pthread_create(&th[a], NULL, run_arch, &runs[a]), 0);
+  }
+  size_t total = 0;
+  for (size_t a = 0; a < NARCHS; a++) {
+    pthread_join(th[a], NULL);
+    cr_log_info("seed %llu sm_%d: %zu kernels compared, %zu rejected by both or reported, "
+                "%zu NVRTC compiles, %zu mismatches", (unsigned long long)seed, archs[a],
+                runs[a].compared, runs[a].rejected, runs[a].compiles, runs[a].mismatches);
+    for (size_t m = 0; m < runs[a].mismatches && m < MAX_REPORTED; m++)
+      cr_log_error("%s", runs[a].report[m]);
+    total += runs[a].mismatches;
+    cr_expect_geq(runs[a].compared + runs[a].rejected + runs[a].mismatches, PER_SEED,
+                  "seed %llu sm_%d: every case was checked", (unsigned long long)seed, archs[a]);
+  }
+  free_cases(cases, PER_SEED);
+  cr_expect_eq(total, 0, "seed %llu: %zu layouts differ from the compiler's (see the log above)",
+               (unsigned long long)seed, total);
+}
+
+Test(differential, layout_equals_nvrtc_cubins, .timeout = 290) {
+  itu_require_nvrtc();
+  uint64_t fresh = (uint64_t)time(NULL) * 1000003u ^ (uint64_t)getpid();
+  const char *env = getenv("GCL_DIFF_SEED"); /* replay a failure: GCL_DIFF_SEED=<seed> */
+  if (env) fresh = strtoull(env, NULL, 10);
+  cr_log_info("differential seeds: 20240611 (fixed) and %llu (fresh; GCL_DIFF_SEED=%llu replays)",
+              (unsigned long long)fresh, (unsigned long long)fresh);
+  run_seed(20240611);
+  run_seed(fresh);
+}

@@ -1,0 +1,117 @@
+/* `gclaunch inspect` as users run it: the JSON contract of DESIGN.md byte for byte, the table, and
+ * errors (stderr naming the file, exit status 1). Runs the built program. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "gclaunch/gclaunch.h"
+
+#define GCLAUNCH GCL_KERNEL_DIR "/../tools/gclaunch"
+
+/* Runs `gclaunch inspect args` with stderr joined to stdout; returns the exit status. */
+static int run_inspect(const char *args, char *out, size_t cap) {
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "'%s' inspect %s 2>&1", GCLAUNCH, args);
+  FILE *p = popen(cmd, "r");
+  cr_assert_not_null(p, "cannot run %s", cmd);
+  size_t n = fread(out, 1, cap - 1, p);
+  out[n] = 0;
+  int st = pclose(p);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+Test(inspect, json_contract_for_a_cubin) {
+  char out[8192], want[2048];
+  const char *file = GCL_KERNEL_DIR "/params.sm_90.cubin";
+  char args[1024];
+  snprintf(args, sizeof args, "'%s' --kernel k_one --json", file);
+  cr_assert_eq(run_inspect(args, out, sizeof out), 0, "%s", out);
+  snprintf(want, sizeof want,
+           "{\"file\": \"%s\", \"format\": \"cubin\", \"arch\": \"sm_90\", \"kernels\": "
+           "[{\"name\": \"k_one\", \"param_bytes\": 256, \"params\": ["
+           "{\"index\": 0, \"offset\": 112, \"size\": 128}, "
+           "{\"index\": 1, \"offset\": 240, \"size\": 1}, "
+           "{\"index\": 2, \"offset\": 248, \"size\": 8}]}]}\n",
+           file);
+  cr_assert_str_eq(out, want);
+}
+
+Test(inspect, json_for_ptx_has_alignments) {
+  char out[16384], args[1024];
+  snprintf(args, sizeof args, "--json --arch sm_80 '%s/params.compute_90.ptx'", GCL_KERNEL_DIR);
+  cr_assert_eq(run_inspect(args, out, sizeof out), 0, "%s", out);
+  cr_assert(strstr(out, "\"format\": \"ptx\", \"arch\": \"sm_80\""), "%s", out);
+  cr_assert(strstr(out, "{\"name\": \"k_one\", \"param_bytes\": 176, \"params\": ["
+                        "{\"index\": 0, \"offset\": 32, \"size\": 128, \"align\": 128}, "
+                        "{\"index\": 1, \"offset\": 160, \"size\": 1, \"align\": 1}, "
+                        "{\"index\": 2, \"offset\": 168, \"size\": 8, \"align\": 8}]}"),
+            "%s", out);
+}
+
+/* Every kernel of the fatbin, in symbol-table order, with the values the library reads. */
+Test(inspect, json_lists_every_kernel_of_a_fatbin) {
+  char out[16384], args[1024], want[16384];
+  const char *file = GCL_KERNEL_DIR "/params.fatbin";
+  snprintf(args, sizeof args, "'%s' --json --arch sm_90", file);
+  cr_assert_eq(run_inspect(args, out, sizeof out), 0, "%s", out);
+  FILE *f = fopen(file, "rb");
+  cr_assert_not_null(f);
+  static unsigned char data[1 << 20];
+  size_t n = fread(data, 1, sizeof data, f);
+  fclose(f);
+  gcl_image *img = NULL;
+  cr_assert_eq(gcl_image_parse(data, n, 90, &img), GCL_OK, "%s", gcl_last_error());
+  size_t used = (size_t)snprintf(want, sizeof want, "{\"file\": \"%s\", \"format\": \"fatbin\", "
+                                 "\"arch\": \"sm_90\", \"kernels\": [", file);
+  for (size_t k = 0; k < gcl_image_kernel_count(img); k++) {
+    gcl_image_kernel info;
+    cr_assert_eq(gcl_image_get_kernel(img, k, &info), GCL_OK);
+    used += (size_t)snprintf(want + used, sizeof want - used,
+                             "%s{\"name\": \"%s\", \"param_bytes\": %zu, \"params\": [",
+                             k ? ", " : "", info.name, info.param_bytes);
+    for (size_t p = 0; p < info.param_count; p++) {
+      size_t off, size;
+      gcl_image_param(img, k, p, &off, &size, NULL);
+      used += (size_t)snprintf(want + used, sizeof want - used,
+                               "%s{\"index\": %zu, \"offset\": %zu, \"size\": %zu}",
+                               p ? ", " : "", p, off, size);
+    }
+    used += (size_t)snprintf(want + used, sizeof want - used, "]}");
+  }
+  snprintf(want + used, sizeof want - used, "]}\n");
+  cr_assert_str_eq(out, want);
+  gcl_image_destroy(img);
+}
+
+Test(inspect, table_for_people) {
+  char out[16384], args[1024];
+  snprintf(args, sizeof args, "'%s/params.sm_90.cubin'", GCL_KERNEL_DIR);
+  cr_assert_eq(run_inspect(args, out, sizeof out), 0, "%s", out);
+  cr_assert(strstr(out, "cubin, offsets for sm_90, 6 kernels"), "%s", out);
+  cr_assert(strstr(out, "kernel k_one: 3 parameters, 256 bytes"), "%s", out);
+  cr_assert(strstr(out, "index   offset     size  align  kind"), "%s", out);
+  cr_assert(strstr(out, "      0      112      128      -  -\n"), "%s", out);
+  snprintf(args, sizeof args, "'%s/params.compute_90.ptx' --kernel k_maps", GCL_KERNEL_DIR);
+  cr_assert_eq(run_inspect(args, out, sizeof out), 0, "%s", out);
+  cr_assert(strstr(out, "      0      112     2048    128  bytes(2048) align(128)\n"), "%s", out);
+  cr_assert_null(strstr(out, "k_one"), "--kernel shows one kernel: %s", out);
+}
+
+Test(inspect, errors_name_the_file) {
+  char out[4096], args[1024];
+  cr_assert_eq(run_inspect("/nonexistent/k.cubin", out, sizeof out), 1);
+  cr_assert(strstr(out, "/nonexistent/k.cubin"), "%s", out);
+  snprintf(args, sizeof args, "'%s/smoke.cu'", GCL_SOURCE_DIR "/kernels");
+  cr_assert_eq(run_inspect(args, out, sizeof out), 1);
+  cr_assert(strstr(out, "smoke.cu") && strstr(out, "not a cubin"), "%s", out);
+  snprintf(args, sizeof args, "'%s/params.sm_90.cubin' --kernel nope", GCL_KERNEL_DIR);
+  cr_assert_eq(run_inspect(args, out, sizeof out), 1);
+  cr_assert(strstr(out, "nope"), "%s", out);
+  snprintf(args, sizeof args, "'%s/params.multi.fatbin' --arch sm_75", GCL_KERNEL_DIR);
+  cr_assert_eq(run_inspect(args, out, sizeof out), 1);
+  cr_assert(strstr(out, "sm_75"), "%s", out);
+  cr_assert_eq(run_inspect("x.cubin --arch banana", out, sizeof out), 2);
+  cr_assert_eq(run_inspect("", out, sizeof out), 2);
+}
