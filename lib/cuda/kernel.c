@@ -29,14 +29,21 @@ static gcl_status driver_params(gcl_kernel *k, bool *known) {
   return GCL_OK;
 }
 
-static bool is_tensormap(const gcl_layout *layout, size_t i, char *label, size_t cap) {
+/* Labels parameter i; for a tensor map (or an array of them) whose placement differs, a hint
+ * about the header the kernel was built with: CUDA 12's CUtensorMap is 64-aligned, CUDA 13's 128. */
+static const char *describe(const gcl_layout *layout, size_t i, char *label, size_t cap) {
   gcl_param_info info;
   if (gcl_layout_param_info(layout, i, &info) != GCL_OK) {
     gcl__param_label(label, cap, i, NULL);
-    return false;
+    return "";
   }
   gcl__param_label(label, cap, i, info.name);
-  return info.kind == GCL_PARAM_TENSORMAP || info.elem_kind == GCL_PARAM_TENSORMAP;
+  if (info.kind != GCL_PARAM_TENSORMAP && info.elem_kind != GCL_PARAM_TENSORMAP) return "";
+  if (info.align > 64)
+    return " (a kernel built with CUDA 12 headers has 64-aligned tensor maps: declare "
+           "`tensormap align(64)`)";
+  return " (a kernel built with CUDA 13 headers has 128-aligned tensor maps: declare `tensormap` "
+         "without align)";
 }
 
 /* Compares the declared layout with the driver's, parameter by parameter. */
@@ -52,14 +59,11 @@ static gcl_status check_declared(const gcl_kernel *k, const gcl_layout *declared
     if (s != GCL_OK) return s;
     if (off == k->offsets[i] && size == k->sizes[i]) continue;
     char label[160];
-    bool tmap = is_tensormap(declared, i, label, sizeof label);
+    const char *hint = describe(declared, i, label, sizeof label);
     return gcl__fail(GCL_ERROR_SIGNATURE_MISMATCH,
                      "kernel '%s': %s: declared offset %zu size %zu, kernel has offset %zu size %zu%s",
                      k->name, label, off, size, k->offsets[i], k->sizes[i],
-                     tmap && size == k->sizes[i]
-                         ? " (a kernel built with CUDA 12 headers has 64-aligned tensor maps: "
-                           "declare `tensormap align(64)`)"
-                         : "");
+                     size == k->sizes[i] ? hint : "");
   }
   return GCL_OK;
 }
