@@ -1,0 +1,204 @@
+/* gcl_args_set_tensormap on the CPU, against libfakecuda.so (whose cuTensorMapEncodeTiled writes
+ * recomputable bytes: u64 address, u32 type, u32 rank, u64 dims[5] at 16, u64 strides[4] at 56,
+ * u32 box[5] at 88): each descriptor must land in its element of the tensormap[N] parameter at
+ * the offset the device reads, with byte_offset folded in; rejected tensors must not reach the
+ * driver and must leave the arguments as they were. */
+#include "fakecuda_test.h"
+
+#include <stdio.h>
+
+#define SIG(n) "grid_constant tensormap[" #n "] maps, const void* work, u32 n_work"
+#define SIG64(n) "grid_constant tensormap align(64)[" #n "] maps, const void* work, u32 n_work"
+
+typedef struct rig {
+  gcl_context *ctx;
+  gcl_module *mod;
+  gcl_kernel *kernel;
+  gcl_args *args;
+  uint64_t mem;
+} rig;
+
+/* Declares `name` to the fake with the sm_90 offsets of kernels/megakernel.cu and opens it. */
+static void open_rig(rig *r, const char *name, const char *sig, size_t n, size_t maps_at) {
+  memset(r, 0, sizeof *r);
+  size_t off[3] = {maps_at, maps_at + 128 * n, maps_at + 128 * n + 8};
+  size_t size[3] = {128 * n, 8, 4};
+  cr_assert_eq(fakecuda_set_params(name, 3, off, size), 0);
+  cr_assert_eq(gcl_context_create(0, &r->ctx), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_mem_alloc(r->ctx, 1 << 20, &r->mem), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_module_load_data(r->ctx, fake_ptx, sizeof fake_ptx, &r->mod), GCL_OK);
+  cr_assert_eq(gcl_kernel_get(r->mod, name, sig, &r->kernel), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_args_create(gcl_kernel_layout(r->kernel), &r->args), GCL_OK);
+}
+
+static void close_rig(rig *r) {
+  gcl_args_destroy(r->args);
+  gcl_module_destroy(r->mod);
+  gcl_mem_free(r->ctx, r->mem);
+  gcl_context_destroy(r->ctx);
+  assert_nothing_live();
+}
+
+/* A (rows x cols) float view with a 64-float pitch, 256 bytes per element index e apart. */
+static void view_for(fake_tensor *f, uint64_t mem, size_t e, int64_t rows, int64_t cols) {
+  fake_tensor_init(f, mem, rows, cols);
+  f->strides[0] = 64;
+  f->t.byte_offset = 256 * e; /* 16-byte aligned, not zero */
+}
+
+/* Fills every element, launches, and checks each descriptor where the device would read it. */
+static void fill_and_check(rig *r, size_t n, size_t maps_at) {
+  gcl_tensormap_options o = fake_tmap_options();
+  for (size_t e = 0; e < n; e++) {
+    fake_tensor f;
+    view_for(&f, r->mem, e, 10 + (int64_t)e % 7, 33 + (int64_t)e % 5);
+    cr_assert_eq(gcl_args_set_tensormap(r->args, r->ctx, 0, e, &f.t, &o), GCL_OK, "element %zu: %s",
+                 e, gcl_last_error());
+  }
+  cr_assert_eq(gcl_args_set_ptr(r->args, 1, r->mem), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_args_set_u32(r->args, 2, 5), GCL_OK);
+  gcl_launch_config cfg = {.grid = {1, 1, 1}, .block = {32, 1, 1}};
+  cr_assert_eq(gcl_launch(r->kernel, &cfg, r->args), GCL_OK, "%s", gcl_last_error());
+  static fakecuda_launch l;
+  cr_assert_eq(fakecuda_last_launch(&l), 0);
+  cr_assert_eq(l.param_bytes, maps_at + 128 * n + 12);
+  for (size_t e = 0; e < n; e++) {
+    const unsigned char *m = l.params + maps_at + 128 * e;
+    uint64_t addr, dim0, dim1, stride0;
+    uint32_t type, rank;
+    memcpy(&addr, m, 8), memcpy(&type, m + 8, 4), memcpy(&rank, m + 12, 4);
+    memcpy(&dim0, m + 16, 8), memcpy(&dim1, m + 24, 8), memcpy(&stride0, m + 56, 8);
+    cr_assert_eq(addr, r->mem + 256 * e, "element %zu: address 0x%llx", e, (unsigned long long)addr);
+    cr_assert_eq(type, (uint32_t)GCL_TENSORMAP_F32);
+    cr_assert_eq(rank, 2u);
+    cr_assert_eq(dim0, 33u + e % 5, "element %zu: dims[0] is the DLPack innermost size", e);
+    cr_assert_eq(dim1, 10u + e % 7);
+    cr_assert_eq(stride0, 256u, "pitch of 64 floats in bytes");
+  }
+}
+
+TestSuite(tensormap_args, .init = fake_use);
+
+Test(tensormap_args, n255_every_element_where_the_device_reads_it) {
+  rig r;
+  open_rig(&r, "megakernel_copy_255", SIG(255), 255, 0x70);
+  fill_and_check(&r, 255, 0x70);
+  close_rig(&r);
+}
+
+Test(tensormap_args, align64_maps_sit_at_0x30) {
+  rig r;
+  open_rig(&r, "megakernel_copy_a64_16", SIG64(16), 16, 0x30);
+  fill_and_check(&r, 16, 0x30);
+  close_rig(&r);
+}
+
+Test(tensormap_args, unaligned_view_never_reaches_the_driver) {
+  rig r;
+  open_rig(&r, "megakernel_copy_16", SIG(16), 16, 0x70);
+  fill_and_check(&r, 16, 0x70);
+  const void *buf = NULL;
+  size_t size = 0;
+  cr_assert_eq(gcl_args_buffer(r.args, &buf, &size), GCL_OK);
+  unsigned char *before = malloc(size);
+  cr_assert_not_null(before);
+  memcpy(before, buf, size);
+  long encodes = fakecuda_calls("cuTensorMapEncodeTiled");
+  fake_tensor f;
+  view_for(&f, r.mem, 0, 8, 32);
+  f.t.byte_offset = 4 * 3; /* three floats: 12 bytes */
+  gcl_tensormap_options o = fake_tmap_options();
+  cr_assert_eq(gcl_args_set_tensormap(r.args, r.ctx, 0, 7, &f.t, &o), GCL_ERROR_TENSOR);
+  assert_msg_has("parameter 0 'maps' element 7");
+  assert_msg_has("not 16-byte aligned");
+  char addr[32];
+  snprintf(addr, sizeof addr, "0x%llx", (unsigned long long)(r.mem + 12));
+  assert_msg_has(addr);
+  cr_assert_eq(fakecuda_calls("cuTensorMapEncodeTiled"), encodes, "the driver was called");
+  cr_assert_eq(gcl_args_buffer(r.args, &buf, &size), GCL_OK);
+  cr_assert(!memcmp(before, buf, size), "a failed set changed the buffer");
+  free(before);
+  close_rig(&r);
+}
+
+Test(tensormap_args, driver_failure_names_the_element) {
+  rig r;
+  open_rig(&r, "megakernel_copy_16", SIG(16), 16, 0x70);
+  fake_tensor f;
+  view_for(&f, r.mem, 1, 8, 32);
+  gcl_tensormap_options o = fake_tmap_options();
+  fakecuda_fail_once("cuTensorMapEncodeTiled", 1, 0);
+  cr_assert_eq(gcl_args_set_tensormap(r.args, r.ctx, 0, 9, &f.t, &o), GCL_ERROR_DRIVER);
+  assert_msg_has("parameter 0 'maps' element 9");
+  assert_msg_has("CUDA_ERROR_INVALID_VALUE");
+  cr_assert(!gcl_args_is_set(r.args, 0));
+  close_rig(&r);
+}
+
+Test(tensormap_args, slot_kinds) {
+  rig r;
+  open_rig(&r, "megakernel_copy_16", SIG(16), 16, 0x70);
+  fake_tensor f;
+  view_for(&f, r.mem, 0, 8, 32);
+  gcl_tensormap_options o = fake_tmap_options();
+  cr_assert_eq(gcl_args_set_tensormap(r.args, r.ctx, 0, 16, &f.t, &o), GCL_ERROR_INVALID_ARGUMENT);
+  assert_msg_has("element 16 is out of range (tensormap[16])");
+  cr_assert_eq(gcl_args_set_tensormap(r.args, r.ctx, 1, 0, &f.t, &o), GCL_ERROR_TYPE_MISMATCH);
+  assert_msg_has("parameter 1 'work'");
+  cr_assert_eq(gcl_args_set_tensormap(r.args, r.ctx, 3, 0, &f.t, &o), GCL_ERROR_INVALID_ARGUMENT);
+  f.t.device.device_id = 1;
+  cr_assert_eq(gcl_args_set_tensormap(r.args, r.ctx, 0, 2, &f.t, &o), GCL_ERROR_TENSOR);
+  assert_msg_has("parameter 0 'maps' element 2: tensor is on CUDA device 1");
+  close_rig(&r);
+}
+
+/* A single `tensormap` parameter takes element 0 only; so does an untyped 128-byte one. */
+Test(tensormap_args, single_and_raw_tensormap) {
+  gcl_context *ctx = NULL;
+  gcl_module *mod = NULL;
+  gcl_kernel *typed = NULL, *raw = NULL;
+  gcl_args *a = NULL, *b = NULL;
+  uint64_t mem = 0;
+  cr_assert_eq(gcl_context_create(0, &ctx), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_mem_alloc(ctx, 1 << 16, &mem), GCL_OK);
+  cr_assert_eq(gcl_module_load_data(ctx, fake_ptx, sizeof fake_ptx, &mod), GCL_OK);
+  cr_assert_eq(gcl_kernel_get(mod, "k", FAKE_K_SIGNATURE, &typed), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_kernel_get(mod, "k", NULL, &raw), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_args_create(gcl_kernel_layout(typed), &a), GCL_OK);
+  cr_assert_eq(gcl_args_create(gcl_kernel_layout(raw), &b), GCL_OK);
+  fake_tensor f;
+  fake_tensor_init(&f, mem, 64, 64);
+  gcl_tensormap_options o = fake_tmap_options();
+  cr_assert_eq(gcl_args_set_tensormap(a, ctx, 0, 0, &f.t, &o), GCL_OK, "%s", gcl_last_error());
+  cr_assert(gcl_args_is_set(a, 0));
+  cr_assert_eq(gcl_args_set_tensormap(a, ctx, 0, 1, &f.t, &o), GCL_ERROR_INVALID_ARGUMENT);
+  assert_msg_has("parameter 0 'm'");
+  cr_assert_eq(gcl_args_set_tensormap(b, ctx, 0, 0, &f.t, &o), GCL_OK, "%s", gcl_last_error());
+  cr_assert(gcl_args_is_set(b, 0));
+  cr_assert_eq(gcl_args_set_tensormap(b, ctx, 2, 0, &f.t, &o), GCL_ERROR_TYPE_MISMATCH);
+  gcl_args_destroy(a);
+  gcl_args_destroy(b);
+  gcl_module_destroy(mod);
+  gcl_mem_free(ctx, mem);
+  gcl_context_destroy(ctx);
+}
+
+Test(tensormap_args, standalone_encode) {
+  rig r;
+  open_rig(&r, "megakernel_copy_1", SIG(1), 1, 0x70);
+  fake_tensor f;
+  view_for(&f, r.mem, 3, 8, 32);
+  gcl_tensormap_options o = fake_tmap_options();
+  _Alignas(128) unsigned char map[128];
+  memset(map, 0x5c, sizeof map);
+  cr_assert_eq(gcl_tensormap_encode(r.ctx, &f.t, &o, map + 16), GCL_ERROR_INVALID_ARGUMENT);
+  f.t.byte_offset = 8;
+  cr_assert_eq(gcl_tensormap_encode(r.ctx, &f.t, &o, map), GCL_ERROR_TENSOR);
+  cr_assert_eq(map[0], 0x5c, "map changed on failure");
+  f.t.byte_offset = 768;
+  cr_assert_eq(gcl_tensormap_encode(r.ctx, &f.t, &o, map), GCL_OK, "%s", gcl_last_error());
+  uint64_t addr;
+  memcpy(&addr, map, 8);
+  cr_assert_eq(addr, r.mem + 768);
+  close_rig(&r);
+}
