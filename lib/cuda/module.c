@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define FATBIN_MAGIC 0xBA55ED50u
@@ -97,6 +98,11 @@ gcl_status gcl__read_file(const char *path, void **data, size_t *size) {
   char err[256];
   FILE *f = fopen(path, "rb");
   if (!f) return gcl__fail(GCL_ERROR_IO, "cannot open '%s': %s", path, strerror_r(errno, err, sizeof err));
+  struct stat st;
+  if (fstat(fileno(f), &st) == 0 && !S_ISREG(st.st_mode)) {
+    fclose(f);
+    return gcl__fail(GCL_ERROR_IO, "cannot read '%s': not a regular file", path);
+  }
   long n = -1;
   if (fseek(f, 0, SEEK_END) == 0) n = ftell(f);
   if (n < 0 || fseek(f, 0, SEEK_SET) != 0) {

@@ -137,6 +137,9 @@ Test(module_cpu, read_file_names_path_and_errno) {
   HAS("No such file");
   cr_assert_eq(data, (void *)0x1);
   cr_assert_eq(size, 5);
+  cr_assert_eq(gcl__read_file("/tmp", &data, &size), GCL_ERROR_IO);
+  HAS("not a regular file");
+  cr_assert_eq(data, (void *)0x1);
 }
 
 static const char *saxpy_src =
