@@ -213,7 +213,8 @@ gcl_status gcl_kernel_attribute(const gcl_kernel *kernel, gcl_kernel_attr attr, 
   if ((unsigned)attr >= sizeof map / sizeof *map)
     return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "attr: expected 0 ... %zu, got %d", sizeof map / sizeof *map - 1, (int)attr);
   int v = 0;
-  gcl_status s = func_attr(kernel, map[attr].a, map[attr].what, &v);
+  gcl_status s = gcl__context_bind(kernel->mod->ctx);
+  if (s == GCL_OK) s = func_attr(kernel, map[attr].a, map[attr].what, &v);
   if (s == GCL_OK) *value = v;
   return s;
 }
