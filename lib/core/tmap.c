@@ -63,7 +63,8 @@ static gcl_status check_tensor(const DLTensor *t, const char *who) {
   if (t->device.device_type != kDLCUDA && (int)t->device.device_type != GCL_DL_DEVICE_CUDA_MANAGED)
     return gcl__fail(GCL_ERROR_TENSOR,
                      "%s: device type %d is not CUDA (%d) or CUDA managed (%d): TMA reads device "
-                     "memory", who, (int)t->device.device_type, (int)kDLCUDA, GCL_DL_DEVICE_CUDA_MANAGED);
+                     "memory", who, (int)t->device.device_type, (int)kDLCUDA,
+                     GCL_DL_DEVICE_CUDA_MANAGED);
   if (t->ndim < 1 || t->ndim > GCL_TENSORMAP_MAX_RANK)
     return gcl__fail(GCL_ERROR_TENSOR, "%s: ndim = %d: a tensor map has rank 1 ... %d", who,
                      (int)t->ndim, GCL_TENSORMAP_MAX_RANK);

@@ -99,8 +99,8 @@ static gcl_status tensormap_slot(const gcl_layout *layout, size_t index, size_t 
   if (*is_element && p.elem_kind == GCL_PARAM_TENSORMAP) {
     snprintf(who, cap, "%s element %zu", label, element);
     if (element >= p.count)
-      return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: element %zu is out of range (tensormap[%zu])",
-                       label, element, p.count);
+      return gcl__fail(GCL_ERROR_INVALID_ARGUMENT,
+                       "%s: element %zu is out of range (tensormap[%zu])", label, element, p.count);
     return GCL_OK;
   }
   snprintf(who, cap, "%s", label);
@@ -122,7 +122,8 @@ gcl_status gcl_args_set_tensormap(gcl_args *args, gcl_context *ctx, size_t index
   if (!ctx) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "ctx: expected a context, got NULL");
   char who[160];
   bool is_element = false;
-  gcl_status s = tensormap_slot(gcl_args_layout(args), index, element, who, sizeof who, &is_element);
+  gcl_status s =
+      tensormap_slot(gcl_args_layout(args), index, element, who, sizeof who, &is_element);
   if (s != GCL_OK) return s;
   CUtensorMap m;
   if ((s = encode(ctx, t, options, who, &m)) != GCL_OK) return s;

@@ -181,7 +181,8 @@ static void plan_tiles(plan *p, const job *jb) {
     for (uint64_t y = 0; y < dims[1]; y += o.box[1])
       for (uint64_t x = 0; x < dims[0]; x += o.box[0]) {
         work_item w = {jb->src_map, jb->dst_map, d.rank, d.box_bytes,
-                       {(int32_t)x, (int32_t)y, (int32_t)z}, {(int32_t)x, (int32_t)(y + shift), (int32_t)z}};
+                       {(int32_t)x, (int32_t)y, (int32_t)z},
+                       {(int32_t)x, (int32_t)(y + shift), (int32_t)z}};
         push_work(p, w);
       }
 }
@@ -270,7 +271,8 @@ static void open_rig(rig *r, const char *kernel, const char *signature) {
   memset(r, 0, sizeof *r);
   seed_rng();
   CHECK(gcl_context_create(0, &r->ctx));
-  if (gcl_context_sm(r->ctx) < 90) cr_skip_test("TMA needs sm_90, device is sm_%d", gcl_context_sm(r->ctx));
+  if (gcl_context_sm(r->ctx) < 90)
+    cr_skip_test("TMA needs sm_90, device is sm_%d", gcl_context_sm(r->ctx));
   CHECK(gcl_device_get_info(0, &r->info));
   CHECK(gcl_module_load_file(r->ctx, GCL_KERNEL_DIR "/megakernel.fatbin", &r->mod));
   CHECK(gcl_kernel_get(r->mod, kernel, signature, &r->kernel));
@@ -307,7 +309,8 @@ static void launch_plan(rig *r, plan *p) {
   CHECK(gcl_context_synchronize(r->ctx));
 }
 
-static void copy_with(const char *kernel, const char *signature, size_t n_maps, size_t maps_offset) {
+static void copy_with(const char *kernel, const char *signature, size_t n_maps,
+                      size_t maps_offset) {
   rig r;
   open_rig(&r, kernel, signature);
   size_t off = 0, size = 0;
@@ -358,7 +361,8 @@ Test(tensormap, align64_kernel_rejects_the_128_aligned_signature) {
 
 static void expect_failure(gcl_status got, gcl_status want, const char *n1, const char *n2) {
   const char *m = gcl_last_error();
-  cr_assert_eq(got, want, "expected %s, got %s: %s", gcl_status_name(want), gcl_status_name(got), m);
+  cr_assert_eq(got, want, "expected %s, got %s: %s", gcl_status_name(want), gcl_status_name(got),
+               m);
   cr_assert(strstr(m, n1), "message lacks '%s': %s", n1, m);
   if (n2) cr_assert(strstr(m, n2), "message lacks '%s': %s", n2, m);
 }

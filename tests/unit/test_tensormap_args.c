@@ -68,7 +68,8 @@ static void fill_and_check(rig *r, size_t n, size_t maps_at) {
     uint32_t type, rank;
     memcpy(&addr, m, 8), memcpy(&type, m + 8, 4), memcpy(&rank, m + 12, 4);
     memcpy(&dim0, m + 16, 8), memcpy(&dim1, m + 24, 8), memcpy(&stride0, m + 56, 8);
-    cr_assert_eq(addr, r->mem + 256 * e, "element %zu: address 0x%llx", e, (unsigned long long)addr);
+    cr_assert_eq(addr, r->mem + 256 * e, "element %zu: address 0x%llx", e,
+                 (unsigned long long)addr);
     cr_assert_eq(type, (uint32_t)GCL_TENSORMAP_F32);
     cr_assert_eq(rank, 2u);
     cr_assert_eq(dim0, 33u + e % 5, "element %zu: dims[0] is the DLPack innermost size", e);
