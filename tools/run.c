@@ -13,7 +13,7 @@ static void run_usage(FILE *f) {
   fprintf(f,
       "usage: gclaunch run MODULE KERNEL --grid X[,Y,Z] --block X[,Y,Z] [--cluster X[,Y,Z]]\n"
       "         [--smem BYTES] [--signature TEXT] --arg SPEC ... [--repeat N] [--warmup N]\n"
-      "         [--device N] [--seed N] [--out NAME=FILE] [--json]\n\n"
+      "         [--buffer NAME=buf:...] [--device N] [--seed N] [--out NAME=FILE] [--json]\n\n"
       "MODULE is a cubin, fatbin or PTX file, or CUDA source (.cu, compiled with NVRTC).\n"
       "One --arg per kernel parameter, in order:\n"
       "  f32:1.5  u64:42  i32:-3  bool:true ...      a scalar (bool i8 u8 i16 u16 i32 u32 i64 u64\n"
@@ -25,6 +25,7 @@ static void run_usage(FILE *f) {
       "                                             tensor map(s) over named buffers, one per\n"
       "                                             element of a tensormap[N] (one name: all)\n"
       "  hex:0011aa                                 raw bytes (struct, bytes(N), ...)\n"
+      "--buffer NAME=buf:... declares a buffer that is no parameter (for tmap: and --out).\n"
       "After the launches: each buffer's sum, FNV-1a hash and first elements, and the median\n"
       "kernel time (host clock around launch + synchronize). Exit 2 on a usage error or without\n"
       "a GPU, 1 when the driver fails.\n");
@@ -91,6 +92,39 @@ static bool add_arg(run_state *st, const char *spec) {
   return false;
 }
 
+static bool add_extra(run_state *st, const char *spec) {
+  const char **grown = realloc(st->extra, (st->nextra + 1) * sizeof *grown);
+  if (!grown) return false;
+  st->extra = grown;
+  st->extra[st->nextra++] = spec;
+  return true;
+}
+
+/* --buffer specs after the --arg ones: named buffers that are no kernel parameter (the tensors of
+ * tensor maps, mostly). */
+static bool parse_extras(run_state *st) {
+  st->nparams = st->nargs;
+  for (size_t k = 0; k < st->nextra; k++) {
+    char err[512];
+    gcl_runarg *grown = realloc(st->args, (st->nargs + 1) * sizeof *grown);
+    if (!grown) return false;
+    st->args = grown;
+    gcl_runarg *a = &st->args[st->nargs];
+    if (!gcl_runarg_parse(st->extra[k], (int)k + 1, a, err, sizeof err)) {
+      const char *rest = err + strlen("--arg ");
+      run_error("--buffer %s", rest); /* the parser counts --arg; the number is the same */
+      return false;
+    }
+    st->nargs++;
+    a->option = "--buffer";
+    if (a->kind != GCL_RUNARG_BUFFER || !a->name[0]) {
+      run_error("--buffer %zu '%s': expected NAME=buf:TYPE:SHAPE...", k + 1, a->spec);
+      return false;
+    }
+  }
+  return true;
+}
+
 /* One option with its value; false (message printed) when malformed. */
 static bool parse_option(run_state *st, const char *o, const char *v) {
   long long n;
@@ -101,6 +135,7 @@ static bool parse_option(run_state *st, const char *o, const char *v) {
     return false;
   }
   if (!strcmp(o, "--arg")) return add_arg(st, v);
+  if (!strcmp(o, "--buffer")) return add_extra(st, v);
   if (!strcmp(o, "--out")) return add_out(st, v);
   if (!strcmp(o, "--signature")) return st->signature = v, true;
   if (!strcmp(o, "--smem")) return parse_number(o, v, 0, 1 << 30, &n) && (st->shared_bytes = (size_t)n, true);
@@ -130,6 +165,7 @@ static int parse_command_line(int argc, char **argv, run_state *st) {
   if (npos < 2) run_error("expected MODULE and KERNEL"), run_usage(stderr), ok = false;
   if (ok && st->grid[0] == 0) run_error("--grid is required"), ok = false;
   if (ok && st->block[0] == 0) run_error("--block is required"), ok = false;
+  ok = ok && parse_extras(st);
   st->module = pos[0];
   st->kernel = pos[1];
   return ok ? -1 : 2;
@@ -156,8 +192,8 @@ void run_tensor(const gcl_runarg *a, uint64_t base, int device, int64_t *strides
 
 bool run_tmap_options(const gcl_runarg *tmap, const gcl_runarg *buf, gcl_tensormap_options *o) {
   if (tmap->box_rank != buf->rank) {
-    fprintf(stderr, "gclaunch run: --arg %d '%s': box has %zu sizes, buffer '%s' has rank %zu\n",
-            tmap->position, tmap->spec, tmap->box_rank, buf->name, buf->rank);
+    fprintf(stderr, "gclaunch run: %s %d '%s': box has %zu sizes, buffer '%s' has rank %zu\n",
+            tmap->option, tmap->position, tmap->spec, tmap->box_rank, buf->name, buf->rank);
     return false;
   }
   memset(o, 0, sizeof *o);
@@ -190,8 +226,8 @@ static bool check_tmap(const run_state *st, const gcl_runarg *a) {
     gcl_runarg_tmap_buffer(a, e, name);
     long b = run_find_buffer(st, name);
     if (b < 0) {
-      run_error("--arg %d '%s': no buffer argument is named '%s' (name one NAME=buf:...)",
-                a->position, a->spec, name);
+      run_error("%s %d '%s': no buffer argument is named '%s' (name one NAME=buf:...)",
+                a->option, a->position, a->spec, name);
       return false;
     }
     gcl_tensormap_options o;
@@ -200,7 +236,7 @@ static bool check_tmap(const run_state *st, const gcl_runarg *a) {
     run_tensor(&st->args[b], UINT64_C(1) << 32, st->device, strides, &t);
     if (!run_tmap_options(a, &st->args[b], &o)) return false;
     if (gcl_tensormap_check(&t, &o, NULL) != GCL_OK) {
-      run_error("--arg %d '%s': buffer '%s': %s", a->position, a->spec, name, gcl_last_error());
+      run_error("%s %d '%s': buffer '%s': %s", a->option, a->position, a->spec, name, gcl_last_error());
       return false;
     }
   }
@@ -211,7 +247,7 @@ static bool check_names(const run_state *st) {
   for (size_t i = 0; i < st->nargs; i++) {
     const gcl_runarg *a = &st->args[i];
     if (a->name[0] && run_find_buffer(st, a->name) != (long)i && a->kind == GCL_RUNARG_BUFFER) {
-      run_error("--arg %d '%s': the name '%s' is taken by an earlier buffer", a->position, a->spec,
+      run_error("%s %d '%s': the name '%s' is taken by an earlier buffer", a->option, a->position, a->spec,
                 a->name);
       return false;
     }
@@ -238,8 +274,8 @@ static bool check_kind(const gcl_runarg *a, size_t i, const gcl_param_info *p) {
   else if (a->kind == GCL_RUNARG_TMAP && k != GCL_PARAM_TENSORMAP) want = "not a tensormap";
   if (!want) return true;
   static const char *const kinds[] = {"a scalar", "a buffer", "a tensor map", "bytes"};
-  fprintf(stderr, "gclaunch run: --arg %d '%s': parameter %zu '%s' is %s, the argument is %s\n",
-          a->position, a->spec, i, p->name ? p->name : "", want,
+  fprintf(stderr, "gclaunch run: %s %d '%s': parameter %zu '%s' is %s, the argument is %s\n",
+          a->option, a->position, a->spec, i, p->name ? p->name : "", want,
           a->kind == GCL_RUNARG_SCALAR ? gcl_runarg_type_name(a->type) : kinds[a->kind]);
   return false;
 }
@@ -251,7 +287,7 @@ static bool pack_on_cpu(const run_state *st, const gcl_layout *layout) {
   gcl_args *args = NULL;
   if (gcl_args_create(layout, &args) != GCL_OK) return run_error("%s", gcl_last_error()), false;
   bool ok = true;
-  for (size_t i = 0; ok && i < st->nargs; i++) {
+  for (size_t i = 0; ok && i < st->nparams; i++) {
     const gcl_runarg *a = &st->args[i];
     gcl_param_info p;
     gcl_status s = gcl_layout_param_info(layout, i, &p);
@@ -260,7 +296,7 @@ static bool pack_on_cpu(const run_state *st, const gcl_layout *layout) {
     if (s == GCL_OK && a->kind == GCL_RUNARG_HEX) s = gcl_args_set(args, i, a->bytes, a->size);
     if (s == GCL_OK && a->kind == GCL_RUNARG_BUFFER)
       s = run_bind_buffer(args, i, a, UINT64_C(1) << 32, st->device);
-    if (s != GCL_OK) ok = false, run_error("--arg %d '%s': %s", a->position, a->spec, gcl_last_error());
+    if (s != GCL_OK) ok = false, run_error("%s %d '%s': %s", a->option, a->position, a->spec, gcl_last_error());
   }
   gcl_args_destroy(args);
   return ok;
@@ -275,9 +311,9 @@ static bool check_signature(const run_state *st) {
   }
   bool ok = gcl_layout_create(sig, 90, &layout) == GCL_OK;
   if (!ok) run_error("--signature '%s': %s", st->signature, gcl_last_error());
-  if (ok && gcl_layout_count(layout) != st->nargs) {
+  if (ok && gcl_layout_count(layout) != st->nparams) {
     run_error("--signature has %zu parameters, %zu --arg given", gcl_layout_count(layout),
-              st->nargs);
+              st->nparams);
     ok = false;
   }
   ok = ok && pack_on_cpu(st, layout);
@@ -337,9 +373,9 @@ static bool check_image(const run_state *st) {
   gcl_layout *layout = NULL;
   if (!image_layout(st, &layout)) return false;
   bool ok = true;
-  if (layout && gcl_layout_count(layout) != st->nargs) {
+  if (layout && gcl_layout_count(layout) != st->nparams) {
     run_error("kernel '%s' has %zu parameters in '%s', %zu --arg given", st->kernel,
-              gcl_layout_count(layout), st->module, st->nargs);
+              gcl_layout_count(layout), st->module, st->nparams);
     ok = false;
   }
   ok = ok && (!layout || pack_on_cpu(st, layout));
@@ -354,11 +390,11 @@ static bool read_fill_files(run_state *st) {
     if (a->kind != GCL_RUNARG_BUFFER || a->fill != GCL_RUNARG_FILE) continue;
     char what[64];
     size_t size;
-    snprintf(what, sizeof what, "--arg %d", a->position);
+    snprintf(what, sizeof what, "%s %d", a->option, a->position);
     if (!(st->buffers[i].file_data = read_file(what, a->file, &size))) return false;
     if (size != a->count * a->size) {
-      run_error("--arg %d '%s': '%s' has %zu bytes, the view has %llu (%llu x %zu)", a->position,
-                a->spec, a->file, size, (unsigned long long)(a->count * a->size),
+      run_error("%s %d '%s': '%s' has %zu bytes, the view has %llu (%llu x %zu)", a->option,
+                a->position, a->spec, a->file, size, (unsigned long long)(a->count * a->size),
                 (unsigned long long)a->count, a->size);
       return false;
     }
@@ -383,7 +419,7 @@ static int driver_ready(const run_state *st) {
   if (s == GCL_OK && st->device < count) return -1;
   const char *why = s == GCL_OK ? "no such device" : gcl_last_error();
   fprintf(stderr, "gclaunch run: the %zu arguments are valid, but there is no GPU to run on: %s (%s)\n",
-          st->nargs, why, s == GCL_OK ? "device index" : gcl_status_name(s));
+          st->nparams, why, s == GCL_OK ? "device index" : gcl_status_name(s));
   if (st->json) {
     printf("{\"kernel\": ");
     run_json_string(stdout, st->kernel);
@@ -403,6 +439,7 @@ static void release(run_state *st) {
   for (size_t i = 0; i < st->nouts; i++) free((char *)st->outs[i].name);
   free(st->args);
   free(st->buffers);
+  free(st->extra);
 }
 
 int gcl_cmd_run(int argc, char **argv) {

@@ -30,9 +30,12 @@ typedef struct run_state {
   int repeat, warmup, device;
   uint64_t seed;
   bool json;
-  gcl_runarg *args;       /* nargs parsed --arg specs, in order */
+  gcl_runarg *args;       /* nparams --arg specs in order (parameter i is args[i]), then the
+                             --buffer specs (buffers that are no parameter), nargs in all */
   run_buffer *buffers;    /* one per arg; used by buffer args only */
-  size_t nargs;
+  size_t nargs, nparams;
+  const char **extra;     /* --buffer specs until parsed */
+  size_t nextra;
   run_out outs[GCL_RUN_MAX_OUTS];
   size_t nouts;
   /* device side */

@@ -272,6 +272,7 @@ bool gcl_runarg_parse(const char *spec, int position, gcl_runarg *out, char *err
   gcl_runarg a;
   memset(&a, 0, sizeof a);
   a.position = position;
+  a.option = "--arg";
   a.spec = p.spec;
   const char *s = p.spec;
   if (!parse_name(&p, &s, &a) || !parse_body(&p, s, &a)) {

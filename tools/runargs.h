@@ -34,6 +34,7 @@ typedef enum gcl_runarg_fill {
 
 typedef struct gcl_runarg {
   int position;                        /* 1-based, as on the command line */
+  const char *option;                  /* "--arg" (parsed default) or "--buffer" (set by run.c) */
   const char *spec;                    /* the text (borrowed) */
   char name[GCL_RUNARG_NAME_MAX];      /* "" when unnamed */
   gcl_runarg_kind kind;

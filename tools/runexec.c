@@ -14,7 +14,7 @@ static int fail(const char *what) {
 }
 
 static int arg_fail(const gcl_runarg *a) {
-  run_error("--arg %d '%s': %s", a->position, a->spec, gcl_last_error());
+  run_error("%s %d '%s': %s", a->option, a->position, a->spec, gcl_last_error());
   return 1;
 }
 
@@ -44,9 +44,9 @@ static int load_kernel(run_state *st) {
   if (rc) return rc;
   if (gcl_kernel_get(st->mod, st->kernel, st->signature, &st->k) != GCL_OK) return fail(st->kernel);
   const gcl_layout *layout = gcl_kernel_layout(st->k);
-  if (gcl_layout_count(layout) != st->nargs) {
+  if (gcl_layout_count(layout) != st->nparams) {
     run_error("kernel '%s' has %zu parameters, %zu --arg given", st->kernel,
-              gcl_layout_count(layout), st->nargs);
+              gcl_layout_count(layout), st->nparams);
     return 2;
   }
   return gcl_args_create(layout, &st->packed) == GCL_OK ? 0 : fail("args");
@@ -58,7 +58,7 @@ static int setup_buffer(run_state *st, size_t i) {
   run_buffer *b = &st->buffers[i];
   size_t total = (size_t)(a->offset + a->count) * a->size, view = (size_t)a->count * a->size;
   b->view_bytes = view;
-  if (!(b->host = malloc(view))) return run_error("out of host memory for --arg %d", a->position), 1;
+  if (!(b->host = malloc(view))) return run_error("out of host memory for %s %d", a->option, a->position), 1;
   if (a->fill == GCL_RUNARG_FILE) memcpy(b->host, b->file_data, view);
   else gcl_runarg_fill_view(a, b->host, st->seed);
   if (gcl_mem_alloc(st->ctx, total, &b->base) != GCL_OK) return arg_fail(a);
@@ -66,6 +66,7 @@ static int setup_buffer(run_state *st, size_t i) {
   if (gcl_mem_fill_u8(st->ctx, b->base, 0, total) != GCL_OK ||
       gcl_mem_upload(st->ctx, view_at, b->host, view) != GCL_OK)
     return arg_fail(a);
+  if (i >= st->nparams) return 0; /* a --buffer: no parameter */
   return run_bind_buffer(st->packed, i, a, b->base, st->device) == GCL_OK ? 0 : arg_fail(a);
 }
 
@@ -82,8 +83,8 @@ static int setup_tmap(run_state *st, size_t i) {
   const gcl_runarg *a = &st->args[i];
   size_t n = tmap_elements(st, i);
   if (a->tmap_count != 1 && a->tmap_count != n) {
-    run_error("--arg %d '%s': parameter %zu holds %zu tensor maps, %zu buffers listed (list one "
-              "for all, or %zu)", a->position, a->spec, i, n, a->tmap_count, n);
+    run_error("%s %d '%s': parameter %zu holds %zu tensor maps, %zu buffers listed (list one "
+              "for all, or %zu)", a->option, a->position, a->spec, i, n, a->tmap_count, n);
     return 2;
   }
   for (size_t e = 0; e < n; e++) {
@@ -105,7 +106,7 @@ static int bind_all(run_state *st) {
   int rc = 0;
   for (size_t i = 0; !rc && i < st->nargs; i++)
     if (st->args[i].kind == GCL_RUNARG_BUFFER) rc = setup_buffer(st, i);
-  for (size_t i = 0; !rc && i < st->nargs; i++) {
+  for (size_t i = 0; !rc && i < st->nparams; i++) {
     const gcl_runarg *a = &st->args[i];
     if (a->kind == GCL_RUNARG_TMAP) rc = setup_tmap(st, i);
     else if (a->kind != GCL_RUNARG_BUFFER &&
@@ -177,15 +178,15 @@ static void print_buffer(const run_state *st, size_t i, bool json) {
   double sum = gcl_runarg_sum(a->type, b->host, a->count);
   unsigned long long h = (unsigned long long)gcl_runarg_fnv1a(b->host, b->view_bytes);
   if (json) {
-    printf("{\"arg\": %d, \"name\": \"%s\", \"type\": \"%s\", \"shape\": [", a->position, a->name,
-           gcl_runarg_type_name(a->type));
+    printf("{\"option\": \"%s\", \"position\": %d, \"name\": \"%s\", \"type\": \"%s\", \"shape\": [",
+           a->option, a->position, a->name, gcl_runarg_type_name(a->type));
     for (size_t d = 0; d < a->rank; d++) printf("%s%llu", d ? ", " : "", (unsigned long long)a->shape[d]);
     printf("], \"offset\": %llu, \"sum\": ", (unsigned long long)a->offset);
     print_number(stdout, sum, true);
     printf(", \"fnv1a\": \"0x%016llx\", \"first\": [", h);
   } else {
-    printf("buffer %s (--arg %d) %s[%llu]@%llu  sum %.17g  fnv1a 0x%016llx  first",
-           a->name[0] ? a->name : "-", a->position, gcl_runarg_type_name(a->type),
+    printf("buffer %s (%s %d) %s[%llu]@%llu  sum %.17g  fnv1a 0x%016llx  first",
+           a->name[0] ? a->name : "-", a->option, a->position, gcl_runarg_type_name(a->type),
            (unsigned long long)a->count, (unsigned long long)a->offset, sum, h);
   }
   for (uint64_t e = 0; e < shown; e++) {
