@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Runs the GPU side of gclaunch on a GPU runner from a build directory made elsewhere (see
+# README: ../shared/gpu/pack-libs BUILD first). Writes logs and CSVs under $OUT (default ./out).
+#   scripts/h200.sh BUILD [stages...]   stages: ctest demo torch bench sanitize (default: all)
+set -uo pipefail
+build=${1:?usage: scripts/h200.sh BUILD [stages...]}
+shift
+stages=${*:-ctest demo torch bench sanitize}
+out=${OUT:-out}
+mkdir -p "$out"
+export LD_LIBRARY_PATH=$PWD/$build/devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+s=$(cat "$build/devlibs/SOURCE_ROOT")
+[ -e "$s" ] || { mkdir -p "${s%/*}" && ln -s "$PWD" "$s"; }
+export PYTHONUNBUFFERED=1
+
+for stage in $stages; do
+  case $stage in
+    ctest)
+      nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv 2>&1 | tee "$out/ctest.log"
+      "$build/tools/gclaunch" info 2>&1 | tee -a "$out/ctest.log"
+      ctest --test-dir "$build" --output-on-failure 2>&1 | tee -a "$out/ctest.log" | tail -40
+      ;;
+    demo)
+      { "$build/tools/gclaunch" demo; echo "demo exit $?"; } 2>&1 | tee "$out/demo.log" | tail -30
+      ;;
+    torch)
+      { python3 tests/python/torch_interop.py "$build/libgclaunch.so"; echo "torch_interop exit $?"; } 2>&1 | tee "$out/torch.log" | tail -30
+      ;;
+    bench)
+      { "$build/bench/bench_launch" --csv "$out/launch.csv"
+        python3 bench/peers.py "$build/kernels/launchcfg.sm_90.cubin" --csv "$out/peers.csv"
+        "$build/bench/bench_descriptors" --csv "$out/descriptors.csv"
+        python3 bench/plot_descriptors.py "$out/descriptors.csv" "$out/descriptors.png"
+        "$build/bench/bench_pack"; } 2>&1 | tee "$out/bench.log" | tail -60
+      ;;
+    sanitize)
+      for t in "$build"/tests/gpu_*; do
+        [[ -x $t && ! -d $t ]] || continue
+        for tool in memcheck racecheck; do
+          echo "== compute-sanitizer --tool $tool $(basename "$t")"
+          compute-sanitizer --tool $tool --target-processes all --error-exitcode 99 "$t" --jobs 1 2>&1 | tail -4
+          echo "exit ${PIPESTATUS[0]}"
+        done
+      done 2>&1 | tee "$out/sanitize.log" | grep -E '^==|ERROR SUMMARY|exit|Synthesis'
+      ;;
+    *) echo "unknown stage $stage" >&2 ;;
+  esac
+done
