@@ -57,14 +57,15 @@ static gcl_status check_sm(int sm) {
                    "87, 88, 89, 90, 100, 103, 110, 120, 121)", sm);
 }
 
-static gcl_status too_large(const gcl_layout *l) {
+/* l's parameters are placed from offset 0 and end past the limit: name the first one that does. */
+static gcl_status too_large(const gcl_layout *l, size_t need) {
   size_t i = 0;
   while (l->params[i].offset + l->params[i].size <= GCL_PARAM_LIMIT) i++;
   char who[128];
   gcl__param_label(who, sizeof who, i, l->params[i].info.name);
   return gcl__fail(GCL_ERROR_LAYOUT_TOO_LARGE,
-                   "parameters need %zu bytes on sm_%d, %zu bytes over the %d-byte limit (%s "
-                   "ends at %zu)", l->size, l->sm, l->size - GCL_PARAM_LIMIT, GCL_PARAM_LIMIT, who,
+                   "parameters need %zu bytes, %zu bytes over the %d-byte limit (%s ends at %zu)",
+                   need, need - GCL_PARAM_LIMIT, GCL_PARAM_LIMIT, who,
                    l->params[i].offset + l->params[i].size);
 }
 
@@ -78,15 +79,20 @@ static gcl_layout *layout_new(size_t count, int sm) {
   return l;
 }
 
-/* Places l's parameters for its sm. sm_75-89 choose their base from the area the parameters
- * take when laid out from 0 (the PTX parameter list's own C-like layout): nvcc 13 keeps 0x160
- * for (bytes(4096), tensormap, bytes(97)) although that placement ends at 4353, and moves to
- * 0x1a80 for (i8, tensormap, bytes(4200)), whose sizes sum to 4329 but whose 0-based layout
- * ends at 4456. */
+/* Places l's parameters for its sm. Both the limit and sm_75-89's choice of base look at the
+ * parameters laid out from offset 0 (the PTX parameter list's own C-like layout), measured with
+ * nvcc/ptxas 13.0:
+ * - ptxas rejects (i8, tensormap[255]) on sm_90 as 0x8000 bytes although its sm_90 placement
+ *   needs only 32752, and accepts (tensormap, bytes(32600)), whose sm_90 placement is 32840
+ *   bytes (0-based: 32728). So a device layout may end up to 112 bytes past the limit on sm_90.
+ * - sm_75-89 keep base 0x160 for (bytes(4096), tensormap, bytes(97)) although that placement
+ *   ends at 4353, and take 0x1a80 for (i8, tensormap, bytes(4200)), whose sizes sum to 4329 but
+ *   whose 0-based layout ends at 4456. */
 static gcl_status layout_place(gcl_layout *l) {
-  size_t base = gcl__param_base(l->sm, place(l->params, l->count, 0));
-  l->size = place(l->params, l->count, base);
-  return l->size > GCL_PARAM_LIMIT ? too_large(l) : GCL_OK;
+  size_t area = place(l->params, l->count, 0);
+  if (area > GCL_PARAM_LIMIT) return too_large(l, area);
+  l->size = place(l->params, l->count, gcl__param_base(l->sm, area));
+  return GCL_OK;
 }
 
 gcl_status gcl_layout_create(const gcl_signature *sig, int sm, gcl_layout **out) {
@@ -113,14 +119,18 @@ gcl_status gcl_layout_create(const gcl_signature *sig, int sm, gcl_layout **out)
   return GCL_OK;
 }
 
-/* Raw parameters must each be 1+ bytes, end within the limit, and not overlap. */
+/* A compiled kernel's device layout can end past GCL_PARAM_LIMIT by less than the 128-byte
+ * granularity of the bases (see layout_place), so raw layouts get that much room. */
+#define RAW_LIMIT (GCL_PARAM_LIMIT + 128)
+
+/* Raw parameters must each be 1+ bytes, end within RAW_LIMIT, and not overlap. */
 static gcl_status check_raw_into(size_t count, const size_t *offsets, const size_t *sizes,
                                  unsigned char *used) {
   for (size_t i = 0; i < count; i++) {
-    if (sizes[i] == 0 || offsets[i] > GCL_PARAM_LIMIT || sizes[i] > GCL_PARAM_LIMIT - offsets[i])
+    if (sizes[i] == 0 || offsets[i] > RAW_LIMIT || sizes[i] > RAW_LIMIT - offsets[i])
       return gcl__fail(sizes[i] ? GCL_ERROR_LAYOUT_TOO_LARGE : GCL_ERROR_INVALID_ARGUMENT,
                        "parameter %zu: offset %zu size %zu must be at least 1 byte and end within "
-                       "%d bytes", i, offsets[i], sizes[i], GCL_PARAM_LIMIT);
+                       "%d bytes", i, offsets[i], sizes[i], RAW_LIMIT);
     for (size_t b = offsets[i]; b < offsets[i] + sizes[i]; b++) {
       if (used[b])
         return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "parameter %zu (offset %zu size %zu) overlaps "
@@ -132,7 +142,7 @@ static gcl_status check_raw_into(size_t count, const size_t *offsets, const size
 }
 
 static gcl_status check_raw(size_t count, const size_t *offsets, const size_t *sizes) {
-  unsigned char *used = calloc(GCL_PARAM_LIMIT, 1); /* one flag per byte: overlap in O(bytes) */
+  unsigned char *used = calloc(RAW_LIMIT, 1); /* one flag per byte: overlap in O(bytes) */
   if (!used) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "out of memory creating a layout");
   gcl_status s = check_raw_into(count, offsets, sizes, used);
   free(used);
