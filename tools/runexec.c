@@ -166,9 +166,11 @@ static int cmp_double(const void *x, const void *y) {
   return (a > b) - (a < b);
 }
 
-static void print_number(FILE *f, double v, bool json) {
+/* JSON has no NaN or infinity: null. digits: 17 for sums (round-trips a double), 9 for elements
+ * (round-trips a float). */
+static void print_number(FILE *f, double v, bool json, int digits) {
   if (json && !isfinite(v)) fputs("null", f);
-  else fprintf(f, "%.9g", v);
+  else fprintf(f, "%.*g", digits, v);
 }
 
 static void print_buffer(const run_state *st, size_t i, bool json) {
@@ -182,7 +184,7 @@ static void print_buffer(const run_state *st, size_t i, bool json) {
            a->option, a->position, a->name, gcl_runarg_type_name(a->type));
     for (size_t d = 0; d < a->rank; d++) printf("%s%llu", d ? ", " : "", (unsigned long long)a->shape[d]);
     printf("], \"offset\": %llu, \"sum\": ", (unsigned long long)a->offset);
-    print_number(stdout, sum, true);
+    print_number(stdout, sum, true, 17);
     printf(", \"fnv1a\": \"0x%016llx\", \"first\": [", h);
   } else {
     printf("buffer %s (%s %d) %s[%llu]@%llu  sum %.17g  fnv1a 0x%016llx  first",
@@ -191,7 +193,7 @@ static void print_buffer(const run_state *st, size_t i, bool json) {
   }
   for (uint64_t e = 0; e < shown; e++) {
     fputs(json ? (e ? ", " : "") : " ", stdout);
-    print_number(stdout, gcl_runarg_element(a->type, b->host, e), json);
+    print_number(stdout, gcl_runarg_element(a->type, b->host, e), json, 9);
   }
   fputs(json ? "]}" : "\n", stdout);
 }
