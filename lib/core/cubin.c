@@ -92,6 +92,10 @@ static gcl_status apply_record(gcl__image_kernel *k, const nvinfo_rec *r, const 
   case EIATTR_KPARAM_INFO:
   case EIATTR_KPARAM_INFO_V2: return add_kparam(k, r, where);
   case EIATTR_CBANK_PARAM_SIZE: k->info.param_bytes = r->value; break;
+  case EIATTR_PARAM_CBANK: /* u32 symbol, u16 base, u16 size: the size when 0x19 is missing */
+    if (r->format == 4 && r->payload.n >= 8 && k->info.param_bytes == 0)
+      k->info.param_bytes = gcl__le16(r->payload.p + 6);
+    break;
   case EIATTR_MAX_THREADS:
   case EIATTR_REQNTID: {
     if (r->format != 4 || r->payload.n < 12)

@@ -306,3 +306,19 @@ Test(image, ptx_errors_name_the_problem) {
     cr_assert_null(img);
   }
 }
+
+/* An entry compressed in a way gclaunch does not decode is named, not misread. The first entry of
+ * params.multi.fatbin is the sm_80 cubin; its flags (at byte 16 + 40) get the LZ4 bit. */
+Test(image, fatbin_lz4_entry_is_reported) {
+  size_t n;
+  unsigned char *data = itu_read_kernel_file("params.multi.fatbin", &n);
+  cr_assert_eq(data[16], 2, "first entry is a cubin");
+  cr_assert_eq(data[16 + 28], 80, "for sm_80");
+  data[16 + 41] |= 0x20; /* flags |= 0x2000 */
+  gcl_image *img = NULL;
+  cr_assert_eq(gcl_image_parse(data, n, 80, &img), GCL_ERROR_BAD_IMAGE);
+  cr_assert(strstr(gcl_last_error(), "entry 0 is compressed (LZ4"), "%s", gcl_last_error());
+  cr_assert_eq(gcl_image_parse(data, n, 90, &img), GCL_OK, "other entries still read");
+  gcl_image_destroy(img);
+  free(data);
+}
