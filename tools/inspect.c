@@ -172,6 +172,9 @@ int gcl_cmd_inspect(int argc, char **argv) {
     gcl_image_destroy(img);
     return 1;
   }
+  if (o.sm && gcl_image_get_format(img) == GCL_IMAGE_CUBIN && gcl_image_sm(img) != o.sm)
+    fprintf(stderr, "gclaunch inspect: note: %s is a cubin for sm_%d; its own offsets are shown "
+            "(--arch picks fatbin entries and lays out PTX)\n", o.file, gcl_image_sm(img));
   print_image(img, &o, only);
   gcl_image_destroy(img);
   return 0;
