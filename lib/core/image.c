@@ -42,9 +42,9 @@ void gcl__image_clear(gcl_image *img) {
   img->count = img->cap = 0;
 }
 
-/* PTX is text: a `.version` directive within the first bytes, after comments and blanks. */
+/* PTX is text with a `.version` directive near the start (after header comments). */
 static bool looks_like_ptx(gcl__bytes d) {
-  size_t n = d.n < 4096 ? d.n : 4096;
+  size_t n = d.n < 65536 ? d.n : 65536; /* after any header comments */
   for (size_t i = 0; i + 8 <= n; i++)
     if (memcmp(d.p + i, ".version", 8) == 0) return true;
   return false;
