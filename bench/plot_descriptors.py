@@ -21,7 +21,11 @@ def main(src, dst):
         key = (r["dtype"], f'{r["box_w"]}x{r["box_h"]}')
         panels[key][r["placement"]].append((int(r["k"]), float(r["GBps"])))
         copy[key] = float(r["memcpy_GBps"])
-    keys = sorted(panels)
+    def tile_key(key):
+        w, h = key[1].split("x")
+        return (key[0], int(w) * int(h), int(w))
+
+    keys = sorted(panels, key=tile_key)
     cols = 4
     nrows = (len(keys) + cols - 1) // cols
     fig, axes = plt.subplots(nrows, cols, figsize=(4 * cols, 3.2 * nrows), squeeze=False)
