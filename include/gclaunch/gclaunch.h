@@ -445,6 +445,12 @@ typedef struct gcl_tensormap_options {
   int swizzle;                           /* GCL_TENSORMAP_SWIZZLE_* */
   int l2_promotion;                      /* GCL_TENSORMAP_L2_* */
   int oob_fill;                          /* GCL_TENSORMAP_OOB_* */
+  int store;    /* nonzero: the map will be a TMA store destination (cp.async.bulk.tensor
+                   global.shared). TMA stores write whole 16-byte chunks, so a box reaching the end
+                   of a row whose innermost extent (dims[0] * element size) is not a multiple of 16
+                   bytes also overwrites the bytes after the row up to the next 16-byte boundary
+                   (padding or another tensor's data) with the box's contents there. The driver
+                   encodes such maps silently; with store set they are refused. Loads are fine. */
 } gcl_tensormap_options;
 
 /* The arguments cuTensorMapEncodeTiled is called with, in TMA order. */
@@ -465,7 +471,8 @@ typedef struct gcl_tensormap_desc {
  * the driver (device type CUDA or CUDA managed; rank 1-5; innermost dimension contiguous; address
  * after byte_offset 16-byte aligned, 32 with 32-byte interleave; strides positive multiples of 16
  * below 2^40; dims 1 ... 2^32; box 1-256 with inner box bytes a multiple of 16 and within the
- * swizzle span; element strides 1-8; interleave, swizzle, L2 and fill values). A size-1
+ * swizzle span; element strides 1-8; interleave, swizzle, L2 and fill values; with
+ * options->store, an innermost extent in bytes that is a multiple of 16). A size-1
  * dimension's stride is irrelevant and replaced by a valid one. On success fills *desc when desc
  * is not NULL. GCL_ERROR_TENSOR naming "tensor", the DLPack dimension and the value;
  * GCL_ERROR_INVALID_ARGUMENT for NULL t or options or a bad enum value. Thread-safe. */

@@ -196,6 +196,24 @@ static gcl_status check_combination(const char *who, const gcl_tensormap_desc *d
   return GCL_OK;
 }
 
+/* TMA stores write global memory in whole 16-byte chunks: a box that reaches the end of a row
+ * whose length in bytes is not a multiple of 16 also writes the bytes after the row, up to the next
+ * 16-byte boundary (padding, or another tensor's data), with whatever the box holds there (the
+ * out-of-bounds fill of the load). The driver encodes such a map without complaint (triton-lang/
+ * triton#11583; seen on the H200), so a map meant for stores is refused here. Rows start 16-byte
+ * aligned (address and strides are checked), so the row length alone decides. */
+static gcl_status check_store_extent(const gcl_tensormap_options *o, const char *who,
+                                     const gcl_tensormap_desc *d) {
+  uint64_t row = d->dims[0] * d->element_bytes;
+  if (!o->store || row % 16u == 0) return GCL_OK;
+  return gcl__fail(GCL_ERROR_TENSOR,
+                   "%s: store = 1 and dimension %d (innermost) has %llu elements of %u bytes = "
+                   "%llu bytes, not a multiple of 16: TMA stores write whole 16-byte chunks and "
+                   "would overwrite the %llu bytes after each row", who, (int)d->rank - 1,
+                   (unsigned long long)d->dims[0], d->element_bytes, (unsigned long long)row,
+                   (unsigned long long)(16u - row % 16u));
+}
+
 static gcl_status fill_box(const gcl_tensormap_options *o, const char *who,
                            gcl_tensormap_desc *d) {
   uint64_t bytes = d->element_bytes;
@@ -249,6 +267,7 @@ gcl_status gcl__tmap_translate(const DLTensor *t, const gcl_tensormap_options *o
   unsigned align = o->interleave == GCL_TENSORMAP_INTERLEAVE_32B ? 32u : 16u;
   if ((s = check_enums(o, who, &d)) || (s = check_tensor(t, who)) || (s = fill_type(t, who, &d)) ||
       (s = fill_dims(t, who, &d)) || (s = check_combination(who, &d)) ||
+      (s = check_store_extent(o, who, &d)) ||
       (s = check_innermost(t, who)) || (s = fill_strides(t, who, align, &d)) ||
       (s = fill_address(t, who, align, &d)) || (s = fill_box(o, who, &d)) ||
       (s = check_inner_box(who, &d)))

@@ -203,3 +203,34 @@ Test(tensormap_args, standalone_encode) {
   cr_assert_eq(addr, r.mem + 768);
   close_rig(&r);
 }
+
+/* A store destination whose rows end off a 16-byte boundary (33 floats = 132 bytes) is refused
+ * before the driver, naming the element: a TMA store would overwrite 12 bytes after each row. The
+ * same view as a load map (store = 0) and a 36-float store destination are encoded. */
+Test(tensormap_args, odd_store_destination_never_reaches_the_driver) {
+  rig r;
+  open_rig(&r, "megakernel_copy_16", SIG(16), 16, 0x70);
+  fake_tensor f;
+  view_for(&f, r.mem, 2, 8, 33);
+  gcl_tensormap_options o = fake_tmap_options();
+  o.store = 1;
+  long encodes = fakecuda_calls("cuTensorMapEncodeTiled");
+  cr_assert_eq(gcl_args_set_tensormap(r.args, r.ctx, 0, 4, &f.t, &o), GCL_ERROR_TENSOR);
+  assert_msg_has("parameter 0 'maps' element 4");
+  assert_msg_has("132 bytes");
+  assert_msg_has("overwrite the 12 bytes after each row");
+  _Alignas(128) unsigned char map[128];
+  memset(map, 0x5c, sizeof map);
+  cr_assert_eq(gcl_tensormap_encode(r.ctx, &f.t, &o, map), GCL_ERROR_TENSOR);
+  cr_assert_eq(map[0], 0x5c, "map changed on failure");
+  cr_assert_eq(fakecuda_calls("cuTensorMapEncodeTiled"), encodes, "the driver was called");
+  o.store = 0;
+  cr_assert_eq(gcl_args_set_tensormap(r.args, r.ctx, 0, 4, &f.t, &o), GCL_OK, "%s",
+               gcl_last_error());
+  view_for(&f, r.mem, 3, 8, 36);
+  o.store = 1;
+  cr_assert_eq(gcl_args_set_tensormap(r.args, r.ctx, 0, 5, &f.t, &o), GCL_OK, "%s",
+               gcl_last_error());
+  cr_assert_eq(fakecuda_calls("cuTensorMapEncodeTiled"), encodes + 2);
+  close_rig(&r);
+}

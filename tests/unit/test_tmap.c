@@ -363,3 +363,57 @@ Test(tmap, public_check_names_tensor_and_leaves_desc_on_failure) {
   cr_assert_eq(gcl_tensormap_check(&f.t, &f.o, &f.d), GCL_OK);
   cr_assert_eq(f.d.dims[0], 64u);
 }
+
+/* TMA stores write whole 16-byte chunks: a store map needs rows that end on a 16-byte boundary,
+ * or a store reaching the row's end would overwrite the bytes after it. Loads are not affected. */
+Test(tmap, store_needs_innermost_extent_multiple_of_16_bytes) {
+  fixture f;
+  make(&f, 5, 7, 8); /* 7 float32 = 28 bytes per row, pitch 32 */
+  accepts(&f);       /* a load map: fine */
+  f.o.store = 1;
+  rejects(&f, GCL_ERROR_TENSOR, "dimension 1 (innermost) has 7 elements of 4 bytes = 28 bytes",
+          "16-byte chunks", "overwrite the 4 bytes after each row");
+  f.shape[1] = 8; /* 32 bytes */
+  accepts(&f);
+  cr_assert_eq(f.d.dims[0], 8u);
+  f.t.dtype = (DLDataType){kDLUInt, 8, 1}; /* 8 bytes per row, pitch 8: stride check first */
+  f.strides[0] = 16;
+  f.o.box[0] = 16;
+  rejects(&f, GCL_ERROR_TENSOR, "8 elements of 1 bytes = 8 bytes", "the 8 bytes after", NULL);
+  f.shape[1] = 48;
+  f.strides[0] = 48;
+  accepts(&f);
+}
+
+Test(tmap, store_check_covers_rank_1_and_bf16) {
+  fixture f;
+  make(&f, 0, 0, 0);
+  int64_t shape[1] = {4095};
+  f.t.ndim = 1;
+  f.t.shape = shape;
+  f.t.strides = NULL;
+  f.t.dtype = (DLDataType){kDLBfloat, 16, 1};
+  f.o.box[0] = 64;
+  f.o.store = 1;
+  rejects(&f, GCL_ERROR_TENSOR, "dimension 0 (innermost) has 4095 elements", "8190 bytes",
+          "overwrite the 2 bytes");
+  shape[0] = 4096;
+  accepts(&f);
+  shape[0] = 4095;
+  f.o.store = 0;
+  accepts(&f);
+}
+
+Test(tmap, public_check_refuses_odd_store_destination) {
+  fixture f;
+  make(&f, 512, 4095, 4096);
+  f.o.store = 1;
+  gcl_tensormap_desc d;
+  memset(&d, 0x5a, sizeof d);
+  cr_assert_eq(gcl_tensormap_check(&f.t, &f.o, &d), GCL_ERROR_TENSOR);
+  cr_assert(strstr(gcl_last_error(), "tensor: store = 1"), "%s", gcl_last_error());
+  cr_assert(strstr(gcl_last_error(), "16380 bytes"), "%s", gcl_last_error());
+  cr_assert_eq(((unsigned char *)&d)[0], 0x5a, "desc untouched on failure");
+  f.shape[1] = 4096;
+  cr_assert_eq(gcl_tensormap_check(&f.t, &f.o, &d), GCL_OK, "%s", gcl_last_error());
+}
