@@ -3,7 +3,12 @@
  * ONE grid-constant `tensormap[N]` parameter. Every destination is poisoned first and checked
  * byte for byte against the host afterwards; then the copy is timed. Without a GPU it says so and
  * shows what it can: the kernel's parameter layout read from the cubin, the layout engine's, and
- * the packed parameter buffer for the demo's arguments. */
+ * the packed parameter buffer for the demo's arguments.
+ *
+ * TMA stores write whole 16-byte chunks, so a destination row that does not end on a 16-byte
+ * boundary would have the bytes after it overwritten. Sources keep odd row lengths (loads clip
+ * exactly); destination rows are rounded up to 16 bytes, encoded with options.store = 1, and get
+ * the source row followed by the load's out-of-bounds fill (zeros). */
 #include "cli.h"
 
 #include <gclaunch/gclaunch.h>
@@ -16,7 +21,8 @@
 #define GCL_KERNEL_DIR "kernels"
 #endif
 #define POISON 0xA5
-#define BOX_ROWS 64u
+#define STAGE_BYTES 16384u /* kernels/megakernel.cu GCL_STAGE_BYTES: the largest box */
+#define BOX_ROWS 128u /* 128 B x 128 rows = 16 KiB, the kernel's stage: fewer, larger TMA ops */
 #define MAX_TENSORS 127 /* 254 descriptors: megakernel_copy_255 */
 
 /* The kernel's work item (kernels/megakernel.cu WorkItem). */
@@ -65,13 +71,15 @@ static const DLDataType dtypes[3] = {{kDLFloat, 32, 1}, {kDLBfloat, 16, 1}, {kDL
 static const char *const dtype_names[3] = {"f32", "bf16", "u8"};
 
 /* Tensor j: about `bytes` bytes, odd sizes; odd j are views starting (3 rows, 16 bytes) into
- * their allocation, and every third destination too; pitches are padded by 0-2 x 16 bytes. */
+ * their allocation, and every third destination too; pitches are padded by 0-2 x 16 bytes.
+ * A destination's rows are the source's rounded up to a multiple of 16 bytes. */
 static void shape_view(view *v, int j, size_t bytes, bool is_dst) {
   memset(v, 0, sizeof *v);
   size_t es = dtypes[j % 3].bits / 8u;
   int64_t rows = 512 + (j * 97) % 512;
   int64_t cols = (int64_t)(bytes / es / (size_t)rows) - 13 * (j % 5) - 1;
   if (cols < 1) cols = 1;
+  if (is_dst) cols = (cols + (int64_t)(16 / es) - 1) / (int64_t)(16 / es) * (int64_t)(16 / es);
   int pad = (j + is_dst) % 3;
   int64_t pitch = (int64_t)(((size_t)cols * es + 15) / 16 * 16 + 16u * (unsigned)pad) / (int64_t)es;
   bool offset = is_dst ? j % 3 == 0 : j % 2 == 1;
@@ -93,11 +101,13 @@ static size_t row_at(const view *v, int64_t r) {
   return v->t.byte_offset + (size_t)(r * v->strides[0]) * (v->t.dtype.bits / 8u);
 }
 
-static gcl_tensormap_options box_for(const view *v) {
+/* 128-byte box rows; store: the map is a TMA store destination (checked for 16-byte rows). */
+static gcl_tensormap_options box_for(const view *v, int store) {
   gcl_tensormap_options o;
   memset(&o, 0, sizeof o);
-  o.box[0] = 128u / (v->t.dtype.bits / 8u); /* 128-byte rows of the box */
+  o.box[0] = 128u / (v->t.dtype.bits / 8u);
   o.box[1] = BOX_ROWS;
+  o.store = store;
   return o;
 }
 
@@ -115,10 +125,15 @@ static int push_work(demo *d, work_item w) {
 
 /* One work item per box of tensor j: descriptors 2j (source) and 2j+1 (destination). */
 static int plan_tensor(demo *d, int j) {
-  gcl_tensormap_options o = box_for(&d->src[j]);
+  gcl_tensormap_options o = box_for(&d->src[j], 0);
   gcl_tensormap_desc desc;
   if (gcl_tensormap_check(&d->src[j].t, &o, &desc) != GCL_OK) {
     fprintf(stderr, "demo: tensor %d: %s\n", j, gcl_last_error());
+    return -1;
+  }
+  if (desc.box_bytes > STAGE_BYTES) {
+    fprintf(stderr, "demo: tensor %d: a box holds %u bytes, the kernel's stage %u\n", j,
+            desc.box_bytes, STAGE_BYTES);
     return -1;
   }
   for (uint64_t y = 0; y < desc.dims[1]; y += o.box[1])
@@ -165,9 +180,10 @@ static void print_plan(const demo *d) {
   printf("kernel:   %s(%s)\n", d->kernel, d->signature);
   for (int j = 0; j < d->tensors && j < 4; j++)
     printf("  tensor %d: %s [%lld x %lld], source pitch %lld, byte_offset %llu -> maps[%d], "
-           "destination byte_offset %llu -> maps[%d]\n", j, dtype_names[j % 3],
-           (long long)d->src[j].shape[0], (long long)d->src[j].shape[1],
+           "destination [%lld x %lld] byte_offset %llu -> maps[%d] (store)\n", j,
+           dtype_names[j % 3], (long long)d->src[j].shape[0], (long long)d->src[j].shape[1],
            (long long)d->src[j].strides[0], (unsigned long long)d->src[j].t.byte_offset, 2 * j,
+           (long long)d->dst[j].shape[0], (long long)d->dst[j].shape[1],
            (unsigned long long)d->dst[j].t.byte_offset, 2 * j + 1);
   if (d->tensors > 4) printf("  ... %d more\n", d->tensors - 4);
 }
@@ -232,9 +248,9 @@ static void placeholder_map(const gcl_tensormap_desc *desc, unsigned char map[12
 static int fill_placeholders(demo *d, gcl_args *args) {
   unsigned char map[128];
   for (size_t e = 0; e < d->n_maps; e++) {
-    const view *v = e < 2 * (size_t)d->tensors ? (e % 2 ? &d->dst[e / 2] : &d->src[e / 2])
-                                                : &d->src[0]; /* unused slots */
-    gcl_tensormap_options o = box_for(v);
+    bool used = e < 2 * (size_t)d->tensors;
+    const view *v = used ? (e % 2 ? &d->dst[e / 2] : &d->src[e / 2]) : &d->src[0];
+    gcl_tensormap_options o = box_for(v, used && e % 2); /* unused slots repeat maps[0] */
     gcl_tensormap_desc desc;
     if (gcl_tensormap_check(&v->t, &o, &desc) != GCL_OK) {
       fprintf(stderr, "demo: maps[%zu]: %s\n", e, gcl_last_error());
@@ -396,9 +412,9 @@ static int upload(demo *d, gpu *g) {
 static int set_args(demo *d, gpu *g) {
   double t0 = now_s();
   for (size_t e = 0; e < d->n_maps; e++) {
-    const view *v = e < 2 * (size_t)d->tensors ? (e % 2 ? &d->dst[e / 2] : &d->src[e / 2])
-                                                : &d->src[0];
-    gcl_tensormap_options o = box_for(v);
+    bool used = e < 2 * (size_t)d->tensors;
+    const view *v = used ? (e % 2 ? &d->dst[e / 2] : &d->src[e / 2]) : &d->src[0];
+    gcl_tensormap_options o = box_for(v, used && e % 2);
     TRY(gcl_args_set_tensormap(g->args, g->ctx, 0, e, &v->t, &o));
   }
   double t1 = now_s();
@@ -419,13 +435,16 @@ static int launch(const demo *d, gpu *g) {
   return 0;
 }
 
-/* Destination allocation j must be poison everywhere except the view, which holds the source. */
+/* Destination allocation j must be poison everywhere except the view, whose rows hold the source
+ * row and then zeros (the load's out-of-bounds fill) up to the destination's wider row end. */
 static int verify_tensor(const demo *d, gpu *g, int j, unsigned char *got, unsigned char *want) {
   const view *s = &d->src[j], *t = &d->dst[j];
   TRY(gcl_mem_download(g->ctx, got, t->dev, t->bytes));
   memset(want, POISON, t->bytes);
-  for (int64_t r = 0; r < s->shape[0]; r++)
+  for (int64_t r = 0; r < s->shape[0]; r++) {
     memcpy(want + row_at(t, r), s->host + row_at(s, r), row_bytes(s));
+    memset(want + row_at(t, r) + row_bytes(s), 0, row_bytes(t) - row_bytes(s));
+  }
   if (!memcmp(got, want, t->bytes)) return 0;
   size_t i = 0;
   while (got[i] == want[i]) i++;
@@ -445,7 +464,8 @@ static int verify(const demo *d, gpu *g) {
   free(want);
   if (bad) return -1;
   printf("verify:   %d/%d tensors copied exactly (destinations poisoned with 0x%02X first; "
-         "nothing written outside the views)\n", d->tensors, d->tensors, POISON);
+         "nothing written outside the views;\n          destination rows padded to 16 bytes "
+         "hold the load's zero fill past the source row)\n", d->tensors, d->tensors, POISON);
   return 0;
 }
 

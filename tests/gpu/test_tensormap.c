@@ -1,7 +1,13 @@
 /* Tensor-map arrays as one grid-constant parameter: kernels/megakernel.cu copies tensors of several
  * ranks, dtypes and offsets, picking each tile's TMA descriptors from `tensormap[N] maps` by
  * run-time index. Random data (seed printed), destinations poisoned first, every byte of every
- * allocation compared with the host (views must be copied exactly and nothing written outside). */
+ * allocation compared with the host (views must be copied exactly and nothing written outside).
+ *
+ * TMA stores write whole 16-byte chunks: a destination whose rows are not a multiple of 16 bytes
+ * would get the bytes after each row overwritten (seen on the H200). So destinations (and the
+ * self-copied tensor) have rows rounded up to 16 bytes and are encoded with options.store = 1;
+ * sources keep odd row lengths (loads clip exactly), and the destination columns past the
+ * source's get the load's out-of-bounds fill, zeros. An odd destination is refused before launch. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,7 +111,14 @@ static void random_fill(view *v) {
   for (size_t i = 0; i < v->bytes; i++) v->host[i] = (unsigned char)rng();
 }
 
-/* Job j of a plan: ranks 1-3, three dtypes, odd sizes, offsets and padded pitches vary with j. */
+/* Elements in a row of n elements of es bytes rounded up to a multiple of 16 bytes. */
+static int64_t round_row16(int64_t n, size_t es) {
+  int64_t per16 = (int64_t)(16 / es);
+  return (n + per16 - 1) / per16 * per16;
+}
+
+/* Job j of a plan: ranks 1-3, three dtypes, odd sizes, offsets and padded pitches vary with j.
+ * Store destinations get rows of a multiple of 16 bytes (see the top of the file). */
 static void make_job(gcl_context *ctx, int device, job *jb, unsigned j, bool self) {
   DLDataType dt = dtypes[j % 3];
   int rank = self ? 2 : j % 5 == 4 ? 3 : j % 7 == 6 ? 1 : 2;
@@ -113,12 +126,14 @@ static void make_job(gcl_context *ctx, int device, job *jb, unsigned j, bool sel
   if (rank == 2) { shape[0] = shape[1]; shape[1] = shape[2]; }
   if (rank == 1) shape[0] = shape[1] * shape[2];
   if (self) shape[0] = 2 * 16 * (1 + j % 3); /* halves of whole 16-row boxes: no overlap */
+  if (self) shape[1] = round_row16(shape[1], dt.bits / 8u);
   memset(jb, 0, sizeof *jb);
   jb->self = self;
   shape_view(&jb->src, rank, dt, shape, (int)(j % 3), (int)(j % 2 ? 1 + j % 5 : 0));
   alloc_view(ctx, &jb->src, device);
   random_fill(&jb->src);
   if (self) return;
+  shape[rank - 1] = round_row16(shape[rank - 1], dt.bits / 8u);
   shape_view(&jb->dst, rank, dt, shape, (int)((j + 1) % 3), (int)(j % 3 ? 2 + j % 4 : 0));
   alloc_view(ctx, &jb->dst, device);
   memset(jb->dst.host, POISON, jb->dst.bytes);
@@ -142,12 +157,14 @@ static void upload_job(gcl_context *ctx, job *jb) {
   if (!jb->self) CHECK(gcl_mem_fill_u8(ctx, jb->dst.dev, POISON, jb->dst.bytes));
 }
 
-static gcl_tensormap_options box_for(const view *v) {
+/* Boxes of 128 bytes (a multiple of 16) x 16 x 2; store: the map is a TMA store destination. */
+static gcl_tensormap_options box_for(const view *v, int store) {
   gcl_tensormap_options o;
   memset(&o, 0, sizeof o);
-  o.box[0] = 128u / (v->t.dtype.bits / 8u); /* 128 bytes: a multiple of 16 */
+  o.box[0] = 128u / (v->t.dtype.bits / 8u);
   o.box[1] = 16;
   o.box[2] = 2;
+  o.store = store;
   return o;
 }
 
@@ -170,7 +187,7 @@ static void push_work(plan *p, work_item w) {
 /* One work item per box of the (source) view; a self copy walks only the top half. */
 static void plan_tiles(plan *p, const job *jb) {
   const view *v = &jb->src;
-  gcl_tensormap_options o = box_for(v);
+  gcl_tensormap_options o = box_for(v, jb->self);
   gcl_tensormap_desc d;
   CHECK(gcl_tensormap_check(&v->t, &o, &d));
   cr_assert_leq(d.box_bytes, 16384u, "the kernel's stage holds 16 KiB");
@@ -214,9 +231,13 @@ static void free_plan(gcl_context *ctx, plan *p) {
 
 typedef struct expect_ctx { const view *from; view *to; } expect_ctx;
 
+/* The source row, then zeros (the load's out-of-bounds fill) up to the end of the wider
+ * destination row. */
 static void copy_row(const view *v, int64_t a, int64_t b, void *c) {
   expect_ctx *e = c;
-  memcpy(e->to->host + row_offset(e->to, a, b), e->from->host + row_offset(v, a, b), row_bytes(v));
+  unsigned char *to = e->to->host + row_offset(e->to, a, b);
+  memcpy(to, e->from->host + row_offset(v, a, b), row_bytes(v));
+  memset(to + row_bytes(v), 0, row_bytes(e->to) - row_bytes(v));
 }
 
 /* Expected bytes of the destination allocation: poison with the source rows copied in. */
@@ -288,9 +309,11 @@ static void close_rig(rig *r) {
 static void set_plan_args(rig *r, plan *p, uint64_t *work_dev) {
   for (size_t j = 0; j < p->n_jobs; j++) {
     job *jb = &p->jobs[j];
-    gcl_tensormap_options o = box_for(&jb->src);
+    gcl_tensormap_options o = box_for(&jb->src, jb->self);
     CHECK(gcl_args_set_tensormap(r->args, r->ctx, 0, jb->src_map, &jb->src.t, &o));
-    if (!jb->self) CHECK(gcl_args_set_tensormap(r->args, r->ctx, 0, jb->dst_map, &jb->dst.t, &o));
+    if (jb->self) continue;
+    gcl_tensormap_options od = box_for(&jb->dst, 1);
+    CHECK(gcl_args_set_tensormap(r->args, r->ctx, 0, jb->dst_map, &jb->dst.t, &od));
   }
   size_t wbytes = p->n_work * sizeof *p->work;
   CHECK(gcl_mem_alloc(r->ctx, wbytes, work_dev));
@@ -367,9 +390,11 @@ static void expect_failure(gcl_status got, gcl_status want, const char *n1, cons
   if (n2) cr_assert(strstr(m, n2), "message lacks '%s': %s", n2, m);
 }
 
-/* A view whose address after byte_offset is not 16-byte aligned is refused when its descriptor is
- * set, before any launch; the args keep their bytes and the launch still copies everything. */
-Test(tensormap, unaligned_view_rejected_before_launch) {
+/* Sets element `element` of a full 16-map plan to `bad`, which must be refused with a message
+ * holding n1 and n2 and leave the parameter buffer as it was; then the plan still copies exactly.
+ * bad_of(p, &bad, &o) picks the view from the plan's jobs and says how to encode it. */
+static void rejected_before_launch(void (*bad_of)(const plan *, view *, gcl_tensormap_options *),
+                                   size_t element, const char *n1, const char *n2) {
   rig r;
   open_rig(&r, "megakernel_copy_16", SIG(16));
   plan p;
@@ -382,19 +407,13 @@ Test(tensormap, unaligned_view_rejected_before_launch) {
   unsigned char *before = malloc(size);
   cr_assert_not_null(before);
   memcpy(before, buf, size);
-
-  view bad = p.jobs[1].src; /* bfloat16, 16-byte aligned */
-  bad.t.byte_offset += 4;   /* two elements further: fine for a pointer, not for TMA */
-  char addr[32];
-  snprintf(addr, sizeof addr, "0x%llx", (unsigned long long)(bad.dev + bad.t.byte_offset));
-  gcl_tensormap_options o = box_for(&bad);
-  expect_failure(gcl_args_set_tensormap(r.args, r.ctx, 0, 3, &bad.t, &o), GCL_ERROR_TENSOR,
-                 "parameter 0 'maps' element 3", "16-byte aligned");
-  cr_assert(strstr(gcl_last_error(), addr), "message lacks the address %s: %s", addr,
-            gcl_last_error());
+  view bad;
+  gcl_tensormap_options o;
+  bad_of(&p, &bad, &o);
+  expect_failure(gcl_args_set_tensormap(r.args, r.ctx, 0, element, &bad.t, &o), GCL_ERROR_TENSOR,
+                 n1, n2);
   CHECK(gcl_args_buffer(r.args, &buf, &size));
   cr_assert(!memcmp(before, buf, size), "a failed set changed the parameter buffer");
-
   launch_plan(&r, &p);
   verify_plan(r.ctx, &p);
   free(before);
@@ -403,13 +422,48 @@ Test(tensormap, unaligned_view_rejected_before_launch) {
   close_rig(&r);
 }
 
+static char unaligned_addr[32];
+
+/* Job 1's bfloat16 source two elements further: fine for a pointer, not for TMA. */
+static void unaligned_source(const plan *p, view *bad, gcl_tensormap_options *o) {
+  *bad = p->jobs[1].src;
+  cr_assert_eq(bad->t.dtype.bits, 16);
+  bad->t.byte_offset += 4;
+  snprintf(unaligned_addr, sizeof unaligned_addr, "0x%llx",
+           (unsigned long long)(bad->dev + bad->t.byte_offset));
+  *o = box_for(bad, 0);
+}
+
+/* A view whose address after byte_offset is not 16-byte aligned is refused when its descriptor is
+ * set, before any launch; the args keep their bytes and the launch still copies everything. */
+Test(tensormap, unaligned_view_rejected_before_launch) {
+  rejected_before_launch(unaligned_source, 3, "parameter 0 'maps' element 3", "16-byte aligned");
+  cr_assert(strstr(gcl_last_error(), unaligned_addr), "message lacks the address %s: %s",
+            unaligned_addr, gcl_last_error());
+}
+
+/* Job 0's source (float32 rows of 7 elements = 28 bytes) as a store destination. */
+static void odd_destination(const plan *p, view *bad, gcl_tensormap_options *o) {
+  *bad = p->jobs[0].src;
+  cr_assert(row_bytes(bad) % 16, "job 0's source rows are %zu bytes", row_bytes(bad));
+  *o = box_for(bad, 1);
+}
+
+/* A store destination whose rows do not end on a 16-byte boundary would have the bytes after each
+ * row overwritten by TMA stores: refused with store = 1 before any launch, naming the element. */
+Test(tensormap, odd_store_destination_rejected_before_launch) {
+  rejected_before_launch(odd_destination, 1, "parameter 0 'maps' element 1",
+                         "TMA stores write whole 16-byte chunks");
+  cr_assert(strstr(gcl_last_error(), "28 bytes"), "%s", gcl_last_error());
+}
+
 Test(tensormap, wrong_slot_or_device_is_rejected) {
   rig r;
   open_rig(&r, "megakernel_copy_16", SIG(16));
   plan p;
   make_plan(r.ctx, gcl_context_device(r.ctx), 2, &p);
   const DLTensor *t = &p.jobs[0].src.t;
-  gcl_tensormap_options o = box_for(&p.jobs[0].src);
+  gcl_tensormap_options o = box_for(&p.jobs[0].src, 0);
   expect_failure(gcl_args_set_tensormap(r.args, r.ctx, 0, 16, t, &o), GCL_ERROR_INVALID_ARGUMENT,
                  "parameter 0 'maps'", "element 16");
   expect_failure(gcl_args_set_tensormap(r.args, r.ctx, 1, 0, t, &o), GCL_ERROR_TYPE_MISMATCH,
