@@ -7,6 +7,11 @@
 // while the store of the previous one drains. Only thread 0 of each block issues TMA; the block is
 // one warp so the launch stays cheap. sm_90 or later (TMA, mbarrier expect_tx).
 //
+// Destination maps need rows (innermost extent) of a multiple of 16 bytes: TMA stores write whole
+// 16-byte chunks, so a shorter row end would have the bytes after it overwritten with the box's
+// out-of-bounds fill. The host encodes destinations with gcl_tensormap_options.store = 1, which
+// refuses such tensors.
+//
 // Host side: descriptors are encoded by gcl_args_set_tensormap into element i of parameter 0,
 // signature "grid_constant tensormap[N] maps, const void* work, u32 n_work"
 // (and "grid_constant tensormap align(64)[N] maps, ..." for the megakernel_copy_a64_* variants,
