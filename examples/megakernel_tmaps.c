@@ -41,9 +41,11 @@ static int set_maps(gcl_args *args, gcl_context *ctx, const DLTensor *src, const
   memset(&o, 0, sizeof o);
   o.box[0] = BOX; /* TMA order: box[0] is the contiguous (column) dimension */
   o.box[1] = BOX;
-  for (size_t i = 0; i < MAPS; i++)
+  for (size_t i = 0; i < MAPS; i++) {
+    o.store = i == 1; /* the destination: rows must be whole 16-byte chunks (TMA stores) */
     if (check(gcl_args_set_tensormap(args, ctx, 0, i, i == 1 ? dst : src, &o), "tensormap"))
       return 1;
+  }
   return 0;
 }
 

@@ -21,7 +21,7 @@ static void run_usage(FILE *f) {
       "  [NAME=]buf:TYPE:SHAPE[@OFFSET][=FILL]       a device buffer; SHAPE 1024 or 64x64; FILL\n"
       "                                             zeros (default), iota, rand or @FILE; OFFSET\n"
       "                                             elements before the view (a DLPack byte_offset)\n"
-      "  tmap:BUF[,BUF...]:box=AxB[:swizzle=128][:oob=nan]\n"
+      "  tmap:BUF[,BUF...]:box=AxB[:swizzle=128][:oob=nan][:store=1]\n"
       "                                             tensor map(s) over named buffers, one per\n"
       "                                             element of a tensormap[N] (one name: all)\n"
       "  hex:0011aa                                 raw bytes (struct, bytes(N), ...)\n"
@@ -200,6 +200,7 @@ bool run_tmap_options(const gcl_runarg *tmap, const gcl_runarg *buf, gcl_tensorm
   for (size_t i = 0; i < tmap->box_rank; i++) o->box[i] = tmap->box[tmap->box_rank - 1 - i];
   o->swizzle = tmap->swizzle;
   o->oob_fill = tmap->oob_fill;
+  o->store = tmap->store;
   return true;
 }
 

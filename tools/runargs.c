@@ -175,7 +175,7 @@ static bool parse_tmap_option(const parser *p, const char *o, size_t len, gcl_ru
   char v[64];
   snprintf(v, sizeof v, "%.*s", (int)len, o);
   char *eq = strchr(v, '=');
-  if (!eq) return bad(p, "tmap option '%s' has no '=' (box=, swizzle=, oob=)", v);
+  if (!eq) return bad(p, "tmap option '%s' has no '=' (box=, swizzle=, oob=, store=)", v);
   *eq++ = 0;
   if (!strcmp(v, "box")) return parse_box(p, eq, out);
   if (!strcmp(v, "swizzle")) {
@@ -189,7 +189,11 @@ static bool parse_tmap_option(const parser *p, const char *o, size_t len, gcl_ru
     out->oob_fill = eq[0] == 'n' ? GCL_TENSORMAP_OOB_NAN : GCL_TENSORMAP_OOB_ZERO;
     return true;
   }
-  return bad(p, "unknown tmap option '%s' (box=, swizzle=, oob=)", v);
+  if (!strcmp(v, "store")) {
+    if (strcmp(eq, "0") && strcmp(eq, "1")) return bad(p, "bad store '%s' (0 or 1)", eq);
+    return out->store = eq[0] == '1', true;
+  }
+  return bad(p, "unknown tmap option '%s' (box=, swizzle=, oob=, store=)", v);
 }
 
 static bool valid_name(const char *s, size_t len) {

@@ -9,7 +9,8 @@
  *   SHAPE  = N { "x" N }        (outermost first, as DLPack; the element count is the product)
  *   FILL   = "zeros" | "iota" | "rand" | "@" PATH          (default zeros)
  *   OPTION = "box=" N { "x" N } (in SHAPE order) | "swizzle=" ("none"|"32"|"64"|"128")
- *          | "oob=" ("zero"|"nan")
+ *          | "oob=" ("zero"|"nan") | "store=" ("0"|"1")   (store=1: the maps are TMA store
+ *            destinations; rows must be multiples of 16 bytes, see gcl_tensormap_options.store)
  * A buffer at OFFSET elements is allocated with OFFSET + count elements and passed as a tensor whose
  * byte_offset is OFFSET * element size: the fill, checksums and --out cover the count elements of
  * the view; the elements before it are zero. */
@@ -56,6 +57,7 @@ typedef struct gcl_runarg {
   uint32_t box[GCL_RUNARG_MAX_RANK];   /* in SHAPE order (outermost first) */
   int swizzle;                         /* GCL_TENSORMAP_SWIZZLE_* */
   int oob_fill;                        /* GCL_TENSORMAP_OOB_* */
+  int store;                           /* 1: maps are TMA store destinations */
   /* hex */
   unsigned char *bytes;                /* owned; size bytes */
 } gcl_runarg;

@@ -113,6 +113,9 @@ Test(runargs, tensor_maps) {
   cr_assert_str_eq(name, "dst");
   a = ok("tmap:x:box=256");
   cr_assert(a.tmap_count == 1 && a.box_rank == 1 && a.box[0] == 256 && a.swizzle == 0);
+  cr_assert(a.store == 0);
+  a = ok("tmap:y:box=16x16:store=1");
+  cr_assert(a.store == 1 && a.box_rank == 2);
 }
 
 Test(runargs, tensor_map_errors) {
@@ -123,7 +126,8 @@ Test(runargs, tensor_map_errors) {
   rejects("tmap:x:box=8:swizzle=16", 1, "--arg 1 'tmap:x:box=8:swizzle=16': unknown swizzle '16' "
                                         "(none, 32, 64, 128)");
   rejects("tmap:x:size=8", 1, "--arg 1 'tmap:x:size=8': unknown tmap option 'size' (box=, "
-                              "swizzle=, oob=)");
+                              "swizzle=, oob=, store=)");
+  rejects("tmap:x:box=8:store=2", 1, "--arg 1 'tmap:x:box=8:store=2': bad store '2' (0 or 1)");
   rejects("tmap:a,,b:box=8", 1, "--arg 1 'tmap:a,,b:box=8': bad buffer name '' in the tmap list");
   rejects("tmap::box=8", 1, "--arg 1 'tmap::box=8': expected tmap:BUFFER[,BUFFER...]:box=AxB");
 }
