@@ -27,21 +27,6 @@ typedef struct fixture {
   float value_base;
 } fixture;
 
-static void *read_file(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  void *buf = n > 0 ? malloc((size_t)n) : NULL;
-  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-    free(buf);
-    buf = NULL;
-  }
-  fclose(f);
-  *size = (size_t)n;
-  return buf;
-}
 
 static void setup(fixture *fx) {
   memset(fx, 0, sizeof *fx);
@@ -51,10 +36,11 @@ static void setup(fixture *fx) {
   size_t size = 0;
   snprintf(path, sizeof path, "%s/dlpack_fill.sm_%d.cubin", GCL_KERNEL_DIR,
            gcl_context_sm(fx->ctx));
-  void *image = read_file(path, &size);
+  void *image = NULL;
+  gcl__read_file(path, &image, &size);
   if (!image) {
     snprintf(path, sizeof path, "%s/dlpack_fill.fatbin", GCL_KERNEL_DIR);
-    image = read_file(path, &size);
+    gcl__read_file(path, &image, &size);
   }
   cr_assert_not_null(image, "cannot read %s", path);
   CUkernel kern;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cuda_internal.h"
+#include "echo_kernels.h"
 
 #define CHECK(call) cr_assert_eq((call), GCL_OK, "%s: %s", #call, gcl_last_error())
 #define CU(call) cr_assert_eq((call), CUDA_SUCCESS, "%s failed", #call)
@@ -90,14 +91,6 @@ Test(launch, saxpy_extra_buffer) { saxpy(true); }
 
 /* --- layout echo ------------------------------------------------------------------------------ */
 
-static const struct { const char *name, *sig; } echo_kernels[] = {
-    {"echo_scalars", "i8 a, i16 b, i32 c, i64 d, f32 e, f64 f, u8 g, ptr p, u8* out"},
-    {"echo_tm_ptr", "grid_constant tensormap m, i8 c, u8* out"},
-    {"echo_tm64_ptr", "grid_constant tensormap align(64) m, i8 c, u8* out"},
-    {"echo_struct", "grid_constant struct{i32,f64,i8} s, i16 h, u8* out"},
-    {"echo_maps4", "grid_constant tensormap[4] m, f32 f, u8* out"},
-    {"echo_big", "grid_constant bytes(5000) b, i32 x, u8* out"},
-};
 
 /* Random bytes for a parameter; floating-point parameters get finite values so that no
  * NaN canonicalisation can excuse a difference. */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cuda_internal.h"
+#include "echo_kernels.h"
 
 #define CHECK(call) cr_assert_eq((call), GCL_OK, "%s: %s", #call, gcl_last_error())
 #define HAS(text) cr_assert(strstr(gcl_last_error(), (text)), "expected '%s' in: %s", (text), gcl_last_error())
@@ -40,15 +41,6 @@ static gcl_module *load_echo(const char *kind) {
 }
 
 /* The echo kernels and their correct signatures. */
-static const struct { const char *name, *sig; } echo_kernels[] = {
-    {"echo_scalars", "i8 a, i16 b, i32 c, i64 d, f32 e, f64 f, u8 g, ptr p, u8* out"},
-    {"echo_tm_ptr", "grid_constant tensormap m, i8 c, u8* out"},
-    {"echo_tm64_ptr", "grid_constant tensormap align(64) m, i8 c, u8* out"},
-    {"echo_struct", "grid_constant struct{i32,f64,i8} s, i16 h, u8* out"},
-    {"echo_maps4", "grid_constant tensormap[4] m, f32 f, u8* out"},
-    {"echo_big", "grid_constant bytes(5000) b, i32 x, u8* out"},
-};
-#define ECHO_COUNT (sizeof echo_kernels / sizeof *echo_kernels)
 
 static void assert_same_layout(const gcl_layout *a, const gcl_layout *b, const char *what) {
   cr_assert_eq(gcl_layout_count(a), gcl_layout_count(b), "%s: count %zu vs %zu", what,

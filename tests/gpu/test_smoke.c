@@ -7,21 +7,6 @@
 
 #include "cuda_internal.h"
 
-static void *read_file(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  void *buf = malloc((size_t)n + 1);
-  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-    free(buf);
-    buf = NULL;
-  }
-  fclose(f);
-  *size = (size_t)n;
-  return buf;
-}
 
 #define CHECK(call) cr_assert_eq((call), GCL_OK, "%s: %s", #call, gcl_last_error())
 #define CU(call) cr_assert_eq((call), CUDA_SUCCESS, "%s failed", #call)
@@ -33,10 +18,11 @@ Test(smoke, saxpy_matches_host) {
   char path[1024];
   snprintf(path, sizeof path, "%s/smoke.sm_%d.cubin", GCL_KERNEL_DIR, gcl_context_sm(ctx));
   size_t size = 0;
-  void *image = read_file(path, &size);
+  void *image = NULL;
+  gcl__read_file(path, &image, &size);
   if (!image) {
     snprintf(path, sizeof path, "%s/smoke.fatbin", GCL_KERNEL_DIR);
-    image = read_file(path, &size);
+    gcl__read_file(path, &image, &size);
   }
   cr_assert_not_null(image, "cannot read %s", path);
 
