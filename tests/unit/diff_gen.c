@@ -13,6 +13,15 @@ const char dg_prelude[] =
     "struct alignas(128) TM { unsigned long long o[16]; };\n"
     "struct alignas(64) TM64 { unsigned long long o[16]; };\n";
 
+/* A loop the compiler keeps (no unrolling of 32 KB copies): one byte at a time, so that every
+ * byte of the parameter, padding included, reaches out as the launch delivered it. */
+const char dg_echo_prelude[] =
+    "__device__ __forceinline__ void dg_echo(unsigned char *d, const void *s, unsigned long long n) {\n"
+    "  const unsigned char *b = (const unsigned char *)s;\n"
+    "#pragma unroll 1\n"
+    "  for (unsigned long long i = 0; i < n; i++) d[i] = b[i];\n"
+    "}\n";
+
 void dg_buf_printf(dg_buf *b, const char *fmt, ...) {
   va_list ap;
   for (;;) {
@@ -242,7 +251,9 @@ static void fit_blob(gtype *p, size_t n, size_t b, blob *bl, long target) {
   }
 }
 
-static void emit(gen *g, gtype *p, size_t n, dg_buf *sig, dg_buf *code) {
+/* The kernel's head and its body: empty, or (echo) one copy per parameter into the trailing
+ * `out`, each parameter's bytes right after the previous one's. */
+static void emit(gen *g, gtype *p, size_t n, dg_buf *sig, dg_buf *code, bool echo) {
   dg_buf_printf(code, "extern \"C\" __global__ void %s(", g->kname);
   for (size_t i = 0; i < n; i++) {
     bool gc = p[i].by_value && below(g->rng, 3) == 0, named = below(g->rng, 2);
@@ -252,11 +263,19 @@ static void emit(gen *g, gtype *p, size_t n, dg_buf *sig, dg_buf *code) {
                   p[i].c, i);
     dg_buf_free(&p[i].sig);
   }
-  dg_buf_printf(code, ") {}\n");
+  if (!echo) {
+    dg_buf_printf(code, ") {}\n");
+    return;
+  }
+  dg_buf_printf(sig, "%su8* out", n ? ", " : "");
+  dg_buf_printf(code, "%sunsigned char *out) {\n  unsigned char *o = out;\n", n ? ", " : "");
+  for (size_t i = 0; i < n; i++)
+    dg_buf_printf(code, "  dg_echo(o, &p%zu, sizeof p%zu);\n  o += sizeof p%zu;\n", i, i, i);
+  dg_buf_printf(code, "}\n");
 }
 
-void dg_kernel(uint64_t *rng, dg_mode mode, const char *name, dg_buf *sig, dg_buf *decls,
-               dg_buf *code) {
+static void kernel(uint64_t *rng, dg_mode mode, const char *name, dg_buf *sig, dg_buf *decls,
+                   dg_buf *code, bool echo) {
   gen g = {rng, name, 0, decls};
   gtype p[MAX_PARAMS];
   memset(p, 0, sizeof p);
@@ -277,5 +296,16 @@ void dg_kernel(uint64_t *rng, dg_mode mode, const char *name, dg_buf *sig, dg_bu
     fit_blob(p, n, b, &bl, target);
     gen_blob(&g, &p[b], &bl);
   }
-  emit(&g, p, n, sig, code);
+  emit(&g, p, n, sig, code, echo);
+}
+
+void dg_kernel(uint64_t *rng, dg_mode mode, const char *name, dg_buf *sig, dg_buf *decls,
+               dg_buf *code) {
+  kernel(rng, mode, name, sig, decls, code, false);
+}
+
+/* The same random draws as dg_kernel: a seed gives the same parameters either way. */
+void dg_echo_kernel(uint64_t *rng, dg_mode mode, const char *name, dg_buf *sig, dg_buf *decls,
+                    dg_buf *code) {
+  kernel(rng, mode, name, sig, decls, code, true);
 }

@@ -25,6 +25,12 @@ typedef enum dg_mode {
  * decls and the `extern "C" __global__` kernel into code. rng is a splitmix64 state. */
 void dg_kernel(uint64_t *rng, dg_mode mode, const char *name, dg_buf *sig, dg_buf *decls,
                dg_buf *code);
+/* Like dg_kernel (the same random draws), with a last parameter `u8* out` and a body that copies
+ * each parameter's bytes to out, densely and in order: parameter i at the sum of the sizes before
+ * it. The program must start with dg_prelude and dg_echo_prelude. */
+void dg_echo_kernel(uint64_t *rng, dg_mode mode, const char *name, dg_buf *sig, dg_buf *decls,
+                    dg_buf *code);
+extern const char dg_echo_prelude[];
 /* A mode drawn with the test's mix (mostly small, some big, some at the two boundaries). */
 dg_mode dg_pick_mode(uint64_t *rng);
 uint64_t dg_next(uint64_t *rng);
