@@ -6,6 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* NULL (the default stream), CU_STREAM_LEGACY or CU_STREAM_PER_THREAD for streams, or a live
+ * handle of that kind. */
+static int valid_handle(const void *handle, uint32_t magic) {
+  if (!handle) return 1;
+  if (magic == STREAM_MAGIC && (handle == CU_STREAM_LEGACY || handle == CU_STREAM_PER_THREAD))
+    return 1;
+  return *(const uint32_t *)handle == magic;
+}
+
 /* --- launch ----------------------------------------------------------------------------------- */
 
 static size_t param_area(const kernel_table *t) {
@@ -85,7 +94,7 @@ static CUresult launch(const CUlaunchConfig *c, CUfunction f, void **params, voi
   NEED_CONTEXT();
   fake_kernel *k = fake_kernel_of(f);
   if (!c) return CUDA_ERROR_INVALID_VALUE;
-  if (!k) return CUDA_ERROR_INVALID_HANDLE;
+  if (!k || !valid_handle(c->hStream, STREAM_MAGIC)) return CUDA_ERROR_INVALID_HANDLE;
   fakecuda_launch *rec = calloc(1, sizeof *rec); /* 32 KiB: not on a worker thread's stack */
   if (!rec) return CUDA_ERROR_OUT_OF_MEMORY;
   snprintf(rec->kernel, sizeof rec->kernel, "%s", k->table.name);
@@ -193,10 +202,6 @@ static CUresult free_handle(void *handle, uint32_t magic, int live) {
   return CUDA_SUCCESS;
 }
 
-/* NULL (the default stream) or a live handle of that kind. */
-static int valid_handle(const void *handle, uint32_t magic) {
-  return !handle || *(const uint32_t *)handle == magic;
-}
 
 CUresult fake_cuStreamCreate(CUstream *s, unsigned flags) {
   ENTER(cuStreamCreate);

@@ -440,3 +440,52 @@ static void sweep(int error, gcl_status want, const char *name) {
 
 Test(faults, sweep_out_of_memory) { sweep(2, GCL_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY"); }
 Test(faults, sweep_unknown_error) { sweep(999, GCL_ERROR_DRIVER, "CUDA_ERROR_UNKNOWN"); }
+
+/* --- NVRTC compile, then the (fake) driver load --------------------------------------------- */
+
+static const char k_source[] =
+    "extern \"C\" __global__ void k(int *p) { if (p) *p = 1; }\n";
+
+Test(faults, compiled_module_load_failure_frees_the_log) {
+  gcl_context *ctx = NULL;
+  cr_assert_eq(gcl_context_create(0, &ctx), GCL_OK);
+  if (gcl_nvrtc_init() != GCL_OK) cr_skip_test("no NVRTC: %s", gcl_last_error());
+  gcl_module *mod = (gcl_module *)0x1;
+  fakecuda_fail_once("cuLibraryLoadData", 2, 0);
+  cr_assert_eq(gcl_module_compile(ctx, k_source, "k.cu", NULL, 0, &mod), GCL_ERROR_OUT_OF_MEMORY);
+  assert_msg_has("CUDA_ERROR_OUT_OF_MEMORY");
+  cr_assert_eq(mod, (gcl_module *)0x1);
+  cr_assert_eq(gcl_module_compile(ctx, k_source, "k.cu", NULL, 0, &mod), GCL_OK, "%s", gcl_last_error());
+  fakecuda_library lib;
+  cr_assert_eq(fakecuda_last_library(&lib), 0);
+  cr_assert_eq(lib.format, 1, "NVRTC's cubin for the context's sm_90 reached the driver");
+  gcl_module_destroy(mod);
+  gcl_context_destroy(ctx);
+  assert_nothing_live();
+}
+
+/* --- what the fake does not simulate fails cleanly too ------------------------------------- */
+
+Test(faults, graph_node_update_unsupported_is_named) {
+  world w = {0};
+  cr_assert_eq(world_build(&w), GCL_OK, "%s", gcl_last_error());
+  int node = 0, exec = 0;
+  gcl_status s = gcl_graph_kernel_node_set_args(&exec, &node, w.kernel, w.args);
+  cr_assert_eq(s, GCL_ERROR_DRIVER, "%s: %s", gcl_status_name(s), gcl_last_error());
+  assert_msg_has("CUDA_ERROR_NOT_SUPPORTED");
+  world_destroy(&w);
+  assert_nothing_live();
+}
+
+Test(faults, launch_on_a_bad_stream_is_named) {
+  world w = {0};
+  cr_assert_eq(world_build(&w), GCL_OK, "%s", gcl_last_error());
+  uint32_t not_a_stream = 0xdead;
+  gcl_launch_config c = launch2x128;
+  c.stream = &not_a_stream;
+  cr_assert_eq(gcl_launch(w.kernel, &c, w.args), GCL_ERROR_DRIVER);
+  assert_msg_has("CUDA_ERROR_INVALID_HANDLE");
+  cr_assert_eq(fakecuda_launch_count(), 1);
+  world_destroy(&w);
+  assert_nothing_live();
+}
