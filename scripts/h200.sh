@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Runs the GPU side of gclaunch on a GPU runner from a build directory made elsewhere (see
 # README: ../shared/gpu/pack-libs BUILD first). Writes logs and CSVs under $OUT (default ./out).
-#   scripts/h200.sh BUILD [stages...]   stages: ctest demo torch bench sanitize (default: all)
+#   scripts/h200.sh BUILD [stages...]   stages: ctest demo torch bench sanitize cli (default: all)
 set -uo pipefail
 build=${1:?usage: scripts/h200.sh BUILD [stages...]}
 shift
-stages=${*:-ctest demo torch bench sanitize}
+stages=${*:-ctest demo torch bench sanitize cli}
 out=${OUT:-out}
 mkdir -p "$out"
 export LD_LIBRARY_PATH=$PWD/$build/devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -55,6 +55,27 @@ for stage in $stages; do
         timeout 150 compute-sanitizer --tool memcheck --target-processes all "$build/tests/$t" --jobs 1 2>&1 |
           grep -E 'Program hit' | sed -E 's/^=+ //' | sort | uniq -c
       done 2>&1 | tee -a "$out/sanitize.log"
+      ;;
+    cli)
+      # gclaunch run with scalars, buffers (an offset view) and tensor maps; the host values to
+      # compare with are printed next to them.
+      { g=$build/tools/gclaunch k=$build/kernels
+        echo '$ gclaunch run smoke.sm_90.cubin saxpy ... (y = 2 x + y, x = iota offset view, y = zeros)'
+        "$g" run "$k/smoke.sm_90.cubin" saxpy --grid 4 --block 256 \
+          --signature "f32 a, const f32* align(16) x, f32* y, u64 n" \
+          --arg f32:2 --arg x=buf:f32:1024@4=iota --arg y=buf:f32:1024 --arg u64:1024 --repeat 10
+        echo "host: sum(y) = 2 * sum(0..1023) = $((2 * 1023 * 1024 / 2))"
+        python3 -c "
+import struct
+items = b''.join(struct.pack('<4I3i3i', 0, 1, 2, 16 * 16 * 4, 16 * (k % 4), 16 * (k // 4), 0,
+                             16 * (k % 4), 16 * (k // 4), 0) for k in range(16))
+open('/tmp/work.bin', 'wb').write(items)"
+        echo '$ gclaunch run megakernel.sm_90.cubin megakernel_copy_16 ... (b = a through TMA, maps picked by run-time index)'
+        "$g" run "$k/megakernel.sm_90.cubin" megakernel_copy_16 --grid 16 --block 32 \
+          --signature "grid_constant tensormap[16] maps, const void* work, u32 n_work" \
+          --arg "tmap:a,b,b,b,b,b,b,b,b,b,b,b,b,b,b,b:box=16x16" --arg work=buf:u8:640=@/tmp/work.bin \
+          --arg u32:16 --buffer a=buf:f32:64x64@4=rand --buffer b=buf:f32:64x64
+        echo "host: b must equal a (same sum and FNV-1a hash)"; } 2>&1 | tee "$out/cli.log"
       ;;
     *) echo "unknown stage $stage" >&2 ;;
   esac
