@@ -1,6 +1,7 @@
 // Parameter areas at the 32,764-byte limit. ptxas checks the limit on the PTX layout, which starts
 // at offset 0; the device layout starts at the per-architecture base (112 for a 128-aligned first
-// parameter on sm_90), so on sm_90 this kernel's device area is 32,768 bytes and still compiles.
+// parameter on sm_90), so on sm_90 this kernel's device area is 32,768 bytes and still compiles --
+// but the driver refuses to load such a kernel (H200, driver 580), so gclaunch refuses its layout.
 #include <cuda.h>
 
 struct Maps255 { CUtensorMap m[255]; };

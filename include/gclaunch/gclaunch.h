@@ -157,7 +157,9 @@ typedef struct gcl_layout gcl_layout;
 #define GCL_PARAM_LIMIT 32764 /* bytes of parameters per kernel (CUDA >= 12.1, driver >= R530) */
 
 /* Device-side parameter offsets for architecture sm (75 ... 121). GCL_ERROR_LAYOUT_TOO_LARGE
- * when the parameters exceed GCL_PARAM_LIMIT (the message says by how many bytes);
+ * when the parameters exceed GCL_PARAM_LIMIT laid out from offset 0 (what ptxas checks) or as
+ * placed on the device for sm (what the driver checks when it loads the image: on sm_90 a layout
+ * may fit the first and not the second); the message says by how many bytes;
  * GCL_ERROR_INVALID_ARGUMENT for an unknown sm. The layout copies what it needs from sig.
  * Thread-safe. */
 GCL_API gcl_status gcl_layout_create(const gcl_signature *sig, int sm, gcl_layout **out);

@@ -57,15 +57,15 @@ static gcl_status check_sm(int sm) {
                    "87, 88, 89, 90, 100, 103, 110, 120, 121)", sm);
 }
 
-/* l's parameters are placed from offset 0 and end past the limit: name the first one that does. */
-static gcl_status too_large(const gcl_layout *l, size_t need) {
+/* l's parameters (as last placed) end past the limit: name the first one that does. */
+static gcl_status too_large(const gcl_layout *l, size_t need, const char *how) {
   size_t i = 0;
   while (l->params[i].offset + l->params[i].size <= GCL_PARAM_LIMIT) i++;
   char who[128];
   gcl__param_label(who, sizeof who, i, l->params[i].info.name);
   return gcl__fail(GCL_ERROR_LAYOUT_TOO_LARGE,
-                   "parameters need %zu bytes, %zu bytes over the %d-byte limit (%s ends at %zu)",
-                   need, need - GCL_PARAM_LIMIT, GCL_PARAM_LIMIT, who,
+                   "parameters need %zu bytes on sm_%d%s, %zu bytes over the %d-byte limit (%s "
+                   "ends at %zu)", need, l->sm, how, need - GCL_PARAM_LIMIT, GCL_PARAM_LIMIT, who,
                    l->params[i].offset + l->params[i].size);
 }
 
@@ -79,19 +79,24 @@ static gcl_layout *layout_new(size_t count, int sm) {
   return l;
 }
 
-/* Places l's parameters for its sm. Both the limit and sm_75-89's choice of base look at the
- * parameters laid out from offset 0 (the PTX parameter list's own C-like layout), measured with
- * nvcc/ptxas 13.0:
- * - ptxas rejects (i8, tensormap[255]) on sm_90 as 0x8000 bytes although its sm_90 placement
- *   needs only 32752, and accepts (tensormap, bytes(32600)), whose sm_90 placement is 32840
- *   bytes (0-based: 32728). So a device layout may end up to 112 bytes past the limit on sm_90.
- * - sm_75-89 keep base 0x160 for (bytes(4096), tensormap, bytes(97)) although that placement
- *   ends at 4353, and take 0x1a80 for (i8, tensormap, bytes(4200)), whose sizes sum to 4329 but
- *   whose 0-based layout ends at 4456. */
+/* Places l's parameters for its sm. Two limits apply, both measured:
+ * - ptxas (nvcc 13.0) checks 32764 bytes against the parameters laid out from offset 0 (the PTX
+ *   parameter list's own C-like layout): it rejects (i8, tensormap[255]) on sm_90 as 0x8000 bytes
+ *   although its sm_90 placement needs only 32752. sm_75-89 choose their base from that layout
+ *   too: 0x160 for (bytes(4096), tensormap, bytes(97)) although that placement ends at 4353,
+ *   0x1a80 for (i8, tensormap, bytes(4200)), whose 0-based layout ends at 4456.
+ * - The driver checks the device placement: ptxas accepts (tensormap, bytes(32600)) on sm_90
+ *   (0-based 32728 bytes, placed 32840), but on the H200 (driver 580) a module holding a kernel
+ *   whose sm_90 placement ends at 32768 failed to load (CUDA_ERROR_INVALID_IMAGE from
+ *   cuKernelGetFunction for every kernel of it), while one ending at 32760 loaded and ran.
+ * A layout is accepted only if both fit. */
 static gcl_status layout_place(gcl_layout *l) {
   size_t area = place(l->params, l->count, 0);
-  if (area > GCL_PARAM_LIMIT) return too_large(l, area);
+  if (area > GCL_PARAM_LIMIT) return too_large(l, area, "");
   l->size = place(l->params, l->count, gcl__param_base(l->sm, area));
+  if (l->size > GCL_PARAM_LIMIT)
+    return too_large(l, l->size, " once placed for the device (the compiler accepts it, the "
+                                 "driver refuses to load it)");
   return GCL_OK;
 }
 
@@ -119,9 +124,8 @@ gcl_status gcl_layout_create(const gcl_signature *sig, int sm, gcl_layout **out)
   return GCL_OK;
 }
 
-/* A compiled kernel's device layout can end past GCL_PARAM_LIMIT by less than the 128-byte
- * granularity of the bases (see layout_place), so raw layouts get that much room. */
-#define RAW_LIMIT (GCL_PARAM_LIMIT + 128)
+/* A kernel the driver loaded ends within the limit (see layout_place). */
+#define RAW_LIMIT GCL_PARAM_LIMIT
 
 /* Raw parameters must each be 1+ bytes, end within RAW_LIMIT, and not overlap. */
 static gcl_status check_raw_into(size_t count, const size_t *offsets, const size_t *sizes,

@@ -93,8 +93,8 @@ Test(layout, grid_constant_array_of_tensormaps) {
   gcl_layout *l = (gcl_layout *)(uintptr_t)0x99;
   cr_assert_eq(gcl_layout_create(sig, 90, &l), GCL_ERROR_LAYOUT_TOO_LARGE);
   cr_assert_eq((uintptr_t)l, 0x99);
-  cr_assert_str_eq(gcl_last_error(), "parameters need 32768 bytes, 4 bytes over the 32764-byte "
-                                     "limit (parameter 0 'maps' ends at 32768)");
+  cr_assert_str_eq(gcl_last_error(), "parameters need 32768 bytes on sm_90, 4 bytes over the "
+                                     "32764-byte limit (parameter 0 'maps' ends at 32768)");
   gcl_signature_destroy(sig);
 }
 
@@ -107,7 +107,7 @@ Test(layout, exact_limit) {
   gcl_layout *l = NULL;
   cr_assert_eq(gcl_signature_parse("bytes(32761) big, i32 x", &sig), GCL_OK);
   cr_assert_eq(gcl_layout_create(sig, 90, &l), GCL_ERROR_LAYOUT_TOO_LARGE);
-  cr_assert(strstr(gcl_last_error(), "32768 bytes, 4 bytes over") != NULL, "%s",
+  cr_assert(strstr(gcl_last_error(), "32768 bytes on sm_90, 4 bytes over") != NULL, "%s",
             gcl_last_error());
   gcl_signature_destroy(sig);
   cr_assert_eq(gcl_signature_parse("bytes(32765)", &sig), GCL_OK);
@@ -137,27 +137,42 @@ Test(layout, sm80_base_moves_past_4352_bytes) {
   EXPECT("bytes(4096) a, tensormap m, bytes(97) c", 100, 4321, 0, 4096, 4224); /* 896 = 7 * 128 */
 }
 
-/* ptxas counts the limit on the 0-based layout (measured, nvcc/ptxas 13.0): */
+/* Two limits, both measured: ptxas counts 32764 bytes on the 0-based layout (nvcc/ptxas 13.0), and
+ * the driver refuses an image whose device placement exceeds it (H200, driver 580). */
 Test(layout, limit_counts_from_offset_zero_like_ptxas) {
   /* rejected on every arch ("0x8000 bytes, 0x7ffc max") though sm_90 would place it in 32752 */
   int sms[] = {75, 80, 90, 100, 120};
   for (size_t i = 0; i < 5; i++) {
     gcl_signature *sig = NULL;
     gcl_layout *l = NULL;
+    char want[200];
     cr_assert_eq(gcl_signature_parse("i8 c, tensormap[255] m", &sig), GCL_OK);
     cr_assert_eq(gcl_layout_create(sig, sms[i], &l), GCL_ERROR_LAYOUT_TOO_LARGE);
-    cr_assert_str_eq(gcl_last_error(), "parameters need 32768 bytes, 4 bytes over the 32764-byte "
-                                       "limit (parameter 1 'm' ends at 32768)");
+    snprintf(want, sizeof want, "parameters need 32768 bytes on sm_%d, 4 bytes over the "
+             "32764-byte limit (parameter 1 'm' ends at 32768)", sms[i]);
+    cr_assert_str_eq(gcl_last_error(), want);
     gcl_signature_destroy(sig);
   }
-  /* accepted: 0-based 32728 bytes; the sm_90 placement ends at 32840 (ptxas's own cubin) */
-  EXPECT("tensormap m, bytes(32600) b", 90, 32840, 112, 240);
+}
+
+Test(layout, limit_counts_the_device_placement_like_the_driver) {
+  /* ptxas accepts it (0-based 32728 bytes) but its sm_90 placement ends at 32840: the driver
+   * refuses to load such an image, so the engine refuses the layout; sm_80 places it in 32728. */
+  gcl_signature *sig = NULL;
+  gcl_layout *l = NULL;
+  cr_assert_eq(gcl_signature_parse("tensormap m, bytes(32600) b", &sig), GCL_OK);
+  cr_assert_eq(gcl_layout_create(sig, 90, &l), GCL_ERROR_LAYOUT_TOO_LARGE);
+  cr_assert_str_eq(gcl_last_error(), "parameters need 32840 bytes on sm_90 once placed for the "
+                   "device (the compiler accepts it, the driver refuses to load it), 76 bytes over "
+                   "the 32764-byte limit (parameter 1 'b' ends at 32840)");
+  cr_assert_null(l);
+  gcl_signature_destroy(sig);
   EXPECT("tensormap m, bytes(32600) b", 80, 32728, 0, 128);
+  EXPECT("tensormap m, bytes(32480) b", 90, 32720, 112, 240);
   size_t offs[] = {112, 240}, sizes[] = {128, 32600};
   gcl_layout *raw = NULL;
-  cr_assert_eq(gcl_layout_create_raw(2, offs, sizes, 90, &raw), GCL_OK, "%s", gcl_last_error());
-  cr_assert_eq(gcl_layout_size(raw), 32840);
-  gcl_layout_destroy(raw);
+  cr_assert_eq(gcl_layout_create_raw(2, offs, sizes, 90, &raw), GCL_ERROR_LAYOUT_TOO_LARGE);
+  cr_assert_null(raw);
 }
 
 Test(layout, bad_arguments) {
