@@ -259,7 +259,11 @@ static void emit(gen *g, gtype *p, size_t n, dg_buf *sig, dg_buf *code, bool ech
     bool gc = p[i].by_value && below(g->rng, 3) == 0, named = below(g->rng, 2);
     dg_buf_printf(sig, "%s%s%s", i ? ", " : "", gc ? "grid_constant " : "", p[i].sig.p);
     if (named) dg_buf_printf(sig, " p%zu", i);
-    dg_buf_printf(code, "%s%s%s p%zu", i ? ", " : "", gc ? "const __grid_constant__ " : "",
+    /* An echo reads each aggregate where the launch put it: without __grid_constant__ the
+     * compiler copies a by-value struct member by member to local memory and the padding bytes
+     * are lost (seen on the H200). The mark changes no offset, so the signature keeps its draw. */
+    bool gc_code = gc || (echo && p[i].by_value);
+    dg_buf_printf(code, "%s%s%s p%zu", i ? ", " : "", gc_code ? "const __grid_constant__ " : "",
                   p[i].c, i);
     dg_buf_free(&p[i].sig);
   }
