@@ -52,7 +52,8 @@ int fakecuda_set_params(const char *name, size_t count, const size_t *offsets, c
 void fakecuda_set_func_attribute(int attr, int value);
 
 /* Calls made to entry point `entry` since load or the last reset (failed ones included);
- * "cuGetProcAddress_v2" counts look-ups. -1 for an unknown name. */
+ * "cuGetProcAddress_v2" counts look-ups, "*" all calls a "*" fault counts (every entry point but
+ * cuGetErrorName/String). -1 for an unknown name. */
 long fakecuda_calls(const char *entry);
 /* Outstanding resources: "retain" (primary context retains), "memory" (allocations),
  * "library", "stream", "event". -1 for an unknown kind. */

@@ -489,3 +489,33 @@ Test(faults, launch_on_a_bad_stream_is_named) {
   world_destroy(&w);
   assert_nothing_live();
 }
+
+/* One call of the session failing once, at every position: a clean status naming the error (or
+ * the failure was absorbed, e.g. a failed cuCtxGetCurrent before cuCtxSetCurrent), nothing left
+ * behind, and the very next session works. */
+Test(faults, sweep_single_transient_failure) {
+  cr_assert_eq(gcl_driver_init(), GCL_OK);
+  world w = {0};
+  long before = fakecuda_calls("*");
+  cr_assert_eq(world_build(&w), GCL_OK, "%s", gcl_last_error());
+  long session = fakecuda_calls("*") - before;
+  world_destroy(&w);
+  cr_assert_gt(session, 10, "a session makes more than 10 driver calls");
+  int failed = 0;
+  for (long n = 0; n < session; n++) {
+    fakecuda_fail_once("*", 999, (int)n);
+    gcl_status s = world_build(&w);
+    fakecuda_fail("*", 0, 0); /* a failing release could only leak: not this test's subject */
+    world_destroy(&w);
+    if (s != GCL_OK) {
+      failed++;
+      cr_assert_eq(s, GCL_ERROR_DRIVER, "call %ld: %s: %s", n, gcl_status_name(s), gcl_last_error());
+      assert_msg_has("CUDA_ERROR_UNKNOWN");
+    }
+    assert_nothing_live();
+    cr_assert_eq(world_build(&w), GCL_OK, "after a transient failure at call %ld: %s", n, gcl_last_error());
+    world_destroy(&w);
+    assert_nothing_live();
+  }
+  cr_assert_gt(failed, session / 2, "most single failures must surface: %d of %ld", failed, session);
+}
