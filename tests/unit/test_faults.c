@@ -519,3 +519,21 @@ Test(faults, sweep_single_transient_failure) {
   }
   cr_assert_gt(failed, session / 2, "most single failures must surface: %d of %ld", failed, session);
 }
+
+/* FAKECUDA_FAIL injects faults into programs that cannot call the fake: the CLI. */
+Test(faults, cli_info_reports_an_injected_stub_failure) {
+  char build[1024], cmd[4096];
+  snprintf(build, sizeof build, "%s", FAKECUDA_PATH);
+  for (int up = 0; up < 3; up++) *strrchr(build, '/') = 0; /* build/tests/fakecuda/libfakecuda.so */
+  snprintf(cmd, sizeof cmd, "GCL_LIBCUDA='%s' FAKECUDA_FAIL=cuInit:34 '%s/tools/gclaunch' info 2>&1",
+           FAKECUDA_PATH, build);
+  FILE *p = popen(cmd, "r");
+  cr_assert(p != NULL);
+  char out[8192];
+  size_t n = fread(out, 1, sizeof out - 1, p);
+  out[n] = 0;
+  pclose(p);
+  if (strstr(out, "not found") && !strstr(out, "gclaunch")) cr_skip_test("no CLI: %s", out);
+  cr_assert(strstr(out, "CUDA_ERROR_STUB_LIBRARY"), "%s", out);
+  cr_assert(strstr(out, "libfakecuda.so"), "%s", out);
+}
