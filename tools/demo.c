@@ -522,7 +522,7 @@ static int parse_int(const char *text, long lo, long hi, long *out) {
 }
 
 static int parse_args(int argc, char **argv, demo *d) {
-  for (int i = 1; i < argc; i++) {
+  for (int i = 1; i < argc; i += 2) { /* options come in pairs: --name value */
     long v = 0;
     const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--tensors") && !parse_int(next, 1, MAX_TENSORS, &v)) d->tensors = (int)v;
@@ -534,7 +534,6 @@ static int parse_args(int argc, char **argv, demo *d) {
               "megakernel.sm_90.cubin)\n", MAX_TENSORS);
       return -1;
     }
-    i++;
   }
   return 0;
 }

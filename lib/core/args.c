@@ -301,8 +301,10 @@ gcl_status gcl_args_set_ffi(gcl_args *args, size_t index, const struct _ffi_type
 }
 
 gcl_status gcl_args_set_device(gcl_args *args, int device_id) {
-  if (!args || device_id < -1)
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_args_set_device: %s", args ? "device id below -1" : "args is NULL");
+  if (!args) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_args_set_device: args is NULL");
+  if (device_id < -1)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_args_set_device: device_id %d: expected -1 "
+                     "(any device) or a device ordinal", device_id);
   args->device_id = device_id;
   return GCL_OK;
 }
@@ -323,7 +325,8 @@ static gcl_status unset_error(const gcl_args *a) {
 }
 
 gcl_status gcl_args_buffer(const gcl_args *args, const void **data, size_t *size) {
-  if (!args || !data || !size) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_args_buffer: NULL argument");
+  if (!args || !data || !size)
+    return gcl__fail_null("gcl_args_buffer", 3, "args", (const void *)args, "data", (const void *)data, "size", (const void *)size);
   if (args->unset) return unset_error(args);
   *data = args->data;
   *size = args->size;

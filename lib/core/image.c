@@ -142,7 +142,8 @@ const char *gcl_image_param_kind(const gcl_image *img, size_t k, size_t p) {
 
 gcl_status gcl_image_find_kernel(const gcl_image *img, const char *name, size_t *index) {
   if (!img || !name || !index)
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_image_find_kernel: a NULL argument");
+    return gcl__fail_null("gcl_image_find_kernel", 3, "img", (const void *)img, "name",
+                          (const void *)name, "index", (const void *)index);
   for (size_t k = 0; k < img->count; k++)
     if (strcmp(img->kernels[k].name, name) == 0) {
       *index = k;

@@ -156,7 +156,8 @@ static gcl_status check_raw(size_t count, const size_t *offsets, const size_t *s
 gcl_status gcl_layout_create_raw(size_t count, const size_t *offsets, const size_t *sizes, int sm,
                                  gcl_layout **out) {
   if (!out || (count && (!offsets || !sizes)))
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_layout_create_raw: NULL argument");
+    return gcl__fail_null("gcl_layout_create_raw", 3, "out", (const void *)out, "offsets",
+                          (const void *)offsets, "sizes", (const void *)sizes);
   gcl_status s = check_sm(sm);
   if (!s) s = check_raw(count, offsets, sizes);
   if (s) return s;
@@ -212,7 +213,9 @@ gcl_status gcl_layout_param_info(const gcl_layout *layout, size_t index, gcl_par
 }
 
 gcl_status gcl_layout_find(const gcl_layout *layout, const char *name, size_t *index) {
-  if (!layout || !name || !index) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_layout_find: NULL argument");
+  if (!layout || !name || !index)
+    return gcl__fail_null("gcl_layout_find", 3, "layout", (const void *)layout, "name",
+                          (const void *)name, "index", (const void *)index);
   for (size_t i = 0; i < layout->count; i++) {
     const char *n = layout->params[i].info.name;
     if (n && !strcmp(n, name)) {

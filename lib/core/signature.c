@@ -416,7 +416,9 @@ gcl_status gcl_signature_param(const gcl_signature *sig, size_t index, gcl_param
 }
 
 gcl_status gcl_signature_find(const gcl_signature *sig, const char *name, size_t *index) {
-  if (!sig || !name || !index) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_signature_find: NULL argument");
+  if (!sig || !name || !index)
+    return gcl__fail_null("gcl_signature_find", 3, "sig", (const void *)sig, "name",
+                          (const void *)name, "index", (const void *)index);
   for (size_t i = 0; i < sig->count; i++)
     if (sig->params[i].name && !strcmp(sig->params[i].name, name)) {
       *index = i;

@@ -45,6 +45,22 @@ gcl_status gcl__fail(gcl_status s, const char *fmt, ...) {
   return s;
 }
 
+gcl_status gcl__fail_null(const char *fn, int n, ...) {
+  va_list ap;
+  va_start(ap, n);
+  const char *which = "an argument";
+  for (int i = 0; i < n; i++) {
+    const char *name = va_arg(ap, const char *);
+    const void *value = va_arg(ap, const void *);
+    if (!value) {
+      which = name;
+      break;
+    }
+  }
+  va_end(ap);
+  return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: %s is NULL, expected a pointer", fn, which);
+}
+
 void gcl__fail_append(const char *text) {
   size_t used = strlen(last_error);
   if (used + 1 >= sizeof last_error) return;

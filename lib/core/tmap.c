@@ -98,12 +98,18 @@ static gcl_status fill_dims(const DLTensor *t, const char *who, gcl_tensormap_de
   return GCL_OK;
 }
 
-/* Stride of DLPack dimension dl in elements: given, or compact row-major when strides is NULL. */
+/* Stride of DLPack dimension dl in elements: given, or compact row-major when strides is NULL.
+ * The compact product saturates at INT64_MAX (shapes reach 2^32 each), which the stride limit
+ * check then refuses. */
 static int64_t stride_elems(const DLTensor *t, int dl) {
   if (t->strides) return t->strides[dl];
-  int64_t s = 1;
-  for (int k = dl + 1; k < t->ndim; k++) s *= t->shape[k];
-  return s;
+  uint64_t s = 1;
+  for (int k = dl + 1; k < t->ndim; k++) {
+    uint64_t n = (uint64_t)t->shape[k];
+    if (n && s > (uint64_t)INT64_MAX / n) return INT64_MAX;
+    s *= n;
+  }
+  return (int64_t)s;
 }
 
 static gcl_status check_innermost(const DLTensor *t, const char *who) {
