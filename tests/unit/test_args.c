@@ -299,3 +299,22 @@ Test(args, no_parameters) {
   cr_assert_eq(s, 0);
   drop(&f);
 }
+
+/* Argument errors name the argument and the value. */
+Test(args, bad_arguments_are_named) {
+  fixture f = make("f32* x, u64 n", 90);
+  cr_assert_eq(gcl_args_set_device(f.args, -2), GCL_ERROR_INVALID_ARGUMENT);
+  cr_assert(strstr(gcl_last_error(), "device_id -2") != NULL, "%s", gcl_last_error());
+  cr_assert_eq(gcl_args_set_device(f.args, 3), GCL_OK);
+  size_t index = 99;
+  cr_assert_eq(gcl_signature_find(f.sig, NULL, &index), GCL_ERROR_INVALID_ARGUMENT);
+  cr_assert_str_eq(gcl_last_error(), "gcl_signature_find: name is NULL, expected a pointer");
+  cr_assert_eq(gcl_layout_find(f.layout, "n", NULL), GCL_ERROR_INVALID_ARGUMENT);
+  cr_assert_str_eq(gcl_last_error(), "gcl_layout_find: index is NULL, expected a pointer");
+  const void *data = NULL;
+  cr_assert_eq(gcl_args_buffer(f.args, &data, NULL), GCL_ERROR_INVALID_ARGUMENT);
+  cr_assert_str_eq(gcl_last_error(), "gcl_args_buffer: size is NULL, expected a pointer");
+  cr_assert_null(data);
+  cr_assert_eq(index, 99);
+  drop(&f);
+}
