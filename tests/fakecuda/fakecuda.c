@@ -17,7 +17,9 @@ pthread_mutex_t fake_lock = PTHREAD_MUTEX_INITIALIZER;
 atomic_long fake_calls[E_COUNT + 1];
 fault fake_faults[E_COUNT], fake_fault_all;
 int fake_hidden[E_COUNT];
-atomic_int fake_lost_error;
+atomic_int fake_lost_error[FAKE_MAX_DEVICES];
+atomic_int fake_device_count = 1;
+long fake_retains[FAKE_MAX_DEVICES];
 atomic_int fake_initialized;
 kernel_table *fake_tables;
 size_t fake_table_count;
@@ -26,9 +28,10 @@ long fake_live[5];
 fake_alloc *fake_allocs;
 long fake_launches, fake_libraries;
 uint64_t fake_digest_sum;
-fakecuda_launch fake_last_launch;
+fakecuda_launch fake_last_launch, fake_last_launch_dev[FAKE_MAX_DEVICES];
+long fake_launches_dev[FAKE_MAX_DEVICES];
 fakecuda_library fake_last_lib;
-int fake_primary_context;
+int fake_primary_context[FAKE_MAX_DEVICES];
 _Thread_local CUcontext fake_current;
 
 int fake_lookup_entry(const char *name) {
@@ -60,15 +63,38 @@ static int fire(fault *f) {
   return e;
 }
 
-CUresult fake_enter(int e) {
+int fake_context_device(CUcontext c) {
+  for (int d = 0; c && d < FAKE_MAX_DEVICES; d++)
+    if (c == (CUcontext)&fake_primary_context[d]) return d;
+  return -1;
+}
+
+int fake_device_valid(CUdevice d) { return d >= 0 && d < atomic_load(&fake_device_count); }
+
+/* The sticky error of device (-1: of the first lost device), 0 if none. */
+static int lost_error(int device) {
+  for (int d = 0; d < FAKE_MAX_DEVICES; d++) {
+    int err = atomic_load(&fake_lost_error[d]);
+    if (err && (device < 0 || device == d)) return err;
+  }
+  return 0;
+}
+
+static void lose(int device, int err) {
+  for (int d = 0; d < FAKE_MAX_DEVICES; d++)
+    if (device < 0 || device == d) atomic_store(&fake_lost_error[d], err);
+}
+
+CUresult fake_enter(int e, int device) {
   atomic_fetch_add(&fake_calls[e], 1);
   if (e == E_cuGetErrorName || e == E_cuGetErrorString) return CUDA_SUCCESS;
-  int err = atomic_load(&fake_lost_error);
+  if (device == FAKE_DEV_CURRENT) device = fake_context_device(fake_current);
+  int err = lost_error(device);
   if (err && !is_release(e)) return (CUresult)err;
   pthread_mutex_lock(&fake_lock);
   err = fire(&fake_faults[e]);
   if (!err) err = fire(&fake_fault_all);
-  if (is_sticky(err)) atomic_store(&fake_lost_error, err);
+  if (is_sticky(err)) lose(device, err);
   pthread_mutex_unlock(&fake_lock);
   /* Like the real driver: nothing but cuInit and cuDriverGetVersion before cuInit. */
   if (!err && !atomic_load(&fake_initialized) && e != E_cuInit && e != E_cuDriverGetVersion)
@@ -94,8 +120,17 @@ static void set_fault(const char *entry, int error, int after, int once) {
 
 FAKE_API void fakecuda_fail(const char *entry, int err, int after) { set_fault(entry, err, after, 0); }
 FAKE_API void fakecuda_fail_once(const char *entry, int err, int after) { set_fault(entry, err, after, 1); }
-FAKE_API void fakecuda_restore(void) { atomic_store(&fake_lost_error, 0); }
-FAKE_API int fakecuda_lost(void) { return atomic_load(&fake_lost_error); }
+FAKE_API void fakecuda_restore(void) { lose(-1, 0); }
+FAKE_API int fakecuda_lost(void) { return lost_error(-1); }
+FAKE_API int fakecuda_lost_on(int device) {
+  return device >= 0 && device < FAKE_MAX_DEVICES ? lost_error(device) : 0;
+}
+
+FAKE_API int fakecuda_set_devices(int count) {
+  if (count < 1 || count > FAKE_MAX_DEVICES) return -1;
+  atomic_store(&fake_device_count, count);
+  return 0;
+}
 
 FAKE_API void fakecuda_hide(const char *entry, int hide) {
   int e = fake_lookup_entry(entry);
@@ -123,29 +158,33 @@ FAKE_API void fakecuda_reset(void) {
   fake_table_count = 0;
   default_attributes();
   fake_launches = fake_libraries = 0;
+  memset(fake_launches_dev, 0, sizeof fake_launches_dev);
   fake_digest_sum = 0;
   for (int i = 0; i <= E_COUNT; i++) atomic_store(&fake_calls[i], 0);
   pthread_mutex_unlock(&fake_lock);
 }
 
-/* The table called name, appended when missing. NULL when out of memory. Under fake_lock. */
-static kernel_table *table_slot(const char *name) {
+/* The table called name for device (-1: all), appended when missing. NULL when out of memory.
+ * Under fake_lock. */
+static kernel_table *table_slot(const char *name, int device) {
   for (size_t i = 0; i < fake_table_count; i++)
-    if (strcmp(fake_tables[i].name, name) == 0) return &fake_tables[i];
+    if (strcmp(fake_tables[i].name, name) == 0 && fake_tables[i].device == device)
+      return &fake_tables[i];
   kernel_table *grown = realloc(fake_tables, (fake_table_count + 1) * sizeof *fake_tables);
   if (!grown) return NULL;
   fake_tables = grown;
   kernel_table *t = &fake_tables[fake_table_count++];
   snprintf(t->name, sizeof t->name, "%s", name);
+  t->device = device;
   return t;
 }
 
-FAKE_API int fakecuda_set_params(const char *name, size_t count, const size_t *offsets,
-                                 const size_t *sizes) {
+FAKE_API int fakecuda_set_params_on(int device, const char *name, size_t count,
+                                    const size_t *offsets, const size_t *sizes) {
   if (!name || strlen(name) >= sizeof fake_tables->name || count > FAKECUDA_MAX_PARAMS) return -1;
-  if (count && (!offsets || !sizes)) return -1;
+  if ((count && (!offsets || !sizes)) || device < -1 || device >= FAKE_MAX_DEVICES) return -1;
   pthread_mutex_lock(&fake_lock);
-  kernel_table *t = table_slot(name);
+  kernel_table *t = table_slot(name, device);
   if (t) {
     t->count = count;
     for (size_t i = 0; i < count; i++) {
@@ -155,6 +194,11 @@ FAKE_API int fakecuda_set_params(const char *name, size_t count, const size_t *o
   }
   pthread_mutex_unlock(&fake_lock);
   return t ? 0 : -1;
+}
+
+FAKE_API int fakecuda_set_params(const char *name, size_t count, const size_t *offsets,
+                                 const size_t *sizes) {
+  return fakecuda_set_params_on(-1, name, count, offsets, sizes);
 }
 
 FAKE_API void fakecuda_set_func_attribute(int attr, int value) {
@@ -200,6 +244,23 @@ FAKE_API int fakecuda_last_launch(fakecuda_launch *out) {
   return rc;
 }
 
+FAKE_API long fakecuda_launch_count_on(int device) {
+  if (device < 0 || device >= FAKE_MAX_DEVICES) return -1;
+  pthread_mutex_lock(&fake_lock);
+  long n = fake_launches_dev[device];
+  pthread_mutex_unlock(&fake_lock);
+  return n;
+}
+
+FAKE_API int fakecuda_last_launch_on(int device, fakecuda_launch *out) {
+  if (device < 0 || device >= FAKE_MAX_DEVICES) return -1;
+  pthread_mutex_lock(&fake_lock);
+  int rc = fake_launches_dev[device] ? 0 : -1;
+  if (rc == 0 && out) *out = fake_last_launch_dev[device];
+  pthread_mutex_unlock(&fake_lock);
+  return rc;
+}
+
 FAKE_API uint64_t fakecuda_digest(const void *data, size_t n) {
   const unsigned char *p = data;
   uint64_t h = 0xcbf29ce484222325ull;
@@ -233,6 +294,9 @@ FAKE_API int fakecuda_last_library(fakecuda_library *out) {
  * cannot call fakecuda_fail themselves (the CLI). */
 __attribute__((constructor)) static void fake_load(void) {
   default_attributes();
+  const char *devices = getenv("FAKECUDA_DEVICES"); /* FAKECUDA_DEVICES=2: two devices */
+  if (devices && fakecuda_set_devices(atoi(devices)) != 0)
+    fprintf(stderr, "fakecuda: FAKECUDA_DEVICES=%s ignored (1 or %d)\n", devices, FAKE_MAX_DEVICES);
   const char *env = getenv("FAKECUDA_FAIL");
   char buf[1024];
   snprintf(buf, sizeof buf, "%s", env ? env : "");

@@ -3,9 +3,12 @@
  * gclaunch opens it through GCL_LIBCUDA=<path> and resolves its entry points with
  * cuGetProcAddress_v2 exactly as it does the real driver's. Tests link it too (the dynamic
  * loader then hands gclaunch's dlopen the same instance) and steer it with the functions below.
- * One fake device "Fake H200" (sm_90, 132 SMs). Device memory is host memory: a CUdeviceptr is a
- * host address, so tests may read it directly. Releasing the last primary context retain frees
- * every allocation, as destroying the real primary context does.
+ * One fake device "Fake H200" (sm_90, 132 SMs); with fakecuda_set_devices(2) or
+ * FAKECUDA_DEVICES=2 also device 1, "Fake B200" (sm_100, 148 SMs). Each device has its own
+ * primary context, kernel functions (cuKernelGetFunction gives the current context's), parameter
+ * layouts, launch records and lost state. Device memory is host memory: a CUdeviceptr is a host
+ * address, so tests may read it directly. Releasing a device's last primary context retain frees
+ * that device's allocations, as destroying the real primary context does.
  *
  * Every function here is thread-safe. */
 #ifndef FAKECUDA_H
@@ -31,14 +34,21 @@ void fakecuda_reset(void);
  * call after that until cleared with cuda_error 0. Sticky errors (700, 714-719: a lost context)
  * put the fake in the lost state: from then on every entry point returns that error, except
  * cuGetErrorName/String and the release functions (which release and return success).
+ * With two devices the lost state is the device's whose context was current (or which the call
+ * named: cuDeviceGet*, cuDevicePrimaryCtx*, cuCtxSetCurrent's target); with none, every device's.
  * The environment variable FAKECUDA_FAIL="cuInit:34[:after],..." does the same at load time. */
 void fakecuda_fail(const char *entry, int cuda_error, int after_n_calls);
 /* Like fakecuda_fail but fails only one call, then clears itself. */
 void fakecuda_fail_once(const char *entry, int cuda_error, int after_n_calls);
 /* Leaves the lost state (as if the process had restarted the device). */
 void fakecuda_restore(void);
-/* The sticky error of the lost state, 0 when not lost. */
+/* The sticky error of the lost state (of the first lost device), 0 when not lost. */
 int fakecuda_lost(void);
+/* The sticky error of device, 0 when it is not lost. */
+int fakecuda_lost_on(int device);
+/* Number of devices, 1 (the default) or 2. Returns 0, or -1 for another count. Set it before
+ * gclaunch creates contexts. */
+int fakecuda_set_devices(int count);
 /* cuGetProcAddress_v2 reports `entry` as not found while hidden is non-zero. */
 void fakecuda_hide(const char *entry, int hidden);
 
@@ -47,6 +57,11 @@ void fakecuda_hide(const char *entry, int hidden);
  * Returns 0, or -1 if count > FAKECUDA_MAX_PARAMS or a name is too long. Kernels already looked
  * up keep the table they were given. */
 int fakecuda_set_params(const char *name, size_t count, const size_t *offsets, const size_t *sizes);
+/* Like fakecuda_set_params for one device only (-1: every device): devices of different
+ * architectures place parameters differently. A device's own table wins over the all-devices
+ * one; cuKernelGetParamInfo reports device 0's. */
+int fakecuda_set_params_on(int device, const char *name, size_t count, const size_t *offsets,
+                           const size_t *sizes);
 /* The value cuFuncGetAttribute reports for attribute attr (a CUfunction_attribute) of every
  * kernel looked up afterwards. */
 void fakecuda_set_func_attribute(int attr, int value);
@@ -61,6 +76,7 @@ long fakecuda_live(const char *kind);
 
 typedef struct fakecuda_launch {
   char kernel[128];
+  int device;                  /* the current context's device */
   unsigned grid[3], block[3], cluster[3];
   unsigned shared_bytes;
   void *stream;
@@ -74,6 +90,9 @@ typedef struct fakecuda_launch {
 long fakecuda_launch_count(void);
 /* Copies the last successful launch into *out. Returns 0, or -1 if there was none. */
 int fakecuda_last_launch(fakecuda_launch *out);
+/* The same for launches on one device; -1 for a device out of range. */
+long fakecuda_launch_count_on(int device);
+int fakecuda_last_launch_on(int device, fakecuda_launch *out);
 /* Sum (mod 2^64) over successful launches of fakecuda_digest(params, param_bytes): lets a test
  * with many threads check that every launch carried exactly its own bytes. */
 uint64_t fakecuda_launch_digest(void);

@@ -7,9 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FAKE_DEVICE_NAME "Fake H200"
-#define FAKE_TOTAL_MEMORY ((size_t)141 << 30)
 #define FAKE_SMEM_OPTIN 232448
+
+/* Device 0 is an H200 (sm_90); device 1, present with fakecuda_set_devices(2), a B200 (sm_100):
+ * two architectures whose parameter layouts differ. */
+static const struct { const char *name; int major, sms; size_t memory; } fake_devices[FAKE_MAX_DEVICES] = {
+    {"Fake H200", 9, 132, (size_t)141 << 30},
+    {"Fake B200", 10, 148, (size_t)180 << 30},
+};
 
 static const struct { int code; const char *name, *text; } error_table[] = {
     {0, "CUDA_SUCCESS", "no error"},
@@ -74,31 +79,34 @@ CUresult fake_cuDriverGetVersion(int *v) {
 CUresult fake_cuDeviceGetCount(int *n) {
   ENTER(cuDeviceGetCount);
   if (!n) return CUDA_ERROR_INVALID_VALUE;
-  *n = 1;
+  *n = atomic_load(&fake_device_count);
   return CUDA_SUCCESS;
 }
 
+/* The device a call names, for its lost state: d, or -1 when d is not a device. */
+static int dev_scope(CUdevice d) { return fake_device_valid(d) ? d : -1; }
+
 CUresult fake_cuDeviceGet(CUdevice *d, int ordinal) {
-  ENTER(cuDeviceGet);
+  ENTER_DEV(cuDeviceGet, dev_scope(ordinal));
   if (!d) return CUDA_ERROR_INVALID_VALUE;
-  if (ordinal != 0) return CUDA_ERROR_INVALID_DEVICE;
-  *d = 0;
+  if (!fake_device_valid(ordinal)) return CUDA_ERROR_INVALID_DEVICE;
+  *d = ordinal;
   return CUDA_SUCCESS;
 }
 
 CUresult fake_cuDeviceGetName(char *name, int len, CUdevice d) {
-  ENTER(cuDeviceGetName);
+  ENTER_DEV(cuDeviceGetName, dev_scope(d));
   if (!name || len <= 0) return CUDA_ERROR_INVALID_VALUE;
-  if (d != 0) return CUDA_ERROR_INVALID_DEVICE;
-  snprintf(name, (size_t)len, "%s", FAKE_DEVICE_NAME);
+  if (!fake_device_valid(d)) return CUDA_ERROR_INVALID_DEVICE;
+  snprintf(name, (size_t)len, "%s", fake_devices[d].name);
   return CUDA_SUCCESS;
 }
 
-static int device_attribute(CUdevice_attribute a) {
+static int device_attribute(CUdevice_attribute a, CUdevice d) {
   switch (a) {
-  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: return 9;
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: return fake_devices[d].major;
   case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: return 0;
-  case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: return 132;
+  case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: return fake_devices[d].sms;
   case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: return 1024;
   case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: return 1024;
   case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: return 64;
@@ -115,47 +123,61 @@ static int device_attribute(CUdevice_attribute a) {
 }
 
 CUresult fake_cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d) {
-  ENTER(cuDeviceGetAttribute);
+  ENTER_DEV(cuDeviceGetAttribute, dev_scope(d));
   if (!v) return CUDA_ERROR_INVALID_VALUE;
-  if (d != 0) return CUDA_ERROR_INVALID_DEVICE;
-  *v = device_attribute(a);
+  if (!fake_device_valid(d)) return CUDA_ERROR_INVALID_DEVICE;
+  *v = device_attribute(a, d);
   return CUDA_SUCCESS;
 }
 
 CUresult fake_cuDeviceTotalMem(size_t *bytes, CUdevice d) {
-  ENTER(cuDeviceTotalMem);
+  ENTER_DEV(cuDeviceTotalMem, dev_scope(d));
   if (!bytes) return CUDA_ERROR_INVALID_VALUE;
-  if (d != 0) return CUDA_ERROR_INVALID_DEVICE;
-  *bytes = FAKE_TOTAL_MEMORY;
+  if (!fake_device_valid(d)) return CUDA_ERROR_INVALID_DEVICE;
+  *bytes = fake_devices[d].memory;
   return CUDA_SUCCESS;
 }
 
 CUresult fake_cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d) {
-  ENTER(cuDevicePrimaryCtxRetain);
+  ENTER_DEV(cuDevicePrimaryCtxRetain, dev_scope(d));
   if (!c) return CUDA_ERROR_INVALID_VALUE;
-  if (d != 0) return CUDA_ERROR_INVALID_DEVICE;
+  if (!fake_device_valid(d)) return CUDA_ERROR_INVALID_DEVICE;
   pthread_mutex_lock(&fake_lock);
   fake_live[LIVE_RETAIN]++;
+  fake_retains[d]++;
   pthread_mutex_unlock(&fake_lock);
-  *c = (CUcontext)&fake_primary_context;
+  *c = (CUcontext)&fake_primary_context[d];
   return CUDA_SUCCESS;
 }
 
+/* Unlinks and returns device d's allocations. Under fake_lock. */
+static fake_alloc *take_allocations(int d) {
+  fake_alloc *taken = NULL, **link = &fake_allocs;
+  while (*link) {
+    fake_alloc *a = *link;
+    if (a->device != d) {
+      link = &a->next;
+      continue;
+    }
+    *link = a->next;
+    a->next = taken;
+    taken = a;
+    fake_live[LIVE_MEMORY]--;
+  }
+  return taken;
+}
+
 CUresult fake_cuDevicePrimaryCtxRelease(CUdevice d) {
-  ENTER(cuDevicePrimaryCtxRelease);
-  if (d != 0) return CUDA_ERROR_INVALID_DEVICE;
+  ENTER_DEV(cuDevicePrimaryCtxRelease, dev_scope(d));
+  if (d < 0 || d >= FAKE_MAX_DEVICES) return CUDA_ERROR_INVALID_DEVICE;
   CUresult rc = CUDA_SUCCESS;
   fake_alloc *freed = NULL;
   pthread_mutex_lock(&fake_lock);
-  if (fake_live[LIVE_RETAIN] > 0) fake_live[LIVE_RETAIN]--;
+  if (fake_retains[d] > 0) fake_live[LIVE_RETAIN]--, fake_retains[d]--;
   else rc = CUDA_ERROR_INVALID_CONTEXT; /* released more often than retained */
-  if (rc == CUDA_SUCCESS && fake_live[LIVE_RETAIN] == 0) {
-    /* The last release destroys the primary context and with it its allocations, as the real
-     * driver does: after a sticky error that is the only way memory comes back. */
-    freed = fake_allocs;
-    fake_allocs = NULL;
-    fake_live[LIVE_MEMORY] = 0;
-  }
+  /* The last release destroys the primary context and with it its allocations, as the real
+   * driver does: after a sticky error that is the only way memory comes back. */
+  if (rc == CUDA_SUCCESS && fake_retains[d] == 0) freed = take_allocations(d);
   pthread_mutex_unlock(&fake_lock);
   while (freed) {
     fake_alloc *next = freed->next;
@@ -167,8 +189,8 @@ CUresult fake_cuDevicePrimaryCtxRelease(CUdevice d) {
 }
 
 CUresult fake_cuCtxSetCurrent(CUcontext c) {
-  ENTER(cuCtxSetCurrent);
-  if (c && c != (CUcontext)&fake_primary_context) return CUDA_ERROR_INVALID_CONTEXT;
+  ENTER_DEV(cuCtxSetCurrent, c ? fake_context_device(c) : FAKE_DEV_CURRENT);
+  if (c && fake_context_device(c) < 0) return CUDA_ERROR_INVALID_CONTEXT;
   fake_current = c;
   return CUDA_SUCCESS;
 }

@@ -53,18 +53,30 @@ typedef struct fault {
   int once;
 } fault;
 
+#define FAKE_MAX_DEVICES 2
+
 typedef struct kernel_table {
   char name[128];
+  int device;      /* the device whose cuFuncGetParamInfo reports it; -1: every device */
   size_t count;
   size_t offsets[FAKECUDA_MAX_PARAMS], sizes[FAKECUDA_MAX_PARAMS];
 } kernel_table;
 
-typedef struct fake_kernel {  /* CUkernel and CUfunction both point at one */
+/* A CUfunction: the kernel in one device's context, with that device's layout and attributes. */
+typedef struct fake_function {
+  uint32_t magic;
+  int device;
+  struct fake_kernel *kern;
+  kernel_table table;
+  int attrs[CU_FUNC_ATTRIBUTE_MAX];
+} fake_function;
+
+typedef struct fake_kernel {  /* a CUkernel: context-independent, one function per device */
   uint32_t magic;
   struct fake_library *lib;
   struct fake_kernel *next;
-  kernel_table table;
-  int attrs[CU_FUNC_ATTRIBUTE_MAX];
+  kernel_table table;         /* device 0's (what cuKernelGetParamInfo reports) */
+  fake_function fn[FAKE_MAX_DEVICES];
 } fake_kernel;
 
 typedef struct fake_library {
@@ -74,19 +86,22 @@ typedef struct fake_library {
 
 typedef struct fake_alloc {
   struct fake_alloc *next;
+  int device;       /* freed with that device's primary context */
   void *base;
   size_t size;
 } fake_alloc;
 
 enum { KERNEL_MAGIC = 0x6b65726e, LIBRARY_MAGIC = 0x6c696272, STREAM_MAGIC = 0x73747265,
-       EVENT_MAGIC = 0x6576656e };
+       EVENT_MAGIC = 0x6576656e, FUNCTION_MAGIC = 0x66756e63 };
 
 /* All state below is guarded by fake_lock unless atomic; fake_current is per thread. */
 extern pthread_mutex_t fake_lock;
 extern atomic_long fake_calls[E_COUNT + 1]; /* + cuGetProcAddress_v2 */
 extern fault fake_faults[E_COUNT], fake_fault_all;
 extern int fake_hidden[E_COUNT];
-extern atomic_int fake_lost_error;
+extern atomic_int fake_lost_error[FAKE_MAX_DEVICES]; /* per device: a sticky error is per context */
+extern atomic_int fake_device_count;                   /* 1 (default) or 2 */
+extern long fake_retains[FAKE_MAX_DEVICES];            /* primary context retains per device */
 extern atomic_int fake_initialized;
 extern kernel_table *fake_tables;
 extern size_t fake_table_count;
@@ -95,23 +110,40 @@ extern long fake_live[5]; /* LIVE_* */
 extern fake_alloc *fake_allocs;
 extern long fake_launches, fake_libraries;
 extern uint64_t fake_digest_sum;
-extern fakecuda_launch fake_last_launch;
+extern fakecuda_launch fake_last_launch, fake_last_launch_dev[FAKE_MAX_DEVICES];
+extern long fake_launches_dev[FAKE_MAX_DEVICES];
 extern fakecuda_library fake_last_lib;
-extern int fake_primary_context; /* its address is the one CUcontext */
+extern int fake_primary_context[FAKE_MAX_DEVICES]; /* their addresses are the CUcontexts */
 extern _Thread_local CUcontext fake_current;
 
 enum { LIVE_RETAIN, LIVE_MEMORY, LIVE_LIBRARY, LIVE_STREAM, LIVE_EVENT };
 
-/* The live kernel a CUkernel or CUfunction is, NULL if none. */
+/* The live kernel a CUkernel is, NULL if none. */
 fake_kernel *fake_kernel_of(const void *handle);
+/* The live function a CUfunction is, NULL if none. */
+fake_function *fake_function_of(const void *handle);
+/* The device whose primary context c is, -1 if c is none. */
+int fake_context_device(CUcontext c);
+/* A device ordinal the fake has now (0 ... fake_device_count - 1). */
+int fake_device_valid(CUdevice d);
 /* The entry index of a name, -1 if none. */
 int fake_lookup_entry(const char *name);
-/* Counts the call, then returns the injected or sticky error (or NOT_INITIALIZED). */
-CUresult fake_enter(int e);
+/* Counts the call, then returns the injected or sticky error (or NOT_INITIALIZED). device is
+ * the device the call concerns: its lost state is the one that counts, and a sticky fault
+ * loses it; FAKE_DEV_CURRENT: the current context's; -1: none (any lost device fails the call,
+ * a sticky fault loses every device). */
+#define FAKE_DEV_CURRENT (-2)
+CUresult fake_enter(int e, int device);
 
+#define ENTER_DEV(name, device)                                                                   \
+  do {                                                                                            \
+    CUresult enter_rc = fake_enter(E_##name, (device));                                           \
+    if (enter_rc != CUDA_SUCCESS) return enter_rc;                                                \
+  } while (0)
+/* Not ENTER_DEV(name, ...): passing name on would expand cuda.h's _v2 renames before ## */
 #define ENTER(name)                                                                               \
   do {                                                                                            \
-    CUresult enter_rc = fake_enter(E_##name);                                                     \
+    CUresult enter_rc = fake_enter(E_##name, FAKE_DEV_CURRENT);                                   \
     if (enter_rc != CUDA_SUCCESS) return enter_rc;                                                \
   } while (0)
 
@@ -119,9 +151,10 @@ CUresult fake_enter(int e);
  * tensor maps), as the real driver's do. */
 #define NEED_CONTEXT()                                                                            \
   do {                                                                                            \
-    if (fake_current != (CUcontext)&fake_primary_context) return CUDA_ERROR_INVALID_CONTEXT;      \
+    int need_dev = fake_context_device(fake_current);                                             \
+    if (need_dev < 0) return CUDA_ERROR_INVALID_CONTEXT;                                          \
     pthread_mutex_lock(&fake_lock);                                                               \
-    long retained = fake_live[LIVE_RETAIN];                                                       \
+    long retained = fake_retains[need_dev];                                                       \
     pthread_mutex_unlock(&fake_lock);                                                             \
     if (retained <= 0) return CUDA_ERROR_CONTEXT_IS_DESTROYED;                                    \
   } while (0)

@@ -77,7 +77,7 @@ static CUresult read_attributes(const CUlaunchConfig *c, fakecuda_launch *rec) {
   return CUDA_SUCCESS;
 }
 
-static CUresult check_shape(const fake_kernel *k, const fakecuda_launch *rec) {
+static CUresult check_shape(const fake_function *k, const fakecuda_launch *rec) {
   unsigned long long threads = 1;
   for (int d = 0; d < 3; d++) {
     if (!rec->grid[d] || !rec->block[d]) return CUDA_ERROR_INVALID_VALUE;
@@ -90,13 +90,23 @@ static CUresult check_shape(const fake_kernel *k, const fakecuda_launch *rec) {
   return CUDA_SUCCESS;
 }
 
+/* A stream created in another device's context. */
+static int foreign_stream(CUstream s, int device) {
+  if (!s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD) return 0;
+  return ((const int *)s)[1] != device;
+}
+
 static CUresult launch(const CUlaunchConfig *c, CUfunction f, void **params, void **extra) {
   NEED_CONTEXT();
-  fake_kernel *k = fake_kernel_of(f);
+  fake_function *k = fake_function_of(f);
   if (!c) return CUDA_ERROR_INVALID_VALUE;
   if (!k || !valid_handle(c->hStream, STREAM_MAGIC)) return CUDA_ERROR_INVALID_HANDLE;
+  /* The real driver refuses a function or a stream of another context than the current one. */
+  int device = fake_context_device(fake_current);
+  if (k->device != device || foreign_stream(c->hStream, device)) return CUDA_ERROR_INVALID_HANDLE;
   fakecuda_launch *rec = calloc(1, sizeof *rec); /* 32 KiB: not on a worker thread's stack */
   if (!rec) return CUDA_ERROR_OUT_OF_MEMORY;
+  rec->device = device;
   snprintf(rec->kernel, sizeof rec->kernel, "%s", k->table.name);
   unsigned dims[6] = {c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY, c->blockDimZ};
   memcpy(rec->grid, dims, sizeof rec->grid);
@@ -110,6 +120,8 @@ static CUresult launch(const CUlaunchConfig *c, CUfunction f, void **params, voi
   if (rc == CUDA_SUCCESS) {
     fake_launches++;
     fake_last_launch = *rec;
+    fake_launches_dev[device]++;
+    fake_last_launch_dev[device] = *rec;
     fake_digest_sum += fakecuda_digest(rec->params, rec->param_bytes);
   }
   pthread_mutex_unlock(&fake_lock);
@@ -180,10 +192,12 @@ CUresult fake_cuTensorMapEncodeTiled(CUtensorMap *map, CUtensorMapDataType type,
 
 /* --- streams and events: counted handles ------------------------------------------------------ */
 
+/* A handle is {magic, device of the context current at creation}. */
 static CUresult new_handle(uint32_t magic, int live, void **out) {
-  uint32_t *h = malloc(sizeof *h);
+  uint32_t *h = malloc(2 * sizeof *h);
   if (!h) return CUDA_ERROR_OUT_OF_MEMORY;
-  *h = magic;
+  h[0] = magic;
+  h[1] = (uint32_t)fake_context_device(fake_current);
   pthread_mutex_lock(&fake_lock);
   fake_live[live]++;
   pthread_mutex_unlock(&fake_lock);
@@ -262,7 +276,7 @@ CUresult fake_cuStreamBeginCapture(CUstream s, CUstreamCaptureMode m) {
 }
 #define FAKE_UNSUPPORTED(name, params, uses)                                                      \
   CUresult fake_##name params {                                                                   \
-    CUresult enter_rc = fake_enter(E_##name); /* ## keeps cuda.h's _v2 renames out */            \
+    CUresult enter_rc = fake_enter(E_##name, FAKE_DEV_CURRENT); /* ## keeps cuda.h's _v2 renames out */            \
     (void)uses;                                                                                   \
     return enter_rc != CUDA_SUCCESS ? enter_rc : CUDA_ERROR_NOT_SUPPORTED;                        \
   }

@@ -20,6 +20,7 @@ CUresult fake_cuMemAlloc(CUdeviceptr *p, size_t bytes) {
   }
   a->base = base;
   a->size = bytes;
+  a->device = fake_context_device(fake_current);
   pthread_mutex_lock(&fake_lock);
   a->next = fake_allocs;
   fake_allocs = a;
@@ -134,6 +135,7 @@ CUresult fake_cuLibraryUnload(CUlibrary l) {
     fake_kernel *k = lib->kernels;
     lib->kernels = k->next;
     k->magic = 0;
+    for (int d = 0; d < FAKE_MAX_DEVICES; d++) k->fn[d].magic = 0;
     free(k);
   }
   lib->magic = 0;
@@ -144,15 +146,33 @@ CUresult fake_cuLibraryUnload(CUlibrary l) {
   return CUDA_SUCCESS;
 }
 
-/* The kernel table called name, copied into k. 0 if found. Under fake_lock. */
-static int find_table(const char *name, fake_kernel *k) {
-  for (size_t i = 0; i < fake_table_count; i++)
-    if (strcmp(fake_tables[i].name, name) == 0) {
-      k->table = fake_tables[i];
-      memcpy(k->attrs, fake_default_attrs, sizeof k->attrs);
-      return 0;
-    }
-  return -1;
+/* The table called name for device: the device's own, else the all-devices one, else any.
+ * NULL if name was never declared. Under fake_lock. */
+static const kernel_table *find_table(const char *name, int device) {
+  const kernel_table *any = NULL, *all = NULL;
+  for (size_t i = 0; i < fake_table_count; i++) {
+    const kernel_table *t = &fake_tables[i];
+    if (strcmp(t->name, name) != 0) continue;
+    if (t->device == device) return t;
+    if (t->device == -1) all = t;
+    any = t;
+  }
+  return all ? all : any;
+}
+
+/* Fills k's per-device functions from the tables. 0 if name was declared. Under fake_lock. */
+static int init_kernel(const char *name, fake_kernel *k) {
+  if (!find_table(name, 0)) return -1;
+  for (int d = 0; d < FAKE_MAX_DEVICES; d++) {
+    fake_function *f = &k->fn[d];
+    f->magic = FUNCTION_MAGIC;
+    f->device = d;
+    f->kern = k;
+    f->table = *find_table(name, d);
+    memcpy(f->attrs, fake_default_attrs, sizeof f->attrs);
+  }
+  k->table = k->fn[0].table;
+  return 0;
 }
 
 CUresult fake_cuLibraryGetKernel(CUkernel *out, CUlibrary l, const char *name) {
@@ -163,7 +183,7 @@ CUresult fake_cuLibraryGetKernel(CUkernel *out, CUlibrary l, const char *name) {
   fake_kernel *k = calloc(1, sizeof *k);
   if (!k) return CUDA_ERROR_OUT_OF_MEMORY;
   pthread_mutex_lock(&fake_lock);
-  int found = find_table(name, k) == 0;
+  int found = init_kernel(name, k) == 0;
   if (found) {
     k->magic = KERNEL_MAGIC;
     k->lib = lib;
@@ -184,37 +204,44 @@ fake_kernel *fake_kernel_of(const void *handle) {
   return k && k->magic == KERNEL_MAGIC ? k : NULL;
 }
 
+fake_function *fake_function_of(const void *handle) {
+  fake_function *f = (fake_function *)handle;
+  return f && f->magic == FUNCTION_MAGIC ? f : NULL;
+}
+
+/* The function of the current context's device: each device has its own handle and layout. */
 CUresult fake_cuKernelGetFunction(CUfunction *out, CUkernel kern) {
   ENTER(cuKernelGetFunction);
   NEED_CONTEXT();
+  fake_kernel *k = fake_kernel_of(kern);
   if (!out) return CUDA_ERROR_INVALID_VALUE;
-  if (!fake_kernel_of(kern)) return CUDA_ERROR_INVALID_HANDLE;
-  *out = (CUfunction)kern;
+  if (!k) return CUDA_ERROR_INVALID_HANDLE;
+  *out = (CUfunction)&k->fn[fake_context_device(fake_current)];
   return CUDA_SUCCESS;
 }
 
-static CUresult param_info(const void *handle, size_t i, size_t *offset, size_t *size) {
-  fake_kernel *k = fake_kernel_of(handle);
-  if (!k) return CUDA_ERROR_INVALID_HANDLE;
-  if (i >= k->table.count || (!offset && !size)) return CUDA_ERROR_INVALID_VALUE;
-  if (offset) *offset = k->table.offsets[i];
-  if (size) *size = k->table.sizes[i];
+static CUresult param_info(const kernel_table *t, size_t i, size_t *offset, size_t *size) {
+  if (i >= t->count || (!offset && !size)) return CUDA_ERROR_INVALID_VALUE;
+  if (offset) *offset = t->offsets[i];
+  if (size) *size = t->sizes[i];
   return CUDA_SUCCESS;
 }
 
 CUresult fake_cuFuncGetParamInfo(CUfunction f, size_t i, size_t *offset, size_t *size) {
   ENTER(cuFuncGetParamInfo);
-  return param_info(f, i, offset, size);
+  fake_function *fn = fake_function_of(f);
+  return fn ? param_info(&fn->table, i, offset, size) : CUDA_ERROR_INVALID_HANDLE;
 }
 
 CUresult fake_cuKernelGetParamInfo(CUkernel kern, size_t i, size_t *offset, size_t *size) {
   ENTER(cuKernelGetParamInfo);
-  return param_info(kern, i, offset, size);
+  fake_kernel *k = fake_kernel_of(kern);
+  return k ? param_info(&k->table, i, offset, size) : CUDA_ERROR_INVALID_HANDLE;
 }
 
 CUresult fake_cuFuncGetAttribute(int *v, CUfunction_attribute a, CUfunction f) {
   ENTER(cuFuncGetAttribute);
-  fake_kernel *k = fake_kernel_of(f);
+  fake_function *k = fake_function_of(f);
   if (!v || (int)a < 0 || a >= CU_FUNC_ATTRIBUTE_MAX) return CUDA_ERROR_INVALID_VALUE;
   if (!k) return CUDA_ERROR_INVALID_HANDLE;
   pthread_mutex_lock(&fake_lock);
@@ -225,7 +252,7 @@ CUresult fake_cuFuncGetAttribute(int *v, CUfunction_attribute a, CUfunction f) {
 
 CUresult fake_cuFuncSetAttribute(CUfunction f, CUfunction_attribute a, int v) {
   ENTER(cuFuncSetAttribute);
-  fake_kernel *k = fake_kernel_of(f);
+  fake_function *k = fake_function_of(f);
   if (!k) return CUDA_ERROR_INVALID_HANDLE;
   if ((int)a < 0 || a >= CU_FUNC_ATTRIBUTE_MAX) return CUDA_ERROR_INVALID_VALUE;
   pthread_mutex_lock(&fake_lock);
