@@ -233,7 +233,8 @@ GCL_API gcl_status gcl_args_set_dltensor_flags(gcl_args *args, size_t index, con
  * An unknown major version: the deleter runs, nothing else is read, GCL_ERROR_TENSOR_VERSION. */
 GCL_API gcl_status gcl_args_take_dlpack(gcl_args *args, size_t index, DLManagedTensorVersioned *t);
 GCL_API gcl_status gcl_args_take_dlpack_legacy(gcl_args *args, size_t index, DLManagedTensor *t);
-/* Restricts tensors to those on device_id (CUDA device ordinal); -1 (the default) accepts any. */
+/* Restricts tensors to those on device_id (CUDA device ordinal); -1 (the default) accepts any.
+ * With several GPUs, pass the kernel's device: gcl_context_device(gcl_kernel_context(k)). */
 GCL_API gcl_status gcl_args_set_device(gcl_args *args, int device_id);
 /* The packed buffer and its exact size. GCL_ERROR_UNSET_ARGUMENT naming the first parameter never
  * set. The data pointer stays valid until args is destroyed. Reads. */
@@ -360,10 +361,29 @@ GCL_API void gcl_module_destroy(gcl_module *mod);
 
 /* Looks up kernel name. Its layout comes from the driver (cuFuncGetParamInfo) on the context's
  * device; when signature is not NULL each parameter's offset and size are checked against it
- * (GCL_ERROR_SIGNATURE_MISMATCH naming the parameter and both offsets and sizes). Without a
- * signature the parameters are untyped bytes of the driver's sizes. */
+ * (GCL_ERROR_SIGNATURE_MISMATCH naming the device, its sm, the parameter and both offsets and
+ * sizes). Without a signature the parameters are untyped bytes of the driver's sizes.
+ * Same as gcl_kernel_get_on(mod, <the context mod was loaded in>, ...). */
 GCL_API gcl_status gcl_kernel_get(gcl_module *mod, const char *name, const char *signature,
                                   gcl_kernel **out);
+/* Several GPUs: the module's library (cuLibraryLoadData) is context-independent, so one module
+ * serves every device. This looks up kernel name for the device of ctx (any context, not only
+ * the module's): the function handle (cuKernelGetFunction with ctx current), the driver's layout
+ * on that device, and the signature laid out for that device's architecture (gcl_context_sm)
+ * and checked against it -- devices of different architectures place parameters differently
+ * (a tensor map first sits at offset 112 on sm_90, 0 on sm_100), so a signature may be refused
+ * on one device only; the message names that device and its sm. Args for the kernel must be
+ * created from its own gcl_kernel_layout (layouts of two devices may differ); call
+ * gcl_args_set_device(args, gcl_context_device(ctx)) to have tensors checked against the device.
+ * Ownership: the module owns the kernel (gcl_module_destroy frees it, with the module's kernels
+ * on every device); ctx is borrowed and must outlive the module's kernels on it.
+ * Thread safety: calls on one module must not run concurrently (they add to its kernel list);
+ * kernels of one module on different devices may then be launched from different threads.
+ * GCL_ERROR_INVALID_ARGUMENT for NULL mod, ctx, name or out; errors of gcl_kernel_get. */
+GCL_API gcl_status gcl_kernel_get_on(gcl_module *mod, gcl_context *ctx, const char *name,
+                                     const char *signature, gcl_kernel **out);
+/* The context the kernel runs in (borrowed; NULL for a NULL kernel). Reads. */
+GCL_API gcl_context *gcl_kernel_context(const gcl_kernel *kernel);
 /* The kernel's layout (owned by the kernel). Reads. */
 GCL_API const gcl_layout *gcl_kernel_layout(const gcl_kernel *kernel);
 
@@ -390,7 +410,9 @@ typedef struct gcl_launch_config {
 
 /* Launches kernel with args (whose layout must be the kernel's). Checks the config before the
  * driver where it can. Allocates nothing. Safe to call from several threads on one kernel with
- * different args. */
+ * different args. Makes the kernel's context current on the calling thread (a cheap check when
+ * it already is) and launches on config->stream, which must be a stream of that context (or
+ * NULL, its default stream): a stream of another device is the driver's error. */
 GCL_API gcl_status gcl_launch(gcl_kernel *kernel, const gcl_launch_config *config,
                               const gcl_args *args);
 

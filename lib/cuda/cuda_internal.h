@@ -24,7 +24,7 @@ gcl_status gcl__context_bind(gcl_context *ctx);
 #define GCL__JIT_LOG_BYTES 16384
 
 struct gcl_module {
-  gcl_context *ctx;          /* borrowed: the context the module's kernels run in */
+  gcl_context *ctx;          /* borrowed: the context it was loaded in (gcl_kernel_get's) */
   CUlibrary lib;
   gcl_kernel *kernels;       /* owned, singly linked through gcl_kernel.next */
   char *compile_log;         /* NVRTC log (owned), NULL for loaded images */
@@ -36,10 +36,11 @@ struct gcl_module {
 
 struct gcl_kernel {
   gcl_module *mod;           /* owner */
+  gcl_context *ctx;          /* borrowed: the context (device) the kernel runs in */
   gcl_kernel *next;
   char *name;                /* owned copy */
-  CUkernel kern;
-  CUfunction fn;             /* kern in mod->ctx */
+  CUkernel kern;             /* context-independent: the same for every device */
+  CUfunction fn;             /* kern in ctx */
   gcl_layout *layout;        /* owned: typed (signature given) or raw (driver's) */
   size_t param_count;
   size_t param_bytes;        /* gcl_layout_size(layout): the exact `extra` buffer size */

@@ -26,7 +26,7 @@ gcl_status gcl_graph_kernel_node_set_args(void *graph_exec, void *node, gcl_kern
   if (!args) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "args: expected args, got NULL");
   CUDA_KERNEL_NODE_PARAMS p;
   gcl_status s;
-  if ((s = gcl__launch_check_args(kernel, args)) || (s = gcl__context_bind(kernel->mod->ctx)) ||
+  if ((s = gcl__launch_check_args(kernel, args)) || (s = gcl__context_bind(kernel->ctx)) ||
       (s = check_node(kernel, (CUgraphNode)node, &p)))
     return s;
   size_t size = kernel->param_bytes;

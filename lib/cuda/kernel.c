@@ -51,8 +51,9 @@ static gcl_status check_declared(const gcl_kernel *k, const gcl_layout *declared
   size_t count = gcl_layout_count(declared);
   if (count != k->param_count)
     return gcl__fail(GCL_ERROR_SIGNATURE_MISMATCH,
-                     "kernel '%s': the signature declares %zu parameters, the kernel has %zu",
-                     k->name, count, k->param_count);
+                     "kernel '%s' on device %d (sm_%d): the signature declares %zu parameters, "
+                     "the kernel has %zu",
+                     k->name, k->ctx->device, k->ctx->sm, count, k->param_count);
   for (size_t i = 0; i < count; i++) {
     size_t off = 0, size = 0;
     gcl_status s = gcl_layout_param(declared, i, &off, &size, NULL);
@@ -60,10 +61,12 @@ static gcl_status check_declared(const gcl_kernel *k, const gcl_layout *declared
     if (off == k->offsets[i] && size == k->sizes[i]) continue;
     char label[160];
     const char *hint = describe(declared, i, label, sizeof label);
+    /* Devices of different architectures place parameters differently: say which one. */
     return gcl__fail(GCL_ERROR_SIGNATURE_MISMATCH,
-                     "kernel '%s': %s: declared offset %zu size %zu, kernel has offset %zu size %zu%s",
-                     k->name, label, off, size, k->offsets[i], k->sizes[i],
-                     size == k->sizes[i] ? hint : "");
+                     "kernel '%s' on device %d (sm_%d): %s: declared offset %zu size %zu, kernel "
+                     "has offset %zu size %zu%s",
+                     k->name, k->ctx->device, k->ctx->sm, label, off, size, k->offsets[i],
+                     k->sizes[i], size == k->sizes[i] ? hint : "");
   }
   return GCL_OK;
 }
@@ -92,7 +95,7 @@ static gcl_status typed_layout(gcl_kernel *k, const char *signature, bool driver
     return s;
   }
   gcl_layout *declared = NULL;
-  s = gcl_layout_create(sig, k->mod->ctx->sm, &declared);
+  s = gcl_layout_create(sig, k->ctx->sm, &declared);
   gcl_signature_destroy(sig);
   if (s == GCL_OK) s = driver_known ? check_declared(k, declared) : adopt_declared(k, declared);
   if (s != GCL_OK) {
@@ -112,7 +115,7 @@ static gcl_status layout_of(gcl_kernel *k, const char *signature) {
     return gcl__fail(GCL_ERROR_DRIVER_TOO_OLD,
                      "kernel '%s': the driver has no cuFuncGetParamInfo (CUDA < 12.4) to read the "
                      "parameter layout from; pass a signature", k->name);
-  return gcl_layout_create_raw(k->param_count, k->offsets, k->sizes, k->mod->ctx->sm, &k->layout);
+  return gcl_layout_create_raw(k->param_count, k->offsets, k->sizes, k->ctx->sm, &k->layout);
 }
 
 static gcl_status func_attr(const gcl_kernel *k, CUfunction_attribute a, const char *what, int *v) {
@@ -130,7 +133,7 @@ static gcl_status launch_limits(gcl_kernel *k) {
       (s = func_attr(k, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, "max dynamic shared", &dyn)))
     return s;
   CUresult rc = gcl__cu.cuDeviceGetAttribute(&optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-                                             k->mod->ctx->dev);
+                                             k->ctx->dev);
   if (rc != CUDA_SUCCESS) return gcl__cu_fail(rc, "cuDeviceGetAttribute(shared memory opt-in)");
   k->max_threads = threads;
   k->smem_limit = optin > stat ? (size_t)(optin - stat) : 0;
@@ -145,11 +148,12 @@ static gcl_status resolve(gcl_kernel *k) {
     return gcl__fail(GCL_ERROR_NOT_FOUND, "kernel '%s' not found in the module (extern \"C\" "
                      "kernels keep their name; C++ ones need the mangled name)", k->name);
   if (rc != CUDA_SUCCESS) return gcl__cu_fail(rc, "cuLibraryGetKernel('%s')", k->name);
-  gcl_status s = gcl__context_bind(k->mod->ctx); /* cuKernelGetFunction needs it */
+  gcl_status s = gcl__context_bind(k->ctx); /* cuKernelGetFunction needs it */
   if (s != GCL_OK) return s;
   rc = gcl__cu.cuKernelGetFunction(&k->fn, k->kern);
   if (rc != CUDA_SUCCESS) {
-    s = gcl__cu_fail(rc, "cuKernelGetFunction('%s')", k->name);
+    s = gcl__cu_fail(rc, "cuKernelGetFunction('%s', device %d, sm_%d)", k->name, k->ctx->device,
+                     k->ctx->sm);
     if (k->mod->jit_error[0]) {
       gcl__fail_append("\nJIT log:\n");
       gcl__fail_append(k->mod->jit_error);
@@ -165,8 +169,18 @@ static bool default_use_extra(void) {
 }
 
 gcl_status gcl_kernel_get(gcl_module *mod, const char *name, const char *signature, gcl_kernel **out) {
+  /* The arguments are checked before mod is read. */
   if (!out) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "out: expected a pointer, got NULL");
   if (!mod) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "mod: expected a module, got NULL");
+  if (!name || !*name) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "name: expected a kernel name, got %s", name ? "\"\"" : "NULL");
+  return gcl_kernel_get_on(mod, mod->ctx, name, signature, out);
+}
+
+gcl_status gcl_kernel_get_on(gcl_module *mod, gcl_context *ctx, const char *name,
+                             const char *signature, gcl_kernel **out) {
+  if (!out) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "out: expected a pointer, got NULL");
+  if (!mod) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "mod: expected a module, got NULL");
+  if (!ctx) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "ctx: expected a context, got NULL");
   if (!name || !*name) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "name: expected a kernel name, got %s", name ? "\"\"" : "NULL");
   gcl_kernel *k = calloc(1, sizeof *k);
   if (!k || !(k->name = strdup(name))) {
@@ -174,6 +188,7 @@ gcl_status gcl_kernel_get(gcl_module *mod, const char *name, const char *signatu
     return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "kernel '%s': out of memory", name);
   }
   k->mod = mod;
+  k->ctx = ctx;
   pthread_mutex_init(&k->opt_lock, NULL);
   gcl_status s;
   if ((s = resolve(k)) || (s = layout_of(k, signature)) || (s = launch_limits(k))) {
@@ -200,6 +215,8 @@ void gcl__kernel_free(gcl_kernel *k) {
 
 const gcl_layout *gcl_kernel_layout(const gcl_kernel *kernel) { return kernel ? kernel->layout : NULL; }
 
+gcl_context *gcl_kernel_context(const gcl_kernel *kernel) { return kernel ? kernel->ctx : NULL; }
+
 gcl_status gcl_kernel_attribute(const gcl_kernel *kernel, gcl_kernel_attr attr, int *value) {
   if (!kernel) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "kernel: expected a kernel, got NULL");
   if (!value) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "value: expected a pointer, got NULL");
@@ -213,7 +230,7 @@ gcl_status gcl_kernel_attribute(const gcl_kernel *kernel, gcl_kernel_attr attr, 
   if ((unsigned)attr >= sizeof map / sizeof *map)
     return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "attr: expected 0 ... %zu, got %d", sizeof map / sizeof *map - 1, (int)attr);
   int v = 0;
-  gcl_status s = gcl__context_bind(kernel->mod->ctx);
+  gcl_status s = gcl__context_bind(kernel->ctx);
   if (s == GCL_OK) s = func_attr(kernel, map[attr].a, map[attr].what, &v);
   if (s == GCL_OK) *value = v;
   return s;

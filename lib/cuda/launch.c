@@ -139,7 +139,7 @@ gcl_status gcl_launch(gcl_kernel *kernel, const gcl_launch_config *config, const
   if (!args) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "args: expected args, got NULL");
   gcl_status s;
   if ((s = gcl__launch_check_args(kernel, args)) || (s = check_config(kernel, config)) ||
-      (s = gcl__context_bind(kernel->mod->ctx)) || (s = opt_ins(kernel, config)))
+      (s = gcl__context_bind(kernel->ctx)) || (s = opt_ins(kernel, config)))
     return s;
   CUlaunchAttribute attrs[4];
   CUlaunchConfig cfg = {dim(config->grid[0]), dim(config->grid[1]), dim(config->grid[2]),
