@@ -20,6 +20,21 @@ const char dg_echo_prelude[] =
     "  const unsigned char *b = (const unsigned char *)s;\n"
     "#pragma unroll 1\n"
     "  for (unsigned long long i = 0; i < n; i++) d[i] = b[i];\n"
+    "}\n"
+    /* Small parameters are copied with constant offsets. ptxas (13.0, sm_90) reads a
+     * grid-constant parameter at a run-time index as c[0x0][R + imm] with imm sign-extended, so
+     * a parameter starting past 32 KiB of the constant bank (offset >= 32240 on sm_90) read in a
+     * loop gives zeros (seen on the H200); constant offsets become c[0x0][imm], which is right.
+     * Every parameter that starts that high is small (the area ends at 32764). */
+    "template <unsigned long long N>\n"
+    "__device__ __forceinline__ void dg_echo_t(unsigned char *d, const void *s) {\n"
+    "  if constexpr (N <= 544) {\n"
+    "    const unsigned char *b = (const unsigned char *)s;\n"
+    "#pragma unroll\n"
+    "    for (unsigned long long i = 0; i < N; i++) d[i] = b[i];\n"
+    "  } else {\n"
+    "    dg_echo(d, s, N);\n"
+    "  }\n"
     "}\n";
 
 void dg_buf_printf(dg_buf *b, const char *fmt, ...) {
@@ -274,7 +289,7 @@ static void emit(gen *g, gtype *p, size_t n, dg_buf *sig, dg_buf *code, bool ech
   dg_buf_printf(sig, "%su8* out", n ? ", " : "");
   dg_buf_printf(code, "%sunsigned char *out) {\n  unsigned char *o = out;\n", n ? ", " : "");
   for (size_t i = 0; i < n; i++)
-    dg_buf_printf(code, "  dg_echo(o, &p%zu, sizeof p%zu);\n  o += sizeof p%zu;\n", i, i, i);
+    dg_buf_printf(code, "  dg_echo_t<sizeof p%zu>(o, &p%zu);\n  o += sizeof p%zu;\n", i, i, i);
   dg_buf_printf(code, "}\n");
 }
 
