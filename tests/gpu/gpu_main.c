@@ -1,12 +1,17 @@
 /* main() for GPU suites: exits 77 (skipped) when there is no usable device, else runs Criterion.
  * The probe runs in a child process so that this process never initialises the driver before
- * Criterion forks its workers. */
+ * Criterion forks its workers. A suite that needs several devices defines GCL_GPU_MIN_DEVICES
+ * and includes this file (tests/gpu/test_multigpu.c): with fewer it is skipped, saying why. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "gclaunch/gclaunch.h"
+
+#ifndef GCL_GPU_MIN_DEVICES
+#define GCL_GPU_MIN_DEVICES 1
+#endif
 
 static int probe_device(void) {
   pid_t pid = fork();
@@ -16,6 +21,10 @@ static int probe_device(void) {
     gcl_status s = gcl_device_count(&n);
     if (s != GCL_OK || n == 0) {
       fprintf(stderr, "gpu suite skipped: %s\n", s != GCL_OK ? gcl_last_error() : "no device");
+      _exit(1);
+    }
+    if (n < GCL_GPU_MIN_DEVICES) {
+      fprintf(stderr, "gpu suite skipped: %d device(s), this suite needs %d\n", n, GCL_GPU_MIN_DEVICES);
       _exit(1);
     }
     _exit(0);
