@@ -313,3 +313,55 @@ bool gcl_runarg_parse_dim3(const char *text, unsigned out[3]) {
   memcpy(out, v, sizeof v);
   return true;
 }
+
+/* One device ordinal at *s (decimal, 0 ... 1023), advancing *s. */
+static bool parse_device(const char **s, int *out) {
+  if (!isdigit((unsigned char)**s)) return false;
+  long v = 0;
+  while (isdigit((unsigned char)**s) && v <= 1023) v = v * 10 + (*(*s)++ - '0');
+  if (v > 1023) return false;
+  *out = (int)v;
+  return true;
+}
+
+bool gcl_runarg_parse_devices(const char *text, gcl_runarg_devices *out, char *err, size_t cap) {
+  gcl_runarg_devices d = {0};
+  const char *s = text ? text : "";
+  if (strcmp(s, "all") == 0) {
+    d.all = true;
+    *out = d;
+    return true;
+  }
+  while (true) {
+    int v = 0;
+    if (d.count == GCL_RUNARG_MAX_DEVICES)
+      return snprintf(err, cap, "--devices '%s': more than %d devices", s, GCL_RUNARG_MAX_DEVICES), false;
+    if (!parse_device(&s, &v))
+      return snprintf(err, cap, "--devices '%s': expected 'all' or device numbers 0 ... 1023 "
+                      "separated by commas (e.g. 0,1)", text ? text : ""), false;
+    for (size_t i = 0; i < d.count; i++)
+      if (d.list[i] == v) return snprintf(err, cap, "--devices '%s': device %d listed twice", text, v), false;
+    d.list[d.count++] = v;
+    if (!*s) break;
+    if (*s++ != ',') return snprintf(err, cap, "--devices '%s': expected ',' after device %d", text, v), false;
+  }
+  *out = d;
+  return true;
+}
+
+size_t gcl_runarg_resolve_devices(const gcl_runarg_devices *d, int present, int *list, char *err,
+                                  size_t cap) {
+  if (present <= 0) return snprintf(err, cap, "no CUDA device present"), 0;
+  if (d->all) {
+    size_t n = present < GCL_RUNARG_MAX_DEVICES ? (size_t)present : GCL_RUNARG_MAX_DEVICES;
+    for (size_t i = 0; i < n; i++) list[i] = (int)i;
+    return n;
+  }
+  for (size_t i = 0; i < d->count; i++) {
+    if (d->list[i] >= present)
+      return snprintf(err, cap, "--devices: device %d does not exist (%d device%s: 0 ... %d)",
+                      d->list[i], present, present == 1 ? "" : "s", present - 1), 0;
+    list[i] = d->list[i];
+  }
+  return d->count;
+}

@@ -76,6 +76,24 @@ const char *gcl_runarg_type_name(gcl_scalar t);
 /* Parses "X[,Y[,Z]]" (each 1 ... 2^31-1; missing ones are 1). False on malformed text. */
 bool gcl_runarg_parse_dim3(const char *text, unsigned out[3]);
 
+/* --devices of `gclaunch run` and `gclaunch demo`: "all" or a list "D[,D...]" of device ordinals
+ * 0 ... 1023, each at most once, at most GCL_RUNARG_MAX_DEVICES. */
+#define GCL_RUNARG_MAX_DEVICES 64
+typedef struct gcl_runarg_devices {
+  bool all;
+  size_t count;                        /* listed devices (0 with all) */
+  int list[GCL_RUNARG_MAX_DEVICES];
+} gcl_runarg_devices;
+/* Parses text into *out. On failure writes "--devices 'TEXT': what is wrong" into err and returns
+ * false; *out is then untouched. */
+bool gcl_runarg_parse_devices(const char *text, gcl_runarg_devices *out, char *err, size_t cap);
+/* The devices to run on when present devices exist: all of them for "all" (at most
+ * GCL_RUNARG_MAX_DEVICES), else the list, whose entries must be below present. Writes them into
+ * list (GCL_RUNARG_MAX_DEVICES entries) and returns how many; 0 with a message in err when a
+ * listed device does not exist or none is present. */
+size_t gcl_runarg_resolve_devices(const gcl_runarg_devices *d, int present, int *list, char *err,
+                                  size_t cap);
+
 /* --- host side of buffers (runbuf.c) --- */
 /* Writes a's fill pattern into the count elements at view (rand: a fixed generator from seed;
  * iota: 0, 1, 2, ... converted to the element type). GCL_RUNARG_FILE is not handled here. */

@@ -1,6 +1,7 @@
 /* The `gclaunch run --arg` parser and buffer helpers (tools/runargs.c, tools/runbuf.c), CPU only. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "../../tools/runargs.h"
@@ -220,4 +221,59 @@ Test(runbuf, fills_and_checksums) {
   cr_assert(gcl_runarg_element(GCL_SCALAR_U64, &big, 0) == 18446744073709551615.0);
   cr_assert_str_eq(gcl_runarg_type_name(GCL_SCALAR_BF16), "bf16");
   cr_assert_str_eq(gcl_runarg_type_name(GCL_SCALAR_VOID), "?");
+}
+
+/* --devices: "all" or a list; every malformed form names the text and what is wrong. */
+static void bad_devices(const char *text, const char *why) {
+  gcl_runarg_devices d = {.count = 99};
+  char msg[256] = "";
+  cr_assert(!gcl_runarg_parse_devices(text, &d, msg, sizeof msg), "'%s' accepted", text ? text : "(null)");
+  cr_assert(strstr(msg, why), "'%s': message lacks \"%s\": %s", text ? text : "(null)", why, msg);
+  cr_assert_eq(d.count, 99, "a failed parse must not write its output");
+}
+
+Test(runargs, devices_lists) {
+  gcl_runarg_devices d;
+  char msg[256];
+  cr_assert(gcl_runarg_parse_devices("all", &d, msg, sizeof msg));
+  cr_assert(d.all && d.count == 0);
+  cr_assert(gcl_runarg_parse_devices("1", &d, msg, sizeof msg));
+  cr_assert(!d.all && d.count == 1 && d.list[0] == 1);
+  cr_assert(gcl_runarg_parse_devices("0,1,7", &d, msg, sizeof msg));
+  cr_assert(d.count == 3 && d.list[0] == 0 && d.list[1] == 1 && d.list[2] == 7);
+  cr_assert(gcl_runarg_parse_devices("3,0", &d, msg, sizeof msg), "any order");
+  cr_assert(d.list[0] == 3 && d.list[1] == 0);
+  cr_assert(gcl_runarg_parse_devices("1023", &d, msg, sizeof msg));
+  bad_devices("", "expected 'all' or device numbers");
+  bad_devices(NULL, "expected 'all' or device numbers");
+  bad_devices("ALL", "expected 'all'");
+  bad_devices("0,", "--devices '0,': expected 'all' or device numbers");
+  bad_devices(",1", "expected 'all'");
+  bad_devices("0;1", "expected ',' after device 0");
+  bad_devices("-1", "expected 'all'");
+  bad_devices("1024", "0 ... 1023");
+  bad_devices("99999999999", "0 ... 1023");
+  bad_devices("0,1,0", "device 0 listed twice");
+  bad_devices("0 ,1", "expected ',' after device 0");
+  char many[512] = "0";
+  for (int i = 1; i <= GCL_RUNARG_MAX_DEVICES; i++) snprintf(many + strlen(many), sizeof many - strlen(many), ",%d", i);
+  bad_devices(many, "more than 64 devices");
+}
+
+Test(runargs, devices_resolved_against_present_ones) {
+  gcl_runarg_devices d;
+  char msg[256];
+  int list[GCL_RUNARG_MAX_DEVICES];
+  cr_assert(gcl_runarg_parse_devices("all", &d, msg, sizeof msg));
+  cr_assert_eq(gcl_runarg_resolve_devices(&d, 1, list, msg, sizeof msg), 1, "all on one GPU: one device");
+  cr_assert_eq(list[0], 0);
+  cr_assert_eq(gcl_runarg_resolve_devices(&d, 2, list, msg, sizeof msg), 2);
+  cr_assert(list[0] == 0 && list[1] == 1);
+  cr_assert_eq(gcl_runarg_resolve_devices(&d, 0, list, msg, sizeof msg), 0);
+  cr_assert(strstr(msg, "no CUDA device"), "%s", msg);
+  cr_assert(gcl_runarg_parse_devices("1,0", &d, msg, sizeof msg));
+  cr_assert_eq(gcl_runarg_resolve_devices(&d, 2, list, msg, sizeof msg), 2);
+  cr_assert(list[0] == 1 && list[1] == 0);
+  cr_assert_eq(gcl_runarg_resolve_devices(&d, 1, list, msg, sizeof msg), 0);
+  cr_assert(strstr(msg, "device 1 does not exist (1 device: 0 ... 0)"), "%s", msg);
 }
