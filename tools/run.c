@@ -13,7 +13,8 @@ static void run_usage(FILE *f) {
   fprintf(f,
       "usage: gclaunch run MODULE KERNEL --grid X[,Y,Z] --block X[,Y,Z] [--cluster X[,Y,Z]]\n"
       "         [--smem BYTES] [--signature TEXT] --arg SPEC ... [--repeat N] [--warmup N]\n"
-      "         [--buffer NAME=buf:...] [--device N] [--seed N] [--out NAME=FILE] [--json]\n\n"
+      "         [--buffer NAME=buf:...] [--device N | --devices all|D,D...] [--seed N]\n"
+      "         [--out NAME=FILE] [--json]\n\n"
       "MODULE is a cubin, fatbin or PTX file, or CUDA source (.cu, compiled with NVRTC).\n"
       "One --arg per kernel parameter, in order:\n"
       "  f32:1.5  u64:42  i32:-3  bool:true ...      a scalar (bool i8 u8 i16 u16 i32 u32 i64 u64\n"
@@ -26,6 +27,8 @@ static void run_usage(FILE *f) {
       "                                             element of a tensormap[N] (one name: all)\n"
       "  hex:0011aa                                 raw bytes (struct, bytes(N), ...)\n"
       "--buffer NAME=buf:... declares a buffer that is no parameter (for tmap: and --out).\n"
+      "--devices runs the same launch on each device listed (all: every device present), each with\n"
+      "its own context, module, buffers and report (--json: one object per device and line).\n"
       "After the launches: each buffer's sum, FNV-1a hash and first elements, and the median\n"
       "kernel time (host clock around launch + synchronize). Exit 2 on a usage error or without\n"
       "a GPU, 1 when the driver fails.\n");
@@ -141,7 +144,17 @@ static bool parse_option(run_state *st, const char *o, const char *v) {
   if (!strcmp(o, "--smem")) return parse_number(o, v, 0, 1 << 30, &n) && (st->shared_bytes = (size_t)n, true);
   if (!strcmp(o, "--repeat")) return parse_number(o, v, 1, 1000000, &n) && (st->repeat = (int)n, true);
   if (!strcmp(o, "--warmup")) return parse_number(o, v, 0, 1000000, &n) && (st->warmup = (int)n, true);
-  if (!strcmp(o, "--device")) return parse_number(o, v, 0, 1023, &n) && (st->device = (int)n, true);
+  if (!strcmp(o, "--device")) {
+    st->device_given = true;
+    return parse_number(o, v, 0, 1023, &n) && (st->device = (int)n, true);
+  }
+  if (!strcmp(o, "--devices")) {
+    char err[256];
+    st->devices_given = true;
+    if (gcl_runarg_parse_devices(v, &st->devices, err, sizeof err)) return true;
+    run_error("%s", err);
+    return false;
+  }
   if (!strcmp(o, "--seed")) return parse_number(o, v, 0, INT64_MAX, &n) && (st->seed = (uint64_t)n, true);
   run_error("unknown option '%s' (gclaunch run --help)", o);
   return false;
@@ -165,6 +178,8 @@ static int parse_command_line(int argc, char **argv, run_state *st) {
   if (npos < 2) run_error("expected MODULE and KERNEL"), run_usage(stderr), ok = false;
   if (ok && st->grid[0] == 0) run_error("--grid is required"), ok = false;
   if (ok && st->block[0] == 0) run_error("--block is required"), ok = false;
+  if (ok && st->device_given && st->devices_given)
+    run_error("--device and --devices exclude each other"), ok = false;
   ok = ok && parse_extras(st);
   st->module = pos[0];
   st->kernel = pos[1];
@@ -412,13 +427,31 @@ static int validate(run_state *st) {
   return read_fill_files(st) ? -1 : 2;
 }
 
+/* The devices to run on: --device's one, or --devices resolved against the count present.
+ * False with *why set when one does not exist. */
+static bool pick_devices(run_state *st, int count, const char **why) {
+  static char err[256];
+  if (!st->devices_given) {
+    st->run_devices[0] = st->device;
+    st->n_run_devices = 1;
+    *why = "no such device";
+    return st->device < count;
+  }
+  st->n_run_devices = gcl_runarg_resolve_devices(&st->devices, count, st->run_devices, err, sizeof err);
+  *why = err;
+  if (st->n_run_devices == 1 && st->devices.all)
+    fprintf(stderr, "gclaunch run: --devices all: 1 device present, running on device 0 only\n");
+  return st->n_run_devices > 0;
+}
+
 /* Without a usable driver or device: say so plainly, after what the CPU could check. */
-static int driver_ready(const run_state *st) {
+static int driver_ready(run_state *st) {
   int count = 0;
+  const char *why = NULL;
   gcl_status s = gcl_driver_init();
   if (s == GCL_OK) s = gcl_device_count(&count);
-  if (s == GCL_OK && st->device < count) return -1;
-  const char *why = s == GCL_OK ? "no such device" : gcl_last_error();
+  if (s == GCL_OK && pick_devices(st, count, &why)) return -1;
+  if (s != GCL_OK) why = gcl_last_error();
   fprintf(stderr, "gclaunch run: the %zu arguments are valid, but there is no GPU to run on: %s (%s)\n",
           st->nparams, why, s == GCL_OK ? "device index" : gcl_status_name(s));
   if (st->json) {
@@ -451,7 +484,14 @@ int gcl_cmd_run(int argc, char **argv) {
   int rc = parse_command_line(argc, argv, &st);
   if (rc < 0) rc = validate(&st);
   if (rc < 0) rc = driver_ready(&st);
-  if (rc < 0) rc = run_on_device(&st);
+  if (rc < 0 && st.n_run_devices > 1 && st.nouts)
+    rc = 2, run_error("--out with %zu devices: the files would be overwritten; run one device",
+                      st.n_run_devices);
+  for (size_t i = 0; rc < 0 && i < st.n_run_devices; i++) { /* each device from scratch */
+    st.device = st.run_devices[i];
+    int r = run_on_device(&st);
+    if (r != 0 || i + 1 == st.n_run_devices) rc = r;
+  }
   release(&st);
   return rc;
 }

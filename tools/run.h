@@ -27,7 +27,12 @@ typedef struct run_state {
   const char *module, *kernel, *signature;
   unsigned grid[3], block[3], cluster[3];
   size_t shared_bytes;
-  int repeat, warmup, device;
+  int repeat, warmup, device;  /* device: the one being run on now */
+  bool device_given;           /* --device N */
+  bool devices_given;          /* --devices all|D,D: the same launch on each, own buffers */
+  gcl_runarg_devices devices;
+  int run_devices[GCL_RUNARG_MAX_DEVICES]; /* resolved: the devices to run on, in order */
+  size_t n_run_devices;
   uint64_t seed;
   bool json;
   gcl_runarg *args;       /* nparams --arg specs in order (parameter i is args[i]), then the
@@ -61,7 +66,8 @@ gcl_status run_bind_buffer(gcl_args *args, size_t i, const gcl_runarg *a, uint64
  * differs from the buffer's. */
 bool run_tmap_options(const gcl_runarg *tmap, const gcl_runarg *buf, gcl_tensormap_options *o);
 
-/* Device side (runexec.c): returns the process exit status. Releases everything it made. */
+/* Device side (runexec.c) on st->device: returns the process exit status. Releases everything it
+ * made, so that it can run again on the next device. */
 int run_on_device(run_state *st);
 
 #endif

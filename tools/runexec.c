@@ -252,6 +252,11 @@ static void release_device(run_state *st) {
   gcl_module_destroy(st->mod); /* its kernels with it */
   gcl_context_destroy(st->ctx);
   free(st->times_us);
+  for (size_t i = 0; i < st->nargs; i++) { /* --devices: the next device starts afresh */
+    st->buffers[i].base = 0;
+    st->buffers[i].host = NULL;
+  }
+  st->packed = NULL, st->mod = NULL, st->k = NULL, st->ctx = NULL, st->times_us = NULL;
 }
 
 int run_on_device(run_state *st) {

@@ -290,6 +290,27 @@ FAKE_API int fakecuda_last_library(fakecuda_library *out) {
   return rc;
 }
 
+/* FAKECUDA_PARAMS="name=off/size,off/size,...[;name=...]": kernel tables for every device, for
+ * programs that cannot call fakecuda_set_params (the CLI). */
+static void params_from_env(void) {
+  const char *env = getenv("FAKECUDA_PARAMS");
+  char buf[4096];
+  snprintf(buf, sizeof buf, "%s", env ? env : "");
+  char *save = NULL;
+  for (char *item = strtok_r(buf, ";", &save); item; item = strtok_r(NULL, ";", &save)) {
+    char *eq = strchr(item, '=');
+    if (!eq) continue;
+    *eq = 0;
+    size_t off[64], size[64], n = 0;
+    for (char *p = eq + 1; *p && n < 64; n++) {
+      off[n] = strtoul(p, &p, 10);
+      size[n] = *p == '/' ? strtoul(p + 1, &p, 10) : 0;
+      if (*p == ',') p++;
+    }
+    fakecuda_set_params(item, n, off, size);
+  }
+}
+
 /* FAKECUDA_FAIL="entry:error[:after],...": faults from the first call on, for programs that
  * cannot call fakecuda_fail themselves (the CLI). */
 __attribute__((constructor)) static void fake_load(void) {
@@ -297,6 +318,7 @@ __attribute__((constructor)) static void fake_load(void) {
   const char *devices = getenv("FAKECUDA_DEVICES"); /* FAKECUDA_DEVICES=2: two devices */
   if (devices && fakecuda_set_devices(atoi(devices)) != 0)
     fprintf(stderr, "fakecuda: FAKECUDA_DEVICES=%s ignored (1 or %d)\n", devices, FAKE_MAX_DEVICES);
+  params_from_env();
   const char *env = getenv("FAKECUDA_FAIL");
   char buf[1024];
   snprintf(buf, sizeof buf, "%s", env ? env : "");

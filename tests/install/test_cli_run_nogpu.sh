@@ -26,6 +26,16 @@ expect "valid arguments, no GPU" 2 "the 4 arguments are valid, but there is no G
   $saxpy --arg f32:2 --arg x=buf:f32:1024@4=iota --arg y=buf:f32:1024=rand --arg u64:1024
 expect "the driver's own message" 2 "GCL_ERROR_NO_DRIVER" -- \
   $saxpy --arg f32:2 --arg buf:f32:1024 --arg buf:f32:1024 --arg u64:1024
+four="--arg f32:2 --arg buf:f32:1024 --arg buf:f32:1024 --arg u64:1024"
+expect "--devices all, no GPU" 2 "the 4 arguments are valid, but there is no GPU to run on" -- \
+  $saxpy $four --devices all
+expect "--devices 0,1, no GPU" 2 "GCL_ERROR_NO_DRIVER" -- $saxpy $four --devices 0,1
+expect "--devices malformed" 2 "--devices '0,,1': expected 'all' or device numbers" -- \
+  $saxpy $four --devices 0,,1
+expect "--devices repeated" 2 "--devices '1,1': device 1 listed twice" -- $saxpy $four --devices 1,1
+expect "--devices out of range" 2 "0 ... 1023" -- $saxpy $four --devices 1024
+expect "--devices with --device" 2 "--device and --devices exclude each other" -- \
+  $saxpy $four --device 0 --devices all
 expect "unknown element type" 2 "--arg 2 'buf:f33:16': unknown element type 'f33'" -- \
   $saxpy --arg f32:2 --arg buf:f33:16 --arg buf:f32:16 --arg u64:16
 expect "argument count against the cubin" 2 "kernel 'saxpy' has 4 parameters in" -- \

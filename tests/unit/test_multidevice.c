@@ -276,3 +276,36 @@ Test(multidevice, a_lost_device_1_leaves_device_0_usable) {
   world_close(&w); /* releases still work on the lost device */
   fakecuda_restore();
 }
+
+/* Runs the gclaunch CLI against the fake with two devices; its output into out. */
+static void cli(const char *args, char *out, size_t cap) {
+  char build[1024], cmd[4096];
+  snprintf(build, sizeof build, "%s", FAKECUDA_PATH);
+  for (int up = 0; up < 3; up++) *strrchr(build, '/') = 0; /* build/tests/fakecuda/libfakecuda.so */
+  snprintf(cmd, sizeof cmd, "cd '%s' && GCL_LIBCUDA='%s' FAKECUDA_DEVICES=2 "
+           "FAKECUDA_PARAMS='saxpy=0/4,8/8,16/8,24/8' tools/gclaunch %s 2>&1; echo \"exit $?\"",
+           build, FAKECUDA_PATH, args);
+  FILE *p = popen(cmd, "r");
+  cr_assert(p != NULL);
+  size_t n = fread(out, 1, cap - 1, p);
+  out[n] = 0;
+  pclose(p);
+}
+
+#define RUN_SAXPY "run kernels/smoke.sm_90.cubin saxpy --grid 4 --block 256 --arg f32:2 " \
+                  "--arg buf:f32:1024=iota --arg y=buf:f32:1024 --arg u64:1024 "
+
+Test(multidevice, cli_run_on_every_device) {
+  char out[16384];
+  cli(RUN_SAXPY "--devices all", out, sizeof out);
+  cr_assert(strstr(out, "exit 0"), "%s", out);
+  char *d0 = strstr(out, "on device 0, sm_90"), *d1 = strstr(out, "on device 1, sm_100");
+  cr_assert(d0 && d1 && d0 < d1, "one report per device, in order: %s", out);
+  cr_assert(strstr(d1, "sum 523776"), "device 1's own iota buffer: %s", out);
+  cli(RUN_SAXPY "--devices 1 --json", out, sizeof out);
+  cr_assert(strstr(out, "\"device\": 1, \"sm\": 100") && !strstr(out, "\"device\": 0"), "%s", out);
+  cli(RUN_SAXPY "--devices 0,2", out, sizeof out);
+  cr_assert(strstr(out, "device 2 does not exist (2 devices: 0 ... 1)") && strstr(out, "exit 2"), "%s", out);
+  cli(RUN_SAXPY "--devices all --out y=/dev/null", out, sizeof out);
+  cr_assert(strstr(out, "--out with 2 devices") && strstr(out, "exit 2"), "%s", out);
+}
