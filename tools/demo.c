@@ -10,8 +10,8 @@
  * exactly); destination rows are rounded up to 16 bytes, encoded with options.store = 1, and get
  * the source row followed by the load's out-of-bounds fill (zeros). */
 #include "cli.h"
+#include "demo.h"
 
-#include <gclaunch/gclaunch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,55 +20,31 @@
 #ifndef GCL_KERNEL_DIR
 #define GCL_KERNEL_DIR "kernels"
 #endif
-#define POISON 0xA5
 #define STAGE_BYTES 16384u /* kernels/megakernel.cu GCL_STAGE_BYTES: the largest box */
 #define BOX_ROWS 128u /* 128 B x 128 rows = 16 KiB, the kernel's stage: fewer, larger TMA ops */
 #define MAX_TENSORS 127 /* 254 descriptors: megakernel_copy_255 */
 
-/* The kernel's work item (kernels/megakernel.cu WorkItem). */
-typedef struct work_item { uint32_t src, dst, rank, bytes; int32_t sc[3], dc[3]; } work_item;
-
-/* A 2-D view (rows x cols, row pitch in elements) at byte_offset inside one allocation. */
-typedef struct view {
-  DLTensor t;
-  int64_t shape[2], strides[2];
-  uint64_t dev;
-  size_t bytes;
-  unsigned char *host;
-} view;
-
-typedef struct demo {
-  int tensors, iters;
-  size_t mib;
-  view *src, *dst;
-  work_item *work;
-  size_t n_work, cap_work;
-  size_t n_maps; /* the kernel's N */
-  char kernel[32], signature[96];
-  uint64_t view_bytes; /* bytes of all source views */
-} demo;
-
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
-static uint64_t rng(void) {
+uint64_t demo_rng(void) {
   rng_state ^= rng_state << 13;
   rng_state ^= rng_state >> 7;
   rng_state ^= rng_state << 17;
   return rng_state;
 }
 
-static double now_s(void) {
+double demo_now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static const char *kernel_dir(void) {
+const char *demo_kernel_dir(void) {
   const char *env = getenv("GCL_KERNEL_DIR");
   return env && *env ? env : GCL_KERNEL_DIR;
 }
 
 static const DLDataType dtypes[3] = {{kDLFloat, 32, 1}, {kDLBfloat, 16, 1}, {kDLUInt, 8, 1}};
-static const char *const dtype_names[3] = {"f32", "bf16", "u8"};
+const char *const demo_dtype_names[3] = {"f32", "bf16", "u8"};
 
 /* Tensor j: about `bytes` bytes, odd sizes; odd j are views starting (3 rows, 16 bytes) into
  * their allocation, and every third destination too; pitches are padded by 0-2 x 16 bytes.
@@ -96,13 +72,13 @@ static void shape_view(view *v, int j, size_t bytes, bool is_dst) {
   v->bytes = v->t.byte_offset + (size_t)(pitch * (rows + 4)) * es;
 }
 
-static size_t row_bytes(const view *v) { return (size_t)v->shape[1] * (v->t.dtype.bits / 8u); }
-static size_t row_at(const view *v, int64_t r) {
+size_t demo_row_bytes(const view *v) { return (size_t)v->shape[1] * (v->t.dtype.bits / 8u); }
+size_t demo_row_at(const view *v, int64_t r) {
   return v->t.byte_offset + (size_t)(r * v->strides[0]) * (v->t.dtype.bits / 8u);
 }
 
 /* 128-byte box rows; store: the map is a TMA store destination (checked for 16-byte rows). */
-static gcl_tensormap_options box_for(const view *v, int store) {
+gcl_tensormap_options demo_box_for(const view *v, int store) {
   gcl_tensormap_options o;
   memset(&o, 0, sizeof o);
   o.box[0] = 128u / (v->t.dtype.bits / 8u);
@@ -125,7 +101,7 @@ static int push_work(demo *d, work_item w) {
 
 /* One work item per box of tensor j: descriptors 2j (source) and 2j+1 (destination). */
 static int plan_tensor(demo *d, int j) {
-  gcl_tensormap_options o = box_for(&d->src[j], 0);
+  gcl_tensormap_options o = demo_box_for(&d->src[j], 0);
   gcl_tensormap_desc desc;
   if (gcl_tensormap_check(&d->src[j].t, &o, &desc) != GCL_OK) {
     fprintf(stderr, "demo: tensor %d: %s\n", j, gcl_last_error());
@@ -158,7 +134,7 @@ static int plan(demo *d) {
      * path allocates real ones: the CPU checks and the buffer dump work with these. */
     d->src[j].t.data = (void *)(uintptr_t)(0x7f0000000000ull + ((uint64_t)j << 31));
     d->dst[j].t.data = (void *)(uintptr_t)(0x7f0000000000ull + ((uint64_t)j << 31) + (1u << 30));
-    d->view_bytes += row_bytes(&d->src[j]) * (size_t)d->src[j].shape[0];
+    d->view_bytes += demo_row_bytes(&d->src[j]) * (size_t)d->src[j].shape[0];
     if (plan_tensor(d, j)) return -1;
   }
   size_t need = 2 * (size_t)d->tensors;
@@ -181,7 +157,7 @@ static void print_plan(const demo *d) {
   for (int j = 0; j < d->tensors && j < 4; j++)
     printf("  tensor %d: %s [%lld x %lld], source pitch %lld, byte_offset %llu -> maps[%d], "
            "destination [%lld x %lld] byte_offset %llu -> maps[%d] (store)\n", j,
-           dtype_names[j % 3], (long long)d->src[j].shape[0], (long long)d->src[j].shape[1],
+           demo_dtype_names[j % 3], (long long)d->src[j].shape[0], (long long)d->src[j].shape[1],
            (long long)d->src[j].strides[0], (unsigned long long)d->src[j].t.byte_offset, 2 * j,
            (long long)d->dst[j].shape[0], (long long)d->dst[j].shape[1],
            (unsigned long long)d->dst[j].t.byte_offset, 2 * j + 1);
@@ -208,7 +184,7 @@ static void *read_file(const char *path, size_t *size) {
 /* The kernel's parameters as the compiler placed them (the cubin's EIATTR records). */
 static void show_cubin_layout(const demo *d, const gcl_layout *engine) {
   char path[1024];
-  snprintf(path, sizeof path, "%s/megakernel.sm_90.cubin", kernel_dir());
+  snprintf(path, sizeof path, "%s/megakernel.sm_90.cubin", demo_kernel_dir());
   size_t size = 0, k = 0;
   void *data = read_file(path, &size);
   gcl_image *img = NULL;
@@ -250,7 +226,7 @@ static int fill_placeholders(demo *d, gcl_args *args) {
   for (size_t e = 0; e < d->n_maps; e++) {
     bool used = e < 2 * (size_t)d->tensors;
     const view *v = used ? (e % 2 ? &d->dst[e / 2] : &d->src[e / 2]) : &d->src[0];
-    gcl_tensormap_options o = box_for(v, used && e % 2); /* unused slots repeat maps[0] */
+    gcl_tensormap_options o = demo_box_for(v, used && e % 2); /* unused slots repeat maps[0] */
     gcl_tensormap_desc desc;
     if (gcl_tensormap_check(&v->t, &o, &desc) != GCL_OK) {
       fprintf(stderr, "demo: maps[%zu]: %s\n", e, gcl_last_error());
@@ -330,179 +306,7 @@ static int show_without_gpu(demo *d) {
   return rc ? 1 : 0;
 }
 
-/* ---- the copy on a GPU ---------------------------------------------------------------------- */
-
-typedef struct gpu {
-  gcl_context *ctx;
-  gcl_module *mod;
-  gcl_kernel *kernel;
-  gcl_args *args;
-  uint64_t work_dev;
-  gcl_device_info info;
-} gpu;
-
-static int failed(const char *what, gcl_status s) {
-  fprintf(stderr, "demo: %s: %s: %s\n", what, gcl_status_name(s), gcl_last_error());
-  return -1;
-}
-#define TRY(call)                                                                                 \
-  do {                                                                                            \
-    gcl_status try_status = (call);                                                               \
-    if (try_status != GCL_OK) return failed(#call, try_status);                                  \
-  } while (0)
-
-static int gpu_open(demo *d, gpu *g) {
-  char path[1024];
-  TRY(gcl_context_create(0, &g->ctx));
-  TRY(gcl_device_get_info(0, &g->info));
-  if (g->info.sm < 90) {
-    printf("device:   %s is sm_%d: TMA needs sm_90 or later\n", g->info.name, g->info.sm);
-    return 1;
-  }
-  snprintf(path, sizeof path, "%s/megakernel.fatbin", kernel_dir());
-  TRY(gcl_module_load_file(g->ctx, path, &g->mod));
-  TRY(gcl_kernel_get(g->mod, d->kernel, d->signature, &g->kernel));
-  TRY(gcl_args_create(gcl_kernel_layout(g->kernel), &g->args));
-  printf("device:   %s, sm_%d, %d SMs; module %s\n", g->info.name, g->info.sm,
-         g->info.multiprocessors, path);
-  return 0;
-}
-
-static void gpu_close(demo *d, gpu *g) {
-  for (int j = 0; d->src && j < d->tensors; j++) {
-    if (d->src[j].dev) gcl_mem_free(g->ctx, d->src[j].dev);
-    if (d->dst[j].dev) gcl_mem_free(g->ctx, d->dst[j].dev);
-  }
-  if (g->work_dev) gcl_mem_free(g->ctx, g->work_dev);
-  gcl_args_destroy(g->args);
-  gcl_module_destroy(g->mod);
-  gcl_context_destroy(g->ctx);
-}
-
-static void random_bytes(unsigned char *p, size_t n) {
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t r = rng();
-    memcpy(p + i, &r, 8);
-  }
-  for (; i < n; i++) p[i] = (unsigned char)rng();
-}
-
-/* Random sources (the whole allocation, so bytes around the views are random too), poisoned
- * destinations, and the work list. */
-static int upload(demo *d, gpu *g) {
-  for (int j = 0; j < d->tensors; j++) {
-    view *s = &d->src[j], *t = &d->dst[j];
-    if (!(s->host = malloc(s->bytes))) return failed("malloc", GCL_ERROR_OUT_OF_MEMORY);
-    random_bytes(s->host, s->bytes);
-    TRY(gcl_mem_alloc(g->ctx, s->bytes, &s->dev));
-    TRY(gcl_mem_alloc(g->ctx, t->bytes, &t->dev));
-    TRY(gcl_mem_upload(g->ctx, s->dev, s->host, s->bytes));
-    TRY(gcl_mem_fill_u8(g->ctx, t->dev, POISON, t->bytes));
-    s->t.data = (void *)(uintptr_t)s->dev;
-    t->t.data = (void *)(uintptr_t)t->dev;
-    s->t.device.device_id = t->t.device.device_id = gcl_context_device(g->ctx);
-  }
-  TRY(gcl_mem_alloc(g->ctx, d->n_work * sizeof *d->work, &g->work_dev));
-  TRY(gcl_mem_upload(g->ctx, g->work_dev, d->work, d->n_work * sizeof *d->work));
-  return 0;
-}
-
-/* Encodes every descriptor straight into its element of `maps` (unused slots repeat maps[0]). */
-static int set_args(demo *d, gpu *g) {
-  double t0 = now_s();
-  for (size_t e = 0; e < d->n_maps; e++) {
-    bool used = e < 2 * (size_t)d->tensors;
-    const view *v = used ? (e % 2 ? &d->dst[e / 2] : &d->src[e / 2]) : &d->src[0];
-    gcl_tensormap_options o = box_for(v, used && e % 2);
-    TRY(gcl_args_set_tensormap(g->args, g->ctx, 0, e, &v->t, &o));
-  }
-  double t1 = now_s();
-  TRY(gcl_args_set_ptr(g->args, 1, g->work_dev));
-  TRY(gcl_args_set_u32(g->args, 2, (uint32_t)d->n_work));
-  printf("encode:   %zu descriptors encoded into maps[0..%zu] in %.1f us (%.2f us each)\n",
-         d->n_maps, d->n_maps - 1, 1e6 * (t1 - t0), 1e6 * (t1 - t0) / (double)d->n_maps);
-  return 0;
-}
-
-static int launch(const demo *d, gpu *g) {
-  gcl_launch_config cfg;
-  memset(&cfg, 0, sizeof cfg);
-  size_t grid = 4 * (size_t)g->info.multiprocessors;
-  cfg.grid[0] = (unsigned)(d->n_work < grid ? d->n_work : grid);
-  cfg.block[0] = 32;
-  TRY(gcl_launch(g->kernel, &cfg, g->args));
-  return 0;
-}
-
-/* Destination allocation j must be poison everywhere except the view, whose rows hold the source
- * row and then zeros (the load's out-of-bounds fill) up to the destination's wider row end. */
-static int verify_tensor(const demo *d, gpu *g, int j, unsigned char *got, unsigned char *want) {
-  const view *s = &d->src[j], *t = &d->dst[j];
-  TRY(gcl_mem_download(g->ctx, got, t->dev, t->bytes));
-  memset(want, POISON, t->bytes);
-  for (int64_t r = 0; r < s->shape[0]; r++) {
-    memcpy(want + row_at(t, r), s->host + row_at(s, r), row_bytes(s));
-    memset(want + row_at(t, r) + row_bytes(s), 0, row_bytes(t) - row_bytes(s));
-  }
-  if (!memcmp(got, want, t->bytes)) return 0;
-  size_t i = 0;
-  while (got[i] == want[i]) i++;
-  fprintf(stderr, "demo: tensor %d (%s, byte_offset %llu): byte %zu of the destination is 0x%02x, "
-          "expected 0x%02x\n", j, dtype_names[j % 3], (unsigned long long)t->t.byte_offset, i,
-          got[i], want[i]);
-  return -1;
-}
-
-static int verify(const demo *d, gpu *g) {
-  size_t most = 0;
-  for (int j = 0; j < d->tensors; j++) most = d->dst[j].bytes > most ? d->dst[j].bytes : most;
-  unsigned char *got = malloc(most), *want = malloc(most);
-  int bad = got && want ? 0 : d->tensors;
-  for (int j = 0; !bad && j < d->tensors; j++) bad += verify_tensor(d, g, j, got, want) != 0;
-  free(got);
-  free(want);
-  if (bad) return -1;
-  printf("verify:   %d/%d tensors copied exactly (destinations poisoned with 0x%02X first; "
-         "nothing written outside the views;\n          destination rows padded to 16 bytes "
-         "hold the load's zero fill past the source row)\n", d->tensors, d->tensors, POISON);
-  return 0;
-}
-
-static int measure(const demo *d, gpu *g) {
-  for (int i = 0; i < 2; i++)
-    if (launch(d, g)) return -1; /* warm-up */
-  TRY(gcl_context_synchronize(g->ctx));
-  double t0 = now_s();
-  for (int i = 0; i < d->iters; i++)
-    if (launch(d, g)) return -1;
-  TRY(gcl_context_synchronize(g->ctx));
-  double per = (now_s() - t0) / d->iters;
-  double moved = 2.0 * (double)d->view_bytes;
-  printf("time:     %d launches, %.3f ms each: %.1f GB/s (%.1f MiB read + written per launch; host "
-         "clock around synchronize)\n", d->iters, 1e3 * per, moved / per / 1e9, moved / 1048576.0);
-  return 0;
-}
-
-static int synchronize(gpu *g) {
-  TRY(gcl_context_synchronize(g->ctx));
-  return 0;
-}
-
-/* 0: copied and verified; 1: no usable GPU for this (said why); -1: failed. */
-static int run_on_gpu(demo *d) {
-  gpu g;
-  memset(&g, 0, sizeof g);
-  int rc = gpu_open(d, &g);
-  if (rc == 0) rc = upload(d, &g);
-  if (rc == 0) rc = set_args(d, &g);
-  if (rc == 0) rc = launch(d, &g);
-  if (rc == 0) rc = synchronize(&g);
-  if (rc == 0) rc = verify(d, &g);
-  if (rc == 0) rc = measure(d, &g);
-  gpu_close(d, &g);
-  return rc;
-}
+/* The copy on one or several GPUs is in demo_gpu.c. */
 
 /* ---- command -------------------------------------------------------------------------------- */
 
@@ -521,6 +325,14 @@ static int parse_int(const char *text, long lo, long hi, long *out) {
   return 0;
 }
 
+/* --devices: 0 when parsed, else -1 after saying why. */
+static int parse_devices(const char *text, demo *d) {
+  char err[256];
+  if (gcl_runarg_parse_devices(text, &d->devices, err, sizeof err)) return 0;
+  fprintf(stderr, "gclaunch demo: %s\n", err);
+  return -1;
+}
+
 static int parse_args(int argc, char **argv, demo *d) {
   for (int i = 1; i < argc; i += 2) { /* options come in pairs: --name value */
     long v = 0;
@@ -528,8 +340,12 @@ static int parse_args(int argc, char **argv, demo *d) {
     if (!strcmp(a, "--tensors") && !parse_int(next, 1, MAX_TENSORS, &v)) d->tensors = (int)v;
     else if (!strcmp(a, "--mib") && !parse_int(next, 1, 16384, &v)) d->mib = (size_t)v;
     else if (!strcmp(a, "--iters") && !parse_int(next, 1, 100000, &v)) d->iters = (int)v;
+    else if (!strcmp(a, "--devices") && parse_devices(next, d)) return -1;
+    else if (!strcmp(a, "--devices")) d->devices_given = true;
     else {
-      fprintf(stderr, "usage: gclaunch demo [--tensors 1..%d] [--mib MiB] [--iters N]\n"
+      fprintf(stderr, "usage: gclaunch demo [--tensors 1..%d] [--mib MiB] [--iters N] "
+              "[--devices all|D,D...]\n"
+              "  (--devices: tensors round-robin over those devices, one module, a kernel each)\n"
               "  (GCL_KERNEL_DIR names the folder holding megakernel.fatbin and "
               "megakernel.sm_90.cubin)\n", MAX_TENSORS);
       return -1;
@@ -564,7 +380,7 @@ int gcl_cmd_demo(int argc, char **argv) {
   int rc = plan(&d);
   if (rc == 0) {
     print_plan(&d);
-    rc = have_gpu() ? run_on_gpu(&d) : 1;
+    rc = have_gpu() ? demo_run_on_gpus(&d) : 1;
     if (rc == 1) rc = show_without_gpu(&d);
   }
   free_demo(&d);

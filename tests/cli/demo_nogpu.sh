@@ -13,3 +13,13 @@ echo "$out" | grep -q "megakernel_copy_16: 3 parameters, 2172 bytes" || fail "cu
 [ "$(echo "$out" | grep -c '(same)')" -eq 3 ] || fail "cubin and layout engine disagree"
 echo "$out" | grep -q "param 0 'maps': offset 0x0070 size  2048 align 128" || fail "buffer dump"
 echo "$out" | grep -q "buffer:   2172 bytes packed for sm_90" || fail "buffer size"
+# --devices: parsed before the driver is needed; without a GPU the usual no-GPU view.
+out=$("$1" demo --tensors 8 --mib 8 --devices all) || fail "--devices all without a GPU: exit $?"
+echo "$out" | grep -q "no GPU -- GCL_ERROR_NO_DRIVER" || fail "--devices all: no plain no-GPU line"
+out=$("$1" demo --tensors 8 --mib 8 --devices 0,1) || fail "--devices 0,1 without a GPU: exit $?"
+err=$("$1" demo --devices 0,,1 2>&1) && fail "--devices 0,,1 accepted"
+echo "$err" | grep -q "devices '0,,1': expected 'all' or device numbers" || fail "--devices 0,,1: $err"
+err=$("$1" demo --devices 2,2 2>&1) && fail "--devices 2,2 accepted"
+echo "$err" | grep -q "device 2 listed twice" || fail "--devices 2,2: $err"
+err=$("$1" demo --devices 2>&1) && fail "--devices without a value accepted"
+echo "ok: --devices"

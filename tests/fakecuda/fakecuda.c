@@ -290,8 +290,8 @@ FAKE_API int fakecuda_last_library(fakecuda_library *out) {
   return rc;
 }
 
-/* FAKECUDA_PARAMS="name=off/size,off/size,...[;name=...]": kernel tables for every device, for
- * programs that cannot call fakecuda_set_params (the CLI). */
+/* FAKECUDA_PARAMS="name[@D]=off/size,off/size,...[;...]": kernel tables for every device (or
+ * device D only), for programs that cannot call fakecuda_set_params (the CLI). */
 static void params_from_env(void) {
   const char *env = getenv("FAKECUDA_PARAMS");
   char buf[4096];
@@ -307,7 +307,10 @@ static void params_from_env(void) {
       size[n] = *p == '/' ? strtoul(p + 1, &p, 10) : 0;
       if (*p == ',') p++;
     }
-    fakecuda_set_params(item, n, off, size);
+    char *at = strchr(item, '@'); /* name@D: device D only */
+    int device = at ? atoi(at + 1) : -1;
+    if (at) *at = 0;
+    fakecuda_set_params_on(device, item, n, off, size);
   }
 }
 

@@ -62,8 +62,8 @@ int fakecuda_set_params(const char *name, size_t count, const size_t *offsets, c
  * one; cuKernelGetParamInfo reports device 0's. */
 int fakecuda_set_params_on(int device, const char *name, size_t count, const size_t *offsets,
                            const size_t *sizes);
-/* The environment variable FAKECUDA_PARAMS="name=off/size,off/size;name2=..." declares tables
- * for every device at load time (for the CLI). */
+/* The environment variable FAKECUDA_PARAMS="name[@D]=off/size,off/size;name2=..." declares
+ * tables for every device (or device D only) at load time (for the CLI). */
 /* The value cuFuncGetAttribute reports for attribute attr (a CUfunction_attribute) of every
  * kernel looked up afterwards. */
 void fakecuda_set_func_attribute(int attr, int value);

@@ -278,18 +278,22 @@ Test(multidevice, a_lost_device_1_leaves_device_0_usable) {
 }
 
 /* Runs the gclaunch CLI against the fake with two devices; its output into out. */
-static void cli(const char *args, char *out, size_t cap) {
+static void cli_env(const char *params, const char *args, char *out, size_t cap) {
   char build[1024], cmd[4096];
   snprintf(build, sizeof build, "%s", FAKECUDA_PATH);
   for (int up = 0; up < 3; up++) *strrchr(build, '/') = 0; /* build/tests/fakecuda/libfakecuda.so */
   snprintf(cmd, sizeof cmd, "cd '%s' && GCL_LIBCUDA='%s' FAKECUDA_DEVICES=2 "
-           "FAKECUDA_PARAMS='saxpy=0/4,8/8,16/8,24/8' tools/gclaunch %s 2>&1; echo \"exit $?\"",
-           build, FAKECUDA_PATH, args);
+           "FAKECUDA_PARAMS='%s' tools/gclaunch %s 2>&1; echo \"exit $?\"",
+           build, FAKECUDA_PATH, params, args);
   FILE *p = popen(cmd, "r");
   cr_assert(p != NULL);
   size_t n = fread(out, 1, cap - 1, p);
   out[n] = 0;
   pclose(p);
+}
+
+static void cli(const char *args, char *out, size_t cap) {
+  cli_env("saxpy=0/4,8/8,16/8,24/8", args, out, cap);
 }
 
 #define RUN_SAXPY "run kernels/smoke.sm_90.cubin saxpy --grid 4 --block 256 --arg f32:2 " \
@@ -308,4 +312,22 @@ Test(multidevice, cli_run_on_every_device) {
   cr_assert(strstr(out, "device 2 does not exist (2 devices: 0 ... 1)") && strstr(out, "exit 2"), "%s", out);
   cli(RUN_SAXPY "--devices all --out y=/dev/null", out, sizeof out);
   cr_assert(strstr(out, "--out with 2 devices") && strstr(out, "exit 2"), "%s", out);
+}
+
+/* The demo on two fake devices: each gets its kernel from the one module with its own layout
+ * (sm_90: maps at 112; sm_100: at 0), half the tensors, its own descriptors and work; the fake
+ * copies nothing, so verification fails -- naming device 0's first tensor. */
+Test(multidevice, cli_demo_splits_the_tensors) {
+  char out[32768];
+  cli_env("megakernel_copy_16@0=112/2048,2160/8,2168/4;megakernel_copy_16@1=0/2048,2048/8,2056/4",
+          "demo --tensors 8 --mib 8 --iters 1 --devices all", out, sizeof out);
+  cr_assert(strstr(out, "devices:  2, tensor j on the (j mod 2)-th"), "%s", out);
+  cr_assert(strstr(out, "device 1: Fake B200, sm_100"), "%s", out);
+  cr_assert(strstr(out, "(the first device's, shared)"), "%s", out);
+  cr_assert(strstr(out, "device 0: 16 descriptors") && strstr(out, "device 1: 16 descriptors"), "%s", out);
+  cr_assert(strstr(out, "4 tensors, "), "%s", out);
+  cr_assert(strstr(out, "demo: device 0 tensor 0 (f32"), "%s", out);
+  cr_assert(strstr(out, "exit 1"), "%s", out);
+  cli_env("", "demo --tensors 8 --mib 8 --devices 0,3", out, sizeof out);
+  cr_assert(strstr(out, "device 3 does not exist (2 devices: 0 ... 1)") && strstr(out, "exit 1"), "%s", out);
 }

@@ -1,0 +1,55 @@
+/* gclaunch demo: the plan shared by demo.c (plan, CPU-only view, command) and demo_gpu.c (the
+ * copy on one or several GPUs). Internal to the gclaunch program. */
+#ifndef GCL_DEMO_H
+#define GCL_DEMO_H
+
+#include "runargs.h"
+
+#include <gclaunch/gclaunch.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define POISON 0xA5
+
+/* The kernel's work item (kernels/megakernel.cu WorkItem). */
+typedef struct work_item { uint32_t src, dst, rank, bytes; int32_t sc[3], dc[3]; } work_item;
+
+/* A 2-D view (rows x cols, row pitch in elements) at byte_offset inside one allocation. */
+typedef struct view {
+  DLTensor t;
+  int64_t shape[2], strides[2];
+  uint64_t dev;
+  size_t bytes;
+  unsigned char *host;
+} view;
+
+typedef struct demo {
+  int tensors, iters;
+  size_t mib;
+  view *src, *dst;
+  work_item *work;
+  size_t n_work, cap_work;
+  size_t n_maps; /* the kernel's N */
+  char kernel[32], signature[96];
+  uint64_t view_bytes; /* bytes of all source views */
+  gcl_runarg_devices devices; /* --devices; default: device 0 */
+  bool devices_given;
+} demo;
+
+
+uint64_t demo_rng(void);
+double demo_now_s(void);
+/* $GCL_KERNEL_DIR, else the build's kernel folder. */
+const char *demo_kernel_dir(void);
+extern const char *const demo_dtype_names[3];
+size_t demo_row_bytes(const view *v);
+/* Byte offset of row r of v inside its allocation. */
+size_t demo_row_at(const view *v, int64_t r);
+/* Tensor map options: 128-byte box rows; store: the map is a TMA store destination. */
+gcl_tensormap_options demo_box_for(const view *v, int store);
+
+/* Copies and verifies on the devices d asks for (device 0 by default), tensors round-robin.
+ * 0: copied and verified; 1: no usable GPU for this (said why); -1: failed. */
+int demo_run_on_gpus(demo *d);
+
+#endif

@@ -1,0 +1,246 @@
+/* gclaunch demo, the copy on one or several GPUs. One module (one context-independent library)
+ * is loaded once; each device gets its own context, kernel (gcl_kernel_get_on: its own layout),
+ * args, buffers and work list. Tensor j goes to the (j mod n)-th device: each device copies only
+ * its tensors, from descriptors encoded in its own context, and is verified on its own. */
+#include "demo.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_GPUS GCL_RUNARG_MAX_DEVICES
+
+typedef struct gpu {
+  gcl_context *ctx;
+  gcl_module *mod;           /* gpus[0]'s, shared by the others (owned by gpus[0]) */
+  gcl_kernel *kernel;        /* owned by mod; runs in ctx */
+  gcl_args *args;
+  uint64_t work_dev;
+  gcl_device_info info;
+  int device, index, count;  /* tensors j with j % count == index are this device's */
+  work_item *work;           /* this device's items of the plan */
+  size_t n_work;
+  int tensors;               /* this device's tensors */
+} gpu;
+
+static int failed(const char *what, gcl_status s) {
+  fprintf(stderr, "demo: %s: %s: %s\n", what, gcl_status_name(s), gcl_last_error());
+  return -1;
+}
+#define TRY(call)                                                                                 \
+  do {                                                                                            \
+    gcl_status try_status = (call);                                                               \
+    if (try_status != GCL_OK) return failed(#call, try_status);                                  \
+  } while (0)
+
+static bool owns(const gpu *g, int j) { return j % g->count == g->index; }
+
+/* Context, kernel from the shared module (loaded here for the first device), args checked
+ * against this device. 1 when the device cannot run the demo (pre-sm_90). */
+static int gpu_open(demo *d, gpu *g, gcl_module *shared) {
+  char path[1024];
+  TRY(gcl_context_create(g->device, &g->ctx));
+  TRY(gcl_device_get_info(g->device, &g->info));
+  if (g->info.sm < 90) {
+    printf("device %d: %s is sm_%d: TMA needs sm_90 or later\n", g->device, g->info.name, g->info.sm);
+    return 1;
+  }
+  snprintf(path, sizeof path, "%s/megakernel.fatbin", demo_kernel_dir());
+  if (!shared) TRY(gcl_module_load_file(g->ctx, path, &g->mod));
+  g->mod = shared ? shared : g->mod;
+  TRY(gcl_kernel_get_on(g->mod, g->ctx, d->kernel, d->signature, &g->kernel));
+  TRY(gcl_args_create(gcl_kernel_layout(g->kernel), &g->args));
+  TRY(gcl_args_set_device(g->args, g->device));
+  printf("device %d: %s, sm_%d, %d SMs; module %s%s\n", g->device, g->info.name, g->info.sm,
+         g->info.multiprocessors, path, shared ? " (the first device's, shared)" : "");
+  return 0;
+}
+
+/* Buffers and args of g; the module and the context go in close_all. */
+static void gpu_release(demo *d, gpu *g) {
+  for (int j = 0; g->ctx && d->src && j < d->tensors; j++) {
+    if (!owns(g, j)) continue;
+    if (d->src[j].dev) gcl_mem_free(g->ctx, d->src[j].dev);
+    if (d->dst[j].dev) gcl_mem_free(g->ctx, d->dst[j].dev);
+  }
+  if (g->work_dev) gcl_mem_free(g->ctx, g->work_dev);
+  gcl_args_destroy(g->args);
+  free(g->work);
+}
+
+/* The module goes after every device's args and before the contexts its kernels run in. */
+static void close_all(demo *d, gpu *g, int n) {
+  for (int i = 0; i < n; i++) gpu_release(d, &g[i]);
+  gcl_module_destroy(g[0].mod);
+  for (int i = 0; i < n; i++) gcl_context_destroy(g[i].ctx);
+}
+
+static void random_bytes(unsigned char *p, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t r = demo_rng();
+    memcpy(p + i, &r, 8);
+  }
+  for (; i < n; i++) p[i] = (unsigned char)demo_rng();
+}
+
+/* g's items of the plan: those whose source is one of its tensors. */
+static int pick_work(const demo *d, gpu *g) {
+  if (!(g->work = malloc((d->n_work ? d->n_work : 1) * sizeof *g->work))) return failed("malloc", GCL_ERROR_OUT_OF_MEMORY);
+  for (size_t i = 0; i < d->n_work; i++)
+    if (owns(g, (int)(d->work[i].src / 2))) g->work[g->n_work++] = d->work[i];
+  return 0;
+}
+
+/* Random sources (the whole allocation, so bytes around the views are random too), poisoned
+ * destinations, and the work list -- of g's tensors, in g's memory. */
+static int upload(demo *d, gpu *g) {
+  for (int j = 0; j < d->tensors; j++) {
+    if (!owns(g, j)) continue;
+    view *s = &d->src[j], *t = &d->dst[j];
+    if (!(s->host = malloc(s->bytes))) return failed("malloc", GCL_ERROR_OUT_OF_MEMORY);
+    random_bytes(s->host, s->bytes);
+    TRY(gcl_mem_alloc(g->ctx, s->bytes, &s->dev));
+    TRY(gcl_mem_alloc(g->ctx, t->bytes, &t->dev));
+    TRY(gcl_mem_upload(g->ctx, s->dev, s->host, s->bytes));
+    TRY(gcl_mem_fill_u8(g->ctx, t->dev, POISON, t->bytes));
+    s->t.data = (void *)(uintptr_t)s->dev;
+    t->t.data = (void *)(uintptr_t)t->dev;
+    s->t.device.device_id = t->t.device.device_id = g->device;
+    g->tensors++;
+  }
+  if (pick_work(d, g)) return -1;
+  TRY(gcl_mem_alloc(g->ctx, g->n_work * sizeof *g->work, &g->work_dev));
+  TRY(gcl_mem_upload(g->ctx, g->work_dev, g->work, g->n_work * sizeof *g->work));
+  return 0;
+}
+
+/* Encodes every descriptor straight into its element of `maps`. Slots of other devices' tensors
+ * and unused ones repeat this device's first source (a map must describe memory of its device). */
+static int set_args(demo *d, gpu *g) {
+  double t0 = demo_now_s();
+  for (size_t e = 0; e < d->n_maps; e++) {
+    bool used = e < 2 * (size_t)d->tensors && owns(g, (int)(e / 2));
+    const view *v = used ? (e % 2 ? &d->dst[e / 2] : &d->src[e / 2]) : &d->src[g->index];
+    gcl_tensormap_options o = demo_box_for(v, used && e % 2);
+    TRY(gcl_args_set_tensormap(g->args, g->ctx, 0, e, &v->t, &o));
+  }
+  double t1 = demo_now_s();
+  TRY(gcl_args_set_ptr(g->args, 1, g->work_dev));
+  TRY(gcl_args_set_u32(g->args, 2, (uint32_t)g->n_work));
+  printf("device %d: %zu descriptors encoded into maps[0..%zu] in %.1f us (%.2f us each); "
+         "%d tensors, %zu work items\n", g->device, d->n_maps, d->n_maps - 1, 1e6 * (t1 - t0),
+         1e6 * (t1 - t0) / (double)d->n_maps, g->tensors, g->n_work);
+  return 0;
+}
+
+static int launch(gpu *g) {
+  gcl_launch_config cfg;
+  memset(&cfg, 0, sizeof cfg);
+  size_t grid = 4 * (size_t)g->info.multiprocessors;
+  cfg.grid[0] = (unsigned)(g->n_work < grid ? g->n_work : grid);
+  cfg.block[0] = 32;
+  TRY(gcl_launch(g->kernel, &cfg, g->args)); /* binds g's context */
+  return 0;
+}
+
+/* Destination allocation j must be poison everywhere except the view, whose rows hold the source
+ * row and then zeros (the load's out-of-bounds fill) up to the destination's wider row end. */
+static int verify_tensor(const demo *d, gpu *g, int j, unsigned char *got, unsigned char *want) {
+  const view *s = &d->src[j], *t = &d->dst[j];
+  TRY(gcl_mem_download(g->ctx, got, t->dev, t->bytes));
+  memset(want, POISON, t->bytes);
+  for (int64_t r = 0; r < s->shape[0]; r++) {
+    memcpy(want + demo_row_at(t, r), s->host + demo_row_at(s, r), demo_row_bytes(s));
+    memset(want + demo_row_at(t, r) + demo_row_bytes(s), 0, demo_row_bytes(t) - demo_row_bytes(s));
+  }
+  if (!memcmp(got, want, t->bytes)) return 0;
+  size_t i = 0;
+  while (got[i] == want[i]) i++;
+  fprintf(stderr, "demo: device %d tensor %d (%s, byte_offset %llu): byte %zu of the destination "
+          "is 0x%02x, expected 0x%02x\n", g->device, j, demo_dtype_names[j % 3],
+          (unsigned long long)t->t.byte_offset, i, got[i], want[i]);
+  return -1;
+}
+
+static int verify(const demo *d, gpu *g) {
+  size_t most = 0;
+  for (int j = 0; j < d->tensors; j++) most = d->dst[j].bytes > most ? d->dst[j].bytes : most;
+  unsigned char *got = malloc(most), *want = malloc(most);
+  int bad = got && want ? 0 : d->tensors;
+  for (int j = 0; !bad && j < d->tensors; j++) bad += owns(g, j) && verify_tensor(d, g, j, got, want) != 0;
+  free(got);
+  free(want);
+  if (bad) return -1;
+  printf("device %d: verify: %d/%d tensors copied exactly (destinations poisoned with 0x%02X first; "
+         "nothing written outside the views; padded destination rows hold the load's zero fill)\n",
+         g->device, g->tensors, g->tensors, POISON);
+  return 0;
+}
+
+static int synchronize(gpu *g, int n) {
+  for (int i = 0; i < n; i++) TRY(gcl_context_synchronize(g[i].ctx));
+  return 0;
+}
+
+/* Every device launches iters times, all queued before any is waited for: they run together. */
+static int measure(const demo *d, gpu *g, int n) {
+  for (int k = 0; k < 2; k++) /* warm-up */
+    for (int i = 0; i < n; i++)
+      if (launch(&g[i])) return -1;
+  if (synchronize(g, n)) return -1;
+  double t0 = demo_now_s();
+  for (int k = 0; k < d->iters; k++)
+    for (int i = 0; i < n; i++)
+      if (launch(&g[i])) return -1;
+  if (synchronize(g, n)) return -1;
+  double per = (demo_now_s() - t0) / d->iters;
+  double moved = 2.0 * (double)d->view_bytes;
+  printf("time:     %d launches on each of %d device%s, %.3f ms each: %.1f GB/s in total (%.1f MiB "
+         "read + written per round; host clock around synchronize)\n", d->iters, n,
+         n == 1 ? "" : "s", 1e3 * per, moved / per / 1e9, moved / 1048576.0);
+  return 0;
+}
+
+/* The devices to use: --devices resolved (all: every one present), at most one per tensor. */
+static int pick_devices(const demo *d, int *list) {
+  int present = 0;
+  char err[256];
+  TRY(gcl_device_count(&present));
+  if (!d->devices_given) return list[0] = 0, 1;
+  int n = (int)gcl_runarg_resolve_devices(&d->devices, present, list, err, sizeof err);
+  if (n == 0) return fprintf(stderr, "demo: %s\n", err), -1;
+  if (d->devices.all && n == 1)
+    printf("devices:  --devices all: 1 device present, the whole copy runs on device 0\n");
+  if (n > d->tensors) {
+    printf("devices:  %d devices for %d tensors: using the first %d\n", n, d->tensors, d->tensors);
+    n = d->tensors;
+  }
+  return n;
+}
+
+static int copy_all(demo *d, gpu *g, int n) {
+  int rc = 0;
+  for (int i = 0; rc == 0 && i < n; i++) rc = gpu_open(d, &g[i], i ? g[0].mod : NULL);
+  for (int i = 0; rc == 0 && i < n; i++) rc = upload(d, &g[i]);
+  for (int i = 0; rc == 0 && i < n; i++) rc = set_args(d, &g[i]);
+  for (int i = 0; rc == 0 && i < n; i++) rc = launch(&g[i]);
+  if (rc == 0) rc = synchronize(g, n);
+  for (int i = 0; rc == 0 && i < n; i++) rc = verify(d, &g[i]);
+  if (rc == 0) rc = measure(d, g, n);
+  return rc;
+}
+
+int demo_run_on_gpus(demo *d) {
+  int list[MAX_GPUS];
+  int n = pick_devices(d, list);
+  if (n < 0) return -1;
+  gpu *g = calloc((size_t)n, sizeof *g);
+  if (!g) return failed("calloc", GCL_ERROR_OUT_OF_MEMORY);
+  for (int i = 0; i < n; i++) g[i].device = list[i], g[i].index = i, g[i].count = n;
+  if (n > 1) printf("devices:  %d, tensor j on the (j mod %d)-th: one module, a kernel per device\n", n, n);
+  int rc = copy_all(d, g, n);
+  close_all(d, g, n);
+  free(g);
+  return rc;
+}
