@@ -64,7 +64,7 @@ for stage in $stages; do
         "$g" run "$k/smoke.sm_90.cubin" saxpy --grid 4 --block 256 \
           --signature "f32 a, const f32* align(16) x, f32* y, u64 n" \
           --arg f32:2 --arg x=buf:f32:1024@4=iota --arg y=buf:f32:1024 --arg u64:1024 --repeat 10
-        echo "host: sum(y) = 2 * sum(0..1023) = $((2 * 1023 * 1024 / 2))"
+        echo "host: after 10 launches y = 10 * 2 x, sum(y) = 20 * sum(0..1023) = $((20 * 1023 * 1024 / 2))"
         python3 -c "
 import struct
 items = b''.join(struct.pack('<4I3i3i', 0, 1, 2, 16 * 16 * 4, 16 * (k % 4), 16 * (k // 4), 0,
