@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cuda_internal.h"
+#include "kernel_image.h"
 
 #define CHECK(call) cr_assert_eq((call), GCL_OK, "%s: %s", #call, gcl_last_error())
 #define CU(call) cr_assert_eq((call), CUDA_SUCCESS, "%s failed", #call)
@@ -32,17 +33,8 @@ static void setup(fixture *fx) {
   memset(fx, 0, sizeof *fx);
   CHECK(gcl_context_create(0, &fx->ctx));
   CHECK(gcl_context_bind(fx->ctx));
-  char path[1024];
   size_t size = 0;
-  snprintf(path, sizeof path, "%s/dlpack_fill.sm_%d.cubin", GCL_KERNEL_DIR,
-           gcl_context_sm(fx->ctx));
-  void *image = NULL;
-  gcl__read_file(path, &image, &size);
-  if (!image) {
-    snprintf(path, sizeof path, "%s/dlpack_fill.fatbin", GCL_KERNEL_DIR);
-    gcl__read_file(path, &image, &size);
-  }
-  cr_assert_not_null(image, "cannot read %s", path);
+  void *image = kernel_image("dlpack_fill", gcl_context_sm(fx->ctx), &size);
   CUkernel kern;
   CU(gcl__cu.cuLibraryLoadData(&fx->lib, image, NULL, NULL, 0, NULL, NULL, 0));
   CU(gcl__cu.cuLibraryGetKernel(&kern, fx->lib, "fill"));

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cuda_internal.h"
+#include "kernel_image.h"
 
 
 #define CHECK(call) cr_assert_eq((call), GCL_OK, "%s: %s", #call, gcl_last_error())
@@ -15,16 +16,8 @@ Test(smoke, saxpy_matches_host) {
   gcl_context *ctx = NULL;
   CHECK(gcl_context_create(0, &ctx));
   CHECK(gcl_context_bind(ctx));
-  char path[1024];
-  snprintf(path, sizeof path, "%s/smoke.sm_%d.cubin", GCL_KERNEL_DIR, gcl_context_sm(ctx));
   size_t size = 0;
-  void *image = NULL;
-  gcl__read_file(path, &image, &size);
-  if (!image) {
-    snprintf(path, sizeof path, "%s/smoke.fatbin", GCL_KERNEL_DIR);
-    gcl__read_file(path, &image, &size);
-  }
-  cr_assert_not_null(image, "cannot read %s", path);
+  void *image = kernel_image("smoke", gcl_context_sm(ctx), &size);
 
   CUlibrary lib;
   CUkernel kern;
