@@ -21,7 +21,8 @@
 #define GCL_KERNEL_DIR "kernels"
 #endif
 #define STAGE_BYTES 16384u /* kernels/megakernel.cu GCL_STAGE_BYTES: the largest box */
-#define BOX_ROWS 128u /* 128 B x 128 rows = 16 KiB, the kernel's stage: fewer, larger TMA ops */
+#define BOX_BYTES 256u /* box rows of 256 B: TMA moves wide rows faster (bench/RESULTS.md) */
+#define BOX_ROWS 64u   /* 256 B x 64 rows = 16 KiB, the kernel's stage: fewer, larger TMA ops */
 #define MAX_TENSORS 127 /* 254 descriptors: megakernel_copy_255 */
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
@@ -77,11 +78,11 @@ size_t demo_row_at(const view *v, int64_t r) {
   return v->t.byte_offset + (size_t)(r * v->strides[0]) * (v->t.dtype.bits / 8u);
 }
 
-/* 128-byte box rows; store: the map is a TMA store destination (checked for 16-byte rows). */
+/* BOX_BYTES-wide box rows; store: the map is a TMA store destination (16-byte rows checked). */
 gcl_tensormap_options demo_box_for(const view *v, int store) {
   gcl_tensormap_options o;
   memset(&o, 0, sizeof o);
-  o.box[0] = 128u / (v->t.dtype.bits / 8u);
+  o.box[0] = BOX_BYTES / (v->t.dtype.bits / 8u);
   o.box[1] = BOX_ROWS;
   o.store = store;
   return o;
@@ -150,9 +151,9 @@ static void print_plan(const demo *d) {
   for (int j = 0; j < d->tensors; j++)
     offset_views += (d->src[j].t.byte_offset != 0) + (d->dst[j].t.byte_offset != 0);
   printf("plan:     %d tensors (f32, bf16, u8; %d of the %d views start at a non-zero "
-         "byte_offset), %.1f MiB of source views, %zu boxes of 128 B x %u rows\n",
+         "byte_offset), %.1f MiB of source views, %zu boxes of %u B x %u rows\n",
          d->tensors, offset_views, 2 * d->tensors, (double)d->view_bytes / 1048576.0, d->n_work,
-         BOX_ROWS);
+         BOX_BYTES, BOX_ROWS);
   printf("kernel:   %s(%s)\n", d->kernel, d->signature);
   for (int j = 0; j < d->tensors && j < 4; j++)
     printf("  tensor %d: %s [%lld x %lld], source pitch %lld, byte_offset %llu -> maps[%d], "

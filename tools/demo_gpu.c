@@ -137,7 +137,8 @@ static int set_args(demo *d, gpu *g) {
 static int launch(gpu *g) {
   gcl_launch_config cfg;
   memset(&cfg, 0, sizeof cfg);
-  size_t grid = 4 * (size_t)g->info.multiprocessors;
+  /* 6 one-warp blocks per SM: 6 x 32 KiB of stages fit the 227 KiB of shared memory */
+  size_t grid = 6 * (size_t)g->info.multiprocessors;
   cfg.grid[0] = (unsigned)(g->n_work < grid ? g->n_work : grid);
   cfg.block[0] = 32;
   TRY(gcl_launch(g->kernel, &cfg, g->args)); /* binds g's context */
