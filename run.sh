@@ -31,12 +31,14 @@ deps() {
 
 build() {
   local werror=false; [[ ${GCL_WERROR:-0} == 1 ]] && werror=true
+  local out
+  # meson prints its errors on stdout: keep it quiet when it works, show all of it when it fails.
   if [[ ! -f $build/build.ninja ]]; then
-    meson setup "$build" -Dwerror=$werror >/dev/null
+    out=$(meson setup "$build" -Dwerror=$werror 2>&1) || { echo "$out" >&2; return 1; }
   else
-    meson configure "$build" -Dwerror=$werror >/dev/null
+    out=$(meson configure "$build" -Dwerror=$werror 2>&1) || { echo "$out" >&2; return 1; }
   fi
-  ninja -C "$build" >/dev/null
+  out=$(ninja -C "$build" 2>&1) || { echo "$out" | tail -60 >&2; return 1; }
   echo "run.sh: built $build"
 }
 

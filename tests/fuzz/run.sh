@@ -19,10 +19,11 @@ declare -A max_len=([fuzz_signature]=512 [fuzz_cubin]=16384 [fuzz_fatbin]=16384
                     [fuzz_ptx]=8192 [fuzz_dlpack]=256)
 
 if [[ ! -f $build/build.ninja ]]; then
-  CC=clang meson setup "$build" -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false \
-    >/dev/null || exit 1
+  out=$(CC=clang meson setup "$build" -Dfuzz=true -Db_sanitize=address,undefined \
+        -Db_lundef=false 2>&1) || { echo "$out"; echo "FAIL fuzz build: meson setup"; exit 1; }
 fi
-ninja -C "$build" $(printf 'tests/fuzz/%s ' "${targets[@]}") >/dev/null || exit 1
+out=$(ninja -C "$build" $(printf 'tests/fuzz/%s ' "${targets[@]}") 2>&1) ||
+  { echo "$out" | tail -60; echo "FAIL fuzz build: ninja"; exit 1; }
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 artifacts=$build/artifacts
