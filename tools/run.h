@@ -48,7 +48,8 @@ typedef struct run_state {
   gcl_module *mod;
   gcl_kernel *k;
   gcl_args *packed;
-  double *times_us;       /* repeat launch times */
+  double *times_us;       /* repeat launch times: host clock around launch + synchronize */
+  double *kernel_us;      /* repeat kernel times: CUDA events around the launch */
 } run_state;
 
 /* Prints "gclaunch run: " and the message to stderr. */

@@ -1,5 +1,5 @@
 /* gclaunch run, device side: load, allocate and fill buffers, bind every argument, launch
- * --warmup + --repeat times, then report checksums and the median time. */
+ * --warmup + --repeat times, then report checksums and the median times (events and host). */
 #include "run.h"
 
 #include <errno.h>
@@ -123,8 +123,9 @@ static double now_us(void) {
   return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
-/* Each launch is timed alone: host clock around gcl_launch + synchronize, so the time includes
- * the launch overhead (a few microseconds) as well as the kernel. */
+/* Each launch is timed alone, two ways: CUDA events recorded around it on the default stream
+ * (the kernel's time on the device's clock) and the host clock around gcl_launch + synchronize
+ * (which includes the launch overhead, a few microseconds). */
 static int launch_all(run_state *st) {
   gcl_launch_config c;
   memset(&c, 0, sizeof c);
@@ -132,14 +133,23 @@ static int launch_all(run_state *st) {
   memcpy(c.block, st->block, sizeof c.block);
   memcpy(c.cluster, st->cluster, sizeof c.cluster);
   c.shared_bytes = st->shared_bytes;
-  if (!(st->times_us = calloc((size_t)st->repeat, sizeof *st->times_us))) return 1;
-  for (int r = -st->warmup; r < st->repeat; r++) {
-    double t0 = now_us();
-    if (gcl_launch(st->k, &c, st->packed) != GCL_OK) return fail("launch");
-    if (gcl_context_synchronize(st->ctx) != GCL_OK) return fail("kernel");
-    if (r >= 0) st->times_us[r] = now_us() - t0;
+  if (!(st->times_us = calloc((size_t)st->repeat, sizeof *st->times_us)) ||
+      !(st->kernel_us = calloc((size_t)st->repeat, sizeof *st->kernel_us)))
+    return run_error("out of host memory for %d times", st->repeat), 1;
+  gcl_timer *timer = NULL;
+  if (gcl_timer_create(st->ctx, &timer) != GCL_OK) return fail("timer");
+  int rc = 0;
+  for (int r = -st->warmup; !rc && r < st->repeat; r++) {
+    double t0 = now_us(), us = 0;
+    if (gcl_timer_start(timer, NULL) != GCL_OK) rc = fail("timer");
+    else if (gcl_launch(st->k, &c, st->packed) != GCL_OK) rc = fail("launch");
+    else if (gcl_timer_stop(timer, NULL) != GCL_OK) rc = fail("timer");
+    else if (gcl_context_synchronize(st->ctx) != GCL_OK) rc = fail("kernel");
+    else if (gcl_timer_elapsed_us(timer, &us) != GCL_OK) rc = fail("timer");
+    else if (r >= 0) st->times_us[r] = now_us() - t0, st->kernel_us[r] = us;
   }
-  return 0;
+  gcl_timer_destroy(timer);
+  return rc;
 }
 
 static int download_and_save(run_state *st) {
@@ -203,10 +213,17 @@ static void print_dim3(const char *key, const unsigned d[3], bool json) {
   else printf("  %s %u,%u,%u", key, d[0], d[1], d[2]);
 }
 
+typedef struct run_times { double median, min, max; } run_times;
+
+static run_times summarize(double *v, size_t n) {
+  qsort(v, n, sizeof *v, cmp_double);
+  run_times t = {n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2, v[0], v[n - 1]};
+  return t;
+}
+
 static void report(run_state *st) {
   size_t n = (size_t)st->repeat, bytes = gcl_layout_size(gcl_args_layout(st->packed));
-  qsort(st->times_us, n, sizeof *st->times_us, cmp_double);
-  double median = n % 2 ? st->times_us[n / 2] : (st->times_us[n / 2 - 1] + st->times_us[n / 2]) / 2;
+  run_times host = summarize(st->times_us, n), kernel = summarize(st->kernel_us, n);
   bool json = st->json;
   if (json) {
     printf("{\"module\": ");
@@ -223,9 +240,10 @@ static void report(run_state *st) {
   print_dim3("cluster", st->cluster, json);
   if (json) {
     printf(", \"shared_bytes\": %zu, \"param_bytes\": %zu, \"seed\": %llu, \"repeat\": %d, "
-           "\"warmup\": %d, \"time_us\": {\"median\": %.3f, \"min\": %.3f, \"max\": %.3f}, "
-           "\"buffers\": [", st->shared_bytes, bytes, (unsigned long long)st->seed, st->repeat,
-           st->warmup, median, st->times_us[0], st->times_us[n - 1]);
+           "\"warmup\": %d, \"kernel_us\": {\"median\": %.3f, \"min\": %.3f, \"max\": %.3f}, "
+           "\"time_us\": {\"median\": %.3f, \"min\": %.3f, \"max\": %.3f}, \"buffers\": [",
+           st->shared_bytes, bytes, (unsigned long long)st->seed, st->repeat, st->warmup,
+           kernel.median, kernel.min, kernel.max, host.median, host.min, host.max);
   } else {
     printf("  smem %zu  params %zu bytes  seed %llu\n", st->shared_bytes, bytes,
            (unsigned long long)st->seed);
@@ -238,9 +256,12 @@ static void report(run_state *st) {
     first = false;
   }
   if (json) printf("]}\n");
-  else printf("time: median %.3f us over %d launch%s (min %.3f, max %.3f; host clock around "
-              "launch + synchronize)\n", median, st->repeat, st->repeat == 1 ? "" : "es",
-              st->times_us[0], st->times_us[n - 1]);
+  else {
+    printf("kernel time: median %.3f us over %d launch%s (min %.3f, max %.3f; CUDA events)\n",
+           kernel.median, st->repeat, st->repeat == 1 ? "" : "es", kernel.min, kernel.max);
+    printf("host time:   median %.3f us (min %.3f, max %.3f; host clock around launch + "
+           "synchronize)\n", host.median, host.min, host.max);
+  }
 }
 
 static void release_device(run_state *st) {
@@ -252,11 +273,13 @@ static void release_device(run_state *st) {
   gcl_module_destroy(st->mod); /* its kernels with it */
   gcl_context_destroy(st->ctx);
   free(st->times_us);
+  free(st->kernel_us);
   for (size_t i = 0; i < st->nargs; i++) { /* --devices: the next device starts afresh */
     st->buffers[i].base = 0;
     st->buffers[i].host = NULL;
   }
   st->packed = NULL, st->mod = NULL, st->k = NULL, st->ctx = NULL, st->times_us = NULL;
+  st->kernel_us = NULL;
 }
 
 int run_on_device(run_state *st) {

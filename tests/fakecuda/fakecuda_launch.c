@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* NULL (the default stream), CU_STREAM_LEGACY or CU_STREAM_PER_THREAD for streams, or a live
  * handle of that kind. */
@@ -193,11 +194,20 @@ CUresult fake_cuTensorMapEncodeTiled(CUtensorMap *map, CUtensorMapDataType type,
 /* --- streams and events: counted handles ------------------------------------------------------ */
 
 /* A handle is {magic, device of the context current at creation}. */
+/* A handle is a block whose first word is its magic and second the device it was made on;
+ * events also hold the host time they were last recorded at. */
+typedef struct fake_event {
+  uint32_t magic, device;
+  int recorded;
+  double at_ms;
+} fake_event;
+
 static CUresult new_handle(uint32_t magic, int live, void **out) {
-  uint32_t *h = malloc(2 * sizeof *h);
+  uint32_t *h = malloc(magic == EVENT_MAGIC ? sizeof(fake_event) : 2 * sizeof *h);
   if (!h) return CUDA_ERROR_OUT_OF_MEMORY;
   h[0] = magic;
   h[1] = (uint32_t)fake_context_device(fake_current);
+  if (magic == EVENT_MAGIC) ((fake_event *)h)->recorded = 0;
   pthread_mutex_lock(&fake_lock);
   fake_live[live]++;
   pthread_mutex_unlock(&fake_lock);
@@ -246,10 +256,19 @@ CUresult fake_cuEventDestroy(CUevent e) {
   return free_handle(e, EVENT_MAGIC, LIVE_EVENT);
 }
 
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
 CUresult fake_cuEventRecord(CUevent e, CUstream s) {
   ENTER(cuEventRecord);
   if (!e || !valid_handle(e, EVENT_MAGIC) || !valid_handle(s, STREAM_MAGIC))
     return CUDA_ERROR_INVALID_HANDLE;
+  fake_event *ev = (fake_event *)e;
+  ev->recorded = 1;
+  ev->at_ms = now_ms();
   return CUDA_SUCCESS;
 }
 
@@ -258,12 +277,16 @@ CUresult fake_cuEventSynchronize(CUevent e) {
   return e && valid_handle(e, EVENT_MAGIC) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 
+/* The host time between the two records; as the real driver, CUDA_ERROR_INVALID_HANDLE when
+ * either event was never recorded. */
 CUresult fake_cuEventElapsedTime(float *ms, CUevent a, CUevent b) {
   ENTER(cuEventElapsedTime);
   if (!ms) return CUDA_ERROR_INVALID_VALUE;
   if (!a || !b || !valid_handle(a, EVENT_MAGIC) || !valid_handle(b, EVENT_MAGIC))
     return CUDA_ERROR_INVALID_HANDLE;
-  *ms = 0.5f;
+  const fake_event *x = (const fake_event *)a, *y = (const fake_event *)b;
+  if (!x->recorded || !y->recorded) return CUDA_ERROR_INVALID_HANDLE;
+  *ms = (float)(y->at_ms - x->at_ms);
   return CUDA_SUCCESS;
 }
 

@@ -39,6 +39,8 @@ def check(c, what):
     if not c: bad.append(what)
 $(cat)
 assert r["launched"] is True and r["time_us"]["median"] > 0, r
+# Each launch's events lie inside its host-clock interval, so the medians are ordered too.
+assert 0 < r["kernel_us"]["median"] <= r["time_us"]["median"], (r["kernel_us"], r["time_us"])
 if bad: print("\n".join(bad)); sys.exit(1)
 PY
 }

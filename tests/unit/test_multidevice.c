@@ -306,8 +306,12 @@ Test(multidevice, cli_run_on_every_device) {
   char *d0 = strstr(out, "on device 0, sm_90"), *d1 = strstr(out, "on device 1, sm_100");
   cr_assert(d0 && d1 && d0 < d1, "one report per device, in order: %s", out);
   cr_assert(strstr(d1, "sum 523776"), "device 1's own iota buffer: %s", out);
+  cr_assert(strstr(d1, "kernel time: median ") && strstr(d1, "; CUDA events)") &&
+            strstr(d1, "host time:   median "), "both times per device: %s", out);
   cli(RUN_SAXPY "--devices 1 --json", out, sizeof out);
   cr_assert(strstr(out, "\"device\": 1, \"sm\": 100") && !strstr(out, "\"device\": 0"), "%s", out);
+  cr_assert(strstr(out, "\"kernel_us\": {\"median\": ") && strstr(out, "\"time_us\": {\"median\": "),
+            "%s", out);
   cli(RUN_SAXPY "--devices 0,2", out, sizeof out);
   cr_assert(strstr(out, "device 2 does not exist (2 devices: 0 ... 1)") && strstr(out, "exit 2"), "%s", out);
   cli(RUN_SAXPY "--devices all --out y=/dev/null", out, sizeof out);
