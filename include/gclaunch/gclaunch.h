@@ -52,7 +52,7 @@ GCL_API const char *gcl_version(void);
 #define GCL_STATUS_LIST(X)                                                                        \
   X(GCL_OK, "success")                                                                            \
   X(GCL_ERROR_INVALID_ARGUMENT, "invalid argument")                                               \
-  X(GCL_ERROR_OUT_OF_MEMORY, "out of host memory")                                                \
+  X(GCL_ERROR_OUT_OF_MEMORY, "out of memory (host, or device: the message says which)")           \
   X(GCL_ERROR_PARSE, "malformed signature")                                                       \
   X(GCL_ERROR_LAYOUT_TOO_LARGE, "parameters exceed the 32764-byte limit")                         \
   X(GCL_ERROR_UNSET_ARGUMENT, "a parameter was never set")                                        \
