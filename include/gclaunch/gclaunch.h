@@ -481,6 +481,22 @@ enum { GCL_TENSORMAP_L2_NONE = 0, GCL_TENSORMAP_L2_64B = 1, GCL_TENSORMAP_L2_128
        GCL_TENSORMAP_L2_256B = 3 };
 enum { GCL_TENSORMAP_OOB_ZERO = 0, GCL_TENSORMAP_OOB_NAN = 1 /* NAN_REQUEST_ZERO_FMA, floats */ };
 
+/* im2col mode (cuTensorMapEncodeIm2col), for convolutions over a channels-last tensor: DLPack
+ * shape [N, W, C] (rank 3), [N, H, W, C] (rank 4) or [N, D, H, W, C] (rank 5), i.e. TMA order
+ * C, W, H, D, N. One load (cp.async.bulk.tensor...im2col) fetches `pixels` pixels of `channels`
+ * channels each, walking W, then H, D and N inside the bounding box whose corners are `lower` and
+ * `upper` (offsets from the tensor's first and last pixel of each spatial dimension, innermost
+ * first: W, H, D; usually lower = -padding), shifted by the load's im2col offsets (the filter
+ * tap); pixels outside the tensor read as the out-of-bounds fill. */
+typedef struct gcl_tensormap_im2col {
+  uint32_t pixels;    /* pixelsPerColumn: 1 ... 1024; 0 = tiled mode (the default) */
+  uint32_t channels;  /* channelsPerPixel: 1 ... 256 */
+  int32_t lower[3];   /* pixelBoxLowerCorner per spatial dimension (W, H, D); entries past the
+                         tensor's rank - 2 spatial dimensions are ignored. Range: +-2^15 for rank
+                         3, [-128, 127] for rank 4, [-16, 15] for rank 5 */
+  int32_t upper[3];   /* pixelBoxUpperCorner, same ranges */
+} gcl_tensormap_im2col;
+
 typedef struct gcl_tensormap_options {
   uint32_t box[GCL_TENSORMAP_MAX_RANK];  /* box size per TMA dimension, 1 ... 256; required.
                                             Entries at or beyond the tensor's rank are ignored. */
@@ -495,6 +511,8 @@ typedef struct gcl_tensormap_options {
                    bytes also overwrites the bytes after the row up to the next 16-byte boundary
                    (padding or another tensor's data) with the box's contents there. The driver
                    encodes such maps silently; with store set they are refused. Loads are fine. */
+  gcl_tensormap_im2col im2col; /* im2col.pixels > 0: an im2col map (box[] is then ignored;
+                                  element_strides apply) */
 } gcl_tensormap_options;
 
 /* The arguments cuTensorMapEncodeTiled is called with, in TMA order. */
@@ -507,8 +525,11 @@ typedef struct gcl_tensormap_desc {
   uint64_t strides[GCL_TENSORMAP_MAX_RANK - 1];     /* bytes, of TMA dimensions 1 ... rank-1 */
   uint32_t box[GCL_TENSORMAP_MAX_RANK];
   uint32_t element_strides[GCL_TENSORMAP_MAX_RANK];
-  uint32_t box_bytes;       /* bytes one box transfers (the mbarrier transaction count) */
+  uint32_t box_bytes;       /* bytes one box transfers (the mbarrier transaction count); im2col:
+                               pixels * channels * element_bytes */
   int interleave, swizzle, l2_promotion, oob_fill;
+  gcl_tensormap_im2col im2col; /* pixels 0: tiled (cuTensorMapEncodeTiled, box[] used); else
+                                  cuTensorMapEncodeIm2col with these, unused corners zeroed */
 } gcl_tensormap_desc;
 
 /* Checks tensor t and options against every documented cuTensorMapEncodeTiled constraint without
@@ -516,20 +537,23 @@ typedef struct gcl_tensormap_desc {
  * after byte_offset 16-byte aligned, 32 with 32-byte interleave; strides positive multiples of 16
  * below 2^40; dims 1 ... 2^32; box 1-256 with inner box bytes a multiple of 16 and within the
  * swizzle span; element strides 1-8; interleave, swizzle, L2 and fill values; with
- * options->store, an innermost extent in bytes that is a multiple of 16). A size-1
- * dimension's stride is irrelevant and replaced by a valid one. On success fills *desc when desc
- * is not NULL. GCL_ERROR_TENSOR naming "tensor", the DLPack dimension and the value;
- * GCL_ERROR_INVALID_ARGUMENT for NULL t or options or a bad enum value. Thread-safe. */
+ * options->store, an innermost extent in bytes that is a multiple of 16). With
+ * options->im2col.pixels > 0 the cuTensorMapEncodeIm2col ones instead of the box's: rank 3-5,
+ * pixels 1-1024, channels 1-256 with channels * element size within the swizzle span, corners
+ * within their rank's range. A size-1 dimension's stride is irrelevant and replaced by a valid
+ * one. On success fills *desc when desc is not NULL. GCL_ERROR_TENSOR naming "tensor", the
+ * DLPack dimension and the value; GCL_ERROR_INVALID_ARGUMENT for NULL t or options or a bad enum
+ * value. Thread-safe. */
 GCL_API gcl_status gcl_tensormap_check(const DLTensor *t, const gcl_tensormap_options *options,
                                        gcl_tensormap_desc *desc);
-/* Encodes a tiled descriptor for t into map (GCL_TENSORMAP_BYTES bytes, 64-byte aligned), e.g. to
- * upload descriptors to global memory. Checks as gcl_tensormap_check, then that the context's
+/* Encodes a tiled (or im2col) descriptor for t into map (GCL_TENSORMAP_BYTES bytes, 64-byte
+ * aligned), e.g. to upload descriptors to global memory. Checks as gcl_tensormap_check, then that the context's
  * device is sm_90 or later and that a kDLCUDA tensor lives on it; makes ctx current. map is
  * untouched on failure. */
 GCL_API gcl_status gcl_tensormap_encode(gcl_context *ctx, const DLTensor *t,
                                         const gcl_tensormap_options *options, void *map);
-/* Encodes a tiled descriptor for t (borrowed; only its description is read) into element
- * `element` of parameter index: a `tensormap[N]` (element < N) or a `tensormap` (element 0),
+/* Encodes a tiled (or im2col) descriptor for t (borrowed; only its description is read) into
+ * element `element` of parameter index: a `tensormap[N]` (element < N) or a `tensormap` (element 0),
  * any align(N); raw layouts accept a 128-byte parameter (element 0). Other elements keep their
  * bytes; the parameter counts as set once every element was set. Messages name
  * "parameter I 'name' element E", the dimension and the value. Allocates nothing. Changes nothing

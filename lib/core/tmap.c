@@ -1,5 +1,5 @@
 /* Tensor maps on the CPU: validates a DLPack tensor and options against the constraints of
- * cuTensorMapEncodeTiled (CUDA 13 cuda.h; FACTS.md) and translates them into its arguments, so
+ * cuTensorMapEncodeTiled and cuTensorMapEncodeIm2col (CUDA 13 cuda.h; FACTS.md) and translates them into its arguments, so
  * that every mistake is reported with the tensor, the dimension and the value before the driver,
  * which would only say CUDA_ERROR_INVALID_VALUE. No cuda.h here: the enum values are gclaunch's
  * own, asserted equal to the driver's in lib/cuda/tensormap.c. */
@@ -261,6 +261,66 @@ static gcl_status check_inner_box(const char *who, const gcl_tensormap_desc *d) 
   return GCL_OK;
 }
 
+/* --- im2col (cuTensorMapEncodeIm2col) -------------------------------------------------------- */
+
+#define TMAP_IM2COL_PIXELS_MAX 1024u
+#define TMAP_IM2COL_CHANNELS_MAX 256u
+
+static const char *const spatial_names[] = {"W", "H", "D"};
+
+/* Corner ranges by rank: one 16-bit offset for rank 3, two 8-bit for rank 4, three 5-bit for 5. */
+static gcl_status check_corners(const int32_t *c, const char *which, const char *who,
+                                gcl_tensormap_desc *d, int32_t *out) {
+  static const int32_t lo[] = {-32768, -128, -16}, hi[] = {32767, 127, 15};
+  uint32_t spatial = d->rank - 2;
+  for (uint32_t i = 0; i < spatial; i++) {
+    int32_t min = lo[d->rank - 3], max = hi[d->rank - 3];
+    if (c[i] < min || c[i] > max)
+      return gcl__fail(GCL_ERROR_TENSOR,
+                       "%s: im2col.%s[%u] (%s, dimension %d) = %d: expected %d ... %d for rank %u",
+                       who, which, i, spatial_names[i], (int)(d->rank - 2 - i), (int)c[i],
+                       (int)min, (int)max, d->rank);
+    out[i] = c[i];
+  }
+  return GCL_OK;
+}
+
+static gcl_status fill_im2col(const gcl_tensormap_options *o, const char *who,
+                              gcl_tensormap_desc *d) {
+  const gcl_tensormap_im2col *m = &o->im2col;
+  if (d->rank < 3)
+    return gcl__fail(GCL_ERROR_TENSOR,
+                     "%s: im2col needs rank 3 ... 5 (N, spatial dimensions, C), the tensor has "
+                     "rank %u", who, d->rank);
+  if (m->pixels > TMAP_IM2COL_PIXELS_MAX)
+    return gcl__fail(GCL_ERROR_TENSOR, "%s: im2col.pixels = %u: expected 1 ... %u", who,
+                     m->pixels, TMAP_IM2COL_PIXELS_MAX);
+  if (m->channels < 1 || m->channels > TMAP_IM2COL_CHANNELS_MAX)
+    return gcl__fail(GCL_ERROR_TENSOR, "%s: im2col.channels = %u: expected 1 ... %u", who,
+                     m->channels, TMAP_IM2COL_CHANNELS_MAX);
+  gcl_status s;
+  if ((s = check_corners(m->lower, "lower", who, d, d->im2col.lower)) ||
+      (s = check_corners(m->upper, "upper", who, d, d->im2col.upper)))
+    return s;
+  for (uint32_t i = 0; i < d->rank; i++) {
+    uint32_t e = o->element_strides[i] ? o->element_strides[i] : 1u;
+    if (e > TMAP_ESTRIDE_MAX)
+      return gcl__fail(GCL_ERROR_TENSOR,
+                       "%s: element_strides[%u] (dimension %d) = %u: expected 1 ... %u", who, i,
+                       (int)d->rank - 1 - (int)i, e, TMAP_ESTRIDE_MAX);
+    d->element_strides[i] = e;
+  }
+  uint32_t inner = m->channels * d->element_bytes, span = swizzle_span(d->swizzle);
+  if (!d->interleave && span && inner > span)
+    return gcl__fail(GCL_ERROR_TENSOR,
+                     "%s: im2col.channels (dimension %d) = %u elements = %u bytes exceeds the "
+                     "%u-byte swizzle span", who, (int)d->rank - 1, m->channels, inner, span);
+  d->im2col.pixels = m->pixels;
+  d->im2col.channels = m->channels;
+  d->box_bytes = m->pixels * inner; /* at most 1024 * 256 * 8 bytes */
+  return GCL_OK;
+}
+
 gcl_status gcl__tmap_translate(const DLTensor *t, const gcl_tensormap_options *o, const char *who,
                                gcl_tensormap_desc *out) {
   if (!t) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: expected a DLTensor, got NULL", who);
@@ -275,8 +335,10 @@ gcl_status gcl__tmap_translate(const DLTensor *t, const gcl_tensormap_options *o
       (s = fill_dims(t, who, &d)) || (s = check_combination(who, &d)) ||
       (s = check_store_extent(o, who, &d)) ||
       (s = check_innermost(t, who)) || (s = fill_strides(t, who, align, &d)) ||
-      (s = fill_address(t, who, align, &d)) || (s = fill_box(o, who, &d)) ||
-      (s = check_inner_box(who, &d)))
+      (s = fill_address(t, who, align, &d)))
+    return s;
+  if (o->im2col.pixels ? (s = fill_im2col(o, who, &d)) != GCL_OK
+                       : ((s = fill_box(o, who, &d)) || (s = check_inner_box(who, &d))))
     return s;
   *out = d;
   return GCL_OK;

@@ -41,6 +41,7 @@
   X(cuLaunchKernel, 4000, 1)                                                                      \
   X(cuLaunchKernelEx, 11060, 1)                                                                   \
   X(cuTensorMapEncodeTiled, 12000, 1)                                                             \
+  X(cuTensorMapEncodeIm2col, 12000, 1)                                                            \
   X(cuStreamCreate, 2000, 1)                                                                      \
   X(cuStreamDestroy, 4000, 1)                                                                     \
   X(cuStreamSynchronize, 2000, 1)                                                                 \

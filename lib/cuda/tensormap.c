@@ -1,4 +1,4 @@
-/* Tensor maps on the driver edge: cuTensorMapEncodeTiled from a checked description (lib/core/
+/* Tensor maps on the driver edge: cuTensorMapEncodeTiled/Im2col from a checked description (lib/core/
  * tmap.c), written straight into one element of a tensormap[N] parameter. */
 #include "cuda_internal.h"
 #include "tmap.h"
@@ -35,6 +35,7 @@ GCL_SAME(GCL_TENSORMAP_BYTES, sizeof(CUtensorMap));
 GCL_SAME(GCL_TENSORMAP_MAX_RANK, 5);
 _Static_assert(sizeof(cuuint64_t) == sizeof(uint64_t) && sizeof(cuuint32_t) == sizeof(uint32_t),
                "driver integer types");
+_Static_assert(sizeof(int) == sizeof(int32_t), "im2col corners are passed as int arrays");
 _Static_assert(_Alignof(CUtensorMap) >= 64, "CUtensorMap must be 64-byte aligned (build as C11)");
 #undef GCL_SAME
 
@@ -50,6 +51,24 @@ static gcl_status check_device(const gcl_context *ctx, const DLTensor *t, const 
   return GCL_OK;
 }
 
+/* cuTensorMapEncodeTiled or, for im2col.pixels > 0, cuTensorMapEncodeIm2col. */
+static CUresult encode_desc(const gcl_tensormap_desc *d, CUtensorMap *m) {
+  void *address = (void *)(uintptr_t)d->address;
+  if (!d->im2col.pixels)
+    return gcl__cu.cuTensorMapEncodeTiled(
+        m, (CUtensorMapDataType)d->type, d->rank, address, (const cuuint64_t *)d->dims,
+        (const cuuint64_t *)d->strides, (const cuuint32_t *)d->box,
+        (const cuuint32_t *)d->element_strides, (CUtensorMapInterleave)d->interleave,
+        (CUtensorMapSwizzle)d->swizzle, (CUtensorMapL2promotion)d->l2_promotion,
+        (CUtensorMapFloatOOBfill)d->oob_fill);
+  return gcl__cu.cuTensorMapEncodeIm2col(
+      m, (CUtensorMapDataType)d->type, d->rank, address, (const cuuint64_t *)d->dims,
+      (const cuuint64_t *)d->strides, (const int *)d->im2col.lower, (const int *)d->im2col.upper,
+      d->im2col.channels, d->im2col.pixels, (const cuuint32_t *)d->element_strides,
+      (CUtensorMapInterleave)d->interleave, (CUtensorMapSwizzle)d->swizzle,
+      (CUtensorMapL2promotion)d->l2_promotion, (CUtensorMapFloatOOBfill)d->oob_fill);
+}
+
 /* Translates, checks and encodes into *map (written only on success). */
 static gcl_status encode(gcl_context *ctx, const DLTensor *t, const gcl_tensormap_options *o,
                          const char *who, CUtensorMap *map) {
@@ -60,12 +79,12 @@ static gcl_status encode(gcl_context *ctx, const DLTensor *t, const gcl_tensorma
       (s = gcl__context_bind(ctx)) != GCL_OK)
     return s;
   CUtensorMap m;
-  CUresult rc = gcl__cu.cuTensorMapEncodeTiled(
-      &m, (CUtensorMapDataType)d.type, d.rank, (void *)(uintptr_t)d.address,
-      (const cuuint64_t *)d.dims, (const cuuint64_t *)d.strides, (const cuuint32_t *)d.box,
-      (const cuuint32_t *)d.element_strides, (CUtensorMapInterleave)d.interleave,
-      (CUtensorMapSwizzle)d.swizzle, (CUtensorMapL2promotion)d.l2_promotion,
-      (CUtensorMapFloatOOBfill)d.oob_fill);
+  CUresult rc = encode_desc(&d, &m);
+  if (rc != CUDA_SUCCESS && d.im2col.pixels)
+    return gcl__cu_fail(rc, "%s: cuTensorMapEncodeIm2col(%s, rank %u, dims[0] %llu, %u pixels of "
+                        "%u channels, lower W %d, upper W %d)", who, gcl__tmap_type_name(d.type),
+                        d.rank, (unsigned long long)d.dims[0], d.im2col.pixels,
+                        d.im2col.channels, (int)d.im2col.lower[0], (int)d.im2col.upper[0]);
   if (rc != CUDA_SUCCESS)
     return gcl__cu_fail(rc, "%s: cuTensorMapEncodeTiled(%s, rank %u, dims[0] %llu, box[0] %u, "
                         "box %u bytes)", who, gcl__tmap_type_name(d.type), d.rank,

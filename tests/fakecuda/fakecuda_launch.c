@@ -162,7 +162,28 @@ static CUresult check_tensormap(cuuint32_t rank, const void *addr, const cuuint6
 }
 
 /* Layout of the fake descriptor: u64 address, u32 type, u32 rank, u64 dims[5], u64 strides[4],
- * u32 box[5], u8 element strides[5], u8 interleave, swizzle, l2, oob, then 0xFA to byte 128. */
+ * then 20 bytes of box (tiled: u32 box[5]; im2col: u32 channels, u32 pixels, i16 lower[2],
+ * i16 upper[2] -- W and H), u8 element strides[5], u8 interleave, swizzle, l2, oob, then to byte
+ * 128 0xFA (tiled) or 0x1C (im2col). */
+static void fake_descriptor(unsigned char b[128], CUtensorMapDataType type, cuuint32_t rank,
+                            void *addr, const cuuint64_t *dims, const cuuint64_t *strides,
+                            const cuuint32_t *estrides, CUtensorMapInterleave il,
+                            CUtensorMapSwizzle sw, CUtensorMapL2promotion l2,
+                            CUtensorMapFloatOOBfill oob, unsigned char tail) {
+  memset(b, 0, 117);
+  memset(b + 117, tail, 128 - 117);
+  uint64_t a = (uint64_t)(uintptr_t)addr;
+  uint32_t t = (uint32_t)type;
+  memcpy(b, &a, 8);
+  memcpy(b + 8, &t, 4);
+  memcpy(b + 12, &rank, 4);
+  memcpy(b + 16, dims, rank * 8);
+  if (rank > 1) memcpy(b + 56, strides, (rank - 1) * 8);
+  for (cuuint32_t i = 0; i < rank; i++) b[108 + i] = (unsigned char)estrides[i];
+  b[113] = (unsigned char)il, b[114] = (unsigned char)sw, b[115] = (unsigned char)l2;
+  b[116] = (unsigned char)oob;
+}
+
 CUresult fake_cuTensorMapEncodeTiled(CUtensorMap *map, CUtensorMapDataType type, cuuint32_t rank,
                                      void *addr, const cuuint64_t *dims, const cuuint64_t *strides,
                                      const cuuint32_t *box, const cuuint32_t *estrides,
@@ -174,26 +195,45 @@ CUresult fake_cuTensorMapEncodeTiled(CUtensorMap *map, CUtensorMapDataType type,
   CUresult rc = check_tensormap(rank, addr, dims, strides, box, estrides);
   if (rc != CUDA_SUCCESS) return rc;
   unsigned char b[128];
-  memset(b, 0, 117);
-  memset(b + 117, 0xFA, sizeof b - 117);
-  uint64_t a = (uint64_t)(uintptr_t)addr;
-  uint32_t t = (uint32_t)type;
-  memcpy(b, &a, 8);
-  memcpy(b + 8, &t, 4);
-  memcpy(b + 12, &rank, 4);
-  memcpy(b + 16, dims, rank * 8);
-  if (rank > 1) memcpy(b + 56, strides, (rank - 1) * 8);
+  fake_descriptor(b, type, rank, addr, dims, strides, estrides, il, sw, l2, oob, 0xFA);
   memcpy(b + 88, box, rank * 4);
-  for (cuuint32_t i = 0; i < rank; i++) b[108 + i] = (unsigned char)estrides[i];
-  b[113] = (unsigned char)il, b[114] = (unsigned char)sw, b[115] = (unsigned char)l2;
-  b[116] = (unsigned char)oob;
+  memcpy(map, b, sizeof b);
+  return CUDA_SUCCESS;
+}
+
+/* As the real driver: rank 3-5, channels 1-256, pixels 1-1024, corners in the rank's range. */
+CUresult fake_cuTensorMapEncodeIm2col(CUtensorMap *map, CUtensorMapDataType type,
+                                      cuuint32_t rank, void *addr, const cuuint64_t *dims,
+                                      const cuuint64_t *strides, const int *lower,
+                                      const int *upper, cuuint32_t channels, cuuint32_t pixels,
+                                      const cuuint32_t *estrides, CUtensorMapInterleave il,
+                                      CUtensorMapSwizzle sw, CUtensorMapL2promotion l2,
+                                      CUtensorMapFloatOOBfill oob) {
+  ENTER(cuTensorMapEncodeIm2col);
+  NEED_CONTEXT();
+  static const cuuint32_t ones[5] = {1, 1, 1, 1, 1};
+  if (!map || !lower || !upper || rank < 3 || !channels || channels > 256 || !pixels ||
+      pixels > 1024)
+    return CUDA_ERROR_INVALID_VALUE;
+  CUresult rc = check_tensormap(rank, addr, dims, strides, ones, estrides);
+  if (rc != CUDA_SUCCESS) return rc;
+  int limit = rank == 3 ? 32768 : rank == 4 ? 128 : 16;
+  for (cuuint32_t i = 0; i + 2 < rank; i++)
+    if (lower[i] < -limit || lower[i] >= limit || upper[i] < -limit || upper[i] >= limit)
+      return CUDA_ERROR_INVALID_VALUE;
+  unsigned char b[128];
+  fake_descriptor(b, type, rank, addr, dims, strides, estrides, il, sw, l2, oob, 0x1C);
+  int16_t corners[4] = {(int16_t)lower[0], (int16_t)(rank > 3 ? lower[1] : 0), (int16_t)upper[0],
+                        (int16_t)(rank > 3 ? upper[1] : 0)};
+  memcpy(b + 88, &channels, 4);
+  memcpy(b + 92, &pixels, 4);
+  memcpy(b + 96, corners, sizeof corners);
   memcpy(map, b, sizeof b);
   return CUDA_SUCCESS;
 }
 
 /* --- streams and events: counted handles ------------------------------------------------------ */
 
-/* A handle is {magic, device of the context current at creation}. */
 /* A handle is a block whose first word is its magic and second the device it was made on;
  * events also hold the host time they were last recorded at. */
 typedef struct fake_event {

@@ -234,3 +234,53 @@ Test(tensormap_args, odd_store_destination_never_reaches_the_driver) {
   cr_assert_eq(fakecuda_calls("cuTensorMapEncodeTiled"), encodes + 2);
   close_rig(&r);
 }
+
+/* im2col maps go through cuTensorMapEncodeIm2col (never the tiled call) into their element, with
+ * pixels, channels and the W/H corners as given; tiled and im2col elements can share one
+ * tensormap[N]. A driver failure names the element and the im2col call. */
+Test(tensormap_args, im2col_element_through_the_im2col_call) {
+  rig r;
+  open_rig(&r, "megakernel_copy_16", SIG(16), 16, 0x70);
+  fill_and_check(&r, 16, 0x70); /* every element tiled first */
+  int64_t shape[4] = {2, 9, 14, 64}; /* NHWC, float32 */
+  DLTensor t = {.data = (void *)(uintptr_t)r.mem, .device = {kDLCUDA, 0}, .ndim = 4,
+                .dtype = {kDLFloat, 32, 1}, .shape = shape, .strides = NULL,
+                .byte_offset = 64 * 4 * 14}; /* starts one image row in */
+  gcl_tensormap_options o = {0};
+  o.im2col.pixels = 96, o.im2col.channels = 32;
+  o.im2col.lower[0] = -1, o.im2col.lower[1] = -2, o.im2col.upper[0] = -1, o.im2col.upper[1] = 0;
+  long tiled = fakecuda_calls("cuTensorMapEncodeTiled");
+  cr_assert_eq(gcl_args_set_tensormap(r.args, r.ctx, 0, 5, &t, &o), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(fakecuda_calls("cuTensorMapEncodeIm2col"), 1);
+  cr_assert_eq(fakecuda_calls("cuTensorMapEncodeTiled"), tiled, "im2col went through the tiled call");
+  const void *buf = NULL;
+  size_t size = 0;
+  cr_assert_eq(gcl_args_buffer(r.args, &buf, &size), GCL_OK);
+  const unsigned char *m = (const unsigned char *)buf + 0x70 + 128 * 5;
+  uint64_t addr, dims[4], strides[3];
+  uint32_t rank, channels, pixels;
+  int16_t corners[4];
+  memcpy(&addr, m, 8), memcpy(&rank, m + 12, 4), memcpy(dims, m + 16, sizeof dims);
+  memcpy(strides, m + 56, sizeof strides), memcpy(&channels, m + 88, 4);
+  memcpy(&pixels, m + 92, 4), memcpy(corners, m + 96, sizeof corners);
+  cr_assert_eq(addr, r.mem + 64 * 4 * 14, "byte_offset folded in");
+  cr_assert_eq(rank, 4u);
+  cr_assert(dims[0] == 64 && dims[1] == 14 && dims[2] == 9 && dims[3] == 2, "C, W, H, N");
+  cr_assert(strides[0] == 256 && strides[1] == 256 * 14 && strides[2] == 256 * 14 * 9);
+  cr_assert_eq(channels, 32u);
+  cr_assert_eq(pixels, 96u);
+  cr_assert(corners[0] == -1 && corners[1] == -2 && corners[2] == -1 && corners[3] == 0,
+            "lower W, H, upper W, H: %d %d %d %d", corners[0], corners[1], corners[2], corners[3]);
+  cr_assert_eq(m[127], 0x1C, "the fake's im2col mark");
+  cr_assert_eq(m[127 - 128], 0xFA, "element 4 is still the tiled map");
+
+  fakecuda_fail_once("cuTensorMapEncodeIm2col", 1, 0);
+  cr_assert_eq(gcl_args_set_tensormap(r.args, r.ctx, 0, 6, &t, &o), GCL_ERROR_DRIVER);
+  assert_msg_has("parameter 0 'maps' element 6: cuTensorMapEncodeIm2col(float32, rank 4");
+  assert_msg_has("96 pixels of 32 channels");
+  o.im2col.lower[1] = 200; /* rank 4 allows [-128, 127]: refused before the driver */
+  cr_assert_eq(gcl_args_set_tensormap(r.args, r.ctx, 0, 6, &t, &o), GCL_ERROR_TENSOR);
+  assert_msg_has("im2col.lower[1] (H, dimension 1) = 200");
+  cr_assert_eq(fakecuda_calls("cuTensorMapEncodeIm2col"), 2, "the refused map reached the driver");
+  close_rig(&r);
+}

@@ -417,3 +417,125 @@ Test(tmap, public_check_refuses_odd_store_destination) {
   f.shape[1] = 4096;
   cr_assert_eq(gcl_tensormap_check(&f.t, &f.o, &d), GCL_OK, "%s", gcl_last_error());
 }
+
+/* --- im2col --------------------------------------------------------------------------------- */
+
+/* An NHWC float16 tensor [2, 9, 14, 64] (TMA order C 64, W 14, H 9, N 2), compact. */
+static void make_nhwc(fixture *f) {
+  memset(f, 0, sizeof *f);
+  int64_t shape[4] = {2, 9, 14, 64};
+  memcpy(f->shape, shape, sizeof shape);
+  f->t.data = (void *)(uintptr_t)0x20000;
+  f->t.device.device_type = kDLCUDA;
+  f->t.ndim = 4;
+  f->t.dtype = (DLDataType){kDLFloat, 16, 1};
+  f->t.shape = f->shape;
+  f->t.strides = NULL;
+  f->o.im2col.pixels = 128;
+  f->o.im2col.channels = 64;
+  f->o.im2col.lower[0] = -1, f->o.im2col.lower[1] = -1; /* padding 1 */
+  f->o.im2col.upper[0] = -1, f->o.im2col.upper[1] = -1; /* a 3x3 filter: 1 - 3 + 1 */
+}
+
+Test(tmap, im2col_translates_pixels_channels_and_corners) {
+  fixture f;
+  make_nhwc(&f);
+  f.o.box[0] = 999; /* ignored in im2col mode */
+  f.o.im2col.lower[2] = 77, f.o.im2col.upper[2] = -77; /* past rank - 2: ignored, zeroed */
+  accepts(&f);
+  cr_assert_eq(f.d.rank, 4u);
+  cr_assert_eq(f.d.dims[0], 64u, "C first in TMA order");
+  cr_assert_eq(f.d.dims[1], 14u);
+  cr_assert_eq(f.d.dims[3], 2u, "N last");
+  cr_assert_eq(f.d.strides[0], 64u * 2u, "pixel pitch in bytes");
+  cr_assert_eq(f.d.strides[1], 64u * 2u * 14u);
+  cr_assert_eq(f.d.im2col.pixels, 128u);
+  cr_assert_eq(f.d.im2col.channels, 64u);
+  cr_assert(f.d.im2col.lower[0] == -1 && f.d.im2col.lower[1] == -1 && f.d.im2col.lower[2] == 0);
+  cr_assert(f.d.im2col.upper[0] == -1 && f.d.im2col.upper[1] == -1 && f.d.im2col.upper[2] == 0);
+  cr_assert_eq(f.d.box_bytes, 128u * 64u * 2u, "pixels x channels x element bytes");
+  cr_assert_eq(f.d.box[0], 0u, "no box in im2col mode");
+  cr_assert_eq(f.d.element_strides[0], 1u);
+}
+
+Test(tmap, im2col_needs_rank_3_to_5) {
+  fixture f;
+  make(&f, 16, 64, 64);
+  f.o.im2col.pixels = 16;
+  f.o.im2col.channels = 16;
+  rejects(&f, GCL_ERROR_TENSOR, "im2col needs rank 3 ... 5", "rank 2", NULL);
+  int64_t shape[3] = {2, 30, 16};
+  f.t.ndim = 3, f.t.shape = shape, f.t.strides = NULL;
+  accepts(&f);
+  cr_assert_eq(f.d.box_bytes, 16u * 16u * 4u);
+}
+
+Test(tmap, im2col_pixels_are_1_to_1024_and_channels_1_to_256) {
+  fixture f;
+  make_nhwc(&f);
+  f.o.im2col.pixels = 1025;
+  rejects(&f, GCL_ERROR_TENSOR, "im2col.pixels = 1025", "1 ... 1024", NULL);
+  f.o.im2col.pixels = 1024;
+  accepts(&f);
+  f.o.im2col.channels = 0;
+  rejects(&f, GCL_ERROR_TENSOR, "im2col.channels = 0", "1 ... 256", NULL);
+  f.o.im2col.channels = 257;
+  rejects(&f, GCL_ERROR_TENSOR, "im2col.channels = 257", NULL, NULL);
+  f.o.im2col.channels = 256;
+  accepts(&f);
+}
+
+/* Ranks 3, 4, 5 allow 16-, 8- and 5-bit signed corner offsets. */
+Test(tmap, im2col_corner_ranges_depend_on_rank) {
+  fixture f;
+  make_nhwc(&f);
+  f.o.im2col.lower[1] = -129;
+  rejects(&f, GCL_ERROR_TENSOR, "im2col.lower[1] (H, dimension 1) = -129", "-128 ... 127",
+          "rank 4");
+  f.o.im2col.lower[1] = -128;
+  f.o.im2col.upper[0] = 128;
+  rejects(&f, GCL_ERROR_TENSOR, "im2col.upper[0] (W, dimension 2) = 128", NULL, NULL);
+  f.o.im2col.upper[0] = 127;
+  accepts(&f);
+  int64_t shape5[5] = {2, 4, 9, 14, 64};
+  f.t.ndim = 5, f.t.shape = shape5;
+  rejects(&f, GCL_ERROR_TENSOR, "im2col.lower[1] (H, dimension 2) = -128", "-16 ... 15", "rank 5");
+  f.o.im2col.lower[1] = -16, f.o.im2col.upper[0] = 15, f.o.im2col.lower[2] = 16;
+  rejects(&f, GCL_ERROR_TENSOR, "im2col.lower[2] (D, dimension 1) = 16", NULL, NULL);
+  f.o.im2col.lower[2] = -16;
+  accepts(&f);
+  int64_t shape3[3] = {2, 100, 64};
+  f.t.ndim = 3, f.t.shape = shape3;
+  f.o.im2col.lower[0] = -32768, f.o.im2col.upper[0] = 32767;
+  accepts(&f);
+  f.o.im2col.lower[0] = -32769;
+  rejects(&f, GCL_ERROR_TENSOR, "im2col.lower[0] (W, dimension 1) = -32769", "rank 3", NULL);
+}
+
+Test(tmap, im2col_channels_must_fit_the_swizzle_span) {
+  fixture f;
+  make_nhwc(&f); /* 64 float16 channels = 128 bytes */
+  f.o.swizzle = GCL_TENSORMAP_SWIZZLE_64B;
+  rejects(&f, GCL_ERROR_TENSOR, "im2col.channels (dimension 3) = 64 elements = 128 bytes",
+          "64-byte swizzle span", NULL);
+  f.o.swizzle = GCL_TENSORMAP_SWIZZLE_128B;
+  accepts(&f);
+}
+
+Test(tmap, im2col_keeps_the_common_checks) {
+  fixture f;
+  make_nhwc(&f);
+  f.o.element_strides[2] = 9;
+  rejects(&f, GCL_ERROR_TENSOR, "element_strides[2] (dimension 1) = 9", NULL, NULL);
+  f.o.element_strides[2] = 2;
+  accepts(&f);
+  cr_assert_eq(f.d.element_strides[2], 2u);
+  f.t.byte_offset = 8; /* the address after byte_offset must stay 16-byte aligned */
+  rejects(&f, GCL_ERROR_TENSOR, "is not 16-byte aligned", NULL, NULL);
+  f.t.byte_offset = 64 * 2 * 14; /* one row of pixels in: a view */
+  accepts(&f);
+  cr_assert_eq(f.d.address, 0x20000u + 64u * 2u * 14u);
+  f.o.store = 1;
+  f.shape[3] = 60; /* 120-byte pixels: a store would overwrite 8 bytes after each */
+  rejects(&f, GCL_ERROR_TENSOR, "store = 1", NULL, NULL);
+}
