@@ -206,7 +206,7 @@ void run_tensor(const gcl_runarg *a, uint64_t base, int device, int64_t *strides
 }
 
 bool run_tmap_options(const gcl_runarg *tmap, const gcl_runarg *buf, gcl_tensormap_options *o) {
-  if (tmap->box_rank != buf->rank) {
+  if (!tmap->im2col_pixels && tmap->box_rank != buf->rank) {
     fprintf(stderr, "gclaunch run: %s %d '%s': box has %zu sizes, buffer '%s' has rank %zu\n",
             tmap->option, tmap->position, tmap->spec, tmap->box_rank, buf->name, buf->rank);
     return false;
@@ -216,6 +216,10 @@ bool run_tmap_options(const gcl_runarg *tmap, const gcl_runarg *buf, gcl_tensorm
   o->swizzle = tmap->swizzle;
   o->oob_fill = tmap->oob_fill;
   o->store = tmap->store;
+  o->im2col.pixels = tmap->im2col_pixels;
+  o->im2col.channels = tmap->im2col_channels;
+  memcpy(o->im2col.lower, tmap->im2col_lower, sizeof o->im2col.lower);
+  memcpy(o->im2col.upper, tmap->im2col_upper, sizeof o->im2col.upper);
   return true;
 }
 

@@ -171,11 +171,45 @@ static bool parse_box(const parser *p, const char *v, gcl_runarg *out) {
   return true;
 }
 
+/* "PIXELSxCHANNELS" (1 ... 1024 and 1 ... 256; the library checks the limits again). */
+static bool parse_im2col(const parser *p, const char *v, gcl_runarg *out) {
+  unsigned long pixels = 0, channels = 0;
+  char *end = NULL;
+  errno = 0;
+  if (isdigit((unsigned char)*v)) pixels = strtoul(v, &end, 10);
+  if (end && *end == 'x' && isdigit((unsigned char)end[1])) channels = strtoul(end + 1, &end, 10);
+  if (!end || *end || errno || pixels < 1 || pixels > 1024 || channels < 1 || channels > 256)
+    return bad(p, "bad im2col '%s' (expected PIXELSxCHANNELS, 1 ... 1024 pixels and 1 ... 256 "
+               "channels, e.g. 128x64)", v);
+  out->im2col_pixels = (uint32_t)pixels;
+  out->im2col_channels = (uint32_t)channels;
+  return true;
+}
+
+/* "W[,H[,D]]": signed offsets (the library checks each rank's range). */
+static bool parse_corner(const parser *p, const char *key, const char *v, int32_t c[3]) {
+  const char *q = v;
+  for (int i = 0; i < 3; i++) {
+    char *end = NULL;
+    errno = 0;
+    long x = (*q == '-' || isdigit((unsigned char)*q)) ? strtol(q, &end, 10) : 0;
+    if (!end || end == q || errno || x < -32768 || x > 32767 || (*end && *end != ','))
+      break;
+    c[i] = (int32_t)x;
+    if (!*end) return true;
+    q = end + 1;
+  }
+  return bad(p, "bad %s '%s' (expected W[,H[,D]]: 1 to 3 offsets -32768 ... 32767, e.g. -1,-1)",
+             key, v);
+}
+
 static bool parse_tmap_option(const parser *p, const char *o, size_t len, gcl_runarg *out) {
   char v[64];
   snprintf(v, sizeof v, "%.*s", (int)len, o);
   char *eq = strchr(v, '=');
-  if (!eq) return bad(p, "tmap option '%s' has no '=' (box=, swizzle=, oob=, store=)", v);
+  if (!eq)
+    return bad(p, "tmap option '%s' has no '=' (box=, swizzle=, oob=, store=, im2col=, lower=, "
+               "upper=)", v);
   *eq++ = 0;
   if (!strcmp(v, "box")) return parse_box(p, eq, out);
   if (!strcmp(v, "swizzle")) {
@@ -193,7 +227,11 @@ static bool parse_tmap_option(const parser *p, const char *o, size_t len, gcl_ru
     if (strcmp(eq, "0") && strcmp(eq, "1")) return bad(p, "bad store '%s' (0 or 1)", eq);
     return out->store = eq[0] == '1', true;
   }
-  return bad(p, "unknown tmap option '%s' (box=, swizzle=, oob=, store=)", v);
+  if (!strcmp(v, "im2col")) return parse_im2col(p, eq, out);
+  if (!strcmp(v, "lower") || !strcmp(v, "upper"))
+    return parse_corner(p, v, eq, v[0] == 'l' ? out->im2col_lower : out->im2col_upper);
+  return bad(p, "unknown tmap option '%s' (box=, swizzle=, oob=, store=, im2col=, lower=, "
+             "upper=)", v);
 }
 
 static bool valid_name(const char *s, size_t len) {
@@ -219,7 +257,11 @@ static bool parse_tmap(const parser *p, const char *s, gcl_runarg *out) {
     if (!parse_tmap_option(p, o + 1, len, out)) return false;
     o += 1 + len;
   }
-  if (!out->box_rank) return bad(p, "a tmap needs box=AxB (the box size, in the buffer's shape order)");
+  if (!out->box_rank && !out->im2col_pixels)
+    return bad(p, "a tmap needs box=AxB (the box size, in the buffer's shape order) or "
+               "im2col=PIXELSxCHANNELS");
+  if (out->box_rank && out->im2col_pixels)
+    return bad(p, "box= and im2col= exclude each other (an im2col map has no box)");
   return true;
 }
 

@@ -11,6 +11,9 @@
  *   OPTION = "box=" N { "x" N } (in SHAPE order) | "swizzle=" ("none"|"32"|"64"|"128")
  *          | "oob=" ("zero"|"nan") | "store=" ("0"|"1")   (store=1: the maps are TMA store
  *            destinations; rows must be multiples of 16 bytes, see gcl_tensormap_options.store)
+ *          | "im2col=" PIXELS "x" CHANNELS | "lower=" W [ "," H [ "," D ] ] | "upper=" ...
+ *            (im2col maps over a channels-last buffer, e.g. NHWC; corners innermost first as in
+ *            gcl_tensormap_im2col; im2col= replaces box=)
  * A buffer at OFFSET elements is allocated with OFFSET + count elements and passed as a tensor whose
  * byte_offset is OFFSET * element size: the fill, checksums and --out cover the count elements of
  * the view; the elements before it are zero. */
@@ -58,6 +61,9 @@ typedef struct gcl_runarg {
   int swizzle;                         /* GCL_TENSORMAP_SWIZZLE_* */
   int oob_fill;                        /* GCL_TENSORMAP_OOB_* */
   int store;                           /* 1: maps are TMA store destinations */
+  uint32_t im2col_pixels;              /* > 0: im2col maps (box= not needed) */
+  uint32_t im2col_channels;
+  int32_t im2col_lower[3], im2col_upper[3]; /* W, H, D (gcl_tensormap_im2col's order) */
   /* hex */
   unsigned char *bytes;                /* owned; size bytes */
 } gcl_runarg;

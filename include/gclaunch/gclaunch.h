@@ -486,8 +486,9 @@ enum { GCL_TENSORMAP_OOB_ZERO = 0, GCL_TENSORMAP_OOB_NAN = 1 /* NAN_REQUEST_ZERO
  * C, W, H, D, N. One load (cp.async.bulk.tensor...im2col) fetches `pixels` pixels of `channels`
  * channels each, walking W, then H, D and N inside the bounding box whose corners are `lower` and
  * `upper` (offsets from the tensor's first and last pixel of each spatial dimension, innermost
- * first: W, H, D; usually lower = -padding), shifted by the load's im2col offsets (the filter
- * tap); pixels outside the tensor read as the out-of-bounds fill. */
+ * first: W, H, D; for a convolution lower = -padding and upper = padding - (filter - 1) *
+ * dilation), shifted by the load's im2col offsets (the filter tap); pixels outside the tensor
+ * read as the out-of-bounds fill. */
 typedef struct gcl_tensormap_im2col {
   uint32_t pixels;    /* pixelsPerColumn: 1 ... 1024; 0 = tiled mode (the default) */
   uint32_t channels;  /* channelsPerPixel: 1 ... 256 */

@@ -63,6 +63,14 @@ expect "tmap box rank against the buffer" 2 "box has 1 sizes, buffer 'a' has ran
   $saxpy --signature "$msig,f32* a" --arg tmap:a:box=16 --arg u32:1 --arg a=buf:f32:64x64
 expect "tmap box checked by gcl_tensormap_check" 2 "--arg 1 'tmap:a:box=2x2': buffer 'a':" -- \
   $saxpy --signature "$msig,f32* a" --arg tmap:a:box=2x2 --arg u32:1 --arg a=buf:f32:64x64
+im2col="$kdir/im2col.sm_90.cubin im2col_load_4d --grid 1 --block 128 --signature"
+isig="grid_constant tensormap map, const void* jobs, u8* out"
+iargs="--arg jobs=buf:u8:24 --arg out=buf:u8:16384 --buffer img=buf:f32:2x9x14x64=rand"
+expect "valid im2col tmap, no GPU" 2 "the 3 arguments are valid, but there is no GPU" -- \
+  $im2col "$isig" --arg "tmap:img:im2col=8x32:lower=-1,-1:upper=-1,-1" $iargs
+expect "im2col corner checked by gcl_tensormap_check" 2 \
+  "buffer 'img': tensor: im2col.lower[1] (H, dimension 1) = -200: expected -128 ... 127 for rank 4" -- \
+  $im2col "$isig" --arg "tmap:img:im2col=8x32:lower=-1,-200" $iargs
 expect "valid tmap, no GPU" 2 "no GPU" -- \
   $saxpy --signature "$msig,f32* a,f32* b" --arg tmap:a,b:box=16x16 --arg u32:1 \
   --arg a=buf:f32:64x64=iota --arg b=buf:f32:64x64

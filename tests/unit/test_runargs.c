@@ -121,16 +121,43 @@ Test(runargs, tensor_maps) {
 
 Test(runargs, tensor_map_errors) {
   rejects("tmap:x", 1, "--arg 1 'tmap:x': a tmap needs box=AxB (the box size, in the buffer's "
-                       "shape order)");
+                       "shape order) or im2col=PIXELSxCHANNELS");
   rejects("tmap:x:box=300", 1, "--arg 1 'tmap:x:box=300': bad box '300' (expected 1 to 5 sizes "
                                "1 ... 256 joined by 'x', e.g. 64x64)");
   rejects("tmap:x:box=8:swizzle=16", 1, "--arg 1 'tmap:x:box=8:swizzle=16': unknown swizzle '16' "
                                         "(none, 32, 64, 128)");
   rejects("tmap:x:size=8", 1, "--arg 1 'tmap:x:size=8': unknown tmap option 'size' (box=, "
-                              "swizzle=, oob=, store=)");
+                              "swizzle=, oob=, store=, im2col=, lower=, upper=)");
   rejects("tmap:x:box=8:store=2", 1, "--arg 1 'tmap:x:box=8:store=2': bad store '2' (0 or 1)");
   rejects("tmap:a,,b:box=8", 1, "--arg 1 'tmap:a,,b:box=8': bad buffer name '' in the tmap list");
   rejects("tmap::box=8", 1, "--arg 1 'tmap::box=8': expected tmap:BUFFER[,BUFFER...]:box=AxB");
+}
+
+Test(runargs, im2col_maps) {
+  gcl_runarg a = ok("tmap:img:im2col=128x64:lower=-1,-1:upper=-1,-1");
+  cr_assert(a.kind == GCL_RUNARG_TMAP && a.box_rank == 0);
+  cr_assert(a.im2col_pixels == 128 && a.im2col_channels == 64);
+  cr_assert(a.im2col_lower[0] == -1 && a.im2col_lower[1] == -1 && a.im2col_lower[2] == 0);
+  cr_assert(a.im2col_upper[0] == -1 && a.im2col_upper[1] == -1 && a.im2col_upper[2] == 0);
+  a = ok("tmap:vol:im2col=8x16:lower=-32768:upper=3,-2,15");
+  cr_assert(a.im2col_lower[0] == -32768 && a.im2col_upper[2] == 15 && a.im2col_upper[1] == -2);
+  rejects("tmap:x:im2col=0x64", 1, "--arg 1 'tmap:x:im2col=0x64': bad im2col '0x64' (expected "
+                                   "PIXELSxCHANNELS, 1 ... 1024 pixels and 1 ... 256 channels, e.g. "
+                                   "128x64)");
+  rejects("tmap:x:im2col=8x257", 1, "--arg 1 'tmap:x:im2col=8x257': bad im2col '8x257' (expected "
+                                    "PIXELSxCHANNELS, 1 ... 1024 pixels and 1 ... 256 channels, "
+                                    "e.g. 128x64)");
+  rejects("tmap:x:im2col=8", 1, "--arg 1 'tmap:x:im2col=8': bad im2col '8' (expected "
+                                "PIXELSxCHANNELS, 1 ... 1024 pixels and 1 ... 256 channels, e.g. "
+                                "128x64)");
+  rejects("tmap:x:im2col=8x8:lower=1,,2", 1, "--arg 1 'tmap:x:im2col=8x8:lower=1,,2': bad lower "
+                                             "'1,,2' (expected W[,H[,D]]: 1 to 3 offsets -32768 "
+                                             "... 32767, e.g. -1,-1)");
+  rejects("tmap:x:im2col=8x8:upper=1,2,3,4", 1, "--arg 1 'tmap:x:im2col=8x8:upper=1,2,3,4': bad "
+                                                "upper '1,2,3,4' (expected W[,H[,D]]: 1 to 3 "
+                                                "offsets -32768 ... 32767, e.g. -1,-1)");
+  rejects("tmap:x:box=8:im2col=8x8", 1, "--arg 1 'tmap:x:box=8:im2col=8x8': box= and im2col= "
+                                        "exclude each other (an im2col map has no box)");
 }
 
 Test(runargs, hex_bytes) {
