@@ -7,7 +7,8 @@
  * Header: [0] selector (bits 0-2 signature, 3 read-only, 4 NULL strides, 5 ndim -1 with NULL
  * shape, 6-7 mode), [1] device type, [2] device id, [3] ndim (mod 9), [4] dtype code,
  * [5] bits, [6-7] lanes, [8-15] byte_offset, [16-23] data, [24-25] major, [26-27] minor,
- * [28] args device restriction (int8). */
+ * [28] args device restriction (int8); in tensor-map mode bit 0 selects im2col, whose pixels,
+ * channels and corners come from bytes 9-17 and 28. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,12 +126,31 @@ static void check_tensormap(const input *in, const uint8_t *d) {
     o.element_strides[i] = d[16 + i] % 10;
   }
   o.interleave = d[24] % 4, o.swizzle = d[25] % 5, o.l2_promotion = d[26] % 5, o.oob_fill = d[27] % 3;
+  if (d[28] & 1) { /* im2col: limits crossed on purpose (1024 pixels, 256 channels, corners) */
+    o.im2col.pixels = (d[28] >> 1) * 9u;
+    o.im2col.channels = d[9] + (d[10] & 1u);
+    for (int i = 0; i < 3; i++) {
+      o.im2col.lower[i] = (int8_t)d[11 + i] * ((d[17] & 1) ? 257 : 1);
+      o.im2col.upper[i] = (int8_t)d[14 + i] * ((d[17] & 2) ? 257 : 1);
+    }
+  }
   gcl_tensormap_desc desc, poison;
   memset(&desc, 0xA5, sizeof desc);
   memcpy(&poison, &desc, sizeof desc);
   if (gcl_tensormap_check(&in->t, &o, &desc) == GCL_OK) {
     CHECK(desc.rank >= 1 && desc.rank <= GCL_TENSORMAP_MAX_RANK);
     CHECK(desc.address % 16 == 0);
+    if (o.im2col.pixels) {
+      static const int32_t limit[] = {32768, 128, 16};
+      CHECK(desc.rank >= 3 && desc.im2col.pixels <= 1024 && desc.im2col.channels >= 1 &&
+            desc.im2col.channels <= 256);
+      CHECK(desc.box_bytes == desc.im2col.pixels * desc.im2col.channels * desc.element_bytes);
+      for (uint32_t i = 0; i < 3; i++) {
+        int32_t lim = i + 2 < desc.rank ? limit[desc.rank - 3] : 1;
+        CHECK(desc.im2col.lower[i] >= -lim && desc.im2col.lower[i] < lim);
+        CHECK(desc.im2col.upper[i] >= -lim && desc.im2col.upper[i] < lim);
+      }
+    }
   } else {
     CHECK(memcmp(&desc, &poison, sizeof desc) == 0);
   }
