@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "gclaunch/gclaunch.h"
+#include "test_rng.h"
 
 #define CHECK(call) cr_assert_eq((call), GCL_OK, "%s: %s", #call, gcl_last_error())
 
@@ -22,14 +23,6 @@ enum { N = 2, H = 9, W = 14, C = 64, PIXELS = 8, CHANNELS = 32, VIEW_AT = 16, SM
 
 typedef struct job { int32_t c, w, h, n; uint16_t off_w, off_h; uint32_t bytes; } job;
 _Static_assert(sizeof(job) == 24, "kernels/im2col.cu's Im2colJob");
-
-static uint64_t rng_state;
-static uint64_t rng(void) {
-  rng_state ^= rng_state << 13;
-  rng_state ^= rng_state >> 7;
-  rng_state ^= rng_state << 17;
-  return rng_state;
-}
 
 static float at(const float *img, int n, int h, int w, int ch) {
   if (w < 0 || w >= W || h < 0 || h >= H || ch >= C) return 0.0f;
@@ -62,10 +55,7 @@ static void make_jobs(job *jobs, uint32_t bytes) {
 }
 
 Test(im2col, loads_equal_the_host_reading) {
-  const char *env = getenv("GCL_TEST_SEED");
-  rng_state = env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL) * 2654435761u + 1;
-  fprintf(stderr, "test_im2col seed %llu (GCL_TEST_SEED reproduces)\n",
-          (unsigned long long)rng_state);
+  seed_rng_for("test_im2col");
   gcl_context *ctx;
   CHECK(gcl_context_create(0, &ctx));
   if (gcl_context_sm(ctx) < 90) cr_skip_test("TMA needs sm_90, device is sm_%d", gcl_context_sm(ctx));

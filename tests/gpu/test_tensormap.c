@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "gclaunch/gclaunch.h"
+#include "test_rng.h"
 
 #define CHECK(call) cr_assert_eq((call), GCL_OK, "%s: %s", #call, gcl_last_error())
 #define POISON 0xA5
@@ -34,20 +35,7 @@ typedef struct view {
  * rows of src onto its bottom half through one descriptor. */
 typedef struct job { view src, dst; bool self; uint32_t src_map, dst_map; } job;
 
-static uint64_t rng_state;
-static uint64_t rng(void) {
-  rng_state ^= rng_state << 13;
-  rng_state ^= rng_state >> 7;
-  rng_state ^= rng_state << 17;
-  return rng_state;
-}
-
-static void seed_rng(void) {
-  const char *env = getenv("GCL_TEST_SEED");
-  rng_state = env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL) * 2654435761u + 1;
-  fprintf(stderr, "test_tensormap seed %llu (GCL_TEST_SEED reproduces)\n",
-          (unsigned long long)rng_state);
-}
+static void seed_rng(void) { seed_rng_for("test_tensormap"); }
 
 static const DLDataType dtypes[3] = {{kDLFloat, 32, 1}, {kDLBfloat, 16, 1}, {kDLUInt, 8, 1}};
 
