@@ -548,17 +548,17 @@ typedef struct gcl_tensormap_desc {
 GCL_API gcl_status gcl_tensormap_check(const DLTensor *t, const gcl_tensormap_options *options,
                                        gcl_tensormap_desc *desc);
 /* Encodes a tiled (or im2col) descriptor for t into map (GCL_TENSORMAP_BYTES bytes, 64-byte
- * aligned), e.g. to upload descriptors to global memory. Checks as gcl_tensormap_check, then that the context's
- * device is sm_90 or later and that a kDLCUDA tensor lives on it; makes ctx current. map is
- * untouched on failure. */
+ * aligned), e.g. to upload descriptors to global memory. Checks as gcl_tensormap_check, then
+ * that the context's device is sm_90 or later and that a kDLCUDA tensor lives on it; makes ctx
+ * current. map is untouched on failure. */
 GCL_API gcl_status gcl_tensormap_encode(gcl_context *ctx, const DLTensor *t,
                                         const gcl_tensormap_options *options, void *map);
 /* Encodes a tiled (or im2col) descriptor for t (borrowed; only its description is read) into
- * element `element` of parameter index: a `tensormap[N]` (element < N) or a `tensormap` (element 0),
- * any align(N); raw layouts accept a 128-byte parameter (element 0). Other elements keep their
- * bytes; the parameter counts as set once every element was set. Messages name
- * "parameter I 'name' element E", the dimension and the value. Allocates nothing. Changes nothing
- * on failure. */
+ * element `element` of parameter index: a `tensormap[N]` (element < N) or a `tensormap`
+ * (element 0), any align(N); raw layouts accept a 128-byte parameter (element 0). Other elements
+ * keep their bytes; the parameter counts as set once every element was set. Messages name
+ * "parameter I 'name' element E", the dimension and the value. Allocates nothing. Changes
+ * nothing on failure. */
 GCL_API gcl_status gcl_args_set_tensormap(gcl_args *args, gcl_context *ctx, size_t index,
                                           size_t element, const DLTensor *t,
                                           const gcl_tensormap_options *options);

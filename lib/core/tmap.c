@@ -1,8 +1,9 @@
 /* Tensor maps on the CPU: validates a DLPack tensor and options against the constraints of
- * cuTensorMapEncodeTiled and cuTensorMapEncodeIm2col (CUDA 13 cuda.h; FACTS.md) and translates them into its arguments, so
- * that every mistake is reported with the tensor, the dimension and the value before the driver,
- * which would only say CUDA_ERROR_INVALID_VALUE. No cuda.h here: the enum values are gclaunch's
- * own, asserted equal to the driver's in lib/cuda/tensormap.c. */
+ * cuTensorMapEncodeTiled and cuTensorMapEncodeIm2col (CUDA 13 cuda.h; FACTS.md) and translates
+ * them into their arguments, so that every mistake is reported with the tensor, the dimension
+ * and the value before the driver, which would only say CUDA_ERROR_INVALID_VALUE. No cuda.h
+ * here: the enum values are gclaunch's own, asserted equal to the driver's in
+ * lib/cuda/tensormap.c. */
 #include "tmap.h"
 
 #include <string.h>
@@ -220,21 +221,31 @@ static gcl_status check_store_extent(const gcl_tensormap_options *o, const char 
                    (unsigned long long)(16u - row % 16u));
 }
 
+/* Element stride of TMA dimension i into d (0 is taken as 1), for tiled and im2col maps. */
+static gcl_status fill_element_stride(const gcl_tensormap_options *o, uint32_t i, const char *who,
+                                      gcl_tensormap_desc *d) {
+  uint32_t e = o->element_strides[i] ? o->element_strides[i] : 1u;
+  if (e > TMAP_ESTRIDE_MAX)
+    return gcl__fail(GCL_ERROR_TENSOR,
+                     "%s: element_strides[%u] (dimension %d) = %u: expected 1 ... %u", who, i,
+                     (int)d->rank - 1 - (int)i, e, TMAP_ESTRIDE_MAX);
+  d->element_strides[i] = e;
+  return GCL_OK;
+}
+
 static gcl_status fill_box(const gcl_tensormap_options *o, const char *who,
                            gcl_tensormap_desc *d) {
   uint64_t bytes = d->element_bytes;
   for (uint32_t i = 0; i < d->rank; i++) {
     int dl = (int)d->rank - 1 - (int)i;
-    uint32_t b = o->box[i], e = o->element_strides[i] ? o->element_strides[i] : 1u;
+    uint32_t b = o->box[i];
     if (b < 1 || b > TMAP_BOX_MAX)
       return gcl__fail(GCL_ERROR_TENSOR, "%s: box[%u] (dimension %d) = %u: expected 1 ... %u",
                        who, i, dl, b, TMAP_BOX_MAX);
-    if (e > TMAP_ESTRIDE_MAX)
-      return gcl__fail(GCL_ERROR_TENSOR,
-                       "%s: element_strides[%u] (dimension %d) = %u: expected 1 ... %u", who, i,
-                       dl, e, TMAP_ESTRIDE_MAX);
+    gcl_status s = fill_element_stride(o, i, who, d);
+    if (s != GCL_OK) return s;
+    uint32_t e = d->element_strides[i];
     d->box[i] = b;
-    d->element_strides[i] = e;
     /* Without interleave TMA ignores element_strides[0]. */
     bytes *= i == 0 && !d->interleave ? b : (b + e - 1) / e;
   }
@@ -302,14 +313,8 @@ static gcl_status fill_im2col(const gcl_tensormap_options *o, const char *who,
   if ((s = check_corners(m->lower, "lower", who, d, d->im2col.lower)) ||
       (s = check_corners(m->upper, "upper", who, d, d->im2col.upper)))
     return s;
-  for (uint32_t i = 0; i < d->rank; i++) {
-    uint32_t e = o->element_strides[i] ? o->element_strides[i] : 1u;
-    if (e > TMAP_ESTRIDE_MAX)
-      return gcl__fail(GCL_ERROR_TENSOR,
-                       "%s: element_strides[%u] (dimension %d) = %u: expected 1 ... %u", who, i,
-                       (int)d->rank - 1 - (int)i, e, TMAP_ESTRIDE_MAX);
-    d->element_strides[i] = e;
-  }
+  for (uint32_t i = 0; i < d->rank; i++)
+    if ((s = fill_element_stride(o, i, who, d)) != GCL_OK) return s;
   uint32_t inner = m->channels * d->element_bytes, span = swizzle_span(d->swizzle);
   if (!d->interleave && span && inner > span)
     return gcl__fail(GCL_ERROR_TENSOR,

@@ -1,5 +1,6 @@
-/* Tensor maps on the driver edge: cuTensorMapEncodeTiled/Im2col from a checked description (lib/core/
- * tmap.c), written straight into one element of a tensormap[N] parameter. */
+/* Tensor maps on the driver edge: cuTensorMapEncodeTiled or cuTensorMapEncodeIm2col from a
+ * checked description (lib/core/tmap.c), written straight into one element of a tensormap[N]
+ * parameter. */
 #include "cuda_internal.h"
 #include "tmap.h"
 
