@@ -94,7 +94,9 @@ GCL_API const char *gcl_last_error(void);
  *   signature = [ param { "," param } ]
  *   param     = [ "grid_constant" ] type [ name ]
  *   type      = base [ "align" "(" N ")" ] [ "[" N "]" ]
- *   base      = scalar | pointer | "tensormap" | "bytes" "(" N ")" | "struct" "{" type {"," type} "}"
+ *   base      = scalar | pointer | "tensormap" | "bytes" "(" N ")" | "struct" "{" member {"," member} "}"
+ *   member    = type [ name ]          (names optional, unique per struct; nest to any depth;
+ *                                        arrays of structs: struct{ptr p, u32 n}[8] segs)
  *   scalar    = bool i8 u8 i16 u16 i32 u32 i64 u64 f16 bf16 f32 f64
  *   pointer   = [ "const" ] ( scalar | "void" ) "*"  |  "ptr"
  * ------------------------------------------------------------------------------------------- */
@@ -241,6 +243,117 @@ GCL_API gcl_status gcl_args_set_device(gcl_args *args, int device_id);
 GCL_API gcl_status gcl_args_buffer(const gcl_args *args, const void **data, size_t *size);
 /* True if parameter index was set. */
 GCL_API bool gcl_args_is_set(const gcl_args *args, size_t index);
+/* Typed setters for the remaining scalars (same rules as gcl_args_set_i32). f16 and bf16 take
+ * the value's 16 bits, or a float rounded to nearest even (the *_from_f32 forms); bool stores 0
+ * or 1 in one byte. */
+GCL_API gcl_status gcl_args_set_bool(gcl_args *args, size_t index, bool value);
+GCL_API gcl_status gcl_args_set_i8(gcl_args *args, size_t index, int8_t value);
+GCL_API gcl_status gcl_args_set_u8(gcl_args *args, size_t index, uint8_t value);
+GCL_API gcl_status gcl_args_set_i16(gcl_args *args, size_t index, int16_t value);
+GCL_API gcl_status gcl_args_set_u16(gcl_args *args, size_t index, uint16_t value);
+GCL_API gcl_status gcl_args_set_f16(gcl_args *args, size_t index, uint16_t bits);
+GCL_API gcl_status gcl_args_set_bf16(gcl_args *args, size_t index, uint16_t bits);
+GCL_API gcl_status gcl_args_set_f16_from_f32(gcl_args *args, size_t index, float value);
+GCL_API gcl_status gcl_args_set_bf16_from_f32(gcl_args *args, size_t index, float value);
+
+/* A copy of args: same layout, same bytes, same set state, same device restriction. Tensors the
+ * original took (take_dlpack) stay owned by the original: the copy holds their addresses
+ * borrowed, so the original must outlive every launch of the copy that uses them. Allocates once.
+ * Args may be changed (or destroyed) as soon as gcl_launch returns: the driver copies the
+ * parameter buffer at launch. */
+GCL_API gcl_status gcl_args_clone(const gcl_args *args, gcl_args **out);
+
+/* ---------------------------------------------------------------------------------------------
+ * Fields: paths into by-value aggregates (CPU only)
+ *
+ *   path = ( name | index ) { "." ( name | index ) | "[" index "]" }
+ *
+ * The first component names a parameter (by name, or by its index); ".name" picks a struct
+ * member by name and ".N" member N (named or not); "[N]" an array element. Examples:
+ * "g.loads[3]", "g.segs[2].n", "g.2", "0", "maps[17]". Member offsets are the C ABI's for the
+ * same struct (what nvcc places on the device inside the parameter); the parameter itself sits
+ * where the layout engine placed it.
+ *
+ * A field is resolved once (gcl_layout_field) and then set as fast as a parameter of its size:
+ * the setters below do no parsing and allocate nothing. Any field may be set -- a leaf (scalar,
+ * pointer, tensormap, bytes) or a whole sub-struct or array (raw bytes of its size). A parameter
+ * counts as set once every leaf byte was set (by leaves, sub-aggregates or the whole parameter);
+ * gcl_args_buffer's unset message names the first unset leaf by its path
+ * ("parameter 0 'g': field 'g.stores[2]' was never set"). Every check a parameter of the same
+ * kind gets applies to a field (pointer align(N), DLPack dtype/device/read-only rules,
+ * tensor-map rules and `store`), and messages name the parameter and the field's path.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct gcl_field {
+  size_t param;          /* the parameter the field lies in */
+  size_t offset;         /* byte offset in the packed buffer (the parameter's offset + the field's) */
+  size_t size, align;    /* of the field as laid out */
+  gcl_param_info info;   /* what it is; info.name is the member's name (NULL if unnamed), or the
+                            parameter's for a whole parameter; info.grid_constant the parameter's */
+  /* Private: filled by gcl_layout_field, read by the setters. Treat the struct as a value. */
+  const void *priv_layout, *priv_type;
+  size_t priv_rel, priv_owner, priv_owners;
+} gcl_field;
+
+/* Resolves path in layout into *out. GCL_ERROR_NOT_FOUND for an unknown parameter or member name
+ * (the message lists the names there); GCL_ERROR_INVALID_ARGUMENT for a malformed path, an index
+ * out of range, "[N]" on a non-array or ".x" on a non-struct -- each message quotes the path and
+ * the 1-based column. Raw layouts (no signature) have only whole parameters ("0", "1", ...).
+ * Costs time proportional to the path's components (and the members searched). Reads. */
+GCL_API gcl_status gcl_layout_field(const gcl_layout *layout, const char *path, gcl_field *out);
+/* The whole parameter index as a field. Reads. */
+GCL_API gcl_status gcl_layout_param_field(const gcl_layout *layout, size_t index, gcl_field *out);
+/* The path of field ("g.loads[3]"; members without a name by index) into buf, as
+ * gcl_signature_format sizes its text. Reads. */
+GCL_API gcl_status gcl_layout_field_path(const gcl_layout *layout, const gcl_field *field,
+                                         char *buf, size_t cap, size_t *needed);
+
+/* Calls fn once per leaf of every parameter, in buffer order (parameter by parameter; a raw
+ * layout's parameters are leaves of kind BYTES), with the leaf as a field and its path (valid
+ * during the call). Stops early when fn returns nonzero. Allocates one path buffer; no table
+ * of leaves is built. GCL_ERROR_INVALID_ARGUMENT for NULL layout or fn. Reads. */
+typedef int (*gcl_leaf_fn)(const gcl_field *leaf, const char *path, void *user);
+GCL_API gcl_status gcl_layout_visit_leaves(const gcl_layout *layout, gcl_leaf_fn fn, void *user);
+
+/* Raw bytes into field (size must equal field->size): a leaf, a sub-struct or a whole array.
+ * GCL_ERROR_INVALID_ARGUMENT for a field of another layout, NULLs, or a wrong size. Taken tensors
+ * owned by pointers inside the field are released after the copy. */
+GCL_API gcl_status gcl_args_set_field(gcl_args *args, const gcl_field *field, const void *value,
+                                      size_t size);
+/* Typed setters: GCL_ERROR_TYPE_MISMATCH unless the field is a scalar of that type (or untyped
+ * bytes of its size). f16/bf16 from bits or from a float (rounded to nearest even). */
+GCL_API gcl_status gcl_args_set_field_bool(gcl_args *args, const gcl_field *field, bool value);
+GCL_API gcl_status gcl_args_set_field_i8(gcl_args *args, const gcl_field *field, int8_t value);
+GCL_API gcl_status gcl_args_set_field_u8(gcl_args *args, const gcl_field *field, uint8_t value);
+GCL_API gcl_status gcl_args_set_field_i16(gcl_args *args, const gcl_field *field, int16_t value);
+GCL_API gcl_status gcl_args_set_field_u16(gcl_args *args, const gcl_field *field, uint16_t value);
+GCL_API gcl_status gcl_args_set_field_i32(gcl_args *args, const gcl_field *field, int32_t value);
+GCL_API gcl_status gcl_args_set_field_u32(gcl_args *args, const gcl_field *field, uint32_t value);
+GCL_API gcl_status gcl_args_set_field_i64(gcl_args *args, const gcl_field *field, int64_t value);
+GCL_API gcl_status gcl_args_set_field_u64(gcl_args *args, const gcl_field *field, uint64_t value);
+GCL_API gcl_status gcl_args_set_field_f16(gcl_args *args, const gcl_field *field, uint16_t bits);
+GCL_API gcl_status gcl_args_set_field_bf16(gcl_args *args, const gcl_field *field, uint16_t bits);
+GCL_API gcl_status gcl_args_set_field_f16_from_f32(gcl_args *args, const gcl_field *field,
+                                                   float value);
+GCL_API gcl_status gcl_args_set_field_bf16_from_f32(gcl_args *args, const gcl_field *field,
+                                                    float value);
+GCL_API gcl_status gcl_args_set_field_f32(gcl_args *args, const gcl_field *field, float value);
+GCL_API gcl_status gcl_args_set_field_f64(gcl_args *args, const gcl_field *field, double value);
+/* A device address into a pointer field, checked against the pointer's align(N). */
+GCL_API gcl_status gcl_args_set_field_ptr(gcl_args *args, const gcl_field *field,
+                                          uint64_t address);
+/* DLPack tensors into a pointer field: the checks and ownership rules of gcl_args_set_dltensor,
+ * gcl_args_set_dltensor_flags, gcl_args_take_dlpack and gcl_args_take_dlpack_legacy. */
+GCL_API gcl_status gcl_args_set_field_dltensor(gcl_args *args, const gcl_field *field,
+                                               const DLTensor *t);
+GCL_API gcl_status gcl_args_set_field_dltensor_flags(gcl_args *args, const gcl_field *field,
+                                                     const DLTensor *t, uint64_t dlpack_flags);
+GCL_API gcl_status gcl_args_take_field_dlpack(gcl_args *args, const gcl_field *field,
+                                              DLManagedTensorVersioned *t);
+GCL_API gcl_status gcl_args_take_field_dlpack_legacy(gcl_args *args, const gcl_field *field,
+                                                     DLManagedTensor *t);
+/* True when every leaf byte of field was set. Reads. */
+GCL_API bool gcl_args_field_is_set(const gcl_args *args, const gcl_field *field);
 
 /* ---------------------------------------------------------------------------------------------
  * Module images read on the CPU (no driver): cubin, fatbin, PTX.
@@ -562,6 +675,13 @@ GCL_API gcl_status gcl_tensormap_encode(gcl_context *ctx, const DLTensor *t,
 GCL_API gcl_status gcl_args_set_tensormap(gcl_args *args, gcl_context *ctx, size_t index,
                                           size_t element, const DLTensor *t,
                                           const gcl_tensormap_options *options);
+/* Encodes a tiled (or im2col) descriptor for t into field, which must be a tensormap (any
+ * align(N); in a struct, an array of them, or a raw 128-byte parameter): the checks of
+ * gcl_args_set_tensormap, messages naming the parameter and the field's path. Changes nothing on
+ * failure. */
+GCL_API gcl_status gcl_args_set_field_tensormap(gcl_args *args, gcl_context *ctx,
+                                                const gcl_field *field, const DLTensor *t,
+                                                const gcl_tensormap_options *options);
 
 #ifdef __cplusplus
 }

@@ -1,10 +1,13 @@
 /* Argument buffers: the packed parameter buffer of one layout, filled by setters.
  *
- * gcl_args_create makes one allocation holding everything (slots, the kernelParams pointer array,
- * the element bitmaps of by-value arrays, and the 128-byte-aligned buffer); setters check, copy
- * and flip flags, never allocate. A failed setter changes nothing. */
+ * gcl_args_create makes one allocation holding everything: per-parameter counts of unset leaf
+ * bytes, the kernelParams pointer array, the owner slots of pointer leaves (taken DLPack
+ * tensors), the set-tracking bitmap (one bit per parameter byte, padding preset from the
+ * layout) and the 128-byte-aligned buffer. Every setter writes through a field (a whole
+ * parameter is a field too): check, copy, mark the field's bits, release owners inside it.
+ * Setters never allocate; a failed setter changes nothing. */
 #include "args_internal.h"
-#include "types.h"
+#include "layout_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,229 +15,346 @@
 
 #define BUFFER_ALIGN 128 /* the largest by-value alignment a kernel commonly has (tensormap) */
 
-typedef struct slot {
-  size_t offset;
-  gcl_param_info info;    /* name points into the layout, which outlives the args */
-  bool set;
-  size_t elems_set;       /* arrays: distinct elements set so far */
-  unsigned char *bits;    /* arrays: one bit per element; NULL otherwise */
-  gcl__release_fn release;/* owner of the slot's value (a taken tensor); NULL: none */
+typedef struct owner_slot {
+  gcl__release_fn release; /* NULL: the slot owns nothing */
   void *owner;
-} slot;
+} owner_slot;
 
 struct gcl_args {
   const gcl_layout *layout;
-  size_t count, size, unset;
+  size_t count, size, unset, bit_bytes, owner_count;
   int device_id;
-  slot *slots;
+  size_t *unset_bytes;    /* per parameter: leaf bytes not yet set (0: the parameter is set) */
   void **ptrs;            /* kernelParams: one pointer per parameter into data */
+  owner_slot *owners;          /* per pointer leaf, in buffer order (layout's owner_at) */
+  unsigned char *bits;    /* set-tracking; starts as the layout's initial bitmap */
   unsigned char *data;    /* BUFFER_ALIGN-aligned, size bytes */
   void *block;            /* what calloc returned; args sit at block + up to BUFFER_ALIGN */
 };
 
 static size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
-static size_t bitmap_bytes(const gcl_param_info *info) {
-  return info->kind == GCL_PARAM_ARRAY ? (info->count + 7) / 8 : 0;
+/* --- creation ---------------------------------------------------------------------------- */
+
+typedef struct parts { size_t unset, ptrs, owners, bits, data, total; } parts;
+
+static parts plan(const gcl_layout *l) {
+  size_t n = gcl_layout_count(l), bit_bytes;
+  gcl__layout_bits(l, &bit_bytes);
+  parts p;
+  p.unset = round_up(sizeof(gcl_args), 16);
+  p.ptrs = p.unset + n * sizeof(size_t);
+  p.owners = p.ptrs + n * sizeof(void *);
+  p.bits = p.owners + gcl__layout_owner_count(l) * sizeof(owner_slot);
+  p.data = round_up(p.bits + bit_bytes, BUFFER_ALIGN);
+  p.total = p.data + gcl_layout_size(l) + BUFFER_ALIGN; /* slack to align the block itself */
+  return p;
 }
 
-/* Bytes of the single allocation: header, slots, pointers, bitmaps, then the aligned buffer. */
-static size_t block_bytes(const gcl_layout *l, size_t *bits_at, size_t *data_at) {
-  size_t n = gcl_layout_count(l), bits = 0;
-  for (size_t i = 0; i < n; i++) {
-    gcl_param_info info;
-    gcl_layout_param_info(l, i, &info);
-    bits += bitmap_bytes(&info);
-  }
-  *bits_at = round_up(sizeof(gcl_args), 16) + n * sizeof(slot) + n * sizeof(void *);
-  *data_at = round_up(*bits_at + bits, BUFFER_ALIGN);
-  return *data_at + gcl_layout_size(l) + BUFFER_ALIGN; /* slack to align the block itself */
-}
-
-static void init_slots(gcl_args *a, unsigned char *bits) {
+static void init_args(gcl_args *a, const gcl_layout *layout, const parts *p) {
+  unsigned char *base = (unsigned char *)a;
+  const unsigned char *bits = gcl__layout_bits(layout, &a->bit_bytes);
+  a->layout = layout;
+  a->count = gcl_layout_count(layout);
+  a->size = gcl_layout_size(layout);
+  a->owner_count = gcl__layout_owner_count(layout);
+  a->device_id = -1;
+  a->unset_bytes = (size_t *)(void *)(base + p->unset);
+  a->ptrs = (void **)(void *)(base + p->ptrs);
+  a->owners = (owner_slot *)(void *)(base + p->owners);
+  a->bits = base + p->bits;
+  a->data = base + p->data;
+  memcpy(a->bits, bits, a->bit_bytes);
   for (size_t i = 0; i < a->count; i++) {
-    slot *s = &a->slots[i];
-    gcl_layout_param_info(a->layout, i, &s->info);
-    gcl_layout_param(a->layout, i, &s->offset, NULL, NULL);
-    a->ptrs[i] = a->data + s->offset;
-    if (s->info.kind == GCL_PARAM_ARRAY) s->bits = bits;
-    bits += bitmap_bytes(&s->info);
+    const gcl__lparam *lp = gcl__layout_lparam(layout, i);
+    a->ptrs[i] = a->data + lp->offset;
+    a->unset_bytes[i] = lp->leaf_bytes;
+    a->unset += lp->leaf_bytes != 0;
   }
+}
+
+/* One block, shifted so that the buffer lands on a BUFFER_ALIGN boundary. */
+static gcl_args *alloc_args(const gcl_layout *layout, void **block_out) {
+  parts p = plan(layout);
+  unsigned char *block = calloc(1, p.total);
+  if (!block) {
+    gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "out of memory allocating %zu bytes of arguments", p.total);
+    return NULL;
+  }
+  size_t shift = (BUFFER_ALIGN - ((uintptr_t)(block + p.data) % BUFFER_ALIGN)) % BUFFER_ALIGN;
+  gcl_args *a = (gcl_args *)(void *)(block + shift);
+  init_args(a, layout, &p);
+  *block_out = block;
+  return a;
 }
 
 gcl_status gcl_args_create(const gcl_layout *layout, gcl_args **out) {
-  if (!layout || !out) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_args_create: %s is NULL", layout ? "out" : "layout");
-  size_t bits_at, data_at, bytes = block_bytes(layout, &bits_at, &data_at);
-  unsigned char *block = calloc(1, bytes);
-  if (!block) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "out of memory allocating %zu bytes of arguments", bytes);
-  /* block is at least 16-aligned; shift everything so data lands on a BUFFER_ALIGN boundary */
-  size_t shift = (BUFFER_ALIGN - ((uintptr_t)(block + data_at) % BUFFER_ALIGN)) % BUFFER_ALIGN;
-  gcl_args *a = (gcl_args *)(void *)(block + shift);
-  a->layout = layout;
-  a->count = a->unset = gcl_layout_count(layout);
-  a->size = gcl_layout_size(layout);
-  a->device_id = -1;
-  a->slots = (slot *)(void *)((unsigned char *)a + round_up(sizeof(gcl_args), 16));
-  a->ptrs = (void **)(void *)(a->slots + a->count);
-  a->data = (unsigned char *)a + data_at;
+  if (!layout || !out)
+    return gcl__fail_null("gcl_args_create", 2, "layout", (const void *)layout, "out", (const void *)out);
+  void *block;
+  gcl_args *a = alloc_args(layout, &block);
+  if (!a) return GCL_ERROR_OUT_OF_MEMORY;
   a->block = block;
-  init_slots(a, (unsigned char *)a + bits_at);
   *out = a;
   return GCL_OK;
 }
 
-/* Runs the slot's owner release, if any, exactly once. */
-static void release_owner(slot *s) {
-  gcl__release_fn fn = s->release;
-  void *owner = s->owner;
-  s->release = NULL, s->owner = NULL;
-  if (fn) fn(owner);
+gcl_status gcl_args_clone(const gcl_args *args, gcl_args **out) {
+  if (!args || !out)
+    return gcl__fail_null("gcl_args_clone", 2, "args", (const void *)args, "out", (const void *)out);
+  void *block;
+  gcl_args *c = alloc_args(args->layout, &block);
+  if (!c) return GCL_ERROR_OUT_OF_MEMORY;
+  c->block = block;
+  c->device_id = args->device_id;
+  c->unset = args->unset;
+  memcpy(c->unset_bytes, args->unset_bytes, args->count * sizeof *args->unset_bytes);
+  memcpy(c->bits, args->bits, args->bit_bytes);
+  memcpy(c->data, args->data, args->size); /* owners stay the original's: borrowed here */
+  *out = c;
+  return GCL_OK;
+}
+
+/* Runs the release of owner slots [first, first + n), each exactly once. */
+static void release_owners(gcl_args *a, size_t first, size_t n) {
+  for (size_t i = first; i < first + n; i++) {
+    gcl__release_fn fn = a->owners[i].release;
+    void *o = a->owners[i].owner;
+    a->owners[i].release = NULL, a->owners[i].owner = NULL;
+    if (fn) fn(o);
+  }
 }
 
 void gcl_args_destroy(gcl_args *args) {
   if (!args) return;
-  for (size_t i = 0; i < args->count; i++) release_owner(&args->slots[i]);
+  release_owners(args, 0, args->owner_count);
   free(args->block);
 }
 
 const gcl_layout *gcl_args_layout(const gcl_args *args) { return args ? args->layout : NULL; }
 
-static void mark_set(gcl_args *a, slot *s) {
-  if (s->set) return;
-  s->set = true;
-  a->unset--;
-}
+/* --- set-tracking ------------------------------------------------------------------------ */
 
-/* The whole parameter was written: every element of an array counts as set. */
-static void mark_whole(gcl_args *a, slot *s) {
-  if (s->bits) {
-    memset(s->bits, 0xff, bitmap_bytes(&s->info));
-    s->elems_set = s->info.count;
+/* Marks bytes [rel, rel + n) of parameter pi set. Cost: one step per 8 bytes; nothing once the
+ * parameter is complete. */
+static void mark(gcl_args *a, size_t pi, size_t rel, size_t n) {
+  if (!a->unset_bytes[pi]) return;
+  unsigned char *b = a->bits + gcl__layout_lparam(a->layout, pi)->bit_at;
+  size_t fresh = 0, i = rel, end = rel + n;
+  while (i < end) {
+    size_t lo = i % 8, k = end - i < 8 - lo ? end - i : 8 - lo;
+    unsigned m = ((1u << k) - 1u) << lo;
+    fresh += (size_t)__builtin_popcount(m & ~(unsigned)b[i / 8]);
+    b[i / 8] |= (unsigned char)m;
+    i += k;
   }
-  mark_set(a, s);
+  a->unset_bytes[pi] -= fresh;
+  if (!a->unset_bytes[pi]) a->unset--;
 }
 
-/* "parameter 2 'src' ('const f32* align(16)')" for messages. */
-static const char *label(const gcl_args *a, size_t i, char *buf, size_t cap) {
-  char who[96], type[128];
-  const gcl__type *t = gcl__layout_type(a->layout, i);
+static bool range_set(const gcl_args *a, size_t pi, size_t rel, size_t n) {
+  if (!a->unset_bytes[pi]) return true;
+  const unsigned char *b = a->bits + gcl__layout_lparam(a->layout, pi)->bit_at;
+  for (size_t i = rel; i < rel + n; i++)
+    if (!(b[i / 8] & (1u << (i % 8)))) return false;
+  return true;
+}
+
+/* Copies n bytes of value to the field, releases owners inside it, marks its bytes set. */
+static void write_field(gcl_args *a, const gcl_field *f, const void *value, size_t n) {
+  memcpy(a->data + f->offset, value, n);
+  release_owners(a, f->priv_owner, f->priv_owners);
+  mark(a, f->param, f->priv_rel, n);
+}
+
+/* --- checks and messages ----------------------------------------------------------------- */
+
+/* "parameter 2 'src' ('const f32* align(16)')" or "parameter 0 'g' field 'g.n' ('u32')". */
+static const char *label(const gcl_field *f, char *buf, size_t cap) {
+  char who[512], type[160];
+  const gcl__type *t = f->priv_type;
   if (t) gcl__type_name(t, type, sizeof type);
-  else snprintf(type, sizeof type, "bytes(%zu)", a->slots[i].info.size);
-  snprintf(buf, cap, "%s ('%s')", gcl__param_label(who, sizeof who, i, a->slots[i].info.name), type);
+  else snprintf(type, sizeof type, "bytes(%zu)", f->size);
+  snprintf(buf, cap, "%s ('%s')", gcl__field_label(f, who, sizeof who), type);
   return buf;
 }
 
-static gcl_status check_slot(const gcl_args *a, size_t index, const void *value, const char *fn) {
-  if (!a) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: args is NULL", fn);
+static gcl_status check_args(const gcl_args *a, const char *fn) {
+  return a ? GCL_OK : gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: args is NULL", fn);
+}
+
+/* The whole-parameter field of index, after checking args and index. */
+static gcl_status param_field(const gcl_args *a, size_t index, const char *fn, const gcl_field **f) {
+  gcl_status st = check_args(a, fn);
+  if (st) return st;
   if (index >= a->count)
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: parameter %zu out of range: the kernel has %zu",
-                     fn, index, a->count);
-  if (!value) {
-    char l[256];
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: %s: value is NULL", fn, label(a, index, l, sizeof l));
-  }
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: index %zu out of range: the kernel has %zu "
+                     "parameters", fn, index, a->count);
+  *f = &gcl__layout_lparam(a->layout, index)->field;
   return GCL_OK;
 }
 
-/* Copies size bytes to the slot's offset + at, then releases a previous owner. */
-static void store(gcl_args *a, slot *s, size_t at, const void *value, size_t size) {
-  memcpy(a->data + s->offset + at, value, size);
-  release_owner(s);
+static gcl_status check_field(const gcl_args *a, const gcl_field *f, const char *fn) {
+  gcl_status st = check_args(a, fn);
+  if (st) return st;
+  if (!f) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: field is NULL", fn);
+  if (f->priv_layout != (const void *)a->layout || f->param >= a->count)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: the field was resolved in another layout "
+                     "than the args' (a field belongs to the layout given to gcl_layout_field)", fn);
+  return GCL_OK;
+}
+
+static gcl_status check_value(const gcl_field *f, const void *value, size_t size, const char *fn) {
+  char l[768];
+  if (!value) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: %s: value is NULL", fn, label(f, l, sizeof l));
+  if (size != f->size)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: value is %zu bytes, the %s is %zu bytes",
+                     label(f, l, sizeof l), size, gcl__field_is_whole(f) ? "parameter" : "field",
+                     f->size);
+  return GCL_OK;
+}
+
+/* --- raw bytes ----------------------------------------------------------------------------- */
+
+gcl_status gcl_args_set_field(gcl_args *args, const gcl_field *field, const void *value, size_t size) {
+  gcl_status st = check_field(args, field, "gcl_args_set_field");
+  if (!st) st = check_value(field, value, size, "gcl_args_set_field");
+  if (st) return st;
+  write_field(args, field, value, size);
+  return GCL_OK;
 }
 
 gcl_status gcl_args_set(gcl_args *args, size_t index, const void *value, size_t size) {
-  gcl_status st = check_slot(args, index, value, "gcl_args_set");
+  const gcl_field *f = NULL;
+  gcl_status st = param_field(args, index, "gcl_args_set", &f);
+  if (!st) st = check_value(f, value, size, "gcl_args_set");
   if (st) return st;
-  slot *s = &args->slots[index];
-  if (size != s->info.size) {
-    char l[256];
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: value is %zu bytes, the parameter is %zu bytes",
-                     label(args, index, l, sizeof l), size, s->info.size);
-  }
-  store(args, s, 0, value, size);
-  mark_whole(args, s);
+  write_field(args, f, value, size);
   return GCL_OK;
 }
 
-static gcl_status check_element(const gcl_args *a, size_t index, size_t element, size_t size) {
-  const slot *s = &a->slots[index];
-  char l[256];
-  if (s->info.kind != GCL_PARAM_ARRAY)
+/* Element `element` of array parameter index as a field. */
+static gcl_status element_field(const gcl_args *a, size_t index, size_t element, gcl_field *out) {
+  const gcl__lparam *p = gcl__layout_lparam(a->layout, index);
+  char l[768];
+  if (!p->type || p->type->kind != GCL_PARAM_ARRAY)
     return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s is not an array: set element %zu",
-                     label(a, index, l, sizeof l), element);
-  if (element >= s->info.count)
+                     label(&p->field, l, sizeof l), element);
+  if (element >= p->type->count)
     return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: element %zu out of range, the array has %zu",
-                     label(a, index, l, sizeof l), element, s->info.count);
-  if (size != s->info.elem_size)
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: element value is %zu bytes, an element is %zu bytes",
-                     label(a, index, l, sizeof l), size, s->info.elem_size);
+                     label(&p->field, l, sizeof l), element, p->type->count);
+  const gcl__type *e = p->type->elem;
+  gcl__field_make(a->layout, p, e, element * e->size, p->owner_at + element * e->ptr_leaves,
+                  p->info.name, out);
   return GCL_OK;
 }
 
 gcl_status gcl_args_set_element(gcl_args *args, size_t index, size_t element, const void *value,
                                 size_t size) {
-  gcl_status st = check_slot(args, index, value, "gcl_args_set_element");
-  if (!st) st = check_element(args, index, element, size);
-  if (st) return st;
-  slot *s = &args->slots[index];
-  store(args, s, element * s->info.elem_size, value, size);
-  unsigned char bit = (unsigned char)(1u << (element % 8));
-  if (!(s->bits[element / 8] & bit)) {
-    s->bits[element / 8] |= bit;
-    if (++s->elems_set == s->info.count) mark_set(args, s);
+  const gcl_field *pf = NULL;
+  gcl_field f;
+  gcl_status st = param_field(args, index, "gcl_args_set_element", &pf);
+  if (!st) st = element_field(args, index, element, &f);
+  if (!st && value && size != f.size) {
+    char l[768];
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: element value is %zu bytes, an element is %zu bytes",
+                     label(pf, l, sizeof l), size, f.size);
   }
+  if (!st) st = check_value(&f, value, size, "gcl_args_set_element");
+  if (st) return st;
+  write_field(args, &f, value, size);
   return GCL_OK;
 }
 
 gcl_status gcl_args_set_by_name(gcl_args *args, const char *name, const void *value, size_t size) {
   size_t index;
-  if (!args || !name) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_args_set_by_name: %s is NULL", args ? "name" : "args");
+  if (!args || !name)
+    return gcl__fail_null("gcl_args_set_by_name", 2, "args", (const void *)args, "name", (const void *)name);
   gcl_status st = gcl_layout_find(args->layout, name, &index);
   return st ? st : gcl_args_set(args, index, value, size);
 }
 
-/* A typed value fits a scalar parameter of that type, or an untyped bytes parameter of its size. */
-static gcl_status set_typed(gcl_args *a, size_t index, gcl_scalar want, const void *v, size_t size) {
-  gcl_status st = check_slot(a, index, v, "gcl_args_set_typed");
-  if (st) return st;
-  slot *s = &a->slots[index];
-  bool fits = s->info.kind == GCL_PARAM_SCALAR ? s->info.scalar == want
-                                               : s->info.kind == GCL_PARAM_BYTES && s->info.size == size;
+/* --- typed scalars ------------------------------------------------------------------------- */
+
+/* A typed value fits a scalar field of that type, or untyped bytes of its size. */
+static gcl_status set_typed(gcl_args *a, const gcl_field *f, gcl_scalar want, const void *v,
+                            size_t size) {
+  bool fits = f->info.kind == GCL_PARAM_SCALAR ? f->info.scalar == want
+                                               : f->info.kind == GCL_PARAM_BYTES && f->size == size;
   if (!fits) {
-    char l[256];
-    return gcl__fail(GCL_ERROR_TYPE_MISMATCH, "%s: expected a value of the parameter's type, got %s",
-                     label(a, index, l, sizeof l), gcl__scalar_name(want));
+    char l[768];
+    return gcl__fail(GCL_ERROR_TYPE_MISMATCH, "%s: expected a value of the %s's type, got %s",
+                     label(f, l, sizeof l), gcl__field_is_whole(f) ? "parameter" : "field",
+                     gcl__scalar_name(want));
   }
-  store(a, s, 0, v, size);
-  mark_set(a, s);
+  write_field(a, f, v, size);
   return GCL_OK;
 }
 
-gcl_status gcl_args_set_i32(gcl_args *args, size_t index, int32_t value) {
-  return set_typed(args, index, GCL_SCALAR_I32, &value, sizeof value);
-}
-gcl_status gcl_args_set_u32(gcl_args *args, size_t index, uint32_t value) {
-  return set_typed(args, index, GCL_SCALAR_U32, &value, sizeof value);
-}
-gcl_status gcl_args_set_i64(gcl_args *args, size_t index, int64_t value) {
-  return set_typed(args, index, GCL_SCALAR_I64, &value, sizeof value);
-}
-gcl_status gcl_args_set_u64(gcl_args *args, size_t index, uint64_t value) {
-  return set_typed(args, index, GCL_SCALAR_U64, &value, sizeof value);
-}
-gcl_status gcl_args_set_f32(gcl_args *args, size_t index, float value) {
-  return set_typed(args, index, GCL_SCALAR_F32, &value, sizeof value);
-}
-gcl_status gcl_args_set_f64(gcl_args *args, size_t index, double value) {
-  return set_typed(args, index, GCL_SCALAR_F64, &value, sizeof value);
+/* f32 -> IEEE half / bfloat16 bits, rounded to nearest even; NaN stays NaN. */
+static uint16_t f32_to_bf16(float x) {
+  uint32_t u;
+  memcpy(&u, &x, sizeof u);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u);
+  return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 
-/* A pointer parameter, or an untyped 8-byte one (a raw driver layout): described as a pointer.
- * Untyped slots take any tensor: void*, const (read-only tensors allowed), no alignment. */
-static bool pointer_slot(const slot *s, gcl_param_info *info) {
-  if (s->info.kind == GCL_PARAM_POINTER) return *info = s->info, true;
-  if (s->info.kind != GCL_PARAM_BYTES || s->info.size != 8) return false;
-  *info = s->info;
+static uint16_t f32_to_f16(float x) {
+  uint32_t u;
+  memcpy(&u, &x, sizeof u);
+  uint32_t sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
+  if (a > 0x7f800000u) return (uint16_t)(sign | 0x7e00u);               /* NaN */
+  if (a >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);              /* overflow: inf */
+  if (a < 0x38800000u) {                                                 /* subnormal or 0 */
+    if (a < 0x33000000u) return (uint16_t)sign;                          /* below half the min */
+    uint32_t e = a >> 23, m = (a & 0x7fffffu) | 0x800000u, shift = 126 - e;
+    uint32_t r = m >> shift, rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1);
+    r += rem > half || (rem == half && (r & 1u));
+    return (uint16_t)(sign | r);
+  }
+  a += 0xfffu + ((a >> 13) & 1u); /* round to nearest even at bit 13 */
+  return (uint16_t)(sign | ((a - 0x38000000u) >> 13));
+}
+
+#define GCL_TYPED(suffix, ctype, scalar, conv)                                                    \
+  gcl_status gcl_args_set_field_##suffix(gcl_args *args, const gcl_field *field, ctype value) {   \
+    gcl_status st = check_field(args, field, "gcl_args_set_field_" #suffix);                      \
+    if (st) return st;                                                                            \
+    conv;                                                                                         \
+    return set_typed(args, field, scalar, &v, sizeof v);                                          \
+  }                                                                                               \
+  gcl_status gcl_args_set_##suffix(gcl_args *args, size_t index, ctype value) {                   \
+    const gcl_field *f = NULL;                                                                    \
+    gcl_status st = param_field(args, index, "gcl_args_set_" #suffix, &f);                        \
+    if (st) return st;                                                                            \
+    conv;                                                                                         \
+    return set_typed(args, f, scalar, &v, sizeof v);                                              \
+  }
+
+GCL_TYPED(bool, bool, GCL_SCALAR_BOOL, uint8_t v = value ? 1 : 0)
+GCL_TYPED(i8, int8_t, GCL_SCALAR_I8, int8_t v = value)
+GCL_TYPED(u8, uint8_t, GCL_SCALAR_U8, uint8_t v = value)
+GCL_TYPED(i16, int16_t, GCL_SCALAR_I16, int16_t v = value)
+GCL_TYPED(u16, uint16_t, GCL_SCALAR_U16, uint16_t v = value)
+GCL_TYPED(i32, int32_t, GCL_SCALAR_I32, int32_t v = value)
+GCL_TYPED(u32, uint32_t, GCL_SCALAR_U32, uint32_t v = value)
+GCL_TYPED(i64, int64_t, GCL_SCALAR_I64, int64_t v = value)
+GCL_TYPED(u64, uint64_t, GCL_SCALAR_U64, uint64_t v = value)
+GCL_TYPED(f16, uint16_t, GCL_SCALAR_F16, uint16_t v = value)
+GCL_TYPED(bf16, uint16_t, GCL_SCALAR_BF16, uint16_t v = value)
+GCL_TYPED(f16_from_f32, float, GCL_SCALAR_F16, uint16_t v = f32_to_f16(value))
+GCL_TYPED(bf16_from_f32, float, GCL_SCALAR_BF16, uint16_t v = f32_to_bf16(value))
+GCL_TYPED(f32, float, GCL_SCALAR_F32, float v = value)
+GCL_TYPED(f64, double, GCL_SCALAR_F64, double v = value)
+
+/* --- pointers -------------------------------------------------------------------------------- */
+
+/* A pointer field, or an untyped 8-byte one (a raw driver layout): described as a pointer.
+ * Untyped fields take any tensor: void*, const (read-only tensors allowed), no alignment. */
+static bool pointer_info(const gcl_field *f, gcl_param_info *info) {
+  if (f->info.kind == GCL_PARAM_POINTER) return *info = f->info, true;
+  if (f->info.kind != GCL_PARAM_BYTES || f->size != 8 || f->priv_owners != 1) return false;
+  *info = f->info;
   info->kind = info->elem_kind = GCL_PARAM_POINTER;
   info->scalar = GCL_SCALAR_VOID;
   info->is_const = true;
@@ -242,66 +362,96 @@ static bool pointer_slot(const slot *s, gcl_param_info *info) {
   return true;
 }
 
-gcl_status gcl__args_pointer_param(const gcl_args *args, size_t index, gcl_param_info *info,
-                                   int *device_id) {
-  uint8_t dummy = 0;
-  gcl_status st = check_slot(args, index, &dummy, "tensor");
+gcl_status gcl__args_pointer_field(const gcl_args *args, const gcl_field *field, const char *fn,
+                                   gcl_param_info *info, int *device_id) {
+  gcl_status st = check_field(args, field, fn);
   if (st) return st;
   gcl_param_info p;
-  if (!pointer_slot(&args->slots[index], &p)) {
-    char l[256];
-    return gcl__fail(GCL_ERROR_TYPE_MISMATCH, "%s: expected a pointer parameter for a tensor",
-                     label(args, index, l, sizeof l));
+  if (!pointer_info(field, &p)) {
+    char l[768];
+    return gcl__fail(GCL_ERROR_TYPE_MISMATCH, "%s: expected a pointer %s (%s)",
+                     label(field, l, sizeof l), gcl__field_is_whole(field) ? "parameter" : "field", fn);
   }
   if (info) *info = p;
   if (device_id) *device_id = args->device_id;
   return GCL_OK;
 }
 
+void gcl__args_store_field_pointer(gcl_args *args, const gcl_field *field, uint64_t address,
+                                   gcl__release_fn release, void *owner) {
+  write_field(args, field, &address, sizeof address);
+  args->owners[field->priv_owner].release = release;
+  args->owners[field->priv_owner].owner = owner;
+}
+
+gcl_status gcl__args_pointer_param(const gcl_args *args, size_t index, gcl_param_info *info,
+                                   int *device_id) {
+  const gcl_field *f = NULL;
+  gcl_status st = param_field(args, index, "gcl_args_set_dltensor", &f);
+  return st ? st : gcl__args_pointer_field(args, f, "gcl_args_set_dltensor", info, device_id);
+}
+
 void gcl__args_store_pointer(gcl_args *args, size_t index, uint64_t address,
                              gcl__release_fn release, void *owner) {
-  slot *s = &args->slots[index];
-  store(args, s, 0, &address, sizeof address);
-  s->release = release, s->owner = owner;
-  mark_set(args, s);
+  gcl__args_store_field_pointer(args, &gcl__layout_lparam(args->layout, index)->field, address,
+                                release, owner);
+}
+
+const gcl_field *gcl__args_param_field(const gcl_args *args, size_t index) {
+  return &gcl__layout_lparam(args->layout, index)->field;
+}
+
+static gcl_status set_ptr(gcl_args *args, const gcl_field *f, uint64_t address, const char *fn) {
+  gcl_param_info p;
+  gcl_status st = gcl__args_pointer_field(args, f, fn, &p, NULL);
+  if (st) return st;
+  if (p.pointee_align > 1 && address % p.pointee_align) {
+    char l[768];
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: address 0x%llx is not %zu-byte aligned",
+                     label(f, l, sizeof l), (unsigned long long)address, p.pointee_align);
+  }
+  gcl__args_store_field_pointer(args, f, address, NULL, NULL);
+  return GCL_OK;
+}
+
+gcl_status gcl_args_set_field_ptr(gcl_args *args, const gcl_field *field, uint64_t address) {
+  return set_ptr(args, field, address, "gcl_args_set_field_ptr");
 }
 
 gcl_status gcl_args_set_ptr(gcl_args *args, size_t index, uint64_t address) {
-  gcl_param_info p;
-  gcl_status st = gcl__args_pointer_param(args, index, &p, NULL);
-  if (st) return st;
-  if (p.pointee_align > 1 && address % p.pointee_align) {
-    char l[256];
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: address 0x%llx is not %zu-byte aligned",
-                     label(args, index, l, sizeof l), (unsigned long long)address, p.pointee_align);
-  }
-  gcl__args_store_pointer(args, index, address, NULL, NULL);
-  return GCL_OK;
+  const gcl_field *f = NULL;
+  gcl_status st = param_field(args, index, "gcl_args_set_ptr", &f);
+  return st ? st : set_ptr(args, f, address, "gcl_args_set_ptr");
 }
+
+/* --- libffi ---------------------------------------------------------------------------------- */
 
 gcl_status gcl_args_set_ffi(gcl_args *args, size_t index, const struct _ffi_type *type,
                             const void *value) {
-  gcl_status st = check_slot(args, index, value, "gcl_args_set_ffi");
+  const gcl_field *f = NULL;
+  gcl_status st = param_field(args, index, "gcl_args_set_ffi", &f);
   if (!st && !type) st = gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_args_set_ffi: type is NULL");
+  if (!st && !value) st = gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_args_set_ffi: value is NULL");
   if (st) return st;
-  slot *s = &args->slots[index];
-  const gcl__type *t = gcl__layout_type(args->layout, index);
-  char why[256], l[256];
+  const gcl__type *t = f->priv_type;
+  char why[256], l[768];
   size_t usize = 0, ualign = 0;
   bool ok = t ? gcl__type_match_ffi(t, type, why, sizeof why)
-              : gcl__ffi_measure(type, &usize, &ualign) && usize == s->info.size;
+              : gcl__ffi_measure(type, &usize, &ualign) && usize == f->size;
   if (!t && !ok) /* a raw parameter takes any libffi type of its size */
-    snprintf(why, sizeof why, "size %zu, expected %zu", usize, s->info.size);
+    snprintf(why, sizeof why, "size %zu, expected %zu", usize, f->size);
   if (!ok)
     return gcl__fail(GCL_ERROR_TYPE_MISMATCH, "%s: the libffi type does not match: %s",
-                     label(args, index, l, sizeof l), why);
-  store(args, s, 0, value, s->info.size);
-  mark_whole(args, s);
+                     label(f, l, sizeof l), why);
+  write_field(args, f, value, f->size);
   return GCL_OK;
 }
 
+/* --- state ----------------------------------------------------------------------------------- */
+
 gcl_status gcl_args_set_device(gcl_args *args, int device_id) {
-  if (!args) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_args_set_device: args is NULL");
+  gcl_status st = check_args(args, "gcl_args_set_device");
+  if (st) return st;
   if (device_id < -1)
     return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_args_set_device: device_id %d: expected -1 "
                      "(any device) or a device ordinal", device_id);
@@ -310,18 +460,38 @@ gcl_status gcl_args_set_device(gcl_args *args, int device_id) {
 }
 
 bool gcl_args_is_set(const gcl_args *args, size_t index) {
-  return args && index < args->count && args->slots[index].set;
+  return args && index < args->count && !args->unset_bytes[index];
+}
+
+bool gcl_args_field_is_set(const gcl_args *args, const gcl_field *field) {
+  if (!args || !field || field->priv_layout != (const void *)args->layout || field->param >= args->count)
+    return false;
+  return range_set(args, field->param, field->priv_rel, field->size);
+}
+
+/* The first leaf byte of parameter i that was never set. */
+static size_t first_unset_byte(const gcl_args *a, size_t i) {
+  const unsigned char *b = a->bits + gcl__layout_lparam(a->layout, i)->bit_at;
+  size_t k = 0;
+  while (b[k / 8] == 0xff) k += 8;
+  while (b[k / 8] & (1u << (k % 8))) k++;
+  return k;
 }
 
 static gcl_status unset_error(const gcl_args *a) {
   size_t i = 0;
-  while (a->slots[i].set) i++;
-  char l[256], more[96] = "";
-  const slot *s = &a->slots[i];
-  if (s->info.kind == GCL_PARAM_ARRAY && s->elems_set)
-    snprintf(more, sizeof more, ", %zu of its %zu elements set", s->elems_set, s->info.count);
-  return gcl__fail(GCL_ERROR_UNSET_ARGUMENT, "%s was never set%s (%zu of %zu parameters unset)",
-                   label(a, i, l, sizeof l), more, a->unset, a->count);
+  while (!a->unset_bytes[i]) i++;
+  const gcl__lparam *p = gcl__layout_lparam(a->layout, i);
+  char l[768], path[1024];
+  label(&p->field, l, sizeof l);
+  if (p->type && (p->type->kind == GCL_PARAM_STRUCT || p->type->kind == GCL_PARAM_ARRAY)) {
+    gcl__leaf_path_at(a->layout, i, first_unset_byte(a, i), path, sizeof path);
+    return gcl__fail(GCL_ERROR_UNSET_ARGUMENT, "%s: field '%s' was never set (%zu of its %zu leaf "
+                     "bytes unset; %zu of %zu parameters unset)", l, path, a->unset_bytes[i],
+                     p->leaf_bytes, a->unset, a->count);
+  }
+  return gcl__fail(GCL_ERROR_UNSET_ARGUMENT, "%s was never set (%zu of %zu parameters unset)", l,
+                   a->unset, a->count);
 }
 
 gcl_status gcl_args_buffer(const gcl_args *args, const void **data, size_t *size) {

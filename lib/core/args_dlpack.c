@@ -1,10 +1,13 @@
-/* DLPack tensors into pointer slots: borrowed (set_dltensor) or taken (take_dlpack*).
+/* DLPack tensors into pointer fields (a pointer parameter is a field too): borrowed
+ * (set_dltensor) or taken (take_dlpack*).
  *
- * Ownership rule: a taken tensor's deleter runs exactly once. On success the slot owns it and
- * args.c releases it when the slot is overwritten or the args are destroyed; on any failure --
- * NULL args, a bad index, an unknown major version, a rejected tensor -- it runs before the call
- * returns. A failed call leaves the slot's value and its previous owner untouched. */
+ * Ownership rule: a taken tensor's deleter runs exactly once. On success the field's owner slot
+ * owns it and args.c releases it when the field (or anything containing it) is overwritten or the
+ * args are destroyed; on any failure -- NULL args, a bad index or field, an unknown major version,
+ * a rejected tensor -- it runs before the call returns. A failed call leaves the field's value and
+ * its previous owner untouched. */
 #include "args_internal.h"
+#include "layout_internal.h"
 
 #include <stdio.h>
 
@@ -27,63 +30,121 @@ static gcl_status release_after_failure(gcl_status s, gcl__release_fn release, v
   return gcl__fail(s, "%s", saved);
 }
 
-/* "parameter 2 'src'" when args knows index, else "parameter 2". */
-static const char *label(char *buf, size_t cap, const gcl_args *args, size_t index) {
-  gcl_param_info info;
-  const gcl_layout *layout = args ? gcl_args_layout(args) : NULL;
-  bool named = layout && index < gcl_layout_count(layout) &&
-               gcl_layout_param_info(layout, index, &info) == GCL_OK;
-  return gcl__param_label(buf, cap, index, named ? info.name : NULL);
-}
-
-/* Checks t for slot index and, when every check passed, stores it with its owner. */
-static gcl_status set_tensor(gcl_args *args, size_t index, const DLTensor *t, uint64_t flags,
-                             gcl__release_fn release, void *owner) {
+/* Checks t for field f and, when every check passed, stores it with its owner. */
+static gcl_status set_tensor(gcl_args *args, const gcl_field *f, const DLTensor *t, uint64_t flags,
+                             gcl__release_fn release, void *owner, const char *fn) {
   gcl_param_info info;
   int device_id = -1;
   uint64_t address = 0;
-  gcl_status s = gcl__args_pointer_param(args, index, &info, &device_id);
+  char who[512];
+  gcl_status s = gcl__args_pointer_field(args, f, fn, &info, &device_id);
   if (s != GCL_OK) return s;
-  s = gcl__dltensor_check(t, flags, &info, index, device_id, &address);
+  s = gcl__dltensor_check_as(t, flags, &info, gcl__field_label(f, who, sizeof who), device_id,
+                             &address);
   if (s != GCL_OK) return s;
-  gcl__args_store_pointer(args, index, address, release, owner);
+  gcl__args_store_field_pointer(args, f, address, release, owner);
   return GCL_OK;
 }
 
+/* The whole-parameter field of index; NULL (with the message written) when out of range. */
+static const gcl_field *param(const gcl_args *args, size_t index, const char *fn) {
+  if (!args) {
+    gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: args is NULL", fn);
+    return NULL;
+  }
+  if (index >= gcl_layout_count(gcl_args_layout(args))) {
+    gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: index %zu out of range: the kernel has %zu "
+              "parameters", fn, index, gcl_layout_count(gcl_args_layout(args)));
+    return NULL;
+  }
+  return gcl__args_param_field(args, index);
+}
+
+gcl_status gcl_args_set_field_dltensor_flags(gcl_args *args, const gcl_field *field,
+                                             const DLTensor *t, uint64_t dlpack_flags) {
+  return set_tensor(args, field, t, dlpack_flags, NULL, NULL, "gcl_args_set_field_dltensor_flags");
+}
+
+gcl_status gcl_args_set_field_dltensor(gcl_args *args, const gcl_field *field, const DLTensor *t) {
+  return set_tensor(args, field, t, 0, NULL, NULL, "gcl_args_set_field_dltensor");
+}
+
 gcl_status gcl_args_set_dltensor(gcl_args *args, size_t index, const DLTensor *t) {
-  return set_tensor(args, index, t, 0, NULL, NULL);
+  const gcl_field *f = param(args, index, "gcl_args_set_dltensor");
+  return f ? set_tensor(args, f, t, 0, NULL, NULL, "gcl_args_set_dltensor") : GCL_ERROR_INVALID_ARGUMENT;
 }
 
 gcl_status gcl_args_set_dltensor_flags(gcl_args *args, size_t index, const DLTensor *t,
                                        uint64_t dlpack_flags) {
-  return set_tensor(args, index, t, dlpack_flags, NULL, NULL);
+  const gcl_field *f = param(args, index, "gcl_args_set_dltensor_flags");
+  return f ? set_tensor(args, f, t, dlpack_flags, NULL, NULL, "gcl_args_set_dltensor_flags")
+           : GCL_ERROR_INVALID_ARGUMENT;
 }
 
-gcl_status gcl_args_take_dlpack(gcl_args *args, size_t index, DLManagedTensorVersioned *t) {
-  char where[96];
-  if (!t)
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: tensor is NULL",
-                     label(where, sizeof where, args, index));
-  /* Past a major version we do not know only the fields up to flags are stable: read nothing
-   * else, just hand the tensor back to its producer. */
-  if (t->version.major != DLPACK_MAJOR_VERSION) {
-    gcl__fail(GCL_ERROR_TENSOR_VERSION, "%s: DLPack version %u.%u, expected major version %d",
-              label(where, sizeof where, args, index), (unsigned)t->version.major,
-              (unsigned)t->version.minor, DLPACK_MAJOR_VERSION);
-    return release_after_failure(GCL_ERROR_TENSOR_VERSION, release_versioned, t);
-  }
-  gcl_status s = set_tensor(args, index, &t->dl_tensor, t->flags, release_versioned, t);
+/* An unknown major version: only the fields up to flags are stable, so read nothing else and
+ * hand the tensor back to its producer. who names the target. */
+static gcl_status refuse_version(DLManagedTensorVersioned *t, const char *who) {
+  gcl__fail(GCL_ERROR_TENSOR_VERSION, "%s: DLPack version %u.%u, expected major version %d", who,
+            (unsigned)t->version.major, (unsigned)t->version.minor, DLPACK_MAJOR_VERSION);
+  return release_after_failure(GCL_ERROR_TENSOR_VERSION, release_versioned, t);
+}
+
+static gcl_status take_versioned(gcl_args *args, const gcl_field *f, DLManagedTensorVersioned *t,
+                                 const char *fn) {
+  if (!f) return release_after_failure(GCL_ERROR_INVALID_ARGUMENT, release_versioned, t);
+  gcl_status s = set_tensor(args, f, &t->dl_tensor, t->flags, release_versioned, t, fn);
   if (s != GCL_OK) return release_after_failure(s, release_versioned, t);
   return GCL_OK;
 }
 
 /* The legacy struct cannot say read-only: it is taken as writable. */
-gcl_status gcl_args_take_dlpack_legacy(gcl_args *args, size_t index, DLManagedTensor *t) {
-  char where[96];
-  if (!t)
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: tensor is NULL",
-                     label(where, sizeof where, args, index));
-  gcl_status s = set_tensor(args, index, &t->dl_tensor, 0, release_legacy, t);
+static gcl_status take_legacy(gcl_args *args, const gcl_field *f, DLManagedTensor *t, const char *fn) {
+  if (!t) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: tensor is NULL", fn);
+  if (!f) return release_after_failure(GCL_ERROR_INVALID_ARGUMENT, release_legacy, t);
+  gcl_status s = set_tensor(args, f, &t->dl_tensor, 0, release_legacy, t, fn);
   if (s != GCL_OK) return release_after_failure(s, release_legacy, t);
   return GCL_OK;
+}
+
+gcl_status gcl_args_take_dlpack(gcl_args *args, size_t index, DLManagedTensorVersioned *t) {
+  if (!t) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_args_take_dlpack: tensor is NULL");
+  if (t->version.major != DLPACK_MAJOR_VERSION) {
+    char who[512];
+    const gcl_layout *l = gcl_args_layout(args);
+    gcl_param_info info = {0};
+    if (l && index < gcl_layout_count(l)) gcl_layout_param_info(l, index, &info);
+    return refuse_version(t, gcl__param_label(who, sizeof who, index, info.name));
+  }
+  return take_versioned(args, param(args, index, "gcl_args_take_dlpack"), t, "gcl_args_take_dlpack");
+}
+
+gcl_status gcl_args_take_dlpack_legacy(gcl_args *args, size_t index, DLManagedTensor *t) {
+  const gcl_field *f = t ? param(args, index, "gcl_args_take_dlpack_legacy") : NULL;
+  if (t && !f) return release_after_failure(GCL_ERROR_INVALID_ARGUMENT, release_legacy, t);
+  return take_legacy(args, f, t, "gcl_args_take_dlpack_legacy");
+}
+
+gcl_status gcl_args_take_field_dlpack(gcl_args *args, const gcl_field *field,
+                                      DLManagedTensorVersioned *t) {
+  const char *fn = "gcl_args_take_field_dlpack";
+  if (!t) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: tensor is NULL", fn);
+  if (t->version.major != DLPACK_MAJOR_VERSION) {
+    char who[512];
+    bool ok = args && field && field->priv_layout == (const void *)gcl_args_layout(args);
+    return refuse_version(t, ok ? gcl__field_label(field, who, sizeof who) : fn);
+  }
+  if (!field) {
+    gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: field is NULL", fn);
+    return release_after_failure(GCL_ERROR_INVALID_ARGUMENT, release_versioned, t);
+  }
+  return take_versioned(args, field, t, fn);
+}
+
+gcl_status gcl_args_take_field_dlpack_legacy(gcl_args *args, const gcl_field *field,
+                                             DLManagedTensor *t) {
+  if (t && !field) {
+    gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_args_take_field_dlpack_legacy: field is NULL");
+    return release_after_failure(GCL_ERROR_INVALID_ARGUMENT, release_legacy, t);
+  }
+  return take_legacy(args, field, t, "gcl_args_take_field_dlpack_legacy");
 }

@@ -21,6 +21,14 @@ gcl_status gcl__args_pointer_param(const gcl_args *args, size_t index, gcl_param
 void gcl__args_store_pointer(gcl_args *args, size_t index, uint64_t address,
                              gcl__release_fn release, void *owner);
 
+/* The field versions: fn names the public function in messages. */
+gcl_status gcl__args_pointer_field(const gcl_args *args, const gcl_field *field, const char *fn,
+                                   gcl_param_info *info, int *device_id);
+void gcl__args_store_field_pointer(gcl_args *args, const gcl_field *field, uint64_t address,
+                                   gcl__release_fn release, void *owner);
+/* The whole parameter index as a field (owned by the layout; index must be in range). */
+const gcl_field *gcl__args_param_field(const gcl_args *args, size_t index);
+
 /* For the launch path, no checks: the packed buffer (exact size), and an array of one pointer per
  * parameter into that buffer (for cuLaunchKernel's kernelParams). Valid while args lives. */
 const void *gcl__args_data(const gcl_args *args);

@@ -40,7 +40,7 @@ typedef struct check_ctx {
   const DLTensor *t;
   const gcl_param_info *p;
   size_t index;
-  char label[96];
+  char label[512];
 } check_ctx;
 
 /* DLPack (code, bits) of each element type; code 255 for void (any dtype). */
@@ -205,8 +205,15 @@ static gcl_status check_target(const check_ctx *c) {
 
 gcl_status gcl__dltensor_check(const DLTensor *t, uint64_t flags, const gcl_param_info *p,
                                size_t index, int device_id, uint64_t *address) {
-  check_ctx c = {.t = t, .p = p, .index = index};
-  gcl__param_label(c.label, sizeof c.label, index, p ? p->name : NULL);
+  char label[96];
+  gcl__param_label(label, sizeof label, index, p ? p->name : NULL);
+  return gcl__dltensor_check_as(t, flags, p, label, device_id, address);
+}
+
+gcl_status gcl__dltensor_check_as(const DLTensor *t, uint64_t flags, const gcl_param_info *p,
+                                  const char *label, int device_id, uint64_t *address) {
+  check_ctx c = {.t = t, .p = p};
+  snprintf(c.label, sizeof c.label, "%s", label);
   if (!t || !p || !address)
     return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", c.label,
                      !t ? "tensor" : !p ? "parameter info" : "address");

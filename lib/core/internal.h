@@ -38,5 +38,8 @@ bool gcl__sm_known(int sm);
  * but t. */
 gcl_status gcl__dltensor_check(const DLTensor *t, uint64_t flags, const gcl_param_info *p,
                                size_t index, int device_id, uint64_t *address);
+/* The same, naming the value in messages by label ("parameter 0 'g' field 'g.src'"). */
+gcl_status gcl__dltensor_check_as(const DLTensor *t, uint64_t flags, const gcl_param_info *p,
+                                  const char *label, int device_id, uint64_t *address);
 
 #endif

@@ -4,23 +4,22 @@
  * *absolute* address, not the offset (FACTS.md, checked against cubins and the H200's
  * cuFuncGetParamInfo):  abs = base; for each param: abs = alignup(abs, align);
  * offset = abs - base; abs += size.  The buffer is max(offset + size) bytes, no tail padding. */
-#include "types.h"
+#include "layout_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define AREA_V1_MAX 4352 /* sm_75-89 move the base when the area exceeds this */
 
-typedef struct lparam {
-  size_t offset, size, align;
-  gcl_param_info info;
-} lparam;
+typedef gcl__lparam lparam;
 
 struct gcl_layout {
   int sm;
   size_t count, size;
   gcl_signature *sig; /* a private copy (names and type trees); NULL for raw layouts */
   lparam *params;
+  unsigned char *bits; /* initial set-tracking bitmap: see layout_internal.h */
+  size_t bit_bytes, owners;
 };
 
 static const int known_sms[] = {75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121};
@@ -100,6 +99,34 @@ static gcl_status layout_place(gcl_layout *l) {
   return GCL_OK;
 }
 
+/* Bytes of the set-tracking bitmap and owner slots per parameter, then the initial bitmap: bits
+ * of padding bytes (and past each parameter's last byte) preset, so that a parameter is
+ * complete when all its bits are set. Fills each parameter's whole-parameter field. */
+static bool layout_track(gcl_layout *l) {
+  size_t at = 0, owners = 0;
+  for (size_t i = 0; i < l->count; i++) {
+    lparam *p = &l->params[i];
+    p->bit_at = at, p->owner_at = owners;
+    p->leaf_bytes = p->type ? p->type->leaf_bytes : p->size;
+    p->owners = p->type ? p->type->ptr_leaves : p->size == 8; /* raw: 8 bytes may be a pointer */
+    at += (p->size + 7) / 8, owners += p->owners;
+  }
+  l->bit_bytes = at, l->owners = owners;
+  l->bits = malloc(at ? at : 1);
+  if (!l->bits) return false;
+  for (size_t i = 0; i < l->count; i++) {
+    lparam *p = &l->params[i];
+    unsigned char *b = l->bits + p->bit_at;
+    size_t nb = (p->size + 7) / 8;
+    memset(b, 0, nb); /* mark the leaf bytes, then invert: padding and the tail bits end up set */
+    if (p->type) gcl__type_mark_leaves(p->type, b, 0);
+    else gcl__bits_set(b, 0, p->size);
+    for (size_t k = 0; k < nb; k++) b[k] = (unsigned char)~b[k];
+    gcl__field_make(l, p, p->type, 0, p->owner_at, p->info.name, &p->field);
+  }
+  return true;
+}
+
 gcl_status gcl_layout_create(const gcl_signature *sig, int sm, gcl_layout **out) {
   if (!sig || !out) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_layout_create: %s is NULL", sig ? "out" : "sig");
   gcl_status s = check_sm(sm);
@@ -112,10 +139,12 @@ gcl_status gcl_layout_create(const gcl_signature *sig, int sm, gcl_layout **out)
   }
   for (size_t i = 0; i < l->count; i++) {
     gcl_signature_param(l->sig, i, &l->params[i].info);
+    l->params[i].type = gcl__signature_type(l->sig, i);
     l->params[i].size = l->params[i].info.size;
     l->params[i].align = l->params[i].info.align;
   }
   s = layout_place(l);
+  if (!s && !layout_track(l)) s = gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "out of memory creating a layout");
   if (s) {
     gcl_layout_destroy(l);
     return s;
@@ -171,6 +200,10 @@ gcl_status gcl_layout_create_raw(size_t count, const size_t *offsets, const size
                                .pointee_align = 1};
     if (offsets[i] + sizes[i] > l->size) l->size = offsets[i] + sizes[i];
   }
+  if (!layout_track(l)) {
+    gcl_layout_destroy(l);
+    return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "out of memory creating a layout");
+  }
   *out = l;
   return GCL_OK;
 }
@@ -179,6 +212,7 @@ void gcl_layout_destroy(gcl_layout *layout) {
   if (!layout) return;
   gcl_signature_destroy(layout->sig);
   free(layout->params);
+  free(layout->bits);
   free(layout);
 }
 
@@ -231,3 +265,14 @@ gcl_status gcl_layout_find(const gcl_layout *layout, const char *name, size_t *i
 const gcl__type *gcl__layout_type(const gcl_layout *layout, size_t index) {
   return gcl__signature_type(layout->sig, index);
 }
+
+const gcl__lparam *gcl__layout_lparam(const gcl_layout *layout, size_t index) {
+  return &layout->params[index];
+}
+
+const unsigned char *gcl__layout_bits(const gcl_layout *layout, size_t *bytes) {
+  *bytes = layout->bit_bytes;
+  return layout->bits;
+}
+
+size_t gcl__layout_owner_count(const gcl_layout *layout) { return layout->owners; }

@@ -10,6 +10,7 @@
 
 #define MAX_DEPTH 32           /* struct nesting; keeps recursion bounded on hostile input */
 #define MAX_ALIGN ((size_t)32768) /* libffi stores alignment in an unsigned short */
+#define MAX_NAME 128           /* keeps field paths (names joined by '.') bounded */
 
 typedef struct sparam {
   char *name;
@@ -163,31 +164,81 @@ static gcl_status parse_bytes(parser *p, gcl__type **out) {
   return *out ? GCL_OK : oom();
 }
 
-/* Appends t to a growing member list; frees t when out of memory. */
-static bool push_member(gcl__type ***m, size_t *n, size_t *cap, gcl__type *t) {
-  if (*n == *cap) {
-    size_t c = *cap ? *cap * 2 : 4;
-    gcl__type **g = realloc(*m, c * sizeof *g);
-    if (!g) {
+/* A struct's members while they are parsed: types, names and the columns of the names. */
+typedef struct members {
+  gcl__type **types;
+  char **names;
+  size_t *cols;
+  size_t n, cap;
+} members;
+
+static void members_free(members *m) {
+  for (size_t i = 0; i < m->n; i++) {
+    gcl__type_destroy(m->types[i]);
+    free(m->names[i]);
+  }
+  free(m->types), free(m->names), free(m->cols);
+}
+
+/* Appends (t, name); frees both when out of memory. */
+static bool push_member(members *m, gcl__type *t, char *name, size_t col) {
+  if (m->n == m->cap) {
+    size_t c = m->cap ? m->cap * 2 : 4;
+    gcl__type **g = realloc(m->types, c * sizeof *g);
+    if (g) m->types = g;
+    char **nm = g ? realloc(m->names, c * sizeof *nm) : NULL;
+    if (nm) m->names = nm;
+    size_t *cl = nm ? realloc(m->cols, c * sizeof *cl) : NULL;
+    if (!cl) {
       gcl__type_destroy(t);
+      free(name);
       return false;
     }
-    *m = g, *cap = c;
+    m->cols = cl, m->cap = c;
   }
-  (*m)[(*n)++] = t;
+  m->types[m->n] = t, m->names[m->n] = name, m->cols[m->n] = col;
+  m->n++;
   return true;
 }
 
-static gcl_status parse_members(parser *p, gcl__type ***m, size_t *n) {
-  size_t cap = 0;
+static gcl_status parse_name(parser *p, const char *what, char **name);
+static bool is_reserved(const parser *p);
+
+/* A member's optional name must differ from the names before it in the same struct. */
+static gcl_status check_member_name(const parser *p, const members *m, const char *name,
+                                    size_t col) {
+  for (size_t i = 0; name && i < m->n; i++)
+    if (m->names[i] && !strcmp(m->names[i], name))
+      return fail_at(col, "duplicate member name '%s' in struct{...}: member %zu (col %zu) and "
+                     "member %zu", name, i, m->cols[i] + 1, m->n);
+  (void)p;
+  return GCL_OK;
+}
+
+static gcl_status parse_member(parser *p, members *m) {
+  gcl__type *t = NULL;
+  char *name = NULL;
+  gcl_status s = parse_type(p, &t);
+  size_t col = p->tpos;
+  if (!s) s = parse_name(p, "a member name, ',' or '}'", &name);
+  if (!s) s = check_member_name(p, m, name, col);
+  if (s) {
+    gcl__type_destroy(t);
+    free(name);
+    return s;
+  }
+  return push_member(m, t, name, col) ? GCL_OK : oom();
+}
+
+static gcl_status parse_members(parser *p, members *m) {
   if (is_punct(p, '}')) return fail_at(p->tpos, "expected a member type in 'struct{', got '}' (empty structs are not allowed)");
   for (;;) {
-    gcl__type *t = NULL;
-    gcl_status s = parse_type(p, &t);
+    gcl_status s = parse_member(p, m);
     if (s) return s;
-    if (!push_member(m, n, &cap, t)) return oom();
     if (is_punct(p, '}')) return next(p), GCL_OK;
-    if (!is_punct(p, ',')) return expected(p, "',' or '}' in struct{...}");
+    if (!is_punct(p, ','))
+      return expected(p, p->kind == TK_IDENT ? "',' or '}' in struct{...}"
+                                             : "a member name, ',' or '}' in struct{...}");
     next(p);
   }
 }
@@ -198,17 +249,16 @@ static gcl_status parse_struct(parser *p, gcl__type **out) {
   next(p);
   gcl_status s = expect_punct(p, '{', "'struct'");
   if (s) return s;
-  gcl__type **m = NULL;
-  size_t n = 0;
+  members m = {0};
   p->depth++;
-  s = parse_members(p, &m, &n);
+  s = parse_members(p, &m);
   p->depth--;
   if (s) {
-    for (size_t i = 0; i < n; i++) gcl__type_destroy(m[i]);
-    free(m);
+    members_free(&m);
     return s;
   }
-  gcl__type *t = gcl__type_struct(m, n);
+  free(m.cols);
+  gcl__type *t = gcl__type_struct(m.types, m.names, m.n);
   if (!t) return oom();
   if (t->size > GCL__TYPE_MAX_BYTES) {
     gcl__type_destroy(t);
@@ -310,17 +360,27 @@ static bool name_taken(const parser *p) {
   return false;
 }
 
-static gcl_status parse_name(parser *p, char **name) {
+/* An optional name: a C identifier that is no word of the grammar, at most MAX_NAME chars. */
+static gcl_status parse_name(parser *p, const char *what, char **name) {
   char t[64];
   if (p->kind != TK_IDENT) return GCL_OK; /* names are optional */
   if (is_reserved(p))
-    return fail_at(p->tpos, "expected a parameter name, ',' or the end of the signature, got %s "
-                   "(a reserved word)", tok_text(p, t, sizeof t));
-  if (name_taken(p)) return fail_at(p->tpos, "duplicate parameter name %s", tok_text(p, t, sizeof t));
+    return fail_at(p->tpos, "expected %s, got %s (a reserved word)", what,
+                   tok_text(p, t, sizeof t));
+  if (p->tlen > MAX_NAME)
+    return fail_at(p->tpos, "name %s... is %zu characters long, at most %d are allowed",
+                   tok_text(p, t, sizeof t), p->tlen, MAX_NAME);
   *name = strndup(p->text + p->tpos, p->tlen);
   if (!*name) return oom();
   next(p);
   return GCL_OK;
+}
+
+static gcl_status parse_param_name(parser *p, char **name) {
+  char t[64];
+  if (p->kind == TK_IDENT && !is_reserved(p) && name_taken(p))
+    return fail_at(p->tpos, "duplicate parameter name %s", tok_text(p, t, sizeof t));
+  return parse_name(p, "a parameter name, ',' or the end of the signature", name);
 }
 
 static gcl_status push_param(parser *p, sparam sp) {
@@ -343,7 +403,7 @@ static gcl_status parse_param(parser *p) {
   if (!s && sp.grid_constant && sp.type->kind == GCL_PARAM_POINTER)
     s = fail_at(col, "grid_constant applies to by-value parameters only, not to the pointer '%s*'",
                 gcl__scalar_name(sp.type->scalar));
-  if (!s) s = parse_name(p, &sp.name);
+  if (!s) s = parse_param_name(p, &sp.name);
   if (!s) s = push_param(p, sp);
   if (s) {
     gcl__type_destroy(sp.type);

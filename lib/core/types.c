@@ -65,6 +65,7 @@ gcl__type *gcl__type_scalar(gcl_scalar s) {
   t->ffi = scalar_ffi(s);
   t->size = t->ffi->size;
   t->align = t->ffi->alignment;
+  t->leaf_bytes = t->size;
   return t;
 }
 
@@ -77,13 +78,15 @@ gcl__type *gcl__type_pointer(gcl_scalar elem, bool is_const) {
   t->size = ffi_type_pointer.size;
   t->align = ffi_type_pointer.alignment;
   t->pointee_align = elem == GCL_SCALAR_VOID ? 1 : scalar_ffi(elem)->alignment;
+  t->leaf_bytes = t->size;
+  t->ptr_leaves = 1;
   return t;
 }
 
 gcl__type *gcl__type_tensormap(void) {
   gcl__type *t = type_new(GCL_PARAM_TENSORMAP);
   if (!t) return NULL;
-  t->size = GCL__TENSORMAP_SIZE;
+  t->size = t->leaf_bytes = GCL__TENSORMAP_SIZE;
   t->align = GCL__TENSORMAP_ALIGN;
   use_leaf(t);
   return t;
@@ -93,28 +96,38 @@ gcl__type *gcl__type_bytes(size_t n) {
   gcl__type *t = type_new(GCL_PARAM_BYTES);
   if (!t) return NULL;
   t->count = n;
-  t->size = n;
+  t->size = t->leaf_bytes = n;
   t->align = 1;
   use_leaf(t);
   return t;
 }
 
-static void free_members(gcl__type **members, size_t n) {
-  for (size_t i = 0; i < n; i++) gcl__type_destroy(members[i]);
+static void free_members(gcl__type **members, char **names, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    gcl__type_destroy(members[i]);
+    if (names) free(names[i]);
+  }
   free(members);
+  free(names);
 }
 
-gcl__type *gcl__type_struct(gcl__type **members, size_t n) {
+gcl__type *gcl__type_struct(gcl__type **members, char **names, size_t n) {
   gcl__type *t = type_new(GCL_PARAM_STRUCT);
   ffi_type **el = calloc(n + 1, sizeof *el);
   size_t *off = calloc(n ? n : 1, sizeof *off);
-  if (!t || !el || !off) {
+  if (!names) names = calloc(n ? n : 1, sizeof *names);
+  if (!t || !el || !off || !names) {
     free(t), free(el), free(off);
-    free_members(members, n);
+    free_members(members, names, n);
     return NULL;
   }
-  for (size_t i = 0; i < n; i++) el[i] = members[i]->ffi;
-  t->members = members, t->member_count = n, t->offsets = off, t->ffi_elements = el;
+  for (size_t i = 0; i < n; i++) {
+    el[i] = members[i]->ffi;
+    t->leaf_bytes += members[i]->leaf_bytes;
+    t->ptr_leaves += members[i]->ptr_leaves;
+  }
+  t->members = members, t->names = names, t->member_count = n, t->offsets = off;
+  t->ffi_elements = el;
   t->ffi_struct.type = FFI_TYPE_STRUCT;
   t->ffi_struct.elements = el;
   /* libffi computes the C-ABI member offsets, size and alignment (tail padding included). */
@@ -137,6 +150,8 @@ gcl__type *gcl__type_array(gcl__type *elem, size_t n) {
   t->elem = elem;
   t->count = n;
   t->size = elem->size * n;
+  t->leaf_bytes = elem->leaf_bytes * n;
+  t->ptr_leaves = elem->ptr_leaves * n;
   t->align = elem->align;
   t->scalar = elem->scalar;
   t->is_const = elem->is_const;
@@ -159,7 +174,7 @@ void gcl__type_set_align(gcl__type *t, size_t n) {
 void gcl__type_destroy(gcl__type *t) {
   if (!t) return;
   gcl__type_destroy(t->elem);
-  free_members(t->members, t->member_count);
+  if (t->kind == GCL_PARAM_STRUCT) free_members(t->members, t->names, t->member_count);
   free(t->offsets);
   free(t->ffi_elements);
   free(t);
@@ -167,15 +182,17 @@ void gcl__type_destroy(gcl__type *t) {
 
 static gcl__type *clone_struct(const gcl__type *t) {
   gcl__type **m = calloc(t->member_count, sizeof *m);
-  if (!m) return NULL;
+  char **names = calloc(t->member_count, sizeof *names);
+  if (!m || !names) return free(m), free(names), NULL;
   for (size_t i = 0; i < t->member_count; i++) {
     m[i] = gcl__type_clone(t->members[i]);
-    if (!m[i]) {
-      free_members(m, i);
+    names[i] = t->names[i] ? strdup(t->names[i]) : NULL;
+    if (!m[i] || (t->names[i] && !names[i])) {
+      free_members(m, names, i + 1);
       return NULL;
     }
   }
-  return gcl__type_struct(m, t->member_count);
+  return gcl__type_struct(m, names, t->member_count);
 }
 
 gcl__type *gcl__type_clone(const gcl__type *t) {
@@ -220,6 +237,7 @@ void gcl__type_format(const gcl__type *t, char *buf, size_t cap, size_t *len) {
     for (size_t i = 0; i < t->member_count; i++) {
       if (i) put(buf, cap, len, ", ");
       gcl__type_format(t->members[i], buf, cap, len);
+      if (t->names[i]) put(buf, cap, len, " %s", t->names[i]);
     }
     put(buf, cap, len, "}");
     break;
@@ -236,6 +254,14 @@ const char *gcl__type_name(const gcl__type *t, char *buf, size_t cap) {
   if (cap) buf[0] = '\0';
   gcl__type_format(t, buf, cap, &len);
   return buf;
+}
+
+long gcl__type_member(const gcl__type *t, const char *name, size_t len) {
+  for (size_t i = 0; i < t->member_count; i++) {
+    const char *n = t->names[i];
+    if (n && strlen(n) == len && !memcmp(n, name, len)) return (long)i;
+  }
+  return -1;
 }
 
 void gcl__type_describe(const gcl__type *t, gcl_param_info *info) {

@@ -26,8 +26,14 @@ struct gcl__type {
   size_t pointee_align;  /* POINTER: align(N) or the element type's alignment */
   gcl__type *elem;       /* ARRAY: the element type */
   gcl__type **members;   /* STRUCT: member types */
+  char **names;          /* STRUCT: member names (an entry is NULL for an unnamed member) */
   size_t *offsets;       /* STRUCT: member offsets (from ffi_get_struct_offsets) */
   size_t member_count;   /* STRUCT */
+  /* Leaves (scalars, pointers, tensor maps, bytes) inside the type, for fields and set-tracking:
+   * the bytes they cover (size minus padding) and how many of them are pointers (the slots a
+   * taken DLPack tensor may own). */
+  size_t leaf_bytes;
+  size_t ptr_leaves;
   /* libffi view. `ffi` is what an enclosing struct sees: one of libffi's predefined types, the
    * computed struct (`ffi_struct`), or `ffi_leaf`, an opaque FFI_TYPE_STRUCT whose size and
    * alignment are preset (libffi trusts preset non-zero sizes of members, which is how
@@ -48,8 +54,9 @@ gcl__type *gcl__type_scalar(gcl_scalar s);
 gcl__type *gcl__type_pointer(gcl_scalar elem, bool is_const);
 gcl__type *gcl__type_tensormap(void);
 gcl__type *gcl__type_bytes(size_t n);
-/* Takes ownership of members[0..n) (and of the members array itself, allocated by malloc). */
-gcl__type *gcl__type_struct(gcl__type **members, size_t n);
+/* Takes ownership of members[0..n) and of names[0..n) (each entry NULL or a malloc'd string;
+ * names itself may be NULL: all unnamed), and of both arrays (allocated by malloc). */
+gcl__type *gcl__type_struct(gcl__type **members, char **names, size_t n);
 /* Takes ownership of elem. The caller checked elem->size * n <= GCL__TYPE_MAX_BYTES. */
 gcl__type *gcl__type_array(gcl__type *elem, size_t n);
 /* Applies align(n) (a power of two; the parser checked it is allowed): for pointers it sets the
@@ -63,6 +70,9 @@ gcl__type *gcl__type_clone(const gcl__type *t);
 void gcl__type_format(const gcl__type *t, char *buf, size_t cap, size_t *len);
 /* Canonical spelling of t into a small buffer (for messages; truncated if long). */
 const char *gcl__type_name(const gcl__type *t, char *buf, size_t cap);
+
+/* Index of the member called name (len bytes, not NUL-terminated) of struct t; -1 if none. */
+long gcl__type_member(const gcl__type *t, const char *name, size_t len);
 
 /* Fills the type fields of info (not name / grid_constant). */
 void gcl__type_describe(const gcl__type *t, gcl_param_info *info);

@@ -13,6 +13,11 @@ struct gcl_context {
 
 /* Makes ctx current on this thread if it is not already. */
 gcl_status gcl__context_bind(gcl_context *ctx);
+/* Checks and encodes a tensor map for t into map (64-byte aligned, written only on success);
+ * messages name the target as who. (tensormap.c) */
+gcl_status gcl__tensormap_encode_as(gcl_context *ctx, const DLTensor *t,
+                                    const gcl_tensormap_options *options, const char *who,
+                                    void *map);
 
 /* --- Modules and kernels (module.c, kernel.c, launch.c) ------------------------------------- */
 

@@ -150,3 +150,9 @@ gcl_status gcl_args_set_tensormap(gcl_args *args, gcl_context *ctx, size_t index
   return is_element ? gcl_args_set_element(args, index, element, &m, sizeof m)
                     : gcl_args_set(args, index, &m, sizeof m);
 }
+
+gcl_status gcl__tensormap_encode_as(gcl_context *ctx, const DLTensor *t,
+                                    const gcl_tensormap_options *options, const char *who,
+                                    void *map) {
+  return encode(ctx, t, options, who, map);
+}

@@ -120,8 +120,8 @@ Test(args, array_elements_are_set_one_by_one) {
   const void *d;
   size_t s;
   cr_assert_eq(gcl_args_buffer(f.args, &d, &s), GCL_ERROR_UNSET_ARGUMENT);
-  cr_assert_str_eq(gcl_last_error(), "parameter 1 'maps' ('tensormap[4]') was never set, 3 of its 4 "
-                                     "elements set (1 of 2 parameters unset)");
+  cr_assert_str_eq(gcl_last_error(), "parameter 1 'maps' ('tensormap[4]'): field 'maps[3]' was never "
+                                     "set (128 of its 512 leaf bytes unset; 1 of 2 parameters unset)");
   cr_assert_eq(gcl_args_set_element(f.args, 1, 4, m, sizeof m), GCL_ERROR_INVALID_ARGUMENT);
   cr_assert_eq(gcl_args_set_element(f.args, 1, 3, m, 64), GCL_ERROR_INVALID_ARGUMENT);
   cr_assert_eq(gcl_args_set_element(f.args, 0, 0, m, 4), GCL_ERROR_INVALID_ARGUMENT);

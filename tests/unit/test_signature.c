@@ -180,7 +180,7 @@ Test(signature, errors_point_at_the_column) {
   parse_bad("bytes 4", "col 7: expected '(' after 'bytes', got '4'");
   parse_bad("bytes(4", "col 8: expected ')' after the number, got the end of the signature");
   parse_bad("struct{} s", "col 8: expected a member type in 'struct{', got '}' (empty structs are not allowed)");
-  parse_bad("struct{i32 f32}", "col 12: expected ',' or '}' in struct{...}, got 'f32'");
+  parse_bad("struct{i32 f32}", "col 12: expected a member name, ',' or '}', got 'f32' (a reserved word)");
   parse_bad("struct{i32,", "col 12: expected a type, got the end of the signature");
   parse_bad("i32[0] a", "col 5: array length must be >= 1, got 0");
   parse_bad("i32[4", "col 6: expected ']' after the element count, got the end of the signature");

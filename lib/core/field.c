@@ -1,0 +1,401 @@
+/* Fields: paths into by-value aggregates, resolved against a layout's type trees once
+ * (gcl_layout_field), formatted back (gcl_layout_field_path, messages), and every leaf visited
+ * in buffer order (gcl_layout_visit_leaves). Path grammar in gclaunch.h. Also the leaf bitmap
+ * of a type (which bytes are not padding), used by the layout to preset set-tracking. */
+#include "layout_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PATH_MAX_BYTES 16384 /* >= (1 + 2 * 32 struct levels + 1) components of <= 130 chars */
+
+static bool is_leaf(const gcl__type *t) {
+  return !t || (t->kind != GCL_PARAM_STRUCT && t->kind != GCL_PARAM_ARRAY);
+}
+
+void gcl__bits_set(unsigned char *bits, size_t from, size_t n) {
+  size_t i = from, end = from + n;
+  for (; i < end && i % 8; i++) bits[i / 8] |= (unsigned char)(1u << (i % 8));
+  if (end - i >= 8) {
+    memset(bits + i / 8, 0xff, (end - i) / 8);
+    i += (end - i) / 8 * 8;
+  }
+  for (; i < end; i++) bits[i / 8] |= (unsigned char)(1u << (i % 8));
+}
+
+void gcl__type_mark_leaves(const gcl__type *t, unsigned char *bits, size_t at) {
+  switch (t->kind) {
+  case GCL_PARAM_STRUCT:
+    for (size_t i = 0; i < t->member_count; i++)
+      gcl__type_mark_leaves(t->members[i], bits, at + t->offsets[i]);
+    return;
+  case GCL_PARAM_ARRAY:
+    if (t->elem->leaf_bytes == t->elem->size) { /* no padding inside: one run */
+      gcl__bits_set(bits, at, t->size);
+      return;
+    }
+    for (size_t i = 0; i < t->count; i++) gcl__type_mark_leaves(t->elem, bits, at + i * t->elem->size);
+    return;
+  default: /* a leaf's own bytes; an align(N) above its natural size is padding */
+    gcl__bits_set(bits, at, t->leaf_bytes);
+  }
+}
+
+void gcl__field_make(const gcl_layout *layout, const gcl__lparam *p, const gcl__type *t,
+                     size_t rel, size_t owner, const char *name, gcl_field *out) {
+  memset(out, 0, sizeof *out);
+  out->param = (size_t)(p - gcl__layout_lparam(layout, 0));
+  out->offset = p->offset + rel;
+  if (t) {
+    gcl__type_describe(t, &out->info);
+    out->size = t->size, out->align = t->align;
+  } else {
+    out->info = p->info;
+    out->size = p->size, out->align = p->align;
+  }
+  out->info.name = name;
+  out->info.grid_constant = p->info.grid_constant;
+  out->priv_layout = layout, out->priv_type = t;
+  out->priv_rel = rel, out->priv_owner = owner;
+  out->priv_owners = t ? t->ptr_leaves : p->owners;
+}
+
+/* --- formatting paths ------------------------------------------------------------------- */
+
+typedef struct pbuf {
+  char *buf;
+  size_t cap, len; /* len counts everything, also what did not fit */
+} pbuf;
+
+static void put(pbuf *b, const char *fmt, ...) GCL__PRINTF(2, 3);
+static void put(pbuf *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *dst = b->buf && b->len < b->cap ? b->buf + b->len : NULL;
+  int n = vsnprintf(dst, dst ? b->cap - b->len : 0, fmt, ap);
+  va_end(ap);
+  if (n > 0) b->len += (size_t)n;
+}
+
+static void put_param(pbuf *b, const gcl__lparam *p, size_t index) {
+  if (p->info.name) put(b, "%s", p->info.name);
+  else put(b, "%zu", index);
+}
+
+/* The member of struct t holding byte rel. */
+static size_t member_at(const gcl__type *t, size_t rel) {
+  size_t m = 0;
+  while (m + 1 < t->member_count && t->offsets[m + 1] <= rel) m++;
+  return m;
+}
+
+/* Appends the components from t down to target (at rel == 0), or down to the leaf holding rel
+ * when target is NULL. */
+static void put_path_below(pbuf *b, const gcl__type *t, size_t rel, const gcl__type *target) {
+  while (t && !is_leaf(t) && !(t == target && rel == 0)) {
+    if (t->kind == GCL_PARAM_STRUCT) {
+      size_t m = member_at(t, rel);
+      if (t->names[m]) put(b, ".%s", t->names[m]);
+      else put(b, ".%zu", m);
+      rel -= t->offsets[m];
+      t = t->members[m];
+    } else {
+      size_t i = rel / t->elem->size;
+      put(b, "[%zu]", i);
+      rel -= i * t->elem->size;
+      t = t->elem;
+    }
+  }
+}
+
+static bool is_whole(const gcl_field *f, const gcl__lparam *p) {
+  return f->priv_rel == 0 && f->priv_type == (const void *)p->type;
+}
+
+gcl_status gcl_layout_field_path(const gcl_layout *layout, const gcl_field *field, char *buf,
+                                 size_t cap, size_t *needed) {
+  if (!layout || !field || (!buf && cap))
+    return gcl__fail_null("gcl_layout_field_path", 3, "layout", (const void *)layout, "field",
+                          (const void *)field, "buf", (const void *)buf);
+  if (field->priv_layout != (const void *)layout || field->param >= gcl_layout_count(layout))
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_layout_field_path: field was not resolved "
+                     "in this layout");
+  const gcl__lparam *p = gcl__layout_lparam(layout, field->param);
+  pbuf b = {buf, cap, 0};
+  put_param(&b, p, field->param);
+  put_path_below(&b, p->type, field->priv_rel, field->priv_type);
+  if (needed) *needed = b.len;
+  if (b.len + 1 > cap)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_layout_field_path: the path needs %zu bytes "
+                     "with its NUL, cap is %zu", b.len + 1, cap);
+  return GCL_OK;
+}
+
+bool gcl__field_is_whole(const gcl_field *f) {
+  return is_whole(f, gcl__layout_lparam(f->priv_layout, f->param));
+}
+
+const char *gcl__field_label(const gcl_field *f, char *buf, size_t cap) {
+  const gcl_layout *layout = f->priv_layout;
+  const gcl__lparam *p = gcl__layout_lparam(layout, f->param);
+  pbuf b = {buf, cap, 0};
+  if (cap) buf[0] = '\0';
+  put(&b, "parameter %zu", f->param);
+  if (p->info.name) put(&b, " '%s'", p->info.name);
+  if (is_whole(f, p)) return buf;
+  put(&b, " field '");
+  put_param(&b, p, f->param);
+  put_path_below(&b, p->type, f->priv_rel, f->priv_type);
+  put(&b, "'");
+  return buf;
+}
+
+const char *gcl__leaf_path_at(const gcl_layout *layout, size_t index, size_t rel, char *buf,
+                              size_t cap) {
+  const gcl__lparam *p = gcl__layout_lparam(layout, index);
+  pbuf b = {buf, cap, 0};
+  if (cap) buf[0] = '\0';
+  put_param(&b, p, index);
+  put_path_below(&b, p->type, rel, NULL);
+  return buf;
+}
+
+/* --- resolving paths -------------------------------------------------------------------- */
+
+typedef struct walk {
+  const char *path;
+  size_t pos;
+  const gcl_layout *layout;
+  const gcl__lparam *p;
+  const gcl__type *t;
+  size_t rel, owner;
+  const char *name;
+} walk;
+
+static gcl_status bad(const walk *w, gcl_status s, size_t col, const char *fmt, ...)
+    GCL__PRINTF(4, 5);
+static gcl_status bad(const walk *w, gcl_status s, size_t col, const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return gcl__fail(s, "path '%.200s', col %zu: %s", w->path, col + 1, msg);
+}
+
+static bool ident_char(char c, bool first) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
+         (!first && c >= '0' && c <= '9');
+}
+
+/* Length of the identifier or number at pos (0 if neither); *num gets a number, saturated. */
+static size_t component(const walk *w, bool *is_num, uint64_t *num) {
+  const char *s = w->path + w->pos;
+  size_t n = 0;
+  *is_num = s[0] >= '0' && s[0] <= '9';
+  *num = 0;
+  if (*is_num) {
+    for (; s[n] >= '0' && s[n] <= '9'; n++)
+      *num = *num > UINT32_MAX ? *num : *num * 10 + (uint64_t)(s[n] - '0');
+    return n;
+  }
+  while (ident_char(s[n], n == 0)) n++;
+  return n;
+}
+
+/* 'g.segs' -- the path up to pos, for messages. */
+static int upto(size_t pos) { return pos > 200 ? 200 : (int)pos; }
+
+static gcl_status first_param(walk *w) {
+  bool is_num;
+  uint64_t num;
+  size_t n = component(w, &is_num, &num);
+  size_t count = gcl_layout_count(w->layout), index = 0;
+  if (!n) return bad(w, GCL_ERROR_INVALID_ARGUMENT, 0, "expected a parameter name or index");
+  if (is_num) {
+    if (num >= count)
+      return bad(w, GCL_ERROR_INVALID_ARGUMENT, 0, "parameter %.*s out of range: the layout has "
+                 "%zu", (int)n, w->path, count);
+    index = (size_t)num;
+  } else {
+    while (index < count && !(gcl__layout_lparam(w->layout, index)->info.name &&
+                              strlen(gcl__layout_lparam(w->layout, index)->info.name) == n &&
+                              !memcmp(gcl__layout_lparam(w->layout, index)->info.name, w->path, n)))
+      index++;
+    if (index == count)
+      return bad(w, GCL_ERROR_NOT_FOUND, 0, "no parameter named '%.*s' among %zu parameters",
+                 (int)n, w->path, count);
+  }
+  w->p = gcl__layout_lparam(w->layout, index);
+  w->t = w->p->type, w->owner = w->p->owner_at, w->name = w->p->info.name;
+  w->pos = n;
+  return GCL_OK;
+}
+
+/* "'g.n' (u32)" for messages about the value at the path so far. */
+static const char *what_so_far(const walk *w, size_t end, char *buf, size_t cap) {
+  char type[128];
+  if (w->t) gcl__type_name(w->t, type, sizeof type);
+  else snprintf(type, sizeof type, "bytes(%zu), untyped: a layout without a signature", w->p->size);
+  snprintf(buf, cap, "'%.*s' (%s)", upto(end), w->path, type);
+  return buf;
+}
+
+/* Lists member names ("loads, stores, 2, n") for a NOT_FOUND message. */
+static const char *member_list(const gcl__type *t, char *buf, size_t cap) {
+  pbuf b = {buf, cap, 0};
+  buf[0] = '\0';
+  for (size_t i = 0; i < t->member_count; i++) {
+    if (t->names[i]) put(&b, "%s%s", i ? ", " : "", t->names[i]);
+    else put(&b, "%s%zu", i ? ", " : "", i);
+  }
+  return buf;
+}
+
+static gcl_status pick_member(walk *w, size_t at, size_t n, bool is_num, uint64_t num) {
+  char what[512], list[512];
+  const gcl__type *t = w->t;
+  long m = -1;
+  if (is_num && num < t->member_count) m = (long)num;
+  else if (!is_num) m = gcl__type_member(t, w->path + w->pos, n);
+  if (m < 0 && is_num)
+    return bad(w, GCL_ERROR_INVALID_ARGUMENT, w->pos, "member %.*s out of range: %s has %zu "
+               "members", (int)n, w->path + w->pos, what_so_far(w, at, what, sizeof what),
+               t->member_count);
+  if (m < 0)
+    return bad(w, GCL_ERROR_NOT_FOUND, w->pos, "no member '%.*s' in %s (members: %s)", (int)n,
+               w->path + w->pos, what_so_far(w, at, what, sizeof what),
+               member_list(t, list, sizeof list));
+  for (long k = 0; k < m; k++) w->owner += t->members[k]->ptr_leaves;
+  w->rel += t->offsets[m];
+  w->name = t->names[m];
+  w->t = t->members[m];
+  return GCL_OK;
+}
+
+/* ".name" or ".N" at w->pos (the '.'). */
+static gcl_status step_member(walk *w) {
+  char what[512];
+  size_t at = w->pos++;
+  bool is_num;
+  uint64_t num;
+  size_t n = component(w, &is_num, &num);
+  if (!n) return bad(w, GCL_ERROR_INVALID_ARGUMENT, w->pos, "expected a member name or index after '.'");
+  if (!w->t || w->t->kind != GCL_PARAM_STRUCT) {
+    bool array = w->t && w->t->kind == GCL_PARAM_ARRAY;
+    return bad(w, is_num || array ? GCL_ERROR_INVALID_ARGUMENT : GCL_ERROR_NOT_FOUND, at,
+               "%s is not a struct%s", what_so_far(w, at, what, sizeof what),
+               array ? ": index an array with [N]" : ": it has no members");
+  }
+  gcl_status s = pick_member(w, at, n, is_num, num);
+  if (!s) w->pos += n;
+  return s;
+}
+
+/* "[N]" at w->pos (the '['). */
+static gcl_status step_element(walk *w) {
+  char what[512];
+  size_t at = w->pos++;
+  bool is_num;
+  uint64_t num;
+  size_t n = component(w, &is_num, &num);
+  if (!n || !is_num) return bad(w, GCL_ERROR_INVALID_ARGUMENT, w->pos, "expected an index after '['");
+  if (w->path[w->pos + n] != ']')
+    return bad(w, GCL_ERROR_INVALID_ARGUMENT, w->pos + n, "expected ']' after the index");
+  if (!w->t || w->t->kind != GCL_PARAM_ARRAY)
+    return bad(w, GCL_ERROR_INVALID_ARGUMENT, at, "%s is not an array",
+               what_so_far(w, at, what, sizeof what));
+  if (num >= w->t->count)
+    return bad(w, GCL_ERROR_INVALID_ARGUMENT, w->pos, "index %.*s out of range: %s has %zu "
+               "elements", (int)n, w->path + w->pos, what_so_far(w, at, what, sizeof what),
+               w->t->count);
+  w->rel += (size_t)num * w->t->elem->size;
+  w->owner += (size_t)num * w->t->elem->ptr_leaves;
+  w->t = w->t->elem;
+  w->pos += n + 1;
+  return GCL_OK;
+}
+
+gcl_status gcl_layout_field(const gcl_layout *layout, const char *path, gcl_field *out) {
+  if (!layout || !path || !out)
+    return gcl__fail_null("gcl_layout_field", 3, "layout", (const void *)layout, "path",
+                          (const void *)path, "out", (const void *)out);
+  walk w = {.path = path, .layout = layout};
+  gcl_status s = first_param(&w);
+  while (!s && path[w.pos]) {
+    if (path[w.pos] == '.') s = step_member(&w);
+    else if (path[w.pos] == '[') s = step_element(&w);
+    else s = bad(&w, GCL_ERROR_INVALID_ARGUMENT, w.pos, "expected '.', '[' or the end of the "
+                 "path, got '%c'", path[w.pos]);
+  }
+  if (s) return s;
+  gcl__field_make(layout, w.p, w.t, w.rel, w.owner, w.name, out);
+  return GCL_OK;
+}
+
+gcl_status gcl_layout_param_field(const gcl_layout *layout, size_t index, gcl_field *out) {
+  if (!layout || !out)
+    return gcl__fail_null("gcl_layout_param_field", 2, "layout", (const void *)layout, "out",
+                          (const void *)out);
+  if (index >= gcl_layout_count(layout))
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_layout_param_field: index %zu out of range: "
+                     "the layout has %zu parameters", index, gcl_layout_count(layout));
+  *out = gcl__layout_lparam(layout, index)->field;
+  return GCL_OK;
+}
+
+/* --- visiting leaves -------------------------------------------------------------------- */
+
+typedef struct visit {
+  const gcl_layout *layout;
+  const gcl__lparam *p;
+  gcl_leaf_fn fn;
+  void *user;
+  pbuf b;
+} visit;
+
+/* Visits the leaves of t at rel; returns nonzero when fn asked to stop. */
+static int visit_type(visit *v, const gcl__type *t, size_t rel, size_t owner, const char *name) {
+  size_t len = v->b.len;
+  int stop = 0;
+  if (is_leaf(t)) {
+    gcl_field f;
+    gcl__field_make(v->layout, v->p, t, rel, owner, name, &f);
+    return v->fn(&f, v->b.buf, v->user);
+  }
+  if (t->kind == GCL_PARAM_STRUCT) {
+    for (size_t i = 0; i < t->member_count && !stop; i++) {
+      if (t->names[i]) put(&v->b, ".%s", t->names[i]);
+      else put(&v->b, ".%zu", i);
+      stop = visit_type(v, t->members[i], rel + t->offsets[i], owner, t->names[i]);
+      owner += t->members[i]->ptr_leaves;
+      v->b.len = len, v->b.buf[len] = '\0';
+    }
+    return stop;
+  }
+  for (size_t i = 0; i < t->count && !stop; i++) {
+    put(&v->b, "[%zu]", i);
+    stop = visit_type(v, t->elem, rel + i * t->elem->size, owner + i * t->elem->ptr_leaves, name);
+    v->b.len = len, v->b.buf[len] = '\0';
+  }
+  return stop;
+}
+
+gcl_status gcl_layout_visit_leaves(const gcl_layout *layout, gcl_leaf_fn fn, void *user) {
+  if (!layout) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_layout_visit_leaves: layout is NULL");
+  if (!fn) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_layout_visit_leaves: fn is NULL");
+  visit v = {.layout = layout, .fn = fn, .user = user};
+  v.b.cap = PATH_MAX_BYTES;
+  v.b.buf = malloc(v.b.cap);
+  if (!v.b.buf) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "out of memory visiting leaves");
+  int stop = 0;
+  for (size_t i = 0; i < gcl_layout_count(layout) && !stop; i++) {
+    v.p = gcl__layout_lparam(layout, i);
+    v.b.len = 0;
+    put_param(&v.b, v.p, i);
+    stop = visit_type(&v, v.p->type, 0, v.p->owner_at, v.p->info.name);
+  }
+  free(v.b.buf);
+  return GCL_OK;
+}
