@@ -1,9 +1,12 @@
-/* Example: a megakernel whose TMA descriptors all sit in ONE grid-constant parameter, a
- * tensormap[16] the kernel indexes at run time (kernels/megakernel.cu, megakernel_copy_16).
+/* Example: a megakernel that takes ONE grid-constant globals struct, as real megakernels do
+ * (kernels/megakernel.cu, megakernel_globals_16):
+ *   struct Globals { TM maps[16]; const WorkItem *work; unsigned n_work; };
+ * Its TMA descriptors sit in the struct's maps[] and the kernel indexes them at run time; every
+ * member is set through a field resolved once ("g.maps[3]", "g.work", "g.n_work").
  *   example_megakernel_tmaps [megakernel.sm_90.cubin]
- * Element 0 describes the source tensor, element 1 the destination (a view at byte_offset 256);
- * the other elements repeat the source, because every element must be set. Each work item names
- * the two descriptors it uses and the box's coordinates. sm_90 or later. */
+ * Map 0 describes the source tensor, map 1 the destination (a view at byte_offset 256); the other
+ * maps repeat the source, because every leaf must be set. Each work item names the two
+ * descriptors it uses and the box's coordinates. sm_90 or later. */
 #include <gclaunch/gclaunch.h>
 #include <stdio.h>
 #include <string.h>
@@ -35,15 +38,32 @@ static DLTensor matrix(uint64_t base, uint64_t byte_offset, int64_t *shape, int6
   return t;
 }
 
-/* The descriptors: element i of parameter 0, encoded in place (no copy, no allocation). */
-static int set_maps(gcl_args *args, gcl_context *ctx, const DLTensor *src, const DLTensor *dst) {
+#define SIGNATURE "grid_constant struct{tensormap[16] maps, const void* work, u32 n_work} g"
+
+/* The globals' fields, resolved once against the kernel's layout. */
+typedef struct fields { gcl_field maps[MAPS], work, n_work; } fields;
+
+static int resolve(const gcl_layout *l, fields *f) {
+  char path[32];
+  for (int i = 0; i < MAPS; i++) {
+    snprintf(path, sizeof path, "g.maps[%d]", i);
+    if (check(gcl_layout_field(l, path, &f->maps[i]), path)) return 1;
+  }
+  return check(gcl_layout_field(l, "g.work", &f->work), "g.work") ||
+         check(gcl_layout_field(l, "g.n_work", &f->n_work), "g.n_work");
+}
+
+/* The descriptors: encoded straight into the struct's maps[i] (no copy, no allocation). */
+static int set_maps(gcl_args *args, gcl_context *ctx, const fields *f, const DLTensor *src,
+                    const DLTensor *dst) {
   gcl_tensormap_options o;
   memset(&o, 0, sizeof o);
   o.box[0] = BOX; /* TMA order: box[0] is the contiguous (column) dimension */
   o.box[1] = BOX;
   for (size_t i = 0; i < MAPS; i++) {
     o.store = i == 1; /* the destination: rows must be whole 16-byte chunks (TMA stores) */
-    if (check(gcl_args_set_tensormap(args, ctx, 0, i, i == 1 ? dst : src, &o), "tensormap"))
+    if (check(gcl_args_set_field_tensormap(args, ctx, &f->maps[i], i == 1 ? dst : src, &o),
+              "g.maps[i]"))
       return 1;
   }
   return 0;
@@ -51,6 +71,8 @@ static int set_maps(gcl_args *args, gcl_context *ctx, const DLTensor *src, const
 
 static int run(gcl_context *ctx, gcl_kernel *k, gcl_args *args, uint64_t a, uint64_t b,
                uint64_t work) {
+  fields f;
+  if (resolve(gcl_kernel_layout(k), &f)) return 1;
   int64_t shape[2] = {ROWS, COLS}, strides[2] = {COLS, 1};
   DLTensor src = matrix(a, 0, shape, strides), dst = matrix(b, 256, shape, strides);
   work_item items[(ROWS / BOX) * (COLS / BOX)];
@@ -58,10 +80,10 @@ static int run(gcl_context *ctx, gcl_kernel *k, gcl_args *args, uint64_t a, uint
     items[i] = (work_item){0, 1, 2, BOX * BOX * 4, {(int32_t)(BOX * (i % (COLS / BOX))),
                                                     (int32_t)(BOX * (i / (COLS / BOX))), 0}, 0};
   gcl_launch_config cfg = {.grid = {sizeof items / sizeof *items}, .block = {32}};
-  return set_maps(args, ctx, &src, &dst) ||
+  return set_maps(args, ctx, &f, &src, &dst) ||
          check(gcl_mem_upload(ctx, work, items, sizeof items), "upload work") ||
-         check(gcl_args_set_ptr(args, 1, work), "work") ||
-         check(gcl_args_set_u32(args, 2, sizeof items / sizeof *items), "n_work") ||
+         check(gcl_args_set_field_ptr(args, &f.work, work), "g.work") ||
+         check(gcl_args_set_field_u32(args, &f.n_work, sizeof items / sizeof *items), "g.n_work") ||
          check(gcl_launch(k, &cfg, args), "launch") ||
          check(gcl_context_synchronize(ctx), "kernel");
 }
@@ -78,9 +100,7 @@ int main(int argc, char **argv) {
   uint64_t a = 0, b = 0, work = 0;
   int bad = check(gcl_context_create(0, &ctx), "context") ||
             check(gcl_module_load_file(ctx, path, &mod), path) ||
-            check(gcl_kernel_get(mod, "megakernel_copy_16",
-                                 "grid_constant tensormap[16] maps, const void* work, u32 n_work",
-                                 &k), "kernel") ||
+            check(gcl_kernel_get(mod, "megakernel_globals_16", SIGNATURE, &k), "kernel") ||
             check(gcl_args_create(gcl_kernel_layout(k), &args), "args") ||
             check(gcl_mem_alloc(ctx, sizeof host, &a), "alloc a") ||
             check(gcl_mem_alloc(ctx, sizeof host + 256, &b), "alloc b") ||

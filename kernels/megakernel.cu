@@ -162,3 +162,21 @@ GCL_MEGAKERNEL(TM, 64, megakernel_copy_64)
 GCL_MEGAKERNEL(TM, 255, megakernel_copy_255)
 GCL_MEGAKERNEL(TM64, 16, megakernel_copy_a64_16)
 GCL_MEGAKERNEL(TM64, 255, megakernel_copy_a64_255)
+
+// The same megakernel taking ONE grid-constant globals struct, the shape real megakernels use
+// (ThunderKittens' globals, CUTLASS Params): its maps, the work list and its length are members.
+// Host side: signature "grid_constant struct{tensormap[N] maps, const void* work, u32 n_work} g",
+// every member set through fields ("g.maps[3]", "g.work", "g.n_work").
+template <class T, int N> struct Globals {
+  Maps<T, N> maps;
+  const WorkItem *work;
+  unsigned n_work;
+};
+
+#define GCL_MEGAKERNEL_GLOBALS(T, N, NAME)                                                        \
+  extern "C" __global__ void __launch_bounds__(32) NAME(const __grid_constant__ Globals<T, N> g) { \
+    copy_loop<T, N>(g.maps, g.work, g.n_work);                                                    \
+  }
+
+GCL_MEGAKERNEL_GLOBALS(TM, 16, megakernel_globals_16)
+GCL_MEGAKERNEL_GLOBALS(TM, 64, megakernel_globals_64)
