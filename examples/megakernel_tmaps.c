@@ -16,7 +16,9 @@
 #define BOX 16
 #define MAPS 16
 
-typedef struct work_item { uint32_t src, dst, rank, bytes; int32_t c[3]; uint32_t pad; } work_item;
+/* kernels/megakernel.cu's WorkItem (40 bytes): map indices, rank, box bytes, source and
+ * destination coordinates innermost first (the innermost ones multiples of 16 bytes: TMA). */
+typedef struct work_item { uint32_t src, dst, rank, bytes; int32_t sc[3], dc[3]; } work_item;
 
 static int check(gcl_status s, const char *what) {
   if (s != GCL_OK) fprintf(stderr, "%s: %s: %s\n", what, gcl_status_name(s), gcl_last_error());
@@ -76,9 +78,10 @@ static int run(gcl_context *ctx, gcl_kernel *k, gcl_args *args, uint64_t a, uint
   int64_t shape[2] = {ROWS, COLS}, strides[2] = {COLS, 1};
   DLTensor src = matrix(a, 0, shape, strides), dst = matrix(b, 256, shape, strides);
   work_item items[(ROWS / BOX) * (COLS / BOX)];
-  for (uint32_t i = 0; i < sizeof items / sizeof *items; i++)
-    items[i] = (work_item){0, 1, 2, BOX * BOX * 4, {(int32_t)(BOX * (i % (COLS / BOX))),
-                                                    (int32_t)(BOX * (i / (COLS / BOX))), 0}, 0};
+  for (uint32_t i = 0; i < sizeof items / sizeof *items; i++) {
+    int32_t x = (int32_t)(BOX * (i % (COLS / BOX))), y = (int32_t)(BOX * (i / (COLS / BOX)));
+    items[i] = (work_item){0, 1, 2, BOX * BOX * 4, {x, y, 0}, {x, y, 0}};
+  }
   gcl_launch_config cfg = {.grid = {sizeof items / sizeof *items}, .block = {32}};
   return set_maps(args, ctx, &f, &src, &dst) ||
          check(gcl_mem_upload(ctx, work, items, sizeof items), "upload work") ||
