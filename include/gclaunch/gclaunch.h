@@ -40,43 +40,53 @@ extern "C" {
 #define GCL_VERSION_MINOR 1
 #define GCL_VERSION_PATCH 0
 #define GCL_VERSION_STRING "0.1.0"
+/* 10000 * major + 100 * minor + patch (zstd's ZSTD_VERSION_NUMBER): 0.1.0 is 100. Compare it
+ * with gcl_version_number() to see whether the library loaded at run time is older than the
+ * header a program was built with. */
+#define GCL_VERSION_NUMBER (10000 * GCL_VERSION_MAJOR + 100 * GCL_VERSION_MINOR + GCL_VERSION_PATCH)
 
 /* Runtime version, "MAJOR.MINOR.PATCH". Never NULL. Thread-safe. */
 GCL_API const char *gcl_version(void);
+/* Runtime version as GCL_VERSION_NUMBER of the library's own build. Thread-safe. */
+GCL_API unsigned gcl_version_number(void);
 
 /* ---------------------------------------------------------------------------------------------
  * Status
  * ------------------------------------------------------------------------------------------- */
 
-/* One table: enum value, default text. */
-#define GCL_STATUS_LIST(X)                                                                        \
-  X(GCL_OK, "success")                                                                            \
-  X(GCL_ERROR_INVALID_ARGUMENT, "invalid argument")                                               \
-  X(GCL_ERROR_OUT_OF_MEMORY, "out of memory (host, or device: the message says which)")           \
-  X(GCL_ERROR_PARSE, "malformed signature")                                                       \
-  X(GCL_ERROR_LAYOUT_TOO_LARGE, "parameters exceed the 32764-byte limit")                         \
-  X(GCL_ERROR_UNSET_ARGUMENT, "a parameter was never set")                                        \
-  X(GCL_ERROR_TYPE_MISMATCH, "value does not match the parameter's type")                         \
-  X(GCL_ERROR_TENSOR, "tensor rejected")                                                          \
-  X(GCL_ERROR_TENSOR_VERSION, "unsupported DLPack major version")                                 \
-  X(GCL_ERROR_BAD_IMAGE, "malformed or unsupported module image")                                 \
-  X(GCL_ERROR_NOT_FOUND, "not found")                                                             \
-  X(GCL_ERROR_SIGNATURE_MISMATCH, "declared signature disagrees with the kernel")                 \
-  X(GCL_ERROR_NO_DRIVER, "no CUDA driver library")                                                \
-  X(GCL_ERROR_STUB_DRIVER, "the CUDA driver is the toolkit's stub library")                       \
-  X(GCL_ERROR_NO_DEVICE, "no CUDA device")                                                        \
-  X(GCL_ERROR_DRIVER_TOO_OLD, "the CUDA driver lacks a needed entry point")                       \
-  X(GCL_ERROR_DRIVER, "a CUDA driver call failed")                                                \
-  X(GCL_ERROR_NO_NVRTC, "NVRTC library not found")                                                \
-  X(GCL_ERROR_COMPILE, "compilation failed")                                                      \
-  X(GCL_ERROR_INVALID_CONFIG, "invalid launch configuration")                                     \
-  X(GCL_ERROR_IO, "file could not be read")
+/* One table: enum name, value, default text. The values are part of the ABI: they never change;
+ * new statuses are appended with the next number (tests/unit/test_status.c pins every one). */
+#define GCL_STATUS_LIST(X)                                                                         \
+  X(GCL_OK, 0, "success")                                                                          \
+  X(GCL_ERROR_INVALID_ARGUMENT, 1, "invalid argument")                                             \
+  X(GCL_ERROR_OUT_OF_MEMORY, 2, "out of memory (host, or device: the message says which)")         \
+  X(GCL_ERROR_PARSE, 3, "malformed signature")                                                     \
+  X(GCL_ERROR_LAYOUT_TOO_LARGE, 4, "parameters exceed the 32764-byte limit")                       \
+  X(GCL_ERROR_UNSET_ARGUMENT, 5, "a parameter was never set")                                      \
+  X(GCL_ERROR_TYPE_MISMATCH, 6, "value does not match the parameter's type")                       \
+  X(GCL_ERROR_TENSOR, 7, "tensor rejected")                                                        \
+  X(GCL_ERROR_TENSOR_VERSION, 8, "unsupported DLPack major version")                               \
+  X(GCL_ERROR_BAD_IMAGE, 9, "malformed or unsupported module image")                               \
+  X(GCL_ERROR_NOT_FOUND, 10, "not found")                                                          \
+  X(GCL_ERROR_SIGNATURE_MISMATCH, 11, "declared signature disagrees with the kernel")              \
+  X(GCL_ERROR_NO_DRIVER, 12, "no CUDA driver library")                                             \
+  X(GCL_ERROR_STUB_DRIVER, 13, "the CUDA driver is the toolkit's stub library")                    \
+  X(GCL_ERROR_NO_DEVICE, 14, "no CUDA device")                                                     \
+  X(GCL_ERROR_DRIVER_TOO_OLD, 15, "the CUDA driver lacks a needed entry point")                    \
+  X(GCL_ERROR_DRIVER, 16, "a CUDA driver call failed")                                             \
+  X(GCL_ERROR_NO_NVRTC, 17, "NVRTC library not found")                                             \
+  X(GCL_ERROR_COMPILE, 18, "compilation failed")                                                   \
+  X(GCL_ERROR_INVALID_CONFIG, 19, "invalid launch configuration")                                  \
+  X(GCL_ERROR_IO, 20, "file could not be read")                                                    \
+  X(GCL_ERROR_KERNEL_FAULT, 21, "a kernel faulted: the process's CUDA state is lost; "             \
+                               "only a new process recovers")
 
 typedef enum gcl_status {
-#define GCL_X_ENUM(name, text) name,
+#define GCL_X_ENUM(name, value, text) name = value,
   GCL_STATUS_LIST(GCL_X_ENUM)
 #undef GCL_X_ENUM
-  GCL_STATUS_COUNT
+  GCL_STATUS_COUNT /* one past the largest value today; it grows when a status is appended: do
+                      not store it or compile it into a program that must run with later versions */
 } gcl_status;
 
 /* "GCL_OK", "GCL_ERROR_PARSE", ...; "GCL_STATUS_UNKNOWN" for values outside the enum.
