@@ -99,6 +99,25 @@ GCL_API const char *gcl_status_text(gcl_status s);
 GCL_API const char *gcl_last_error(void);
 
 /* ---------------------------------------------------------------------------------------------
+ * Allocator (libuv's uv_replace_allocator)
+ * ------------------------------------------------------------------------------------------- */
+
+typedef void *(*gcl_malloc_fn)(size_t size);
+typedef void *(*gcl_realloc_fn)(void *ptr, size_t size);
+typedef void *(*gcl_calloc_fn)(size_t count, size_t size);
+typedef void (*gcl_free_fn)(void *ptr);
+
+/* Makes every host allocation of the library go through these four functions (they must behave
+ * as the C library's; sizes passed are never 0, free_fn is never given NULL). All four NULL
+ * restore the C library's. GCL_ERROR_INVALID_ARGUMENT when only some are NULL, or while blocks
+ * of the current allocator are still live (objects not destroyed): a block must go back to the
+ * allocator that made it. Not thread-safe: call it before any other gclaunch call and before
+ * starting threads that use gclaunch. Memory the driver and NVRTC allocate is theirs and does
+ * not go through it. */
+GCL_API gcl_status gcl_replace_allocator(gcl_malloc_fn malloc_fn, gcl_realloc_fn realloc_fn,
+                                         gcl_calloc_fn calloc_fn, gcl_free_fn free_fn);
+
+/* ---------------------------------------------------------------------------------------------
  * Signatures (CPU only)
  *
  *   signature = [ param { "," param } ]

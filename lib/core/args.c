@@ -65,7 +65,7 @@ static void init_slots(gcl_args *a, unsigned char *bits) {
 gcl_status gcl_args_create(const gcl_layout *layout, gcl_args **out) {
   if (!layout || !out) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_args_create: %s is NULL", layout ? "out" : "layout");
   size_t bits_at, data_at, bytes = block_bytes(layout, &bits_at, &data_at);
-  unsigned char *block = calloc(1, bytes);
+  unsigned char *block = gcl__calloc(1, bytes);
   if (!block) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "out of memory allocating %zu bytes of arguments", bytes);
   /* block is at least 16-aligned; shift everything so data lands on a BUFFER_ALIGN boundary */
   size_t shift = (BUFFER_ALIGN - ((uintptr_t)(block + data_at) % BUFFER_ALIGN)) % BUFFER_ALIGN;
@@ -94,7 +94,7 @@ static void release_owner(slot *s) {
 void gcl_args_destroy(gcl_args *args) {
   if (!args) return;
   for (size_t i = 0; i < args->count; i++) release_owner(&args->slots[i]);
-  free(args->block);
+  gcl__free(args->block);
 }
 
 const gcl_layout *gcl_args_layout(const gcl_args *args) { return args ? args->layout : NULL; }

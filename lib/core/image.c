@@ -9,18 +9,18 @@ gcl_status gcl__image_add_kernel(gcl_image *img, const char *name, size_t name_l
                                  size_t param_count, gcl__image_kernel **out) {
   if (img->count == img->cap) {
     size_t cap = img->cap ? 2 * img->cap : 8;
-    gcl__image_kernel *k = realloc(img->kernels, cap * sizeof *k);
+    gcl__image_kernel *k = gcl__realloc(img->kernels, cap * sizeof *k);
     if (!k) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "image: out of memory for %zu kernels", cap);
     img->kernels = k;
     img->cap = cap;
   }
   gcl__image_kernel k = {.info = {.param_count = param_count, .registers = -1,
                                   .shared_bytes = -1}};
-  k.name = malloc(name_len + 1);
-  k.params = param_count ? calloc(param_count, sizeof *k.params) : NULL;
+  k.name = gcl__malloc(name_len + 1);
+  k.params = param_count ? gcl__calloc(param_count, sizeof *k.params) : NULL;
   if (!k.name || (param_count && !k.params)) {
-    free(k.name);
-    free(k.params);
+    gcl__free(k.name);
+    gcl__free(k.params);
     return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "image: out of memory for kernel '%.*s'",
                      (int)(name_len > 200 ? 200 : name_len), name);
   }
@@ -34,10 +34,10 @@ gcl_status gcl__image_add_kernel(gcl_image *img, const char *name, size_t name_l
 
 void gcl__image_clear(gcl_image *img) {
   for (size_t k = 0; k < img->count; k++) {
-    free(img->kernels[k].name);
-    free(img->kernels[k].params);
+    gcl__free(img->kernels[k].name);
+    gcl__free(img->kernels[k].params);
   }
-  free(img->kernels);
+  gcl__free(img->kernels);
   img->kernels = NULL;
   img->count = img->cap = 0;
 }
@@ -69,7 +69,7 @@ gcl_status gcl_image_parse(const void *data, size_t size, int sm, gcl_image **ou
   if (sm < 0 || sm > 255)
     return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_image_parse: sm %d is not 0 or an "
                      "architecture number such as 90", sm);
-  gcl_image *img = calloc(1, sizeof *img);
+  gcl_image *img = gcl__calloc(1, sizeof *img);
   if (!img) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "gcl_image_parse: out of memory");
   gcl__bytes d = {data, size};
   gcl_status s = read_any(img, d, sm);
@@ -84,7 +84,7 @@ gcl_status gcl_image_parse(const void *data, size_t size, int sm, gcl_image **ou
 void gcl_image_destroy(gcl_image *img) {
   if (!img) return;
   gcl__image_clear(img);
-  free(img);
+  gcl__free(img);
 }
 
 gcl_image_format gcl_image_get_format(const gcl_image *img) {

@@ -23,6 +23,16 @@ gcl_status gcl__fail_null(const char *fn, int n, ...);
 /* Adds text to the end of this thread's message (for logs), truncating at GCL__MESSAGE_MAX. */
 void gcl__fail_append(const char *text);
 
+/* Allocation through the allocator of gcl_replace_allocator (alloc.c): every block lib/ allocates
+ * comes from these and goes back through gcl__free. Blocks handed to callers (gcl__read_file,
+ * gcl__nvrtc_compile) must be freed with gcl__free too. */
+void *gcl__malloc(size_t size);
+void *gcl__calloc(size_t count, size_t size);
+void *gcl__realloc(void *ptr, size_t size);
+void gcl__free(void *ptr);
+char *gcl__strdup(const char *s);
+char *gcl__strndup(const char *s, size_t n);
+
 /* "parameter 2 'src'" or "parameter 2" into buf; returns buf. */
 const char *gcl__param_label(char *buf, size_t cap, size_t index, const char *name);
 

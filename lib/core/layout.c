@@ -70,10 +70,10 @@ static gcl_status too_large(const gcl_layout *l, size_t need, const char *how) {
 }
 
 static gcl_layout *layout_new(size_t count, int sm) {
-  gcl_layout *l = calloc(1, sizeof *l);
+  gcl_layout *l = gcl__calloc(1, sizeof *l);
   if (!l) return NULL;
-  l->params = calloc(count ? count : 1, sizeof *l->params);
-  if (!l->params) return free(l), NULL;
+  l->params = gcl__calloc(count ? count : 1, sizeof *l->params);
+  if (!l->params) return gcl__free(l), NULL;
   l->count = count;
   l->sm = sm;
   return l;
@@ -146,10 +146,10 @@ static gcl_status check_raw_into(size_t count, const size_t *offsets, const size
 }
 
 static gcl_status check_raw(size_t count, const size_t *offsets, const size_t *sizes) {
-  unsigned char *used = calloc(RAW_LIMIT, 1); /* one flag per byte: overlap in O(bytes) */
+  unsigned char *used = gcl__calloc(RAW_LIMIT, 1); /* one flag per byte: overlap in O(bytes) */
   if (!used) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "out of memory creating a layout");
   gcl_status s = check_raw_into(count, offsets, sizes, used);
-  free(used);
+  gcl__free(used);
   return s;
 }
 
@@ -178,8 +178,8 @@ gcl_status gcl_layout_create_raw(size_t count, const size_t *offsets, const size
 void gcl_layout_destroy(gcl_layout *layout) {
   if (!layout) return;
   gcl_signature_destroy(layout->sig);
-  free(layout->params);
-  free(layout);
+  gcl__free(layout->params);
+  gcl__free(layout);
 }
 
 size_t gcl_layout_count(const gcl_layout *layout) { return layout ? layout->count : 0; }

@@ -167,7 +167,7 @@ static gcl_status parse_bytes(parser *p, gcl__type **out) {
 static bool push_member(gcl__type ***m, size_t *n, size_t *cap, gcl__type *t) {
   if (*n == *cap) {
     size_t c = *cap ? *cap * 2 : 4;
-    gcl__type **g = realloc(*m, c * sizeof *g);
+    gcl__type **g = gcl__realloc(*m, c * sizeof *g);
     if (!g) {
       gcl__type_destroy(t);
       return false;
@@ -205,7 +205,7 @@ static gcl_status parse_struct(parser *p, gcl__type **out) {
   p->depth--;
   if (s) {
     for (size_t i = 0; i < n; i++) gcl__type_destroy(m[i]);
-    free(m);
+    gcl__free(m);
     return s;
   }
   gcl__type *t = gcl__type_struct(m, n);
@@ -317,7 +317,7 @@ static gcl_status parse_name(parser *p, char **name) {
     return fail_at(p->tpos, "expected a parameter name, ',' or the end of the signature, got %s "
                    "(a reserved word)", tok_text(p, t, sizeof t));
   if (name_taken(p)) return fail_at(p->tpos, "duplicate parameter name %s", tok_text(p, t, sizeof t));
-  *name = strndup(p->text + p->tpos, p->tlen);
+  *name = gcl__strndup(p->text + p->tpos, p->tlen);
   if (!*name) return oom();
   next(p);
   return GCL_OK;
@@ -326,7 +326,7 @@ static gcl_status parse_name(parser *p, char **name) {
 static gcl_status push_param(parser *p, sparam sp) {
   if (p->count == p->cap) {
     size_t c = p->cap ? p->cap * 2 : 8;
-    sparam *g = realloc(p->params, c * sizeof *g);
+    sparam *g = gcl__realloc(p->params, c * sizeof *g);
     if (!g) return oom();
     p->params = g, p->cap = c;
   }
@@ -347,17 +347,17 @@ static gcl_status parse_param(parser *p) {
   if (!s) s = push_param(p, sp);
   if (s) {
     gcl__type_destroy(sp.type);
-    free(sp.name);
+    gcl__free(sp.name);
   }
   return s;
 }
 
 static void free_params(sparam *ps, size_t n) {
   for (size_t i = 0; i < n; i++) {
-    free(ps[i].name);
+    gcl__free(ps[i].name);
     gcl__type_destroy(ps[i].type);
   }
-  free(ps);
+  gcl__free(ps);
 }
 
 static gcl_status parse_all(parser *p) {
@@ -379,7 +379,7 @@ gcl_status gcl_signature_parse(const char *text, gcl_signature **out) {
   if (!text || !out) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_signature_parse: %s is NULL", text ? "out" : "text");
   parser p = {.text = text};
   gcl_status s = parse_all(&p);
-  gcl_signature *sig = s ? NULL : malloc(sizeof *sig);
+  gcl_signature *sig = s ? NULL : gcl__malloc(sizeof *sig);
   if (!s && !sig) s = oom();
   if (s) {
     free_params(p.params, p.count);
@@ -394,7 +394,7 @@ gcl_status gcl_signature_parse(const char *text, gcl_signature **out) {
 void gcl_signature_destroy(gcl_signature *sig) {
   if (!sig) return;
   free_params(sig->params, sig->count);
-  free(sig);
+  gcl__free(sig);
 }
 
 size_t gcl_signature_count(const gcl_signature *sig) { return sig ? sig->count : 0; }
@@ -455,16 +455,16 @@ gcl_status gcl_signature_format(const gcl_signature *sig, char *buf, size_t cap,
 }
 
 gcl_signature *gcl__signature_clone(const gcl_signature *sig) {
-  gcl_signature *c = calloc(1, sizeof *c);
+  gcl_signature *c = gcl__calloc(1, sizeof *c);
   if (!c) return NULL;
-  c->params = calloc(sig->count ? sig->count : 1, sizeof *c->params);
-  if (!c->params) return free(c), NULL;
+  c->params = gcl__calloc(sig->count ? sig->count : 1, sizeof *c->params);
+  if (!c->params) return gcl__free(c), NULL;
   for (; c->count < sig->count; c->count++) {
     const sparam *sp = &sig->params[c->count];
     sparam *d = &c->params[c->count];
     d->grid_constant = sp->grid_constant;
     d->type = gcl__type_clone(sp->type);
-    d->name = sp->name ? strdup(sp->name) : NULL;
+    d->name = sp->name ? gcl__strdup(sp->name) : NULL;
     if (!d->type || (sp->name && !d->name)) {
       c->count++;
       gcl_signature_destroy(c);

@@ -44,7 +44,7 @@ static ffi_type *scalar_ffi(gcl_scalar s) {
 static size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
 static gcl__type *type_new(gcl_param_kind kind) {
-  gcl__type *t = calloc(1, sizeof *t);
+  gcl__type *t = gcl__calloc(1, sizeof *t);
   if (t) t->kind = kind;
   return t;
 }
@@ -101,15 +101,15 @@ gcl__type *gcl__type_bytes(size_t n) {
 
 static void free_members(gcl__type **members, size_t n) {
   for (size_t i = 0; i < n; i++) gcl__type_destroy(members[i]);
-  free(members);
+  gcl__free(members);
 }
 
 gcl__type *gcl__type_struct(gcl__type **members, size_t n) {
   gcl__type *t = type_new(GCL_PARAM_STRUCT);
-  ffi_type **el = calloc(n + 1, sizeof *el);
-  size_t *off = calloc(n ? n : 1, sizeof *off);
+  ffi_type **el = gcl__calloc(n + 1, sizeof *el);
+  size_t *off = gcl__calloc(n ? n : 1, sizeof *off);
   if (!t || !el || !off) {
-    free(t), free(el), free(off);
+    gcl__free(t), gcl__free(el), gcl__free(off);
     free_members(members, n);
     return NULL;
   }
@@ -160,13 +160,13 @@ void gcl__type_destroy(gcl__type *t) {
   if (!t) return;
   gcl__type_destroy(t->elem);
   free_members(t->members, t->member_count);
-  free(t->offsets);
-  free(t->ffi_elements);
-  free(t);
+  gcl__free(t->offsets);
+  gcl__free(t->ffi_elements);
+  gcl__free(t);
 }
 
 static gcl__type *clone_struct(const gcl__type *t) {
-  gcl__type **m = calloc(t->member_count, sizeof *m);
+  gcl__type **m = gcl__calloc(t->member_count, sizeof *m);
   if (!m) return NULL;
   for (size_t i = 0; i < t->member_count; i++) {
     m[i] = gcl__type_clone(t->members[i]);

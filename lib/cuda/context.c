@@ -67,11 +67,11 @@ gcl_status gcl_context_create(int device, gcl_context **out) {
   if ((s = attribute(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, "cc major", &major)) ||
       (s = attribute(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "cc minor", &minor)))
     return s;
-  gcl_context *ctx = calloc(1, sizeof *ctx);
+  gcl_context *ctx = gcl__calloc(1, sizeof *ctx);
   if (!ctx) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "gcl_context_create: out of memory");
   CUresult rc = gcl__cu.cuDevicePrimaryCtxRetain(&ctx->ctx, dev);
   if (rc != CUDA_SUCCESS) {
-    free(ctx);
+    gcl__free(ctx);
     return gcl__cu_fail(rc, "cuDevicePrimaryCtxRetain(device %d)", device);
   }
   ctx->device = device;
@@ -84,7 +84,7 @@ gcl_status gcl_context_create(int device, gcl_context **out) {
 void gcl_context_destroy(gcl_context *ctx) {
   if (!ctx) return;
   gcl__cu.cuDevicePrimaryCtxRelease(ctx->dev);
-  free(ctx);
+  gcl__free(ctx);
 }
 
 int gcl_context_device(const gcl_context *ctx) { return ctx ? ctx->device : -1; }

@@ -18,8 +18,8 @@ static gcl_status driver_params(gcl_kernel *k, bool *known) {
   while (n <= GCL_PARAM_LIMIT && (rc = gcl__cu.cuFuncGetParamInfo(k->fn, n, &off, &size)) == CUDA_SUCCESS) n++;
   if (n > GCL_PARAM_LIMIT || rc != CUDA_ERROR_INVALID_VALUE)
     return gcl__cu_fail(rc, "cuFuncGetParamInfo(kernel '%s', parameter %zu)", k->name, n);
-  k->offsets = calloc(n + 1, sizeof *k->offsets);
-  k->sizes = calloc(n + 1, sizeof *k->sizes);
+  k->offsets = gcl__calloc(n + 1, sizeof *k->offsets);
+  k->sizes = gcl__calloc(n + 1, sizeof *k->sizes);
   if (!k->offsets || !k->sizes) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "kernel '%s': %zu parameters", k->name, n);
   for (size_t i = 0; i < n; i++) {
     rc = gcl__cu.cuFuncGetParamInfo(k->fn, i, &k->offsets[i], &k->sizes[i]);
@@ -74,8 +74,8 @@ static gcl_status check_declared(const gcl_kernel *k, const gcl_layout *declared
 /* Copies the typed layout's offsets and sizes (no driver layout to check against). */
 static gcl_status adopt_declared(gcl_kernel *k, const gcl_layout *declared) {
   size_t n = gcl_layout_count(declared);
-  k->offsets = calloc(n + 1, sizeof *k->offsets);
-  k->sizes = calloc(n + 1, sizeof *k->sizes);
+  k->offsets = gcl__calloc(n + 1, sizeof *k->offsets);
+  k->sizes = gcl__calloc(n + 1, sizeof *k->sizes);
   if (!k->offsets || !k->sizes) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "kernel '%s': %zu parameters", k->name, n);
   for (size_t i = 0; i < n; i++) {
     gcl_status s = gcl_layout_param(declared, i, &k->offsets[i], &k->sizes[i], NULL);
@@ -182,9 +182,9 @@ gcl_status gcl_kernel_get_on(gcl_module *mod, gcl_context *ctx, const char *name
   if (!mod) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "mod: expected a module, got NULL");
   if (!ctx) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "ctx: expected a context, got NULL");
   if (!name || !*name) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "name: expected a kernel name, got %s", name ? "\"\"" : "NULL");
-  gcl_kernel *k = calloc(1, sizeof *k);
-  if (!k || !(k->name = strdup(name))) {
-    free(k);
+  gcl_kernel *k = gcl__calloc(1, sizeof *k);
+  if (!k || !(k->name = gcl__strdup(name))) {
+    gcl__free(k);
     return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "kernel '%s': out of memory", name);
   }
   k->mod = mod;
@@ -207,10 +207,10 @@ void gcl__kernel_free(gcl_kernel *k) {
   if (!k) return;
   gcl_layout_destroy(k->layout);
   pthread_mutex_destroy(&k->opt_lock);
-  free(k->offsets);
-  free(k->sizes);
-  free(k->name);
-  free(k);
+  gcl__free(k->offsets);
+  gcl__free(k->sizes);
+  gcl__free(k->name);
+  gcl__free(k);
 }
 
 const gcl_layout *gcl_kernel_layout(const gcl_kernel *kernel) { return kernel ? kernel->layout : NULL; }

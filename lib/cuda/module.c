@@ -110,7 +110,7 @@ gcl_status gcl__read_file(const char *path, void **data, size_t *size) {
     fclose(f);
     return gcl__fail(GCL_ERROR_IO, "cannot size '%s': %s", path, strerror_r(e, err, sizeof err));
   }
-  char *buf = malloc((size_t)n + 1);
+  char *buf = gcl__malloc((size_t)n + 1);
   if (!buf) {
     fclose(f);
     return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "reading '%s': cannot allocate %ld bytes", path, n + 1);
@@ -119,7 +119,7 @@ gcl_status gcl__read_file(const char *path, void **data, size_t *size) {
   int e = ferror(f) ? errno : 0;
   fclose(f);
   if (got != (size_t)n) {
-    free(buf);
+    gcl__free(buf);
     return gcl__fail(GCL_ERROR_IO, "reading '%s': got %zu of %ld bytes%s%s", path, got, n,
                      e ? ": " : "", e ? strerror_r(e, err, sizeof err) : "");
   }
@@ -143,7 +143,7 @@ static bool load_error_is_image(CUresult rc) {
 static gcl_status load_image(gcl_module *m, const void *data, size_t size, gcl_image_format f) {
   char *copy = NULL;
   if (f == GCL_IMAGE_PTX && memchr(data, 0, size) == NULL) {
-    if (!(copy = malloc(size + 1))) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "PTX copy of %zu bytes", size);
+    if (!(copy = gcl__malloc(size + 1))) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "PTX copy of %zu bytes", size);
     memcpy(copy, data, size);
     copy[size] = 0;
     data = copy;
@@ -155,7 +155,7 @@ static gcl_status load_image(gcl_module *m, const void *data, size_t size, gcl_i
   gcl_status s = gcl__context_bind(m->ctx); /* the JIT targets the current context's device */
   CUresult rc = CUDA_SUCCESS;
   if (s == GCL_OK) rc = gcl__cu.cuLibraryLoadData(&m->lib, data, opts, vals, 4, NULL, NULL, 0);
-  free(copy);
+  gcl__free(copy);
   if (s != GCL_OK) return s;
   if (rc == CUDA_SUCCESS) return GCL_OK;
   s = gcl__cu_fail(rc, "cuLibraryLoadData(%s image, %zu bytes)", format_name(f), size);
@@ -169,7 +169,7 @@ static gcl_status load_image(gcl_module *m, const void *data, size_t size, gcl_i
 static gcl_status module_new(gcl_context *ctx, gcl_module **out) {
   gcl_status s = gcl__cu_load();
   if (s != GCL_OK) return s;
-  gcl_module *m = calloc(1, sizeof *m);
+  gcl_module *m = gcl__calloc(1, sizeof *m);
   if (!m) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "module: out of memory");
   m->ctx = ctx;
   *out = m;
@@ -184,7 +184,7 @@ gcl_status gcl_module_load_data(gcl_context *ctx, const void *data, size_t size,
   gcl_module *m = NULL;
   gcl_status s = gcl__image_format(data, size, &f);
   if (s == GCL_OK) s = module_new(ctx, &m);
-  if (s == GCL_OK && (s = load_image(m, data, size, f)) != GCL_OK) free(m);
+  if (s == GCL_OK && (s = load_image(m, data, size, f)) != GCL_OK) gcl__free(m);
   if (s == GCL_OK) *out = m;
   return s;
 }
@@ -198,7 +198,7 @@ gcl_status gcl_module_load_file(gcl_context *ctx, const char *path, gcl_module *
   gcl_status s = gcl__read_file(path, &data, &size);
   if (s != GCL_OK) return s;
   s = gcl_module_load_data(ctx, data, size, out);
-  free(data);
+  gcl__free(data);
   if (s != GCL_OK) {
     gcl__fail_append(" (file '");
     gcl__fail_append(path);
@@ -237,7 +237,7 @@ static void cccl_include(char *buf, size_t cap) {
 static char *program_log(nvrtcProgram prog) {
   size_t n = 0;
   if (gcl__nvrtc.nvrtcGetProgramLogSize(prog, &n) != NVRTC_SUCCESS) n = 0;
-  char *log = calloc(n + 1, 1);
+  char *log = gcl__calloc(n + 1, 1);
   if (log && n && gcl__nvrtc.nvrtcGetProgramLog(prog, log) != NVRTC_SUCCESS) log[0] = 0;
   return log;
 }
@@ -248,11 +248,11 @@ static gcl_status program_image(nvrtcProgram prog, void **image, size_t *size) {
   bool ptx = gcl__nvrtc.nvrtcGetCUBINSize(prog, &n) != NVRTC_SUCCESS || n == 0;
   if (ptx && gcl__nvrtc.nvrtcGetPTXSize(prog, &n) != NVRTC_SUCCESS)
     return gcl__fail(GCL_ERROR_COMPILE, "NVRTC produced neither a cubin nor PTX");
-  char *buf = calloc(n + 1, 1);
+  char *buf = gcl__calloc(n + 1, 1);
   if (!buf) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "NVRTC output of %zu bytes", n);
   nvrtcResult rc = ptx ? gcl__nvrtc.nvrtcGetPTX(prog, buf) : gcl__nvrtc.nvrtcGetCUBIN(prog, buf);
   if (rc != NVRTC_SUCCESS) {
-    free(buf);
+    gcl__free(buf);
     return gcl__fail(GCL_ERROR_COMPILE, "nvrtcGet%s: %s", ptx ? "PTX" : "CUBIN",
                      gcl__nvrtc.nvrtcGetErrorString(rc));
   }
@@ -265,7 +265,7 @@ static gcl_status run_nvrtc(nvrtcProgram prog, const char *name, const char **op
                             const char *arch, char **log) {
   nvrtcResult rc = gcl__nvrtc.nvrtcCompileProgram(prog, (int)n, opts);
   char *text = program_log(prog);
-  free(*log);
+  gcl__free(*log);
   *log = text;
   if (rc == NVRTC_SUCCESS) return GCL_OK;
   gcl_status s = gcl__fail(GCL_ERROR_COMPILE, "compiling '%s' (%s): %s\n", name, arch,
@@ -284,7 +284,7 @@ gcl_status gcl__nvrtc_compile(const char *source, const char *name, const char *
   char arch[32], cccl[1024];
   cccl_include(cccl, sizeof cccl);
   snprintf(arch, sizeof arch, "-arch=sm_%d", sm);
-  const char **opts = malloc((option_count + 2) * sizeof *opts);
+  const char **opts = gcl__malloc((option_count + 2) * sizeof *opts);
   if (!opts) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "NVRTC options");
   size_t n = 0;
   if (cccl[0]) opts[n++] = cccl;
@@ -300,7 +300,7 @@ gcl_status gcl__nvrtc_compile(const char *source, const char *name, const char *
     if (s == GCL_OK) s = program_image(prog, image, size);
     gcl__nvrtc.nvrtcDestroyProgram(&prog);
   }
-  free(opts);
+  gcl__free(opts);
   return s;
 }
 
@@ -319,10 +319,10 @@ gcl_status gcl_module_compile(gcl_context *ctx, const char *source, const char *
   gcl_image_format f = GCL_IMAGE_CUBIN;
   if (s == GCL_OK) s = gcl__image_format(image, size, &f);
   if (s == GCL_OK) s = module_new(ctx, &m);
-  if (s == GCL_OK && (s = load_image(m, image, size, f)) != GCL_OK) free(m);
-  free(image);
+  if (s == GCL_OK && (s = load_image(m, image, size, f)) != GCL_OK) gcl__free(m);
+  gcl__free(image);
   if (s != GCL_OK) {
-    free(log);
+    gcl__free(log);
     return s;
   }
   m->compile_log = log;
@@ -344,6 +344,6 @@ void gcl_module_destroy(gcl_module *mod) {
     gcl__kernel_free(k);
   }
   if (mod->lib) gcl__cu.cuLibraryUnload(mod->lib);
-  free(mod->compile_log);
-  free(mod);
+  gcl__free(mod->compile_log);
+  gcl__free(mod);
 }

@@ -14,7 +14,7 @@ gcl_status gcl_timer_create(gcl_context *ctx, gcl_timer **out) {
   if (!ctx) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "ctx: expected a context, got NULL");
   gcl_status s = gcl__context_bind(ctx);
   if (s != GCL_OK) return s;
-  gcl_timer *t = calloc(1, sizeof *t);
+  gcl_timer *t = gcl__calloc(1, sizeof *t);
   if (!t) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "gcl_timer_create: out of memory");
   t->ctx = ctx;
   CUresult rc = gcl__cu.cuEventCreate(&t->start, CU_EVENT_DEFAULT);
@@ -23,7 +23,7 @@ gcl_status gcl_timer_create(gcl_context *ctx, gcl_timer **out) {
     if (rc != CUDA_SUCCESS) gcl__cu.cuEventDestroy(t->start);
   }
   if (rc != CUDA_SUCCESS) {
-    free(t);
+    gcl__free(t);
     return gcl__cu_fail(rc, "cuEventCreate(device %d)", ctx->device);
   }
   *out = t;
@@ -37,7 +37,7 @@ void gcl_timer_destroy(gcl_timer *timer) {
   (void)gcl__context_bind(timer->ctx);
   gcl__cu.cuEventDestroy(timer->start);
   gcl__cu.cuEventDestroy(timer->stop);
-  free(timer);
+  gcl__free(timer);
 }
 
 static gcl_status record(gcl_timer *t, CUevent e, void *stream, const char *which) {
