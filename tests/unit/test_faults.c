@@ -5,6 +5,7 @@
  * where the driver allows. Also checks the whole launch path on the CPU: the bytes the fake
  * driver receives are exactly the packed args. Each Criterion test is a fresh process. */
 #include "fakecuda_test.h"
+#include "suite.h"
 
 #include <stdio.h>
 
@@ -449,7 +450,7 @@ static const char k_source[] =
 Test(faults, compiled_module_load_failure_frees_the_log) {
   gcl_context *ctx = NULL;
   cr_assert_eq(gcl_context_create(0, &ctx), GCL_OK);
-  if (gcl_nvrtc_init() != GCL_OK) cr_skip_test("no NVRTC: %s", gcl_last_error());
+  if (gcl_nvrtc_init() != GCL_OK) GCL_SKIP_NO_NVRTC("no NVRTC: %s", gcl_last_error());
   gcl_module *mod = (gcl_module *)0x1;
   fakecuda_fail_once("cuLibraryLoadData", 2, 0);
   cr_assert_eq(gcl_module_compile(ctx, k_source, "k.cu", NULL, 0, &mod), GCL_ERROR_OUT_OF_MEMORY);
@@ -533,7 +534,7 @@ Test(faults, cli_info_reports_an_injected_stub_failure) {
   size_t n = fread(out, 1, sizeof out - 1, p);
   out[n] = 0;
   pclose(p);
-  if (strstr(out, "not found") && !strstr(out, "gclaunch")) cr_skip_test("no CLI: %s", out);
+  if (strstr(out, "not found") && !strstr(out, "gclaunch")) GCL_SKIP("no CLI: %.2000s", out);
   cr_assert(strstr(out, "CUDA_ERROR_STUB_LIBRARY"), "%s", out);
   cr_assert(strstr(out, "libfakecuda.so"), "%s", out);
 }

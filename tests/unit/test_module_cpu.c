@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "suite.h"
 #include "internal.h"
 
 /* Declared in lib/cuda/cuda_internal.h, which needs cuda.h (not on unit tests' include path). */
@@ -150,7 +151,7 @@ static const char *saxpy_src =
     "}\n";
 
 static void require_nvrtc(void) {
-  if (gcl_nvrtc_init() != GCL_OK) cr_skip_test("no NVRTC: %s", gcl_last_error());
+  if (gcl_nvrtc_init() != GCL_OK) GCL_SKIP_NO_NVRTC("no NVRTC: %s", gcl_last_error());
 }
 
 Test(module_cpu, nvrtc_compiles_a_cubin_for_the_given_sm) {
@@ -210,7 +211,7 @@ Test(module_cpu, nvrtc_finds_cccl_headers) {
   char dir[1024];
   snprintf(dir, sizeof dir, "%s/include/cccl/cuda/std/cstdint", GCL_CUDA_ROOT);
   FILE *probe = fopen(dir, "r");
-  if (!probe) cr_skip_test("no CCCL headers at %s", dir);
+  if (!probe) GCL_SKIP_NO_NVRTC("no CCCL headers at %s (the toolkit next to NVRTC)", dir);
   fclose(probe);
   const char *src = "#include <cuda/std/cstdint>\n"
                     "extern \"C\" __global__ void k(cuda::std::uint32_t *p) { p[0] = 1; }\n";
