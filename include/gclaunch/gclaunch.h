@@ -312,6 +312,16 @@ GCL_API const char *gcl_image_param_kind(const gcl_image *img, size_t k, size_t 
 /* Index of the kernel called name. GCL_ERROR_NOT_FOUND if none. Reads. */
 GCL_API gcl_status gcl_image_find_kernel(const gcl_image *img, const char *name, size_t *index);
 
+/* Reads the whole file at path (the reader gcl_module_load_file uses; the gclaunch tools use it
+ * too): *data gets the bytes plus a terminating NUL (not counted in *size), to be freed with
+ * gcl_file_free. GCL_ERROR_IO naming the path and the system's reason (missing, not a regular
+ * file, short read); GCL_ERROR_OUT_OF_MEMORY; GCL_ERROR_INVALID_ARGUMENT for NULL arguments.
+ * Outputs untouched on failure. Thread-safe. */
+GCL_API gcl_status gcl_file_read(const char *path, void **data, size_t *size);
+/* Frees what gcl_file_read returned (through the allocator of gcl_replace_allocator). NULL is
+ * fine. */
+GCL_API void gcl_file_free(void *data);
+
 /* ---------------------------------------------------------------------------------------------
  * Driver, devices, contexts (opens libcuda.so.1 at run time; never linked)
  * ------------------------------------------------------------------------------------------- */

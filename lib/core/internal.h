@@ -36,6 +36,15 @@ char *gcl__strndup(const char *s, size_t n);
 /* "parameter 2 'src'" or "parameter 2" into buf; returns buf. */
 const char *gcl__param_label(char *buf, size_t cap, size_t index, const char *name);
 
+/* The format of a module image from its content (lib/core/image.c: the one detector, shared by
+ * gcl_image_parse and the module loader): the ELF header and section table of a cubin, the
+ * containers of a fatbin, or PTX (.version first after whitespace and comments). GCL_ERROR_BAD_IMAGE
+ * saying what is wrong; *format untouched on failure. */
+gcl_status gcl__image_format(const void *data, size_t size, gcl_image_format *format);
+/* Reads the whole file at path into *data (NUL-terminated; free with gcl__free) and *size.
+ * GCL_ERROR_IO naming the path and the errno text; GCL_ERROR_OUT_OF_MEMORY. (file.c) */
+gcl_status gcl__read_file(const char *path, void **data, size_t *size);
+
 /* Parameter base in constant bank 0 for architecture sm and a parameter area of area bytes.
  * 0 for an unknown sm. (FACTS.md: 0x160 on sm_75-89, 0x1a80 there when the area exceeds 4352
  * bytes, 0x210 on sm_90, 0x380 on sm_100 and later.) */
