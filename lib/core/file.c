@@ -25,7 +25,7 @@ static gcl_status file_size(FILE *f, const char *path, size_t *size) {
 gcl_status gcl__read_file(const char *path, void **data, size_t *size) {
   char err[256];
   FILE *f = fopen(path, "rb");
-  if (!f) return gcl__fail(GCL_ERROR_IO, "cannot open '%s': %s", path, strerror_r(errno, err, sizeof err));
+  if (!f) return gcl__fail(GCL_ERROR_IO, "cannot read '%s': %s", path, strerror_r(errno, err, sizeof err));
   size_t n = 0;
   gcl_status s = file_size(f, path, &n);
   char *buf = s == GCL_OK ? gcl__malloc(n + 1) : NULL;
