@@ -446,6 +446,20 @@ GCL_API gcl_context *gcl_kernel_context(const gcl_kernel *kernel);
 /* The kernel's layout (owned by the kernel). Reads. */
 GCL_API const gcl_layout *gcl_kernel_layout(const gcl_kernel *kernel);
 
+/* How gcl_launch (and gcl_graph_kernel_node_set_args) hand the parameters to the driver: an array
+ * of pointers into the packed buffer (kernelParams, the default) or the packed buffer itself
+ * (CU_LAUNCH_PARAM_BUFFER_POINTER in `extra`). Both give the kernel the same bytes; the choice is
+ * for benchmarks and for working around a driver that mishandles one of them. */
+typedef enum gcl_launch_mode {
+  GCL_LAUNCH_KERNEL_PARAMS = 0,
+  GCL_LAUNCH_EXTRA_BUFFER = 1
+} gcl_launch_mode;
+/* Sets the kernel's launch mode. GCL_ERROR_INVALID_ARGUMENT for NULL kernel or another mode.
+ * Changes the kernel: not concurrently with a launch of it. */
+GCL_API gcl_status gcl_kernel_set_launch_mode(gcl_kernel *kernel, gcl_launch_mode mode);
+/* The kernel's launch mode (GCL_LAUNCH_KERNEL_PARAMS for NULL). Reads. */
+GCL_API gcl_launch_mode gcl_kernel_launch_mode(const gcl_kernel *kernel);
+
 typedef enum gcl_kernel_attr {
   GCL_KERNEL_MAX_THREADS_PER_BLOCK, GCL_KERNEL_STATIC_SHARED_BYTES, GCL_KERNEL_REGISTERS,
   GCL_KERNEL_MAX_DYNAMIC_SHARED_BYTES, GCL_KERNEL_LOCAL_BYTES

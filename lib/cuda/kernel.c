@@ -162,10 +162,18 @@ static gcl_status resolve(gcl_kernel *k) {
   return s;
 }
 
-/* GCL_LAUNCH_PARAMS=extra|pointers picks how parameters reach the driver (for benchmarks). */
-static bool default_use_extra(void) {
-  const char *mode = getenv("GCL_LAUNCH_PARAMS");
-  return mode && strcmp(mode, "extra") == 0;
+gcl_status gcl_kernel_set_launch_mode(gcl_kernel *kernel, gcl_launch_mode mode) {
+  if (!kernel) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_kernel_set_launch_mode: kernel is NULL");
+  if (mode != GCL_LAUNCH_KERNEL_PARAMS && mode != GCL_LAUNCH_EXTRA_BUFFER)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT,
+                     "gcl_kernel_set_launch_mode: mode %d: expected GCL_LAUNCH_KERNEL_PARAMS (0) "
+                     "or GCL_LAUNCH_EXTRA_BUFFER (1)", (int)mode);
+  kernel->use_extra = mode == GCL_LAUNCH_EXTRA_BUFFER;
+  return GCL_OK;
+}
+
+gcl_launch_mode gcl_kernel_launch_mode(const gcl_kernel *kernel) {
+  return kernel && kernel->use_extra ? GCL_LAUNCH_EXTRA_BUFFER : GCL_LAUNCH_KERNEL_PARAMS;
 }
 
 gcl_status gcl_kernel_get(gcl_module *mod, const char *name, const char *signature, gcl_kernel **out) {
@@ -196,7 +204,7 @@ gcl_status gcl_kernel_get_on(gcl_module *mod, gcl_context *ctx, const char *name
     return s;
   }
   k->param_bytes = gcl_layout_size(k->layout);
-  k->use_extra = default_use_extra();
+  k->use_extra = false; /* kernelParams until gcl_kernel_set_launch_mode says otherwise */
   k->next = mod->kernels;
   mod->kernels = k;
   *out = k;
