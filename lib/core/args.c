@@ -127,7 +127,7 @@ static const char *label(const gcl_args *a, size_t i, char *buf, size_t cap) {
 static gcl_status check_slot(const gcl_args *a, size_t index, const void *value, const char *fn) {
   if (!a) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: args is NULL", fn);
   if (index >= a->count)
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: parameter %zu out of range: the kernel has %zu",
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: index %zu out of range: the kernel has %zu parameters",
                      fn, index, a->count);
   if (!value) {
     char l[256];
@@ -194,8 +194,8 @@ gcl_status gcl_args_set_by_name(gcl_args *args, const char *name, const void *va
 }
 
 /* A typed value fits a scalar parameter of that type, or an untyped bytes parameter of its size. */
-static gcl_status set_typed(gcl_args *a, size_t index, gcl_scalar want, const void *v, size_t size) {
-  gcl_status st = check_slot(a, index, v, "gcl_args_set_typed");
+static gcl_status set_typed(gcl_args *a, size_t index, gcl_scalar want, const void *v, size_t size, const char *fn) {
+  gcl_status st = check_slot(a, index, v, fn);
   if (st) return st;
   slot *s = &a->slots[index];
   bool fits = s->info.kind == GCL_PARAM_SCALAR ? s->info.scalar == want
@@ -211,22 +211,22 @@ static gcl_status set_typed(gcl_args *a, size_t index, gcl_scalar want, const vo
 }
 
 gcl_status gcl_args_set_i32(gcl_args *args, size_t index, int32_t value) {
-  return set_typed(args, index, GCL_SCALAR_I32, &value, sizeof value);
+  return set_typed(args, index, GCL_SCALAR_I32, &value, sizeof value, "gcl_args_set_i32");
 }
 gcl_status gcl_args_set_u32(gcl_args *args, size_t index, uint32_t value) {
-  return set_typed(args, index, GCL_SCALAR_U32, &value, sizeof value);
+  return set_typed(args, index, GCL_SCALAR_U32, &value, sizeof value, "gcl_args_set_u32");
 }
 gcl_status gcl_args_set_i64(gcl_args *args, size_t index, int64_t value) {
-  return set_typed(args, index, GCL_SCALAR_I64, &value, sizeof value);
+  return set_typed(args, index, GCL_SCALAR_I64, &value, sizeof value, "gcl_args_set_i64");
 }
 gcl_status gcl_args_set_u64(gcl_args *args, size_t index, uint64_t value) {
-  return set_typed(args, index, GCL_SCALAR_U64, &value, sizeof value);
+  return set_typed(args, index, GCL_SCALAR_U64, &value, sizeof value, "gcl_args_set_u64");
 }
 gcl_status gcl_args_set_f32(gcl_args *args, size_t index, float value) {
-  return set_typed(args, index, GCL_SCALAR_F32, &value, sizeof value);
+  return set_typed(args, index, GCL_SCALAR_F32, &value, sizeof value, "gcl_args_set_f32");
 }
 gcl_status gcl_args_set_f64(gcl_args *args, size_t index, double value) {
-  return set_typed(args, index, GCL_SCALAR_F64, &value, sizeof value);
+  return set_typed(args, index, GCL_SCALAR_F64, &value, sizeof value, "gcl_args_set_f64");
 }
 
 /* A pointer parameter, or an untyped 8-byte one (a raw driver layout): described as a pointer.
@@ -243,15 +243,15 @@ static bool pointer_slot(const slot *s, gcl_param_info *info) {
 }
 
 gcl_status gcl__args_pointer_param(const gcl_args *args, size_t index, gcl_param_info *info,
-                                   int *device_id) {
+                                   int *device_id, const char *fn) {
   uint8_t dummy = 0;
-  gcl_status st = check_slot(args, index, &dummy, "tensor");
+  gcl_status st = check_slot(args, index, &dummy, fn);
   if (st) return st;
   gcl_param_info p;
   if (!pointer_slot(&args->slots[index], &p)) {
     char l[256];
-    return gcl__fail(GCL_ERROR_TYPE_MISMATCH, "%s: expected a pointer parameter for a tensor",
-                     label(args, index, l, sizeof l));
+    return gcl__fail(GCL_ERROR_TYPE_MISMATCH, "%s: %s is not a pointer parameter",
+                     fn, label(args, index, l, sizeof l));
   }
   if (info) *info = p;
   if (device_id) *device_id = args->device_id;
@@ -268,7 +268,7 @@ void gcl__args_store_pointer(gcl_args *args, size_t index, uint64_t address,
 
 gcl_status gcl_args_set_ptr(gcl_args *args, size_t index, uint64_t address) {
   gcl_param_info p;
-  gcl_status st = gcl__args_pointer_param(args, index, &p, NULL);
+  gcl_status st = gcl__args_pointer_param(args, index, &p, NULL, "gcl_args_set_ptr");
   if (st) return st;
   if (p.pointee_align > 1 && address % p.pointee_align) {
     char l[256];

@@ -38,12 +38,13 @@ static const char *label(char *buf, size_t cap, const gcl_args *args, size_t ind
 
 /* Checks t for slot index and, when every check passed, stores it with its owner. */
 static gcl_status set_tensor(gcl_args *args, size_t index, const DLTensor *t, uint64_t flags,
-                             gcl__release_fn release, void *owner) {
+                             gcl__release_fn release, void *owner, const char *fn) {
   gcl_param_info info;
   int device_id = -1;
   uint64_t address = 0;
-  gcl_status s = gcl__args_pointer_param(args, index, &info, &device_id);
+  gcl_status s = gcl__args_pointer_param(args, index, &info, &device_id, fn);
   if (s != GCL_OK) return s;
+  if (!t) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: t is NULL", fn);
   s = gcl__dltensor_check(t, flags, &info, index, device_id, &address);
   if (s != GCL_OK) return s;
   gcl__args_store_pointer(args, index, address, release, owner);
@@ -51,19 +52,17 @@ static gcl_status set_tensor(gcl_args *args, size_t index, const DLTensor *t, ui
 }
 
 gcl_status gcl_args_set_dltensor(gcl_args *args, size_t index, const DLTensor *t) {
-  return set_tensor(args, index, t, 0, NULL, NULL);
+  return set_tensor(args, index, t, 0, NULL, NULL, "gcl_args_set_dltensor");
 }
 
 gcl_status gcl_args_set_dltensor_flags(gcl_args *args, size_t index, const DLTensor *t,
                                        uint64_t dlpack_flags) {
-  return set_tensor(args, index, t, dlpack_flags, NULL, NULL);
+  return set_tensor(args, index, t, dlpack_flags, NULL, NULL, "gcl_args_set_dltensor_flags");
 }
 
 gcl_status gcl_args_take_dlpack(gcl_args *args, size_t index, DLManagedTensorVersioned *t) {
   char where[96];
-  if (!t)
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: tensor is NULL",
-                     label(where, sizeof where, args, index));
+  if (!t) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_args_take_dlpack: t is NULL");
   /* Past a major version we do not know only the fields up to flags are stable: read nothing
    * else, just hand the tensor back to its producer. */
   if (t->version.major != DLPACK_MAJOR_VERSION) {
@@ -72,18 +71,15 @@ gcl_status gcl_args_take_dlpack(gcl_args *args, size_t index, DLManagedTensorVer
               (unsigned)t->version.minor, DLPACK_MAJOR_VERSION);
     return release_after_failure(GCL_ERROR_TENSOR_VERSION, release_versioned, t);
   }
-  gcl_status s = set_tensor(args, index, &t->dl_tensor, t->flags, release_versioned, t);
+  gcl_status s = set_tensor(args, index, &t->dl_tensor, t->flags, release_versioned, t, "gcl_args_take_dlpack");
   if (s != GCL_OK) return release_after_failure(s, release_versioned, t);
   return GCL_OK;
 }
 
 /* The legacy struct cannot say read-only: it is taken as writable. */
 gcl_status gcl_args_take_dlpack_legacy(gcl_args *args, size_t index, DLManagedTensor *t) {
-  char where[96];
-  if (!t)
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: tensor is NULL",
-                     label(where, sizeof where, args, index));
-  gcl_status s = set_tensor(args, index, &t->dl_tensor, 0, release_legacy, t);
+  if (!t) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_args_take_dlpack_legacy: t is NULL");
+  gcl_status s = set_tensor(args, index, &t->dl_tensor, 0, release_legacy, t, "gcl_args_take_dlpack_legacy");
   if (s != GCL_OK) return release_after_failure(s, release_legacy, t);
   return GCL_OK;
 }

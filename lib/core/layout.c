@@ -186,16 +186,16 @@ size_t gcl_layout_count(const gcl_layout *layout) { return layout ? layout->coun
 int gcl_layout_sm(const gcl_layout *layout) { return layout ? layout->sm : 0; }
 size_t gcl_layout_size(const gcl_layout *layout) { return layout ? layout->size : 0; }
 
-static gcl_status check_index(const gcl_layout *l, size_t index) {
-  if (!l) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "layout is NULL");
+static gcl_status check_index(const gcl_layout *l, size_t index, const char *fn) {
+  if (!l) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: layout is NULL", fn);
   if (index < l->count) return GCL_OK;
-  return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "parameter %zu out of range: the layout has %zu",
-                   index, l->count);
+  return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: index %zu out of range: the layout has %zu parameters",
+                   fn, index, l->count);
 }
 
 gcl_status gcl_layout_param(const gcl_layout *layout, size_t index, size_t *offset, size_t *size,
                             size_t *align) {
-  gcl_status s = check_index(layout, index);
+  gcl_status s = check_index(layout, index, "gcl_layout_param");
   if (s) return s;
   const lparam *p = &layout->params[index];
   if (offset) *offset = p->offset;
@@ -205,7 +205,7 @@ gcl_status gcl_layout_param(const gcl_layout *layout, size_t index, size_t *offs
 }
 
 gcl_status gcl_layout_param_info(const gcl_layout *layout, size_t index, gcl_param_info *info) {
-  gcl_status s = check_index(layout, index);
+  gcl_status s = check_index(layout, index, "gcl_layout_param_info");
   if (s) return s;
   if (!info) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_layout_param_info: info is NULL");
   *info = layout->params[index].info;

@@ -61,7 +61,7 @@ gcl_status gcl__fail_null(const char *fn, int n, ...) {
     }
   }
   va_end(ap);
-  return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: %s is NULL, expected a pointer", fn, which);
+  return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn, which);
 }
 
 void gcl__fail_append(const char *text) {

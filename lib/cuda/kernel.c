@@ -178,18 +178,18 @@ gcl_launch_mode gcl_kernel_launch_mode(const gcl_kernel *kernel) {
 
 gcl_status gcl_kernel_get(gcl_module *mod, const char *name, const char *signature, gcl_kernel **out) {
   /* The arguments are checked before mod is read. */
-  if (!out) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "out: expected a pointer, got NULL");
-  if (!mod) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "mod: expected a module, got NULL");
-  if (!name || !*name) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "name: expected a kernel name, got %s", name ? "\"\"" : "NULL");
+  if (!out) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_kernel_get: out is NULL");
+  if (!mod) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_kernel_get: mod is NULL");
+  if (!name || !*name) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_kernel_get: name is %s", name ? "empty" : "NULL");
   return gcl_kernel_get_on(mod, mod->ctx, name, signature, out);
 }
 
 gcl_status gcl_kernel_get_on(gcl_module *mod, gcl_context *ctx, const char *name,
                              const char *signature, gcl_kernel **out) {
-  if (!out) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "out: expected a pointer, got NULL");
-  if (!mod) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "mod: expected a module, got NULL");
-  if (!ctx) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "ctx: expected a context, got NULL");
-  if (!name || !*name) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "name: expected a kernel name, got %s", name ? "\"\"" : "NULL");
+  if (!out) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_kernel_get_on: out is NULL");
+  if (!mod) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_kernel_get_on: mod is NULL");
+  if (!ctx) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_kernel_get_on: ctx is NULL");
+  if (!name || !*name) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_kernel_get_on: name is %s", name ? "empty" : "NULL");
   gcl_kernel *k = gcl__calloc(1, sizeof *k);
   if (!k || !(k->name = gcl__strdup(name))) {
     gcl__free(k);
@@ -226,8 +226,8 @@ const gcl_layout *gcl_kernel_layout(const gcl_kernel *kernel) { return kernel ? 
 gcl_context *gcl_kernel_context(const gcl_kernel *kernel) { return kernel ? kernel->ctx : NULL; }
 
 gcl_status gcl_kernel_attribute(const gcl_kernel *kernel, gcl_kernel_attr attr, int *value) {
-  if (!kernel) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "kernel: expected a kernel, got NULL");
-  if (!value) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "value: expected a pointer, got NULL");
+  if (!kernel) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_kernel_attribute: kernel is NULL");
+  if (!value) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_kernel_attribute: value is NULL");
   static const struct { CUfunction_attribute a; const char *what; } map[] = {
       [GCL_KERNEL_MAX_THREADS_PER_BLOCK] = {CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, "max threads"},
       [GCL_KERNEL_STATIC_SHARED_BYTES] = {CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, "static shared"},
@@ -236,7 +236,7 @@ gcl_status gcl_kernel_attribute(const gcl_kernel *kernel, gcl_kernel_attr attr, 
       [GCL_KERNEL_LOCAL_BYTES] = {CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, "local bytes"},
   };
   if ((unsigned)attr >= sizeof map / sizeof *map)
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "attr: expected 0 ... %zu, got %d", sizeof map / sizeof *map - 1, (int)attr);
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_kernel_attribute: attr %d out of range: expected 0 ... %zu", (int)attr, sizeof map / sizeof *map - 1);
   int v = 0;
   gcl_status s = gcl__context_bind(kernel->ctx);
   if (s == GCL_OK) s = func_attr(kernel, map[attr].a, map[attr].what, &v);

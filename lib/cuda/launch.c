@@ -134,9 +134,9 @@ static gcl_status launch_failed(const gcl_kernel *k, const CUlaunchConfig *cfg, 
 }
 
 gcl_status gcl_launch(gcl_kernel *kernel, const gcl_launch_config *config, const gcl_args *args) {
-  if (!kernel) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "kernel: expected a kernel, got NULL");
-  if (!config) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "config: expected a config, got NULL");
-  if (!args) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "args: expected args, got NULL");
+  if (!kernel) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_launch: kernel is NULL");
+  if (!config) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_launch: config is NULL");
+  if (!args) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_launch: args is NULL");
   gcl_status s;
   if ((s = gcl__launch_check_args(kernel, args)) || (s = check_config(kernel, config)) ||
       (s = gcl__context_bind(kernel->ctx)) || (s = opt_ins(kernel, config)))

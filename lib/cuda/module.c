@@ -54,9 +54,9 @@ static gcl_status module_new(gcl_context *ctx, gcl_module **out) {
 }
 
 gcl_status gcl_module_load_data(gcl_context *ctx, const void *data, size_t size, gcl_module **out) {
-  if (!out) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "out: expected a pointer, got NULL");
-  if (!ctx) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "ctx: expected a context, got NULL");
-  if (!data) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "data: expected an image, got NULL");
+  if (!out) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_module_load_data: out is NULL");
+  if (!ctx) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_module_load_data: ctx is NULL");
+  if (!data) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_module_load_data: data is NULL");
   gcl_image_format f;
   gcl_module *m = NULL;
   gcl_status s = gcl__image_format(data, size, &f);
@@ -67,9 +67,9 @@ gcl_status gcl_module_load_data(gcl_context *ctx, const void *data, size_t size,
 }
 
 gcl_status gcl_module_load_file(gcl_context *ctx, const char *path, gcl_module **out) {
-  if (!out) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "out: expected a pointer, got NULL");
-  if (!path) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "path: expected a file name, got NULL");
-  if (!ctx) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "ctx: expected a context, got NULL");
+  if (!out) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_module_load_file: out is NULL");
+  if (!path) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_module_load_file: path is NULL");
+  if (!ctx) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_module_load_file: ctx is NULL");
   void *data = NULL;
   size_t size = 0;
   gcl_status s = gcl__read_file(path, &data, &size);
@@ -86,11 +86,11 @@ gcl_status gcl_module_load_file(gcl_context *ctx, const char *path, gcl_module *
 
 gcl_status gcl_module_compile(gcl_context *ctx, const char *source, const char *name,
                               const char *const *options, size_t option_count, gcl_module **out) {
-  if (!out) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "out: expected a pointer, got NULL");
-  if (!ctx) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "ctx: expected a context, got NULL");
-  if (!source) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "source: expected CUDA source, got NULL");
+  if (!out) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_module_compile: out is NULL");
+  if (!ctx) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_module_compile: ctx is NULL");
+  if (!source) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_module_compile: source is NULL");
   if (option_count && !options)
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "options: NULL with option_count %zu", option_count);
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_module_compile: options is NULL with option_count %zu", option_count);
   void *image = NULL;
   size_t size = 0;
   char *log = NULL;

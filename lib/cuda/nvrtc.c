@@ -75,8 +75,8 @@ static gcl_status run_nvrtc(nvrtcProgram prog, const char *name, const char **op
 gcl_status gcl__nvrtc_compile(const char *source, const char *name, const char *const *options,
                               size_t option_count, int sm, void **image, size_t *size, char **log) {
   for (size_t i = 0; i < option_count; i++)
-    if (!options[i]) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "options[%zu]: expected text, got NULL", i);
-  if (option_count > 4096) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "option_count: %zu is too many", option_count);
+    if (!options[i]) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_module_compile: options[%zu] is NULL", i);
+  if (option_count > 4096) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_module_compile: option_count %zu is too many (at most 4096)", option_count);
   gcl_status s = gcl__nvrtc_load();
   if (s != GCL_OK) return s;
   char arch[32], cccl[1024];
