@@ -6,9 +6,12 @@
  *   pointers keep their old value, objects keep their old state.
  * - Objects are opaque. Each has one create/destroy pair; destroy accepts NULL.
  * - Ownership: a signature is independent; a layout copies what it needs from its signature;
- *   args borrow their layout (the layout must outlive them); contexts own modules they loaded,
- *   modules own their kernels. Strings returned by the library belong to the object they came
- *   from and live as long as it does.
+ *   args borrow their layout (the layout must outlive them); a module borrows the context it was
+ *   loaded in and a kernel the context it was looked up for (gcl_kernel_get_on): the context does
+ *   not own them, so destroy modules before the contexts they use (gcl_context_destroy does not
+ *   destroy them); a module owns its kernels (gcl_module_destroy destroys them). Strings returned
+ *   by the library belong to the object they came from and live as long as it does. Host memory
+ *   comes from the allocator of gcl_replace_allocator.
  * - Thread safety: functions that only read an object (marked "reads") may run concurrently on
  *   the same object; functions that change an object must not run concurrently with any other
  *   call on that object. Different objects are independent. gcl_last_error is per thread.
@@ -358,7 +361,8 @@ GCL_API const char *gcl_nvrtc_path(void);
 typedef struct gcl_context gcl_context;
 /* Retains the device's primary context. Thread-safe. */
 GCL_API gcl_status gcl_context_create(int device, gcl_context **out);
-/* Releases the primary context. The context's modules must be destroyed first. */
+/* Releases the primary context. A context does not own the modules loaded in it nor the kernels
+ * looked up for it: destroy those first (they borrow ctx and use it until destroyed). */
 GCL_API void gcl_context_destroy(gcl_context *ctx);
 GCL_API int gcl_context_device(const gcl_context *ctx);
 GCL_API int gcl_context_sm(const gcl_context *ctx);
