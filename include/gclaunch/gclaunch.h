@@ -474,6 +474,15 @@ GCL_API gcl_status gcl_kernel_attribute(const gcl_kernel *kernel, gcl_kernel_att
  * Launch
  * ------------------------------------------------------------------------------------------- */
 
+/* How the structs the caller fills grow (gcl_launch_config, gcl_tensormap_options, and the ones
+ * nested in them): zero-initialise them (`= {0}` or designated initialisers) -- zero is the
+ * default of every field, today's and tomorrow's. Each ends in reserved members that must be
+ * zero (GCL_ERROR_INVALID_CONFIG / GCL_ERROR_INVALID_ARGUMENT otherwise); a later minor version
+ * gives a new field a reserved slot, so sizeof and the existing offsets never change and a
+ * program built against an older header keeps working with a newer library. (libuv keeps
+ * reserved members in its public structs the same way; zstd, whose parameter structs cannot
+ * grow, keeps them out of its stable API and adds setters instead -- the fallback here too if
+ * the reserved room runs out.) README "ABI and versioning". */
 typedef struct gcl_launch_config {
   unsigned grid[3];          /* 0 is taken as 1 */
   unsigned block[3];         /* 0 is taken as 1 */
@@ -483,6 +492,7 @@ typedef struct gcl_launch_config {
   bool cooperative;
   bool programmatic_dependent_launch;
   int priority;              /* 0: none */
+  uint64_t reserved[6];      /* must be zero: room for new fields (see above) */
 } gcl_launch_config;
 
 /* Launches kernel with args (whose layout must be the kernel's). Checks the config before the
@@ -571,6 +581,7 @@ typedef struct gcl_tensormap_options {
                    encodes such maps silently; with store set they are refused. Loads are fine. */
   gcl_tensormap_im2col im2col; /* im2col.pixels > 0: an im2col map (box[] is then ignored;
                                   element_strides apply) */
+  uint32_t reserved[8];        /* must be zero: room for new fields (see gcl_launch_config) */
 } gcl_tensormap_options;
 
 /* The arguments cuTensorMapEncodeTiled is called with, in TMA order. */

@@ -330,6 +330,10 @@ gcl_status gcl__tmap_translate(const DLTensor *t, const gcl_tensormap_options *o
                                gcl_tensormap_desc *out) {
   if (!t || !o || !out) /* the public callers check first; this keeps the reads safe */
     return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", who, !t ? "t" : !o ? "options" : "out");
+  for (size_t i = 0; i < sizeof o->reserved / sizeof *o->reserved; i++) /* the growth rule */
+    if (o->reserved[i])
+      return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: options.reserved[%zu] is %u, expected 0 "
+                       "(zero-initialise the options)", who, i, o->reserved[i]);
   gcl_tensormap_desc d;
   memset(&d, 0, sizeof d);
   gcl_status s;

@@ -47,6 +47,10 @@ gcl_status gcl__launch_check_args(const gcl_kernel *k, const gcl_args *args) {
 }
 
 static gcl_status check_config(const gcl_kernel *k, const gcl_launch_config *c) {
+  for (size_t i = 0; i < sizeof c->reserved / sizeof *c->reserved; i++) /* the growth rule */
+    if (c->reserved[i])
+      return gcl__fail(GCL_ERROR_INVALID_CONFIG, "gcl_launch: config.reserved[%zu] is %llu, expected 0 (zero-initialise the config)",
+                       i, (unsigned long long)c->reserved[i]);
   unsigned long long threads =
       (unsigned long long)dim(c->block[0]) * dim(c->block[1]) * dim(c->block[2]);
   if (threads > (unsigned long long)k->max_threads)

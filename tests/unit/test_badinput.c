@@ -627,6 +627,15 @@ Test(badinput, driver_side_null_messages_name_the_public_function) {
        "gcl_args_set_tensormap: index 9 out of range: the kernel has 7 parameters");
   SAYS(gcl_tensormap_encode(NULL, NULL, NULL, NULL), "gcl_tensormap_encode: ctx is NULL");
   SAYS(gcl_kernel_set_launch_mode(NULL, GCL_LAUNCH_KERNEL_PARAMS), "gcl_kernel_set_launch_mode: kernel is NULL");
+  gcl_args *ka = NULL; /* complete args of k, so that only the config is wrong */
+  unsigned char map[128] = {0};
+  cr_assert_eq(gcl_args_create(gcl_kernel_layout(k), &ka), GCL_OK);
+  cr_assert_eq(gcl_args_set(ka, 0, map, sizeof map), GCL_OK);
+  cr_assert_eq(gcl_args_set(ka, 1, "c", 1), GCL_OK);
+  cr_assert_eq(gcl_args_set_ptr(ka, 2, 0x1000), GCL_OK);
+  cfg.reserved[5] = 1; /* the growth rule: reserved members must be zero */
+  FAILS(gcl_launch(k, &cfg, ka), GCL_ERROR_INVALID_CONFIG, "gcl_launch: config.reserved[5] is 1, expected 0");
+  gcl_args_destroy(ka);
   cr_assert_eq(fakecuda_launch_count(), 0);
   gcl_module_destroy(mod);
   gcl_context_destroy(ctx);
