@@ -191,8 +191,8 @@ static int run_config(bench *b, const config *c) {
   snprintf(name, sizeof name, "desc_param_%u", c->k + 1);
   snprintf(sig, sizeof sig, "grid_constant tensormap[%u] maps, struct{u32,u32,u32,u32,u32,u32,u32,u32} s",
            c->k + 1);
-  gcl_launch_config lc = {{grid, 1, 1}, {32, 1, 1}, {0, 0, 0}, (size_t)s.stages * s.tile_bytes,
-                          NULL, false, false, 0};
+  gcl_launch_config lc = {.grid = {grid, 1, 1}, .block = {32, 1, 1},
+                          .shared_bytes = (size_t)s.stages * s.tile_bytes};
   double copy_sec = time_memcpy(b, bytes);
   int bad = 0;
   /* param: descriptors in the constant bank */

@@ -3,7 +3,7 @@
  *
  * Paths: cuLaunchKernel with kernelParams, cuLaunchKernel with an `extra` buffer packed at the
  * driver's offsets, cuLaunchKernelEx with kernelParams, and gcl_launch with kernelParams and with
- * `extra` (GCL_LAUNCH_PARAMS picks the kernel's mode). Every launch first re-sets one argument
+ * `extra` (gcl_kernel_set_launch_mode picks the kernel's mode). Every launch first re-sets one argument
  * (the kernel's i32 `idx`): a store for the raw paths, gcl_args_set_i32 for gclaunch.
  *
  * Method: per repetition and path, sync the stream, time the submission of --launches launches
@@ -94,11 +94,10 @@ static void raw_setup(bench_case *c, uint64_t dev) {
 
 static void case_setup(bench_case *c, gcl_module *m, uint64_t dev) {
   for (int mode = 0; mode < 2; mode++) {
-    setenv("GCL_LAUNCH_PARAMS", mode ? "extra" : "pointers", 1);
     TRY(gcl_kernel_get(m, c->kernel, c->sig, &c->k[mode]));
+    TRY(gcl_kernel_set_launch_mode(c->k[mode], mode ? GCL_LAUNCH_EXTRA_BUFFER : GCL_LAUNCH_KERNEL_PARAMS));
     TRY(gcl_args_create(gcl_kernel_layout(c->k[mode]), &c->args[mode]));
   }
-  unsetenv("GCL_LAUNCH_PARAMS");
   raw_setup(c, dev);
 }
 

@@ -12,6 +12,9 @@ export LD_LIBRARY_PATH=$PWD/$build/devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 s=$(cat "$build/devlibs/SOURCE_ROOT")
 [ -e "$s" ] || { mkdir -p "${s%/*}" && ln -s "$PWD" "$s"; }
 export PYTHONUNBUFFERED=1
+# A GPU runner has a device and the toolkit: "no GPU" and "no NVRTC" skips are failures here
+# (tests/unit/suite.h, tests/gpu/gpu_main.c), so a broken loader cannot pass as skipped suites.
+export GCL_REQUIRE_GPU=1 GCL_REQUIRE_NVRTC=1
 
 for stage in $stages; do
   case $stage in

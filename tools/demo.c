@@ -167,30 +167,15 @@ static void print_plan(const demo *d) {
 
 /* ---- what can be shown without a GPU ------------------------------------------------------- */
 
-static void *read_file(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  void *buf = NULL;
-  long n = -1;
-  if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-      (buf = malloc((size_t)n + 1)) && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-    free(buf);
-    buf = NULL;
-  }
-  fclose(f);
-  *size = (size_t)n;
-  return buf;
-}
-
 /* The kernel's parameters as the compiler placed them (the cubin's EIATTR records). */
 static void show_cubin_layout(const demo *d, const gcl_layout *engine) {
   char path[1024];
   snprintf(path, sizeof path, "%s/megakernel.sm_90.cubin", demo_kernel_dir());
   size_t size = 0, k = 0;
-  void *data = read_file(path, &size);
+  void *data = NULL;
   gcl_image *img = NULL;
   gcl_image_kernel info;
-  if (!data) {
+  if (gcl_file_read(path, &data, &size) != GCL_OK) {
     printf("cubin:    %s not readable (build the kernels, or set GCL_KERNEL_DIR)\n", path);
     return;
   }
@@ -211,7 +196,7 @@ static void show_cubin_layout(const demo *d, const gcl_layout *engine) {
     }
   }
   gcl_image_destroy(img);
-  free(data);
+  gcl_file_free(data);
 }
 
 /* A stand-in for a descriptor the driver would encode: the checked address, dims and strides

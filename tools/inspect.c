@@ -3,7 +3,6 @@
 #include "cli.h"
 
 #include <gclaunch/gclaunch.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,33 +53,6 @@ static int parse_options(int argc, char **argv, options *o) {
   if (o->file) return 0;
   inspect_usage(stderr);
   return 2;
-}
-
-/* Whole file into a malloc'd buffer; NULL, with a message printed, on failure. */
-static unsigned char *read_file(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    fprintf(stderr, "gclaunch inspect: %s: %s\n", path, strerror(errno));
-    return NULL;
-  }
-  size_t cap = 1 << 16, n = 0, got;
-  unsigned char *buf = malloc(cap);
-  while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
-    n += got;
-    if (n == cap) {
-      unsigned char *b = realloc(buf, cap *= 2);
-      if (!b) free(buf);
-      buf = b;
-    }
-  }
-  if (buf && ferror(f)) {
-    fprintf(stderr, "gclaunch inspect: %s: %s\n", path, strerror(errno));
-    free(buf);
-    buf = NULL;
-  }
-  fclose(f);
-  *size = n;
-  return buf;
 }
 
 static void json_string(const char *s) {
@@ -161,11 +133,14 @@ int gcl_cmd_inspect(int argc, char **argv) {
   int rc = parse_options(argc, argv, &o);
   if (rc) return rc;
   size_t size = 0, only = (size_t)-1;
-  unsigned char *data = read_file(o.file, &size);
-  if (!data) return 1;
+  void *data = NULL;
+  if (gcl_file_read(o.file, &data, &size) != GCL_OK) {
+    fprintf(stderr, "gclaunch inspect: %s\n", gcl_last_error());
+    return 1;
+  }
   gcl_image *img = NULL;
   gcl_status s = gcl_image_parse(data, size, o.sm, &img);
-  free(data);
+  gcl_file_free(data);
   if (s == GCL_OK && o.kernel) s = gcl_image_find_kernel(img, o.kernel, &only);
   if (s != GCL_OK) {
     fprintf(stderr, "gclaunch inspect: %s: %s: %s\n", o.file, gcl_status_name(s), gcl_last_error());

@@ -342,18 +342,11 @@ static bool check_signature(const run_state *st) {
   return ok;
 }
 
-/* Whole file into a malloc'd buffer; NULL (message printed) on failure. */
-static unsigned char *read_file(const char *what, const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  long n = -1;
-  unsigned char *buf = NULL;
-  if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0)
-    buf = malloc(n ? (size_t)n : 1);
-  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) free(buf), buf = NULL;
-  if (!buf) run_error("%s: cannot read '%s': %s", what, path, errno ? strerror(errno) : "error");
-  if (f) fclose(f);
-  *size = buf ? (size_t)n : 0;
-  return buf;
+/* Whole file (gcl_file_read: free with gcl_file_free); NULL (message printed) on failure. */
+static void *read_file(const char *what, const char *path, size_t *size) {
+  void *data = NULL;
+  if (gcl_file_read(path, &data, size) != GCL_OK) run_error("%s: %s", what, gcl_last_error());
+  return data;
 }
 
 static bool ends_with(const char *s, const char *suffix) {
@@ -366,13 +359,13 @@ static bool ends_with(const char *s, const char *suffix) {
 static bool image_layout(const run_state *st, gcl_layout **out) {
   size_t size, k, n;
   *out = NULL;
-  unsigned char *data = read_file("MODULE", st->module, &size);
+  void *data = read_file("MODULE", st->module, &size);
   if (!data) return false;
   gcl_image *img = NULL;
   gcl_image_kernel info;
   bool cu = ends_with(st->module, ".cu");
   gcl_status s = cu ? GCL_OK : gcl_image_parse(data, size, 0, &img);
-  free(data);
+  gcl_file_free(data);
   if (cu) return true;
   if (s == GCL_OK && (s = gcl_image_find_kernel(img, st->kernel, &k)) == GCL_OK)
     s = gcl_image_get_kernel(img, k, &info);
@@ -472,7 +465,7 @@ static int driver_ready(run_state *st) {
 static void release(run_state *st) {
   for (size_t i = 0; i < st->nargs; i++) {
     gcl_runarg_free(&st->args[i]);
-    if (st->buffers) free(st->buffers[i].file_data);
+    if (st->buffers) gcl_file_free(st->buffers[i].file_data);
   }
   for (size_t i = 0; i < st->nouts; i++) free((char *)st->outs[i].name);
   free(st->args);

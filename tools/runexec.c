@@ -25,17 +25,14 @@ static int load_module(run_state *st) {
     if (gcl_module_load_file(st->ctx, st->module, &st->mod) != GCL_OK) return fail(st->module);
     return 0;
   }
-  FILE *f = fopen(st->module, "rb");
-  char *src = f ? calloc(1, 1 << 24) : NULL;
-  size_t got = src ? fread(src, 1, (1 << 24) - 1, f) : 0;
-  if (f) fclose(f);
-  if (!src || got == (1 << 24) - 1) {
-    free(src);
-    run_error("%s: cannot read (or larger than 16 MiB)", st->module);
+  void *src = NULL;
+  size_t size = 0;
+  if (gcl_file_read(st->module, &src, &size) != GCL_OK) { /* NUL-terminated: source text */
+    run_error("MODULE: %s", gcl_last_error());
     return 2;
   }
   gcl_status s = gcl_module_compile(st->ctx, src, st->module, NULL, 0, &st->mod);
-  free(src);
+  gcl_file_free(src);
   return s == GCL_OK ? 0 : fail(st->module);
 }
 

@@ -6,9 +6,12 @@
  *   pointers keep their old value, objects keep their old state.
  * - Objects are opaque. Each has one create/destroy pair; destroy accepts NULL.
  * - Ownership: a signature is independent; a layout copies what it needs from its signature;
- *   args borrow their layout (the layout must outlive them); contexts own modules they loaded,
- *   modules own their kernels. Strings returned by the library belong to the object they came
- *   from and live as long as it does.
+ *   args borrow their layout (the layout must outlive them); a module borrows the context it was
+ *   loaded in and a kernel the context it was looked up for (gcl_kernel_get_on): the context does
+ *   not own them, so destroy modules before the contexts they use (gcl_context_destroy does not
+ *   destroy them); a module owns its kernels (gcl_module_destroy destroys them). Strings returned
+ *   by the library belong to the object they came from and live as long as it does. Host memory
+ *   comes from the allocator of gcl_replace_allocator.
  * - Thread safety: functions that only read an object (marked "reads") may run concurrently on
  *   the same object; functions that change an object must not run concurrently with any other
  *   call on that object. Different objects are independent. gcl_last_error is per thread.
@@ -40,43 +43,53 @@ extern "C" {
 #define GCL_VERSION_MINOR 1
 #define GCL_VERSION_PATCH 0
 #define GCL_VERSION_STRING "0.1.0"
+/* 10000 * major + 100 * minor + patch (zstd's ZSTD_VERSION_NUMBER): 0.1.0 is 100. Compare it
+ * with gcl_version_number() to see whether the library loaded at run time is older than the
+ * header a program was built with. */
+#define GCL_VERSION_NUMBER (10000 * GCL_VERSION_MAJOR + 100 * GCL_VERSION_MINOR + GCL_VERSION_PATCH)
 
 /* Runtime version, "MAJOR.MINOR.PATCH". Never NULL. Thread-safe. */
 GCL_API const char *gcl_version(void);
+/* Runtime version as GCL_VERSION_NUMBER of the library's own build. Thread-safe. */
+GCL_API unsigned gcl_version_number(void);
 
 /* ---------------------------------------------------------------------------------------------
  * Status
  * ------------------------------------------------------------------------------------------- */
 
-/* One table: enum value, default text. */
-#define GCL_STATUS_LIST(X)                                                                        \
-  X(GCL_OK, "success")                                                                            \
-  X(GCL_ERROR_INVALID_ARGUMENT, "invalid argument")                                               \
-  X(GCL_ERROR_OUT_OF_MEMORY, "out of memory (host, or device: the message says which)")           \
-  X(GCL_ERROR_PARSE, "malformed signature")                                                       \
-  X(GCL_ERROR_LAYOUT_TOO_LARGE, "parameters exceed the 32764-byte limit")                         \
-  X(GCL_ERROR_UNSET_ARGUMENT, "a parameter was never set")                                        \
-  X(GCL_ERROR_TYPE_MISMATCH, "value does not match the parameter's type")                         \
-  X(GCL_ERROR_TENSOR, "tensor rejected")                                                          \
-  X(GCL_ERROR_TENSOR_VERSION, "unsupported DLPack major version")                                 \
-  X(GCL_ERROR_BAD_IMAGE, "malformed or unsupported module image")                                 \
-  X(GCL_ERROR_NOT_FOUND, "not found")                                                             \
-  X(GCL_ERROR_SIGNATURE_MISMATCH, "declared signature disagrees with the kernel")                 \
-  X(GCL_ERROR_NO_DRIVER, "no CUDA driver library")                                                \
-  X(GCL_ERROR_STUB_DRIVER, "the CUDA driver is the toolkit's stub library")                       \
-  X(GCL_ERROR_NO_DEVICE, "no CUDA device")                                                        \
-  X(GCL_ERROR_DRIVER_TOO_OLD, "the CUDA driver lacks a needed entry point")                       \
-  X(GCL_ERROR_DRIVER, "a CUDA driver call failed")                                                \
-  X(GCL_ERROR_NO_NVRTC, "NVRTC library not found")                                                \
-  X(GCL_ERROR_COMPILE, "compilation failed")                                                      \
-  X(GCL_ERROR_INVALID_CONFIG, "invalid launch configuration")                                     \
-  X(GCL_ERROR_IO, "file could not be read")
+/* One table: enum name, value, default text. The values are part of the ABI: they never change;
+ * new statuses are appended with the next number (tests/unit/test_status.c pins every one). */
+#define GCL_STATUS_LIST(X)                                                                         \
+  X(GCL_OK, 0, "success")                                                                          \
+  X(GCL_ERROR_INVALID_ARGUMENT, 1, "invalid argument")                                             \
+  X(GCL_ERROR_OUT_OF_MEMORY, 2, "out of memory (host, or device: the message says which)")         \
+  X(GCL_ERROR_PARSE, 3, "malformed signature")                                                     \
+  X(GCL_ERROR_LAYOUT_TOO_LARGE, 4, "parameters exceed the 32764-byte limit")                       \
+  X(GCL_ERROR_UNSET_ARGUMENT, 5, "a parameter was never set")                                      \
+  X(GCL_ERROR_TYPE_MISMATCH, 6, "value does not match the parameter's type")                       \
+  X(GCL_ERROR_TENSOR, 7, "tensor rejected")                                                        \
+  X(GCL_ERROR_TENSOR_VERSION, 8, "unsupported DLPack major version")                               \
+  X(GCL_ERROR_BAD_IMAGE, 9, "malformed or unsupported module image")                               \
+  X(GCL_ERROR_NOT_FOUND, 10, "not found")                                                          \
+  X(GCL_ERROR_SIGNATURE_MISMATCH, 11, "declared signature disagrees with the kernel")              \
+  X(GCL_ERROR_NO_DRIVER, 12, "no CUDA driver library")                                             \
+  X(GCL_ERROR_STUB_DRIVER, 13, "the CUDA driver is the toolkit's stub library")                    \
+  X(GCL_ERROR_NO_DEVICE, 14, "no CUDA device")                                                     \
+  X(GCL_ERROR_DRIVER_TOO_OLD, 15, "the CUDA driver lacks a needed entry point")                    \
+  X(GCL_ERROR_DRIVER, 16, "a CUDA driver call failed")                                             \
+  X(GCL_ERROR_NO_NVRTC, 17, "NVRTC library not found")                                             \
+  X(GCL_ERROR_COMPILE, 18, "compilation failed")                                                   \
+  X(GCL_ERROR_INVALID_CONFIG, 19, "invalid launch configuration")                                  \
+  X(GCL_ERROR_IO, 20, "file could not be read")                                                    \
+  X(GCL_ERROR_KERNEL_FAULT, 21, "a kernel faulted: the process's CUDA state is lost; "             \
+                               "only a new process recovers")
 
 typedef enum gcl_status {
-#define GCL_X_ENUM(name, text) name,
+#define GCL_X_ENUM(name, value, text) name = value,
   GCL_STATUS_LIST(GCL_X_ENUM)
 #undef GCL_X_ENUM
-  GCL_STATUS_COUNT
+  GCL_STATUS_COUNT /* one past the largest value today; it grows when a status is appended: do
+                      not store it or compile it into a program that must run with later versions */
 } gcl_status;
 
 /* "GCL_OK", "GCL_ERROR_PARSE", ...; "GCL_STATUS_UNKNOWN" for values outside the enum.
@@ -87,6 +100,25 @@ GCL_API const char *gcl_status_text(gcl_status s);
 /* Detail of this thread's last failure ("" if none yet). Written only when a call fails; a
  * successful call leaves it as it was. Never NULL; valid until this thread's next failing call. */
 GCL_API const char *gcl_last_error(void);
+
+/* ---------------------------------------------------------------------------------------------
+ * Allocator (libuv's uv_replace_allocator)
+ * ------------------------------------------------------------------------------------------- */
+
+typedef void *(*gcl_malloc_fn)(size_t size);
+typedef void *(*gcl_realloc_fn)(void *ptr, size_t size);
+typedef void *(*gcl_calloc_fn)(size_t count, size_t size);
+typedef void (*gcl_free_fn)(void *ptr);
+
+/* Makes every host allocation of the library go through these four functions (they must behave
+ * as the C library's; sizes passed are never 0, free_fn is never given NULL). All four NULL
+ * restore the C library's. GCL_ERROR_INVALID_ARGUMENT when only some are NULL, or while blocks
+ * of the current allocator are still live (objects not destroyed): a block must go back to the
+ * allocator that made it. Not thread-safe: call it before any other gclaunch call and before
+ * starting threads that use gclaunch. Memory the driver and NVRTC allocate is theirs and does
+ * not go through it. */
+GCL_API gcl_status gcl_replace_allocator(gcl_malloc_fn malloc_fn, gcl_realloc_fn realloc_fn,
+                                         gcl_calloc_fn calloc_fn, gcl_free_fn free_fn);
 
 /* ---------------------------------------------------------------------------------------------
  * Signatures (CPU only)
@@ -396,6 +428,16 @@ GCL_API const char *gcl_image_param_kind(const gcl_image *img, size_t k, size_t 
 /* Index of the kernel called name. GCL_ERROR_NOT_FOUND if none. Reads. */
 GCL_API gcl_status gcl_image_find_kernel(const gcl_image *img, const char *name, size_t *index);
 
+/* Reads the whole file at path (the reader gcl_module_load_file uses; the gclaunch tools use it
+ * too): *data gets the bytes plus a terminating NUL (not counted in *size), to be freed with
+ * gcl_file_free. GCL_ERROR_IO naming the path and the system's reason (missing, not a regular
+ * file, short read); GCL_ERROR_OUT_OF_MEMORY; GCL_ERROR_INVALID_ARGUMENT for NULL arguments.
+ * Outputs untouched on failure. Thread-safe. */
+GCL_API gcl_status gcl_file_read(const char *path, void **data, size_t *size);
+/* Frees what gcl_file_read returned (through the allocator of gcl_replace_allocator). NULL is
+ * fine. */
+GCL_API void gcl_file_free(void *data);
+
 /* ---------------------------------------------------------------------------------------------
  * Driver, devices, contexts (opens libcuda.so.1 at run time; never linked)
  * ------------------------------------------------------------------------------------------- */
@@ -432,7 +474,8 @@ GCL_API const char *gcl_nvrtc_path(void);
 typedef struct gcl_context gcl_context;
 /* Retains the device's primary context. Thread-safe. */
 GCL_API gcl_status gcl_context_create(int device, gcl_context **out);
-/* Releases the primary context. The context's modules must be destroyed first. */
+/* Releases the primary context. A context does not own the modules loaded in it nor the kernels
+ * looked up for it: destroy those first (they borrow ctx and use it until destroyed). */
 GCL_API void gcl_context_destroy(gcl_context *ctx);
 GCL_API int gcl_context_device(const gcl_context *ctx);
 GCL_API int gcl_context_sm(const gcl_context *ctx);
@@ -520,6 +563,20 @@ GCL_API gcl_context *gcl_kernel_context(const gcl_kernel *kernel);
 /* The kernel's layout (owned by the kernel). Reads. */
 GCL_API const gcl_layout *gcl_kernel_layout(const gcl_kernel *kernel);
 
+/* How gcl_launch (and gcl_graph_kernel_node_set_args) hand the parameters to the driver: an array
+ * of pointers into the packed buffer (kernelParams, the default) or the packed buffer itself
+ * (CU_LAUNCH_PARAM_BUFFER_POINTER in `extra`). Both give the kernel the same bytes; the choice is
+ * for benchmarks and for working around a driver that mishandles one of them. */
+typedef enum gcl_launch_mode {
+  GCL_LAUNCH_KERNEL_PARAMS = 0,
+  GCL_LAUNCH_EXTRA_BUFFER = 1
+} gcl_launch_mode;
+/* Sets the kernel's launch mode. GCL_ERROR_INVALID_ARGUMENT for NULL kernel or another mode.
+ * Changes the kernel: not concurrently with a launch of it. */
+GCL_API gcl_status gcl_kernel_set_launch_mode(gcl_kernel *kernel, gcl_launch_mode mode);
+/* The kernel's launch mode (GCL_LAUNCH_KERNEL_PARAMS for NULL). Reads. */
+GCL_API gcl_launch_mode gcl_kernel_launch_mode(const gcl_kernel *kernel);
+
 typedef enum gcl_kernel_attr {
   GCL_KERNEL_MAX_THREADS_PER_BLOCK, GCL_KERNEL_STATIC_SHARED_BYTES, GCL_KERNEL_REGISTERS,
   GCL_KERNEL_MAX_DYNAMIC_SHARED_BYTES, GCL_KERNEL_LOCAL_BYTES
@@ -530,6 +587,15 @@ GCL_API gcl_status gcl_kernel_attribute(const gcl_kernel *kernel, gcl_kernel_att
  * Launch
  * ------------------------------------------------------------------------------------------- */
 
+/* How the structs the caller fills grow (gcl_launch_config, gcl_tensormap_options, and the ones
+ * nested in them): zero-initialise them (`= {0}` or designated initialisers) -- zero is the
+ * default of every field, today's and tomorrow's. Each ends in reserved members that must be
+ * zero (GCL_ERROR_INVALID_CONFIG / GCL_ERROR_INVALID_ARGUMENT otherwise); a later minor version
+ * gives a new field a reserved slot, so sizeof and the existing offsets never change and a
+ * program built against an older header keeps working with a newer library. (libuv keeps
+ * reserved members in its public structs the same way; zstd, whose parameter structs cannot
+ * grow, keeps them out of its stable API and adds setters instead -- the fallback here too if
+ * the reserved room runs out.) README "ABI and versioning". */
 typedef struct gcl_launch_config {
   unsigned grid[3];          /* 0 is taken as 1 */
   unsigned block[3];         /* 0 is taken as 1 */
@@ -539,6 +605,7 @@ typedef struct gcl_launch_config {
   bool cooperative;
   bool programmatic_dependent_launch;
   int priority;              /* 0: none */
+  uint64_t reserved[6];      /* must be zero: room for new fields (see above) */
 } gcl_launch_config;
 
 /* Launches kernel with args (whose layout must be the kernel's). Checks the config before the
@@ -627,6 +694,7 @@ typedef struct gcl_tensormap_options {
                    encodes such maps silently; with store set they are refused. Loads are fine. */
   gcl_tensormap_im2col im2col; /* im2col.pixels > 0: an im2col map (box[] is then ignored;
                                   element_strides apply) */
+  uint32_t reserved[8];        /* must be zero: room for new fields (see gcl_launch_config) */
 } gcl_tensormap_options;
 
 /* The arguments cuTensorMapEncodeTiled is called with, in TMA order. */

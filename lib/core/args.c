@@ -76,7 +76,7 @@ static void init_args(gcl_args *a, const gcl_layout *layout, const parts *p) {
 /* One block, shifted so that the buffer lands on a BUFFER_ALIGN boundary. */
 static gcl_args *alloc_args(const gcl_layout *layout, void **block_out) {
   parts p = plan(layout);
-  unsigned char *block = calloc(1, p.total);
+  unsigned char *block = gcl__calloc(1, p.total);
   if (!block) {
     gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "out of memory allocating %zu bytes of arguments", p.total);
     return NULL;
@@ -128,7 +128,7 @@ static void release_owners(gcl_args *a, size_t first, size_t n) {
 void gcl_args_destroy(gcl_args *args) {
   if (!args) return;
   release_owners(args, 0, args->owner_count);
-  free(args->block);
+  gcl__free(args->block);
 }
 
 const gcl_layout *gcl_args_layout(const gcl_args *args) { return args ? args->layout : NULL; }
@@ -369,8 +369,8 @@ gcl_status gcl__args_pointer_field(const gcl_args *args, const gcl_field *field,
   gcl_param_info p;
   if (!pointer_info(field, &p)) {
     char l[768];
-    return gcl__fail(GCL_ERROR_TYPE_MISMATCH, "%s: expected a pointer %s (%s)",
-                     label(field, l, sizeof l), gcl__field_is_whole(field) ? "parameter" : "field", fn);
+    return gcl__fail(GCL_ERROR_TYPE_MISMATCH, "%s: %s is not a pointer %s", fn,
+                     label(field, l, sizeof l), gcl__field_is_whole(field) ? "parameter" : "field");
   }
   if (info) *info = p;
   if (device_id) *device_id = args->device_id;
@@ -385,10 +385,10 @@ void gcl__args_store_field_pointer(gcl_args *args, const gcl_field *field, uint6
 }
 
 gcl_status gcl__args_pointer_param(const gcl_args *args, size_t index, gcl_param_info *info,
-                                   int *device_id) {
+                                   int *device_id, const char *fn) {
   const gcl_field *f = NULL;
-  gcl_status st = param_field(args, index, "gcl_args_set_dltensor", &f);
-  return st ? st : gcl__args_pointer_field(args, f, "gcl_args_set_dltensor", info, device_id);
+  gcl_status st = param_field(args, index, fn, &f);
+  return st ? st : gcl__args_pointer_field(args, f, fn, info, device_id);
 }
 
 void gcl__args_store_pointer(gcl_args *args, size_t index, uint64_t address,

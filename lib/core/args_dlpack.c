@@ -39,6 +39,7 @@ static gcl_status set_tensor(gcl_args *args, const gcl_field *f, const DLTensor 
   char who[512];
   gcl_status s = gcl__args_pointer_field(args, f, fn, &info, &device_id);
   if (s != GCL_OK) return s;
+  if (!t) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: t is NULL", fn);
   s = gcl__dltensor_check_as(t, flags, &info, gcl__field_label(f, who, sizeof who), device_id,
                              &address);
   if (s != GCL_OK) return s;
@@ -99,7 +100,7 @@ static gcl_status take_versioned(gcl_args *args, const gcl_field *f, DLManagedTe
 
 /* The legacy struct cannot say read-only: it is taken as writable. */
 static gcl_status take_legacy(gcl_args *args, const gcl_field *f, DLManagedTensor *t, const char *fn) {
-  if (!t) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: tensor is NULL", fn);
+  if (!t) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: t is NULL", fn);
   if (!f) return release_after_failure(GCL_ERROR_INVALID_ARGUMENT, release_legacy, t);
   gcl_status s = set_tensor(args, f, &t->dl_tensor, 0, release_legacy, t, fn);
   if (s != GCL_OK) return release_after_failure(s, release_legacy, t);
@@ -107,7 +108,7 @@ static gcl_status take_legacy(gcl_args *args, const gcl_field *f, DLManagedTenso
 }
 
 gcl_status gcl_args_take_dlpack(gcl_args *args, size_t index, DLManagedTensorVersioned *t) {
-  if (!t) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_args_take_dlpack: tensor is NULL");
+  if (!t) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_args_take_dlpack: t is NULL");
   if (t->version.major != DLPACK_MAJOR_VERSION) {
     char who[512];
     const gcl_layout *l = gcl_args_layout(args);
@@ -127,7 +128,7 @@ gcl_status gcl_args_take_dlpack_legacy(gcl_args *args, size_t index, DLManagedTe
 gcl_status gcl_args_take_field_dlpack(gcl_args *args, const gcl_field *field,
                                       DLManagedTensorVersioned *t) {
   const char *fn = "gcl_args_take_field_dlpack";
-  if (!t) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: tensor is NULL", fn);
+  if (!t) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: t is NULL", fn);
   if (t->version.major != DLPACK_MAJOR_VERSION) {
     char who[512];
     bool ok = args && field && field->priv_layout == (const void *)gcl_args_layout(args);

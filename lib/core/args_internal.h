@@ -12,7 +12,7 @@ typedef void (*gcl__release_fn)(void *owner);
  * device the args are restricted to (-1: any). Records a failure message naming the parameter
  * otherwise. Changes nothing. */
 gcl_status gcl__args_pointer_param(const gcl_args *args, size_t index, gcl_param_info *info,
-                                   int *device_id);
+                                   int *device_id, const char *fn); /* fn: the public function */
 
 /* Stores address into pointer slot index and marks it set. The slot's previous owner, if any, is
  * released after the store; (release, owner) -- release may be NULL -- becomes the slot's owner,

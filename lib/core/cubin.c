@@ -121,7 +121,7 @@ static gcl_status read_kernel_info(gcl_image *img, size_t ki, gcl__bytes sec, co
   gcl_status s = count_kparams(sec, where, &count);
   if (s != GCL_OK) return s;
   gcl__image_kernel *k = &img->kernels[ki];
-  k->params = calloc(count ? count : 1, sizeof *k->params);
+  k->params = gcl__calloc(count ? count : 1, sizeof *k->params);
   if (!k->params) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "cubin: %s: out of memory", where);
   k->info.param_count = count;
   bool have_total = false;
@@ -204,8 +204,8 @@ typedef struct kernel_sections {
 } kernel_sections;
 
 static gcl_status index_sections(const gcl__elf *elf, kernel_sections *ks) {
-  ks->info = calloc(elf->shnum, sizeof *ks->info);
-  ks->shared = calloc(elf->shnum, sizeof *ks->shared);
+  ks->info = gcl__calloc(elf->shnum, sizeof *ks->info);
+  ks->shared = gcl__calloc(elf->shnum, sizeof *ks->shared);
   if (!ks->info || !ks->shared) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "cubin: out of memory");
   for (size_t si = 1; si < elf->shnum; si++) {
     gcl__elf_section sec;
@@ -225,7 +225,7 @@ static gcl_status read_kernel_sections(gcl_image *img, const gcl__elf *elf,
   uint64_t shared = ks->shared[k->text_section]; /* no .nv.shared.<k>: none */
   k->info.shared_bytes = shared > 0x7fffffff ? -1 : (long)shared;
   if (ks->info[k->text_section] == 0) { /* no records: no parameters */
-    k->params = calloc(1, sizeof *k->params);
+    k->params = gcl__calloc(1, sizeof *k->params);
     return k->params ? GCL_OK : gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "cubin: out of memory");
   }
   gcl__elf_section sec;
@@ -243,8 +243,8 @@ gcl_status gcl__cubin_read(gcl_image *img, gcl__bytes data) {
   if (s == GCL_OK) s = collect_kernels(img, &elf);
   if (s == GCL_OK) s = index_sections(&elf, &ks);
   for (size_t k = 0; s == GCL_OK && k < img->count; k++) s = read_kernel_sections(img, &elf, &ks, k);
-  free(ks.info);
-  free(ks.shared);
+  gcl__free(ks.info);
+  gcl__free(ks.shared);
   size_t gi;
   gcl__elf_section global;
   if (s == GCL_OK && gcl__elf_section_find(&elf, ".nv.info", &gi)) {

@@ -32,8 +32,8 @@ bool gcl__is_elf(gcl__bytes data) {
 
 static gcl_status elf_check_ident(gcl__bytes d) {
   if (d.n < ELF_HEADER_BYTES)
-    return gcl__fail(GCL_ERROR_BAD_IMAGE, "cubin: %zu bytes is shorter than an ELF64 header (64)",
-                     d.n);
+    return gcl__fail(GCL_ERROR_BAD_IMAGE,
+                     "cubin truncated: %zu bytes is shorter than an ELF64 header (64)", d.n);
   if (d.p[4] != 2 || d.p[5] != 1)
     return gcl__fail(GCL_ERROR_BAD_IMAGE,
                      "cubin: ELF class %u, data %u; expected 64-bit little-endian (2, 1)",
@@ -56,7 +56,8 @@ gcl_status gcl__elf_open(gcl__elf *elf, gcl__bytes d) {
                      e.shnum, shentsize);
   if (!gcl__bytes_has(d, e.shoff, (uint64_t)e.shnum * ELF_SECTION_BYTES))
     return gcl__fail(GCL_ERROR_BAD_IMAGE,
-                     "cubin: section table (offset %llu, %zu entries) lies past the end (%zu bytes)",
+                     "cubin truncated: section table (offset %llu, %zu entries) lies past the "
+                     "end (%zu bytes)",
                      (unsigned long long)e.shoff, e.shnum, d.n);
   if (shstrndx >= e.shnum)
     return gcl__fail(GCL_ERROR_BAD_IMAGE, "cubin: section name table index %u >= %zu sections",

@@ -38,7 +38,7 @@ static gcl_status read_entry(gcl__bytes body, size_t at, size_t n, fat_entry *e,
   uint64_t psize = gcl__le64(h + 8);
   if (hsize < ENTRY_MIN || !gcl__bytes_has(body, at + hsize, psize))
     return gcl__fail(GCL_ERROR_BAD_IMAGE,
-                     "fatbin: entry %zu (header %u bytes, payload %llu bytes) runs past the end",
+                     "fatbin truncated: entry %zu (header %u bytes, payload %llu bytes) runs past the end",
                      n, hsize, (unsigned long long)psize);
   fat_entry r = {.kind = gcl__le16(h), .arch = gcl__le32(h + 28), .flags = gcl__le64(h + 40),
                  .packed = gcl__le32(h + 16), .plain = gcl__le64(h + 56),
@@ -56,7 +56,7 @@ static gcl_status list_entries(gcl__bytes d, fat_entry *out, size_t *count) {
     uint64_t fs = gcl__le64(d.p + at + 8);
     if (hs < 16 || !gcl__bytes_has(d, at + hs, fs))
       return gcl__fail(GCL_ERROR_BAD_IMAGE,
-                       "fatbin: container at byte %zu (header %u, %llu bytes of entries) runs "
+                       "fatbin truncated: container at byte %zu (header %u, %llu bytes of entries) runs "
                        "past the end of the %zu-byte image",
                        at, hs, (unsigned long long)fs, d.n);
     gcl__bytes body = gcl__bytes_sub(d, at + hs, fs);
@@ -69,7 +69,7 @@ static gcl_status list_entries(gcl__bytes d, fat_entry *out, size_t *count) {
     at += hs + fs;
   }
   if (at < 16)
-    return gcl__fail(GCL_ERROR_BAD_IMAGE, "fatbin: %zu bytes is shorter than the 16-byte header",
+    return gcl__fail(GCL_ERROR_BAD_IMAGE, "fatbin truncated: %zu bytes is shorter than the 16-byte header",
                      d.n);
   *count = n;
   return GCL_OK;
@@ -133,11 +133,11 @@ static gcl_status inflate(const fat_entry *e, size_t n, uint8_t **plain, size_t 
     return gcl__fail(GCL_ERROR_BAD_IMAGE, "fatbin: entry %zu: compressed size %llu or plain size "
                      "%llu is impossible", n, (unsigned long long)e->packed,
                      (unsigned long long)e->plain);
-  uint8_t *buf = malloc((size_t)e->plain + 1);
+  uint8_t *buf = gcl__malloc((size_t)e->plain + 1);
   if (!buf) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "fatbin: entry %zu: out of memory", n);
   size_t got = zstd.decompress(buf, (size_t)e->plain, e->payload.p, (size_t)e->packed);
   if (zstd.is_error(got) || got != e->plain) {
-    free(buf);
+    gcl__free(buf);
     return gcl__fail(GCL_ERROR_BAD_IMAGE, "fatbin: entry %zu: zstd data does not decode to %llu "
                      "bytes (%s)", n, (unsigned long long)e->plain,
                      zstd.is_error(got) ? zstd.error_name(got) : "size differs");
@@ -161,12 +161,21 @@ static gcl_status read_chosen(gcl_image *img, const fat_entry *e, size_t n, int 
   }
   gcl_status s = e->kind == 2 ? gcl__cubin_read(img, body)
                               : gcl__ptx_read(img, body, sm ? sm : (int)e->arch);
-  free(plain);
+  gcl__free(plain);
+  return s;
+}
+
+gcl_status gcl__fatbin_check(gcl__bytes data) {
+  fat_entry *entries = gcl__malloc(MAX_ENTRIES * sizeof *entries);
+  if (!entries) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "fatbin: out of memory");
+  size_t n = 0;
+  gcl_status s = list_entries(data, entries, &n);
+  gcl__free(entries);
   return s;
 }
 
 gcl_status gcl__fatbin_read(gcl_image *img, gcl__bytes data, int sm) {
-  fat_entry *entries = malloc(MAX_ENTRIES * sizeof *entries);
+  fat_entry *entries = gcl__malloc(MAX_ENTRIES * sizeof *entries);
   if (!entries) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "fatbin: out of memory");
   size_t n = 0;
   gcl_status s = list_entries(data, entries, &n);
@@ -174,7 +183,7 @@ gcl_status gcl__fatbin_read(gcl_image *img, gcl__bytes data, int sm) {
     long pick = choose(entries, n, sm);
     s = pick < 0 ? no_entry(entries, n, sm) : read_chosen(img, &entries[pick], (size_t)pick, sm);
   }
-  free(entries);
+  gcl__free(entries);
   if (s == GCL_OK) img->format = GCL_IMAGE_FATBIN;
   return s;
 }

@@ -387,7 +387,7 @@ gcl_status gcl_layout_visit_leaves(const gcl_layout *layout, gcl_leaf_fn fn, voi
   if (!fn) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_layout_visit_leaves: fn is NULL");
   visit v = {.layout = layout, .fn = fn, .user = user};
   v.b.cap = PATH_MAX_BYTES;
-  v.b.buf = malloc(v.b.cap);
+  v.b.buf = gcl__malloc(v.b.cap);
   if (!v.b.buf) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "out of memory visiting leaves");
   int stop = 0;
   for (size_t i = 0; i < gcl_layout_count(layout) && !stop; i++) {
@@ -396,6 +396,6 @@ gcl_status gcl_layout_visit_leaves(const gcl_layout *layout, gcl_leaf_fn fn, voi
     put_param(&v.b, v.p, i);
     stop = visit_type(&v, v.p->type, 0, v.p->owner_at, v.p->info.name);
   }
-  free(v.b.buf);
+  gcl__free(v.b.buf);
   return GCL_OK;
 }

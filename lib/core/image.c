@@ -9,18 +9,18 @@ gcl_status gcl__image_add_kernel(gcl_image *img, const char *name, size_t name_l
                                  size_t param_count, gcl__image_kernel **out) {
   if (img->count == img->cap) {
     size_t cap = img->cap ? 2 * img->cap : 8;
-    gcl__image_kernel *k = realloc(img->kernels, cap * sizeof *k);
+    gcl__image_kernel *k = gcl__realloc(img->kernels, cap * sizeof *k);
     if (!k) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "image: out of memory for %zu kernels", cap);
     img->kernels = k;
     img->cap = cap;
   }
   gcl__image_kernel k = {.info = {.param_count = param_count, .registers = -1,
                                   .shared_bytes = -1}};
-  k.name = malloc(name_len + 1);
-  k.params = param_count ? calloc(param_count, sizeof *k.params) : NULL;
+  k.name = gcl__malloc(name_len + 1);
+  k.params = param_count ? gcl__calloc(param_count, sizeof *k.params) : NULL;
   if (!k.name || (param_count && !k.params)) {
-    free(k.name);
-    free(k.params);
+    gcl__free(k.name);
+    gcl__free(k.params);
     return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "image: out of memory for kernel '%.*s'",
                      (int)(name_len > 200 ? 200 : name_len), name);
   }
@@ -34,32 +34,82 @@ gcl_status gcl__image_add_kernel(gcl_image *img, const char *name, size_t name_l
 
 void gcl__image_clear(gcl_image *img) {
   for (size_t k = 0; k < img->count; k++) {
-    free(img->kernels[k].name);
-    free(img->kernels[k].params);
+    gcl__free(img->kernels[k].name);
+    gcl__free(img->kernels[k].params);
   }
-  free(img->kernels);
+  gcl__free(img->kernels);
   img->kernels = NULL;
   img->count = img->cap = 0;
 }
 
-/* PTX is text with a `.version` directive near the start (after header comments). */
+/* PTX: whitespace and comments, then the .version directive (the PTX ISA makes it the first).
+ * The one rule for gcl_image_parse, gclaunch inspect and the module loader. */
 static bool looks_like_ptx(gcl__bytes d) {
-  size_t n = d.n < 65536 ? d.n : 65536; /* after any header comments */
-  for (size_t i = 0; i + 8 <= n; i++)
-    if (memcmp(d.p + i, ".version", 8) == 0) return true;
-  return false;
+  size_t i = 0;
+  while (i < d.n) {
+    if (d.p[i] == ' ' || d.p[i] == '\t' || d.p[i] == '\r' || d.p[i] == '\n') {
+      i++;
+    } else if (i + 1 < d.n && d.p[i] == '/' && d.p[i + 1] == '/') {
+      while (i < d.n && d.p[i] != '\n') i++;
+    } else if (i + 1 < d.n && d.p[i] == '/' && d.p[i + 1] == '*') {
+      for (i += 2; i + 1 < d.n && !(d.p[i] == '*' && d.p[i + 1] == '/'); i++) {}
+      i += 2;
+    } else {
+      break;
+    }
+  }
+  return i < d.n && d.n - i >= 8 && memcmp(d.p + i, ".version", 8) == 0;
+}
+
+/* A cubin's program header table and every section body lie inside it (the driver reads them). */
+static gcl_status check_cubin(gcl__bytes d) {
+  gcl__elf elf;
+  gcl_status s = gcl__elf_open(&elf, d);
+  if (s != GCL_OK) return s; /* the header is 64 bytes long from here on */
+  uint64_t phoff = gcl__le64(d.p + 32), phentsize = gcl__le16(d.p + 54), phnum = gcl__le16(d.p + 56);
+  if (phnum && !gcl__bytes_has(d, phoff, phnum * phentsize))
+    return gcl__fail(GCL_ERROR_BAD_IMAGE,
+                     "cubin truncated: program header table (offset %llu, %llu entries of %llu "
+                     "bytes) lies past the end (%zu bytes)", (unsigned long long)phoff,
+                     (unsigned long long)phnum, (unsigned long long)phentsize, d.n);
+  gcl__elf_section sec;
+  for (size_t i = 0; s == GCL_OK && i < elf.shnum; i++) s = gcl__elf_section_get(&elf, i, &sec);
+  return s;
+}
+
+/* The format from the content; only what the formats' headers promise is checked (the ELF
+ * header and section table, the fatbin containers and entries), not the kernels. */
+gcl_status gcl__image_format(const void *data, size_t size, gcl_image_format *format) {
+  gcl__bytes d = {data, data ? size : 0};
+  gcl_status s = GCL_OK;
+  gcl_image_format f;
+  if (gcl__is_elf(d)) {
+    f = GCL_IMAGE_CUBIN;
+    s = check_cubin(d);
+  } else if (gcl__is_fatbin(d)) {
+    f = GCL_IMAGE_FATBIN;
+    s = gcl__fatbin_check(d);
+  } else if (looks_like_ptx(d)) {
+    f = GCL_IMAGE_PTX;
+  } else {
+    unsigned char head[4] = {0};
+    if (d.n) memcpy(head, d.p, d.n < 4 ? d.n : 4);
+    return gcl__fail(GCL_ERROR_BAD_IMAGE,
+                     "not a cubin (ELF), fatbin (magic 0xba55ed50) or PTX (.version first, after "
+                     "comments): %zu bytes starting %02x %02x %02x %02x",
+                     d.n, head[0], head[1], head[2], head[3]);
+  }
+  if (s == GCL_OK) *format = f;
+  return s;
 }
 
 static gcl_status read_any(gcl_image *img, gcl__bytes d, int sm) {
-  if (gcl__is_elf(d)) return gcl__cubin_read(img, d);
-  if (gcl__is_fatbin(d)) return gcl__fatbin_read(img, d, sm);
-  if (looks_like_ptx(d)) return gcl__ptx_read(img, d, sm);
-  unsigned char head[4] = {0};
-  memcpy(head, d.p, d.n < 4 ? d.n : 4);
-  return gcl__fail(GCL_ERROR_BAD_IMAGE,
-                   "not a cubin (ELF), fatbin (magic 0xba55ed50) or PTX (.version): %zu bytes "
-                   "starting %02x %02x %02x %02x",
-                   d.n, head[0], head[1], head[2], head[3]);
+  gcl_image_format f;
+  gcl_status s = gcl__image_format(d.p, d.n, &f);
+  if (s != GCL_OK) return s;
+  if (f == GCL_IMAGE_CUBIN) return gcl__cubin_read(img, d);
+  if (f == GCL_IMAGE_FATBIN) return gcl__fatbin_read(img, d, sm);
+  return gcl__ptx_read(img, d, sm);
 }
 
 gcl_status gcl_image_parse(const void *data, size_t size, int sm, gcl_image **out) {
@@ -69,7 +119,7 @@ gcl_status gcl_image_parse(const void *data, size_t size, int sm, gcl_image **ou
   if (sm < 0 || sm > 255)
     return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_image_parse: sm %d is not 0 or an "
                      "architecture number such as 90", sm);
-  gcl_image *img = calloc(1, sizeof *img);
+  gcl_image *img = gcl__calloc(1, sizeof *img);
   if (!img) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "gcl_image_parse: out of memory");
   gcl__bytes d = {data, size};
   gcl_status s = read_any(img, d, sm);
@@ -84,7 +134,7 @@ gcl_status gcl_image_parse(const void *data, size_t size, int sm, gcl_image **ou
 void gcl_image_destroy(gcl_image *img) {
   if (!img) return;
   gcl__image_clear(img);
-  free(img);
+  gcl__free(img);
 }
 
 gcl_image_format gcl_image_get_format(const gcl_image *img) {

@@ -102,5 +102,7 @@ gcl_status gcl__ptx_read(gcl_image *img, gcl__bytes data, int sm);
 
 bool gcl__is_elf(gcl__bytes data);
 bool gcl__is_fatbin(gcl__bytes data);
+/* The fatbin's containers and entry headers lie inside data (what gcl__image_format checks). */
+gcl_status gcl__fatbin_check(gcl__bytes data);
 
 #endif

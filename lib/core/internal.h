@@ -18,13 +18,32 @@
 gcl_status gcl__fail(gcl_status s, const char *fmt, ...) GCL__PRINTF(2, 3);
 gcl_status gcl__vfail(gcl_status s, const char *fmt, va_list ap);
 /* GCL_ERROR_INVALID_ARGUMENT naming the first NULL among n (const char *name, const void *value)
- * pairs: "fn: name is NULL, expected a pointer". Call it only when one of them is NULL. */
+ * pairs: "fn: name is NULL" (the one style for NULL arguments). Call it only when one of them is NULL. */
 gcl_status gcl__fail_null(const char *fn, int n, ...);
 /* Adds text to the end of this thread's message (for logs), truncating at GCL__MESSAGE_MAX. */
 void gcl__fail_append(const char *text);
 
+/* Allocation through the allocator of gcl_replace_allocator (alloc.c): every block lib/ allocates
+ * comes from these and goes back through gcl__free. Blocks handed to callers (gcl__read_file,
+ * gcl__nvrtc_compile) must be freed with gcl__free too. */
+void *gcl__malloc(size_t size);
+void *gcl__calloc(size_t count, size_t size);
+void *gcl__realloc(void *ptr, size_t size);
+void gcl__free(void *ptr);
+char *gcl__strdup(const char *s);
+char *gcl__strndup(const char *s, size_t n);
+
 /* "parameter 2 'src'" or "parameter 2" into buf; returns buf. */
 const char *gcl__param_label(char *buf, size_t cap, size_t index, const char *name);
+
+/* The format of a module image from its content (lib/core/image.c: the one detector, shared by
+ * gcl_image_parse and the module loader): the ELF header and section table of a cubin, the
+ * containers of a fatbin, or PTX (.version first after whitespace and comments). GCL_ERROR_BAD_IMAGE
+ * saying what is wrong; *format untouched on failure. */
+gcl_status gcl__image_format(const void *data, size_t size, gcl_image_format *format);
+/* Reads the whole file at path into *data (NUL-terminated; free with gcl__free) and *size.
+ * GCL_ERROR_IO naming the path and the errno text; GCL_ERROR_OUT_OF_MEMORY. (file.c) */
+gcl_status gcl__read_file(const char *path, void **data, size_t *size);
 
 /* Parameter base in constant bank 0 for architecture sm and a parameter area of area bytes.
  * 0 for an unknown sm. (FACTS.md: 0x160 on sm_75-89, 0x1a80 there when the area exceeds 4352

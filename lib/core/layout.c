@@ -69,10 +69,10 @@ static gcl_status too_large(const gcl_layout *l, size_t need, const char *how) {
 }
 
 static gcl_layout *layout_new(size_t count, int sm) {
-  gcl_layout *l = calloc(1, sizeof *l);
+  gcl_layout *l = gcl__calloc(1, sizeof *l);
   if (!l) return NULL;
-  l->params = calloc(count ? count : 1, sizeof *l->params);
-  if (!l->params) return free(l), NULL;
+  l->params = gcl__calloc(count ? count : 1, sizeof *l->params);
+  if (!l->params) return gcl__free(l), NULL;
   l->count = count;
   l->sm = sm;
   return l;
@@ -112,7 +112,7 @@ static bool layout_track(gcl_layout *l) {
     at += (p->size + 7) / 8, owners += p->owners;
   }
   l->bit_bytes = at, l->owners = owners;
-  l->bits = malloc(at ? at : 1);
+  l->bits = gcl__malloc(at ? at : 1);
   if (!l->bits) return false;
   for (size_t i = 0; i < l->count; i++) {
     lparam *p = &l->params[i];
@@ -175,10 +175,10 @@ static gcl_status check_raw_into(size_t count, const size_t *offsets, const size
 }
 
 static gcl_status check_raw(size_t count, const size_t *offsets, const size_t *sizes) {
-  unsigned char *used = calloc(RAW_LIMIT, 1); /* one flag per byte: overlap in O(bytes) */
+  unsigned char *used = gcl__calloc(RAW_LIMIT, 1); /* one flag per byte: overlap in O(bytes) */
   if (!used) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "out of memory creating a layout");
   gcl_status s = check_raw_into(count, offsets, sizes, used);
-  free(used);
+  gcl__free(used);
   return s;
 }
 
@@ -211,25 +211,25 @@ gcl_status gcl_layout_create_raw(size_t count, const size_t *offsets, const size
 void gcl_layout_destroy(gcl_layout *layout) {
   if (!layout) return;
   gcl_signature_destroy(layout->sig);
-  free(layout->params);
-  free(layout->bits);
-  free(layout);
+  gcl__free(layout->params);
+  gcl__free(layout->bits);
+  gcl__free(layout);
 }
 
 size_t gcl_layout_count(const gcl_layout *layout) { return layout ? layout->count : 0; }
 int gcl_layout_sm(const gcl_layout *layout) { return layout ? layout->sm : 0; }
 size_t gcl_layout_size(const gcl_layout *layout) { return layout ? layout->size : 0; }
 
-static gcl_status check_index(const gcl_layout *l, size_t index) {
-  if (!l) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "layout is NULL");
+static gcl_status check_index(const gcl_layout *l, size_t index, const char *fn) {
+  if (!l) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: layout is NULL", fn);
   if (index < l->count) return GCL_OK;
-  return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "parameter %zu out of range: the layout has %zu",
-                   index, l->count);
+  return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: index %zu out of range: the layout has %zu parameters",
+                   fn, index, l->count);
 }
 
 gcl_status gcl_layout_param(const gcl_layout *layout, size_t index, size_t *offset, size_t *size,
                             size_t *align) {
-  gcl_status s = check_index(layout, index);
+  gcl_status s = check_index(layout, index, "gcl_layout_param");
   if (s) return s;
   const lparam *p = &layout->params[index];
   if (offset) *offset = p->offset;
@@ -239,7 +239,7 @@ gcl_status gcl_layout_param(const gcl_layout *layout, size_t index, size_t *offs
 }
 
 gcl_status gcl_layout_param_info(const gcl_layout *layout, size_t index, gcl_param_info *info) {
-  gcl_status s = check_index(layout, index);
+  gcl_status s = check_index(layout, index, "gcl_layout_param_info");
   if (s) return s;
   if (!info) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_layout_param_info: info is NULL");
   *info = layout->params[index].info;

@@ -150,7 +150,7 @@ static gcl_status place(gcl__image_kernel *k, const char *sig_text, int sm) {
 
 static gcl_status fill_kernel(gcl__image_kernel *k, const ptx_param *params, size_t n,
                               const char *text, int sm) {
-  k->params = calloc(n ? n : 1, sizeof *k->params);
+  k->params = gcl__calloc(n ? n : 1, sizeof *k->params);
   if (!k->params) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "ptx: out of memory");
   k->info.param_count = n;
   for (size_t p = 0; p < n; p++) param_text(&params[p], k->params[p].kind, sizeof k->params[p].kind);
@@ -160,7 +160,7 @@ static gcl_status fill_kernel(gcl__image_kernel *k, const ptx_param *params, siz
 /* Parameters of one .entry; lx is on the token after the kernel name. */
 static gcl_status read_params(lexer *lx, gcl__image_kernel *k, int sm) {
   size_t cap = 256, used = 0, n = 0;
-  char *text = malloc(cap);
+  char *text = gcl__malloc(cap);
   ptx_param *params = NULL;
   gcl_status s = text ? GCL_OK : gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "ptx: out of memory");
   if (s == GCL_OK) text[0] = 0;
@@ -171,20 +171,20 @@ static gcl_status read_params(lexer *lx, gcl__image_kernel *k, int sm) {
     if ((s = read_param(lx, k->name, n, &p)) != GCL_OK) break;
     param_text(&p, item, sizeof item);
     if (used + strlen(item) + 3 > cap) {
-      char *t = realloc(text, cap *= 2);
+      char *t = gcl__realloc(text, cap *= 2);
       if (!t) { s = gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "ptx: out of memory"); break; }
       text = t;
     }
     used += (size_t)snprintf(text + used, cap - used, "%s%s", n ? ", " : "", item);
-    ptx_param *grown = realloc(params, (n + 1) * sizeof *params);
+    ptx_param *grown = gcl__realloc(params, (n + 1) * sizeof *params);
     if (!grown) { s = gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "ptx: out of memory"); break; }
     params = grown;
     params[n++] = p;
     open = is(lx, ",") && next(lx);
   }
   if (s == GCL_OK) s = fill_kernel(k, params, n, text, sm);
-  free(params);
-  free(text);
+  gcl__free(params);
+  gcl__free(text);
   return s;
 }
 

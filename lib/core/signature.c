@@ -175,23 +175,23 @@ typedef struct members {
 static void members_free(members *m) {
   for (size_t i = 0; i < m->n; i++) {
     gcl__type_destroy(m->types[i]);
-    free(m->names[i]);
+    gcl__free(m->names[i]);
   }
-  free(m->types), free(m->names), free(m->cols);
+  gcl__free(m->types), gcl__free(m->names), gcl__free(m->cols);
 }
 
 /* Appends (t, name); frees both when out of memory. */
 static bool push_member(members *m, gcl__type *t, char *name, size_t col) {
   if (m->n == m->cap) {
     size_t c = m->cap ? m->cap * 2 : 4;
-    gcl__type **g = realloc(m->types, c * sizeof *g);
+    gcl__type **g = gcl__realloc(m->types, c * sizeof *g);
     if (g) m->types = g;
-    char **nm = g ? realloc(m->names, c * sizeof *nm) : NULL;
+    char **nm = g ? gcl__realloc(m->names, c * sizeof *nm) : NULL;
     if (nm) m->names = nm;
-    size_t *cl = nm ? realloc(m->cols, c * sizeof *cl) : NULL;
+    size_t *cl = nm ? gcl__realloc(m->cols, c * sizeof *cl) : NULL;
     if (!cl) {
       gcl__type_destroy(t);
-      free(name);
+      gcl__free(name);
       return false;
     }
     m->cols = cl, m->cap = c;
@@ -224,7 +224,7 @@ static gcl_status parse_member(parser *p, members *m) {
   if (!s) s = check_member_name(p, m, name, col);
   if (s) {
     gcl__type_destroy(t);
-    free(name);
+    gcl__free(name);
     return s;
   }
   return push_member(m, t, name, col) ? GCL_OK : oom();
@@ -257,7 +257,7 @@ static gcl_status parse_struct(parser *p, gcl__type **out) {
     members_free(&m);
     return s;
   }
-  free(m.cols);
+  gcl__free(m.cols);
   gcl__type *t = gcl__type_struct(m.types, m.names, m.n);
   if (!t) return oom();
   if (t->size > GCL__TYPE_MAX_BYTES) {
@@ -370,7 +370,7 @@ static gcl_status parse_name(parser *p, const char *what, char **name) {
   if (p->tlen > MAX_NAME)
     return fail_at(p->tpos, "name %s... is %zu characters long, at most %d are allowed",
                    tok_text(p, t, sizeof t), p->tlen, MAX_NAME);
-  *name = strndup(p->text + p->tpos, p->tlen);
+  *name = gcl__strndup(p->text + p->tpos, p->tlen);
   if (!*name) return oom();
   next(p);
   return GCL_OK;
@@ -386,7 +386,7 @@ static gcl_status parse_param_name(parser *p, char **name) {
 static gcl_status push_param(parser *p, sparam sp) {
   if (p->count == p->cap) {
     size_t c = p->cap ? p->cap * 2 : 8;
-    sparam *g = realloc(p->params, c * sizeof *g);
+    sparam *g = gcl__realloc(p->params, c * sizeof *g);
     if (!g) return oom();
     p->params = g, p->cap = c;
   }
@@ -407,17 +407,17 @@ static gcl_status parse_param(parser *p) {
   if (!s) s = push_param(p, sp);
   if (s) {
     gcl__type_destroy(sp.type);
-    free(sp.name);
+    gcl__free(sp.name);
   }
   return s;
 }
 
 static void free_params(sparam *ps, size_t n) {
   for (size_t i = 0; i < n; i++) {
-    free(ps[i].name);
+    gcl__free(ps[i].name);
     gcl__type_destroy(ps[i].type);
   }
-  free(ps);
+  gcl__free(ps);
 }
 
 static gcl_status parse_all(parser *p) {
@@ -439,7 +439,7 @@ gcl_status gcl_signature_parse(const char *text, gcl_signature **out) {
   if (!text || !out) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_signature_parse: %s is NULL", text ? "out" : "text");
   parser p = {.text = text};
   gcl_status s = parse_all(&p);
-  gcl_signature *sig = s ? NULL : malloc(sizeof *sig);
+  gcl_signature *sig = s ? NULL : gcl__malloc(sizeof *sig);
   if (!s && !sig) s = oom();
   if (s) {
     free_params(p.params, p.count);
@@ -454,7 +454,7 @@ gcl_status gcl_signature_parse(const char *text, gcl_signature **out) {
 void gcl_signature_destroy(gcl_signature *sig) {
   if (!sig) return;
   free_params(sig->params, sig->count);
-  free(sig);
+  gcl__free(sig);
 }
 
 size_t gcl_signature_count(const gcl_signature *sig) { return sig ? sig->count : 0; }
@@ -515,16 +515,16 @@ gcl_status gcl_signature_format(const gcl_signature *sig, char *buf, size_t cap,
 }
 
 gcl_signature *gcl__signature_clone(const gcl_signature *sig) {
-  gcl_signature *c = calloc(1, sizeof *c);
+  gcl_signature *c = gcl__calloc(1, sizeof *c);
   if (!c) return NULL;
-  c->params = calloc(sig->count ? sig->count : 1, sizeof *c->params);
-  if (!c->params) return free(c), NULL;
+  c->params = gcl__calloc(sig->count ? sig->count : 1, sizeof *c->params);
+  if (!c->params) return gcl__free(c), NULL;
   for (; c->count < sig->count; c->count++) {
     const sparam *sp = &sig->params[c->count];
     sparam *d = &c->params[c->count];
     d->grid_constant = sp->grid_constant;
     d->type = gcl__type_clone(sp->type);
-    d->name = sp->name ? strdup(sp->name) : NULL;
+    d->name = sp->name ? gcl__strdup(sp->name) : NULL;
     if (!d->type || (sp->name && !d->name)) {
       c->count++;
       gcl_signature_destroy(c);

@@ -6,29 +6,32 @@
 
 static _Thread_local char last_error[GCL__MESSAGE_MAX];
 
-static const char *const status_names[] = {
-#define GCL_X_NAME(name, text) #name,
+/* Lookups by value: the enum may have gaps, so no array indexed by position. */
+const char *gcl_status_name(gcl_status s) {
+  switch (s) {
+#define GCL_X_NAME(name, value, text) \
+  case name: return #name;
     GCL_STATUS_LIST(GCL_X_NAME)
 #undef GCL_X_NAME
-};
-
-static const char *const status_texts[] = {
-#define GCL_X_TEXT(name, text) text,
-    GCL_STATUS_LIST(GCL_X_TEXT)
-#undef GCL_X_TEXT
-};
-
-const char *gcl_version(void) { return GCL_VERSION_STRING; }
-
-const char *gcl_status_name(gcl_status s) {
-  if ((unsigned)s >= GCL_STATUS_COUNT) return "GCL_STATUS_UNKNOWN";
-  return status_names[s];
+  case GCL_STATUS_COUNT: break;
+  }
+  return "GCL_STATUS_UNKNOWN";
 }
 
 const char *gcl_status_text(gcl_status s) {
-  if ((unsigned)s >= GCL_STATUS_COUNT) return "unknown status";
-  return status_texts[s];
+  switch (s) {
+#define GCL_X_TEXT(name, value, text) \
+  case name: return text;
+    GCL_STATUS_LIST(GCL_X_TEXT)
+#undef GCL_X_TEXT
+  case GCL_STATUS_COUNT: break;
+  }
+  return "unknown status";
 }
+
+const char *gcl_version(void) { return GCL_VERSION_STRING; }
+
+unsigned gcl_version_number(void) { return GCL_VERSION_NUMBER; }
 
 const char *gcl_last_error(void) { return last_error; }
 
@@ -58,7 +61,7 @@ gcl_status gcl__fail_null(const char *fn, int n, ...) {
     }
   }
   va_end(ap);
-  return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: %s is NULL, expected a pointer", fn, which);
+  return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn, which);
 }
 
 void gcl__fail_append(const char *text) {

@@ -328,10 +328,12 @@ static gcl_status fill_im2col(const gcl_tensormap_options *o, const char *who,
 
 gcl_status gcl__tmap_translate(const DLTensor *t, const gcl_tensormap_options *o, const char *who,
                                gcl_tensormap_desc *out) {
-  if (!t) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: expected a DLTensor, got NULL", who);
-  if (!o) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: options: expected a pointer, got NULL",
-                           who);
-  if (!out) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "out: expected a pointer, got NULL");
+  if (!t || !o || !out) /* the public callers check first; this keeps the reads safe */
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", who, !t ? "t" : !o ? "options" : "out");
+  for (size_t i = 0; i < sizeof o->reserved / sizeof *o->reserved; i++) /* the growth rule */
+    if (o->reserved[i])
+      return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: options.reserved[%zu] is %u, expected 0 "
+                       "(zero-initialise the options)", who, i, o->reserved[i]);
   gcl_tensormap_desc d;
   memset(&d, 0, sizeof d);
   gcl_status s;
@@ -351,6 +353,9 @@ gcl_status gcl__tmap_translate(const DLTensor *t, const gcl_tensormap_options *o
 
 gcl_status gcl_tensormap_check(const DLTensor *t, const gcl_tensormap_options *options,
                                gcl_tensormap_desc *desc) {
+  if (!t || !options)
+    return gcl__fail_null("gcl_tensormap_check", 2, "t", (const void *)t, "options",
+                          (const void *)options);
   gcl_tensormap_desc d;
   gcl_status s = gcl__tmap_translate(t, options, "tensor", &d);
   if (s == GCL_OK && desc) *desc = d;

@@ -44,7 +44,7 @@ static ffi_type *scalar_ffi(gcl_scalar s) {
 static size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
 static gcl__type *type_new(gcl_param_kind kind) {
-  gcl__type *t = calloc(1, sizeof *t);
+  gcl__type *t = gcl__calloc(1, sizeof *t);
   if (t) t->kind = kind;
   return t;
 }
@@ -105,19 +105,19 @@ gcl__type *gcl__type_bytes(size_t n) {
 static void free_members(gcl__type **members, char **names, size_t n) {
   for (size_t i = 0; i < n; i++) {
     gcl__type_destroy(members[i]);
-    if (names) free(names[i]);
+    if (names) gcl__free(names[i]);
   }
-  free(members);
-  free(names);
+  gcl__free(members);
+  gcl__free(names);
 }
 
 gcl__type *gcl__type_struct(gcl__type **members, char **names, size_t n) {
   gcl__type *t = type_new(GCL_PARAM_STRUCT);
-  ffi_type **el = calloc(n + 1, sizeof *el);
-  size_t *off = calloc(n ? n : 1, sizeof *off);
-  if (!names) names = calloc(n ? n : 1, sizeof *names);
+  ffi_type **el = gcl__calloc(n + 1, sizeof *el);
+  size_t *off = gcl__calloc(n ? n : 1, sizeof *off);
+  if (!names) names = gcl__calloc(n ? n : 1, sizeof *names);
   if (!t || !el || !off || !names) {
-    free(t), free(el), free(off);
+    gcl__free(t), gcl__free(el), gcl__free(off);
     free_members(members, names, n);
     return NULL;
   }
@@ -175,18 +175,18 @@ void gcl__type_destroy(gcl__type *t) {
   if (!t) return;
   gcl__type_destroy(t->elem);
   if (t->kind == GCL_PARAM_STRUCT) free_members(t->members, t->names, t->member_count);
-  free(t->offsets);
-  free(t->ffi_elements);
-  free(t);
+  gcl__free(t->offsets);
+  gcl__free(t->ffi_elements);
+  gcl__free(t);
 }
 
 static gcl__type *clone_struct(const gcl__type *t) {
-  gcl__type **m = calloc(t->member_count, sizeof *m);
-  char **names = calloc(t->member_count, sizeof *names);
-  if (!m || !names) return free(m), free(names), NULL;
+  gcl__type **m = gcl__calloc(t->member_count, sizeof *m);
+  char **names = gcl__calloc(t->member_count, sizeof *names);
+  if (!m || !names) return gcl__free(m), gcl__free(names), NULL;
   for (size_t i = 0; i < t->member_count; i++) {
     m[i] = gcl__type_clone(t->members[i]);
-    names[i] = t->names[i] ? strdup(t->names[i]) : NULL;
+    names[i] = t->names[i] ? gcl__strdup(t->names[i]) : NULL;
     if (!m[i] || (t->names[i] && !names[i])) {
       free_members(m, names, i + 1);
       return NULL;

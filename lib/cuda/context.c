@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 gcl_status gcl_device_count(int *count) {
-  if (!count) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "count: expected a pointer, got NULL");
+  if (!count) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_device_count: count is NULL");
   gcl_status s = gcl__cu_load();
   if (s != GCL_OK) return s;
   int n = 0;
@@ -15,14 +15,15 @@ gcl_status gcl_device_count(int *count) {
   return GCL_OK;
 }
 
-static gcl_status device_handle(int device, CUdevice *out) {
+static gcl_status device_handle(int device, CUdevice *out, const char *fn) {
   gcl_status s = gcl__cu_load();
   if (s != GCL_OK) return s;
   int n = 0;
   CUresult rc = gcl__cu.cuDeviceGetCount(&n);
   if (rc != CUDA_SUCCESS) return gcl__cu_fail(rc, "cuDeviceGetCount");
   if (device < 0 || device >= n)
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "device: expected 0 ... %d, got %d", n - 1, device);
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: device out of range: expected 0 ... %d, got %d",
+                     fn, n - 1, device);
   rc = gcl__cu.cuDeviceGet(out, device);
   if (rc != CUDA_SUCCESS) return gcl__cu_fail(rc, "cuDeviceGet(%d)", device);
   return GCL_OK;
@@ -35,9 +36,9 @@ static gcl_status attribute(CUdevice dev, CUdevice_attribute a, const char *what
 }
 
 gcl_status gcl_device_get_info(int device, gcl_device_info *info) {
-  if (!info) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "info: expected a pointer, got NULL");
+  if (!info) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_device_get_info: info is NULL");
   CUdevice dev;
-  gcl_status s = device_handle(device, &dev);
+  gcl_status s = device_handle(device, &dev, __func__);
   if (s != GCL_OK) return s;
   gcl_device_info d = {0};
   CUresult rc = gcl__cu.cuDeviceGetName(d.name, (int)sizeof d.name, dev);
@@ -59,19 +60,19 @@ gcl_status gcl_device_get_info(int device, gcl_device_info *info) {
 }
 
 gcl_status gcl_context_create(int device, gcl_context **out) {
-  if (!out) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "out: expected a pointer, got NULL");
+  if (!out) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_context_create: out is NULL");
   CUdevice dev;
-  gcl_status s = device_handle(device, &dev);
+  gcl_status s = device_handle(device, &dev, __func__);
   if (s != GCL_OK) return s;
   int major = 0, minor = 0;
   if ((s = attribute(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, "cc major", &major)) ||
       (s = attribute(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "cc minor", &minor)))
     return s;
-  gcl_context *ctx = calloc(1, sizeof *ctx);
+  gcl_context *ctx = gcl__calloc(1, sizeof *ctx);
   if (!ctx) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "gcl_context_create: out of memory");
   CUresult rc = gcl__cu.cuDevicePrimaryCtxRetain(&ctx->ctx, dev);
   if (rc != CUDA_SUCCESS) {
-    free(ctx);
+    gcl__free(ctx);
     return gcl__cu_fail(rc, "cuDevicePrimaryCtxRetain(device %d)", device);
   }
   ctx->device = device;
@@ -84,7 +85,7 @@ gcl_status gcl_context_create(int device, gcl_context **out) {
 void gcl_context_destroy(gcl_context *ctx) {
   if (!ctx) return;
   gcl__cu.cuDevicePrimaryCtxRelease(ctx->dev);
-  free(ctx);
+  gcl__free(ctx);
 }
 
 int gcl_context_device(const gcl_context *ctx) { return ctx ? ctx->device : -1; }
@@ -99,20 +100,21 @@ gcl_status gcl__context_bind(gcl_context *ctx) {
 }
 
 gcl_status gcl_context_bind(gcl_context *ctx) {
-  if (!ctx) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "ctx: expected a context, got NULL");
+  if (!ctx) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_context_bind: ctx is NULL");
   return gcl__context_bind(ctx);
 }
 
+/* ctx is not NULL and is made current; fn is the public function, for the message. */
 #define GCL_CTX_GUARD(ctx)                                                                        \
   do {                                                                                            \
-    if (!(ctx)) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "ctx: expected a context, got NULL"); \
+    if (!(ctx)) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", __func__);       \
     gcl_status bind_status = gcl__context_bind(ctx);                                              \
     if (bind_status != GCL_OK) return bind_status;                                                \
   } while (0)
 
 gcl_status gcl_mem_alloc(gcl_context *ctx, size_t bytes, uint64_t *address) {
   GCL_CTX_GUARD(ctx);
-  if (!address) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "address: expected a pointer, got NULL");
+  if (!address) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_mem_alloc: address is NULL");
   CUdeviceptr p = 0;
   CUresult rc = gcl__cu.cuMemAlloc(&p, bytes);
   if (rc != CUDA_SUCCESS) return gcl__cu_fail(rc, "cuMemAlloc(%zu bytes)", bytes);

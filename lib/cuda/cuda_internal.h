@@ -61,16 +61,11 @@ struct gcl_kernel {
   pthread_mutex_t opt_lock;
 };
 
-/* The image format from the content: ELF magic (cubin), fatbin magic 0xBA55ED50, or PTX text
- * (whitespace and comments, then a directive). GCL_ERROR_BAD_IMAGE otherwise or when the
- * headers claim more bytes than size. */
-gcl_status gcl__image_format(const void *data, size_t size, gcl_image_format *format);
-/* Reads a whole file plus one NUL byte (not counted in *size). GCL_ERROR_IO names the path and
- * the errno text. *data is the caller's to free. */
-gcl_status gcl__read_file(const char *path, void **data, size_t *size);
+/* gcl__image_format and gcl__read_file are lib/core's (internal.h): one detector, one reader. */
 /* Compiles source with NVRTC for sm (an -arch option in options wins). On success *image is a
  * cubin, or NUL-terminated PTX for a virtual -arch (*size without the NUL); *log (may be NULL
- * on entry) gets the compiler log either way. Both are the caller's to free. Needs no driver. */
+ * on entry) gets the compiler log either way. Both are the caller's to free (gcl__free). Needs no
+ * driver. (nvrtc.c) */
 gcl_status gcl__nvrtc_compile(const char *source, const char *name, const char *const *options,
                               size_t option_count, int sm, void **image, size_t *size,
                               char **log);

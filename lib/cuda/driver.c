@@ -146,7 +146,7 @@ const char *gcl_driver_path(void) {
 }
 
 gcl_status gcl_driver_version(int *version) {
-  if (!version) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "version: expected a pointer, got NULL");
+  if (!version) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_driver_version: version is NULL");
   pthread_once(&cu_once, cu_load_once);
   if (cu_driver_version == 0) return gcl__cu_load();
   *version = cu_driver_version;
@@ -226,7 +226,7 @@ const char *gcl_nvrtc_path(void) {
 
 gcl_status gcl_nvrtc_version(int *major, int *minor) {
   if (!major || !minor)
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "major/minor: expected pointers, got NULL");
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_nvrtc_version: %s is NULL", major ? "minor" : "major");
   gcl_status s = gcl__nvrtc_load();
   if (s != GCL_OK) return s;
   int ma = 0, mi = 0;
@@ -239,9 +239,9 @@ gcl_status gcl_nvrtc_version(int *major, int *minor) {
 }
 
 gcl_status gcl_nvrtc_archs(int *archs, size_t cap, size_t *count) {
-  if (!count) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "count: expected a pointer, got NULL");
+  if (!count) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_nvrtc_archs: count is NULL");
   if (cap && !archs)
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "archs: NULL with cap %zu", cap);
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_nvrtc_archs: archs is NULL with cap %zu", cap);
   gcl_status s = gcl__nvrtc_load();
   if (s != GCL_OK) return s;
   int n = 0;

@@ -9,21 +9,21 @@ static gcl_status check_node(const gcl_kernel *k, CUgraphNode node, CUDA_KERNEL_
     CUresult rc = gcl__cu.cuGraphNodeGetType(node, &type);
     if (rc != CUDA_SUCCESS) return gcl__cu_fail(rc, "cuGraphNodeGetType");
     if (type != CU_GRAPH_NODE_TYPE_KERNEL)
-      return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "node: expected a kernel node, got node type %d", (int)type);
+      return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_graph_kernel_node_set_args: node: expected a kernel node, got node type %d", (int)type);
   }
   CUresult rc = gcl__cu.cuGraphKernelNodeGetParams(node, p);
   if (rc != CUDA_SUCCESS) return gcl__cu_fail(rc, "cuGraphKernelNodeGetParams");
   if (p->func != k->fn && !(p->func == NULL && p->kern == k->kern))
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "node: it runs another kernel than '%s'", k->name);
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_graph_kernel_node_set_args: node runs another kernel than '%s'", k->name);
   return GCL_OK;
 }
 
 gcl_status gcl_graph_kernel_node_set_args(void *graph_exec, void *node, gcl_kernel *kernel,
                                           const gcl_args *args) {
-  if (!graph_exec) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "graph_exec: expected a CUgraphExec, got NULL");
-  if (!node) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "node: expected a CUgraphNode, got NULL");
-  if (!kernel) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "kernel: expected a kernel, got NULL");
-  if (!args) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "args: expected args, got NULL");
+  if (!graph_exec) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_graph_kernel_node_set_args: graph_exec is NULL");
+  if (!node) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_graph_kernel_node_set_args: node is NULL");
+  if (!kernel) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_graph_kernel_node_set_args: kernel is NULL");
+  if (!args) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_graph_kernel_node_set_args: args is NULL");
   CUDA_KERNEL_NODE_PARAMS p;
   gcl_status s;
   if ((s = gcl__launch_check_args(kernel, args)) || (s = gcl__context_bind(kernel->ctx)) ||

@@ -18,8 +18,8 @@ static gcl_status driver_params(gcl_kernel *k, bool *known) {
   while (n <= GCL_PARAM_LIMIT && (rc = gcl__cu.cuFuncGetParamInfo(k->fn, n, &off, &size)) == CUDA_SUCCESS) n++;
   if (n > GCL_PARAM_LIMIT || rc != CUDA_ERROR_INVALID_VALUE)
     return gcl__cu_fail(rc, "cuFuncGetParamInfo(kernel '%s', parameter %zu)", k->name, n);
-  k->offsets = calloc(n + 1, sizeof *k->offsets);
-  k->sizes = calloc(n + 1, sizeof *k->sizes);
+  k->offsets = gcl__calloc(n + 1, sizeof *k->offsets);
+  k->sizes = gcl__calloc(n + 1, sizeof *k->sizes);
   if (!k->offsets || !k->sizes) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "kernel '%s': %zu parameters", k->name, n);
   for (size_t i = 0; i < n; i++) {
     rc = gcl__cu.cuFuncGetParamInfo(k->fn, i, &k->offsets[i], &k->sizes[i]);
@@ -74,8 +74,8 @@ static gcl_status check_declared(const gcl_kernel *k, const gcl_layout *declared
 /* Copies the typed layout's offsets and sizes (no driver layout to check against). */
 static gcl_status adopt_declared(gcl_kernel *k, const gcl_layout *declared) {
   size_t n = gcl_layout_count(declared);
-  k->offsets = calloc(n + 1, sizeof *k->offsets);
-  k->sizes = calloc(n + 1, sizeof *k->sizes);
+  k->offsets = gcl__calloc(n + 1, sizeof *k->offsets);
+  k->sizes = gcl__calloc(n + 1, sizeof *k->sizes);
   if (!k->offsets || !k->sizes) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "kernel '%s': %zu parameters", k->name, n);
   for (size_t i = 0; i < n; i++) {
     gcl_status s = gcl_layout_param(declared, i, &k->offsets[i], &k->sizes[i], NULL);
@@ -162,29 +162,37 @@ static gcl_status resolve(gcl_kernel *k) {
   return s;
 }
 
-/* GCL_LAUNCH_PARAMS=extra|pointers picks how parameters reach the driver (for benchmarks). */
-static bool default_use_extra(void) {
-  const char *mode = getenv("GCL_LAUNCH_PARAMS");
-  return mode && strcmp(mode, "extra") == 0;
+gcl_status gcl_kernel_set_launch_mode(gcl_kernel *kernel, gcl_launch_mode mode) {
+  if (!kernel) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_kernel_set_launch_mode: kernel is NULL");
+  if (mode != GCL_LAUNCH_KERNEL_PARAMS && mode != GCL_LAUNCH_EXTRA_BUFFER)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT,
+                     "gcl_kernel_set_launch_mode: mode %d: expected GCL_LAUNCH_KERNEL_PARAMS (0) "
+                     "or GCL_LAUNCH_EXTRA_BUFFER (1)", (int)mode);
+  kernel->use_extra = mode == GCL_LAUNCH_EXTRA_BUFFER;
+  return GCL_OK;
+}
+
+gcl_launch_mode gcl_kernel_launch_mode(const gcl_kernel *kernel) {
+  return kernel && kernel->use_extra ? GCL_LAUNCH_EXTRA_BUFFER : GCL_LAUNCH_KERNEL_PARAMS;
 }
 
 gcl_status gcl_kernel_get(gcl_module *mod, const char *name, const char *signature, gcl_kernel **out) {
   /* The arguments are checked before mod is read. */
-  if (!out) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "out: expected a pointer, got NULL");
-  if (!mod) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "mod: expected a module, got NULL");
-  if (!name || !*name) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "name: expected a kernel name, got %s", name ? "\"\"" : "NULL");
+  if (!out) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_kernel_get: out is NULL");
+  if (!mod) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_kernel_get: mod is NULL");
+  if (!name || !*name) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_kernel_get: name is %s", name ? "empty" : "NULL");
   return gcl_kernel_get_on(mod, mod->ctx, name, signature, out);
 }
 
 gcl_status gcl_kernel_get_on(gcl_module *mod, gcl_context *ctx, const char *name,
                              const char *signature, gcl_kernel **out) {
-  if (!out) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "out: expected a pointer, got NULL");
-  if (!mod) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "mod: expected a module, got NULL");
-  if (!ctx) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "ctx: expected a context, got NULL");
-  if (!name || !*name) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "name: expected a kernel name, got %s", name ? "\"\"" : "NULL");
-  gcl_kernel *k = calloc(1, sizeof *k);
-  if (!k || !(k->name = strdup(name))) {
-    free(k);
+  if (!out) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_kernel_get_on: out is NULL");
+  if (!mod) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_kernel_get_on: mod is NULL");
+  if (!ctx) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_kernel_get_on: ctx is NULL");
+  if (!name || !*name) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_kernel_get_on: name is %s", name ? "empty" : "NULL");
+  gcl_kernel *k = gcl__calloc(1, sizeof *k);
+  if (!k || !(k->name = gcl__strdup(name))) {
+    gcl__free(k);
     return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "kernel '%s': out of memory", name);
   }
   k->mod = mod;
@@ -196,7 +204,7 @@ gcl_status gcl_kernel_get_on(gcl_module *mod, gcl_context *ctx, const char *name
     return s;
   }
   k->param_bytes = gcl_layout_size(k->layout);
-  k->use_extra = default_use_extra();
+  k->use_extra = false; /* kernelParams until gcl_kernel_set_launch_mode says otherwise */
   k->next = mod->kernels;
   mod->kernels = k;
   *out = k;
@@ -207,10 +215,10 @@ void gcl__kernel_free(gcl_kernel *k) {
   if (!k) return;
   gcl_layout_destroy(k->layout);
   pthread_mutex_destroy(&k->opt_lock);
-  free(k->offsets);
-  free(k->sizes);
-  free(k->name);
-  free(k);
+  gcl__free(k->offsets);
+  gcl__free(k->sizes);
+  gcl__free(k->name);
+  gcl__free(k);
 }
 
 const gcl_layout *gcl_kernel_layout(const gcl_kernel *kernel) { return kernel ? kernel->layout : NULL; }
@@ -218,8 +226,8 @@ const gcl_layout *gcl_kernel_layout(const gcl_kernel *kernel) { return kernel ? 
 gcl_context *gcl_kernel_context(const gcl_kernel *kernel) { return kernel ? kernel->ctx : NULL; }
 
 gcl_status gcl_kernel_attribute(const gcl_kernel *kernel, gcl_kernel_attr attr, int *value) {
-  if (!kernel) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "kernel: expected a kernel, got NULL");
-  if (!value) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "value: expected a pointer, got NULL");
+  if (!kernel) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_kernel_attribute: kernel is NULL");
+  if (!value) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_kernel_attribute: value is NULL");
   static const struct { CUfunction_attribute a; const char *what; } map[] = {
       [GCL_KERNEL_MAX_THREADS_PER_BLOCK] = {CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, "max threads"},
       [GCL_KERNEL_STATIC_SHARED_BYTES] = {CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, "static shared"},
@@ -228,7 +236,7 @@ gcl_status gcl_kernel_attribute(const gcl_kernel *kernel, gcl_kernel_attr attr, 
       [GCL_KERNEL_LOCAL_BYTES] = {CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, "local bytes"},
   };
   if ((unsigned)attr >= sizeof map / sizeof *map)
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "attr: expected 0 ... %zu, got %d", sizeof map / sizeof *map - 1, (int)attr);
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_kernel_attribute: attr %d out of range: expected 0 ... %zu", (int)attr, sizeof map / sizeof *map - 1);
   int v = 0;
   gcl_status s = gcl__context_bind(kernel->ctx);
   if (s == GCL_OK) s = func_attr(kernel, map[attr].a, map[attr].what, &v);

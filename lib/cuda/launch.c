@@ -47,6 +47,10 @@ gcl_status gcl__launch_check_args(const gcl_kernel *k, const gcl_args *args) {
 }
 
 static gcl_status check_config(const gcl_kernel *k, const gcl_launch_config *c) {
+  for (size_t i = 0; i < sizeof c->reserved / sizeof *c->reserved; i++) /* the growth rule */
+    if (c->reserved[i])
+      return gcl__fail(GCL_ERROR_INVALID_CONFIG, "gcl_launch: config.reserved[%zu] is %llu, expected 0 (zero-initialise the config)",
+                       i, (unsigned long long)c->reserved[i]);
   unsigned long long threads =
       (unsigned long long)dim(c->block[0]) * dim(c->block[1]) * dim(c->block[2]);
   if (threads > (unsigned long long)k->max_threads)
@@ -134,9 +138,9 @@ static gcl_status launch_failed(const gcl_kernel *k, const CUlaunchConfig *cfg, 
 }
 
 gcl_status gcl_launch(gcl_kernel *kernel, const gcl_launch_config *config, const gcl_args *args) {
-  if (!kernel) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "kernel: expected a kernel, got NULL");
-  if (!config) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "config: expected a config, got NULL");
-  if (!args) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "args: expected args, got NULL");
+  if (!kernel) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_launch: kernel is NULL");
+  if (!config) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_launch: config is NULL");
+  if (!args) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_launch: args is NULL");
   gcl_status s;
   if ((s = gcl__launch_check_args(kernel, args)) || (s = check_config(kernel, config)) ||
       (s = gcl__context_bind(kernel->ctx)) || (s = opt_ins(kernel, config)))

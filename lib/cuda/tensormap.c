@@ -96,10 +96,12 @@ static gcl_status encode(gcl_context *ctx, const DLTensor *t, const gcl_tensorma
 
 gcl_status gcl_tensormap_encode(gcl_context *ctx, const DLTensor *t,
                                 const gcl_tensormap_options *options, void *map) {
-  if (!ctx) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "ctx: expected a context, got NULL");
+  if (!ctx || !t || !options)
+    return gcl__fail_null("gcl_tensormap_encode", 3, "ctx", (const void *)ctx, "t", (const void *)t,
+                          "options", (const void *)options);
   if (!map || (uintptr_t)map % 64u)
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "map: expected a 64-byte aligned pointer, got %p",
-                     map);
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT,
+                     "gcl_tensormap_encode: map is %p, expected a 64-byte aligned pointer", map);
   CUtensorMap m;
   gcl_status s = encode(ctx, t, options, "tensor", &m);
   if (s == GCL_OK) memcpy(map, &m, sizeof m);
@@ -111,6 +113,10 @@ gcl_status gcl_tensormap_encode(gcl_context *ctx, const DLTensor *t,
 static gcl_status tensormap_slot(const gcl_layout *layout, size_t index, size_t element,
                                  char *who, size_t cap, bool *is_element) {
   gcl_param_info p;
+  if (index >= gcl_layout_count(layout))
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT,
+                     "gcl_args_set_tensormap: index %zu out of range: the kernel has %zu parameters",
+                     index, gcl_layout_count(layout));
   gcl_status s = gcl_layout_param_info(layout, index, &p);
   if (s != GCL_OK) return s;
   char label[96];
@@ -120,7 +126,8 @@ static gcl_status tensormap_slot(const gcl_layout *layout, size_t index, size_t 
     snprintf(who, cap, "%s element %zu", label, element);
     if (element >= p.count)
       return gcl__fail(GCL_ERROR_INVALID_ARGUMENT,
-                       "%s: element %zu is out of range (tensormap[%zu])", label, element, p.count);
+                       "gcl_args_set_tensormap: %s: element %zu is out of range (tensormap[%zu])",
+                       label, element, p.count);
     return GCL_OK;
   }
   snprintf(who, cap, "%s", label);
@@ -138,8 +145,9 @@ static gcl_status tensormap_slot(const gcl_layout *layout, size_t index, size_t 
 
 gcl_status gcl_args_set_tensormap(gcl_args *args, gcl_context *ctx, size_t index, size_t element,
                                   const DLTensor *t, const gcl_tensormap_options *options) {
-  if (!args) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "args: expected arguments, got NULL");
-  if (!ctx) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "ctx: expected a context, got NULL");
+  if (!args || !ctx || !t || !options)
+    return gcl__fail_null("gcl_args_set_tensormap", 4, "args", (const void *)args, "ctx",
+                          (const void *)ctx, "t", (const void *)t, "options", (const void *)options);
   char who[160];
   bool is_element = false;
   gcl_status s =

@@ -10,11 +10,11 @@ struct gcl_timer {
 };
 
 gcl_status gcl_timer_create(gcl_context *ctx, gcl_timer **out) {
-  if (!out) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "out: expected a pointer, got NULL");
-  if (!ctx) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "ctx: expected a context, got NULL");
+  if (!out) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_timer_create: out is NULL");
+  if (!ctx) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_timer_create: ctx is NULL");
   gcl_status s = gcl__context_bind(ctx);
   if (s != GCL_OK) return s;
-  gcl_timer *t = calloc(1, sizeof *t);
+  gcl_timer *t = gcl__calloc(1, sizeof *t);
   if (!t) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "gcl_timer_create: out of memory");
   t->ctx = ctx;
   CUresult rc = gcl__cu.cuEventCreate(&t->start, CU_EVENT_DEFAULT);
@@ -23,7 +23,7 @@ gcl_status gcl_timer_create(gcl_context *ctx, gcl_timer **out) {
     if (rc != CUDA_SUCCESS) gcl__cu.cuEventDestroy(t->start);
   }
   if (rc != CUDA_SUCCESS) {
-    free(t);
+    gcl__free(t);
     return gcl__cu_fail(rc, "cuEventCreate(device %d)", ctx->device);
   }
   *out = t;
@@ -37,7 +37,7 @@ void gcl_timer_destroy(gcl_timer *timer) {
   (void)gcl__context_bind(timer->ctx);
   gcl__cu.cuEventDestroy(timer->start);
   gcl__cu.cuEventDestroy(timer->stop);
-  free(timer);
+  gcl__free(timer);
 }
 
 static gcl_status record(gcl_timer *t, CUevent e, void *stream, const char *which) {
@@ -50,7 +50,7 @@ static gcl_status record(gcl_timer *t, CUevent e, void *stream, const char *whic
 }
 
 gcl_status gcl_timer_start(gcl_timer *timer, void *stream) {
-  if (!timer) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "timer: expected a timer, got NULL");
+  if (!timer) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_timer_start: timer is NULL");
   gcl_status s = record(timer, timer->start, stream, "start");
   if (s != GCL_OK) return s;
   timer->started = true, timer->stopped = false;
@@ -58,10 +58,10 @@ gcl_status gcl_timer_start(gcl_timer *timer, void *stream) {
 }
 
 gcl_status gcl_timer_stop(gcl_timer *timer, void *stream) {
-  if (!timer) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "timer: expected a timer, got NULL");
+  if (!timer) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_timer_stop: timer is NULL");
   if (!timer->started)
     return gcl__fail(GCL_ERROR_INVALID_ARGUMENT,
-                     "timer: expected gcl_timer_start before gcl_timer_stop, got no start");
+                     "gcl_timer_stop: timer: expected gcl_timer_start before gcl_timer_stop, got no start");
   gcl_status s = record(timer, timer->stop, stream, "stop");
   if (s != GCL_OK) return s;
   timer->stopped = true;
@@ -69,10 +69,10 @@ gcl_status gcl_timer_stop(gcl_timer *timer, void *stream) {
 }
 
 gcl_status gcl_timer_elapsed_us(gcl_timer *timer, double *us) {
-  if (!timer) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "timer: expected a timer, got NULL");
-  if (!us) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "us: expected a pointer, got NULL");
+  if (!timer) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_timer_elapsed_us: timer is NULL");
+  if (!us) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_timer_elapsed_us: us is NULL");
   if (!timer->stopped)
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "timer: expected a start and a stop, got %s",
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_timer_elapsed_us: timer: expected a start and a stop, got %s",
                      timer->started ? "a start only" : "neither");
   gcl_status s = gcl__context_bind(timer->ctx);
   if (s != GCL_OK) return s;

@@ -148,10 +148,9 @@ static bool same_layout(erun *r, const ecase *c, const gcl_layout *driver) {
 
 /* The kernel with its signature checked by the library; parameters through `extra` or not. */
 static gcl_kernel *get_typed(erun *r, gcl_module *m, const ecase *c, bool extra) {
-  setenv("GCL_LAUNCH_PARAMS", extra ? "extra" : "pointers", 1);
   gcl_kernel *k = NULL;
   gcl_status s = gcl_kernel_get(m, c->name, c->sig.p, &k);
-  unsetenv("GCL_LAUNCH_PARAMS");
+  if (s == GCL_OK) s = gcl_kernel_set_launch_mode(k, extra ? GCL_LAUNCH_EXTRA_BUFFER : GCL_LAUNCH_KERNEL_PARAMS);
   if (s != GCL_OK) fail(r, c, "gcl_kernel_get with the signature: %s", gcl_last_error());
   return s == GCL_OK ? k : NULL;
 }

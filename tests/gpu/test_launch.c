@@ -39,10 +39,9 @@ static gcl_module *load(const char *file) {
 
 /* The kernel with parameters passed through `extra` (true) or kernelParams (false). */
 static gcl_kernel *get(gcl_module *m, const char *name, const char *sig, bool extra) {
-  setenv("GCL_LAUNCH_PARAMS", extra ? "extra" : "pointers", 1);
   gcl_kernel *k = NULL;
   CHECK(gcl_kernel_get(m, name, sig, &k));
-  unsetenv("GCL_LAUNCH_PARAMS");
+  CHECK(gcl_kernel_set_launch_mode(k, extra ? GCL_LAUNCH_EXTRA_BUFFER : GCL_LAUNCH_KERNEL_PARAMS));
   return k;
 }
 

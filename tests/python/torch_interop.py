@@ -53,7 +53,8 @@ class DLManagedTensorVersioned(C.Structure):
 class LaunchConfig(C.Structure):  # gcl_launch_config
     _fields_ = [("grid", C.c_uint * 3), ("block", C.c_uint * 3), ("cluster", C.c_uint * 3),
                 ("shared_bytes", C.c_size_t), ("stream", C.c_void_p), ("cooperative", C.c_bool),
-                ("programmatic_dependent_launch", C.c_bool), ("priority", C.c_int)]
+                ("programmatic_dependent_launch", C.c_bool), ("priority", C.c_int),
+                ("reserved", C.c_uint64 * 6)]  # must stay zero (ctypes zeroes it)
 
 
 assert C.sizeof(DLTensor) == 48 and C.sizeof(DLManagedTensor) == 64

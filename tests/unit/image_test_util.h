@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "suite.h"
 #include "driver.h"
 
 /* NVRTC 13 keeps some allocations until exit (seen after failed compiles): not ours to free.
@@ -49,7 +50,7 @@ static inline gcl_image *itu_parse_kernel_file(const char *name, int sm) {
 
 /* Skips the calling test when NVRTC cannot be loaded (CI machines without the toolkit). */
 static inline void itu_require_nvrtc(void) {
-  if (gcl__nvrtc_load() != GCL_OK) cr_skip_test("NVRTC not available: %s", gcl_last_error());
+  if (gcl__nvrtc_load() != GCL_OK) GCL_SKIP_NO_NVRTC("NVRTC not available: %s", gcl_last_error());
 }
 
 /* Compiles src for sm_NN with NVRTC. On success *cubin (malloc'd) holds the cubin and *ptx (may be

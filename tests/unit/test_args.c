@@ -257,7 +257,7 @@ Test(args, owners_are_released_exactly_once) {
   gcl_param_info info;
   int dev = 5;
   cr_assert_eq(gcl_args_set_device(f.args, 2), GCL_OK);
-  cr_assert_eq(gcl__args_pointer_param(f.args, 1, &info, &dev), GCL_OK);
+  cr_assert_eq(gcl__args_pointer_param(f.args, 1, &info, &dev, "test"), GCL_OK);
   cr_assert_eq(dev, 2);
   cr_assert(info.is_const);
   gcl__args_store_pointer(f.args, 0, 0x100, count_release, (void *)(intptr_t)1);
@@ -284,9 +284,9 @@ Test(args, pointer_param_rejects_by_value_slots) {
   fixture f = make("u64 n", 90);
   gcl_param_info info;
   int dev;
-  cr_assert_eq(gcl__args_pointer_param(f.args, 0, &info, &dev), GCL_ERROR_TYPE_MISMATCH);
+  cr_assert_eq(gcl__args_pointer_param(f.args, 0, &info, &dev, "test"), GCL_ERROR_TYPE_MISMATCH);
   cr_assert(strstr(gcl_last_error(), "parameter 0 'n'") != NULL);
-  cr_assert_eq(gcl__args_pointer_param(f.args, 1, &info, &dev), GCL_ERROR_INVALID_ARGUMENT);
+  cr_assert_eq(gcl__args_pointer_param(f.args, 1, &info, &dev, "test"), GCL_ERROR_INVALID_ARGUMENT);
   cr_assert_eq(gcl_args_set_device(f.args, -2), GCL_ERROR_INVALID_ARGUMENT);
   drop(&f);
 }
@@ -308,12 +308,12 @@ Test(args, bad_arguments_are_named) {
   cr_assert_eq(gcl_args_set_device(f.args, 3), GCL_OK);
   size_t index = 99;
   cr_assert_eq(gcl_signature_find(f.sig, NULL, &index), GCL_ERROR_INVALID_ARGUMENT);
-  cr_assert_str_eq(gcl_last_error(), "gcl_signature_find: name is NULL, expected a pointer");
+  cr_assert_str_eq(gcl_last_error(), "gcl_signature_find: name is NULL");
   cr_assert_eq(gcl_layout_find(f.layout, "n", NULL), GCL_ERROR_INVALID_ARGUMENT);
-  cr_assert_str_eq(gcl_last_error(), "gcl_layout_find: index is NULL, expected a pointer");
+  cr_assert_str_eq(gcl_last_error(), "gcl_layout_find: index is NULL");
   const void *data = NULL;
   cr_assert_eq(gcl_args_buffer(f.args, &data, NULL), GCL_ERROR_INVALID_ARGUMENT);
-  cr_assert_str_eq(gcl_last_error(), "gcl_args_buffer: size is NULL, expected a pointer");
+  cr_assert_str_eq(gcl_last_error(), "gcl_args_buffer: size is NULL");
   cr_assert_null(data);
   cr_assert_eq(index, 99);
   drop(&f);

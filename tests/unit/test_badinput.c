@@ -6,12 +6,36 @@
  * on the CPU too; ASan/LSan (CI) check that no failing path leaks. */
 #include "fakecuda_test.h"
 
+#include <ctype.h>
 #include <ffi.h>
 #include <stdio.h>
 
 #include "args_internal.h"
 
-/* call must fail with status and a message containing needle. */
+#include "gcl_public_api.h" /* generated from the headers by tests/abi/public_api.sh */
+
+static bool is_public(const char *name, size_t n) {
+  for (size_t i = 0; i < sizeof gcl_public_api / sizeof *gcl_public_api; i++)
+    if (strlen(gcl_public_api[i]) == n && memcmp(gcl_public_api[i], name, n) == 0) return true;
+  return false;
+}
+
+static bool ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
+
+/* Every gcl_ identifier a message names is a public function: no gcl__ helper, no internal
+ * name, no function that does not exist. */
+static void assert_names_public(const char *call, const char *msg) {
+  for (const char *p = msg; (p = strstr(p, "gcl_")) != NULL;) {
+    size_t n = 0;
+    while (ident_char(p[n])) n++;
+    if (p == msg || !ident_char(p[-1]))
+      cr_assert(is_public(p, n), "%s: the message names '%.*s', not a public function: %s", call,
+                (int)n, p, msg);
+    p += n;
+  }
+}
+
+/* call must fail with status and a message containing needle that names only public functions. */
 #define FAILS(call, status, needle)                                                               \
   do {                                                                                            \
     gcl_status fails_s = (call);                                                                  \
@@ -19,6 +43,16 @@
                  gcl_status_name(fails_s), gcl_last_error());                                     \
     cr_assert(strstr(gcl_last_error(), (needle)) != NULL, "%s: message lacks \"%s\": %s", #call,   \
               (needle), gcl_last_error());                                                        \
+    assert_names_public(#call, gcl_last_error());                                                 \
+  } while (0)
+
+/* call must fail with GCL_ERROR_INVALID_ARGUMENT and a message that starts with text: the one
+ * style for NULL arguments and bad indexes, "fn: name is NULL", "fn: index I out of range: ...". */
+#define SAYS(call, text)                                                                          \
+  do {                                                                                            \
+    FAILS(call, GCL_ERROR_INVALID_ARGUMENT, text);                                                \
+    cr_assert(strncmp(gcl_last_error(), (text), strlen(text)) == 0,                               \
+              "%s: expected the message to start \"%s\": %s", #call, (text), gcl_last_error());   \
   } while (0)
 
 #define SENTINEL ((void *)0x5e17)
@@ -489,6 +523,120 @@ Test(badinput, kernels_and_launches) {
   FAILS(gcl_graph_kernel_node_set_args(NULL, SENTINEL, k, args), GCL_ERROR_INVALID_ARGUMENT, "graph_exec");
   FAILS(gcl_graph_kernel_node_set_args(SENTINEL, NULL, k, args), GCL_ERROR_INVALID_ARGUMENT, "node");
   gcl_args_destroy(args);
+  gcl_module_destroy(mod);
+  gcl_context_destroy(ctx);
+  assert_nothing_live();
+}
+
+/* --- one message style, naming the public function and its parameter ------------------------- */
+
+static void no_delete(DLManagedTensorVersioned *t) { (void)t; }
+
+Test(badinput, null_and_index_messages_name_the_public_function) {
+  int32_t i = 0;
+  uint64_t v = 0;
+  DLTensor t = {0};
+  SAYS(gcl_args_set_i32(fx.args, 9, 1), "gcl_args_set_i32: index 9 out of range: the kernel has 7 parameters");
+  SAYS(gcl_args_set_u32(fx.args, 7, 1), "gcl_args_set_u32: index 7 out of range");
+  SAYS(gcl_args_set_i64(NULL, 0, 1), "gcl_args_set_i64: args is NULL");
+  SAYS(gcl_args_set_u64(NULL, 0, 1), "gcl_args_set_u64: args is NULL");
+  SAYS(gcl_args_set_f32(NULL, 0, 1), "gcl_args_set_f32: args is NULL");
+  SAYS(gcl_args_set_f64(fx.args, 70, 1), "gcl_args_set_f64: index 70 out of range");
+  SAYS(gcl_args_set_i32(NULL, 0, 1), "gcl_args_set_i32: args is NULL");
+  SAYS(gcl_args_set(NULL, 0, &v, 8), "gcl_args_set: args is NULL");
+  SAYS(gcl_args_set(fx.args, 8, &v, 8), "gcl_args_set: index 8 out of range: the kernel has 7 parameters");
+  SAYS(gcl_args_set_element(NULL, 0, 0, &v, 8), "gcl_args_set_element: args is NULL");
+  SAYS(gcl_args_set_element(fx.args, 9, 0, &v, 8), "gcl_args_set_element: index 9 out of range");
+  SAYS(gcl_args_set_by_name(NULL, "n", &v, 8), "gcl_args_set_by_name: args is NULL");
+  SAYS(gcl_args_set_ptr(NULL, 1, 0x1000), "gcl_args_set_ptr: args is NULL");
+  SAYS(gcl_args_set_ptr(fx.args, 7, 0x1000), "gcl_args_set_ptr: index 7 out of range");
+  SAYS(gcl_args_set_ffi(NULL, 5, &ffi_type_sint32, &i), "gcl_args_set_ffi: args is NULL");
+  SAYS(gcl_args_set_ffi(fx.args, 5, NULL, &i), "gcl_args_set_ffi: type is NULL");
+  SAYS(gcl_args_set_dltensor(NULL, 1, &t), "gcl_args_set_dltensor: args is NULL");
+  SAYS(gcl_args_set_dltensor(fx.args, 1, NULL), "gcl_args_set_dltensor: t is NULL");
+  SAYS(gcl_args_set_dltensor(fx.args, 12, &t), "gcl_args_set_dltensor: index 12 out of range");
+  SAYS(gcl_args_set_dltensor_flags(NULL, 1, &t, 0), "gcl_args_set_dltensor_flags: args is NULL");
+  DLManagedTensorVersioned mt = {.version = {DLPACK_MAJOR_VERSION, 0}, .deleter = no_delete};
+  SAYS(gcl_args_take_dlpack(NULL, 1, &mt), "gcl_args_take_dlpack: args is NULL");
+  SAYS(gcl_args_take_dlpack(fx.args, 1, NULL), "gcl_args_take_dlpack: t is NULL");
+  SAYS(gcl_args_take_dlpack_legacy(fx.args, 1, NULL), "gcl_args_take_dlpack_legacy: t is NULL");
+  SAYS(gcl_args_set_device(NULL, 0), "gcl_args_set_device: args is NULL");
+  SAYS(gcl_args_buffer(NULL, NULL, NULL), "gcl_args_buffer: args is NULL");
+  SAYS(gcl_args_create(NULL, NULL), "gcl_args_create: layout is NULL");
+  SAYS(gcl_layout_param(fx.layout, 7, NULL, NULL, NULL), "gcl_layout_param: index 7 out of range: the layout has 7 parameters");
+  SAYS(gcl_layout_param(NULL, 0, NULL, NULL, NULL), "gcl_layout_param: layout is NULL");
+  SAYS(gcl_layout_param_info(fx.layout, 7, NULL), "gcl_layout_param_info: index 7 out of range");
+  SAYS(gcl_layout_create(NULL, 90, NULL), "gcl_layout_create: sig is NULL");
+  SAYS(gcl_signature_parse(NULL, NULL), "gcl_signature_parse: text is NULL");
+  SAYS(gcl_tensormap_check(NULL, NULL, NULL), "gcl_tensormap_check: t is NULL");
+  SAYS(gcl_file_read(NULL, NULL, NULL), "gcl_file_read: path is NULL");
+  SAYS(gcl_image_get_kernel(NULL, 0, NULL), "gcl_image_get_kernel: img is NULL");
+  SAYS(gcl_image_parse(NULL, 0, 0, NULL), "gcl_image_parse: data is NULL");
+  assert_args_unchanged();
+}
+
+Test(badinput, a_struct_is_not_a_pointer) {
+  FAILS(gcl_args_set_ptr(fx.args, 4, 0x1000), GCL_ERROR_TYPE_MISMATCH, "gcl_args_set_ptr: parameter 4 'tile'");
+  FAILS(gcl_args_set_ptr(fx.args, 4, 0x1000), GCL_ERROR_TYPE_MISMATCH, "is not a pointer parameter");
+  DLTensor t = {0};
+  FAILS(gcl_args_set_dltensor(fx.args, 4, &t), GCL_ERROR_TYPE_MISMATCH,
+        "gcl_args_set_dltensor: parameter 4 'tile'");
+  assert_args_unchanged();
+}
+
+Test(badinput, driver_side_null_messages_name_the_public_function) {
+  gcl_context *ctx = NULL;
+  gcl_module *mod = NULL;
+  gcl_kernel *k = NULL;
+  gcl_timer *timer = NULL;
+  int n = 0;
+  gcl_launch_config cfg = {.grid = {1}, .block = {1}};
+  SAYS(gcl_device_count(NULL), "gcl_device_count: count is NULL");
+  SAYS(gcl_device_get_info(0, NULL), "gcl_device_get_info: info is NULL");
+  SAYS(gcl_device_get_info(7, &(gcl_device_info){0}), "gcl_device_get_info: device out of range: expected 0 ... 0, got 7");
+  SAYS(gcl_context_create(0, NULL), "gcl_context_create: out is NULL");
+  SAYS(gcl_context_create(3, &ctx), "gcl_context_create: device out of range");
+  SAYS(gcl_context_bind(NULL), "gcl_context_bind: ctx is NULL");
+  SAYS(gcl_mem_alloc(NULL, 8, NULL), "gcl_mem_alloc: ctx is NULL");
+  SAYS(gcl_mem_upload(NULL, 0, &n, 4), "gcl_mem_upload: ctx is NULL");
+  SAYS(gcl_mem_download(NULL, &n, 0, 4), "gcl_mem_download: ctx is NULL");
+  SAYS(gcl_context_synchronize(NULL), "gcl_context_synchronize: ctx is NULL");
+  SAYS(gcl_driver_version(NULL), "gcl_driver_version: version is NULL");
+  SAYS(gcl_nvrtc_version(&n, NULL), "gcl_nvrtc_version: minor is NULL");
+  SAYS(gcl_timer_create(NULL, &timer), "gcl_timer_create: ctx is NULL");
+  SAYS(gcl_timer_start(NULL, NULL), "gcl_timer_start: timer is NULL");
+  SAYS(gcl_module_load_data(NULL, fake_ptx, sizeof fake_ptx, &mod), "gcl_module_load_data: ctx is NULL");
+  SAYS(gcl_module_load_file(NULL, "x.cubin", &mod), "gcl_module_load_file: ctx is NULL");
+  SAYS(gcl_module_compile(NULL, "", "k.cu", NULL, 0, &mod), "gcl_module_compile: ctx is NULL");
+  cr_assert_eq(gcl_context_create(0, &ctx), GCL_OK, "%s", gcl_last_error());
+  const char *opts[] = {NULL};
+  SAYS(gcl_module_compile(ctx, "", "k.cu", opts, 1, &mod), "gcl_module_compile: options[0] is NULL");
+  cr_assert_eq(gcl_module_load_data(ctx, fake_ptx, sizeof fake_ptx, &mod), GCL_OK);
+  SAYS(gcl_kernel_get(NULL, "k", NULL, &k), "gcl_kernel_get: mod is NULL");
+  SAYS(gcl_kernel_get(mod, "", NULL, &k), "gcl_kernel_get: name is empty");
+  SAYS(gcl_kernel_get_on(mod, NULL, "k", NULL, &k), "gcl_kernel_get_on: ctx is NULL");
+  cr_assert_eq(gcl_kernel_get(mod, "k", FAKE_K_SIGNATURE, &k), GCL_OK, "%s", gcl_last_error());
+  SAYS(gcl_kernel_attribute(k, (gcl_kernel_attr)99, &n), "gcl_kernel_attribute: attr 99 out of range");
+  SAYS(gcl_kernel_attribute(NULL, GCL_KERNEL_REGISTERS, &n), "gcl_kernel_attribute: kernel is NULL");
+  SAYS(gcl_launch(NULL, &cfg, fx.args), "gcl_launch: kernel is NULL");
+  SAYS(gcl_launch(k, NULL, fx.args), "gcl_launch: config is NULL");
+  SAYS(gcl_launch(k, &cfg, NULL), "gcl_launch: args is NULL");
+  SAYS(gcl_graph_kernel_node_set_args(NULL, SENTINEL, k, fx.args), "gcl_graph_kernel_node_set_args: graph_exec is NULL");
+  SAYS(gcl_args_set_tensormap(NULL, ctx, 0, 0, NULL, NULL), "gcl_args_set_tensormap: args is NULL");
+  SAYS(gcl_args_set_tensormap(fx.args, ctx, 9, 0, &(DLTensor){0}, &(gcl_tensormap_options){0}),
+       "gcl_args_set_tensormap: index 9 out of range: the kernel has 7 parameters");
+  SAYS(gcl_tensormap_encode(NULL, NULL, NULL, NULL), "gcl_tensormap_encode: ctx is NULL");
+  SAYS(gcl_kernel_set_launch_mode(NULL, GCL_LAUNCH_KERNEL_PARAMS), "gcl_kernel_set_launch_mode: kernel is NULL");
+  gcl_args *ka = NULL; /* complete args of k, so that only the config is wrong */
+  unsigned char map[128] = {0};
+  cr_assert_eq(gcl_args_create(gcl_kernel_layout(k), &ka), GCL_OK);
+  cr_assert_eq(gcl_args_set(ka, 0, map, sizeof map), GCL_OK);
+  cr_assert_eq(gcl_args_set(ka, 1, "c", 1), GCL_OK);
+  cr_assert_eq(gcl_args_set_ptr(ka, 2, 0x1000), GCL_OK);
+  cfg.reserved[5] = 1; /* the growth rule: reserved members must be zero */
+  FAILS(gcl_launch(k, &cfg, ka), GCL_ERROR_INVALID_CONFIG, "gcl_launch: config.reserved[5] is 1, expected 0");
+  gcl_args_destroy(ka);
+  cr_assert_eq(fakecuda_launch_count(), 0);
   gcl_module_destroy(mod);
   gcl_context_destroy(ctx);
   assert_nothing_live();

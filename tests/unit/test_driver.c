@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "suite.h"
 #include "internal.h"
 
 Test(driver, missing_library_is_no_driver) {
@@ -25,7 +26,7 @@ Test(driver, stub_library_is_its_own_status) {
   char path[1024];
   snprintf(path, sizeof path, "%s/lib64/stubs/libcuda.so", GCL_CUDA_ROOT);
   FILE *f = fopen(path, "rb");
-  if (!f) cr_skip_test("no stub libcuda at %s", path);
+  if (!f) GCL_SKIP("no stub libcuda at %s", path);
   fclose(f);
   setenv("GCL_LIBCUDA", path, 1);
   cr_assert_eq(gcl_driver_init(), GCL_ERROR_STUB_DRIVER, "%s", gcl_last_error());
@@ -52,7 +53,7 @@ Test(driver, null_outputs_are_rejected) {
 
 Test(nvrtc, found_and_reports_architectures) {
   int major = 0, minor = 0;
-  if (gcl_nvrtc_version(&major, &minor) != GCL_OK) cr_skip_test("no NVRTC: %s", gcl_last_error());
+  if (gcl_nvrtc_version(&major, &minor) != GCL_OK) GCL_SKIP_NO_NVRTC("no NVRTC: %s", gcl_last_error());
   cr_assert_geq(major, 12);
   int archs[64];
   size_t n = 0;

@@ -5,6 +5,7 @@
  * where the driver allows. Also checks the whole launch path on the CPU: the bytes the fake
  * driver receives are exactly the packed args. Each Criterion test is a fresh process. */
 #include "fakecuda_test.h"
+#include "suite.h"
 
 #include <stdio.h>
 
@@ -19,6 +20,9 @@ typedef struct world {
 
 static const gcl_launch_config launch2x128 = {.grid = {2, 1, 1}, .block = {128, 1, 1}};
 
+/* The launch mode world_build gives its kernel (gcl_kernel_set_launch_mode). */
+static gcl_launch_mode world_mode = GCL_LAUNCH_KERNEL_PARAMS;
+
 /* Loads, looks up, packs, launches, synchronizes: the first failure is returned. */
 static gcl_status world_build(world *w) {
   gcl_status s;
@@ -29,6 +33,7 @@ static gcl_status world_build(world *w) {
   fake_tensor_init(&w->tensor, w->buf, 64, 64);
   if ((s = gcl_module_load_data(w->ctx, fake_ptx, sizeof fake_ptx, &w->mod)) ||
       (s = gcl_kernel_get(w->mod, "k", FAKE_K_SIGNATURE, &w->kernel)) ||
+      (s = gcl_kernel_set_launch_mode(w->kernel, world_mode)) ||
       (s = gcl_args_create(gcl_kernel_layout(w->kernel), &w->args)) ||
       (s = gcl_args_set_tensormap(w->args, w->ctx, 0, 0, &w->tensor.t, &o)) ||
       (s = gcl_args_set(w->args, 1, &c, 1)) || (s = gcl_args_set_ptr(w->args, 2, w->buf)) ||
@@ -293,9 +298,11 @@ Test(faults, tensormap_encode_failure_changes_nothing) {
 
 /* --- launches -------------------------------------------------------------------------------- */
 
-static void check_recorded_launch(void) {
+static void check_recorded_launch(gcl_launch_mode mode) {
   world w = {0};
+  world_mode = mode;
   cr_assert_eq(world_build(&w), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_kernel_launch_mode(w.kernel), mode);
   const void *data;
   size_t size;
   cr_assert_eq(gcl_args_buffer(w.args, &data, &size), GCL_OK);
@@ -323,13 +330,16 @@ static void check_recorded_launch(void) {
 }
 
 Test(faults, launch_records_packed_bytes_kernel_params) {
-  unsetenv("GCL_LAUNCH_PARAMS");
-  check_recorded_launch();
+  check_recorded_launch(GCL_LAUNCH_KERNEL_PARAMS);
+  fakecuda_launch *rec = calloc(1, sizeof *rec);
+  cr_assert_eq(fakecuda_last_launch(rec), 0);
+  cr_assert_eq(rec->via_extra, 0);
+  free(rec);
 }
 
 Test(faults, launch_records_packed_bytes_extra_buffer) {
-  setenv("GCL_LAUNCH_PARAMS", "extra", 1);
-  check_recorded_launch();
+  setenv("GCL_LAUNCH_PARAMS", "extra", 1); /* no longer read: the setter alone decides */
+  check_recorded_launch(GCL_LAUNCH_EXTRA_BUFFER);
   fakecuda_launch *rec = calloc(1, sizeof *rec);
   cr_assert_eq(fakecuda_last_launch(rec), 0);
   cr_assert_eq(rec->via_extra, 1);
@@ -449,7 +459,7 @@ static const char k_source[] =
 Test(faults, compiled_module_load_failure_frees_the_log) {
   gcl_context *ctx = NULL;
   cr_assert_eq(gcl_context_create(0, &ctx), GCL_OK);
-  if (gcl_nvrtc_init() != GCL_OK) cr_skip_test("no NVRTC: %s", gcl_last_error());
+  if (gcl_nvrtc_init() != GCL_OK) GCL_SKIP_NO_NVRTC("no NVRTC: %s", gcl_last_error());
   gcl_module *mod = (gcl_module *)0x1;
   fakecuda_fail_once("cuLibraryLoadData", 2, 0);
   cr_assert_eq(gcl_module_compile(ctx, k_source, "k.cu", NULL, 0, &mod), GCL_ERROR_OUT_OF_MEMORY);
@@ -533,7 +543,21 @@ Test(faults, cli_info_reports_an_injected_stub_failure) {
   size_t n = fread(out, 1, sizeof out - 1, p);
   out[n] = 0;
   pclose(p);
-  if (strstr(out, "not found") && !strstr(out, "gclaunch")) cr_skip_test("no CLI: %s", out);
+  if (strstr(out, "not found") && !strstr(out, "gclaunch")) GCL_SKIP("no CLI: %.2000s", out);
   cr_assert(strstr(out, "CUDA_ERROR_STUB_LIBRARY"), "%s", out);
   cr_assert(strstr(out, "libfakecuda.so"), "%s", out);
+}
+
+Test(faults, launch_mode_defaults_to_kernel_params_and_is_checked) {
+  setenv("GCL_LAUNCH_PARAMS", "extra", 1); /* the environment is not read */
+  world w = {0};
+  cr_assert_eq(world_build(&w), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_kernel_launch_mode(w.kernel), GCL_LAUNCH_KERNEL_PARAMS);
+  cr_assert_eq(gcl_kernel_set_launch_mode(w.kernel, (gcl_launch_mode)2), GCL_ERROR_INVALID_ARGUMENT);
+  assert_msg_has("gcl_kernel_set_launch_mode: mode 2");
+  cr_assert_eq(gcl_kernel_launch_mode(w.kernel), GCL_LAUNCH_KERNEL_PARAMS, "a failed call changed it");
+  cr_assert_eq(gcl_kernel_set_launch_mode(NULL, GCL_LAUNCH_EXTRA_BUFFER), GCL_ERROR_INVALID_ARGUMENT);
+  assert_msg_has("gcl_kernel_set_launch_mode: kernel is NULL");
+  world_destroy(&w);
+  assert_nothing_live();
 }

@@ -302,7 +302,7 @@ Test(image, ptx_errors_name_the_problem) {
       {".version 8.8\n.entry k(.param a)", "no type"},
       {".version 8.8\n.entry k(.param .b8 a[])", "array size"},
       {".version 8.8\n.entry", "kernel name"},
-      {".target sm_90 .version 8.8 .entry k(.param .align 4 .b8 a[40000])", "32764"},
+      {".version 8.8 .target sm_90 .entry k(.param .align 4 .b8 a[40000])", "32764"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     gcl_image *img = NULL;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "suite.h"
 #include "internal.h"
 
 /* Declared in lib/cuda/cuda_internal.h, which needs cuda.h (not on unit tests' include path). */
@@ -150,7 +151,7 @@ static const char *saxpy_src =
     "}\n";
 
 static void require_nvrtc(void) {
-  if (gcl_nvrtc_init() != GCL_OK) cr_skip_test("no NVRTC: %s", gcl_last_error());
+  if (gcl_nvrtc_init() != GCL_OK) GCL_SKIP_NO_NVRTC("no NVRTC: %s", gcl_last_error());
 }
 
 Test(module_cpu, nvrtc_compiles_a_cubin_for_the_given_sm) {
@@ -210,7 +211,7 @@ Test(module_cpu, nvrtc_finds_cccl_headers) {
   char dir[1024];
   snprintf(dir, sizeof dir, "%s/include/cccl/cuda/std/cstdint", GCL_CUDA_ROOT);
   FILE *probe = fopen(dir, "r");
-  if (!probe) cr_skip_test("no CCCL headers at %s", dir);
+  if (!probe) GCL_SKIP_NO_NVRTC("no CCCL headers at %s (the toolkit next to NVRTC)", dir);
   fclose(probe);
   const char *src = "#include <cuda/std/cstdint>\n"
                     "extern \"C\" __global__ void k(cuda::std::uint32_t *p) { p[0] = 1; }\n";
@@ -275,5 +276,32 @@ Test(module_cpu, nvrtc_compiles_from_several_threads) {
     cr_assert_eq(jobs[i].status, GCL_OK, "thread %d (sm_%d): %s", i, jobs[i].sm,
                  gcl_status_name(jobs[i].status));
     cr_assert_eq(jobs[i].got_sm, jobs[i].sm, "thread %d: cubin for sm_%d", i, jobs[i].got_sm);
+  }
+}
+
+/* One PTX rule for gclaunch inspect (gcl_image_parse) and the module loader (gcl__image_format,
+ * what gcl_module_load_data checks before the driver): .version first after whitespace and
+ * comments. Every text is accepted by both or refused by both. */
+Test(module_cpu, ptx_acceptance_is_the_same_for_inspect_and_load) {
+  static const struct { const char *text; bool ptx; } cases[] = {
+      {".version 8.0\n.target sm_90\n.address_size 64\n", true},
+      {"// header\n/* block\n comment */\n\t.version 8.0\n.target sm_90\n", true},
+      {".target sm_90\n.version 8.0\n", false},            /* .version must come first */
+      {"int x; // .version 8.0\n", false},                  /* CUDA source mentioning it */
+      {"/* .version 8.0 */\n", false},                      /* only inside a comment */
+      {"/* never closed .version 8.0", false},
+      {"\n\n  .versio", false},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    const char *t = cases[i].text;
+    gcl_image_format f = 0;
+    gcl_status load = gcl__image_format(t, strlen(t), &f);
+    gcl_image *img = NULL;
+    gcl_status inspect = gcl_image_parse(t, strlen(t), 90, &img);
+    bool inspect_says_not_ptx = inspect == GCL_ERROR_BAD_IMAGE && strstr(gcl_last_error(), "not a cubin");
+    gcl_image_destroy(img);
+    cr_expect_eq(load == GCL_OK, cases[i].ptx, "case %zu: loader %s", i, gcl_status_name(load));
+    cr_expect_eq(!inspect_says_not_ptx, cases[i].ptx, "case %zu: inspect %s", i,
+                 gcl_status_name(inspect));
   }
 }

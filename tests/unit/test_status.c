@@ -1,5 +1,6 @@
 #include <criterion/criterion.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
@@ -48,4 +49,57 @@ Test(status, long_messages_are_truncated_not_overflowed) {
   cr_assert_eq(strlen(gcl_last_error()), GCL__MESSAGE_MAX - 1);
   gcl__fail_append("more");
   cr_assert_eq(strlen(gcl_last_error()), GCL__MESSAGE_MAX - 1);
+}
+
+/* The numbers are ABI: a program built against an older header compares against them. Written
+ * out by hand, not from GCL_STATUS_LIST, so that a renumbering in the table fails here. */
+Test(status, values_are_pinned) {
+  static const struct { gcl_status s; int value; const char *name; } pins[] = {
+      {GCL_OK, 0, "GCL_OK"},
+      {GCL_ERROR_INVALID_ARGUMENT, 1, "GCL_ERROR_INVALID_ARGUMENT"},
+      {GCL_ERROR_OUT_OF_MEMORY, 2, "GCL_ERROR_OUT_OF_MEMORY"},
+      {GCL_ERROR_PARSE, 3, "GCL_ERROR_PARSE"},
+      {GCL_ERROR_LAYOUT_TOO_LARGE, 4, "GCL_ERROR_LAYOUT_TOO_LARGE"},
+      {GCL_ERROR_UNSET_ARGUMENT, 5, "GCL_ERROR_UNSET_ARGUMENT"},
+      {GCL_ERROR_TYPE_MISMATCH, 6, "GCL_ERROR_TYPE_MISMATCH"},
+      {GCL_ERROR_TENSOR, 7, "GCL_ERROR_TENSOR"},
+      {GCL_ERROR_TENSOR_VERSION, 8, "GCL_ERROR_TENSOR_VERSION"},
+      {GCL_ERROR_BAD_IMAGE, 9, "GCL_ERROR_BAD_IMAGE"},
+      {GCL_ERROR_NOT_FOUND, 10, "GCL_ERROR_NOT_FOUND"},
+      {GCL_ERROR_SIGNATURE_MISMATCH, 11, "GCL_ERROR_SIGNATURE_MISMATCH"},
+      {GCL_ERROR_NO_DRIVER, 12, "GCL_ERROR_NO_DRIVER"},
+      {GCL_ERROR_STUB_DRIVER, 13, "GCL_ERROR_STUB_DRIVER"},
+      {GCL_ERROR_NO_DEVICE, 14, "GCL_ERROR_NO_DEVICE"},
+      {GCL_ERROR_DRIVER_TOO_OLD, 15, "GCL_ERROR_DRIVER_TOO_OLD"},
+      {GCL_ERROR_DRIVER, 16, "GCL_ERROR_DRIVER"},
+      {GCL_ERROR_NO_NVRTC, 17, "GCL_ERROR_NO_NVRTC"},
+      {GCL_ERROR_COMPILE, 18, "GCL_ERROR_COMPILE"},
+      {GCL_ERROR_INVALID_CONFIG, 19, "GCL_ERROR_INVALID_CONFIG"},
+      {GCL_ERROR_IO, 20, "GCL_ERROR_IO"},
+      {GCL_ERROR_KERNEL_FAULT, 21, "GCL_ERROR_KERNEL_FAULT"},
+  };
+  size_t n = sizeof pins / sizeof *pins, listed = 0;
+  for (size_t i = 0; i < n; i++) {
+    cr_expect_eq((int)pins[i].s, pins[i].value, "%s is %d, pinned at %d", pins[i].name,
+                 (int)pins[i].s, pins[i].value);
+    cr_expect_str_eq(gcl_status_name(pins[i].s), pins[i].name);
+    cr_expect_str_neq(gcl_status_text(pins[i].s), "unknown status", "%s has no text", pins[i].name);
+  }
+#define COUNT_ONE(name, value, text) listed++;
+  GCL_STATUS_LIST(COUNT_ONE)
+#undef COUNT_ONE
+  cr_expect_eq(listed, n, "GCL_STATUS_LIST has %zu statuses, %zu are pinned here: pin the new one",
+               listed, n);
+  cr_assert_str_eq(gcl_status_text(GCL_ERROR_KERNEL_FAULT),
+                   "a kernel faulted: the process's CUDA state is lost; only a new process recovers");
+}
+
+Test(status, version_number) {
+  cr_assert_eq(GCL_VERSION_NUMBER,
+               10000 * GCL_VERSION_MAJOR + 100 * GCL_VERSION_MINOR + GCL_VERSION_PATCH);
+  cr_assert_eq(gcl_version_number(), (unsigned)GCL_VERSION_NUMBER);
+  char text[32];
+  snprintf(text, sizeof text, "%u.%u.%u", gcl_version_number() / 10000,
+           gcl_version_number() / 100 % 100, gcl_version_number() % 100);
+  cr_assert_str_eq(text, gcl_version());
 }
