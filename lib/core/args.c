@@ -12,25 +12,7 @@
 
 #define BUFFER_ALIGN 128 /* the largest by-value alignment a kernel commonly has (tensormap) */
 
-typedef struct slot {
-  size_t offset;
-  gcl_param_info info;    /* name points into the layout, which outlives the args */
-  bool set;
-  size_t elems_set;       /* arrays: distinct elements set so far */
-  unsigned char *bits;    /* arrays: one bit per element; NULL otherwise */
-  gcl__release_fn release;/* owner of the slot's value (a taken tensor); NULL: none */
-  void *owner;
-} slot;
-
-struct gcl_args {
-  const gcl_layout *layout;
-  size_t count, size, unset;
-  int device_id;
-  slot *slots;
-  void **ptrs;            /* kernelParams: one pointer per parameter into data */
-  unsigned char *data;    /* BUFFER_ALIGN-aligned, size bytes */
-  void *block;            /* what calloc returned; args sit at block + up to BUFFER_ALIGN */
-};
+typedef gcl__slot slot;
 
 static size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
@@ -38,20 +20,40 @@ static size_t bitmap_bytes(const gcl_param_info *info) {
   return info->kind == GCL_PARAM_ARRAY ? (info->count + 7) / 8 : 0;
 }
 
-/* Bytes of the single allocation: header, slots, pointers, bitmaps, then the aligned buffer. */
-static size_t block_bytes(const gcl_layout *l, size_t *bits_at, size_t *data_at) {
-  size_t n = gcl_layout_count(l), bits = 0;
+/* Tensor maps a slot holds: one per element of a tensormap[N], one for a tensormap or a 128-byte
+ * raw parameter (raw layouts take a whole map there). */
+static size_t tmap_count(const gcl_param_info *info) {
+  if (info->kind == GCL_PARAM_ARRAY) return info->elem_kind == GCL_PARAM_TENSORMAP ? info->count : 0;
+  return info->kind == GCL_PARAM_TENSORMAP ||
+         (info->kind == GCL_PARAM_BYTES && info->size == GCL_TENSORMAP_BYTES);
+}
+
+typedef struct block_plan {
+  size_t bits_at, tmaps_at, scratch_at, scratch_entries_at, data_at, bytes;
+} block_plan;
+
+/* Bytes of the single allocation: header, slots, pointers, bitmaps, tensor-map cache entries,
+ * the batch scratch (128 bytes per element of the largest tensormap[N]), the aligned buffer. */
+static block_plan plan_block(const gcl_layout *l) {
+  size_t n = gcl_layout_count(l), bits = 0, maps = 0, widest = 0;
   for (size_t i = 0; i < n; i++) {
     gcl_param_info info;
     gcl_layout_param_info(l, i, &info);
     bits += bitmap_bytes(&info);
+    maps += tmap_count(&info);
+    if (info.kind == GCL_PARAM_ARRAY && tmap_count(&info) > widest) widest = tmap_count(&info);
   }
-  *bits_at = round_up(sizeof(gcl_args), 16) + n * sizeof(slot) + n * sizeof(void *);
-  *data_at = round_up(*bits_at + bits, BUFFER_ALIGN);
-  return *data_at + gcl_layout_size(l) + BUFFER_ALIGN; /* slack to align the block itself */
+  block_plan p;
+  p.bits_at = round_up(sizeof(gcl_args), 16) + n * sizeof(slot) + n * sizeof(void *);
+  p.tmaps_at = round_up(p.bits_at + bits, 16);
+  p.scratch_at = round_up(p.tmaps_at + maps * sizeof(gcl__tmap_entry), BUFFER_ALIGN);
+  p.scratch_entries_at = p.scratch_at + widest * GCL_TENSORMAP_BYTES;
+  p.data_at = round_up(p.scratch_entries_at + widest * sizeof(gcl__tmap_entry), BUFFER_ALIGN);
+  p.bytes = p.data_at + gcl_layout_size(l) + BUFFER_ALIGN; /* slack to align the block itself */
+  return p;
 }
 
-static void init_slots(gcl_args *a, unsigned char *bits) {
+static void init_slots(gcl_args *a, unsigned char *bits, gcl__tmap_entry *tmaps) {
   for (size_t i = 0; i < a->count; i++) {
     slot *s = &a->slots[i];
     gcl_layout_param_info(a->layout, i, &s->info);
@@ -59,26 +61,44 @@ static void init_slots(gcl_args *a, unsigned char *bits) {
     a->ptrs[i] = a->data + s->offset;
     if (s->info.kind == GCL_PARAM_ARRAY) s->bits = bits;
     bits += bitmap_bytes(&s->info);
+    s->tmap_count = tmap_count(&s->info);
+    s->tmaps = s->tmap_count ? tmaps : NULL;
+    tmaps += s->tmap_count;
   }
+}
+
+uint64_t gcl__layout_fingerprint(const gcl_layout *layout) {
+  uint64_t h = 1469598103934665603ull;
+  size_t n = gcl_layout_count(layout);
+  for (size_t i = 0; i <= n; i++) {
+    size_t v[2] = {n, 0};
+    if (i < n) gcl_layout_param(layout, i, &v[0], &v[1], NULL);
+    for (int k = 0; k < 2; k++)
+      for (int b = 0; b < 8; b++) h = (h ^ ((uint64_t)v[k] >> (8 * b) & 0xff)) * 1099511628211ull;
+  }
+  return h;
 }
 
 gcl_status gcl_args_create(const gcl_layout *layout, gcl_args **out) {
   if (!layout || !out) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_args_create: %s is NULL", layout ? "out" : "layout");
-  size_t bits_at, data_at, bytes = block_bytes(layout, &bits_at, &data_at);
-  unsigned char *block = calloc(1, bytes);
-  if (!block) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "out of memory allocating %zu bytes of arguments", bytes);
+  block_plan p = plan_block(layout);
+  unsigned char *block = calloc(1, p.bytes);
+  if (!block) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "out of memory allocating %zu bytes of arguments", p.bytes);
   /* block is at least 16-aligned; shift everything so data lands on a BUFFER_ALIGN boundary */
-  size_t shift = (BUFFER_ALIGN - ((uintptr_t)(block + data_at) % BUFFER_ALIGN)) % BUFFER_ALIGN;
+  size_t shift = (BUFFER_ALIGN - ((uintptr_t)(block + p.data_at) % BUFFER_ALIGN)) % BUFFER_ALIGN;
   gcl_args *a = (gcl_args *)(void *)(block + shift);
   a->layout = layout;
   a->count = a->unset = gcl_layout_count(layout);
   a->size = gcl_layout_size(layout);
   a->device_id = -1;
+  a->fingerprint = gcl__layout_fingerprint(layout);
   a->slots = (slot *)(void *)((unsigned char *)a + round_up(sizeof(gcl_args), 16));
   a->ptrs = (void **)(void *)(a->slots + a->count);
-  a->data = (unsigned char *)a + data_at;
+  a->data = (unsigned char *)a + p.data_at;
+  a->scratch = (unsigned char *)a + p.scratch_at;
+  a->scratch_entries = (gcl__tmap_entry *)(void *)((unsigned char *)a + p.scratch_entries_at);
   a->block = block;
-  init_slots(a, (unsigned char *)a + bits_at);
+  init_slots(a, (unsigned char *)a + p.bits_at, (gcl__tmap_entry *)(void *)((unsigned char *)a + p.tmaps_at));
   *out = a;
   return GCL_OK;
 }
@@ -136,9 +156,19 @@ static gcl_status check_slot(const gcl_args *a, size_t index, const void *value,
   return GCL_OK;
 }
 
+/* Bytes written by a raw setter are no map gclaunch encoded: forget the maps they cover, so a
+ * refresh or address replacement re-encodes (or refuses) instead of patching foreign bytes. */
+static void forget_tmaps(slot *s, size_t at, size_t size) {
+  if (!s->tmaps) return;
+  size_t first = at / GCL_TENSORMAP_BYTES, end = (at + size + GCL_TENSORMAP_BYTES - 1) / GCL_TENSORMAP_BYTES;
+  if (end > s->tmap_count) end = s->tmap_count;
+  if (first < end) memset(s->tmaps + first, 0, (end - first) * sizeof *s->tmaps);
+}
+
 /* Copies size bytes to the slot's offset + at, then releases a previous owner. */
 static void store(gcl_args *a, slot *s, size_t at, const void *value, size_t size) {
   memcpy(a->data + s->offset + at, value, size);
+  forget_tmaps(s, at, size);
   release_owner(s);
 }
 
@@ -333,6 +363,54 @@ gcl_status gcl_args_buffer(const gcl_args *args, const void **data, size_t *size
   return GCL_OK;
 }
 
-const void *gcl__args_data(const gcl_args *args) { return args->data; }
-void **gcl__args_param_pointers(const gcl_args *args) { return args->ptrs; }
-size_t gcl__args_unset_count(const gcl_args *args) { return args->unset; }
+
+/* --- tensor-map slots (lib/cuda/tensormap.c encodes; these find and mark the bytes) ---------- */
+
+static gcl_status tmap_slot_error(const gcl_args *a, size_t index, size_t element, size_t n) {
+  const slot *s = &a->slots[index];
+  char l[160];
+  gcl__param_label(l, sizeof l, index, s->info.name);
+  if (s->info.kind == GCL_PARAM_ARRAY && s->tmaps)
+    return n == 1 ? gcl__fail(GCL_ERROR_INVALID_ARGUMENT,
+                              "%s: element %zu is out of range (tensormap[%zu])", l, element,
+                              s->info.count)
+                  : gcl__fail(GCL_ERROR_INVALID_ARGUMENT,
+                              "%s: elements %zu ... %zu (n = %zu) are out of range (tensormap[%zu])",
+                              l, element, element + n - 1, n, s->info.count);
+  if (!s->tmaps || s->info.kind == GCL_PARAM_ARRAY)
+    return gcl__fail(GCL_ERROR_TYPE_MISMATCH,
+                     "%s: expected a tensormap or tensormap[N] parameter, got one of %zu bytes", l,
+                     s->info.size);
+  return gcl__fail(GCL_ERROR_INVALID_ARGUMENT,
+                   "%s: element %zu of a single tensormap: expected element 0", l, element);
+}
+
+gcl_status gcl__args_tmap_slot(gcl_args *args, size_t index, size_t element, size_t n,
+                               gcl__tmap_who *who, unsigned char **map, gcl__tmap_entry **entry) {
+  if (index >= args->count)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "parameter %zu out of range: the layout has %zu",
+                     index, args->count);
+  slot *s = &args->slots[index];
+  if (!s->tmaps || element >= s->tmap_count || n > s->tmap_count - element)
+    return tmap_slot_error(args, index, element, n);
+  *who = (gcl__tmap_who){.index = index, .name = s->info.name, .element = element,
+                         .is_element = s->info.kind == GCL_PARAM_ARRAY};
+  *map = args->data + s->offset + element * GCL_TENSORMAP_BYTES;
+  *entry = s->tmaps + element;
+  return GCL_OK;
+}
+
+void gcl__args_tmap_mark(gcl_args *args, size_t index, size_t element, size_t n) {
+  slot *s = &args->slots[index];
+  release_owner(s);
+  if (!s->bits) {
+    mark_set(args, s);
+    return;
+  }
+  for (size_t e = element; e < element + n; e++) {
+    unsigned char bit = (unsigned char)(1u << (e % 8));
+    if (s->bits[e / 8] & bit) continue;
+    s->bits[e / 8] |= bit;
+    if (++s->elems_set == s->info.count) mark_set(args, s);
+  }
+}
