@@ -54,15 +54,14 @@ static gcl_status check_device(const gcl_context *ctx, const DLTensor *t, const 
   return GCL_OK;
 }
 
-/* Once per call: the driver is loaded, the device has TMA, ctx is current. */
+/* Once per call: the device has TMA and ctx is current. (A context exists only once the driver
+ * loaded, so there is no gcl__cu_load here.) */
 static gcl_status begin(gcl_context *ctx, const gcl__tmap_who *who) {
-  gcl_status s = gcl__cu_load();
-  if (s != GCL_OK) return s;
   if (ctx->sm < 90)
     return gcl__tmap_fail(who, GCL_ERROR_INVALID_ARGUMENT,
                           "device %d is sm_%d: tensor maps need sm_90 or later", ctx->device,
                           ctx->sm);
-  return gcl__context_bind(ctx);
+  return gcl__context_bind_fast(ctx);
 }
 
 /* cuTensorMapEncodeTiled or, for im2col.pixels > 0, cuTensorMapEncodeIm2col. */
@@ -131,8 +130,9 @@ static gcl_status need(const void *args, const gcl_context *ctx) {
   return GCL_OK;
 }
 
-gcl_status gcl_args_set_tensormap(gcl_args *args, gcl_context *ctx, size_t index, size_t element,
-                                  const DLTensor *t, const gcl_tensormap_options *options) {
+/* gcl_args_set_tensormap; static so that the batch calls reach it without the PLT. */
+static gcl_status set_one(gcl_args *args, gcl_context *ctx, size_t index, size_t element,
+                          const DLTensor *t, const gcl_tensormap_options *options) {
   gcl__tmap_who who;
   unsigned char *map;
   gcl__tmap_entry *e;
@@ -144,6 +144,11 @@ gcl_status gcl_args_set_tensormap(gcl_args *args, gcl_context *ctx, size_t index
     return s;
   gcl__args_tmap_mark(args, index, element, 1);
   return GCL_OK;
+}
+
+gcl_status gcl_args_set_tensormap(gcl_args *args, gcl_context *ctx, size_t index, size_t element,
+                                  const DLTensor *t, const gcl_tensormap_options *options) {
+  return set_one(args, ctx, index, element, t, options);
 }
 
 /* --- re-pointing maps: cuTensorMapReplaceAddress -------------------------------------------- */
@@ -201,9 +206,8 @@ static gcl_status check_replace(const gcl__tmap_who *who, const gcl__tmap_entry 
   return GCL_OK;
 }
 
-gcl_status gcl_args_replace_tensormap_addresses(gcl_args *args, gcl_context *ctx, size_t index,
-                                                size_t first, size_t n,
-                                                const uint64_t *addresses) {
+static gcl_status replace_many(gcl_args *args, gcl_context *ctx, size_t index, size_t first,
+                               size_t n, const uint64_t *addresses) {
   gcl_status s = need(args, ctx);
   if (s || n == 0) return s;
   if (!addresses)
@@ -220,9 +224,15 @@ gcl_status gcl_args_replace_tensormap_addresses(gcl_args *args, gcl_context *ctx
   return replace_run(ctx, who, map, e, n, addresses, sizeof *addresses);
 }
 
+gcl_status gcl_args_replace_tensormap_addresses(gcl_args *args, gcl_context *ctx, size_t index,
+                                                size_t first, size_t n,
+                                                const uint64_t *addresses) {
+  return replace_many(args, ctx, index, first, n, addresses);
+}
+
 gcl_status gcl_args_replace_tensormap_address(gcl_args *args, gcl_context *ctx, size_t index,
                                               size_t element, uint64_t address) {
-  return gcl_args_replace_tensormap_addresses(args, ctx, index, element, 1, &address);
+  return replace_many(args, ctx, index, element, 1, &address);
 }
 
 /* --- refresh: re-encode only what changed beyond the address -------------------------------- */
@@ -240,9 +250,8 @@ static gcl_status refresh_probe(gcl_context *ctx, const DLTensor *t, const gcl_t
   return GCL_OK;
 }
 
-gcl_status gcl_args_refresh_tensormap(gcl_args *args, gcl_context *ctx, size_t index,
-                                      size_t element, const DLTensor *t,
-                                      const gcl_tensormap_options *options) {
+static gcl_status refresh_one(gcl_args *args, gcl_context *ctx, size_t index, size_t element,
+                              const DLTensor *t, const gcl_tensormap_options *options) {
   gcl__tmap_who who;
   unsigned char *map;
   gcl__tmap_entry *e, fresh;
@@ -256,6 +265,12 @@ gcl_status gcl_args_refresh_tensormap(gcl_args *args, gcl_context *ctx, size_t i
   if ((s = begin(ctx, &who)) || (s = encode_into(&d, &who, map, e))) return s;
   gcl__args_tmap_mark(args, index, element, 1);
   return GCL_OK;
+}
+
+gcl_status gcl_args_refresh_tensormap(gcl_args *args, gcl_context *ctx, size_t index,
+                                      size_t element, const DLTensor *t,
+                                      const gcl_tensormap_options *options) {
+  return refresh_one(args, ctx, index, element, t, options);
 }
 
 static const gcl_tensormap_options *option_at(const gcl_tensormap_options *o, size_t count,
@@ -292,7 +307,7 @@ gcl_status gcl_args_set_tensormaps(gcl_args *args, gcl_context *ctx, size_t inde
                                    const gcl_tensormap_options *options, size_t options_count) {
   gcl_status s = check_batch(args, ctx, n, tensors, options, options_count);
   if (s || n == 0) return s;
-  if (n == 1) return gcl_args_set_tensormap(args, ctx, index, first, tensors[0], options);
+  if (n == 1) return set_one(args, ctx, index, first, tensors[0], options);
   gcl__tmap_who who;
   unsigned char *map;
   gcl__tmap_entry *e;
@@ -346,7 +361,7 @@ gcl_status gcl_args_refresh_tensormaps(gcl_args *args, gcl_context *ctx, size_t 
                                        size_t options_count) {
   gcl_status s = check_batch(args, ctx, n, tensors, options, options_count);
   if (s || n == 0) return s;
-  if (n == 1) return gcl_args_refresh_tensormap(args, ctx, index, first, tensors[0], options);
+  if (n == 1) return refresh_one(args, ctx, index, first, tensors[0], options);
   gcl__tmap_who who;
   unsigned char *map;
   gcl__tmap_entry *e;
