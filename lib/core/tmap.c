@@ -133,12 +133,14 @@ static gcl_status fill_strides(const DLTensor *t, const gcl__tmap_who *who, unsi
       if (d->strides[i - 1] < TMAP_STRIDE_LIMIT) continue;
     }
     int64_t s = stride_elems(t, dl);
-    if (s < 1 || (uint64_t)s >= TMAP_STRIDE_LIMIT / d->element_bytes)
+    /* element_bytes is 1, 2, 4 or 8: shifts, not divisions (this path runs per map) */
+    unsigned shift = (unsigned)__builtin_ctz(d->element_bytes);
+    if (s < 1 || (uint64_t)s >= TMAP_STRIDE_LIMIT >> shift)
       return tfail(who, GCL_ERROR_TENSOR,
                        "dimension %d has stride %lld elements: expected a positive stride "
                        "below 2^40 bytes", dl, (long long)s);
-    uint64_t bytes = (uint64_t)s * d->element_bytes;
-    if (bytes % multiple)
+    uint64_t bytes = (uint64_t)s << shift;
+    if (bytes & (multiple - 1u)) /* multiple is 16 or 32 */
       return tfail(who, GCL_ERROR_TENSOR,
                        "dimension %d has stride %lld elements = %llu bytes: TMA needs a "
                        "multiple of %u bytes", dl, (long long)s, (unsigned long long)bytes,
@@ -155,7 +157,7 @@ static gcl_status fill_address(const DLTensor *t, const gcl__tmap_who *who, unsi
     return tfail(who, GCL_ERROR_TENSOR, "data 0x%llx + byte_offset %llu overflows",
                      (unsigned long long)base, (unsigned long long)t->byte_offset);
   uint64_t address = base + t->byte_offset;
-  if (address % align)
+  if (address & (align - 1u)) /* align is 16 or 32 */
     return tfail(who, GCL_ERROR_TENSOR,
                      "data + byte_offset = 0x%llx + %llu = 0x%llx is not %u-byte aligned "
                      "(TMA needs a %u-byte aligned global address)",
@@ -212,7 +214,7 @@ static gcl_status check_combination(const gcl__tmap_who *who, const gcl_tensorma
 static gcl_status check_store_extent(const gcl_tensormap_options *o, const gcl__tmap_who *who,
                                      const gcl_tensormap_desc *d) {
   uint64_t row = d->dims[0] * d->element_bytes;
-  if (!o->store || row % 16u == 0) return GCL_OK;
+  if (!o->store || (row & 15u) == 0) return GCL_OK;
   return tfail(who, GCL_ERROR_TENSOR,
                    "store = 1 and dimension %d (innermost) has %llu elements of %u bytes = "
                    "%llu bytes, not a multiple of 16: TMA stores write whole 16-byte chunks and "
@@ -246,7 +248,7 @@ static gcl_status fill_box(const gcl_tensormap_options *o, const gcl__tmap_who *
     uint32_t e = d->element_strides[i];
     d->box[i] = b;
     /* Without interleave TMA ignores element_strides[0]. */
-    bytes *= i == 0 && !d->interleave ? b : (b + e - 1) / e;
+    bytes *= (i == 0 && !d->interleave) || e == 1 ? b : (b + e - 1) / e;
   }
   if (bytes > UINT32_MAX) /* 256^5 * 8 bytes would not fit the transaction count */
     return tfail(who, GCL_ERROR_TENSOR, "the box holds %llu bytes: too large",
@@ -258,7 +260,7 @@ static gcl_status fill_box(const gcl_tensormap_options *o, const gcl__tmap_who *
 static gcl_status check_inner_box(const gcl__tmap_who *who, const gcl_tensormap_desc *d) {
   uint32_t inner = d->box[0] * d->element_bytes;
   int dl = (int)d->rank - 1;
-  if (!d->interleave && inner % 16u)
+  if (!d->interleave && (inner & 15u))
     return tfail(who, GCL_ERROR_TENSOR,
                      "box[0] (dimension %d) = %u elements of %u bytes = %u bytes: the inner "
                      "box must be a multiple of 16 bytes", dl, d->box[0], d->element_bytes,
@@ -324,25 +326,37 @@ static gcl_status fill_im2col(const gcl_tensormap_options *o, const gcl__tmap_wh
   return GCL_OK;
 }
 
+/* Unused entries must be zero (the refresh key and the driver see them). Field by field: one
+ * memset of the whole struct becomes `rep stos`, which costs more than the rest of a
+ * translation; pieces of at most 40 bytes become a few vector stores. */
+static void zero_desc(gcl_tensormap_desc *d) {
+  memset(d->dims, 0, sizeof d->dims);
+  memset(d->strides, 0, sizeof d->strides);
+  memset(d->box, 0, sizeof d->box);
+  memset(d->element_strides, 0, sizeof d->element_strides);
+  memset(&d->im2col, 0, sizeof d->im2col);
+  d->type = 0, d->rank = 0, d->element_bytes = 0, d->box_bytes = 0, d->address = 0;
+  d->interleave = d->swizzle = d->l2_promotion = d->oob_fill = 0;
+}
+
 gcl_status gcl__tmap_translate(const DLTensor *t, const gcl_tensormap_options *o,
                                const gcl__tmap_who *who, gcl_tensormap_desc *out) {
   if (!t) return tfail(who, GCL_ERROR_INVALID_ARGUMENT, "expected a DLTensor, got NULL");
   if (!o) return tfail(who, GCL_ERROR_INVALID_ARGUMENT, "options: expected a pointer, got NULL");
   if (!out) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "out: expected a pointer, got NULL");
-  gcl_tensormap_desc d;
-  memset(&d, 0, sizeof d);
+  gcl_tensormap_desc *d = out; /* filled in place: the callers pass scratch (see tmap.h) */
+  zero_desc(d);
   gcl_status s;
   unsigned align = o->interleave == GCL_TENSORMAP_INTERLEAVE_32B ? 32u : 16u;
-  if ((s = check_enums(o, who, &d)) || (s = check_tensor(t, who)) || (s = fill_type(t, who, &d)) ||
-      (s = fill_dims(t, who, &d)) || (s = check_combination(who, &d)) ||
-      (s = check_store_extent(o, who, &d)) ||
-      (s = check_innermost(t, who)) || (s = fill_strides(t, who, align, &d)) ||
-      (s = fill_address(t, who, align, &d)))
+  if ((s = check_enums(o, who, d)) || (s = check_tensor(t, who)) || (s = fill_type(t, who, d)) ||
+      (s = fill_dims(t, who, d)) || (s = check_combination(who, d)) ||
+      (s = check_store_extent(o, who, d)) ||
+      (s = check_innermost(t, who)) || (s = fill_strides(t, who, align, d)) ||
+      (s = fill_address(t, who, align, d)))
     return s;
-  if (o->im2col.pixels ? (s = fill_im2col(o, who, &d)) != GCL_OK
-                       : ((s = fill_box(o, who, &d)) || (s = check_inner_box(who, &d))))
+  if (o->im2col.pixels ? (s = fill_im2col(o, who, d)) != GCL_OK
+                       : ((s = fill_box(o, who, d)) || (s = check_inner_box(who, d))))
     return s;
-  *out = d;
   return GCL_OK;
 }
 
@@ -399,8 +413,11 @@ void gcl__tmap_key_make(const gcl_tensormap_desc *d, gcl__tmap_key *key) {
   uint64_t hdr = (uint64_t)d->type | (uint64_t)d->rank << 4 | (uint64_t)d->interleave << 7 |
                  (uint64_t)d->swizzle << 9 | (uint64_t)d->l2_promotion << 11 |
                  (uint64_t)d->oob_fill << 13 | (uint64_t)d->im2col.pixels << 14;
-  uint64_t es = 0;
-  for (int i = 0; i < 5; i++) es |= (uint64_t)((d->element_strides[i] - 1u) & 7u) << (3 * i);
+  const uint32_t *e = d->element_strides;
+  uint64_t es = (uint64_t)((e[0] - 1u) & 7u) | (uint64_t)((e[1] - 1u) & 7u) << 3 |
+                (uint64_t)((e[2] - 1u) & 7u) << 6 | (uint64_t)((e[3] - 1u) & 7u) << 9 |
+                (uint64_t)((e[4] - 1u) & 7u) << 12;
+  bool im2col = d->im2col.pixels != 0; /* tiled maps have zero corners */
 #define B(i, at) ((uint64_t)((d->box[i] - 1u) & 0xffu) << (at))
   key->w[0] = ((n[0] - 1) & M32) | ((n[1] - 1) & M32) << 32;
   key->w[1] = ((n[2] - 1) & M32) | ((n[3] - 1) & M32) << 32;
@@ -408,8 +425,8 @@ void gcl__tmap_key_make(const gcl_tensormap_desc *d, gcl__tmap_key *key) {
   key->w[3] = d->strides[0] >> 4 | B(0, 36) | B(1, 44) | B(2, 52);
   key->w[4] = d->strides[1] >> 4 | B(3, 36) | B(4, 44) | (uint64_t)d->im2col.channels << 52;
   key->w[5] = d->strides[2] >> 4 | es << 36;
-  key->w[6] = d->strides[3] >> 4 | corners16(d->im2col.lower, d->rank) << 36;
-  key->w[7] = corners16(d->im2col.upper, d->rank);
+  key->w[6] = d->strides[3] >> 4 | (im2col ? corners16(d->im2col.lower, d->rank) << 36 : 0);
+  key->w[7] = im2col ? corners16(d->im2col.upper, d->rank) : 0;
 #undef B
 }
 

@@ -23,7 +23,8 @@ const char *gcl__tmap_who_format(const gcl__tmap_who *who, char *buf, size_t cap
 gcl_status gcl__tmap_fail(const gcl__tmap_who *who, gcl_status s, const char *fmt, ...)
     GCL__PRINTF(3, 4);
 
-/* Checks t and o against every documented constraint and fills *out (untouched on failure).
+/* Checks t and o against every documented constraint and fills *out, in place: on failure *out
+ * holds scratch (callers pass a local; gcl_tensormap_check keeps the caller's desc untouched).
  * who names the tensor in messages ("tensor", "parameter 0 'maps' element 7"). Reads only t and
  * o. GCL_ERROR_TENSOR for the tensor's own faults, GCL_ERROR_INVALID_ARGUMENT for NULL pointers
  * and bad option values. Formats nothing on success. */
