@@ -381,8 +381,11 @@ static gcl_status tmap_slot_error(const gcl_args *a, size_t index, size_t elemen
     return gcl__fail(GCL_ERROR_TYPE_MISMATCH,
                      "%s: expected a tensormap or tensormap[N] parameter, got one of %zu bytes", l,
                      s->info.size);
-  return gcl__fail(GCL_ERROR_INVALID_ARGUMENT,
-                   "%s: element %zu of a single tensormap: expected element 0", l, element);
+  if (element != 0)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT,
+                     "%s: element %zu of a single tensormap: expected element 0", l, element);
+  return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: n = %zu maps for a single tensormap: expected 1",
+                   l, n);
 }
 
 gcl_status gcl__args_tmap_slot(gcl_args *args, size_t index, size_t element, size_t n,

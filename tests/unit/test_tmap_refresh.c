@@ -256,6 +256,10 @@ Test(tmap_refresh, replace_refusals_change_nothing) {
                GCL_ERROR_INVALID_ARGUMENT);
   assert_msg_has("elements 6 ... 8 (n = 3) are out of range (tensormap[8])");
   cr_assert_eq(gcl_args_replace_tensormap_address(r.args, r.ctx, 1, 0, r.mem), GCL_ERROR_TYPE_MISMATCH);
+  assert_msg_has("parameter 1 'n': expected a tensormap or tensormap[N] parameter");
+  cr_assert_eq(gcl_args_replace_tensormap_addresses(r.args, r.ctx, 2, 0, 2, addrs),
+               GCL_ERROR_INVALID_ARGUMENT);
+  assert_msg_has("parameter 2 'one': n = 2 maps for a single tensormap: expected 1");
   assert_unchanged(&r, &s, "refused replacements");
   /* The driver failing on the third map: the first two are put back. */
   addrs[2] = r.mem + 256;
