@@ -96,15 +96,18 @@ static gcl_status encode_failed(const gcl_tensormap_desc *d, const gcl__tmap_who
                       (unsigned long long)d->dims[0], d->box[0], d->box_bytes);
 }
 
-/* Encodes a translated description into *m (written only on success) and its cache entry. */
+/* Encodes a translated description into *m (written only on success) and, unless e is NULL,
+ * its cache entry. */
 static gcl_status encode_into(const gcl_tensormap_desc *d, const gcl__tmap_who *who, void *m,
                               gcl__tmap_entry *e) {
   CUtensorMap tmp;
   CUresult rc = encode_desc(d, &tmp);
   if (rc != CUDA_SUCCESS) return encode_failed(d, who, rc);
   memcpy(m, &tmp, sizeof tmp);
-  gcl__tmap_key_make(d, &e->key);
-  e->address = d->address;
+  if (e) {
+    gcl__tmap_key_make(d, &e->key);
+    e->address = d->address;
+  }
   return GCL_OK;
 }
 
@@ -116,12 +119,11 @@ gcl_status gcl_tensormap_encode(gcl_context *ctx, const DLTensor *t,
                      map);
   static const gcl__tmap_who who = {.text = "tensor"};
   gcl_tensormap_desc d;
-  gcl__tmap_entry unused;
   gcl_status s;
   if ((s = gcl__tmap_translate(t, options, &who, &d)) || (s = begin(ctx, &who)) ||
       (s = check_device(ctx, t, &who)))
     return s;
-  return encode_into(&d, &who, map, &unused);
+  return encode_into(&d, &who, map, NULL);
 }
 
 static gcl_status need(const void *args, const gcl_context *ctx) {
