@@ -212,3 +212,66 @@ Test(tmap_refresh_gpu, relaunch_after_replace_writes_the_new_buffer) {
   gcl_module_destroy(mod);
   gcl_context_destroy(ctx);
 }
+
+/* The demo's ring kernel (megakernel_ring_16) with every stage count it accepts and grids that
+ * give each block fewer, as many and more items than stages: the copy must be exact and nothing
+ * written outside the destination view. */
+Test(tmap_refresh_gpu, ring_kernel_copies_exactly_for_every_stage_count) {
+  gcl_context *ctx;
+  gcl_module *mod;
+  gcl_kernel *k;
+  gcl_args *args;
+  seed_rng_for("test_tmap_refresh");
+  CHECK(gcl_context_create(0, &ctx));
+  CHECK(gcl_module_load_file(ctx, GCL_KERNEL_DIR "/megakernel.fatbin", &mod));
+  CHECK(gcl_kernel_get(mod, "megakernel_ring_16",
+                       "grid_constant tensormap[16] maps, const void* work, u32 n_work", &k));
+  CHECK(gcl_args_create(gcl_kernel_layout(k), &args));
+  enum { ROWS = 96, COLS = 128 };
+  const size_t bytes = ROWS * COLS * 4;
+  uint64_t src, dst, work;
+  CHECK(gcl_mem_alloc(ctx, bytes, &src));
+  CHECK(gcl_mem_alloc(ctx, bytes + 4096, &dst));
+  uint32_t *host = malloc(bytes);
+  unsigned char *got = malloc(bytes + 4096);
+  for (size_t i = 0; i < ROWS * COLS; i++) host[i] = (uint32_t)rng();
+  CHECK(gcl_mem_upload(ctx, src, host, bytes));
+  int64_t shape[2] = {ROWS, COLS};
+  DLTensor ts = {.data = (void *)(uintptr_t)src, .device = {kDLCUDA, 0}, .ndim = 2,
+                 .dtype = {kDLUInt, 32, 1}, .shape = shape};
+  DLTensor td = ts;
+  td.data = (void *)(uintptr_t)dst, td.byte_offset = 2048; /* a view inside the allocation */
+  gcl_tensormap_options o = {0};
+  o.box[0] = 32, o.box[1] = 32;
+  gcl_tensormap_options os = o;
+  os.store = 1;
+  for (size_t e = 0; e < 16; e++)
+    CHECK(gcl_args_set_tensormap(args, ctx, 0, e, e == 1 ? &td : &ts, e == 1 ? &os : &o));
+  work_item items[12];
+  for (int i = 0; i < 12; i++)
+    items[i] = (work_item){0, 1, 2, 32 * 32 * 4, {32 * (i % 4), 32 * (i / 4), 0},
+                           {32 * (i % 4), 32 * (i / 4), 0}};
+  CHECK(gcl_mem_alloc(ctx, sizeof items, &work));
+  CHECK(gcl_mem_upload(ctx, work, items, sizeof items));
+  CHECK(gcl_args_set_ptr(args, 1, work));
+  CHECK(gcl_args_set_u32(args, 2, 12));
+  for (unsigned stages = 2; stages <= 8; stages++)
+    for (unsigned grid = 1; grid <= 12; grid += 5) { /* 12, 2 and 1 items per block */
+      gcl_launch_config cfg = {.grid = {grid, 1, 1}, .block = {32, 1, 1},
+                               .shared_bytes = stages * 16384u};
+      CHECK(gcl_mem_fill_u8(ctx, dst, 0xA5, bytes + 4096));
+      CHECK(gcl_launch(k, &cfg, args));
+      CHECK(gcl_context_synchronize(ctx));
+      CHECK(gcl_mem_download(ctx, got, dst, bytes + 4096));
+      for (size_t i = 0; i < 2048; i++)
+        cr_assert_eq(got[i], 0xA5, "S=%u grid %u: byte %zu before the view written", stages, grid, i);
+      cr_assert(memcmp(got + 2048, host, bytes) == 0, "S=%u grid %u: the copy differs", stages, grid);
+      for (size_t i = 2048 + bytes; i < bytes + 4096; i++)
+        cr_assert_eq(got[i], 0xA5, "S=%u grid %u: byte %zu after the view written", stages, grid, i);
+    }
+  free(host), free(got);
+  gcl_args_destroy(args);
+  gcl_mem_free(ctx, work), gcl_mem_free(ctx, src), gcl_mem_free(ctx, dst);
+  gcl_module_destroy(mod);
+  gcl_context_destroy(ctx);
+}
