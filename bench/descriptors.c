@@ -11,7 +11,15 @@
  * every result is given as a fraction of it. Each configuration's copy is verified on sampled
  * rows against the source before it is timed.
  *
- *   bench_descriptors [--csv FILE] [--reps N] [--quick]
+ * The ring is configurable at run time (kernels/descbench.cu reads it from Shape): stages, blocks
+ * per SM and the lag between a stage's store and its refill. The default is the design's own
+ * choice (up to 4 stages, as many blocks as fit 200 KiB per SM, lag 1). --sweep first measures
+ * every (stages, blocks per SM, lag) that fits for the small tiles (bf16 64x64, bf16 128x64,
+ * fp32 64x64) at K = 240 with the descriptors in the constant bank, prints the table and the best
+ * configuration, and then runs the main table with each swept tile's best configuration (the
+ * CSV says which ring every row used).
+ *
+ *   bench_descriptors [--csv FILE] [--sweep-csv FILE] [--reps N] [--quick] [--sweep]
  */
 #include <gclaunch/gclaunch.h>
 #include <stdio.h>
@@ -34,13 +42,22 @@
     }                                                                                             \
   } while (0)
 
-typedef struct shape { uint32_t k, rows, tiles_x, tiles_per_tensor, box_w, box_h, tile_bytes, stages; } shape;
+typedef struct shape {
+  uint32_t k, rows, tiles_x, tiles_per_tensor, box_w, box_h, tile_bytes, stages, lag, pad;
+} shape; /* kernels/descbench.cu Shape */
+#define SHAPE_SIG "struct{u32,u32,u32,u32,u32,u32,u32,u32,u32,u32} s"
+#define STAGES_MAX 16 /* kernels/descbench.cu GCL_DESC_STAGES_MAX */
+#define SMEM_PER_SM (200 * 1024) /* what the rings may take of an SM's 228 KiB */
+
+/* A ring: 0 fields mean the default choice. */
+typedef struct ring { uint32_t stages, per_sm, lag; } ring;
 
 typedef struct config {
   const char *dtype;
   uint8_t code, bits;
   uint32_t box_w, box_h;
   uint32_t k;
+  ring ring;
 } config;
 
 typedef struct bench {
@@ -101,9 +118,11 @@ static shape shape_for(const bench *b, const config *c, uint32_t *grid) {
   s.tiles_x = cols / c->box_w;
   s.tiles_per_tensor = s.tiles_x * (s.rows / c->box_h);
   s.tile_bytes = c->box_w * c->box_h * (c->bits / 8);
-  const uint32_t smem = 200 * 1024;
-  s.stages = smem / s.tile_bytes >= 4 ? 4 : smem / s.tile_bytes ? smem / s.tile_bytes : 1;
-  uint32_t per_sm = smem / (s.stages * s.tile_bytes);
+  const uint32_t smem = SMEM_PER_SM;
+  uint32_t dflt = smem / s.tile_bytes >= 4 ? 4 : smem / s.tile_bytes ? smem / s.tile_bytes : 1;
+  s.stages = c->ring.stages ? c->ring.stages : dflt;
+  s.lag = c->ring.stages ? c->ring.lag : s.stages > 1;
+  uint32_t per_sm = c->ring.per_sm ? c->ring.per_sm : smem / (s.stages * s.tile_bytes);
   *grid = (uint32_t)b->sms * (per_sm ? per_sm : 1);
   return s;
 }
@@ -173,14 +192,17 @@ static double time_memcpy(bench *b, size_t bytes) {
   return median(t, b->reps);
 }
 
-static void report(bench *b, const config *c, const char *where, size_t bytes, double sec,
-                   double copy_sec) {
+static void report(bench *b, FILE *csv, const config *c, const shape *s, uint32_t grid,
+                   const char *where, size_t bytes, double sec, double copy_sec) {
   double moved = 2.0 * bytes, gbps = moved / sec / 1e9, copy = moved / copy_sec / 1e9;
-  printf("%-5s %3ux%-3u K=%-3u %-9s %7.3f ms %8.1f GB/s  memcpy %8.1f GB/s  %5.1f%%\n", c->dtype,
-         c->box_w, c->box_h, c->k, where, sec * 1e3, gbps, copy, 100.0 * gbps / copy);
-  if (b->csv)
-    fprintf(b->csv, "%s,%u,%u,%u,%s,%zu,%.6f,%.2f,%.2f,%.4f\n", c->dtype, c->box_w, c->box_h, c->k,
-            where, (size_t)moved, sec * 1e3, gbps, copy, gbps / copy);
+  uint32_t per_sm = grid / (uint32_t)b->sms;
+  printf("%-5s %3ux%-3u K=%-3u %-9s S=%-2u B/SM=%-2u L=%u %7.3f ms %8.1f GB/s  memcpy %8.1f GB/s  "
+         "%5.1f%%\n", c->dtype, c->box_w, c->box_h, c->k, where, s->stages, per_sm, s->lag,
+         sec * 1e3, gbps, copy, 100.0 * gbps / copy);
+  if (csv)
+    fprintf(csv, "%s,%u,%u,%u,%s,%zu,%.6f,%.2f,%.2f,%.4f,%u,%u,%u\n", c->dtype, c->box_w,
+            c->box_h, c->k, where, (size_t)moved, sec * 1e3, gbps, copy, gbps / copy, s->stages,
+            per_sm, s->lag);
 }
 
 static int run_config(bench *b, const config *c) {
@@ -189,8 +211,7 @@ static int run_config(bench *b, const config *c) {
   size_t bytes = (size_t)c->k * s.rows * cols * (c->bits / 8);
   char name[64], sig[128];
   snprintf(name, sizeof name, "desc_param_%u", c->k + 1);
-  snprintf(sig, sizeof sig, "grid_constant tensormap[%u] maps, struct{u32,u32,u32,u32,u32,u32,u32,u32} s",
-           c->k + 1);
+  snprintf(sig, sizeof sig, "grid_constant tensormap[%u] maps, " SHAPE_SIG, c->k + 1);
   gcl_launch_config lc = {.grid = {grid, 1, 1}, .block = {32, 1, 1},
                           .shared_bytes = (size_t)s.stages * s.tile_bytes};
   double copy_sec = time_memcpy(b, bytes);
@@ -206,7 +227,7 @@ static int run_config(bench *b, const config *c) {
   CHECK(gcl_launch(kp, &lc, ap));
   CHECK(gcl_context_synchronize(b->ctx));
   bad |= verify(b, c, &s);
-  report(b, c, "param", bytes, time_launches(b, kp, &lc, ap), copy_sec);
+  report(b, b->csv, c, &s, grid, "param", bytes, time_launches(b, kp, &lc, ap), copy_sec);
   gcl_args_destroy(ap);
   /* global and global+prefetch: descriptors uploaded to device memory */
   unsigned char *host = aligned_alloc(128, 128 * (size_t)(c->k + 1));
@@ -216,7 +237,7 @@ static int run_config(bench *b, const config *c) {
   const char *names[2] = {"desc_global", "desc_global_prefetch"}, *where[2] = {"global", "global+p"};
   for (int v = 0; v < 2; v++) {
     gcl_kernel *kg;
-    CHECK(gcl_kernel_get(b->mod, names[v], "const void* maps, struct{u32,u32,u32,u32,u32,u32,u32,u32} s", &kg));
+    CHECK(gcl_kernel_get(b->mod, names[v], "const void* maps, " SHAPE_SIG, &kg));
     gcl_args *ag;
     CHECK(gcl_args_create(gcl_kernel_layout(kg), &ag));
     CHECK(gcl_args_set_ptr(ag, 0, b->maps));
@@ -225,9 +246,79 @@ static int run_config(bench *b, const config *c) {
     CHECK(gcl_launch(kg, &lc, ag));
     CHECK(gcl_context_synchronize(b->ctx));
     bad |= verify(b, c, &s);
-    report(b, c, where[v], bytes, time_launches(b, kg, &lc, ag), copy_sec);
+    report(b, b->csv, c, &s, grid, where[v], bytes, time_launches(b, kg, &lc, ag), copy_sec);
     gcl_args_destroy(ag);
   }
+  return bad;
+}
+
+/* --- the ring sweep (--sweep) ----------------------------------------------------------------- */
+
+static const uint32_t sweep_stages[] = {2, 3, 4, 6, 8, 12, 16};
+static const uint32_t sweep_per_sm[] = {1, 2, 3, 4, 6, 8, 12, 16};
+
+/* Every ring that fits (stages x tile per block within 227 KiB, x blocks within SMEM_PER_SM)
+ * for tile c at its K with the descriptors in the constant bank; *best gets the fastest. */
+static int sweep_tile(bench *b, const config *c, FILE *csv, ring *best) {
+  config cc = *c;
+  cc.ring = (ring){0, 0, 0};
+  uint32_t grid;
+  shape s = shape_for(b, &cc, &grid);
+  size_t bytes = (size_t)c->k * s.rows * cols * (c->bits / 8);
+  char name[64], sig[128];
+  snprintf(name, sizeof name, "desc_param_%u", c->k + 1);
+  snprintf(sig, sizeof sig, "grid_constant tensormap[%u] maps, " SHAPE_SIG, c->k + 1);
+  double copy_sec = time_memcpy(b, bytes), best_sec = 1e30;
+  gcl_kernel *kp;
+  gcl_args *ap;
+  CHECK(gcl_kernel_get(b->mod, name, sig, &kp));
+  CHECK(gcl_args_create(gcl_kernel_layout(kp), &ap));
+  encode_maps(b, c, &s, ap, NULL);
+  int bad = 0;
+  for (size_t i = 0; i < sizeof sweep_stages / sizeof *sweep_stages; i++)
+    for (size_t j = 0; j < sizeof sweep_per_sm / sizeof *sweep_per_sm; j++)
+      for (uint32_t lag = 0; lag <= 2; lag++) {
+        uint32_t st = sweep_stages[i], per = sweep_per_sm[j], block = st * s.tile_bytes;
+        if (lag >= st || st > STAGES_MAX || block > 227 * 1024 || block * per > SMEM_PER_SM) continue;
+        cc.ring = (ring){st, per, lag};
+        shape r = shape_for(b, &cc, &grid);
+        gcl_launch_config lc = {.grid = {grid, 1, 1}, .block = {32, 1, 1}, .shared_bytes = block};
+        CHECK(gcl_args_set(ap, 1, &r, sizeof r));
+        CHECK(gcl_mem_fill_u8(b->ctx, b->dst, 0xA5, bytes));
+        CHECK(gcl_launch(kp, &lc, ap));
+        CHECK(gcl_context_synchronize(b->ctx));
+        bad |= verify(b, c, &r);
+        double sec = time_launches(b, kp, &lc, ap);
+        report(b, csv, c, &r, grid, "param", bytes, sec, copy_sec);
+        if (sec < best_sec) best_sec = sec, *best = cc.ring;
+      }
+  gcl_args_destroy(ap);
+  printf("best ring for %s %ux%u K=%u: %u stages, %u blocks per SM, lag %u: %.1f%% of "
+         "cuMemcpyDtoD\n\n", c->dtype, c->box_w, c->box_h, c->k, best->stages, best->per_sm,
+         best->lag, 100.0 * copy_sec / best_sec);
+  return bad;
+}
+
+/* Sweeps the small tiles at K = 240 and gives each its best ring in tiles[]. */
+static int sweep(bench *b, config *tiles, size_t ntiles, FILE *csv) {
+  static const struct { const char *dtype; uint32_t w, h; } small[] = {
+      {"bf16", 64, 64}, {"bf16", 128, 64}, {"fp32", 64, 64}};
+  int bad = 0;
+  printf("ring sweep at K = 240, descriptors in the constant bank (S stages, B blocks per SM, "
+         "L lag):\n");
+  if (csv) fprintf(csv, "dtype,box_w,box_h,k,placement,bytes_moved,ms,GBps,memcpy_GBps,fraction,"
+                        "stages,blocks_per_sm,lag\n");
+  for (size_t t = 0; t < ntiles; t++)
+    for (size_t i = 0; i < sizeof small / sizeof *small; i++) {
+      if (strcmp(tiles[t].dtype, small[i].dtype) || tiles[t].box_w != small[i].w ||
+          tiles[t].box_h != small[i].h)
+        continue;
+      config c = tiles[t];
+      c.k = 240;
+      ring best = {0, 0, 0};
+      bad |= sweep_tile(b, &c, csv, &best);
+      tiles[t].ring = best;
+    }
   return bad;
 }
 
@@ -257,12 +348,19 @@ int main(int argc, char **argv) {
   bench b = {0};
   b.reps = 9;
   b.launches = 2;
-  int quick = 0;
+  int quick = 0, do_sweep = 0;
+  FILE *sweep_csv = NULL;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--csv") && i + 1 < argc) b.csv = fopen(argv[++i], "w");
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc) b.reps = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--quick")) quick = 1;
-    else { fprintf(stderr, "usage: bench_descriptors [--csv FILE] [--reps N] [--quick]\n"); return 2; }
+    else if (!strcmp(argv[i], "--sweep")) do_sweep = 1;
+    else if (!strcmp(argv[i], "--sweep-csv") && i + 1 < argc) sweep_csv = fopen(argv[++i], "w");
+    else {
+      fprintf(stderr, "usage: bench_descriptors [--csv FILE] [--sweep-csv FILE] [--reps N] "
+                      "[--quick] [--sweep]\n");
+      return 2;
+    }
   }
   if (b.reps < 1 || b.reps > 64) b.reps = 9;
   gcl_status st = gcl_driver_init();
@@ -282,11 +380,11 @@ int main(int argc, char **argv) {
   char path[1024];
   snprintf(path, sizeof path, "%s/descbench.sm_90.cubin", dir);
   CHECK(gcl_module_load_file(b.ctx, path, &b.mod));
-  const config tiles[] = {
-      {"fp32", kDLFloat, 32, 64, 64, 0},  {"fp32", kDLFloat, 32, 128, 64, 0},
-      {"fp32", kDLFloat, 32, 128, 128, 0}, {"fp32", kDLFloat, 32, 256, 128, 0},
-      {"bf16", kDLBfloat, 16, 64, 64, 0}, {"bf16", kDLBfloat, 16, 128, 64, 0},
-      {"bf16", kDLBfloat, 16, 128, 128, 0}, {"bf16", kDLBfloat, 16, 256, 128, 0}};
+  config tiles[] = {
+      {"fp32", kDLFloat, 32, 64, 64, 0, {0, 0, 0}},  {"fp32", kDLFloat, 32, 128, 64, 0, {0, 0, 0}},
+      {"fp32", kDLFloat, 32, 128, 128, 0, {0, 0, 0}}, {"fp32", kDLFloat, 32, 256, 128, 0, {0, 0, 0}},
+      {"bf16", kDLBfloat, 16, 64, 64, 0, {0, 0, 0}}, {"bf16", kDLBfloat, 16, 128, 64, 0, {0, 0, 0}},
+      {"bf16", kDLBfloat, 16, 128, 128, 0, {0, 0, 0}}, {"bf16", kDLBfloat, 16, 256, 128, 0, {0, 0, 0}}};
   size_t ntiles = quick ? 2 : sizeof tiles / sizeof *tiles;
   b.src_bytes = max_src_bytes(tiles, ntiles);
   CHECK(gcl_mem_alloc(b.ctx, b.src_bytes, &b.src));
@@ -296,8 +394,10 @@ int main(int argc, char **argv) {
   printf("bench_descriptors: %s, %d SMs, %zu MiB source buffer, median of %d x %d launches\n",
          info.name, b.sms, b.src_bytes >> 20, b.reps, b.launches);
   if (b.csv)
-    fprintf(b.csv, "dtype,box_w,box_h,k,placement,bytes_moved,ms,GBps,memcpy_GBps,fraction\n");
-  int bad = 0;
+    fprintf(b.csv, "dtype,box_w,box_h,k,placement,bytes_moved,ms,GBps,memcpy_GBps,fraction,"
+                   "stages,blocks_per_sm,lag\n");
+  int bad = do_sweep ? sweep(&b, tiles, ntiles, sweep_csv) : 0;
+  if (sweep_csv) fclose(sweep_csv);
   for (size_t t = 0; t < ntiles; t++)
     for (size_t i = 0; i < sizeof ks / sizeof *ks; i++) {
       config c = tiles[t];

@@ -14,7 +14,12 @@
  * microseconds per launch, and the ratio gclaunch / fastest raw path. Graph replay: --launches
  * gcl_launch calls captured in one graph, replayed; device time per kernel node (median).
  *
- * Usage: bench_launch [--reps N] [--launches N] [--kernels DIR] [--csv FILE]
+ * --runs R repeats the whole measurement R times in the same process (the cases interleaved
+ * anew each run) and prints every run's table and ratios, then the spread: the ratio's range
+ * per case over the runs, and how much the fastest raw path itself moved between runs.
+ *
+ * Usage: bench_launch [--reps N] [--launches N] [--runs R] [--no-graph] [--kernels DIR]
+ *                     [--csv FILE]
  * Without a GPU it says so and exits 0. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,8 +44,10 @@ typedef struct bench_case {
   double median[PATH_COUNT], graph_us;
 } bench_case;
 
+#define MAX_RUNS 16
+
 typedef struct options {
-  int reps, launches;
+  int reps, launches, runs, graph;
   const char *kernels, *csv;
 } options;
 
@@ -179,52 +186,76 @@ static void measure_graph(bench_case *c, const options *o, CUstream stream) {
   CU(gcl__cu.cuGraphDestroy(g));
 }
 
-static void report(bench_case *cases, int n, const options *o) {
-  printf("\nhost submit time per launch, us (median of %d x %d launches)\n", o->reps, o->launches);
+static double best_raw(const bench_case *c) {
+  double best = c->median[PATH_RAW_PARAMS];
+  for (int p = PATH_RAW_EXTRA; p <= PATH_RAW_EX; p++) best = c->median[p] < best ? c->median[p] : best;
+  return best;
+}
+
+static void report(bench_case *cases, int n, const options *o, int run) {
+  printf("\nrun %d of %d: host submit time per launch, us (median of %d x %d launches)\n", run + 1,
+         o->runs, o->reps, o->launches);
   printf("%-16s", "case");
   for (int p = 0; p < PATH_COUNT; p++) printf(" %22s", path_names[p]);
-  printf(" %12s %12s %14s\n", "ratio params", "ratio extra", "graph us/node");
+  printf(" %12s %12s %12s %14s\n", "ratio params", "ratio extra", "ratio vs Ex", "graph us/node");
   for (int i = 0; i < n; i++) {
     bench_case *c = &cases[i];
-    double best = c->median[PATH_RAW_PARAMS];
-    for (int p = PATH_RAW_EXTRA; p <= PATH_RAW_EX; p++) best = c->median[p] < best ? c->median[p] : best;
+    double best = best_raw(c);
     printf("%-16s", c->label);
     for (int p = 0; p < PATH_COUNT; p++) printf(" %22.3f", c->median[p]);
-    printf(" %12.3f %12.3f %14.3f\n", c->median[PATH_GCL_PARAMS] / best,
-           c->median[PATH_GCL_EXTRA] / best, c->graph_us);
+    printf(" %12.3f %12.3f %12.3f %14.3f\n", c->median[PATH_GCL_PARAMS] / best,
+           c->median[PATH_GCL_EXTRA] / best, c->median[PATH_GCL_PARAMS] / c->median[PATH_RAW_EX],
+           c->graph_us);
   }
 }
 
-static void write_csv(bench_case *cases, int n, const options *o) {
-  FILE *f = fopen(o->csv, "w");
-  if (!f) {
-    perror(o->csv);
-    exit(1);
+/* Per case over the runs: range of gcl_launch (params) / fastest raw path, and of the fastest
+ * raw path itself (how much the machine moved between runs). */
+static void report_spread(double ratio[][MAX_RUNS], double raw[][MAX_RUNS], bench_case *cases,
+                          int n, int runs) {
+  printf("\nover %d runs in this process: ratio gcl_launch (params) / fastest raw path, and the "
+         "fastest raw path's own run-to-run spread\n", runs);
+  for (int i = 0; i < n; i++) {
+    double lo = ratio[i][0], hi = lo, rlo = raw[i][0], rhi = rlo;
+    for (int r = 1; r < runs; r++) {
+      lo = ratio[i][r] < lo ? ratio[i][r] : lo, hi = ratio[i][r] > hi ? ratio[i][r] : hi;
+      rlo = raw[i][r] < rlo ? raw[i][r] : rlo, rhi = raw[i][r] > rhi ? raw[i][r] : rhi;
+    }
+    printf("%-16s ratio %.3f ... %.3f (runs:", cases[i].label, lo, hi);
+    for (int r = 0; r < runs; r++) printf(" %.3f", ratio[i][r]);
+    printf(")   fastest raw %.3f ... %.3f us (spread %.1f%%)\n", rlo, rhi, 100.0 * (rhi / rlo - 1));
   }
-  fprintf(f, "case,path,us_per_launch,reps,launches\n");
+}
+
+static void write_csv(FILE *f, bench_case *cases, int n, const options *o, int run) {
   for (int i = 0; i < n; i++) {
     for (int p = 0; p < PATH_COUNT; p++)
-      fprintf(f, "%s,%s,%.4f,%d,%d\n", cases[i].label, path_names[p], cases[i].median[p], o->reps, o->launches);
-    fprintf(f, "%s,graph replay per node,%.4f,%d,%d\n", cases[i].label, cases[i].graph_us, o->reps, o->launches);
+      fprintf(f, "%s,%s,%.4f,%d,%d,%d\n", cases[i].label, path_names[p], cases[i].median[p],
+              o->reps, o->launches, run + 1);
+    fprintf(f, "%s,graph replay per node,%.4f,%d,%d,%d\n", cases[i].label, cases[i].graph_us,
+            o->reps, o->launches, run + 1);
   }
-  fclose(f);
 }
 
 static options parse(int argc, char **argv) {
-  options o = {21, 2000, GCL_KERNEL_DIR, NULL};
+  options o = {21, 2000, 1, 1, GCL_KERNEL_DIR, NULL};
   for (int i = 1; i < argc; i++) {
     bool more = i + 1 < argc;
     if (more && strcmp(argv[i], "--reps") == 0) o.reps = atoi(argv[++i]);
     else if (more && strcmp(argv[i], "--launches") == 0) o.launches = atoi(argv[++i]);
+    else if (more && strcmp(argv[i], "--runs") == 0) o.runs = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--no-graph") == 0) o.graph = 0; /* e.g. on the fake driver */
     else if (more && strcmp(argv[i], "--kernels") == 0) o.kernels = argv[++i];
     else if (more && strcmp(argv[i], "--csv") == 0) o.csv = argv[++i];
     else {
-      fprintf(stderr, "usage: bench_launch [--reps N] [--launches N] [--kernels DIR] [--csv FILE]\n");
+      fprintf(stderr, "usage: bench_launch [--reps N] [--launches N] [--runs R] [--no-graph] "
+                      "[--kernels DIR] [--csv FILE]\n");
       exit(2);
     }
   }
-  if (o.reps < 1 || o.launches < 1) {
-    fprintf(stderr, "bench_launch: --reps and --launches must be positive\n");
+  if (o.reps < 1 || o.launches < 1 || o.runs < 1 || o.runs > MAX_RUNS) {
+    fprintf(stderr, "bench_launch: --reps and --launches must be positive, --runs 1 ... %d\n",
+            MAX_RUNS);
     exit(2);
   }
   return o;
@@ -260,13 +291,26 @@ int main(int argc, char **argv) {
   int driver = 0;
   TRY(gcl_driver_version(&driver));
   printf("bench_launch: %s (sm_%d), driver %d.%d\n", info.name, info.sm, driver / 1000, driver % 1000 / 10);
-  for (int i = 0; i < n; i++) {
-    case_setup(&cases[i], m, dev);
-    measure(&cases[i], &o, stream);
-    measure_graph(&cases[i], &o, stream);
+  for (int i = 0; i < n; i++) case_setup(&cases[i], m, dev);
+  FILE *csv = NULL;
+  if (o.csv && !(csv = fopen(o.csv, "w"))) {
+    perror(o.csv);
+    return 1;
   }
-  report(cases, n, &o);
-  if (o.csv) write_csv(cases, n, &o);
+  if (csv) fprintf(csv, "case,path,us_per_launch,reps,launches,run\n");
+  static double ratio[3][MAX_RUNS], raw[3][MAX_RUNS];
+  for (int run = 0; run < o.runs; run++) {
+    for (int i = 0; i < n; i++) {
+      measure(&cases[i], &o, stream);
+      if (o.graph) measure_graph(&cases[i], &o, stream);
+      ratio[i][run] = cases[i].median[PATH_GCL_PARAMS] / best_raw(&cases[i]);
+      raw[i][run] = best_raw(&cases[i]);
+    }
+    report(cases, n, &o, run);
+    if (csv) write_csv(csv, cases, n, &o, run);
+  }
+  if (o.runs > 1) report_spread(ratio, raw, cases, n, o.runs);
+  if (csv) fclose(csv);
   for (int i = 0; i < n; i++) {
     gcl_args_destroy(cases[i].args[0]), gcl_args_destroy(cases[i].args[1]);
     free(cases[i].storage), free(cases[i].packed), free(cases[i].params), free(cases[i].offsets);

@@ -7,12 +7,21 @@
 // tile of row block (i % K) of the destination. Thread 0 of each block drives an S-stage ring of
 // tiles in dynamic shared memory (TMA load completes on an mbarrier, TMA store drains as a bulk
 // group); the other 31 threads only help fence. bench/descriptors.c is the host side.
+//
+// Everything about the ring is a run-time value of Shape, so one build serves the host's sweep:
+// stages S (up to GCL_DESC_STAGES_MAX), the grid (blocks per SM, the host's), and the lag L: a
+// stage is refilled L items after its store was issued (wait_group.read L lets the L newest
+// stores keep reading while the load goes out), so S - L loads and up to L + 1 stores are in
+// flight. L = 0 refills the stage just stored (waits for that store: load and store alternate).
 
 struct alignas(128) TM { unsigned long long o[16]; };
 template <int N> struct Maps { TM m[N]; };
 
-struct Shape {  // all in elements / tiles; 32 bytes
-  unsigned k, rows, tiles_x, tiles_per_tensor, box_w, box_h, tile_bytes, stages;
+#define GCL_DESC_STAGES_MAX 16
+#define GCL_DESC_LAG_MAX 3
+
+struct Shape {  // all in elements / tiles; 40 bytes
+  unsigned k, rows, tiles_x, tiles_per_tensor, box_w, box_h, tile_bytes, stages, lag, pad;
 };
 
 __device__ __forceinline__ unsigned smem_u32(const void *p) {
@@ -53,11 +62,22 @@ __device__ __forceinline__ void prefetch_map(const void *map) {
   asm volatile("prefetch.tensormap [%0];" ::"l"(map) : "memory");
 }
 
+// All but the `lag` newest bulk groups (stores) have finished reading shared memory. The count is
+// an immediate of the instruction, hence the switch.
+__device__ __forceinline__ void wait_reads(unsigned lag) {
+  switch (lag) {
+  case 0: asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); break;
+  case 1: asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory"); break;
+  case 2: asm volatile("cp.async.bulk.wait_group.read 2;" ::: "memory"); break;
+  default: asm volatile("cp.async.bulk.wait_group.read 3;" ::: "memory"); break;
+  }
+}
+
 // maps(i) gives descriptor i's generic address (parameter space or global memory).
 template <bool kPrefetch, class Maps_>
 __device__ void copy_ring(const Maps_ &maps, const Shape &s) {
   extern __shared__ __align__(1024) unsigned char ring[];
-  __shared__ __align__(8) unsigned long long bars[8];
+  __shared__ __align__(8) unsigned long long bars[GCL_DESC_STAGES_MAX];
   if (threadIdx.x != 0) return;
   const unsigned base = smem_u32(ring), bar0 = smem_u32(bars);
   for (unsigned j = 0; j < s.stages; j++) bar_init(bar0 + 8 * j);
@@ -65,8 +85,9 @@ __device__ void copy_ring(const Maps_ &maps, const Shape &s) {
   const unsigned n = s.k * s.tiles_per_tensor, grid = gridDim.x;
   const void *dst_map = maps(s.k);
   if (kPrefetch) prefetch_map(dst_map);
-  // Prologue: fill the ring.
-  for (unsigned j = 0; j < s.stages; j++) {
+  const unsigned lag = s.lag < s.stages ? s.lag : s.stages - 1, ahead = s.stages - lag;
+  // Prologue: items 0 ... S-L-1 into stages 0 ... S-L-1.
+  for (unsigned j = 0; j < ahead; j++) {
     unsigned item = blockIdx.x + j * grid;
     if (item >= n) break;
     unsigned t = item / s.k, src = item % s.k;
@@ -80,12 +101,12 @@ __device__ void copy_ring(const Maps_ &maps, const Shape &s) {
     bar_wait(bar0 + 8 * j, (k / s.stages) & 1);
     int x = (t % s.tiles_x) * s.box_w, y = (t / s.tiles_x) * s.box_h;
     store_tile(dst_map, base + j * s.tile_bytes, x, y + src * s.rows);
-    unsigned next = item + s.stages * grid;
+    unsigned next = item + ahead * grid, jn = (k + ahead) % s.stages;  // jn == (k - L) % S
     if (next < n) {
       unsigned t2 = next / s.k, src2 = next % s.k;
       if (kPrefetch) prefetch_map(maps(src2));
-      asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");  // stage j read out
-      load_tile(maps(src2), base + j * s.tile_bytes, bar0 + 8 * j, (t2 % s.tiles_x) * s.box_w,
+      wait_reads(lag);  // the store of item k - L (stage jn) has read its tile out
+      load_tile(maps(src2), base + jn * s.tile_bytes, bar0 + 8 * jn, (t2 % s.tiles_x) * s.box_w,
                 (t2 / s.tiles_x) * s.box_h, s.tile_bytes);
     }
   }

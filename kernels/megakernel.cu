@@ -180,3 +180,65 @@ template <class T, int N> struct Globals {
 
 GCL_MEGAKERNEL_GLOBALS(TM, 16, megakernel_globals_16)
 GCL_MEGAKERNEL_GLOBALS(TM, 64, megakernel_globals_64)
+// --- The ring variant (gclaunch demo): a deeper pipeline, more bytes in flight per SM ----------
+//
+// The same work list and descriptors, but an S-stage ring of GCL_STAGE_BYTES stages in dynamic
+// shared memory, S = dynamic shared bytes / GCL_STAGE_BYTES (2 ... GCL_RING_MAX), chosen by the
+// host through the launch's shared_bytes -- so the parameter list stays (maps, work, n_work).
+// Thread 0 keeps S - 1 loads in flight: after storing item k from stage k % S it refills stage
+// (k - 1) % S, whose store was issued one item earlier (wait_group.read 1: every store but the
+// newest has finished reading shared memory), instead of waiting for the store it has just
+// issued (wait_group.read 0, which serialises load and store in copy_loop above). This is the
+// design of kernels/descbench.cu, which reaches ~92% of cuMemcpyDtoD with 16 KiB tiles.
+#define GCL_RING_MAX 8
+
+template <class T, int N>
+__device__ void ring_loop(const Maps<T, N> &maps, const WorkItem *work, unsigned n_work) {
+  extern __shared__ __align__(1024) unsigned char ring[];
+  __shared__ alignas(8) unsigned long long bar[GCL_RING_MAX];
+  __shared__ WorkItem items[GCL_RING_MAX];  // the item each stage holds (stores need dst, dc)
+  if (threadIdx.x != 0) return;
+  unsigned dyn;
+  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dyn));
+  unsigned S = dyn / GCL_STAGE_BYTES;
+  S = S > GCL_RING_MAX ? GCL_RING_MAX : S;
+  if (S < 2) __trap();  // the host must give at least two stages (tools/demo_gpu.c does)
+  const unsigned r0 = smem_addr(ring), b0 = smem_addr(&bar[0]), grid = gridDim.x;
+  for (unsigned j = 0; j < S; j++) mbar_init(b0 + 8 * j);
+  // Prologue: items 0 ... S-2 of this block into stages 0 ... S-2.
+  for (unsigned j = 0; j + 1 < S; j++) {
+    unsigned it = blockIdx.x + j * grid;
+    if (it >= n_work) break;
+    items[j] = work[it];
+    prefetch_map(&maps.m[items[j].dst]);
+    mbar_expect(b0 + 8 * j, items[j].bytes);
+    tma_load(&maps.m[items[j].src], r0 + j * GCL_STAGE_BYTES, b0 + 8 * j, items[j]);
+  }
+  unsigned k = 0;
+  for (unsigned it = blockIdx.x; it < n_work; it += grid, k++) {
+    unsigned j = k % S;
+    mbar_wait(b0 + 8 * j, (k / S) & 1);
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    tma_store(&maps.m[items[j].dst], r0 + j * GCL_STAGE_BYTES, items[j]);
+    unsigned next = it + (S - 1) * grid, jn = (k + S - 1) % S;  // jn == (k - 1) % S
+    if (next < n_work) {
+      WorkItem w = work[next];
+      prefetch_map(&maps.m[w.dst]);
+      asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");  // store k-1 read out
+      items[jn] = w;
+      mbar_expect(b0 + 8 * jn, w.bytes);
+      tma_load(&maps.m[w.src], r0 + jn * GCL_STAGE_BYTES, b0 + 8 * jn, w);
+    }
+  }
+  asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+}
+
+#define GCL_MEGAKERNEL_RING(T, N, NAME)                                                           \
+  extern "C" __global__ void __launch_bounds__(32)                                                \
+      NAME(const __grid_constant__ Maps<T, N> maps, const WorkItem *work, unsigned n_work) {     \
+    ring_loop<T, N>(maps, work, n_work);                                                          \
+  }
+
+GCL_MEGAKERNEL_RING(TM, 16, megakernel_ring_16)
+GCL_MEGAKERNEL_RING(TM, 64, megakernel_ring_64)
+GCL_MEGAKERNEL_RING(TM, 255, megakernel_ring_255)

@@ -30,11 +30,37 @@ for stage in $stages; do
       { python3 tests/python/torch_interop.py "$build/libgclaunch.so"; echo "torch_interop exit $?"; } 2>&1 | tee "$out/torch.log" | tail -30
       ;;
     bench)
-      { "$build/bench/bench_launch" --csv "$out/launch.csv"
-        python3 bench/peers.py "$build/kernels/launchcfg.sm_90.cubin" --csv "$out/peers.csv"
-        "$build/bench/bench_descriptors" --csv "$out/descriptors.csv"
-        python3 bench/plot_descriptors.py "$out/descriptors.csv" "$out/descriptors.png"
-        "$build/bench/bench_pack"; } 2>&1 | tee "$out/bench.log" | tail -60
+      # Issue 16: everything measured in this one call, on this one machine; CSVs and the log go
+      # into $out/bench/, then into one archive (few files come back from a runner):
+      # $out/bench.log (also inside) and $out/bench.tar.gz.
+      b=$out/bench
+      mkdir -p "$b"
+      { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv 2>&1
+        echo "== bench_launch --runs 3 (launch cost: gcl_launch against the fastest raw path)"
+        "$build/bench/bench_launch" --runs 3 --reps 41 --csv "$b/launch.csv"
+        echo "== bench/peers.py (same call as the launch table)"
+        python3 bench/peers.py "$build/kernels/launchcfg.sm_90.cubin" --runs 3 \
+          --csv "$b/peers.csv" --launch-csv "$b/launch.csv"
+        echo "== bench_refresh (encode / refresh / replace-address, relaunch loop)"
+        "$build/bench/bench_refresh" --csv "$b/refresh.csv"
+        echo "== bench_descriptors --sweep (ring sweep for the small tiles, then the table)"
+        "$build/bench/bench_descriptors" --sweep --csv "$b/descriptors.csv" \
+          --sweep-csv "$b/descriptors_sweep.csv"
+        python3 bench/plot_descriptors.py "$b/descriptors.csv" "$b/descriptors.png"
+        echo "== bench_pack"
+        "$build/bench/bench_pack"
+        echo "== gclaunch demo, ring configurations (stages:blocks per SM; each verified)"
+        for cfg in 4:3 2:6 3:4 6:2 8:1 4:2; do
+          echo "-- --stages ${cfg%:*} --blocks-per-sm ${cfg#*:}"
+          o=$("$build/tools/gclaunch" demo --stages "${cfg%:*}" --blocks-per-sm "${cfg#*:}" 2>&1)
+          rc=$?
+          printf '%s\n' "$o" | grep -E '^(ring|device|verify|time|memcpy|demo)'
+          echo "demo exit $rc"
+        done
+        echo "== hot paths without PLT calls"
+        sh tests/unit/test_hotpath.sh "$build/libgclaunch.so"; } 2>&1 | tee "$b/bench.log" | tail -120
+      cp "$b/bench.log" "$out/bench.log"
+      tar -C "$out" -czf "$out/bench.tar.gz" bench && rm -rf "$b"
       ;;
     sanitize)
       # memcheck on every GPU suite, racecheck on those whose kernels share memory; each run is

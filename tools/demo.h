@@ -11,6 +11,9 @@
 
 #define POISON 0xA5
 
+#define DEMO_STAGE_BYTES 16384u /* kernels/megakernel.cu GCL_STAGE_BYTES: the largest box */
+#define DEMO_RING_MAX 8         /* kernels/megakernel.cu GCL_RING_MAX */
+
 /* The kernel's work item (kernels/megakernel.cu WorkItem). */
 typedef struct work_item { uint32_t src, dst, rank, bytes; int32_t sc[3], dc[3]; } work_item;
 
@@ -32,6 +35,7 @@ typedef struct demo {
   size_t n_maps; /* the kernel's N */
   char kernel[32], signature[96];
   uint64_t view_bytes; /* bytes of all source views */
+  int stages, blocks_per_sm;  /* the ring kernel's stages (dynamic shared memory) and blocks */
   gcl_runarg_devices devices; /* --devices; default: device 0 */
   bool devices_given;
 } demo;

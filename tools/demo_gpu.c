@@ -134,13 +134,15 @@ static int set_args(demo *d, gpu *g) {
   return 0;
 }
 
-static int launch(gpu *g) {
+/* The ring kernel takes its stage count from the dynamic shared memory it is given:
+ * d->stages x 16 KiB per block, d->blocks_per_sm one-warp blocks per SM. */
+static int launch(const demo *d, gpu *g) {
   gcl_launch_config cfg;
   memset(&cfg, 0, sizeof cfg);
-  /* 6 one-warp blocks per SM: 6 x 32 KiB of stages fit the 227 KiB of shared memory */
-  size_t grid = 6 * (size_t)g->info.multiprocessors;
+  size_t grid = (size_t)d->blocks_per_sm * (size_t)g->info.multiprocessors;
   cfg.grid[0] = (unsigned)(g->n_work < grid ? g->n_work : grid);
   cfg.block[0] = 32;
+  cfg.shared_bytes = (size_t)d->stages * DEMO_STAGE_BYTES;
   TRY(gcl_launch(g->kernel, &cfg, g->args)); /* binds g's context */
   return 0;
 }
@@ -184,22 +186,60 @@ static int synchronize(gpu *g, int n) {
   return 0;
 }
 
+/* Bytes of g's source views: what its kernel reads (and writes) per launch. */
+static size_t share_bytes(const demo *d, const gpu *g) {
+  size_t bytes = 0;
+  for (int j = 0; j < d->tensors; j++)
+    if (owns(g, j)) bytes += demo_row_bytes(&d->src[j]) * (size_t)d->src[j].shape[0];
+  return bytes;
+}
+
+/* The copy-bandwidth baseline: each device copies its share of the bytes with cuMemcpyDtoD
+ * between two scratch buffers, iters times, queued and timed as the kernel is. *per: seconds
+ * per round. */
+static int time_memcpy(const demo *d, gpu *g, int n, double *per) {
+  uint64_t a[MAX_GPUS] = {0}, b[MAX_GPUS] = {0};
+  int rc = 0;
+  for (int i = 0; rc == 0 && i < n; i++)
+    rc = gcl_mem_alloc(g[i].ctx, share_bytes(d, &g[i]), &a[i]) != GCL_OK ||
+         gcl_mem_alloc(g[i].ctx, share_bytes(d, &g[i]), &b[i]) != GCL_OK;
+  for (int k = -1; rc == 0 && k < d->iters; k++) { /* k -1: warm-up, then the clock starts */
+    if (k == 0) *per = demo_now_s();
+    for (int i = 0; rc == 0 && i < n; i++)
+      rc = gcl_mem_copy(g[i].ctx, b[i], a[i], share_bytes(d, &g[i])) != GCL_OK;
+    if (k == -1 && rc == 0) rc = synchronize(g, n) != 0;
+  }
+  if (rc == 0) rc = synchronize(g, n) != 0;
+  if (rc == 0) *per = (demo_now_s() - *per) / d->iters;
+  else fprintf(stderr, "demo: cuMemcpyDtoD baseline: %s\n", gcl_last_error());
+  for (int i = 0; i < n; i++) {
+    if (a[i]) gcl_mem_free(g[i].ctx, a[i]);
+    if (b[i]) gcl_mem_free(g[i].ctx, b[i]);
+  }
+  return rc ? -1 : 0;
+}
+
 /* Every device launches iters times, all queued before any is waited for: they run together. */
 static int measure(const demo *d, gpu *g, int n) {
   for (int k = 0; k < 2; k++) /* warm-up */
     for (int i = 0; i < n; i++)
-      if (launch(&g[i])) return -1;
+      if (launch(d, &g[i])) return -1;
   if (synchronize(g, n)) return -1;
   double t0 = demo_now_s();
   for (int k = 0; k < d->iters; k++)
     for (int i = 0; i < n; i++)
-      if (launch(&g[i])) return -1;
+      if (launch(d, &g[i])) return -1;
   if (synchronize(g, n)) return -1;
   double per = (demo_now_s() - t0) / d->iters;
   double moved = 2.0 * (double)d->view_bytes;
   printf("time:     %d launches on each of %d device%s, %.3f ms each: %.1f GB/s in total (%.1f MiB "
          "read + written per round; host clock around synchronize)\n", d->iters, n,
          n == 1 ? "" : "s", 1e3 * per, moved / per / 1e9, moved / 1048576.0);
+  double copy = 0;
+  if (time_memcpy(d, g, n, &copy)) return -1;
+  printf("memcpy:   cuMemcpyDtoD of the same bytes on each device, same clock, same run: %.3f ms: "
+         "%.1f GB/s; the megakernel moves %.1f%% of it\n", 1e3 * copy, moved / copy / 1e9,
+         100.0 * copy / per);
   return 0;
 }
 
@@ -225,7 +265,7 @@ static int copy_all(demo *d, gpu *g, int n) {
   for (int i = 0; rc == 0 && i < n; i++) rc = gpu_open(d, &g[i], i ? g[0].mod : NULL);
   for (int i = 0; rc == 0 && i < n; i++) rc = upload(d, &g[i]);
   for (int i = 0; rc == 0 && i < n; i++) rc = set_args(d, &g[i]);
-  for (int i = 0; rc == 0 && i < n; i++) rc = launch(&g[i]);
+  for (int i = 0; rc == 0 && i < n; i++) rc = launch(d, &g[i]);
   if (rc == 0) rc = synchronize(g, n);
   for (int i = 0; rc == 0 && i < n; i++) rc = verify(d, &g[i]);
   if (rc == 0) rc = measure(d, g, n);

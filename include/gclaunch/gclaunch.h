@@ -751,6 +751,54 @@ GCL_API gcl_status gcl_args_set_field_tensormap(gcl_args *args, gcl_context *ctx
                                                 const gcl_field *field, const DLTensor *t,
                                                 const gcl_tensormap_options *options);
 
+/* --- Many maps per call, and re-pointing them (megakernels that relaunch with new buffers) ----
+ *
+ * Every map gclaunch encodes into args remembers its description (a 72-byte entry per map,
+ * allocated with the args): a refresh then re-encodes only when something besides the address
+ * changed, and otherwise re-points the map with cuTensorMapReplaceAddress, whose bytes equal a
+ * fresh encode at the new address. Raw setters (gcl_args_set, gcl_args_set_element, ...) over a
+ * map make gclaunch forget it. None of these calls allocates or formats text on success; each
+ * binds ctx at most once; on failure nothing changes (batches are all or nothing). Not thread-safe
+ * on one args (they change it). */
+
+/* Encodes n maps, tensors[i] into element first + i of parameter index (a tensormap[N]; n = 1
+ * also takes a tensormap parameter), with options[i] (options_count == n) or options[0] for
+ * every map (options_count == 1). Checks as gcl_args_set_tensormap; messages name the element.
+ * n = 0 does nothing. GCL_ERROR_INVALID_ARGUMENT for NULL args, ctx, tensors or options, an
+ * options_count other than 1 or n, or elements out of range. */
+GCL_API gcl_status gcl_args_set_tensormaps(gcl_args *args, gcl_context *ctx, size_t index,
+                                           size_t first, size_t n, const DLTensor *const *tensors,
+                                           const gcl_tensormap_options *options,
+                                           size_t options_count);
+/* Like gcl_args_set_tensormap, but when the element holds a map gclaunch encoded from the same
+ * description except for the address (data + byte_offset), only re-points it
+ * (cuTensorMapReplaceAddress; nothing at all when the address is the same too). Every check of
+ * gcl_args_set_tensormap still runs on t and options. */
+GCL_API gcl_status gcl_args_refresh_tensormap(gcl_args *args, gcl_context *ctx, size_t index,
+                                              size_t element, const DLTensor *t,
+                                              const gcl_tensormap_options *options);
+/* gcl_args_refresh_tensormap for n maps, arguments as gcl_args_set_tensormaps. */
+GCL_API gcl_status gcl_args_refresh_tensormaps(gcl_args *args, gcl_context *ctx, size_t index,
+                                               size_t first, size_t n,
+                                               const DLTensor *const *tensors,
+                                               const gcl_tensormap_options *options,
+                                               size_t options_count);
+/* Re-points the map in element `element` of parameter index to address (the new data +
+ * byte_offset) keeping the rest of its description: the cheapest way to relaunch a megakernel
+ * on new buffers of the same shapes. The map must have been encoded by gclaunch
+ * (GCL_ERROR_UNSET_ARGUMENT otherwise, or after a raw setter wrote there); address must be
+ * nonzero and 16-byte aligned (32 with 32-byte interleave), GCL_ERROR_INVALID_ARGUMENT
+ * otherwise. The tensor's shape, strides and device cannot be checked here: use
+ * gcl_args_refresh_tensormap when they may have changed. ctx is made current only if the
+ * driver asks for it. */
+GCL_API gcl_status gcl_args_replace_tensormap_address(gcl_args *args, gcl_context *ctx,
+                                                      size_t index, size_t element,
+                                                      uint64_t address);
+/* The same for elements first ... first + n - 1, addresses[i] for element first + i. */
+GCL_API gcl_status gcl_args_replace_tensormap_addresses(gcl_args *args, gcl_context *ctx,
+                                                        size_t index, size_t first, size_t n,
+                                                        const uint64_t *addresses);
+
 #ifdef __cplusplus
 }
 #endif

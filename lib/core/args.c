@@ -15,38 +15,29 @@
 
 #define BUFFER_ALIGN 128 /* the largest by-value alignment a kernel commonly has (tensormap) */
 
-typedef struct owner_slot {
-  gcl__release_fn release; /* NULL: the slot owns nothing */
-  void *owner;
-} owner_slot;
-
-struct gcl_args {
-  const gcl_layout *layout;
-  size_t count, size, unset, bit_bytes, owner_count;
-  int device_id;
-  size_t *unset_bytes;    /* per parameter: leaf bytes not yet set (0: the parameter is set) */
-  void **ptrs;            /* kernelParams: one pointer per parameter into data */
-  owner_slot *owners;          /* per pointer leaf, in buffer order (layout's owner_at) */
-  unsigned char *bits;    /* set-tracking; starts as the layout's initial bitmap */
-  unsigned char *data;    /* BUFFER_ALIGN-aligned, size bytes */
-  void *block;            /* what calloc returned; args sit at block + up to BUFFER_ALIGN */
-};
+typedef gcl__owner_slot owner_slot;
 
 static size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
 /* --- creation ---------------------------------------------------------------------------- */
 
-typedef struct parts { size_t unset, ptrs, owners, bits, data, total; } parts;
+typedef struct parts { size_t unset, ptrs, owners, tmaps, bits, scratch, scratch_entries, data, total; } parts;
 
+/* The single allocation: header, unset counts, pointers, owner slots, tensor-map cache entries,
+ * bitmap, the batch scratch (128 bytes + an entry per element of the largest tensormap[N]), then
+ * the aligned buffer. */
 static parts plan(const gcl_layout *l) {
-  size_t n = gcl_layout_count(l), bit_bytes;
+  size_t n = gcl_layout_count(l), bit_bytes, widest, maps = gcl__layout_tmap_count(l, &widest);
   gcl__layout_bits(l, &bit_bytes);
   parts p;
   p.unset = round_up(sizeof(gcl_args), 16);
   p.ptrs = p.unset + n * sizeof(size_t);
   p.owners = p.ptrs + n * sizeof(void *);
-  p.bits = p.owners + gcl__layout_owner_count(l) * sizeof(owner_slot);
-  p.data = round_up(p.bits + bit_bytes, BUFFER_ALIGN);
+  p.tmaps = round_up(p.owners + gcl__layout_owner_count(l) * sizeof(owner_slot), 16);
+  p.bits = p.tmaps + maps * sizeof(gcl__tmap_entry);
+  p.scratch = round_up(p.bits + bit_bytes, BUFFER_ALIGN);
+  p.scratch_entries = p.scratch + widest * GCL_TENSORMAP_BYTES;
+  p.data = round_up(p.scratch_entries + widest * sizeof(gcl__tmap_entry), BUFFER_ALIGN);
   p.total = p.data + gcl_layout_size(l) + BUFFER_ALIGN; /* slack to align the block itself */
   return p;
 }
@@ -59,6 +50,10 @@ static void init_args(gcl_args *a, const gcl_layout *layout, const parts *p) {
   a->size = gcl_layout_size(layout);
   a->owner_count = gcl__layout_owner_count(layout);
   a->device_id = -1;
+  a->fingerprint = gcl__layout_fingerprint(layout);
+  a->tmaps = (gcl__tmap_entry *)(void *)(base + p->tmaps);
+  a->scratch = base + p->scratch;
+  a->scratch_entries = (gcl__tmap_entry *)(void *)(base + p->scratch_entries);
   a->unset_bytes = (size_t *)(void *)(base + p->unset);
   a->ptrs = (void **)(void *)(base + p->ptrs);
   a->owners = (owner_slot *)(void *)(base + p->owners);
@@ -111,6 +106,8 @@ gcl_status gcl_args_clone(const gcl_args *args, gcl_args **out) {
   memcpy(c->unset_bytes, args->unset_bytes, args->count * sizeof *args->unset_bytes);
   memcpy(c->bits, args->bits, args->bit_bytes);
   memcpy(c->data, args->data, args->size); /* owners stay the original's: borrowed here */
+  size_t widest;
+  memcpy(c->tmaps, args->tmaps, gcl__layout_tmap_count(args->layout, &widest) * sizeof *c->tmaps);
   *out = c;
   return GCL_OK;
 }
@@ -160,9 +157,19 @@ static bool range_set(const gcl_args *a, size_t pi, size_t rel, size_t n) {
   return true;
 }
 
+/* Bytes written by a raw setter are no map gclaunch encoded: forget the maps they cover, so a
+ * refresh or address replacement re-encodes (or refuses) instead of patching foreign bytes. */
+static void forget_tmaps(gcl_args *a, const gcl__lparam *p, size_t rel, size_t n) {
+  if (!p->tmap_count) return;
+  size_t first = rel / GCL_TENSORMAP_BYTES, end = (rel + n + GCL_TENSORMAP_BYTES - 1) / GCL_TENSORMAP_BYTES;
+  if (end > p->tmap_count) end = p->tmap_count;
+  if (first < end) memset(a->tmaps + p->tmap_at + first, 0, (end - first) * sizeof *a->tmaps);
+}
+
 /* Copies n bytes of value to the field, releases owners inside it, marks its bytes set. */
 static void write_field(gcl_args *a, const gcl_field *f, const void *value, size_t n) {
   memcpy(a->data + f->offset, value, n);
+  forget_tmaps(a, gcl__layout_lparam(a->layout, f->param), f->priv_rel, n);
   release_owners(a, f->priv_owner, f->priv_owners);
   mark(a, f->param, f->priv_rel, n);
 }
@@ -503,6 +510,62 @@ gcl_status gcl_args_buffer(const gcl_args *args, const void **data, size_t *size
   return GCL_OK;
 }
 
-const void *gcl__args_data(const gcl_args *args) { return args->data; }
-void **gcl__args_param_pointers(const gcl_args *args) { return args->ptrs; }
-size_t gcl__args_unset_count(const gcl_args *args) { return args->unset; }
+uint64_t gcl__layout_fingerprint(const gcl_layout *layout) {
+  uint64_t h = 1469598103934665603ull;
+  size_t n = gcl_layout_count(layout);
+  for (size_t i = 0; i <= n; i++) {
+    size_t v[2] = {n, 0};
+    if (i < n) gcl_layout_param(layout, i, &v[0], &v[1], NULL);
+    for (int k = 0; k < 2; k++)
+      for (int b = 0; b < 8; b++) h = (h ^ ((uint64_t)v[k] >> (8 * b) & 0xff)) * 1099511628211ull;
+  }
+  return h;
+}
+
+/* --- tensor-map slots (lib/cuda/tensormap.c encodes; these find and mark the bytes) ---------- */
+
+static gcl_status tmap_slot_error(const gcl_args *a, size_t index, size_t element, size_t n) {
+  const gcl__lparam *p = gcl__layout_lparam(a->layout, index);
+  char l[160];
+  gcl__param_label(l, sizeof l, index, p->info.name);
+  bool array = p->info.kind == GCL_PARAM_ARRAY;
+  if (array && p->tmap_count)
+    return n == 1 ? gcl__fail(GCL_ERROR_INVALID_ARGUMENT,
+                              "%s: element %zu is out of range (tensormap[%zu])", l, element,
+                              p->info.count)
+                  : gcl__fail(GCL_ERROR_INVALID_ARGUMENT,
+                              "%s: elements %zu ... %zu (n = %zu) are out of range (tensormap[%zu])",
+                              l, element, element + n - 1, n, p->info.count);
+  if (!p->tmap_count || array)
+    return gcl__fail(GCL_ERROR_TYPE_MISMATCH,
+                     "%s: expected a tensormap or tensormap[N] parameter, got one of %zu bytes "
+                     "(a map inside a struct is set by field: gcl_args_set_field_tensormap)", l,
+                     p->info.size);
+  if (element != 0)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT,
+                     "%s: element %zu of a single tensormap: expected element 0", l, element);
+  return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: n = %zu maps for a single tensormap: expected 1",
+                   l, n);
+}
+
+gcl_status gcl__args_tmap_slot(gcl_args *args, size_t index, size_t element, size_t n,
+                               gcl__tmap_who *who, unsigned char **map, gcl__tmap_entry **entry) {
+  if (index >= args->count)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "index %zu out of range: the kernel has %zu "
+                     "parameters", index, args->count);
+  const gcl__lparam *p = gcl__layout_lparam(args->layout, index);
+  if (!p->tmap_count || element >= p->tmap_count || n > p->tmap_count - element)
+    return tmap_slot_error(args, index, element, n);
+  *who = (gcl__tmap_who){.index = index, .name = p->info.name, .element = element,
+                         .is_element = p->info.kind == GCL_PARAM_ARRAY};
+  *map = args->data + p->offset + element * GCL_TENSORMAP_BYTES;
+  *entry = args->tmaps + p->tmap_at + element;
+  return GCL_OK;
+}
+
+void gcl__args_tmap_mark(gcl_args *args, size_t index, size_t element, size_t n) {
+  const gcl__lparam *p = gcl__layout_lparam(args->layout, index);
+  size_t per = p->type && p->type->kind == GCL_PARAM_ARRAY ? p->type->elem->ptr_leaves : 0;
+  release_owners(args, p->owner_at + element * per, n * per); /* raw 128 bytes own nothing */
+  mark(args, index, element * GCL_TENSORMAP_BYTES, n * GCL_TENSORMAP_BYTES);
+}

@@ -19,7 +19,7 @@ struct gcl_layout {
   gcl_signature *sig; /* a private copy (names and type trees); NULL for raw layouts */
   lparam *params;
   unsigned char *bits; /* initial set-tracking bitmap: see layout_internal.h */
-  size_t bit_bytes, owners;
+  size_t bit_bytes, owners, tmaps, widest_tmaps;
 };
 
 static const int known_sms[] = {75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121};
@@ -102,6 +102,16 @@ static gcl_status layout_place(gcl_layout *l) {
 /* Bytes of the set-tracking bitmap and owner slots per parameter, then the initial bitmap: bits
  * of padding bytes (and past each parameter's last byte) preset, so that a parameter is
  * complete when all its bits are set. Fills each parameter's whole-parameter field. */
+/* Maps a parameter holds for the tensor-map setters (see layout_internal.h). */
+static size_t tmap_count(const lparam *p) {
+  const gcl__type *t = p->type;
+  if (!t) return p->size == GCL_TENSORMAP_BYTES;
+  if (t->kind == GCL_PARAM_TENSORMAP) return 1;
+  bool maps = t->kind == GCL_PARAM_ARRAY && t->elem->kind == GCL_PARAM_TENSORMAP &&
+              t->elem->size == GCL_TENSORMAP_BYTES;
+  return maps ? t->count : 0;
+}
+
 static bool layout_track(gcl_layout *l) {
   size_t at = 0, owners = 0;
   for (size_t i = 0; i < l->count; i++) {
@@ -110,6 +120,10 @@ static bool layout_track(gcl_layout *l) {
     p->leaf_bytes = p->type ? p->type->leaf_bytes : p->size;
     p->owners = p->type ? p->type->ptr_leaves : p->size == 8; /* raw: 8 bytes may be a pointer */
     at += (p->size + 7) / 8, owners += p->owners;
+    p->tmap_at = l->tmaps, p->tmap_count = tmap_count(p);
+    l->tmaps += p->tmap_count;
+    if (p->type && p->type->kind == GCL_PARAM_ARRAY && p->tmap_count > l->widest_tmaps)
+      l->widest_tmaps = p->tmap_count;
   }
   l->bit_bytes = at, l->owners = owners;
   l->bits = gcl__malloc(at ? at : 1);
@@ -276,3 +290,8 @@ const unsigned char *gcl__layout_bits(const gcl_layout *layout, size_t *bytes) {
 }
 
 size_t gcl__layout_owner_count(const gcl_layout *layout) { return layout->owners; }
+
+size_t gcl__layout_tmap_count(const gcl_layout *layout, size_t *widest) {
+  *widest = layout->widest_tmaps;
+  return layout->tmaps;
+}

@@ -14,6 +14,9 @@ typedef struct gcl__lparam {
   size_t bit_at, leaf_bytes;
   /* Owner slots (taken DLPack tensors) of the pointer leaves inside, in buffer order. */
   size_t owner_at, owners;
+  /* Tensor-map cache entries (args.c's tmaps): one per map of a tensormap, a tensormap[N] (of
+   * 128-byte elements) or a raw 128-byte parameter; 0 for anything else. */
+  size_t tmap_at, tmap_count;
   gcl_field field;       /* the whole parameter as a field */
 } gcl__lparam;
 
@@ -21,6 +24,8 @@ const gcl__lparam *gcl__layout_lparam(const gcl_layout *layout, size_t index);
 /* The initial set-tracking bitmap (padding bits and the bits past each parameter's end set). */
 const unsigned char *gcl__layout_bits(const gcl_layout *layout, size_t *bytes);
 size_t gcl__layout_owner_count(const gcl_layout *layout);
+/* Tensor-map cache entries of all parameters, and the most of one parameter. */
+size_t gcl__layout_tmap_count(const gcl_layout *layout, size_t *widest);
 
 /* field.c: fills field for a sub-field of parameter p at offset rel in it, of type t, owning the
  * owner slots [owner, owner + t's pointer leaves). */

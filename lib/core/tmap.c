@@ -6,7 +6,10 @@
  * lib/cuda/tensormap.c. */
 #include "tmap.h"
 
+#include <stdio.h>
 #include <string.h>
+
+#define tfail(...) gcl__tmap_fail(__VA_ARGS__)
 
 #define TMAP_DIM_MAX (1ull << 32)     /* globalDim[i] <= 2^32 */
 #define TMAP_STRIDE_LIMIT (1ull << 40) /* globalStrides[i] < 2^40 */
@@ -60,40 +63,38 @@ static int dtype_to_type(DLDataType dt) {
   }
 }
 
-static gcl_status check_tensor(const DLTensor *t, const char *who) {
+static gcl_status check_tensor(const DLTensor *t, const gcl__tmap_who *who) {
   if (t->device.device_type != kDLCUDA && (int)t->device.device_type != GCL_DL_DEVICE_CUDA_MANAGED)
-    return gcl__fail(GCL_ERROR_TENSOR,
-                     "%s: device type %d is not CUDA (%d) or CUDA managed (%d): TMA reads device "
-                     "memory", who, (int)t->device.device_type, (int)kDLCUDA,
+    return tfail(who, GCL_ERROR_TENSOR,
+                     "device type %d is not CUDA (%d) or CUDA managed (%d): TMA reads device "
+                     "memory", (int)t->device.device_type, (int)kDLCUDA,
                      GCL_DL_DEVICE_CUDA_MANAGED);
   if (t->ndim < 1 || t->ndim > GCL_TENSORMAP_MAX_RANK)
-    return gcl__fail(GCL_ERROR_TENSOR, "%s: ndim = %d: a tensor map has rank 1 ... %d", who,
+    return tfail(who, GCL_ERROR_TENSOR, "ndim = %d: a tensor map has rank 1 ... %d",
                      (int)t->ndim, GCL_TENSORMAP_MAX_RANK);
-  if (!t->shape) return gcl__fail(GCL_ERROR_TENSOR, "%s: shape is NULL with ndim %d", who, t->ndim);
-  if (!t->data) return gcl__fail(GCL_ERROR_TENSOR, "%s: data is NULL", who);
+  if (!t->shape) return tfail(who, GCL_ERROR_TENSOR, "shape is NULL with ndim %d", t->ndim);
+  if (!t->data) return tfail(who, GCL_ERROR_TENSOR, "data is NULL");
   return GCL_OK;
 }
 
-static gcl_status fill_type(const DLTensor *t, const char *who, gcl_tensormap_desc *d) {
+static gcl_status fill_type(const DLTensor *t, const gcl__tmap_who *who, gcl_tensormap_desc *d) {
   int type = dtype_to_type(t->dtype);
   if (type < 0)
-    return gcl__fail(GCL_ERROR_TENSOR,
-                     "%s: dtype (code %u, bits %u, lanes %u) has no tensor map element type "
-                     "(expected 8/16/32/64-bit int, uint, float, bfloat16, bool, float8; lanes 1)",
-                     who, t->dtype.code, t->dtype.bits, t->dtype.lanes);
+    return tfail(who, GCL_ERROR_TENSOR,
+                     "dtype (code %u, bits %u, lanes %u) has no tensor map element type "
+                     "(expected 8/16/32/64-bit int, uint, float, bfloat16, bool, float8; lanes 1)", t->dtype.code, t->dtype.bits, t->dtype.lanes);
   d->type = (gcl_tensormap_type)type;
   d->element_bytes = t->dtype.bits / 8u;
   return GCL_OK;
 }
 
 /* TMA dimension i is DLPack dimension ndim-1-i. */
-static gcl_status fill_dims(const DLTensor *t, const char *who, gcl_tensormap_desc *d) {
+static gcl_status fill_dims(const DLTensor *t, const gcl__tmap_who *who, gcl_tensormap_desc *d) {
   d->rank = (uint32_t)t->ndim;
   for (int dl = 0; dl < t->ndim; dl++) {
     int64_t n = t->shape[dl];
     if (n < 1 || (uint64_t)n > TMAP_DIM_MAX)
-      return gcl__fail(GCL_ERROR_TENSOR, "%s: dimension %d has size %lld: expected 1 ... 2^32",
-                       who, dl, (long long)n);
+      return tfail(who, GCL_ERROR_TENSOR, "dimension %d has size %lld: expected 1 ... 2^32", dl, (long long)n);
     d->dims[t->ndim - 1 - dl] = (uint64_t)n;
   }
   return GCL_OK;
@@ -113,16 +114,16 @@ static int64_t stride_elems(const DLTensor *t, int dl) {
   return (int64_t)s;
 }
 
-static gcl_status check_innermost(const DLTensor *t, const char *who) {
+static gcl_status check_innermost(const DLTensor *t, const gcl__tmap_who *who) {
   int dl = t->ndim - 1;
   if (t->shape[dl] > 1 && stride_elems(t, dl) != 1)
-    return gcl__fail(GCL_ERROR_TENSOR,
-                     "%s: dimension %d (innermost) has stride %lld elements: TMA needs it "
-                     "contiguous (stride 1)", who, dl, (long long)stride_elems(t, dl));
+    return tfail(who, GCL_ERROR_TENSOR,
+                     "dimension %d (innermost) has stride %lld elements: TMA needs it "
+                     "contiguous (stride 1)", dl, (long long)stride_elems(t, dl));
   return GCL_OK;
 }
 
-static gcl_status fill_strides(const DLTensor *t, const char *who, unsigned multiple,
+static gcl_status fill_strides(const DLTensor *t, const gcl__tmap_who *who, unsigned multiple,
                                gcl_tensormap_desc *d) {
   for (uint32_t i = 1; i < d->rank; i++) {
     int dl = t->ndim - 1 - (int)i;
@@ -132,32 +133,34 @@ static gcl_status fill_strides(const DLTensor *t, const char *who, unsigned mult
       if (d->strides[i - 1] < TMAP_STRIDE_LIMIT) continue;
     }
     int64_t s = stride_elems(t, dl);
-    if (s < 1 || (uint64_t)s >= TMAP_STRIDE_LIMIT / d->element_bytes)
-      return gcl__fail(GCL_ERROR_TENSOR,
-                       "%s: dimension %d has stride %lld elements: expected a positive stride "
-                       "below 2^40 bytes", who, dl, (long long)s);
-    uint64_t bytes = (uint64_t)s * d->element_bytes;
-    if (bytes % multiple)
-      return gcl__fail(GCL_ERROR_TENSOR,
-                       "%s: dimension %d has stride %lld elements = %llu bytes: TMA needs a "
-                       "multiple of %u bytes", who, dl, (long long)s, (unsigned long long)bytes,
+    /* element_bytes is 1, 2, 4 or 8: shifts, not divisions (this path runs per map) */
+    unsigned shift = (unsigned)__builtin_ctz(d->element_bytes);
+    if (s < 1 || (uint64_t)s >= TMAP_STRIDE_LIMIT >> shift)
+      return tfail(who, GCL_ERROR_TENSOR,
+                       "dimension %d has stride %lld elements: expected a positive stride "
+                       "below 2^40 bytes", dl, (long long)s);
+    uint64_t bytes = (uint64_t)s << shift;
+    if (bytes & (multiple - 1u)) /* multiple is 16 or 32 */
+      return tfail(who, GCL_ERROR_TENSOR,
+                       "dimension %d has stride %lld elements = %llu bytes: TMA needs a "
+                       "multiple of %u bytes", dl, (long long)s, (unsigned long long)bytes,
                        multiple);
     d->strides[i - 1] = bytes;
   }
   return GCL_OK;
 }
 
-static gcl_status fill_address(const DLTensor *t, const char *who, unsigned align,
+static gcl_status fill_address(const DLTensor *t, const gcl__tmap_who *who, unsigned align,
                                gcl_tensormap_desc *d) {
   uint64_t base = (uint64_t)(uintptr_t)t->data;
   if (t->byte_offset > UINT64_MAX - base)
-    return gcl__fail(GCL_ERROR_TENSOR, "%s: data 0x%llx + byte_offset %llu overflows", who,
+    return tfail(who, GCL_ERROR_TENSOR, "data 0x%llx + byte_offset %llu overflows",
                      (unsigned long long)base, (unsigned long long)t->byte_offset);
   uint64_t address = base + t->byte_offset;
-  if (address % align)
-    return gcl__fail(GCL_ERROR_TENSOR,
-                     "%s: data + byte_offset = 0x%llx + %llu = 0x%llx is not %u-byte aligned "
-                     "(TMA needs a %u-byte aligned global address)", who,
+  if (address & (align - 1u)) /* align is 16 or 32 */
+    return tfail(who, GCL_ERROR_TENSOR,
+                     "data + byte_offset = 0x%llx + %llu = 0x%llx is not %u-byte aligned "
+                     "(TMA needs a %u-byte aligned global address)",
                      (unsigned long long)base, (unsigned long long)t->byte_offset,
                      (unsigned long long)address, align, align);
   d->address = address;
@@ -166,19 +169,19 @@ static gcl_status fill_address(const DLTensor *t, const char *who, unsigned alig
 
 static unsigned swizzle_span(int swizzle) { return swizzle ? 16u << swizzle : 0u; }
 
-static gcl_status check_enums(const gcl_tensormap_options *o, const char *who,
+static gcl_status check_enums(const gcl_tensormap_options *o, const gcl__tmap_who *who,
                               gcl_tensormap_desc *d) {
   if (o->interleave < 0 || o->interleave > GCL_TENSORMAP_INTERLEAVE_32B)
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: interleave = %d: expected 0 ... 2", who,
+    return tfail(who, GCL_ERROR_INVALID_ARGUMENT, "interleave = %d: expected 0 ... 2",
                      o->interleave);
   if (o->swizzle < 0 || o->swizzle > GCL_TENSORMAP_SWIZZLE_128B)
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: swizzle = %d: expected 0 ... 3", who,
+    return tfail(who, GCL_ERROR_INVALID_ARGUMENT, "swizzle = %d: expected 0 ... 3",
                      o->swizzle);
   if (o->l2_promotion < 0 || o->l2_promotion > GCL_TENSORMAP_L2_256B)
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: l2_promotion = %d: expected 0 ... 3", who,
+    return tfail(who, GCL_ERROR_INVALID_ARGUMENT, "l2_promotion = %d: expected 0 ... 3",
                      o->l2_promotion);
   if (o->oob_fill < 0 || o->oob_fill > GCL_TENSORMAP_OOB_NAN)
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: oob_fill = %d: expected 0 or 1", who,
+    return tfail(who, GCL_ERROR_INVALID_ARGUMENT, "oob_fill = %d: expected 0 or 1",
                      o->oob_fill);
   d->interleave = o->interleave;
   d->swizzle = o->swizzle;
@@ -189,17 +192,16 @@ static gcl_status check_enums(const gcl_tensormap_options *o, const char *who,
 
 /* Rules that tie options to the tensor: interleave needs rank >= 3 and, at 32 bytes, the 32-byte
  * swizzle; the NaN fill is for floating-point types only. */
-static gcl_status check_combination(const char *who, const gcl_tensormap_desc *d) {
+static gcl_status check_combination(const gcl__tmap_who *who, const gcl_tensormap_desc *d) {
   if (d->interleave && d->rank < 3)
-    return gcl__fail(GCL_ERROR_TENSOR, "%s: interleave %d needs rank >= 3, the tensor has rank %u",
-                     who, d->interleave, d->rank);
+    return tfail(who, GCL_ERROR_TENSOR, "interleave %d needs rank >= 3, the tensor has rank %u", d->interleave, d->rank);
   if (d->interleave == GCL_TENSORMAP_INTERLEAVE_32B && d->swizzle != GCL_TENSORMAP_SWIZZLE_32B)
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT,
-                     "%s: 32-byte interleave needs swizzle %d (32B), got swizzle %d", who,
+    return tfail(who, GCL_ERROR_INVALID_ARGUMENT,
+                     "32-byte interleave needs swizzle %d (32B), got swizzle %d",
                      GCL_TENSORMAP_SWIZZLE_32B, d->swizzle);
   if (d->oob_fill == GCL_TENSORMAP_OOB_NAN && !is_float(d->type))
-    return gcl__fail(GCL_ERROR_TENSOR, "%s: the NaN out-of-bounds fill needs a floating-point "
-                     "type, the tensor is %s", who, gcl__tmap_type_name(d->type));
+    return tfail(who, GCL_ERROR_TENSOR, "the NaN out-of-bounds fill needs a floating-point "
+                     "type, the tensor is %s", gcl__tmap_type_name(d->type));
   return GCL_OK;
 }
 
@@ -209,66 +211,65 @@ static gcl_status check_combination(const char *who, const gcl_tensormap_desc *d
  * out-of-bounds fill of the load). The driver encodes such a map without complaint (triton-lang/
  * triton#11583; seen on the H200), so a map meant for stores is refused here. Rows start 16-byte
  * aligned (address and strides are checked), so the row length alone decides. */
-static gcl_status check_store_extent(const gcl_tensormap_options *o, const char *who,
+static gcl_status check_store_extent(const gcl_tensormap_options *o, const gcl__tmap_who *who,
                                      const gcl_tensormap_desc *d) {
   uint64_t row = d->dims[0] * d->element_bytes;
-  if (!o->store || row % 16u == 0) return GCL_OK;
-  return gcl__fail(GCL_ERROR_TENSOR,
-                   "%s: store = 1 and dimension %d (innermost) has %llu elements of %u bytes = "
+  if (!o->store || (row & 15u) == 0) return GCL_OK;
+  return tfail(who, GCL_ERROR_TENSOR,
+                   "store = 1 and dimension %d (innermost) has %llu elements of %u bytes = "
                    "%llu bytes, not a multiple of 16: TMA stores write whole 16-byte chunks and "
-                   "would overwrite the %llu bytes after each row", who, (int)d->rank - 1,
+                   "would overwrite the %llu bytes after each row", (int)d->rank - 1,
                    (unsigned long long)d->dims[0], d->element_bytes, (unsigned long long)row,
                    (unsigned long long)(16u - row % 16u));
 }
 
 /* Element stride of TMA dimension i into d (0 is taken as 1), for tiled and im2col maps. */
-static gcl_status fill_element_stride(const gcl_tensormap_options *o, uint32_t i, const char *who,
+static gcl_status fill_element_stride(const gcl_tensormap_options *o, uint32_t i, const gcl__tmap_who *who,
                                       gcl_tensormap_desc *d) {
   uint32_t e = o->element_strides[i] ? o->element_strides[i] : 1u;
   if (e > TMAP_ESTRIDE_MAX)
-    return gcl__fail(GCL_ERROR_TENSOR,
-                     "%s: element_strides[%u] (dimension %d) = %u: expected 1 ... %u", who, i,
+    return tfail(who, GCL_ERROR_TENSOR,
+                     "element_strides[%u] (dimension %d) = %u: expected 1 ... %u", i,
                      (int)d->rank - 1 - (int)i, e, TMAP_ESTRIDE_MAX);
   d->element_strides[i] = e;
   return GCL_OK;
 }
 
-static gcl_status fill_box(const gcl_tensormap_options *o, const char *who,
+static gcl_status fill_box(const gcl_tensormap_options *o, const gcl__tmap_who *who,
                            gcl_tensormap_desc *d) {
   uint64_t bytes = d->element_bytes;
   for (uint32_t i = 0; i < d->rank; i++) {
     int dl = (int)d->rank - 1 - (int)i;
     uint32_t b = o->box[i];
     if (b < 1 || b > TMAP_BOX_MAX)
-      return gcl__fail(GCL_ERROR_TENSOR, "%s: box[%u] (dimension %d) = %u: expected 1 ... %u",
-                       who, i, dl, b, TMAP_BOX_MAX);
+      return tfail(who, GCL_ERROR_TENSOR, "box[%u] (dimension %d) = %u: expected 1 ... %u", i, dl, b, TMAP_BOX_MAX);
     gcl_status s = fill_element_stride(o, i, who, d);
     if (s != GCL_OK) return s;
     uint32_t e = d->element_strides[i];
     d->box[i] = b;
     /* Without interleave TMA ignores element_strides[0]. */
-    bytes *= i == 0 && !d->interleave ? b : (b + e - 1) / e;
+    bytes *= (i == 0 && !d->interleave) || e == 1 ? b : (b + e - 1) / e;
   }
   if (bytes > UINT32_MAX) /* 256^5 * 8 bytes would not fit the transaction count */
-    return gcl__fail(GCL_ERROR_TENSOR, "%s: the box holds %llu bytes: too large", who,
+    return tfail(who, GCL_ERROR_TENSOR, "the box holds %llu bytes: too large",
                      (unsigned long long)bytes);
   d->box_bytes = (uint32_t)bytes;
   return GCL_OK;
 }
 
-static gcl_status check_inner_box(const char *who, const gcl_tensormap_desc *d) {
+static gcl_status check_inner_box(const gcl__tmap_who *who, const gcl_tensormap_desc *d) {
   uint32_t inner = d->box[0] * d->element_bytes;
   int dl = (int)d->rank - 1;
-  if (!d->interleave && inner % 16u)
-    return gcl__fail(GCL_ERROR_TENSOR,
-                     "%s: box[0] (dimension %d) = %u elements of %u bytes = %u bytes: the inner "
-                     "box must be a multiple of 16 bytes", who, dl, d->box[0], d->element_bytes,
+  if (!d->interleave && (inner & 15u))
+    return tfail(who, GCL_ERROR_TENSOR,
+                     "box[0] (dimension %d) = %u elements of %u bytes = %u bytes: the inner "
+                     "box must be a multiple of 16 bytes", dl, d->box[0], d->element_bytes,
                      inner);
   unsigned span = swizzle_span(d->swizzle);
   if (!d->interleave && span && inner > span)
-    return gcl__fail(GCL_ERROR_TENSOR,
-                     "%s: box[0] (dimension %d) = %u elements = %u bytes exceeds the %u-byte "
-                     "swizzle span", who, dl, d->box[0], inner, span);
+    return tfail(who, GCL_ERROR_TENSOR,
+                     "box[0] (dimension %d) = %u elements = %u bytes exceeds the %u-byte "
+                     "swizzle span", dl, d->box[0], inner, span);
   return GCL_OK;
 }
 
@@ -280,34 +281,33 @@ static gcl_status check_inner_box(const char *who, const gcl_tensormap_desc *d) 
 static const char *const spatial_names[] = {"W", "H", "D"};
 
 /* Corner ranges by rank: one 16-bit offset for rank 3, two 8-bit for rank 4, three 5-bit for 5. */
-static gcl_status check_corners(const int32_t *c, const char *which, const char *who,
+static gcl_status check_corners(const int32_t *c, const char *which, const gcl__tmap_who *who,
                                 gcl_tensormap_desc *d, int32_t *out) {
   static const int32_t lo[] = {-32768, -128, -16}, hi[] = {32767, 127, 15};
   uint32_t spatial = d->rank - 2;
   for (uint32_t i = 0; i < spatial; i++) {
     int32_t min = lo[d->rank - 3], max = hi[d->rank - 3];
     if (c[i] < min || c[i] > max)
-      return gcl__fail(GCL_ERROR_TENSOR,
-                       "%s: im2col.%s[%u] (%s, dimension %d) = %d: expected %d ... %d for rank %u",
-                       who, which, i, spatial_names[i], (int)(d->rank - 2 - i), (int)c[i],
+      return tfail(who, GCL_ERROR_TENSOR,
+                       "im2col.%s[%u] (%s, dimension %d) = %d: expected %d ... %d for rank %u", which, i, spatial_names[i], (int)(d->rank - 2 - i), (int)c[i],
                        (int)min, (int)max, d->rank);
     out[i] = c[i];
   }
   return GCL_OK;
 }
 
-static gcl_status fill_im2col(const gcl_tensormap_options *o, const char *who,
+static gcl_status fill_im2col(const gcl_tensormap_options *o, const gcl__tmap_who *who,
                               gcl_tensormap_desc *d) {
   const gcl_tensormap_im2col *m = &o->im2col;
   if (d->rank < 3)
-    return gcl__fail(GCL_ERROR_TENSOR,
-                     "%s: im2col needs rank 3 ... 5 (N, spatial dimensions, C), the tensor has "
-                     "rank %u", who, d->rank);
+    return tfail(who, GCL_ERROR_TENSOR,
+                     "im2col needs rank 3 ... 5 (N, spatial dimensions, C), the tensor has "
+                     "rank %u", d->rank);
   if (m->pixels > TMAP_IM2COL_PIXELS_MAX)
-    return gcl__fail(GCL_ERROR_TENSOR, "%s: im2col.pixels = %u: expected 1 ... %u", who,
+    return tfail(who, GCL_ERROR_TENSOR, "im2col.pixels = %u: expected 1 ... %u",
                      m->pixels, TMAP_IM2COL_PIXELS_MAX);
   if (m->channels < 1 || m->channels > TMAP_IM2COL_CHANNELS_MAX)
-    return gcl__fail(GCL_ERROR_TENSOR, "%s: im2col.channels = %u: expected 1 ... %u", who,
+    return tfail(who, GCL_ERROR_TENSOR, "im2col.channels = %u: expected 1 ... %u",
                      m->channels, TMAP_IM2COL_CHANNELS_MAX);
   gcl_status s;
   if ((s = check_corners(m->lower, "lower", who, d, d->im2col.lower)) ||
@@ -317,37 +317,50 @@ static gcl_status fill_im2col(const gcl_tensormap_options *o, const char *who,
     if ((s = fill_element_stride(o, i, who, d)) != GCL_OK) return s;
   uint32_t inner = m->channels * d->element_bytes, span = swizzle_span(d->swizzle);
   if (!d->interleave && span && inner > span)
-    return gcl__fail(GCL_ERROR_TENSOR,
-                     "%s: im2col.channels (dimension %d) = %u elements = %u bytes exceeds the "
-                     "%u-byte swizzle span", who, (int)d->rank - 1, m->channels, inner, span);
+    return tfail(who, GCL_ERROR_TENSOR,
+                     "im2col.channels (dimension %d) = %u elements = %u bytes exceeds the "
+                     "%u-byte swizzle span", (int)d->rank - 1, m->channels, inner, span);
   d->im2col.pixels = m->pixels;
   d->im2col.channels = m->channels;
   d->box_bytes = m->pixels * inner; /* at most 1024 * 256 * 8 bytes */
   return GCL_OK;
 }
 
-gcl_status gcl__tmap_translate(const DLTensor *t, const gcl_tensormap_options *o, const char *who,
-                               gcl_tensormap_desc *out) {
-  if (!t || !o || !out) /* the public callers check first; this keeps the reads safe */
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", who, !t ? "t" : !o ? "options" : "out");
+/* Unused entries must be zero (the refresh key and the driver see them). Field by field: one
+ * memset of the whole struct becomes `rep stos`, which costs more than the rest of a
+ * translation; pieces of at most 40 bytes become a few vector stores. */
+static void zero_desc(gcl_tensormap_desc *d) {
+  memset(d->dims, 0, sizeof d->dims);
+  memset(d->strides, 0, sizeof d->strides);
+  memset(d->box, 0, sizeof d->box);
+  memset(d->element_strides, 0, sizeof d->element_strides);
+  memset(&d->im2col, 0, sizeof d->im2col);
+  d->type = 0, d->rank = 0, d->element_bytes = 0, d->box_bytes = 0, d->address = 0;
+  d->interleave = d->swizzle = d->l2_promotion = d->oob_fill = 0;
+}
+
+gcl_status gcl__tmap_translate(const DLTensor *t, const gcl_tensormap_options *o,
+                               const gcl__tmap_who *who, gcl_tensormap_desc *out) {
+  if (!t) return tfail(who, GCL_ERROR_INVALID_ARGUMENT, "expected a DLTensor, got NULL");
+  if (!o) return tfail(who, GCL_ERROR_INVALID_ARGUMENT, "options: expected a pointer, got NULL");
+  if (!out) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "out: expected a pointer, got NULL");
   for (size_t i = 0; i < sizeof o->reserved / sizeof *o->reserved; i++) /* the growth rule */
     if (o->reserved[i])
-      return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: options.reserved[%zu] is %u, expected 0 "
-                       "(zero-initialise the options)", who, i, o->reserved[i]);
-  gcl_tensormap_desc d;
-  memset(&d, 0, sizeof d);
+      return tfail(who, GCL_ERROR_INVALID_ARGUMENT, "options.reserved[%zu] is %u, expected 0 "
+                   "(zero-initialise the options)", i, (unsigned)o->reserved[i]);
+  gcl_tensormap_desc *d = out; /* filled in place: the callers pass scratch (see tmap.h) */
+  zero_desc(d);
   gcl_status s;
   unsigned align = o->interleave == GCL_TENSORMAP_INTERLEAVE_32B ? 32u : 16u;
-  if ((s = check_enums(o, who, &d)) || (s = check_tensor(t, who)) || (s = fill_type(t, who, &d)) ||
-      (s = fill_dims(t, who, &d)) || (s = check_combination(who, &d)) ||
-      (s = check_store_extent(o, who, &d)) ||
-      (s = check_innermost(t, who)) || (s = fill_strides(t, who, align, &d)) ||
-      (s = fill_address(t, who, align, &d)))
+  if ((s = check_enums(o, who, d)) || (s = check_tensor(t, who)) || (s = fill_type(t, who, d)) ||
+      (s = fill_dims(t, who, d)) || (s = check_combination(who, d)) ||
+      (s = check_store_extent(o, who, d)) ||
+      (s = check_innermost(t, who)) || (s = fill_strides(t, who, align, d)) ||
+      (s = fill_address(t, who, align, d)))
     return s;
-  if (o->im2col.pixels ? (s = fill_im2col(o, who, &d)) != GCL_OK
-                       : ((s = fill_box(o, who, &d)) || (s = check_inner_box(who, &d))))
+  if (o->im2col.pixels ? (s = fill_im2col(o, who, d)) != GCL_OK
+                       : ((s = fill_box(o, who, d)) || (s = check_inner_box(who, d))))
     return s;
-  *out = d;
   return GCL_OK;
 }
 
@@ -357,7 +370,73 @@ gcl_status gcl_tensormap_check(const DLTensor *t, const gcl_tensormap_options *o
     return gcl__fail_null("gcl_tensormap_check", 2, "t", (const void *)t, "options",
                           (const void *)options);
   gcl_tensormap_desc d;
-  gcl_status s = gcl__tmap_translate(t, options, "tensor", &d);
+  static const gcl__tmap_who who = {.text = "tensor"};
+  gcl_status s = gcl__tmap_translate(t, options, &who, &d);
   if (s == GCL_OK && desc) *desc = d;
   return s;
+}
+
+/* --- messages, built only on failure ------------------------------------------------------- */
+
+const char *gcl__tmap_who_format(const gcl__tmap_who *who, char *buf, size_t cap) {
+  if (who->text) {
+    snprintf(buf, cap, "%s", who->text);
+    return buf;
+  }
+  char label[128];
+  gcl__param_label(label, sizeof label, who->index, who->name);
+  if (who->is_element) snprintf(buf, cap, "%s element %zu", label, who->element);
+  else snprintf(buf, cap, "%s", label);
+  return buf;
+}
+
+gcl_status gcl__tmap_fail(const gcl__tmap_who *who, gcl_status s, const char *fmt, ...) {
+  char label[192], msg[GCL__MESSAGE_MAX];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return gcl__fail(s, "%s: %s", gcl__tmap_who_format(who, label, sizeof label), msg);
+}
+
+/* --- the refresh key ------------------------------------------------------------------------ */
+
+#define M32 0xffffffffull
+
+/* Corners of the used spatial dimensions in 16 bits: one 16-bit, two 8-bit or three 5-bit
+ * offsets (their ranges for rank 3, 4, 5); the rank in the key tells which. */
+static uint64_t corners16(const int32_t *c, uint32_t rank) {
+  uint32_t bits = rank == 3 ? 16u : rank == 4 ? 8u : 5u, mask = (1u << bits) - 1u;
+  uint64_t v = 0;
+  for (uint32_t i = 0; i + 2 < rank && i < 3; i++) v |= (uint64_t)((uint32_t)c[i] & mask) << (bits * i);
+  return v;
+}
+
+/* Field widths: dims - 1 < 2^32; strides are multiples of 16 below 2^40 (36 bits after >> 4);
+ * box - 1 < 256; element stride - 1 < 8; pixels <= 1024; channels <= 256. Unused entries are
+ * zero in a translated description and pack the same way every time. */
+void gcl__tmap_key_make(const gcl_tensormap_desc *d, gcl__tmap_key *key) {
+  const uint64_t *n = d->dims;
+  uint64_t hdr = (uint64_t)d->type | (uint64_t)d->rank << 4 | (uint64_t)d->interleave << 7 |
+                 (uint64_t)d->swizzle << 9 | (uint64_t)d->l2_promotion << 11 |
+                 (uint64_t)d->oob_fill << 13 | (uint64_t)d->im2col.pixels << 14;
+  const uint32_t *e = d->element_strides;
+  uint64_t es = (uint64_t)((e[0] - 1u) & 7u) | (uint64_t)((e[1] - 1u) & 7u) << 3 |
+                (uint64_t)((e[2] - 1u) & 7u) << 6 | (uint64_t)((e[3] - 1u) & 7u) << 9 |
+                (uint64_t)((e[4] - 1u) & 7u) << 12;
+  bool im2col = d->im2col.pixels != 0; /* tiled maps have zero corners */
+#define B(i, at) ((uint64_t)((d->box[i] - 1u) & 0xffu) << (at))
+  key->w[0] = ((n[0] - 1) & M32) | ((n[1] - 1) & M32) << 32;
+  key->w[1] = ((n[2] - 1) & M32) | ((n[3] - 1) & M32) << 32;
+  key->w[2] = ((n[4] - 1) & M32) | hdr << 32;
+  key->w[3] = d->strides[0] >> 4 | B(0, 36) | B(1, 44) | B(2, 52);
+  key->w[4] = d->strides[1] >> 4 | B(3, 36) | B(4, 44) | (uint64_t)d->im2col.channels << 52;
+  key->w[5] = d->strides[2] >> 4 | es << 36;
+  key->w[6] = d->strides[3] >> 4 | (im2col ? corners16(d->im2col.lower, d->rank) << 36 : 0);
+  key->w[7] = im2col ? corners16(d->im2col.upper, d->rank) : 0;
+#undef B
+}
+
+unsigned gcl__tmap_key_align(const gcl__tmap_key *key) {
+  return ((key->w[2] >> 39) & 3u) == GCL_TENSORMAP_INTERLEAVE_32B ? 32u : 16u;
 }

@@ -6,14 +6,53 @@
 
 #include "internal.h"
 
-/* Checks t and o against every documented constraint and fills *out (untouched on failure).
+/* Who a map is in messages, as pieces: the text is formatted only when a call fails, so that
+ * the success path does no snprintf. text non-NULL: used as is ("tensor"); otherwise
+ * "parameter I 'name'" (name may be NULL), with " element E" when is_element. */
+typedef struct gcl__tmap_who {
+  const char *text;
+  size_t index;
+  const char *name;
+  size_t element;
+  bool is_element;
+} gcl__tmap_who;
+
+/* Formats who into buf (cap bytes) and returns buf. */
+const char *gcl__tmap_who_format(const gcl__tmap_who *who, char *buf, size_t cap);
+/* Records "WHO: <fmt...>" as this thread's failure and returns s. Failure paths only. */
+gcl_status gcl__tmap_fail(const gcl__tmap_who *who, gcl_status s, const char *fmt, ...)
+    GCL__PRINTF(3, 4);
+
+/* Checks t and o against every documented constraint and fills *out, in place: on failure *out
+ * holds scratch (callers pass a local; gcl_tensormap_check keeps the caller's desc untouched).
  * who names the tensor in messages ("tensor", "parameter 0 'maps' element 7"). Reads only t and
  * o. GCL_ERROR_TENSOR for the tensor's own faults, GCL_ERROR_INVALID_ARGUMENT for NULL pointers
- * and bad option values. */
-gcl_status gcl__tmap_translate(const DLTensor *t, const gcl_tensormap_options *o, const char *who,
-                               gcl_tensormap_desc *out);
+ * and bad option values. Formats nothing on success. */
+gcl_status gcl__tmap_translate(const DLTensor *t, const gcl_tensormap_options *o,
+                               const gcl__tmap_who *who, gcl_tensormap_desc *out);
 
 /* "float32", "uint8", "bfloat16", ... for messages; "?" for values outside the enum. */
 const char *gcl__tmap_type_name(gcl_tensormap_type type);
+
+/* The description of a map without its address, packed exactly (no hash: two descriptions
+ * give equal keys if and only if they differ at most in the address) into 64 bytes, so that
+ * a refresh can tell "only the address changed" (cuTensorMapReplaceAddress) from "re-encode".
+ * Valid keys have a nonzero rank field; the all-zero key means "no map encoded here". */
+#define GCL__TMAP_KEY_WORDS 8
+typedef struct gcl__tmap_key {
+  uint64_t w[GCL__TMAP_KEY_WORDS];
+} gcl__tmap_key;
+
+/* Packs d (a description gcl__tmap_translate produced) into *key. */
+void gcl__tmap_key_make(const gcl_tensormap_desc *d, gcl__tmap_key *key);
+/* True when key is the key of an encoded map. */
+static inline bool gcl__tmap_key_valid(const gcl__tmap_key *key) { return key->w[2] != 0; }
+/* The global-address alignment the described map needs: 32 with 32-byte interleave, else 16. */
+unsigned gcl__tmap_key_align(const gcl__tmap_key *key);
+static inline bool gcl__tmap_key_equal(const gcl__tmap_key *a, const gcl__tmap_key *b) {
+  uint64_t diff = 0;
+  for (int i = 0; i < GCL__TMAP_KEY_WORDS; i++) diff |= a->w[i] ^ b->w[i];
+  return diff == 0;
+}
 
 #endif

@@ -18,6 +18,12 @@ gcl_status gcl__context_bind(gcl_context *ctx);
 gcl_status gcl__tensormap_encode_as(gcl_context *ctx, const DLTensor *t,
                                     const gcl_tensormap_options *options, const char *who,
                                     void *map);
+/* The same with the common case (already current: one cuCtxGetCurrent) inline, for hot paths. */
+static inline gcl_status gcl__context_bind_fast(gcl_context *ctx) {
+  CUcontext cur = NULL;
+  if (gcl__cu.cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur == ctx->ctx) return GCL_OK;
+  return gcl__context_bind(ctx);
+}
 
 /* --- Modules and kernels (module.c, kernel.c, launch.c) ------------------------------------- */
 
@@ -50,6 +56,7 @@ struct gcl_kernel {
   size_t param_count;
   size_t param_bytes;        /* gcl_layout_size(layout): the exact `extra` buffer size */
   size_t *offsets, *sizes;   /* param_count each (owned): to accept args of an equal layout */
+  uint64_t fingerprint;      /* gcl__layout_fingerprint(layout): equal layouts launch unchecked */
   int max_threads;           /* CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK */
   size_t smem_limit;         /* device opt-in maximum minus the kernel's static shared memory */
   bool use_extra;            /* pass the packed buffer through `extra` instead of kernelParams */

@@ -42,6 +42,7 @@
   X(cuLaunchKernelEx, 11060, 1)                                                                   \
   X(cuTensorMapEncodeTiled, 12000, 1)                                                             \
   X(cuTensorMapEncodeIm2col, 12000, 1)                                                            \
+  X(cuTensorMapReplaceAddress, 12000, 1)                                                          \
   X(cuStreamCreate, 2000, 1)                                                                      \
   X(cuStreamDestroy, 4000, 1)                                                                     \
   X(cuStreamSynchronize, 2000, 1)                                                                 \

@@ -30,14 +30,17 @@ static gcl_status layout_mismatch(const gcl_kernel *k, const gcl_layout *l) {
   return GCL_OK;
 }
 
+/* O(1) and call-free on the common path: the struct is read inline (args_internal.h), another
+ * layout object with the kernel's offsets and sizes is recognised by the fingerprint made when
+ * the args and the kernel were created; only a differing one is walked, to name the parameter. */
 gcl_status gcl__launch_check_args(const gcl_kernel *k, const gcl_args *args) {
-  const gcl_layout *l = gcl_args_layout(args);
-  if (l != k->layout) {
+  const gcl_layout *l = args->layout;
+  if (l != k->layout && args->fingerprint != k->fingerprint) {
     if (!l) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "args: they have no layout");
     gcl_status s = layout_mismatch(k, l);
     if (s != GCL_OK) return s;
   }
-  if (gcl__args_unset_count(args) == 0) return GCL_OK;
+  if (args->unset == 0) return GCL_OK;
   const void *data;
   size_t size;
   gcl_status s = gcl_args_buffer(args, &data, &size); /* names the unset parameter */
@@ -74,8 +77,9 @@ static gcl_status check_config(const gcl_kernel *k, const gcl_launch_config *c) 
   return GCL_OK;
 }
 
-/* Raises the kernel's dynamic shared memory limit to bytes (once; later launches see it). */
-static gcl_status opt_in_shared(gcl_kernel *k, size_t bytes) {
+/* Raises the kernel's dynamic shared memory limit to bytes (once; later launches see it).
+ * Kept out of line (as allow_nonportable): gcl_launch's own code then has no PLT call. */
+__attribute__((noinline)) static gcl_status opt_in_shared(gcl_kernel *k, size_t bytes) {
   gcl_status s = GCL_OK;
   pthread_mutex_lock(&k->opt_lock);
   if (bytes > atomic_load(&k->smem_max)) {
@@ -87,7 +91,7 @@ static gcl_status opt_in_shared(gcl_kernel *k, size_t bytes) {
   return s;
 }
 
-static gcl_status allow_nonportable(gcl_kernel *k) {
+__attribute__((noinline)) static gcl_status allow_nonportable(gcl_kernel *k) {
   gcl_status s = GCL_OK;
   pthread_mutex_lock(&k->opt_lock);
   if (!atomic_load(&k->nonportable)) {
@@ -142,8 +146,11 @@ gcl_status gcl_launch(gcl_kernel *kernel, const gcl_launch_config *config, const
   if (!config) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_launch: config is NULL");
   if (!args) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_launch: args is NULL");
   gcl_status s;
-  if ((s = gcl__launch_check_args(kernel, args)) || (s = check_config(kernel, config)) ||
-      (s = gcl__context_bind(kernel->ctx)) || (s = opt_ins(kernel, config)))
+  bool args_ok = (args->layout == kernel->layout || args->fingerprint == kernel->fingerprint) &&
+                 args->unset == 0; /* gcl__launch_check_args' fast path, inline */
+  if ((!args_ok && (s = gcl__launch_check_args(kernel, args))) ||
+      (s = check_config(kernel, config)) || (s = gcl__context_bind_fast(kernel->ctx)) ||
+      (s = opt_ins(kernel, config)))
     return s;
   CUlaunchAttribute attrs[4];
   CUlaunchConfig cfg = {dim(config->grid[0]), dim(config->grid[1]), dim(config->grid[2]),

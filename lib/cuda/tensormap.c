@@ -1,6 +1,11 @@
 /* Tensor maps on the driver edge: cuTensorMapEncodeTiled or cuTensorMapEncodeIm2col from a
  * checked description (lib/core/tmap.c), written straight into one element of a tensormap[N]
- * parameter. */
+ * parameter; cuTensorMapReplaceAddress when only the address changed (the refresh and replace
+ * calls, for megakernels that re-point their maps on every launch).
+ *
+ * The hot paths format nothing (messages are built from their pieces on failure only), allocate
+ * nothing (the per-map cache and the batch scratch come with the args), bind the context once
+ * per call, and change nothing when they fail. */
 #include "cuda_internal.h"
 #include "tmap.h"
 
@@ -40,16 +45,23 @@ _Static_assert(sizeof(int) == sizeof(int32_t), "im2col corners are passed as int
 _Static_assert(_Alignof(CUtensorMap) >= 64, "CUtensorMap must be 64-byte aligned (build as C11)");
 #undef GCL_SAME
 
-/* Checks that a kDLCUDA tensor lives on the context's device and that the device has TMA. */
-static gcl_status check_device(const gcl_context *ctx, const DLTensor *t, const char *who) {
-  if (ctx->sm < 90)
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT,
-                     "%s: device %d is sm_%d: tensor maps need sm_90 or later", who, ctx->device,
-                     ctx->sm);
+/* Checks that a kDLCUDA tensor lives on the context's device. */
+static gcl_status check_device(const gcl_context *ctx, const DLTensor *t, const gcl__tmap_who *who) {
   if (t->device.device_type == kDLCUDA && t->device.device_id != ctx->device)
-    return gcl__fail(GCL_ERROR_TENSOR, "%s: tensor is on CUDA device %d, the context on device %d",
-                     who, (int)t->device.device_id, ctx->device);
+    return gcl__tmap_fail(who, GCL_ERROR_TENSOR,
+                          "tensor is on CUDA device %d, the context on device %d",
+                          (int)t->device.device_id, ctx->device);
   return GCL_OK;
+}
+
+/* Once per call: the device has TMA and ctx is current. (A context exists only once the driver
+ * loaded, so there is no gcl__cu_load here.) */
+static gcl_status begin(gcl_context *ctx, const gcl__tmap_who *who) {
+  if (ctx->sm < 90)
+    return gcl__tmap_fail(who, GCL_ERROR_INVALID_ARGUMENT,
+                          "device %d is sm_%d: tensor maps need sm_90 or later", ctx->device,
+                          ctx->sm);
+  return gcl__context_bind_fast(ctx);
 }
 
 /* cuTensorMapEncodeTiled or, for im2col.pixels > 0, cuTensorMapEncodeIm2col. */
@@ -70,27 +82,32 @@ static CUresult encode_desc(const gcl_tensormap_desc *d, CUtensorMap *m) {
       (CUtensorMapL2promotion)d->l2_promotion, (CUtensorMapFloatOOBfill)d->oob_fill);
 }
 
-/* Translates, checks and encodes into *map (written only on success). */
-static gcl_status encode(gcl_context *ctx, const DLTensor *t, const gcl_tensormap_options *o,
-                         const char *who, CUtensorMap *map) {
-  gcl_tensormap_desc d;
-  gcl_status s = gcl__tmap_translate(t, o, who, &d);
-  if (s != GCL_OK) return s;
-  if ((s = gcl__cu_load()) != GCL_OK || (s = check_device(ctx, t, who)) != GCL_OK ||
-      (s = gcl__context_bind(ctx)) != GCL_OK)
-    return s;
-  CUtensorMap m;
-  CUresult rc = encode_desc(&d, &m);
-  if (rc != CUDA_SUCCESS && d.im2col.pixels)
+static gcl_status encode_failed(const gcl_tensormap_desc *d, const gcl__tmap_who *who,
+                                CUresult rc) {
+  char w[192];
+  gcl__tmap_who_format(who, w, sizeof w);
+  if (d->im2col.pixels)
     return gcl__cu_fail(rc, "%s: cuTensorMapEncodeIm2col(%s, rank %u, dims[0] %llu, %u pixels of "
-                        "%u channels, lower W %d, upper W %d)", who, gcl__tmap_type_name(d.type),
-                        d.rank, (unsigned long long)d.dims[0], d.im2col.pixels,
-                        d.im2col.channels, (int)d.im2col.lower[0], (int)d.im2col.upper[0]);
-  if (rc != CUDA_SUCCESS)
-    return gcl__cu_fail(rc, "%s: cuTensorMapEncodeTiled(%s, rank %u, dims[0] %llu, box[0] %u, "
-                        "box %u bytes)", who, gcl__tmap_type_name(d.type), d.rank,
-                        (unsigned long long)d.dims[0], d.box[0], d.box_bytes);
-  *map = m;
+                        "%u channels, lower W %d, upper W %d)", w, gcl__tmap_type_name(d->type),
+                        d->rank, (unsigned long long)d->dims[0], d->im2col.pixels,
+                        d->im2col.channels, (int)d->im2col.lower[0], (int)d->im2col.upper[0]);
+  return gcl__cu_fail(rc, "%s: cuTensorMapEncodeTiled(%s, rank %u, dims[0] %llu, box[0] %u, "
+                      "box %u bytes)", w, gcl__tmap_type_name(d->type), d->rank,
+                      (unsigned long long)d->dims[0], d->box[0], d->box_bytes);
+}
+
+/* Encodes a translated description into *m (written only on success) and, unless e is NULL,
+ * its cache entry. */
+static gcl_status encode_into(const gcl_tensormap_desc *d, const gcl__tmap_who *who, void *m,
+                              gcl__tmap_entry *e) {
+  CUtensorMap tmp;
+  CUresult rc = encode_desc(d, &tmp);
+  if (rc != CUDA_SUCCESS) return encode_failed(d, who, rc);
+  memcpy(m, &tmp, sizeof tmp);
+  if (e) {
+    gcl__tmap_key_make(d, &e->key);
+    e->address = d->address;
+  }
   return GCL_OK;
 }
 
@@ -100,67 +117,293 @@ gcl_status gcl_tensormap_encode(gcl_context *ctx, const DLTensor *t,
     return gcl__fail_null("gcl_tensormap_encode", 3, "ctx", (const void *)ctx, "t", (const void *)t,
                           "options", (const void *)options);
   if (!map || (uintptr_t)map % 64u)
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT,
-                     "gcl_tensormap_encode: map is %p, expected a 64-byte aligned pointer", map);
-  CUtensorMap m;
-  gcl_status s = encode(ctx, t, options, "tensor", &m);
-  if (s == GCL_OK) memcpy(map, &m, sizeof m);
-  return s;
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_tensormap_encode: map is %p, expected a 64-byte aligned pointer",
+                     map);
+  static const gcl__tmap_who who = {.text = "tensor"};
+  gcl_tensormap_desc d;
+  gcl_status s;
+  if ((s = gcl__tmap_translate(t, options, &who, &d)) || (s = begin(ctx, &who)) ||
+      (s = check_device(ctx, t, &who)))
+    return s;
+  return encode_into(&d, &who, map, NULL);
 }
 
-/* Which setter parameter `index` takes: element of a tensormap[N] (1), whole 128-byte
- * tensormap or raw bytes (0). Names the parameter in who. */
-static gcl_status tensormap_slot(const gcl_layout *layout, size_t index, size_t element,
-                                 char *who, size_t cap, bool *is_element) {
-  gcl_param_info p;
-  if (index >= gcl_layout_count(layout))
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT,
-                     "gcl_args_set_tensormap: index %zu out of range: the kernel has %zu parameters",
-                     index, gcl_layout_count(layout));
-  gcl_status s = gcl_layout_param_info(layout, index, &p);
-  if (s != GCL_OK) return s;
-  char label[96];
-  gcl__param_label(label, sizeof label, index, p.name);
-  *is_element = p.kind == GCL_PARAM_ARRAY;
-  if (*is_element && p.elem_kind == GCL_PARAM_TENSORMAP) {
-    snprintf(who, cap, "%s element %zu", label, element);
-    if (element >= p.count)
-      return gcl__fail(GCL_ERROR_INVALID_ARGUMENT,
-                       "gcl_args_set_tensormap: %s: element %zu is out of range (tensormap[%zu])",
-                       label, element, p.count);
-    return GCL_OK;
-  }
-  snprintf(who, cap, "%s", label);
-  bool whole = p.kind == GCL_PARAM_TENSORMAP ||
-               (p.kind == GCL_PARAM_BYTES && p.size == GCL_TENSORMAP_BYTES);
-  if (!whole || *is_element)
-    return gcl__fail(GCL_ERROR_TYPE_MISMATCH,
-                     "%s: expected a tensormap or tensormap[N] parameter, got one of %zu bytes",
-                     label, p.size);
-  if (element != 0)
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT,
-                     "%s: element %zu of a single tensormap: expected element 0", label, element);
+/* args, ctx and the parameter index (SIZE_MAX: not checked here), named as fn's. */
+static gcl_status need(const gcl_args *args, const gcl_context *ctx, size_t index, const char *fn) {
+  if (!args) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: args is NULL", fn);
+  if (!ctx) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+  if (index != SIZE_MAX && index >= args->count)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: index %zu out of range: the kernel has %zu "
+                     "parameters", fn, index, args->count);
+  return GCL_OK;
+}
+
+/* gcl_args_set_tensormap; static so that the batch calls reach it without the PLT. */
+static gcl_status set_one(gcl_args *args, gcl_context *ctx, size_t index, size_t element,
+                          const DLTensor *t, const gcl_tensormap_options *options) {
+  gcl__tmap_who who;
+  unsigned char *map;
+  gcl__tmap_entry *e;
+  gcl_tensormap_desc d;
+  gcl_status s;
+  if ((s = need(args, ctx, index, "gcl_args_set_tensormap")) ||
+      (s = gcl__args_tmap_slot(args, index, element, 1, &who, &map, &e)) ||
+      (s = gcl__tmap_translate(t, options, &who, &d)) || (s = begin(ctx, &who)) ||
+      (s = check_device(ctx, t, &who)) || (s = encode_into(&d, &who, map, e)))
+    return s;
+  gcl__args_tmap_mark(args, index, element, 1);
   return GCL_OK;
 }
 
 gcl_status gcl_args_set_tensormap(gcl_args *args, gcl_context *ctx, size_t index, size_t element,
                                   const DLTensor *t, const gcl_tensormap_options *options) {
-  if (!args || !ctx || !t || !options)
-    return gcl__fail_null("gcl_args_set_tensormap", 4, "args", (const void *)args, "ctx",
-                          (const void *)ctx, "t", (const void *)t, "options", (const void *)options);
-  char who[160];
-  bool is_element = false;
-  gcl_status s =
-      tensormap_slot(gcl_args_layout(args), index, element, who, sizeof who, &is_element);
-  if (s != GCL_OK) return s;
-  CUtensorMap m;
-  if ((s = encode(ctx, t, options, who, &m)) != GCL_OK) return s;
-  return is_element ? gcl_args_set_element(args, index, element, &m, sizeof m)
-                    : gcl_args_set(args, index, &m, sizeof m);
+  return set_one(args, ctx, index, element, t, options);
+}
+
+/* --- re-pointing maps: cuTensorMapReplaceAddress -------------------------------------------- */
+
+static CUresult replace(void *map, uint64_t address) {
+  return gcl__cu.cuTensorMapReplaceAddress((CUtensorMap *)map, (void *)(uintptr_t)address);
+}
+
+static uint64_t address_at(const void *base, size_t stride, size_t i) {
+  uint64_t a;
+  memcpy(&a, (const unsigned char *)base + stride * i, sizeof a);
+  return a;
+}
+
+/* Puts maps [0, k) back at the addresses their entries still hold (replace-address gives the
+ * bytes of a fresh encode, so this restores them exactly). */
+static void rollback(unsigned char *map, const gcl__tmap_entry *e, size_t k) {
+  for (size_t j = 0; j < k; j++) replace(map + j * GCL_TENSORMAP_BYTES, e[j].address);
+}
+
+/* Re-points maps [0, n) in place to the addresses at addr (stride bytes apart), skipping those
+ * already there; then records the addresses. The driver may want a current context
+ * (CUDA_ERROR_INVALID_CONTEXT): ctx is bound then and the call retried, so the common case
+ * costs no context check. On failure every map is put back. */
+static gcl_status replace_run(gcl_context *ctx, gcl__tmap_who who, unsigned char *map,
+                              gcl__tmap_entry *e, size_t n, const void *addr, size_t stride) {
+  for (size_t i = 0; i < n; i++) {
+    uint64_t a = address_at(addr, stride, i);
+    if (a == e[i].address) continue;
+    CUresult rc = replace(map + i * GCL_TENSORMAP_BYTES, a);
+    if (rc == CUDA_ERROR_INVALID_CONTEXT && gcl__context_bind(ctx) == GCL_OK)
+      rc = replace(map + i * GCL_TENSORMAP_BYTES, a);
+    if (rc != CUDA_SUCCESS) {
+      rollback(map, e, i + 1);
+      char w[192];
+      who.element += i;
+      return gcl__cu_fail(rc, "%s: cuTensorMapReplaceAddress(0x%llx)",
+                          gcl__tmap_who_format(&who, w, sizeof w), (unsigned long long)a);
+    }
+  }
+  for (size_t i = 0; i < n; i++) e[i].address = address_at(addr, stride, i);
+  return GCL_OK;
+}
+
+static gcl_status check_replace(const gcl__tmap_who *who, const gcl__tmap_entry *e, uint64_t a) {
+  if (!gcl__tmap_key_valid(&e->key))
+    return gcl__tmap_fail(who, GCL_ERROR_UNSET_ARGUMENT,
+                          "no tensor map encoded by gclaunch here to re-point (encode it with "
+                          "gcl_args_set_tensormap first; raw setters forget it)");
+  unsigned align = gcl__tmap_key_align(&e->key);
+  if (a == 0 || a % align)
+    return gcl__tmap_fail(who, GCL_ERROR_INVALID_ARGUMENT,
+                          "address 0x%llx: TMA needs a nonzero %u-byte aligned global address",
+                          (unsigned long long)a, align);
+  return GCL_OK;
+}
+
+static gcl_status replace_many(gcl_args *args, gcl_context *ctx, size_t index, size_t first,
+                               size_t n, const uint64_t *addresses) {
+  gcl_status s = need(args, ctx, index, "gcl_args_replace_tensormap_addresses");
+  if (s || n == 0) return s;
+  if (!addresses)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "addresses: expected %zu addresses, got NULL", n);
+  gcl__tmap_who who;
+  unsigned char *map;
+  gcl__tmap_entry *e;
+  if ((s = gcl__args_tmap_slot(args, index, first, n, &who, &map, &e))) return s;
+  for (size_t i = 0; i < n; i++) {
+    gcl__tmap_who w = who;
+    w.element += i;
+    if ((s = check_replace(&w, &e[i], addresses[i]))) return s;
+  }
+  return replace_run(ctx, who, map, e, n, addresses, sizeof *addresses);
+}
+
+gcl_status gcl_args_replace_tensormap_addresses(gcl_args *args, gcl_context *ctx, size_t index,
+                                                size_t first, size_t n,
+                                                const uint64_t *addresses) {
+  return replace_many(args, ctx, index, first, n, addresses);
+}
+
+gcl_status gcl_args_replace_tensormap_address(gcl_args *args, gcl_context *ctx, size_t index,
+                                              size_t element, uint64_t address) {
+  return replace_many(args, ctx, index, element, 1, &address);
+}
+
+/* --- refresh: re-encode only what changed beyond the address -------------------------------- */
+
+/* Translates t for a refresh into *d and the key and address into *fresh; true in *same when
+ * the map there was encoded by gclaunch from a description equal but for the address. */
+static gcl_status refresh_probe(gcl_context *ctx, const DLTensor *t, const gcl_tensormap_options *o,
+                                const gcl__tmap_who *who, const gcl__tmap_entry *old,
+                                gcl_tensormap_desc *d, gcl__tmap_entry *fresh, bool *same) {
+  gcl_status s;
+  if ((s = gcl__tmap_translate(t, o, who, d)) || (s = check_device(ctx, t, who))) return s;
+  gcl__tmap_key_make(d, &fresh->key);
+  fresh->address = d->address;
+  *same = gcl__tmap_key_valid(&old->key) && gcl__tmap_key_equal(&fresh->key, &old->key);
+  return GCL_OK;
+}
+
+static gcl_status refresh_one(gcl_args *args, gcl_context *ctx, size_t index, size_t element,
+                              const DLTensor *t, const gcl_tensormap_options *options) {
+  gcl__tmap_who who;
+  unsigned char *map;
+  gcl__tmap_entry *e, fresh;
+  gcl_tensormap_desc d;
+  bool same = false;
+  gcl_status s;
+  if ((s = need(args, ctx, index, "gcl_args_refresh_tensormap")) ||
+      (s = gcl__args_tmap_slot(args, index, element, 1, &who, &map, &e)) ||
+      (s = refresh_probe(ctx, t, options, &who, e, &d, &fresh, &same)))
+    return s;
+  if (same) return replace_run(ctx, who, map, e, 1, &fresh.address, 0);
+  if ((s = begin(ctx, &who)) || (s = encode_into(&d, &who, map, e))) return s;
+  gcl__args_tmap_mark(args, index, element, 1);
+  return GCL_OK;
+}
+
+gcl_status gcl_args_refresh_tensormap(gcl_args *args, gcl_context *ctx, size_t index,
+                                      size_t element, const DLTensor *t,
+                                      const gcl_tensormap_options *options) {
+  return refresh_one(args, ctx, index, element, t, options);
+}
+
+static const gcl_tensormap_options *option_at(const gcl_tensormap_options *o, size_t count,
+                                              size_t i) {
+  return count == 1 ? o : o + i;
+}
+
+static gcl_status check_batch(const gcl_args *args, const gcl_context *ctx, size_t n,
+                              const DLTensor *const *tensors,
+                              const gcl_tensormap_options *options, size_t options_count,
+                              const char *fn) {
+  gcl_status s = need(args, ctx, SIZE_MAX, fn);
+  if (s || n == 0) return s;
+  if (!tensors)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "tensors: expected %zu tensors, got NULL", n);
+  if (!options)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "options: expected a pointer, got NULL");
+  if (options_count != 1 && options_count != n)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT,
+                     "options_count = %zu: expected 1 (the same options for every map) or n = %zu",
+                     options_count, n);
+  return GCL_OK;
+}
+
+/* Commits n maps and entries from the args' scratch into the buffer, marks them set. */
+static void commit(gcl_args *args, size_t index, size_t first, size_t n, unsigned char *map,
+                   gcl__tmap_entry *e) {
+  memcpy(map, args->scratch, n * GCL_TENSORMAP_BYTES);
+  memcpy(e, args->scratch_entries, n * sizeof *e);
+  gcl__args_tmap_mark(args, index, first, n);
+}
+
+gcl_status gcl_args_set_tensormaps(gcl_args *args, gcl_context *ctx, size_t index, size_t first,
+                                   size_t n, const DLTensor *const *tensors,
+                                   const gcl_tensormap_options *options, size_t options_count) {
+  gcl_status s = check_batch(args, ctx, n, tensors, options, options_count, "gcl_args_set_tensormaps");
+  if (s || n == 0) return s;
+  if (n == 1) return set_one(args, ctx, index, first, tensors[0], options);
+  gcl__tmap_who who;
+  unsigned char *map;
+  gcl__tmap_entry *e;
+  if ((s = gcl__args_tmap_slot(args, index, first, n, &who, &map, &e))) return s;
+  for (size_t i = 0; i < n; i++) {
+    gcl_tensormap_desc d;
+    who.element = first + i;
+    if ((s = gcl__tmap_translate(tensors[i], option_at(options, options_count, i), &who, &d)) ||
+        (i == 0 && (s = begin(ctx, &who))) || (s = check_device(ctx, tensors[i], &who)) ||
+        (s = encode_into(&d, &who, args->scratch + i * GCL_TENSORMAP_BYTES,
+                         &args->scratch_entries[i])))
+      return s;
+  }
+  commit(args, index, first, n, map, e);
+  return GCL_OK;
+}
+
+/* The slow half of a batch refresh (some description changed): every map is built in the
+ * scratch -- copied and re-pointed, or encoded -- and committed only when all succeeded. */
+static gcl_status refresh_rebuild(gcl_args *args, gcl_context *ctx, gcl__tmap_who who,
+                                  unsigned char *map, const gcl__tmap_entry *e, size_t n,
+                                  const DLTensor *const *tensors,
+                                  const gcl_tensormap_options *options, size_t options_count) {
+  size_t first = who.element;
+  gcl_status s = begin(ctx, &who);
+  for (size_t i = 0; s == GCL_OK && i < n; i++) {
+    unsigned char *out = args->scratch + i * GCL_TENSORMAP_BYTES;
+    gcl__tmap_entry *fresh = &args->scratch_entries[i];
+    who.element = first + i;
+    if (gcl__tmap_key_valid(&e[i].key) && gcl__tmap_key_equal(&fresh->key, &e[i].key)) {
+      memcpy(out, map + i * GCL_TENSORMAP_BYTES, GCL_TENSORMAP_BYTES);
+      CUresult rc = fresh->address == e[i].address ? CUDA_SUCCESS : replace(out, fresh->address);
+      char w[192];
+      if (rc != CUDA_SUCCESS)
+        s = gcl__cu_fail(rc, "%s: cuTensorMapReplaceAddress(0x%llx)",
+                         gcl__tmap_who_format(&who, w, sizeof w),
+                         (unsigned long long)fresh->address);
+      continue;
+    }
+    gcl_tensormap_desc d;
+    if ((s = gcl__tmap_translate(tensors[i], option_at(options, options_count, i), &who, &d)) ==
+        GCL_OK)
+      s = encode_into(&d, &who, out, fresh);
+  }
+  return s;
+}
+
+gcl_status gcl_args_refresh_tensormaps(gcl_args *args, gcl_context *ctx, size_t index,
+                                       size_t first, size_t n, const DLTensor *const *tensors,
+                                       const gcl_tensormap_options *options,
+                                       size_t options_count) {
+  gcl_status s = check_batch(args, ctx, n, tensors, options, options_count, "gcl_args_refresh_tensormaps");
+  if (s || n == 0) return s;
+  if (n == 1) return refresh_one(args, ctx, index, first, tensors[0], options);
+  gcl__tmap_who who;
+  unsigned char *map;
+  gcl__tmap_entry *e;
+  if ((s = gcl__args_tmap_slot(args, index, first, n, &who, &map, &e))) return s;
+  size_t changed = 0;
+  for (size_t i = 0; i < n; i++) {
+    gcl__tmap_who w = who;
+    gcl_tensormap_desc d;
+    bool same = false;
+    w.element = first + i;
+    if ((s = refresh_probe(ctx, tensors[i], option_at(options, options_count, i), &w, &e[i], &d,
+                           &args->scratch_entries[i], &same)))
+      return s;
+    changed += !same;
+  }
+  if (!changed)
+    return replace_run(ctx, who, map, e, n, &args->scratch_entries[0].address,
+                       sizeof *args->scratch_entries);
+  if ((s = refresh_rebuild(args, ctx, who, map, e, n, tensors, options, options_count))) return s;
+  commit(args, index, first, n, map, e);
+  return GCL_OK;
 }
 
 gcl_status gcl__tensormap_encode_as(gcl_context *ctx, const DLTensor *t,
                                     const gcl_tensormap_options *options, const char *who,
                                     void *map) {
-  return encode(ctx, t, options, who, map);
+  const gcl__tmap_who w = {.text = who};
+  gcl_tensormap_desc d;
+  gcl_status s;
+  if ((s = gcl__tmap_translate(t, options, &w, &d)) || (s = begin(ctx, &w)) ||
+      (s = check_device(ctx, t, &w)))
+    return s;
+  return encode_into(&d, &w, map, NULL);
 }

@@ -9,7 +9,7 @@ out=$("$1" demo --tensors 8 --mib 8) || { echo "gclaunch demo exited $?"; echo "
 echo "$out"
 fail() { echo "FAIL: $1"; exit 1; }
 echo "$out" | grep -q "no GPU -- GCL_ERROR_NO_DRIVER" || fail "no plain no-GPU line"
-echo "$out" | grep -q "megakernel_copy_16: 3 parameters, 2172 bytes" || fail "cubin layout missing"
+echo "$out" | grep -q "megakernel_ring_16: 3 parameters, 2172 bytes" || fail "cubin layout missing"
 [ "$(echo "$out" | grep -c '(same)')" -eq 3 ] || fail "cubin and layout engine disagree"
 echo "$out" | grep -q "param 0 'maps': offset 0x0070 size  2048 align 128" || fail "buffer dump"
 echo "$out" | grep -q "buffer:   2172 bytes packed for sm_90" || fail "buffer size"

@@ -23,7 +23,7 @@
   X(cuFuncGetParamInfo, 12040) X(cuKernelGetParamInfo, 12040) X(cuFuncGetAttribute, 2020)         \
   X(cuFuncSetAttribute, 9000) X(cuLaunchKernel, 4000) X(cuLaunchKernelEx, 11060)                  \
   X(cuTensorMapEncodeTiled, 12000) X(cuTensorMapEncodeIm2col, 12000) X(cuStreamCreate, 2000)      \
-  X(cuStreamDestroy, 4000)                                                                        \
+  X(cuStreamDestroy, 4000) X(cuTensorMapReplaceAddress, 12000)                                   \
   X(cuStreamSynchronize, 2000) X(cuEventCreate, 2000) X(cuEventDestroy, 4000)                     \
   X(cuEventRecord, 2000) X(cuEventSynchronize, 2000) X(cuEventElapsedTime, 2000)                  \
   X(cuStreamBeginCapture, 10010) X(cuStreamEndCapture, 10000)                                     \

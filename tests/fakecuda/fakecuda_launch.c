@@ -163,8 +163,10 @@ static CUresult check_tensormap(cuuint32_t rank, const void *addr, const cuuint6
 
 /* Layout of the fake descriptor: u64 address, u32 type, u32 rank, u64 dims[5], u64 strides[4],
  * then 20 bytes of box (tiled: u32 box[5]; im2col: u32 channels, u32 pixels, i16 lower[2],
- * i16 upper[2] -- W and H), u8 element strides[5], u8 interleave, swizzle, l2, oob, then to byte
- * 128 0xFA (tiled) or 0x1C (im2col). */
+ * i16 upper[2] -- W and H, i16 lower D, i16 upper D), u8 element strides[5], u8 interleave,
+ * swizzle, l2, oob, then to byte 128 0xFA (tiled) or 0x1C (im2col). Every argument the driver
+ * takes is in the bytes, so two encodes are equal exactly when their arguments are, and
+ * cuTensorMapReplaceAddress patches exactly what a fresh encode at another address changes. */
 static void fake_descriptor(unsigned char b[128], CUtensorMapDataType type, cuuint32_t rank,
                             void *addr, const cuuint64_t *dims, const cuuint64_t *strides,
                             const cuuint32_t *estrides, CUtensorMapInterleave il,
@@ -228,7 +230,24 @@ CUresult fake_cuTensorMapEncodeIm2col(CUtensorMap *map, CUtensorMapDataType type
   memcpy(b + 88, &channels, 4);
   memcpy(b + 92, &pixels, 4);
   memcpy(b + 96, corners, sizeof corners);
+  int16_t depth[2] = {(int16_t)(rank > 4 ? lower[2] : 0), (int16_t)(rank > 4 ? upper[2] : 0)};
+  memcpy(b + 104, depth, sizeof depth);
   memcpy(map, b, sizeof b);
+  return CUDA_SUCCESS;
+}
+
+/* As the header documents: the new address keeps the map's alignment rule (32 bytes with
+ * 32-byte interleave, else 16). Refuses bytes that no fake encode wrote. */
+CUresult fake_cuTensorMapReplaceAddress(CUtensorMap *map, void *addr) {
+  ENTER(cuTensorMapReplaceAddress);
+  NEED_CONTEXT();
+  if (!map || !addr) return CUDA_ERROR_INVALID_VALUE;
+  unsigned char *b = (unsigned char *)map;
+  if (b[127] != 0xFA && b[127] != 0x1C) return CUDA_ERROR_INVALID_VALUE;
+  uintptr_t align = b[113] == CU_TENSOR_MAP_INTERLEAVE_32B ? 32 : 16;
+  if ((uintptr_t)addr % align) return CUDA_ERROR_INVALID_VALUE;
+  uint64_t a = (uint64_t)(uintptr_t)addr;
+  memcpy(b, &a, 8);
   return CUDA_SUCCESS;
 }
 

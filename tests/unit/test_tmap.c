@@ -5,7 +5,10 @@
 
 #include "tmap.h"
 
-#define WHO "parameter 0 'maps' element 7"
+#define WHO_TEXT "parameter 0 'maps' element 7"
+/* Built from its pieces on failure only, as the setters pass it. */
+static const gcl__tmap_who who_pieces = {.index = 0, .name = "maps", .element = 7, .is_element = true};
+#define WHO (&who_pieces)
 
 /* A 2-D float32 view of rows x cols in storage with a row pitch of `pitch` elements. */
 typedef struct fixture {
@@ -38,7 +41,7 @@ static void rejects(fixture *f, gcl_status s, const char *n1, const char *n2, co
   gcl_status got = run(f);
   const char *m = gcl_last_error();
   cr_assert_eq(got, s, "expected %s, got %s: %s", gcl_status_name(s), gcl_status_name(got), m);
-  cr_assert(strstr(m, WHO), "message does not name the tensor: %s", m);
+  cr_assert(strstr(m, WHO_TEXT), "message does not name the tensor: %s", m);
   const char *needles[] = {n1, n2, n3};
   for (int i = 0; i < 3; i++)
     if (needles[i]) cr_assert(strstr(m, needles[i]), "message lacks '%s': %s", needles[i], m);

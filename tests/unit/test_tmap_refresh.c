@@ -1,0 +1,437 @@
+/* Refreshing and re-pointing tensor maps on the CPU, against libfakecuda.so (whose encodes are a
+ * function of every argument, and whose cuTensorMapReplaceAddress patches exactly what a fresh
+ * encode at another address changes): for random tiled and im2col descriptions, a refresh or an
+ * address replacement must leave the bytes of a fresh encode at the new address, call the
+ * driver's replace-address (not an encode) when only the address changed, re-encode otherwise,
+ * and change nothing when it fails. */
+#include "fakecuda_test.h"
+
+#include <pthread.h>
+#include <stdio.h>
+
+#include "args_internal.h"
+
+#define N_MAPS 8
+#define SIG "grid_constant tensormap[8] maps, u32 n, grid_constant tensormap one"
+
+typedef struct rig {
+  gcl_context *ctx;
+  gcl_signature *sig;
+  gcl_layout *layout;
+  gcl_args *args;
+  uint64_t mem;
+  size_t maps_at, one_at;
+} rig;
+
+static void open_rig(rig *r) {
+  fake_use();
+  memset(r, 0, sizeof *r);
+  cr_assert_eq(gcl_context_create(0, &r->ctx), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_mem_alloc(r->ctx, 1 << 22, &r->mem), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_signature_parse(SIG, &r->sig), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_layout_create(r->sig, 90, &r->layout), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_args_create(r->layout, &r->args), GCL_OK);
+  cr_assert_eq(gcl_layout_param(r->layout, 0, &r->maps_at, NULL, NULL), GCL_OK);
+  cr_assert_eq(gcl_layout_param(r->layout, 2, &r->one_at, NULL, NULL), GCL_OK);
+}
+
+static void close_rig(rig *r) {
+  gcl_args_destroy(r->args);
+  gcl_layout_destroy(r->layout);
+  gcl_signature_destroy(r->sig);
+  gcl_mem_free(r->ctx, r->mem);
+  gcl_context_destroy(r->ctx);
+  assert_nothing_live();
+}
+
+static const unsigned char *map_at(const rig *r, size_t element) {
+  return (const unsigned char *)gcl__args_data(r->args) + r->maps_at + 128 * element;
+}
+
+/* --- random descriptions that every check accepts --------------------------------------------- */
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static uint32_t rnd(uint32_t n) { /* xorshift64*, 0 ... n-1 */
+  rng_state ^= rng_state >> 12, rng_state ^= rng_state << 25, rng_state ^= rng_state >> 27;
+  return (uint32_t)((rng_state * 2685821657736338717ull) >> 33) % n;
+}
+
+typedef struct desc {
+  int64_t shape[5], strides[5];
+  DLTensor t;
+  gcl_tensormap_options o;
+} desc;
+
+static const DLDataType dtypes[] = {{kDLFloat, 32, 1}, {kDLBfloat, 16, 1}, {kDLFloat, 16, 1},
+                                    {kDLUInt, 8, 1},   {kDLFloat, 64, 1}, {kDLInt, 32, 1}};
+
+static void random_options(desc *d, unsigned esize, bool im2col) {
+  gcl_tensormap_options *o = &d->o;
+  int rank = d->t.ndim;
+  memset(o, 0, sizeof *o);
+  o->swizzle = (int)rnd(4);
+  if (rank >= 3 && rnd(5) == 0) o->interleave = GCL_TENSORMAP_INTERLEAVE_16B;
+  unsigned span = o->swizzle ? 16u << o->swizzle : 256u * esize;
+  o->l2_promotion = (int)rnd(4);
+  o->oob_fill = d->t.dtype.code == kDLFloat || d->t.dtype.code == kDLBfloat ? (int)rnd(2) : 0;
+  for (int i = 0; i < rank; i++) o->element_strides[i] = rnd(9); /* 0 means 1 */
+  if (im2col) {
+    uint32_t max_ch = span / esize < 256 ? span / esize : 256;
+    o->im2col.pixels = 1 + rnd(1024);
+    o->im2col.channels = 1 + rnd(max_ch);
+    int32_t lim = rank == 3 ? 32768 : rank == 4 ? 128 : 16;
+    for (int i = 0; i + 2 < rank; i++) {
+      o->im2col.lower[i] = (int32_t)rnd((uint32_t)(2 * lim)) - lim;
+      o->im2col.upper[i] = (int32_t)rnd((uint32_t)(2 * lim)) - lim;
+    }
+    return;
+  }
+  uint32_t unit = 16 / esize, max0 = span / esize < 256 ? span / esize : 256;
+  o->box[0] = unit * (1 + rnd(max0 / unit));
+  for (int i = 1; i < rank; i++) o->box[i] = 1 + rnd(i == 1 ? 256 : 16); /* < 2^32 bytes */
+}
+
+/* A view at mem + 16 * k with random shape, padded strides (multiples of 16 bytes), options. */
+static void random_desc(desc *d, uint64_t mem, bool im2col) {
+  memset(d, 0, sizeof *d);
+  int rank = im2col ? 3 + (int)rnd(3) : 1 + (int)rnd(5);
+  d->t.dtype = dtypes[rnd(sizeof dtypes / sizeof *dtypes)];
+  unsigned esize = d->t.dtype.bits / 8;
+  for (int i = 0; i < rank; i++) d->shape[i] = 1 + rnd(i == rank - 1 ? 70 : 9);
+  int64_t step = (int64_t)(16 / esize);
+  d->strides[rank - 1] = 1;
+  for (int i = rank - 2; i >= 0; i--) {
+    int64_t inner = d->strides[i + 1] * d->shape[i + 1];
+    d->strides[i] = (inner + step - 1) / step * step + step * rnd(3);
+  }
+  d->t = (DLTensor){.data = (void *)(uintptr_t)mem, .device = {kDLCUDA, 0}, .ndim = rank,
+                    .dtype = d->t.dtype, .shape = d->shape, .strides = d->strides,
+                    .byte_offset = 16 * rnd(64)};
+  random_options(d, esize, im2col);
+}
+
+/* The same description moved to another 16-byte aligned address. */
+static void move(desc *d, uint64_t mem) {
+  d->t.data = (void *)(uintptr_t)mem;
+  d->t.byte_offset = 16 * rnd(64);
+}
+
+/* A fresh encode of d, to compare with. */
+static void fresh(const rig *r, const desc *d, unsigned char out[128]) {
+  _Alignas(64) unsigned char m[128];
+  cr_assert_eq(gcl_tensormap_encode(r->ctx, &d->t, &d->o, m), GCL_OK, "%s", gcl_last_error());
+  memcpy(out, m, 128);
+}
+
+static void assert_fresh(const rig *r, size_t element, const desc *d, const char *what, int i) {
+  unsigned char want[128];
+  fresh(r, d, want);
+  cr_assert(memcmp(map_at(r, element), want, 128) == 0,
+            "%s, case %d (rank %d, im2col %u): bytes differ from a fresh encode", what, i,
+            d->t.ndim, d->o.im2col.pixels);
+}
+
+/* --- refresh and replace against fresh encodes ------------------------------------------------ */
+
+Test(tmap_refresh, same_description_replaces_address_with_fresh_bytes) {
+  rig r;
+  open_rig(&r);
+  for (int i = 0; i < 400; i++) {
+    desc d;
+    size_t e = rnd(N_MAPS);
+    random_desc(&d, r.mem + 4096 * rnd(64), i % 3 == 0);
+    cr_assert_eq(gcl_args_set_tensormap(r.args, r.ctx, 0, e, &d.t, &d.o), GCL_OK, "case %d: %s", i,
+                 gcl_last_error());
+    move(&d, r.mem + 4096 * rnd(64));
+    long enc = fakecuda_calls("cuTensorMapEncodeTiled") + fakecuda_calls("cuTensorMapEncodeIm2col");
+    cr_assert_eq(gcl_args_refresh_tensormap(r.args, r.ctx, 0, e, &d.t, &d.o), GCL_OK, "%s",
+                 gcl_last_error());
+    long enc_after =
+        fakecuda_calls("cuTensorMapEncodeTiled") + fakecuda_calls("cuTensorMapEncodeIm2col");
+    cr_assert_eq(enc_after, enc, "case %d: a refresh of the same description encoded", i);
+    assert_fresh(&r, e, &d, "refresh", i);
+  }
+  close_rig(&r);
+}
+
+Test(tmap_refresh, changed_description_reencodes) {
+  rig r;
+  open_rig(&r);
+  for (int i = 0; i < 300; i++) {
+    desc a, b;
+    random_desc(&a, r.mem, i % 4 == 0);
+    random_desc(&b, r.mem + 4096 * rnd(64), i % 5 == 0);
+    cr_assert_eq(gcl_args_set_tensormap(r.args, r.ctx, 0, 3, &a.t, &a.o), GCL_OK, "%s",
+                 gcl_last_error());
+    cr_assert_eq(gcl_args_refresh_tensormap(r.args, r.ctx, 0, 3, &b.t, &b.o), GCL_OK, "%s",
+                 gcl_last_error());
+    assert_fresh(&r, 3, &b, "refresh of a new description", i);
+  }
+  /* One field at a time: each must reach the bytes (the cache key is exact, not a hash). */
+  desc a;
+  random_desc(&a, r.mem, false);
+  cr_assert_eq(gcl_args_set_tensormap(r.args, r.ctx, 0, 1, &a.t, &a.o), GCL_OK);
+  a.o.l2_promotion = (a.o.l2_promotion + 1) % 4;
+  long enc = fakecuda_calls("cuTensorMapEncodeTiled");
+  cr_assert_eq(gcl_args_refresh_tensormap(r.args, r.ctx, 0, 1, &a.t, &a.o), GCL_OK);
+  cr_assert_eq(fakecuda_calls("cuTensorMapEncodeTiled"), enc + 1, "l2_promotion change re-encodes");
+  assert_fresh(&r, 1, &a, "l2 change", 0);
+  close_rig(&r);
+}
+
+Test(tmap_refresh, replace_address_gives_fresh_bytes) {
+  rig r;
+  open_rig(&r);
+  for (int i = 0; i < 300; i++) {
+    desc d;
+    random_desc(&d, r.mem, i % 3 == 1);
+    cr_assert_eq(gcl_args_set_tensormap(r.args, r.ctx, 0, 5, &d.t, &d.o), GCL_OK, "%s",
+                 gcl_last_error());
+    move(&d, r.mem + 4096 * rnd(64));
+    uint64_t a = (uint64_t)(uintptr_t)d.t.data + d.t.byte_offset;
+    cr_assert_eq(gcl_args_replace_tensormap_address(r.args, r.ctx, 0, 5, a), GCL_OK, "%s",
+                 gcl_last_error());
+    assert_fresh(&r, 5, &d, "replace-address", i);
+  }
+  /* The whole-tensormap parameter works the same way. */
+  desc d;
+  random_desc(&d, r.mem, false);
+  cr_assert_eq(gcl_args_set_tensormap(r.args, r.ctx, 2, 0, &d.t, &d.o), GCL_OK);
+  move(&d, r.mem + 8192);
+  cr_assert_eq(gcl_args_refresh_tensormap(r.args, r.ctx, 2, 0, &d.t, &d.o), GCL_OK);
+  unsigned char want[128];
+  fresh(&r, &d, want);
+  cr_assert(memcmp((const unsigned char *)gcl__args_data(r.args) + r.one_at, want, 128) == 0);
+  close_rig(&r);
+}
+
+/* Snapshot of the buffer and the cache: a failed call must leave both as they were. */
+typedef struct snapshot {
+  unsigned char data[4096];
+  gcl__tmap_entry tmaps[N_MAPS];
+} snapshot;
+
+static void take(const rig *r, snapshot *s) {
+  memcpy(s->data, gcl__args_data(r->args), gcl_layout_size(r->layout));
+  memcpy(s->tmaps, r->args->tmaps, sizeof s->tmaps);
+}
+
+static void assert_unchanged(const rig *r, const snapshot *s, const char *what) {
+  cr_assert(memcmp(s->data, gcl__args_data(r->args), gcl_layout_size(r->layout)) == 0,
+            "%s changed the buffer", what);
+  cr_assert(memcmp(s->tmaps, r->args->tmaps, sizeof s->tmaps) == 0,
+            "%s changed the cache", what);
+}
+
+static void set_all(rig *r, desc *d) {
+  const DLTensor *t[N_MAPS];
+  gcl_tensormap_options o[N_MAPS];
+  for (int i = 0; i < N_MAPS; i++) {
+    random_desc(&d[i], r->mem + 4096 * (uint64_t)i, i == 2);
+    t[i] = &d[i].t, o[i] = d[i].o;
+  }
+  cr_assert_eq(gcl_args_set_tensormaps(r->args, r->ctx, 0, 0, N_MAPS, t, o, N_MAPS), GCL_OK, "%s",
+               gcl_last_error());
+}
+
+Test(tmap_refresh, replace_refusals_change_nothing) {
+  rig r;
+  open_rig(&r);
+  snapshot s;
+  take(&r, &s);
+  cr_assert_eq(gcl_args_replace_tensormap_address(r.args, r.ctx, 0, 2, r.mem), GCL_ERROR_UNSET_ARGUMENT);
+  assert_msg_has("parameter 0 'maps' element 2: no tensor map encoded by gclaunch here");
+  desc d[N_MAPS];
+  set_all(&r, d);
+  take(&r, &s);
+  cr_assert_eq(gcl_args_replace_tensormap_address(r.args, r.ctx, 0, 4, r.mem + 8),
+               GCL_ERROR_INVALID_ARGUMENT);
+  assert_msg_has("parameter 0 'maps' element 4: address 0x");
+  assert_msg_has("16-byte aligned");
+  uint64_t addrs[3] = {r.mem + 64, r.mem + 128, 0};
+  cr_assert_eq(gcl_args_replace_tensormap_addresses(r.args, r.ctx, 0, 1, 3, addrs),
+               GCL_ERROR_INVALID_ARGUMENT);
+  assert_msg_has("element 3: address 0x0");
+  cr_assert_eq(gcl_args_replace_tensormap_addresses(r.args, r.ctx, 0, 6, 3, addrs),
+               GCL_ERROR_INVALID_ARGUMENT);
+  assert_msg_has("elements 6 ... 8 (n = 3) are out of range (tensormap[8])");
+  cr_assert_eq(gcl_args_replace_tensormap_address(r.args, r.ctx, 1, 0, r.mem), GCL_ERROR_TYPE_MISMATCH);
+  assert_msg_has("parameter 1 'n': expected a tensormap or tensormap[N] parameter");
+  cr_assert_eq(gcl_args_replace_tensormap_addresses(r.args, r.ctx, 2, 0, 2, addrs),
+               GCL_ERROR_INVALID_ARGUMENT);
+  assert_msg_has("parameter 2 'one': n = 2 maps for a single tensormap: expected 1");
+  assert_unchanged(&r, &s, "refused replacements");
+  /* The driver failing on the third map: the first two are put back. */
+  addrs[2] = r.mem + 256;
+  fakecuda_fail_once("cuTensorMapReplaceAddress", 1, 2);
+  cr_assert_eq(gcl_args_replace_tensormap_addresses(r.args, r.ctx, 0, 1, 3, addrs), GCL_ERROR_DRIVER);
+  assert_msg_has("element 3: cuTensorMapReplaceAddress(0x");
+  assert_unchanged(&r, &s, "a replacement the driver failed");
+  /* A raw write over a map makes gclaunch forget it. */
+  unsigned char raw[128] = {0};
+  cr_assert_eq(gcl_args_set_element(r.args, 0, 6, raw, sizeof raw), GCL_OK);
+  cr_assert_eq(gcl_args_replace_tensormap_address(r.args, r.ctx, 0, 6, r.mem), GCL_ERROR_UNSET_ARGUMENT);
+  desc e = d[6];
+  move(&e, r.mem + 4096);
+  long enc = fakecuda_calls("cuTensorMapEncodeTiled") + fakecuda_calls("cuTensorMapEncodeIm2col");
+  cr_assert_eq(gcl_args_refresh_tensormap(r.args, r.ctx, 0, 6, &e.t, &e.o), GCL_OK);
+  cr_assert_eq(fakecuda_calls("cuTensorMapEncodeTiled") + fakecuda_calls("cuTensorMapEncodeIm2col"),
+               enc + 1, "a refresh over raw bytes re-encodes");
+  assert_fresh(&r, 6, &e, "refresh over raw bytes", 0);
+  close_rig(&r);
+}
+
+/* --- batches ------------------------------------------------------------------------------------ */
+
+Test(tmap_refresh, batch_set_equals_single_sets) {
+  rig r;
+  open_rig(&r);
+  for (int round = 0; round < 40; round++) {
+    desc d[N_MAPS];
+    set_all(&r, d);
+    for (int i = 0; i < N_MAPS; i++) assert_fresh(&r, (size_t)i, &d[i], "batch set", round);
+  }
+  /* One options struct for every map. */
+  desc d[4];
+  const DLTensor *t[4];
+  for (int i = 0; i < 4; i++) {
+    random_desc(&d[i], r.mem + 4096 * (uint64_t)i, false);
+    d[i].o = d[0].o;
+    t[i] = &d[i].t;
+  }
+  gcl_status s = gcl_args_set_tensormaps(r.args, r.ctx, 0, 4, 4, t, &d[0].o, 1);
+  if (s == GCL_OK)
+    for (int i = 0; i < 4; i++) assert_fresh(&r, 4 + (size_t)i, &d[i], "shared options", i);
+  else /* the shared box may not fit another rank or dtype: then the message names the element */
+    cr_assert(strstr(gcl_last_error(), "parameter 0 'maps' element "), "%s", gcl_last_error());
+  cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, 0, 0, 2, t, &d[0].o, 3), GCL_ERROR_INVALID_ARGUMENT);
+  assert_msg_has("options_count = 3: expected 1");
+  close_rig(&r);
+}
+
+Test(tmap_refresh, batch_failure_changes_nothing) {
+  rig r;
+  open_rig(&r);
+  desc d[N_MAPS];
+  set_all(&r, d);
+  snapshot s;
+  take(&r, &s);
+  const DLTensor *t[N_MAPS];
+  gcl_tensormap_options o[N_MAPS];
+  desc nd[N_MAPS];
+  for (int i = 0; i < N_MAPS; i++) {
+    random_desc(&nd[i], r.mem, false);
+    t[i] = &nd[i].t, o[i] = nd[i].o;
+  }
+  nd[5].t.byte_offset += 4; /* misaligned: refused before the driver */
+  cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, 0, 0, N_MAPS, t, o, N_MAPS), GCL_ERROR_TENSOR);
+  assert_msg_has("parameter 0 'maps' element 5: data + byte_offset");
+  assert_unchanged(&r, &s, "a failed batch set");
+  cr_assert_eq(gcl_args_refresh_tensormaps(r.args, r.ctx, 0, 0, N_MAPS, t, o, N_MAPS), GCL_ERROR_TENSOR);
+  assert_unchanged(&r, &s, "a failed batch refresh");
+  nd[5].t.byte_offset -= 4;
+  fakecuda_fail_once("cuTensorMapEncodeTiled", 1, 6); /* the driver refuses the seventh */
+  gcl_status st = gcl_args_set_tensormaps(r.args, r.ctx, 0, 0, N_MAPS, t, o, N_MAPS);
+  cr_assert_eq(st, GCL_ERROR_DRIVER, "%s", gcl_last_error());
+  assert_unchanged(&r, &s, "a batch set the driver failed");
+  fakecuda_fail_once("cuTensorMapEncodeTiled", 0, 0);
+  close_rig(&r);
+}
+
+Test(tmap_refresh, batch_refresh_mixed) {
+  rig r;
+  open_rig(&r);
+  for (int round = 0; round < 30; round++) {
+    desc d[N_MAPS];
+    set_all(&r, d);
+    const DLTensor *t[N_MAPS];
+    gcl_tensormap_options o[N_MAPS];
+    int changed = 0;
+    for (int i = 0; i < N_MAPS; i++) {
+      if (rnd(3) == 0) random_desc(&d[i], r.mem, i == 1), changed++;
+      else if (rnd(2)) move(&d[i], r.mem + 4096 * rnd(64));
+      t[i] = &d[i].t, o[i] = d[i].o;
+    }
+    long enc = fakecuda_calls("cuTensorMapEncodeTiled") + fakecuda_calls("cuTensorMapEncodeIm2col");
+    cr_assert_eq(gcl_args_refresh_tensormaps(r.args, r.ctx, 0, 0, N_MAPS, t, o, N_MAPS), GCL_OK,
+                 "%s", gcl_last_error());
+    long enc_after =
+        fakecuda_calls("cuTensorMapEncodeTiled") + fakecuda_calls("cuTensorMapEncodeIm2col");
+    cr_assert_leq(enc_after - enc, changed, "round %d: more encodes than changed descriptions", round);
+    for (int i = 0; i < N_MAPS; i++) assert_fresh(&r, (size_t)i, &d[i], "batch refresh", round);
+  }
+  close_rig(&r);
+}
+
+/* A thread with no current context: the driver may ask for one; gclaunch binds ctx and retries. */
+static void *replace_on_thread(void *arg) {
+  rig *r = arg;
+  uint64_t a[N_MAPS];
+  for (int i = 0; i < N_MAPS; i++) a[i] = r->mem + 65536 + 256 * (uint64_t)i;
+  return (void *)(uintptr_t)gcl_args_replace_tensormap_addresses(r->args, r->ctx, 0, 0, N_MAPS, a);
+}
+
+Test(tmap_refresh, replace_binds_context_when_asked) {
+  rig r;
+  open_rig(&r);
+  desc d[N_MAPS];
+  set_all(&r, d);
+  pthread_t th;
+  void *ret = NULL;
+  cr_assert_eq(pthread_create(&th, NULL, replace_on_thread, &r), 0);
+  pthread_join(th, &ret);
+  cr_assert_eq((gcl_status)(uintptr_t)ret, GCL_OK);
+  for (int i = 0; i < N_MAPS; i++) {
+    d[i].t.data = (void *)(uintptr_t)(r.mem + 65536 + 256 * (uint64_t)i);
+    d[i].t.byte_offset = 0;
+    assert_fresh(&r, (size_t)i, &d[i], "replace on another thread", i);
+  }
+  close_rig(&r);
+}
+
+/* The key is exact: changing any one field of a description (within its valid range) changes
+ * it, and the address never does. */
+static void assert_key_differs(const gcl_tensormap_desc *base, const gcl_tensormap_desc *mut,
+                               const char *field) {
+  gcl__tmap_key a, b;
+  gcl__tmap_key_make(base, &a);
+  gcl__tmap_key_make(mut, &b);
+  cr_assert(!gcl__tmap_key_equal(&a, &b), "changing %s left the key equal", field);
+}
+
+Test(tmap_refresh, key_sees_every_field) {
+  for (int round = 0; round < 200; round++) {
+    desc x;
+    random_desc(&x, 0x100000, round % 2 == 0);
+    gcl_tensormap_desc d, m;
+    cr_assert_eq(gcl_tensormap_check(&x.t, &x.o, &d), GCL_OK, "%s", gcl_last_error());
+    gcl__tmap_key k0, k1;
+    gcl__tmap_key_make(&d, &k0);
+    cr_assert(gcl__tmap_key_valid(&k0));
+    m = d, m.address += 4096;
+    gcl__tmap_key_make(&m, &k1);
+    cr_assert(gcl__tmap_key_equal(&k0, &k1), "the address changed the key");
+    uint32_t r = d.rank, i = rnd(r);
+#define MUT(field, expr) m = d, (expr), assert_key_differs(&d, &m, field)
+    MUT("type", m.type = (gcl_tensormap_type)((m.type + 1) % 10));
+    MUT("rank", m.rank = r % 5 + 1);
+    MUT("dims", m.dims[i] = m.dims[i] % (1ull << 32) + 1);
+    if (r > 1) MUT("strides", m.strides[i % (r - 1)] += 16);
+    MUT("element_strides", m.element_strides[i] = m.element_strides[i] % 8 + 1);
+    MUT("interleave", m.interleave = (m.interleave + 1) % 3);
+    MUT("swizzle", m.swizzle = (m.swizzle + 1) % 4);
+    MUT("l2_promotion", m.l2_promotion = (m.l2_promotion + 1) % 4);
+    MUT("oob_fill", m.oob_fill ^= 1);
+    if (d.im2col.pixels) {
+      int32_t lim = r == 3 ? 32768 : r == 4 ? 128 : 16;
+      uint32_t c = rnd(r - 2);
+      MUT("pixels", m.im2col.pixels = m.im2col.pixels % 1024 + 1);
+      MUT("channels", m.im2col.channels = m.im2col.channels % 256 + 1);
+      MUT("lower", m.im2col.lower[c] = m.im2col.lower[c] + 1 < lim ? m.im2col.lower[c] + 1 : -lim);
+      MUT("upper", m.im2col.upper[c] = m.im2col.upper[c] + 1 < lim ? m.im2col.upper[c] + 1 : -lim);
+    } else {
+      MUT("box", m.box[i] = m.box[i] % 256 + 1);
+    }
+#undef MUT
+  }
+}
