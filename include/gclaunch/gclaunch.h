@@ -249,7 +249,8 @@ GCL_API bool gcl_args_is_set(const gcl_args *args, size_t index);
 typedef struct gcl_image gcl_image;
 
 typedef enum gcl_image_format {
-  GCL_IMAGE_CUBIN = 1, GCL_IMAGE_FATBIN = 2, GCL_IMAGE_PTX = 3
+  GCL_IMAGE_CUBIN = 1, GCL_IMAGE_FATBIN = 2, GCL_IMAGE_PTX = 3,
+  GCL_IMAGE_ELF = 4 /* a host executable, library or object: every container of its fatbin sections */
 } gcl_image_format;
 
 typedef struct gcl_image_kernel {
@@ -268,7 +269,7 @@ typedef struct gcl_image_kernel {
 GCL_API gcl_status gcl_image_parse(const void *data, size_t size, int sm, gcl_image **out);
 GCL_API void gcl_image_destroy(gcl_image *img);
 GCL_API gcl_image_format gcl_image_get_format(const gcl_image *img);
-GCL_API const char *gcl_image_format_name(gcl_image_format f); /* "cubin", "fatbin", "ptx" */
+GCL_API const char *gcl_image_format_name(gcl_image_format f); /* "cubin", "fatbin", "ptx", "elf" */
 /* The architecture the offsets are for (90 for sm_90). */
 GCL_API int gcl_image_sm(const gcl_image *img);
 GCL_API size_t gcl_image_kernel_count(const gcl_image *img);

@@ -51,6 +51,8 @@ static bool looks_like_ptx(gcl__bytes d) {
 }
 
 static gcl_status read_any(gcl_image *img, gcl__bytes d, int sm) {
+  if (gcl__is_elf(d) && gcl__elf_machine(d) != 0 && gcl__elf_machine(d) != 190)
+    return gcl__host_elf_read(img, d, sm); /* a host program or library: its fatbin sections */
   if (gcl__is_elf(d)) return gcl__cubin_read(img, d);
   if (gcl__is_fatbin(d)) return gcl__fatbin_read(img, d, sm);
   if (looks_like_ptx(d)) return gcl__ptx_read(img, d, sm);
@@ -96,6 +98,7 @@ const char *gcl_image_format_name(gcl_image_format f) {
   case GCL_IMAGE_CUBIN: return "cubin";
   case GCL_IMAGE_FATBIN: return "fatbin";
   case GCL_IMAGE_PTX: return "ptx";
+  case GCL_IMAGE_ELF: return "elf";
   }
   return "unknown";
 }
