@@ -264,7 +264,9 @@ typedef struct gcl_image_kernel {
 } gcl_image_kernel;
 
 /* Parses an image; the format is found from the content. sm picks the fatbin entry and the
- * architecture PTX offsets are computed for (0: the image's own, or 90 for PTX). The image keeps
+ * architecture PTX offsets are computed for (0: the image's own; for PTX its `.target sm_NN`, 90
+ * without one). A host ELF (executable, library, object) gives every kernel of every fatbin
+ * container in its .nv_fatbin and __nv_relfatbin sections (GCL_IMAGE_ELF). The image keeps
  * a copy of what it needs. GCL_ERROR_BAD_IMAGE for truncated or malformed data. Thread-safe. */
 GCL_API gcl_status gcl_image_parse(const void *data, size_t size, int sm, gcl_image **out);
 GCL_API void gcl_image_destroy(gcl_image *img);
