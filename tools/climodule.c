@@ -77,11 +77,14 @@ static bool nvrtc_open(const char *cmd, nvrtc_api *api) {
   return h != NULL;
 }
 
-/* -I<toolkit>/include/cccl beside the NVRTC library (lib64/..), as gcl_module_compile adds it. */
-static void cccl_option(char *buf, size_t cap) {
+/* -I<toolkit>/include/cccl beside the NVRTC library (lib64/..), as gcl_module_compile adds it;
+ * the library's file is found from one of its functions (gcl_nvrtc_path may be a bare soname). */
+static void cccl_option(const nvrtc_api *api, char *buf, size_t cap) {
   char dir[900];
+  Dl_info info;
   buf[0] = 0;
-  snprintf(dir, sizeof dir, "%s", gcl_nvrtc_path());
+  if (!dladdr(*(void **)&api->create, &info) || !info.dli_fname) return;
+  snprintf(dir, sizeof dir, "%s", info.dli_fname);
   for (int up = 0; up < 2; up++) {
     char *slash = strrchr(dir, '/');
     if (!slash) return;
@@ -107,7 +110,7 @@ static unsigned char *compile(const char *cmd, const char *path, const char *sou
   if (!nvrtc_open(cmd, &api)) return NULL;
   char arch[32], cccl[1024];
   snprintf(arch, sizeof arch, "-arch=sm_%d", sm);
-  cccl_option(cccl, sizeof cccl);
+  cccl_option(&api, cccl, sizeof cccl);
   const char *opts[2] = {arch, cccl};
   nvrtc_prog *prog = NULL;
   unsigned char *cubin = NULL;

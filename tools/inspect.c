@@ -15,7 +15,7 @@ typedef struct options {
   bool json;
 } options;
 
-static void inspect_usage(FILE *f) {
+void gcl_inspect_usage(FILE *f) {
   fprintf(f, "usage: gclaunch inspect FILE [--arch sm_NN] [--kernel GLOB] [--signature TEXT] [--json]\n\n"
              "Reads a cubin, fatbin, PTX or host ELF file (an executable, shared library or object\n"
              "whose .nv_fatbin holds fatbin containers: every container is read), or CUDA source\n"
@@ -38,7 +38,7 @@ static bool needs_value(const char *a) {
 /* Returns -1 to go on, else the exit status (0 for --help, 2 on a usage error). */
 static int parse_options(int argc, char **argv, options *o) {
   for (int i = 1; i < argc; i++)
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return inspect_usage(stdout), 0;
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return gcl_inspect_usage(stdout), 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--json")) o->json = true;
@@ -56,7 +56,7 @@ static int parse_options(int argc, char **argv, options *o) {
       o->file = a;
   }
   if (o->file) return -1;
-  inspect_usage(stderr);
+  gcl_inspect_usage(stderr);
   return 2;
 }
 

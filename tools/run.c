@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void run_usage(FILE *f) {
+void gcl_run_usage(FILE *f) {
   fprintf(f,
       "usage: gclaunch run MODULE KERNEL --grid X[,Y,Z] --block X[,Y,Z] [--cluster X[,Y,Z]]\n"
       "         [--smem BYTES] [--signature TEXT] [--arch sm_NN] --arg SPEC ... [--repeat N]\n"
@@ -198,8 +198,8 @@ static int parse_command_line(int argc, char **argv, run_state *st) {
     else if (npos < 2) pos[npos++] = a;
     else run_error("unexpected '%s' (MODULE and KERNEL are already '%s' and '%s')", a, pos[0], pos[1]), ok = false;
   }
-  if (help) return run_usage(stdout), 0;
-  if (npos < 2) run_error("expected MODULE and KERNEL"), run_usage(stderr), ok = false;
+  if (help) return gcl_run_usage(stdout), 0;
+  if (npos < 2) run_error("expected MODULE and KERNEL"), gcl_run_usage(stderr), ok = false;
   if (ok && st->grid[0] == 0) run_error("--grid is required"), ok = false;
   if (ok && st->block[0] == 0) run_error("--block is required"), ok = false;
   if (ok && st->device_given && st->devices_given)

@@ -166,6 +166,26 @@ expect "--grid is required" 2 "--grid is required" -- "$cubin" saxpy --block 1 -
 expect "malformed --block" 2 "--block '0,1'" -- "$cubin" saxpy --grid 1 --block 0,1
 expect "--help" 0 "usage: gclaunch run MODULE KERNEL" -- --help
 
+# Habits of every subcommand: --help and `gclaunch help CMD` exit 0; info --json is JSON.
+for c in info inspect run demo; do
+  "$gclaunch" $c --help >"$tmp/help" 2>&1 && grep -q "usage: gclaunch $c" "$tmp/help" &&
+    "$gclaunch" help $c >"$tmp/help2" 2>&1 && cmp -s "$tmp/help" "$tmp/help2" &&
+    echo "ok: $c --help and help $c" || { echo "FAIL: $c --help / help $c"; cat "$tmp/help"; failed=1; }
+done
+"$gclaunch" help >"$tmp/help" 2>&1 && grep -q "^  inspect " "$tmp/help" && echo "ok: help" ||
+  { echo "FAIL: gclaunch help"; failed=1; }
+"$gclaunch" info --frobnicate >"$tmp/out" 2>&1
+[ $? = 2 ] && grep -q "unknown option '--frobnicate'" "$tmp/out" && echo "ok: info --frobnicate" ||
+  { echo "FAIL: info --frobnicate"; cat "$tmp/out"; failed=1; }
+"$gclaunch" info --json >"$tmp/info.json" 2>"$tmp/info.err"
+if [ $? = 0 ] && command -v python3 >/dev/null && python3 -c '
+import json, sys
+o = json.load(open(sys.argv[1]))
+assert o["driver"]["found"] is False and o["driver"]["status"] == "GCL_ERROR_NO_DRIVER", o
+assert o["devices"] == [] and "found" in o["nvrtc"] and o["gclaunch"], o
+' "$tmp/info.json"; then echo "ok: info --json without a driver"
+else echo "FAIL: info --json"; cat "$tmp/info.json" "$tmp/info.err"; failed=1; fi
+
 # --json without a GPU: one JSON object that says it did not launch.
 "$gclaunch" run $saxpy --json --arg f32:2 --arg buf:f32:16 --arg buf:f32:16 --arg u64:16 \
   >"$tmp/json" 2>/dev/null
