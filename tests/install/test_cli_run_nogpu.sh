@@ -122,6 +122,16 @@ expect "block over the kernel's max threads" 1 \
   "$cfg" cfg_bounded --grid 1 --block 256 --arg buf:u32:256
 expect "block within the kernel's max threads" 2 "no GPU" -- \
   "$cfg" cfg_bounded --grid 1 --block 128 --arg buf:u32:128
+# .reqntid (a PTX directive; cubins carry it as EIATTR_REQNTID): the block must be exactly that.
+sed 's/^)$/)\n.reqntid 64, 2, 1/' "$kdir/smoke.compute_90.ptx" >"$tmp/reqntid.ptx"
+expect "block against .reqntid" 1 "--block 128,1,1: kernel 'saxpy' requires exactly 64,2,1 threads (reqntid in '$tmp/reqntid.ptx')" -- \
+  "$tmp/reqntid.ptx" saxpy --grid 4 --block 128 $four
+expect "block equal to .reqntid" 2 "no GPU" -- "$tmp/reqntid.ptx" saxpy --grid 4 --block 64,2 $four
+# PTX for another .target is laid out for it (sm_100: a first 128-aligned parameter at 0).
+sed 's/^\.target sm_90$/.target sm_100/' "$kdir/echo.compute_90.ptx" >"$tmp/echo100.ptx"
+expect "PTX .target sm_100 laid out for sm_100, no GPU" 2 "for sm_100 (the module's own)" -- \
+  "$tmp/echo100.ptx" echo_maps4 --grid 1 --block 1 --signature "$m4sig" --arg tmap:a:box=16x16 \
+  --arg f32:1 --arg out=buf:u8:1024 --buffer a=buf:f32:64x64
 expect "block over 1024 threads" 1 "--block 64,32,1: 2048 threads" -- \
   "$cfg" cfg_add --grid 1 --block 64,32 --arg buf:u32:1 --arg u32:1
 expect "block z over 64" 1 "--block 1,1,65: dimension 2 is 65, at most 64" -- \
