@@ -105,7 +105,9 @@ static gcl_status apply_record(gcl__image_kernel *k, const nvinfo_rec *r, const 
     read_xyz(r, xyz);
     if (r->attr == EIATTR_REQNTID) memcpy(k->info.reqntid, xyz, sizeof xyz);
     else {
-      long long t = (long long)xyz[0] * (xyz[1] ? xyz[1] : 1) * (xyz[2] ? xyz[2] : 1);
+      /* Each factor < 2^31: two fit in 64 bits; stop before the third could overflow. */
+      long long t = (long long)xyz[0] * (xyz[1] ? xyz[1] : 1);
+      if (t <= 0x7fffffff) t *= xyz[2] ? xyz[2] : 1;
       k->info.max_threads = t > 0x7fffffff ? 0 : (int)t; /* nonsense is "does not say" */
     }
     break;
