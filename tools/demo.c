@@ -52,14 +52,15 @@ double demo_now_s(void) {
 #endif
 
 static bool has_kernels(const char *dir) {
-  char path[1200];
-  snprintf(path, sizeof path, "%s/megakernel.fatbin", dir);
-  return *dir && access(path, R_OK) == 0;
+  char path[PATH_MAX];
+  int n = snprintf(path, sizeof path, "%s/megakernel.fatbin", dir);
+  return *dir && n > 0 && (size_t)n < sizeof path && access(path, R_OK) == 0;
 }
 
-/* $GCL_KERNEL_DIR; else the installed kernels, found from this executable's folder
- * (<bindir>/../share/gclaunch/kernels: staged and relocated installs work) or at the configured
- * install path; else the build tree's folder (the uninstalled tool). */
+/* $GCL_KERNEL_DIR; else, for the tool in the build tree, the build's kernels; else the installed
+ * kernels, found from this executable's folder (<bindir>/../share/gclaunch/kernels: staged and
+ * relocated installs work) or at the configured install path; else a copied build tree's
+ * tools/../kernels; else the build's folder. */
 const char *demo_kernel_dir(void) {
   static char installed[PATH_MAX];
   const char *env = getenv("GCL_KERNEL_DIR");
@@ -74,11 +75,16 @@ const char *demo_kernel_dir(void) {
   if (n > 0 && realpath(GCL_TOOL_BUILD_DIR, build) && !strcmp(build, exe))
     return GCL_KERNEL_DIR; /* the uninstalled tool in the build tree: its own kernels */
   if (n > 0 && GCL_KERNEL_REL_DIR[0]) {
-    char joined[1100];
-    snprintf(joined, sizeof joined, "%s/%s", exe, GCL_KERNEL_REL_DIR);
-    if (has_kernels(joined) && realpath(joined, installed)) return installed; /* no bin/.. */
+    char joined[PATH_MAX];
+    int len = snprintf(joined, sizeof joined, "%s/%s", exe, GCL_KERNEL_REL_DIR);
+    if (len > 0 && (size_t)len < sizeof joined && has_kernels(joined) && realpath(joined, installed))
+      return installed; /* realpath: no bin/.. in what the demo prints */
   }
   if (has_kernels(GCL_KERNEL_INSTALL_DIR)) return GCL_KERNEL_INSTALL_DIR;
+  if (n > 0) { /* a build tree copied elsewhere (a GPU runner): tools/../kernels */
+    int len = snprintf(installed, sizeof installed, "%s/../kernels", exe);
+    if (len > 0 && (size_t)len < sizeof installed && has_kernels(installed)) return installed;
+  }
   return GCL_KERNEL_DIR;
 }
 
