@@ -9,12 +9,13 @@ command -v python3 >/dev/null || { echo "skip: python3 is needed"; exit 77; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gcl-hostelf.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 found=0 failed=0
-# A relocatable object and a shared library built here by nvcc: format "elf", the kernel listed.
+# A relocatable object (also with -rdc=true) and a shared library built here by nvcc: format "elf", the kernel listed.
 src=${3:-$(dirname "$0")/../../kernels/smoke.cu}
 if [ -x "$cuda/bin/nvcc" ] && [ -f "$src" ] &&
    "$cuda/bin/nvcc" -c -arch=sm_90 -Xcompiler -fPIC "$src" -o "$tmp/smoke.o" &&
-   "$cuda/bin/nvcc" -shared -arch=sm_90 "$tmp/smoke.o" -o "$tmp/libsmoke.so"; then
-  for f in smoke.o libsmoke.so; do
+   "$cuda/bin/nvcc" -shared -arch=sm_90 "$tmp/smoke.o" -o "$tmp/libsmoke.so" &&
+   "$cuda/bin/nvcc" -rdc=true -c -arch=sm_90 "$src" -o "$tmp/smoke_rdc.o"; then # __nv_relfatbin
+  for f in smoke.o libsmoke.so smoke_rdc.o; do
     if "$gclaunch" inspect "$tmp/$f" --json | python3 -c '
 import json, sys
 o = json.load(sys.stdin)
