@@ -12,9 +12,11 @@
 #include "cli.h"
 #include "demo.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #ifndef GCL_KERNEL_DIR
@@ -39,9 +41,51 @@ double demo_now_s(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+#ifndef GCL_TOOL_BUILD_DIR
+#define GCL_TOOL_BUILD_DIR ""
+#endif
+#ifndef GCL_KERNEL_REL_DIR
+#define GCL_KERNEL_REL_DIR ""
+#endif
+#ifndef GCL_KERNEL_INSTALL_DIR
+#define GCL_KERNEL_INSTALL_DIR ""
+#endif
+
+static bool has_kernels(const char *dir) {
+  char path[PATH_MAX];
+  int n = snprintf(path, sizeof path, "%s/megakernel.fatbin", dir);
+  return *dir && n > 0 && (size_t)n < sizeof path && access(path, R_OK) == 0;
+}
+
+/* $GCL_KERNEL_DIR; else, for the tool in the build tree, the build's kernels; else the installed
+ * kernels, found from this executable's folder (<bindir>/../share/gclaunch/kernels: staged and
+ * relocated installs work) or at the configured install path; else a copied build tree's
+ * tools/../kernels; else the build's folder. */
 const char *demo_kernel_dir(void) {
+  static char installed[PATH_MAX];
   const char *env = getenv("GCL_KERNEL_DIR");
-  return env && *env ? env : GCL_KERNEL_DIR;
+  if (env && *env) return env;
+  char exe[900], build[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) {
+    exe[n] = 0;
+    char *slash = strrchr(exe, '/');
+    if (slash) *slash = 0;
+  }
+  if (n > 0 && realpath(GCL_TOOL_BUILD_DIR, build) && !strcmp(build, exe))
+    return GCL_KERNEL_DIR; /* the uninstalled tool in the build tree: its own kernels */
+  if (n > 0 && GCL_KERNEL_REL_DIR[0]) {
+    char joined[PATH_MAX];
+    int len = snprintf(joined, sizeof joined, "%s/%s", exe, GCL_KERNEL_REL_DIR);
+    if (len > 0 && (size_t)len < sizeof joined && has_kernels(joined) && realpath(joined, installed))
+      return installed; /* realpath: no bin/.. in what the demo prints */
+  }
+  if (has_kernels(GCL_KERNEL_INSTALL_DIR)) return GCL_KERNEL_INSTALL_DIR;
+  if (n > 0) { /* a build tree copied elsewhere (a GPU runner): tools/../kernels */
+    int len = snprintf(installed, sizeof installed, "%s/../kernels", exe);
+    if (len > 0 && (size_t)len < sizeof installed && has_kernels(installed)) return installed;
+  }
+  return GCL_KERNEL_DIR;
 }
 
 static const DLDataType dtypes[3] = {{kDLFloat, 32, 1}, {kDLBfloat, 16, 1}, {kDLUInt, 8, 1}};

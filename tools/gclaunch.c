@@ -1,29 +1,72 @@
-/* gclaunch: the command-line front end. */
+/* gclaunch: the command-line front end. `gclaunch CMD --help` and `gclaunch help CMD` print the
+ * command's help and exit 0 for every command. */
 #include "cli.h"
 
 #include <gclaunch/gclaunch.h>
 #include <stdio.h>
 #include <string.h>
 
+/* demo.c belongs to the demo's own work; its help text lives here so that `demo --help` exits 0
+ * without changing its parser (keep it in step with demo.c's parse_args). */
+static void demo_usage(FILE *f) {
+  fprintf(f, "usage: gclaunch demo [--tensors 1..127] [--mib MiB] [--iters N] [--devices all|D,D...]\n\n"
+             "A persistent megakernel copies tensors (views at non-zero byte_offsets among them)\n"
+             "through TMA, picking each tile's descriptors by run-time index from one grid-constant\n"
+             "tensormap[N] parameter, verifies every byte on the host and prints the bandwidth.\n"
+             "Without a GPU it says so and shows the kernel's parameter layout read from its cubin\n"
+             "and the packed argument buffer.\n"
+             "  --devices  tensors round-robin over those devices (one module, a kernel each)\n"
+             "The kernels are read from $GCL_KERNEL_DIR, else the installed share/gclaunch/kernels,\n"
+             "else the build tree.\n");
+}
+
 typedef struct command {
   const char *name;
   int (*run)(int argc, char **argv);
+  void (*usage)(FILE *f);
   const char *help;
 } command;
 
 static const command commands[] = {
-    {"demo", gcl_cmd_demo, "copy tensors via one tensormap[N] megakernel; layout if no GPU"},
-    {"info", gcl_cmd_info, "driver, devices and NVRTC: found or not, and why"},
-    {"inspect", gcl_cmd_inspect, "kernels and parameter layout of a cubin, fatbin or PTX file"},
-    {"run", gcl_cmd_run, "launch one kernel: buffers, scalars, tensor maps; checksums and time"},
+    {"demo", gcl_cmd_demo, demo_usage, "copy tensors via one tensormap[N] megakernel; layout if no GPU"},
+    {"help", NULL, NULL, "help [COMMAND]: this list, or a command's options"},
+    {"info", gcl_cmd_info, gcl_info_usage, "driver, devices and NVRTC: found or not, and why (--json)"},
+    {"inspect", gcl_cmd_inspect, gcl_inspect_usage,
+     "kernels and parameter layout of a cubin, fatbin, PTX, host ELF or .cu file"},
+    {"run", gcl_cmd_run, gcl_run_usage,
+     "launch one kernel: buffers, scalars, tensor maps; checksums and time"},
 };
+#define COMMAND_COUNT (sizeof commands / sizeof *commands)
 
 static void usage(FILE *f) {
   fprintf(f, "gclaunch %s -- launch CUDA kernels with device-exact parameter buffers\n\n",
           gcl_version());
-  fprintf(f, "usage: gclaunch COMMAND [ARGS]\n\ncommands:\n");
-  for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+  fprintf(f, "usage: gclaunch COMMAND [ARGS]   (gclaunch help COMMAND, gclaunch COMMAND --help)\n\n"
+             "commands:\n");
+  for (size_t i = 0; i < COMMAND_COUNT; i++)
     fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
+}
+
+static const command *find(const char *name) {
+  for (size_t i = 0; i < COMMAND_COUNT; i++)
+    if (!strcmp(name, commands[i].name)) return &commands[i];
+  return NULL;
+}
+
+static bool wants_help(int argc, char **argv) {
+  for (int i = 1; i < argc; i++)
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return true;
+  return false;
+}
+
+static int help(int argc, char **argv) {
+  if (argc < 2) return usage(stdout), 0;
+  const command *c = find(argv[1]);
+  if (c && c->usage) return c->usage(stdout), 0;
+  if (c) return usage(stdout), 0;
+  fprintf(stderr, "gclaunch help: unknown command '%s'\n\n", argv[1]);
+  usage(stderr);
+  return 2;
 }
 
 int main(int argc, char **argv) {
@@ -35,8 +78,10 @@ int main(int argc, char **argv) {
     printf("gclaunch %s\n", gcl_version());
     return 0;
   }
-  for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
-    if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+  if (!strcmp(argv[1], "help")) return help(argc - 1, argv + 1);
+  const command *c = find(argv[1]);
+  if (c && c->usage && wants_help(argc - 1, argv + 1)) return c->usage(stdout), 0;
+  if (c) return c->run(argc - 1, argv + 1);
   fprintf(stderr, "gclaunch: unknown command '%s'\n\n", argv[1]);
   usage(stderr);
   return 2;

@@ -1,8 +1,17 @@
-/* gclaunch info: what this machine offers -- driver, devices, NVRTC -- and why not if not. */
+/* gclaunch info: what this machine offers -- driver, devices, NVRTC -- and why not if not.
+ * --json prints the same as one JSON object (also when there is no driver). */
 #include "cli.h"
 
 #include <gclaunch/gclaunch.h>
 #include <stdio.h>
+#include <string.h>
+
+void gcl_info_usage(FILE *f) {
+  fprintf(f, "usage: gclaunch info [--json]\n\n"
+             "Says whether the CUDA driver, devices and NVRTC were found, and why not if not.\n"
+             "--json: one JSON object {gclaunch, driver, devices, nvrtc}; a part that is missing\n"
+             "has \"found\": false with the status and the message.\n");
+}
 
 static void print_devices(void) {
   int count = 0;
@@ -59,11 +68,96 @@ static void print_nvrtc(void) {
   printf("\n");
 }
 
+static void json_string(const char *s) {
+  putchar('"');
+  for (; s && *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') printf("\\%c", c);
+    else if (c < 0x20) printf("\\u%04x", c);
+    else putchar(c);
+  }
+  putchar('"');
+}
+
+/* "found": false, "status": ..., "error": ... (the message of the call that failed). */
+static void json_missing(gcl_status s) {
+  printf("\"found\": false, \"status\": \"%s\", \"error\": ", gcl_status_name(s));
+  json_string(gcl_last_error());
+}
+
+static void json_devices(void) {
+  int count = 0;
+  if (gcl_device_count(&count) != GCL_OK) count = 0;
+  printf(", \"devices\": [");
+  for (int d = 0; d < count; d++) {
+    gcl_device_info info;
+    printf("%s{\"index\": %d", d ? ", " : "", d);
+    if (gcl_device_get_info(d, &info) == GCL_OK) {
+      printf(", \"name\": ");
+      json_string(info.name);
+      printf(", \"sm\": %d, \"multiprocessors\": %d, \"memory_bytes\": %zu, "
+             "\"max_threads_per_block\": %d, \"max_shared_per_block_optin\": %d",
+             info.sm, info.multiprocessors, info.total_memory, info.max_threads_per_block,
+             info.max_shared_per_block_optin);
+    } else
+      printf(", \"error\": "), json_string(gcl_last_error());
+    putchar('}');
+  }
+  putchar(']');
+}
+
+static void json_driver(void) {
+  gcl_status s = gcl_driver_init();
+  int version = 0;
+  printf(", \"driver\": {\"path\": ");
+  json_string(gcl_driver_path());
+  printf(", ");
+  if (s != GCL_OK) json_missing(s);
+  else if (gcl_driver_version(&version) == GCL_OK)
+    printf("\"found\": true, \"cuda_version\": \"%d.%d\"", version / 1000, (version % 1000) / 10);
+  else printf("\"found\": true");
+  putchar('}');
+  if (s == GCL_OK) json_devices();
+  else printf(", \"devices\": []");
+}
+
+static void json_nvrtc(void) {
+  int major = 0, minor = 0, archs[64];
+  size_t n = 0;
+  printf(", \"nvrtc\": {");
+  gcl_status s = gcl_nvrtc_version(&major, &minor);
+  if (s != GCL_OK) {
+    json_missing(s);
+    printf("}");
+    return;
+  }
+  printf("\"found\": true, \"path\": ");
+  json_string(gcl_nvrtc_path());
+  printf(", \"version\": \"%d.%d\", \"archs\": [", major, minor);
+  if (gcl_nvrtc_archs(archs, 64, &n) != GCL_OK) n = 0;
+  for (size_t i = 0; i < n && i < 64; i++) printf("%s\"sm_%d\"", i ? ", " : "", archs[i]);
+  printf("]}");
+}
+
 int gcl_cmd_info(int argc, char **argv) {
-  (void)argv;
-  if (argc > 1) {
-    fprintf(stderr, "usage: gclaunch info\n");
-    return 2;
+  bool json = false;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return gcl_info_usage(stdout), 0;
+    if (!strcmp(argv[i], "--json")) json = true;
+    else {
+      fprintf(stderr, "gclaunch info: unknown %s '%s'\n", argv[i][0] == '-' ? "option" : "argument",
+              argv[i]);
+      gcl_info_usage(stderr);
+      return 2;
+    }
+  }
+  if (json) {
+    printf("{\"gclaunch\": ");
+    json_string(gcl_version());
+    json_driver();
+    json_nvrtc();
+    printf("}\n");
+    return 0;
   }
   printf("gclaunch: %s\n", gcl_version());
   print_driver();

@@ -1,57 +1,62 @@
 /* gclaunch inspect: a module's kernels and their parameter layout, read on the CPU (no GPU).
  * --json prints the one object DESIGN.md fixes; the default is a table for people. */
 #include "cli.h"
+#include "climodule.h"
 
 #include <gclaunch/gclaunch.h>
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef struct options {
-  const char *file, *kernel;
+  const char *file, *kernel, *signature;
   int sm;
   bool json;
 } options;
 
-static void inspect_usage(FILE *f) {
-  fprintf(f, "usage: gclaunch inspect FILE [--arch sm_NN] [--kernel NAME] [--json]\n\n"
-             "Reads a cubin, fatbin or PTX file and prints each kernel's parameter offsets,\n"
-             "sizes and alignments as the device lays them out. --arch picks the fatbin entry\n"
-             "and the architecture PTX is laid out for (default: a cubin's own, sm_90 for PTX).\n");
+void gcl_inspect_usage(FILE *f) {
+  fprintf(f, "usage: gclaunch inspect FILE [--arch sm_NN] [--kernel GLOB] [--signature TEXT] [--json]\n\n"
+             "Reads a cubin, fatbin, PTX or host ELF file (an executable, shared library or object\n"
+             "whose .nv_fatbin holds fatbin containers: every container is read), or CUDA source\n"
+             "(.cu, compiled with NVRTC), and prints each kernel's parameter offsets, sizes and\n"
+             "alignments as the device lays them out, with demangled names. No GPU is needed.\n"
+             "  --arch     the fatbin entry and the architecture PTX and CUDA source are laid out for\n"
+             "             (default: a cubin's own, a fatbin's highest cubin, a PTX's .target, sm_90)\n"
+             "  --kernel   only kernels whose name or demangled name matches GLOB (fnmatch: * ? [])\n"
+             "  --signature  check a declared signature against every kernel shown: exit 1 naming\n"
+             "             the parameter and both offsets and sizes when one differs\n"
+             "  --json     one JSON object: file, format, arch, kernels (name, demangled, params)\n"
+             "A kernel whose parameters end past 32,764 bytes on the device gets a warning: the\n"
+             "driver refuses to load such a module.\n");
 }
 
-/* "sm_90", "compute_90", "90" (a trailing a/f suffix is accepted) -> 90; 0 if malformed. */
-static int parse_arch(const char *s) {
-  if (!strncmp(s, "sm_", 3)) s += 3;
-  else if (!strncmp(s, "compute_", 8)) s += 8;
-  char *end;
-  long v = strtol(s, &end, 10);
-  if (end == s || (*end && strcmp(end, "a") && strcmp(end, "f")) || v < 10 || v > 255) return 0;
-  return (int)v;
+static bool needs_value(const char *a) {
+  return !strcmp(a, "--arch") || !strcmp(a, "--kernel") || !strcmp(a, "--signature");
 }
 
-/* Returns 0 on success, 2 on a usage error (message printed). */
+/* Returns -1 to go on, else the exit status (0 for --help, 2 on a usage error). */
 static int parse_options(int argc, char **argv, options *o) {
+  for (int i = 1; i < argc; i++)
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return gcl_inspect_usage(stdout), 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--json")) o->json = true;
-    else if ((!strcmp(a, "--arch") || !strcmp(a, "--kernel")) && i + 1 < argc) {
-      if (a[2] == 'k') o->kernel = argv[++i];
-      else if ((o->sm = parse_arch(argv[++i])) == 0) {
-        fprintf(stderr, "gclaunch inspect: --arch '%s' is not like sm_90\n", argv[i]);
-        return 2;
-      }
-    } else if (a[0] == '-' && a[1] != '\0') {
-      fprintf(stderr, "gclaunch inspect: unknown or incomplete option '%s'\n", a);
-      return 2;
-    } else if (o->file) {
-      fprintf(stderr, "gclaunch inspect: more than one FILE ('%s', '%s')\n", o->file, a);
-      return 2;
-    } else
+    else if (needs_value(a) && i + 1 == argc) return cli_error("inspect", "option '%s' needs a value", a), 2;
+    else if (!strcmp(a, "--kernel")) o->kernel = argv[++i];
+    else if (!strcmp(a, "--signature")) o->signature = argv[++i];
+    else if (!strcmp(a, "--arch")) {
+      if ((o->sm = cli_parse_arch(argv[++i])) == 0)
+        return cli_error("inspect", "--arch '%s': expected an architecture such as sm_90", argv[i]), 2;
+    } else if (a[0] == '-' && a[1] != '\0')
+      return cli_error("inspect", "unknown option '%s' (gclaunch inspect --help)", a), 2;
+    else if (o->file)
+      return cli_error("inspect", "more than one FILE ('%s', '%s')", o->file, a), 2;
+    else
       o->file = a;
   }
-  if (o->file) return 0;
-  inspect_usage(stderr);
+  if (o->file) return -1;
+  gcl_inspect_usage(stderr);
   return 2;
 }
 
@@ -69,6 +74,9 @@ static void json_string(const char *s) {
 static void json_kernel(const gcl_image *img, size_t k, const gcl_image_kernel *info) {
   printf("{\"name\": ");
   json_string(info->name);
+  char *d = cli_demangle(info->name, true);
+  if (d) printf(", \"demangled\": "), json_string(d);
+  free(d);
   printf(", \"param_bytes\": %zu, \"params\": [", info->param_bytes);
   for (size_t p = 0; p < info->param_count; p++) {
     size_t off = 0, size = 0, align = 0;
@@ -89,6 +97,9 @@ static void table_kernel(const gcl_image *img, size_t k, const gcl_image_kernel 
   if (info->reqntid[0] > 0)
     printf(", requires %dx%dx%d threads", info->reqntid[0], info->reqntid[1], info->reqntid[2]);
   printf("\n");
+  char *d = cli_demangle(info->name, true);
+  if (d) printf("  %s\n", d);
+  free(d);
   if (info->param_count) printf("  %5s %8s %8s %6s  %s\n", "index", "offset", "size", "align", "kind");
   for (size_t p = 0; p < info->param_count; p++) {
     size_t off = 0, size = 0, align = 0;
@@ -100,57 +111,95 @@ static void table_kernel(const gcl_image *img, size_t k, const gcl_image_kernel 
   }
 }
 
-static void print_image(const gcl_image *img, const options *o, size_t only) {
+/* --kernel GLOB against the mangled name and the demangled one without parameters. */
+static bool selected(const options *o, const char *name) {
+  if (!o->kernel || fnmatch(o->kernel, name, 0) == 0) return true;
+  char *d = cli_demangle(name, false);
+  bool hit = d && fnmatch(o->kernel, d, 0) == 0;
+  free(d);
+  return hit;
+}
+
+static void header(const gcl_image *img, const options *o, size_t shown) {
   const char *format = gcl_image_format_name(gcl_image_get_format(img));
   if (o->json) {
     printf("{\"file\": ");
     json_string(o->file);
     printf(", \"format\": \"%s\", \"arch\": \"sm_%d\", \"kernels\": [", format, gcl_image_sm(img));
   } else
-    printf("%s: %s, offsets for sm_%d, %zu kernel%s\n", o->file, format, gcl_image_sm(img),
+    printf("%s: %s, offsets for sm_%d, %zu kernel%s", o->file, format, gcl_image_sm(img),
            gcl_image_kernel_count(img), gcl_image_kernel_count(img) == 1 ? "" : "s");
-  bool first = true;
-  for (size_t k = 0; k < gcl_image_kernel_count(img); k++) {
-    gcl_image_kernel info;
-    if ((only != (size_t)-1 && k != only) || gcl_image_get_kernel(img, k, &info) != GCL_OK)
-      continue;
-    if (o->json) {
-      printf("%s", first ? "" : ", ");
-      json_kernel(img, k, &info);
-    } else
-      table_kernel(img, k, &info);
-    first = false;
+  if (!o->json && shown != gcl_image_kernel_count(img)) printf(", %zu shown", shown);
+  if (!o->json) printf("\n");
+}
+
+/* The parameters end past what the driver loads (FACTS.md: CUDA_ERROR_INVALID_IMAGE). */
+static void warn_limit(const gcl_image *img, const options *o, const gcl_image_kernel *info) {
+  if (info->param_bytes <= GCL_PARAM_LIMIT) return;
+  fprintf(stderr, "gclaunch inspect: warning: %s: kernel '%s': its parameters end at byte %zu on "
+          "sm_%d, past the %d bytes the driver accepts: loading this module fails "
+          "(CUDA_ERROR_INVALID_IMAGE)\n", o->file, info->name, info->param_bytes,
+          gcl_image_sm(img), GCL_PARAM_LIMIT);
+}
+
+/* Prints the selected kernels; returns how many there were. */
+static size_t print_image(const gcl_image *img, const options *o) {
+  size_t n = gcl_image_kernel_count(img), shown = 0;
+  gcl_image_kernel info;
+  for (size_t k = 0; k < n; k++)
+    if (gcl_image_get_kernel(img, k, &info) == GCL_OK && selected(o, info.name)) shown++;
+  header(img, o, shown);
+  for (size_t k = 0, first = 1; k < n; k++) {
+    if (gcl_image_get_kernel(img, k, &info) != GCL_OK || !selected(o, info.name)) continue;
+    warn_limit(img, o, &info);
+    if (o->json) printf("%s", first ? "" : ", "), json_kernel(img, k, &info);
+    else table_kernel(img, k, &info);
+    first = 0;
   }
   if (o->json) printf("]}\n");
+  return shown;
+}
+
+/* --signature against every selected kernel, laid out for the image's architecture. */
+static int check_signature(const gcl_image *img, const options *o) {
+  gcl_signature *sig = NULL;
+  gcl_layout *layout = NULL;
+  if (gcl_signature_parse(o->signature, &sig) != GCL_OK)
+    return cli_error("inspect", "--signature '%s': %s", o->signature, gcl_last_error()), 2;
+  gcl_status s = gcl_layout_create(sig, gcl_image_sm(img), &layout);
+  gcl_signature_destroy(sig);
+  if (s != GCL_OK)
+    return cli_error("inspect", "--signature '%s' on sm_%d: %s", o->signature, gcl_image_sm(img),
+                     gcl_last_error()), 1;
+  size_t matched = 0, checked = 0;
+  for (size_t k = 0; k < gcl_image_kernel_count(img); k++) {
+    gcl_image_kernel info;
+    if (gcl_image_get_kernel(img, k, &info) != GCL_OK || !selected(o, info.name)) continue;
+    checked++;
+    matched += cli_signature_check("inspect", img, k, layout, o->file);
+  }
+  gcl_layout_destroy(layout);
+  if (matched == checked)
+    fprintf(stderr, "gclaunch inspect: --signature matches %zu kernel%s on sm_%d\n", matched,
+            matched == 1 ? "" : "s", gcl_image_sm(img));
+  return matched == checked ? 0 : 1;
 }
 
 int gcl_cmd_inspect(int argc, char **argv) {
   options o = {0};
-  if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-    inspect_usage(stdout);
-    return 0;
-  }
   int rc = parse_options(argc, argv, &o);
-  if (rc) return rc;
-  size_t size = 0, only = (size_t)-1;
-  void *data = NULL;
-  if (gcl_file_read(o.file, &data, &size) != GCL_OK) {
-    fprintf(stderr, "gclaunch inspect: %s\n", gcl_last_error());
-    return 1;
-  }
+  if (rc >= 0) return rc;
   gcl_image *img = NULL;
-  gcl_status s = gcl_image_parse(data, size, o.sm, &img);
-  gcl_file_free(data);
-  if (s == GCL_OK && o.kernel) s = gcl_image_find_kernel(img, o.kernel, &only);
-  if (s != GCL_OK) {
-    fprintf(stderr, "gclaunch inspect: %s: %s: %s\n", o.file, gcl_status_name(s), gcl_last_error());
-    gcl_image_destroy(img);
-    return 1;
-  }
+  if (!cli_module_read("inspect", o.file, o.sm, &img)) return 1;
   if (o.sm && gcl_image_get_format(img) == GCL_IMAGE_CUBIN && gcl_image_sm(img) != o.sm)
     fprintf(stderr, "gclaunch inspect: note: %s is a cubin for sm_%d; its own offsets are shown "
             "(--arch picks fatbin entries and lays out PTX)\n", o.file, gcl_image_sm(img));
-  print_image(img, &o, only);
+  size_t index;
+  bool glob = o.kernel && strpbrk(o.kernel, "*?[");
+  if (o.kernel && !glob && !cli_kernel_find("inspect", img, o.file, o.kernel, &index)) rc = 1;
+  else if (print_image(img, &o) == 0 && o.kernel)
+    rc = 1, cli_error("inspect", "%s: no kernel matches '%s'", o.file, o.kernel);
+  else rc = o.signature ? check_signature(img, &o) : 0;
   gcl_image_destroy(img);
-  return 0;
+  return rc;
 }

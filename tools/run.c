@@ -2,6 +2,7 @@
  * GPU -- options, every --arg spec, the signature, the module's parameter sizes, tensor-map boxes,
  * input files -- is checked first, so mistakes are reported on any machine; then the driver. */
 #include "cli.h"
+#include "climodule.h"
 #include "run.h"
 
 #include <errno.h>
@@ -9,13 +10,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void run_usage(FILE *f) {
+void gcl_run_usage(FILE *f) {
   fprintf(f,
       "usage: gclaunch run MODULE KERNEL --grid X[,Y,Z] --block X[,Y,Z] [--cluster X[,Y,Z]]\n"
-      "         [--smem BYTES] [--signature TEXT] --arg SPEC ... [--repeat N] [--warmup N]\n"
-      "         [--buffer NAME=buf:...] [--device N | --devices all|D,D...] [--seed N]\n"
+      "         [--smem BYTES] [--signature TEXT] [--arch sm_NN] --arg SPEC ... [--repeat N]\n"
+      "         [--warmup N]"
+      " [--buffer NAME=buf:...] [--device N | --devices all|D,D...] [--seed N]\n"
       "         [--out NAME=FILE] [--json]\n\n"
-      "MODULE is a cubin, fatbin or PTX file, or CUDA source (.cu, compiled with NVRTC).\n"
+      "MODULE is a cubin, fatbin, PTX or host ELF file, or CUDA source (.cu, compiled with NVRTC).\n"
+      "KERNEL is its name (mangled, or demangled without parameters when unique).\n"
+      "Before any GPU is used, everything is checked against MODULE itself for one architecture\n"
+      "(--arch, else the device's, else the module's own): the kernel, --signature against its\n"
+      "parameter records, the --arg specs, the block against its thread limits, shared memory,\n"
+      "clusters, tmap lists against tensormap[N]. Exit 1 when MODULE says otherwise.\n"
       "One --arg per kernel parameter, in order:\n"
       "  f32:1.5  u64:42  i32:-3  bool:true ...      a scalar (bool i8 u8 i16 u16 i32 u32 i64 u64\n"
       "                                             f16 bf16 f32 f64)\n"
@@ -30,8 +37,8 @@ static void run_usage(FILE *f) {
       "--devices runs the same launch on each device listed (all: every device present), each with\n"
       "its own context, module, buffers and report (--json: one object per device and line).\n"
       "After the launches: each buffer's sum, FNV-1a hash and first elements, and the median\n"
-      "kernel time (host clock around launch + synchronize). Exit 2 on a usage error or without\n"
-      "a GPU, 1 when the driver fails.\n");
+      "kernel time (host clock around launch + synchronize). Exit 2 on a usage error or (after\n"
+      "every check passed) without a GPU, 1 when the module or the driver fails.\n");
 }
 
 void run_error(const char *fmt, ...) {
@@ -141,6 +148,11 @@ static bool parse_option(run_state *st, const char *o, const char *v) {
   if (!strcmp(o, "--buffer")) return add_extra(st, v);
   if (!strcmp(o, "--out")) return add_out(st, v);
   if (!strcmp(o, "--signature")) return st->signature = v, true;
+  if (!strcmp(o, "--arch")) {
+    if ((st->arch = cli_parse_arch(v)) != 0) return true;
+    run_error("--arch '%s': expected an architecture such as sm_90", v);
+    return false;
+  }
   if (!strcmp(o, "--smem")) return parse_number(o, v, 0, 1 << 30, &n) && (st->shared_bytes = (size_t)n, true);
   if (!strcmp(o, "--repeat")) return parse_number(o, v, 1, 1000000, &n) && (st->repeat = (int)n, true);
   if (!strcmp(o, "--warmup")) return parse_number(o, v, 0, 1000000, &n) && (st->warmup = (int)n, true);
@@ -160,6 +172,15 @@ static bool parse_option(run_state *st, const char *o, const char *v) {
   return false;
 }
 
+static bool known_option(const char *o) {
+  static const char *const options[] = {"--grid", "--block", "--cluster", "--arg", "--buffer",
+                                        "--out", "--signature", "--arch", "--smem", "--repeat",
+                                        "--warmup", "--device", "--devices", "--seed"};
+  for (size_t i = 0; i < sizeof options / sizeof *options; i++)
+    if (!strcmp(o, options[i])) return true;
+  return false;
+}
+
 /* Returns -1 to go on, else the exit status. */
 static int parse_command_line(int argc, char **argv, run_state *st) {
   bool ok = true, help = false;
@@ -169,13 +190,16 @@ static int parse_command_line(int argc, char **argv, run_state *st) {
     const char *a = argv[i];
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) help = true;
     else if (!strcmp(a, "--json")) st->json = true;
+    else if (a[0] == '-' && a[1] == '-' && !known_option(a))
+      run_error("unknown option '%s' (gclaunch run --help)", a), ok = false;
     else if (a[0] == '-' && a[1] == '-' && i + 1 < argc) ok = parse_option(st, a, argv[++i]) && ok;
-    else if (a[0] == '-' && a[1]) run_error("option '%s' needs a value", a), ok = false;
+    else if (a[0] == '-' && a[1] == '-') run_error("option '%s' needs a value", a), ok = false;
+    else if (a[0] == '-' && a[1]) run_error("unknown option '%s' (gclaunch run --help)", a), ok = false;
     else if (npos < 2) pos[npos++] = a;
     else run_error("unexpected '%s' (MODULE and KERNEL are already '%s' and '%s')", a, pos[0], pos[1]), ok = false;
   }
-  if (help) return run_usage(stdout), 0;
-  if (npos < 2) run_error("expected MODULE and KERNEL"), run_usage(stderr), ok = false;
+  if (help) return gcl_run_usage(stdout), 0;
+  if (npos < 2) run_error("expected MODULE and KERNEL"), gcl_run_usage(stderr), ok = false;
   if (ok && st->grid[0] == 0) run_error("--grid is required"), ok = false;
   if (ok && st->block[0] == 0) run_error("--block is required"), ok = false;
   if (ok && st->device_given && st->devices_given)
@@ -282,118 +306,9 @@ static bool check_names(const run_state *st) {
   return true;
 }
 
-/* A scalar spec must name the parameter's own type: f32:1 into an i32 has the right size and the
- * wrong bits. */
-static bool check_kind(const gcl_runarg *a, size_t i, const gcl_param_info *p) {
-  const char *want = NULL;
-  if (p->kind == GCL_PARAM_BYTES) return true; /* untyped bytes take any value of their size */
-  gcl_param_kind k = p->kind == GCL_PARAM_ARRAY ? p->elem_kind : p->kind;
-  if (a->kind == GCL_RUNARG_SCALAR && (p->kind != GCL_PARAM_SCALAR || p->scalar != a->type))
-    want = p->kind == GCL_PARAM_SCALAR ? gcl_runarg_type_name(p->scalar) : "not a scalar";
-  else if (a->kind == GCL_RUNARG_BUFFER && p->kind != GCL_PARAM_POINTER) want = "not a pointer";
-  else if (a->kind == GCL_RUNARG_TMAP && k != GCL_PARAM_TENSORMAP) want = "not a tensormap";
-  if (!want) return true;
-  static const char *const kinds[] = {"a scalar", "a buffer", "a tensor map", "bytes"};
-  fprintf(stderr, "gclaunch run: %s %d '%s': parameter %zu '%s' is %s, the argument is %s\n",
-          a->option, a->position, a->spec, i, p->name ? p->name : "", want,
-          a->kind == GCL_RUNARG_SCALAR ? gcl_runarg_type_name(a->type) : kinds[a->kind]);
-  return false;
-}
-
-/* Packs every scalar, hex and buffer argument into args on the CPU (buffers at stand-in device
- * addresses), so the library's own checks -- sizes, dtypes, alignment of offset views -- run
- * before any GPU is needed. Tensor maps were checked by check_tmap. */
-static bool pack_on_cpu(const run_state *st, const gcl_layout *layout) {
-  gcl_args *args = NULL;
-  if (gcl_args_create(layout, &args) != GCL_OK) return run_error("%s", gcl_last_error()), false;
-  bool ok = true;
-  for (size_t i = 0; ok && i < st->nparams; i++) {
-    const gcl_runarg *a = &st->args[i];
-    gcl_param_info p;
-    gcl_status s = gcl_layout_param_info(layout, i, &p);
-    if (s == GCL_OK && !(ok = check_kind(a, i, &p))) break;
-    if (s == GCL_OK && a->kind == GCL_RUNARG_SCALAR) s = gcl_args_set(args, i, a->value, a->size);
-    if (s == GCL_OK && a->kind == GCL_RUNARG_HEX) s = gcl_args_set(args, i, a->bytes, a->size);
-    if (s == GCL_OK && a->kind == GCL_RUNARG_BUFFER)
-      s = run_bind_buffer(args, i, a, UINT64_C(1) << 32, st->device);
-    if (s != GCL_OK) ok = false, run_error("%s %d '%s': %s", a->option, a->position, a->spec, gcl_last_error());
-  }
-  gcl_args_destroy(args);
-  return ok;
-}
-
-static bool check_signature(const run_state *st) {
-  gcl_signature *sig = NULL;
-  gcl_layout *layout = NULL;
-  if (gcl_signature_parse(st->signature, &sig) != GCL_OK) {
-    run_error("--signature '%s': %s", st->signature, gcl_last_error());
-    return false;
-  }
-  bool ok = gcl_layout_create(sig, 90, &layout) == GCL_OK;
-  if (!ok) run_error("--signature '%s': %s", st->signature, gcl_last_error());
-  if (ok && gcl_layout_count(layout) != st->nparams) {
-    run_error("--signature has %zu parameters, %zu --arg given", gcl_layout_count(layout),
-              st->nparams);
-    ok = false;
-  }
-  ok = ok && pack_on_cpu(st, layout);
-  gcl_layout_destroy(layout);
-  gcl_signature_destroy(sig);
-  return ok;
-}
-
-/* Whole file (gcl_file_read: free with gcl_file_free); NULL (message printed) on failure. */
-static void *read_file(const char *what, const char *path, size_t *size) {
-  void *data = NULL;
-  if (gcl_file_read(path, &data, size) != GCL_OK) run_error("%s: %s", what, gcl_last_error());
-  return data;
-}
-
-static bool ends_with(const char *s, const char *suffix) {
-  size_t n = strlen(s), m = strlen(suffix);
-  return n >= m && !strcmp(s + n - m, suffix);
-}
-
-/* The kernel's parameter offsets and sizes as the module file records them (cubin, fatbin, PTX)
- * into a raw layout; NULL (nothing to check on the CPU) for CUDA source. */
-static bool image_layout(const run_state *st, gcl_layout **out) {
-  size_t size, k, n;
-  *out = NULL;
-  void *data = read_file("MODULE", st->module, &size);
-  if (!data) return false;
-  gcl_image *img = NULL;
-  gcl_image_kernel info;
-  bool cu = ends_with(st->module, ".cu");
-  gcl_status s = cu ? GCL_OK : gcl_image_parse(data, size, 0, &img);
-  gcl_file_free(data);
-  if (cu) return true;
-  if (s == GCL_OK && (s = gcl_image_find_kernel(img, st->kernel, &k)) == GCL_OK)
-    s = gcl_image_get_kernel(img, k, &info);
-  n = s == GCL_OK ? info.param_count : 0;
-  size_t *offsets = calloc(n + 1, sizeof *offsets), *sizes = calloc(n + 1, sizeof *sizes);
-  if (!offsets || !sizes) s = GCL_ERROR_OUT_OF_MEMORY;
-  for (size_t p = 0; s == GCL_OK && p < n; p++)
-    s = gcl_image_param(img, k, p, &offsets[p], &sizes[p], NULL);
-  if (s == GCL_OK) s = gcl_layout_create_raw(n, offsets, sizes, gcl_image_sm(img), out);
-  if (s != GCL_OK) run_error("%s '%s': %s", st->module, st->kernel, gcl_last_error());
-  free(offsets), free(sizes);
-  gcl_image_destroy(img);
-  return s == GCL_OK;
-}
-
-/* Without a signature: the argument count and sizes against what the module file says. */
-static bool check_image(const run_state *st) {
-  gcl_layout *layout = NULL;
-  if (!image_layout(st, &layout)) return false;
-  bool ok = true;
-  if (layout && gcl_layout_count(layout) != st->nparams) {
-    run_error("kernel '%s' has %zu parameters in '%s', %zu --arg given", st->kernel,
-              gcl_layout_count(layout), st->module, st->nparams);
-    ok = false;
-  }
-  ok = ok && (!layout || pack_on_cpu(st, layout));
-  gcl_layout_destroy(layout);
-  return ok;
+/* Whole file into a malloc'd buffer; NULL (message printed) on failure. */
+static unsigned char *read_file(const char *what, const char *path, size_t *size) {
+  return cli_read_file("run", what, path, size);
 }
 
 /* @FILE fills: read now, so a missing file is reported without a GPU. */
@@ -415,13 +330,21 @@ static bool read_fill_files(run_state *st) {
   return true;
 }
 
-/* Returns -1 to go on, 2 after a message. */
+/* Everything the CPU can check, the module file included. Returns -1 to go on, else the exit
+ * status after a message: 2 for the command line (specs, counts, files), 1 when the module says
+ * otherwise (no such kernel, another signature, a launch configuration it cannot take). */
 static int validate(run_state *st) {
   st->buffers = calloc(st->nargs + 1, sizeof *st->buffers);
   if (!st->buffers) return run_error("out of memory"), 2;
   if (!check_names(st)) return 2;
-  if (st->signature ? !check_signature(st) : !check_image(st)) return 2;
-  return read_fill_files(st) ? -1 : 2;
+  gcl_image *img = NULL;
+  size_t k = 0;
+  int rc = run_read_module(st, &img, &k);
+  if (rc < 0) rc = run_check_args(st, img, k);
+  if (rc < 0 && !run_check_config(st, img, k)) rc = 1;
+  gcl_image_destroy(img);
+  if (rc < 0 && !read_fill_files(st)) rc = 2;
+  return rc;
 }
 
 /* The devices to run on: --device's one, or --devices resolved against the count present.
@@ -449,12 +372,16 @@ static int driver_ready(run_state *st) {
   if (s == GCL_OK) s = gcl_device_count(&count);
   if (s == GCL_OK && pick_devices(st, count, &why)) return -1;
   if (s != GCL_OK) why = gcl_last_error();
+  fprintf(stderr, "gclaunch run: checked against '%s' for sm_%d (%s): kernel '%s', its "
+          "signature and parameter sizes, the --arg specs, grid, block, cluster and shared memory\n",
+          st->module, st->sm, st->arch_from, st->kernel);
   fprintf(stderr, "gclaunch run: the %zu arguments are valid, but there is no GPU to run on: %s (%s)\n",
           st->nparams, why, s == GCL_OK ? "device index" : gcl_status_name(s));
   if (st->json) {
     printf("{\"kernel\": ");
     run_json_string(stdout, st->kernel);
-    printf(", \"launched\": false, \"status\": \"%s\", \"error\": ",
+    printf(", \"arch\": \"sm_%d\", \"launched\": false, \"status\": \"%s\", \"error\": ",
+           st->sm,
            s == GCL_OK ? "GCL_ERROR_NO_DEVICE" : gcl_status_name(s));
     run_json_string(stdout, why);
     printf("}\n");
@@ -470,6 +397,7 @@ static void release(run_state *st) {
   for (size_t i = 0; i < st->nouts; i++) free((char *)st->outs[i].name);
   free(st->args);
   free(st->buffers);
+  free(st->kernel_name);
   free(st->extra);
 }
 

@@ -25,6 +25,11 @@ typedef struct run_buffer {
 
 typedef struct run_state {
   const char *module, *kernel, *signature;
+  char *kernel_name;           /* the kernel's name in the module (mangled), found on the CPU */
+  int arch;                    /* --arch sm_NN (0: none) */
+  int sm;                      /* the architecture everything was checked for */
+  const char *arch_from;       /* where sm came from: "--arch", "the device", "the module's own" */
+  long device_shared_limit;    /* the device's opt-in shared memory per block (0: no device) */
   unsigned grid[3], block[3], cluster[3];
   size_t shared_bytes;
   int repeat, warmup, device;  /* device: the one being run on now */
@@ -66,6 +71,18 @@ gcl_status run_bind_buffer(gcl_args *args, size_t i, const gcl_runarg *a, uint64
 /* Box and options of a tmap argument in TMA order; false (message printed) when the box's rank
  * differs from the buffer's. */
 bool run_tmap_options(const gcl_runarg *tmap, const gcl_runarg *buf, gcl_tensormap_options *o);
+
+/* --- checks against the module (runcheck.c) --- */
+/* Reads st->module for the target architecture (sets st->sm, st->arch_from, st->kernel_name) and
+ * finds st->kernel in it. -1 to go on, else the exit status (1) after a message. */
+int run_read_module(run_state *st, gcl_image **img, size_t *k);
+/* The --signature (or, without one, the image's records) against kernel k and the --arg specs,
+ * packed on the CPU. -1 to go on, else the exit status after a message. */
+int run_check_args(run_state *st, const gcl_image *img, size_t k);
+/* Grid, block, cluster and shared memory against kernel k's records and the architecture. */
+bool run_check_config(const run_state *st, const gcl_image *img, size_t k);
+/* tmap lists: one buffer, or N for a tensormap[N]. */
+bool run_check_tmap_counts(const run_state *st, const gcl_layout *layout);
 
 /* Device side (runexec.c) on st->device: returns the process exit status. Releases everything it
  * made, so that it can run again on the next device. */

@@ -39,7 +39,8 @@ static int load_module(run_state *st) {
 static int load_kernel(run_state *st) {
   int rc = load_module(st);
   if (rc) return rc;
-  if (gcl_kernel_get(st->mod, st->kernel, st->signature, &st->k) != GCL_OK) return fail(st->kernel);
+  const char *name = st->kernel_name ? st->kernel_name : st->kernel; /* mangled, from the CPU check */
+  if (gcl_kernel_get(st->mod, name, st->signature, &st->k) != GCL_OK) return fail(st->kernel);
   const gcl_layout *layout = gcl_kernel_layout(st->k);
   if (gcl_layout_count(layout) != st->nparams) {
     run_error("kernel '%s' has %zu parameters, %zu --arg given", st->kernel,

@@ -394,7 +394,8 @@ GCL_API bool gcl_args_field_is_set(const gcl_args *args, const gcl_field *field)
 typedef struct gcl_image gcl_image;
 
 typedef enum gcl_image_format {
-  GCL_IMAGE_CUBIN = 1, GCL_IMAGE_FATBIN = 2, GCL_IMAGE_PTX = 3
+  GCL_IMAGE_CUBIN = 1, GCL_IMAGE_FATBIN = 2, GCL_IMAGE_PTX = 3,
+  GCL_IMAGE_ELF = 4 /* a host executable, library or object: every container of its fatbin sections */
 } gcl_image_format;
 
 typedef struct gcl_image_kernel {
@@ -408,12 +409,14 @@ typedef struct gcl_image_kernel {
 } gcl_image_kernel;
 
 /* Parses an image; the format is found from the content. sm picks the fatbin entry and the
- * architecture PTX offsets are computed for (0: the image's own, or 90 for PTX). The image keeps
+ * architecture PTX offsets are computed for (0: the image's own; for PTX its `.target sm_NN`, 90
+ * without one). A host ELF (executable, library, object) gives every kernel of every fatbin
+ * container in its .nv_fatbin and __nv_relfatbin sections (GCL_IMAGE_ELF). The image keeps
  * a copy of what it needs. GCL_ERROR_BAD_IMAGE for truncated or malformed data. Thread-safe. */
 GCL_API gcl_status gcl_image_parse(const void *data, size_t size, int sm, gcl_image **out);
 GCL_API void gcl_image_destroy(gcl_image *img);
 GCL_API gcl_image_format gcl_image_get_format(const gcl_image *img);
-GCL_API const char *gcl_image_format_name(gcl_image_format f); /* "cubin", "fatbin", "ptx" */
+GCL_API const char *gcl_image_format_name(gcl_image_format f); /* "cubin", "fatbin", "ptx", "elf" */
 /* The architecture the offsets are for (90 for sm_90). */
 GCL_API int gcl_image_sm(const gcl_image *img);
 GCL_API size_t gcl_image_kernel_count(const gcl_image *img);

@@ -105,7 +105,9 @@ static gcl_status apply_record(gcl__image_kernel *k, const nvinfo_rec *r, const 
     read_xyz(r, xyz);
     if (r->attr == EIATTR_REQNTID) memcpy(k->info.reqntid, xyz, sizeof xyz);
     else {
-      long long t = (long long)xyz[0] * (xyz[1] ? xyz[1] : 1) * (xyz[2] ? xyz[2] : 1);
+      /* Each factor < 2^31: two fit in 64 bits; stop before the third could overflow. */
+      long long t = (long long)xyz[0] * (xyz[1] ? xyz[1] : 1);
+      if (t <= 0x7fffffff) t *= xyz[2] ? xyz[2] : 1;
       k->info.max_threads = t > 0x7fffffff ? 0 : (int)t; /* nonsense is "does not say" */
     }
     break;
@@ -147,8 +149,9 @@ static gcl_status read_kernel_info(gcl_image *img, size_t ki, gcl__bytes sec, co
   return GCL_OK;
 }
 
-/* Attributes of the global .nv.info keyed by symbol index (registers). */
-static gcl_status read_global_info(gcl_image *img, gcl__bytes sec) {
+/* Attributes of the global .nv.info keyed by symbol index (registers), for the kernels from
+ * first on (those of this cubin: an image may gather the cubins of several fatbin containers). */
+static gcl_status read_global_info(gcl_image *img, size_t first, gcl__bytes sec) {
   size_t pos = 0;
   while (pos < sec.n) {
     nvinfo_rec r;
@@ -156,7 +159,7 @@ static gcl_status read_global_info(gcl_image *img, gcl__bytes sec) {
     if (s != GCL_OK) return s;
     if (r.attr != EIATTR_REGCOUNT || r.format != 4 || r.payload.n < 8) continue;
     uint32_t sym = gcl__le32(r.payload.p), regs = gcl__le32(r.payload.p + 4);
-    size_t lo = 0, hi = img->count; /* kernels were added in symbol order: binary search */
+    size_t lo = first, hi = img->count; /* kernels were added in symbol order: binary search */
     while (lo < hi) {
       size_t mid = lo + (hi - lo) / 2;
       if (img->kernels[mid].symbol < sym) lo = mid + 1;
@@ -239,17 +242,19 @@ static gcl_status read_kernel_sections(gcl_image *img, const gcl__elf *elf,
 gcl_status gcl__cubin_read(gcl_image *img, gcl__bytes data) {
   gcl__elf elf;
   kernel_sections ks = {NULL, NULL};
+  size_t first = img->count; /* kernels of earlier cubins (fatbin containers) stay as they are */
   gcl_status s = gcl__elf_open(&elf, data);
   if (s == GCL_OK) s = collect_kernels(img, &elf);
   if (s == GCL_OK) s = index_sections(&elf, &ks);
-  for (size_t k = 0; s == GCL_OK && k < img->count; k++) s = read_kernel_sections(img, &elf, &ks, k);
+  for (size_t k = first; s == GCL_OK && k < img->count; k++)
+    s = read_kernel_sections(img, &elf, &ks, k);
   gcl__free(ks.info);
   gcl__free(ks.shared);
   size_t gi;
   gcl__elf_section global;
   if (s == GCL_OK && gcl__elf_section_find(&elf, ".nv.info", &gi)) {
     s = gcl__elf_section_get(&elf, gi, &global);
-    if (s == GCL_OK) s = read_global_info(img, global.body);
+    if (s == GCL_OK) s = read_global_info(img, first, global.body);
   }
   if (s != GCL_OK) return s;
   img->format = GCL_IMAGE_CUBIN;

@@ -30,22 +30,27 @@ bool gcl__is_elf(gcl__bytes data) {
   return data.n >= 4 && memcmp(data.p, "\x7f" "ELF", 4) == 0;
 }
 
-static gcl_status elf_check_ident(gcl__bytes d) {
+unsigned gcl__elf_machine(gcl__bytes d) {
+  return gcl__is_elf(d) && d.n >= ELF_HEADER_BYTES ? gcl__le16(d.p + 18) : 0;
+}
+
+static gcl_status elf_check_ident(gcl__bytes d, bool cuda) {
+  const char *what = cuda ? "cubin" : "ELF";
   if (d.n < ELF_HEADER_BYTES)
-    return gcl__fail(GCL_ERROR_BAD_IMAGE,
-                     "cubin truncated: %zu bytes is shorter than an ELF64 header (64)", d.n);
+    return gcl__fail(GCL_ERROR_BAD_IMAGE, "%s truncated: %zu bytes is shorter than an ELF64 header (64)",
+                     what, d.n);
   if (d.p[4] != 2 || d.p[5] != 1)
     return gcl__fail(GCL_ERROR_BAD_IMAGE,
-                     "cubin: ELF class %u, data %u; expected 64-bit little-endian (2, 1)",
+                     "%s: ELF class %u, data %u; expected 64-bit little-endian (2, 1)", what,
                      d.p[4], d.p[5]);
-  if (gcl__le16(d.p + 18) != EM_CUDA)
+  if (cuda && gcl__le16(d.p + 18) != EM_CUDA)
     return gcl__fail(GCL_ERROR_BAD_IMAGE, "cubin: ELF machine %u is not CUDA (%u)",
                      gcl__le16(d.p + 18), EM_CUDA);
   return GCL_OK;
 }
 
-gcl_status gcl__elf_open(gcl__elf *elf, gcl__bytes d) {
-  gcl_status s = elf_check_ident(d);
+static gcl_status elf_open(gcl__elf *elf, gcl__bytes d, bool cuda) {
+  gcl_status s = elf_check_ident(d, cuda);
   if (s != GCL_OK) return s;
   gcl__elf e = {.data = d, .flags = gcl__le32(d.p + 48), .shoff = gcl__le64(d.p + 40),
                 .shnum = gcl__le16(d.p + 60)};
@@ -103,6 +108,10 @@ gcl_status gcl__elf_section_get(const gcl__elf *elf, size_t i, gcl__elf_section 
   *sec = s;
   return GCL_OK;
 }
+
+gcl_status gcl__elf_open(gcl__elf *elf, gcl__bytes d) { return elf_open(elf, d, true); }
+
+gcl_status gcl__elf_open_any(gcl__elf *elf, gcl__bytes d) { return elf_open(elf, d, false); }
 
 bool gcl__elf_section_find(const gcl__elf *elf, const char *name, size_t *index) {
   for (size_t i = 0; i < elf->shnum; i++) {

@@ -17,7 +17,6 @@
 #define ENTRY_MIN 64u
 #define FLAG_ZSTD 0x8000u
 #define FLAG_LZ4 0x2000u
-#define MAX_ENTRIES 1024u
 #define MAX_PLAIN (256u << 20) /* refuse to inflate a hostile size claim past 256 MiB */
 
 typedef struct fat_entry {
@@ -48,31 +47,51 @@ static gcl_status read_entry(gcl__bytes body, size_t at, size_t n, fat_entry *e,
   return GCL_OK;
 }
 
-/* Lists the entries of every container in d. */
-static gcl_status list_entries(gcl__bytes d, fat_entry *out, size_t *count) {
-  size_t at = 0, n = 0;
-  while (at + 16 <= d.n && gcl__le32(d.p + at) == FATBIN_MAGIC) {
-    uint16_t hs = gcl__le16(d.p + at + 6);
-    uint64_t fs = gcl__le64(d.p + at + 8);
-    if (hs < 16 || !gcl__bytes_has(d, at + hs, fs))
-      return gcl__fail(GCL_ERROR_BAD_IMAGE,
-                       "fatbin truncated: container at byte %zu (header %u, %llu bytes of entries) runs "
-                       "past the end of the %zu-byte image",
-                       at, hs, (unsigned long long)fs, d.n);
-    gcl__bytes body = gcl__bytes_sub(d, at + hs, fs);
-    for (size_t e = 0; e < body.n; n++) {
-      if (n == MAX_ENTRIES)
-        return gcl__fail(GCL_ERROR_BAD_IMAGE, "fatbin: more than %u entries", MAX_ENTRIES);
-      gcl_status s = read_entry(body, e, n, &out[n], &e);
-      if (s != GCL_OK) return s;
-    }
-    at += hs + fs;
+/* A growing list of entries: a host library's section holds thousands (cuSPARSE: over 1,000). */
+typedef struct entry_list {
+  fat_entry *e;
+  size_t n, cap;
+} entry_list;
+
+static gcl_status push_entry(entry_list *l, gcl__bytes body, size_t *at) {
+  if (l->n == l->cap) {
+    size_t cap = l->cap ? 2 * l->cap : 16;
+    fat_entry *grown = gcl__realloc(l->e, cap * sizeof *grown);
+    if (!grown) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "fatbin: out of memory for %zu entries", cap);
+    l->e = grown;
+    l->cap = cap;
   }
-  if (at < 16)
+  gcl_status s = read_entry(body, *at, l->n, &l->e[l->n], at);
+  if (s == GCL_OK) l->n++;
+  return s;
+}
+
+/* The container at byte at of d: its entries into l, *next past it (padded to 8). */
+static gcl_status list_container(gcl__bytes d, size_t at, entry_list *l, size_t *next) {
+  if (!gcl__bytes_has(d, at, 16))
     return gcl__fail(GCL_ERROR_BAD_IMAGE, "fatbin truncated: %zu bytes is shorter than the 16-byte header",
-                     d.n);
-  *count = n;
+                     d.n - at);
+  uint16_t hs = gcl__le16(d.p + at + 6);
+  uint64_t fs = gcl__le64(d.p + at + 8);
+  if (hs < 16 || !gcl__bytes_has(d, at + hs, fs))
+    return gcl__fail(GCL_ERROR_BAD_IMAGE,
+                     "fatbin truncated: container at byte %zu (header %u, %llu bytes of entries) runs "
+                     "past the end of the %zu-byte image",
+                     at, hs, (unsigned long long)fs, d.n);
+  gcl__bytes body = gcl__bytes_sub(d, at + hs, fs);
+  for (size_t e = 0; e < body.n;) {
+    gcl_status s = push_entry(l, body, &e);
+    if (s != GCL_OK) return s;
+  }
+  uint64_t end = at + hs + fs;
+  *next = (size_t)(end + 7 <= d.n ? (end + 7) & ~(uint64_t)7 : d.n);
   return GCL_OK;
+}
+
+/* Offset of the container after the one ending at at, skipping zero padding; d.n if none. */
+static size_t next_container(gcl__bytes d, size_t at) {
+  while (at + 16 <= d.n && gcl__le32(d.p + at) != FATBIN_MAGIC && gcl__le64(d.p + at) == 0) at += 8;
+  return at + 16 <= d.n && gcl__le32(d.p + at) == FATBIN_MAGIC ? at : d.n;
 }
 
 /* Best entry for sm: the exact cubin, else the highest cubin <= sm of the same major, else the
@@ -165,25 +184,72 @@ static gcl_status read_chosen(gcl_image *img, const fat_entry *e, size_t n, int 
   return s;
 }
 
+/* Every container of data is whole and its entries readable (what the module loader needs to
+ * know before handing the image to the driver). */
 gcl_status gcl__fatbin_check(gcl__bytes data) {
-  fat_entry *entries = gcl__malloc(MAX_ENTRIES * sizeof *entries);
-  if (!entries) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "fatbin: out of memory");
-  size_t n = 0;
-  gcl_status s = list_entries(data, entries, &n);
-  gcl__free(entries);
+  gcl_status s = GCL_OK;
+  for (size_t at = 0; s == GCL_OK && at < data.n; at = next_container(data, at)) {
+    entry_list l = {NULL, 0, 0};
+    size_t next = data.n;
+    s = list_container(data, at, &l, &next);
+    gcl__free(l.e);
+    at = next;
+  }
+  return s;
+}
+
+/* The highest cubin architecture of all containers (sm 0 with several containers: one
+ * architecture for all, so that the image's offsets are for one sm). 0 if there is no cubin. */
+static int highest_cubin(gcl__bytes d) {
+  int best = 0;
+  for (size_t at = 0; at < d.n; at = next_container(d, at)) {
+    entry_list l = {NULL, 0, 0};
+    size_t next = d.n;
+    gcl_status s = list_container(d, at, &l, &next);
+    for (size_t i = 0; s == GCL_OK && i < l.n; i++)
+      if (l.e[i].kind == 2 && (int)l.e[i].arch > best) best = (int)l.e[i].arch;
+    gcl__free(l.e);
+    if (s != GCL_OK) return 0; /* reported by the reading pass */
+    at = next;
+  }
+  return best;
+}
+
+/* Reads the chosen entry of the container at *at and moves *at past it; *used false when it has
+ * none for sm (an error only when it is the only container). */
+static gcl_status read_container(gcl_image *img, gcl__bytes d, size_t *at, int sm, bool only,
+                                 bool *used) {
+  entry_list l = {NULL, 0, 0};
+  size_t next = d.n;
+  gcl_status s = list_container(d, *at, &l, &next);
+  *used = false;
+  if (s == GCL_OK) {
+    long pick = choose(l.e, l.n, sm);
+    if (pick >= 0) s = read_chosen(img, &l.e[pick], (size_t)pick, sm), *used = s == GCL_OK;
+    else if (only) s = no_entry(l.e, l.n, sm);
+  }
+  gcl__free(l.e);
+  *at = next;
   return s;
 }
 
 gcl_status gcl__fatbin_read(gcl_image *img, gcl__bytes data, int sm) {
-  fat_entry *entries = gcl__malloc(MAX_ENTRIES * sizeof *entries);
-  if (!entries) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "fatbin: out of memory");
-  size_t n = 0;
-  gcl_status s = list_entries(data, entries, &n);
-  if (s == GCL_OK) {
-    long pick = choose(entries, n, sm);
-    s = pick < 0 ? no_entry(entries, n, sm) : read_chosen(img, &entries[pick], (size_t)pick, sm);
+  entry_list first = {NULL, 0, 0};
+  size_t after = data.n;
+  gcl_status s = list_container(data, 0, &first, &after); /* the first one must be whole */
+  gcl__free(first.e);
+  if (s != GCL_OK) return s;
+  bool several = next_container(data, after) < data.n; /* a host ELF's .nv_fatbin: one per TU */
+  if (several && sm == 0) sm = highest_cubin(data);
+  size_t used = 0, containers = 0;
+  for (size_t at = 0; s == GCL_OK && at < data.n; at = next_container(data, at), containers++) {
+    bool u;
+    s = read_container(img, data, &at, sm, !several, &u);
+    used += u;
   }
-  gcl__free(entries);
+  if (s == GCL_OK && used == 0 && several)
+    s = gcl__fail(GCL_ERROR_NOT_FOUND, "fatbin: none of the %zu containers has an entry usable "
+                  "on sm_%d", containers, sm);
   if (s == GCL_OK) img->format = GCL_IMAGE_FATBIN;
   return s;
 }

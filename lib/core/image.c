@@ -104,6 +104,8 @@ gcl_status gcl__image_format(const void *data, size_t size, gcl_image_format *fo
 }
 
 static gcl_status read_any(gcl_image *img, gcl__bytes d, int sm) {
+  if (gcl__is_elf(d) && gcl__elf_machine(d) != 0 && gcl__elf_machine(d) != 190)
+    return gcl__host_elf_read(img, d, sm); /* a host program or library: its fatbin sections */
   gcl_image_format f;
   gcl_status s = gcl__image_format(d.p, d.n, &f);
   if (s != GCL_OK) return s;
@@ -146,6 +148,7 @@ const char *gcl_image_format_name(gcl_image_format f) {
   case GCL_IMAGE_CUBIN: return "cubin";
   case GCL_IMAGE_FATBIN: return "fatbin";
   case GCL_IMAGE_PTX: return "ptx";
+  case GCL_IMAGE_ELF: return "elf";
   }
   return "unknown";
 }

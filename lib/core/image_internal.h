@@ -53,6 +53,10 @@ typedef struct gcl__elf_symbol {
 
 /* Checks the ELF header and section table bounds. GCL_ERROR_BAD_IMAGE saying what is wrong. */
 gcl_status gcl__elf_open(gcl__elf *elf, gcl__bytes data);
+/* As gcl__elf_open for an ELF of any machine (host executables, libraries, objects). */
+gcl_status gcl__elf_open_any(gcl__elf *elf, gcl__bytes data);
+/* e_machine of an ELF64 header (190 CUDA, 62 x86-64); 0 if data is no ELF header. */
+unsigned gcl__elf_machine(gcl__bytes data);
 /* Section i, with its body and name checked to lie inside the image. */
 gcl_status gcl__elf_section_get(const gcl__elf *elf, size_t i, gcl__elf_section *sec);
 /* Index of the first section called name; false (no message) if none. */
@@ -99,6 +103,10 @@ gcl_status gcl__cubin_read(gcl_image *img, gcl__bytes data);
 gcl_status gcl__fatbin_read(gcl_image *img, gcl__bytes data, int sm);
 /* sm: the architecture offsets are computed for (0: 90). */
 gcl_status gcl__ptx_read(gcl_image *img, gcl__bytes data, int sm);
+
+/* Host ELF (machine not CUDA): every fatbin container of its .nv_fatbin and __nv_relfatbin
+ * sections (hostelf.c). sm as for gcl__fatbin_read. */
+gcl_status gcl__host_elf_read(gcl_image *img, gcl__bytes data, int sm);
 
 bool gcl__is_elf(gcl__bytes data);
 bool gcl__is_fatbin(gcl__bytes data);

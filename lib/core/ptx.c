@@ -218,14 +218,25 @@ static gcl_status read_entry(lexer *lx, gcl_image *img, int sm) {
   return GCL_OK;
 }
 
+/* sm 0 means the PTX's own `.target sm_NN` (the architecture it was written for): the sm of the
+ * token after .target, left unchanged when it is not sm_NN. */
+static void target_sm(lexer *lx, int *sm) {
+  if (!next(lx) || lx->len < 5 || memcmp(lx->tok, "sm_", 3) != 0) return;
+  int v = 0;
+  for (size_t i = 3; i < lx->len && isdigit((unsigned char)lx->tok[i]) && v < 1000; i++)
+    v = 10 * v + (lx->tok[i] - '0');
+  if (v >= 10 && v <= 255) *sm = v;
+}
+
 gcl_status gcl__ptx_read(gcl_image *img, gcl__bytes data, int sm) {
   const char *text = (const char *)data.p;
   lexer lx = {.p = text, .end = text + strnlen(text, data.n)}; /* text ends at a NUL if any */
-  bool version = false;
+  bool version = false, own = sm == 0;
   gcl_status s = GCL_OK;
   if (sm == 0) sm = 90;
   while (s == GCL_OK && next(&lx)) {
     if (is(&lx, ".version")) version = true;
+    else if (is(&lx, ".target") && own) target_sm(&lx, &sm);
     else if (is(&lx, ".entry")) s = version ? read_entry(&lx, img, sm)
                                             : gcl__fail(GCL_ERROR_BAD_IMAGE,
                                                         "ptx: .entry before the .version directive");

@@ -19,7 +19,7 @@
 
 static void walk(const gcl_image *img) {
   size_t n = gcl_image_kernel_count(img);
-  CHECK(gcl_image_get_format(img) >= GCL_IMAGE_CUBIN && gcl_image_get_format(img) <= GCL_IMAGE_PTX);
+  CHECK(gcl_image_get_format(img) >= GCL_IMAGE_CUBIN && gcl_image_get_format(img) <= GCL_IMAGE_ELF);
   CHECK(gcl_image_format_name(gcl_image_get_format(img)) != NULL);
   for (size_t k = 0; k < n; k++) {
     gcl_image_kernel info;

@@ -131,4 +131,20 @@ check(buf("b")["fnv1a"] == fnv(a) and buf("a")["fnv1a"] == fnv(a), "fnv1a of a a
 check(len(set(a)) > 16, "a holds random data")
 PY
 fi
+# 6. CUDA source with a C++ template kernel, named by its demangled name: the offline check finds
+#    the mangled name (_Z2tkILi3EEvPfj) and the GPU launch must use it. p[i] = 3 + i for i < n.
+cat >"$tmp/tk.cu" <<'CU'
+template <int N> __global__ void tk(float *p, unsigned n) {
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) p[i] = N + i;
+}
+template __global__ void tk<3>(float *, unsigned);
+CU
+if run tk "$tmp/tk.cu" 'tk<3>' --grid 2 --block 64 --signature "f32* p, u32 n" \
+     --arg p=buf:f32:100 --arg u32:100 --out "p=$tmp/p.bin"; then
+  py "$tmp/tk.json" <<'PY' && ok "template kernel from .cu by its demangled name" || bad "template kernel"
+p = struct.unpack("<100f", open(tmp + "/p.bin", "rb").read())
+check(all(p[i] == 3 + i for i in range(100)), "p[i] == 3 + i")
+PY
+fi
 exit $failed

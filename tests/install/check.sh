@@ -43,6 +43,26 @@ for f in "$lib/libgclaunch.so" "$lib/libgclaunch.so.$version" "$lib/libgclaunch.
   if [[ -e $f ]]; then pass "installed ${f#"$stage"}"; else fail "not installed: ${f#"$stage"}"; fi
 done
 
+# --- the installed tool: `gclaunch demo` without a GPU reads the installed kernels -----------------
+kernels=$stage$prefix/$(option datadir)/gclaunch/kernels
+[[ $(option datadir) == /* ]] && kernels=$stage$(option datadir)/gclaunch/kernels
+if [[ -r $kernels/megakernel.fatbin && -r $kernels/megakernel.sm_90.cubin ]]; then
+  pass "installed the demo's kernels in ${kernels#"$stage"}"
+else fail "the demo's kernels are not installed in ${kernels#"$stage"}"; fi
+# The driver is made unreachable (no-GPU mode); the tool must name the installed cubin, not the
+# build tree's, and show its layout.
+demo_out=$(cd "$tmp" && env -u GCL_KERNEL_DIR GCL_LIBCUDA=/nonexistent/libcuda.so.1 \
+           LD_LIBRARY_PATH="$lib" "$root/bin/gclaunch" demo 2>&1)
+demo_rc=$?
+real_kernels=$(cd "$kernels" 2>/dev/null && pwd -P)
+if [[ $demo_rc == 0 && $demo_out == *"cubin:    $real_kernels/megakernel.sm_90.cubin, sm_90"* &&
+      $demo_out == *"param 0: offset 0x"* && $demo_out != *"$build/kernels"* ]]; then
+  pass "installed gclaunch demo (no GPU) reads ${kernels#"$stage"} and shows the cubin's layout"
+else
+  fail "installed gclaunch demo: exit $demo_rc, expected the cubin in $real_kernels:"
+  echo "$demo_out" | head -20
+fi
+
 # What consumer.c must print: the sm_90 rule of FACTS.md (param base 0x210, so the 128-aligned
 # tensormap array lands at 112, not at 0 as in C).
 expected="gclaunch $version sm_90

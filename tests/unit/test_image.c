@@ -328,3 +328,52 @@ Test(image, fatbin_lz4_entry_is_reported) {
   gcl_image_destroy(img);
   free(data);
 }
+
+/* Containers one after another (a host library's .nv_fatbin): every container is read, its kernels
+ * after the previous one's, with padding to 8 bytes between them. */
+Test(image, fatbin_containers_in_sequence) {
+  size_t na, nb;
+  unsigned char *a = itu_read_kernel_file("smoke.fatbin", &na);
+  unsigned char *b = itu_read_kernel_file("echo.fatbin", &nb);
+  size_t pad = (8 - na % 8) % 8 + 8; /* the padding, and 8 zero bytes more */
+  unsigned char *both = calloc(na + pad + nb, 1);
+  cr_assert_not_null(both);
+  memcpy(both, a, na);
+  memcpy(both + na + pad, b, nb);
+  gcl_image *img = NULL, *alone = NULL;
+  cr_assert_eq(gcl_image_parse(both, na + pad + nb, 90, &img), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_image_parse(b, nb, 90, &alone), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_image_kernel_count(img), 1 + gcl_image_kernel_count(alone));
+  gcl_image_kernel first, k, want;
+  cr_assert_eq(gcl_image_get_kernel(img, 0, &first), GCL_OK);
+  cr_assert_str_eq(first.name, "saxpy");
+  for (size_t i = 0; i < gcl_image_kernel_count(alone); i++) {
+    cr_assert_eq(gcl_image_get_kernel(img, i + 1, &k), GCL_OK);
+    cr_assert_eq(gcl_image_get_kernel(alone, i, &want), GCL_OK);
+    cr_assert_str_eq(k.name, want.name);
+    cr_assert_eq(k.param_bytes, want.param_bytes);
+    cr_assert_eq(k.registers, want.registers, "%s: registers of the second cubin", k.name);
+  }
+  cr_assert_eq(gcl_image_get_format(img), GCL_IMAGE_FATBIN);
+  both[na + pad + 6] = 0xff; /* the second container's header size is now 0xff10: past the end */
+  both[na + pad + 7] = 0xff;
+  gcl_image *bad = NULL;
+  cr_assert_eq(gcl_image_parse(both, na + pad + nb, 90, &bad), GCL_ERROR_BAD_IMAGE);
+  cr_assert(strstr(gcl_last_error(), "container at byte"), "%s", gcl_last_error());
+  gcl_image_destroy(alone);
+  gcl_image_destroy(img);
+  free(both), free(a), free(b);
+}
+
+/* A host ELF without device code says so; the format name of a host ELF is "elf". */
+Test(image, host_elf_without_device_code) {
+  size_t n;
+  unsigned char *self = itu_read_file("/proc/self/exe", &n);
+  cr_assert_not_null(self);
+  gcl_image *img = NULL;
+  cr_assert_eq(gcl_image_parse(self, n, 0, &img), GCL_ERROR_BAD_IMAGE);
+  cr_assert(strstr(gcl_last_error(), "has no .nv_fatbin or __nv_relfatbin section"), "%s",
+            gcl_last_error());
+  cr_assert_str_eq(gcl_image_format_name(GCL_IMAGE_ELF), "elf");
+  free(self);
+}

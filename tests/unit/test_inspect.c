@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "gclaunch/gclaunch.h"
 
@@ -103,9 +104,9 @@ Test(inspect, errors_name_the_file) {
   char out[4096], args[1024];
   cr_assert_eq(run_inspect("/nonexistent/k.cubin", out, sizeof out), 1);
   cr_assert(strstr(out, "/nonexistent/k.cubin"), "%s", out);
-  snprintf(args, sizeof args, "'%s/smoke.cu'", GCL_SOURCE_DIR "/kernels");
+  snprintf(args, sizeof args, "'%s/meson.build'", GCL_SOURCE_DIR "/kernels"); /* not CUDA */
   cr_assert_eq(run_inspect(args, out, sizeof out), 1);
-  cr_assert(strstr(out, "smoke.cu") && strstr(out, "not a cubin"), "%s", out);
+  cr_assert(strstr(out, "meson.build") && strstr(out, "not a cubin"), "%s", out);
   snprintf(args, sizeof args, "'%s/params.sm_90.cubin' --kernel nope", GCL_KERNEL_DIR);
   cr_assert_eq(run_inspect(args, out, sizeof out), 1);
   cr_assert(strstr(out, "nope"), "%s", out);
@@ -114,4 +115,81 @@ Test(inspect, errors_name_the_file) {
   cr_assert(strstr(out, "sm_75"), "%s", out);
   cr_assert_eq(run_inspect("x.cubin --arch banana", out, sizeof out), 2);
   cr_assert_eq(run_inspect("", out, sizeof out), 2);
+}
+
+Test(inspect, options_and_help) {
+  char out[8192];
+  cr_assert_eq(run_inspect("x.cubin --frobnicate", out, sizeof out), 2);
+  cr_assert(strstr(out, "unknown option '--frobnicate'"), "%s", out);
+  cr_assert_eq(run_inspect("x.cubin --kernel", out, sizeof out), 2);
+  cr_assert(strstr(out, "option '--kernel' needs a value"), "%s", out);
+  cr_assert_eq(run_inspect("--help", out, sizeof out), 0);
+  cr_assert(strstr(out, "usage: gclaunch inspect FILE"), "%s", out);
+  cr_assert_eq(run_inspect("x.cubin --json --help", out, sizeof out), 0);
+}
+
+/* CUDA source through NVRTC; C++ names demangled beside the mangled ones. */
+Test(inspect, cuda_source_and_demangled_names) {
+  char out[16384], args[1024];
+  snprintf(args, sizeof args, "'%s/smoke.cu' --json", GCL_SOURCE_DIR "/kernels");
+  cr_assert_eq(run_inspect(args, out, sizeof out), 0, "%s", out);
+  cr_assert(strstr(out, "{\"name\": \"saxpy\", \"param_bytes\": 32"), "%s", out);
+  char src[] = "/tmp/gcl-inspect-XXXXXX.cu";
+  int fd = mkstemps(src, 3);
+  cr_assert_geq(fd, 0);
+  const char *text = "namespace ns { template <int N> __global__ void k(float *p, int n) {} }\n"
+                     "template __global__ void ns::k<7>(float *, int);\n";
+  cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+  close(fd);
+  snprintf(args, sizeof args, "'%s' --json", src);
+  int rc = run_inspect(args, out, sizeof out);
+  snprintf(args, sizeof args, "'%s' --kernel 'ns::k<*>'", src);
+  char table[4096];
+  int rc2 = run_inspect(args, table, sizeof table);
+  unlink(src);
+  cr_assert_eq(rc, 0, "%s", out);
+  cr_assert(strstr(out, "\"name\": \"_ZN2ns1kILi7EEEvPfi\", \"demangled\": \"void ns::k<7>(float*, int)\""), "%s", out);
+  cr_assert_eq(rc2, 0, "%s", table);
+  cr_assert(strstr(table, "1 kernel") && strstr(table, "  void ns::k<7>(float*, int)\n"), "%s", table);
+}
+
+Test(inspect, kernel_globs) {
+  char out[16384], args[1024];
+  snprintf(args, sizeof args, "'%s/launchcfg.sm_90.cubin' --kernel 'cfg_*' --json", GCL_KERNEL_DIR);
+  cr_assert_eq(run_inspect(args, out, sizeof out), 0, "%s", out);
+  size_t n = 0;
+  for (const char *p = out; (p = strstr(p, "\"name\": ")); p++) n++;
+  cr_assert_eq(n, 5, "cfg_bounded, cfg_smem, cfg_cluster, cfg_add, cfg_noparams: %s", out);
+  cr_assert(!strstr(out, "bench_"), "%s", out);
+  snprintf(args, sizeof args, "'%s/launchcfg.sm_90.cubin' --kernel 'zz*'", GCL_KERNEL_DIR);
+  cr_assert_eq(run_inspect(args, out, sizeof out), 1);
+  cr_assert(strstr(out, "no kernel matches 'zz*'"), "%s", out);
+  snprintf(args, sizeof args, "'%s/launchcfg.sm_90.cubin' --kernel cfg_ad", GCL_KERNEL_DIR);
+  cr_assert_eq(run_inspect(args, out, sizeof out), 1);
+  cr_assert(strstr(out, "no kernel 'cfg_ad' (8 kernels)\n  kernels there:\n    cfg_add\n"), "%s", out);
+}
+
+Test(inspect, signature_checked_offline) {
+  char out[8192], args[1024];
+  snprintf(args, sizeof args, "'%s/smoke.sm_90.cubin' --signature 'f32 a, const f32* x, f32* y, u64 n'",
+           GCL_KERNEL_DIR);
+  cr_assert_eq(run_inspect(args, out, sizeof out), 0, "%s", out);
+  cr_assert(strstr(out, "--signature matches 1 kernel on sm_90"), "%s", out);
+  snprintf(args, sizeof args, "'%s/smoke.sm_90.cubin' --signature 'f32 a, const f32* x, f32* y, u32 n'",
+           GCL_KERNEL_DIR);
+  cr_assert_eq(run_inspect(args, out, sizeof out), 1, "%s", out);
+  cr_assert(strstr(out, "kernel 'saxpy' in '" GCL_KERNEL_DIR "/smoke.sm_90.cubin' (sm_90): parameter 3 "
+                        "'n': declared offset 24 size 4, kernel has offset 24 size 8"), "%s", out);
+  snprintf(args, sizeof args, "'%s/echo.fatbin' --kernel echo_maps4 --signature "
+           "'grid_constant tensormap[4] m, f32 f, u8* out'", GCL_KERNEL_DIR);
+  cr_assert_eq(run_inspect(args, out, sizeof out), 0, "%s", out);
+}
+
+/* k_maps255's device placement on sm_90 ends at 32,768 (ptxas accepts it, the driver does not). */
+Test(inspect, warns_past_the_parameter_limit) {
+  char out[8192], args[1024];
+  snprintf(args, sizeof args, "'%s/params_limit.sm_90.cubin' --json", GCL_KERNEL_DIR);
+  cr_assert_eq(run_inspect(args, out, sizeof out), 0, "%s", out);
+  cr_assert(strstr(out, "warning: " GCL_KERNEL_DIR "/params_limit.sm_90.cubin: kernel 'k_maps255': "
+                        "its parameters end at byte 32768 on sm_90, past the 32764 bytes"), "%s", out);
 }

@@ -296,7 +296,8 @@ static void cli(const char *args, char *out, size_t cap) {
   cli_env("saxpy=0/4,8/8,16/8,24/8", args, out, cap);
 }
 
-#define RUN_SAXPY "run kernels/smoke.sm_90.cubin saxpy --grid 4 --block 256 --arg f32:2 " \
+/* The fatbin: its compute_90 PTX runs on the sm_100 device (an sm_90 cubin would be refused). */
+#define RUN_SAXPY "run kernels/smoke.fatbin saxpy --grid 4 --block 256 --arg f32:2 " \
                   "--arg buf:f32:1024=iota --arg y=buf:f32:1024 --arg u64:1024 "
 
 Test(multidevice, cli_run_on_every_device) {
