@@ -90,6 +90,7 @@ static gcl_status encode(gcl_context *ctx, const DLTensor *t, const gcl_tensorma
     return gcl__cu_fail(rc, "%s: cuTensorMapEncodeTiled(%s, rank %u, dims[0] %llu, box[0] %u, "
                         "box %u bytes)", who, gcl__tmap_type_name(d.type), d.rank,
                         (unsigned long long)d.dims[0], d.box[0], d.box_bytes);
+  gcl__fault_note_tensormaps(); /* a later ILLEGAL_INSTRUCTION names the TMA rule */
   *map = m;
   return GCL_OK;
 }
