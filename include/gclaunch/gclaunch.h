@@ -501,8 +501,9 @@ typedef struct gcl_event gcl_event;
 
 /* Creates a non-blocking stream (it does not synchronize with the legacy default stream) of
  * ctx's device. priority: 0 is the lowest (the default); lower numbers are higher priorities,
- * down to the device's greatest (-5 on the H200). Out of range is refused, not clamped:
- * GCL_ERROR_INVALID_ARGUMENT "priority: expected -5 (highest) ... 0 (lowest) on device 0, got 3".
+ * down to the device's greatest (cuCtxGetStreamPriorityRange). Out of range is refused, not
+ * clamped: GCL_ERROR_INVALID_ARGUMENT "priority: expected -5 (highest) ... 0 (lowest) on
+ * device 0, got 3" (the device's range in the message).
  * Thread-safe on ctx. */
 GCL_API gcl_status gcl_stream_create(gcl_context *ctx, int priority, gcl_stream **out);
 /* Destroys s (pending work still runs; an unfinished capture is discarded). NULL is fine. */

@@ -77,8 +77,8 @@ long fakecuda_calls(const char *entry);
  * (CUgraphExecs). -1 for an unknown kind.
  *
  * The launch edge: streams remember their device (a launch, copy or event record with another
- * device's stream is CUDA_ERROR_INVALID_HANDLE) and their priority (clamped to 0 ... -5, the
- * H200's range); events record the host clock; asynchronous copies and fills are done at once;
+ * device's stream is CUDA_ERROR_INVALID_HANDLE) and their priority (clamped to the fake's range
+ * 0 ... -5); events record the host clock; asynchronous copies and fills are done at once;
  * cuEventQuery always reports completion (inject 600 for NOT_READY). Occupancy: blocks per SM =
  * min(32, 2048 / warp-rounded block, 65536 / (NUM_REGS x warp-rounded block), 233472 / (static +
  * dynamic shared + 1024)); active clusters = SMs x blocks per SM / cluster size (more than 8

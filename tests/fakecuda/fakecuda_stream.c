@@ -38,7 +38,7 @@ CUresult fake_cuCtxGetStreamPriorityRange(int *least, int *greatest) {
   ENTER(cuCtxGetStreamPriorityRange);
   NEED_CONTEXT();
   if (least) *least = 0;
-  if (greatest) *greatest = -5; /* the H200's range */
+  if (greatest) *greatest = -5; /* a range of 6 levels, as the driver reports for recent GPUs (unmeasured here) */
   return CUDA_SUCCESS;
 }
 
