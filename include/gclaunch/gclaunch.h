@@ -341,7 +341,8 @@ GCL_API gcl_status gcl_mem_fill_u8(gcl_context *ctx, uint64_t dst, uint8_t value
 GCL_API gcl_status gcl_mem_copy(gcl_context *ctx, uint64_t dst, uint64_t src, size_t bytes);
 GCL_API gcl_status gcl_context_synchronize(gcl_context *ctx);
 
-/* A timer: two CUDA events of ctx's device, to time work on a stream by the device's clock
+/* A timer: two gcl_events of ctx's device (a thin layer over gcl_event_*, for raw CUstreams), to
+ * time work on a stream by the device's clock
  * (resolution about 0.5 us), without the host's launch overhead in it:
  *   gcl_timer_start(t, stream); gcl_launch(...); gcl_timer_stop(t, stream);
  *   gcl_timer_elapsed_us(t, &us);       // waits for the stop event
