@@ -5,7 +5,37 @@
 
 #include <time.h>
 
+/* DESIGN.md's "Launch edge" contract, verbatim: a redeclaration that differs from the header's
+ * fails to compile. */
+gcl_status gcl_stream_create(gcl_context *ctx, int priority, gcl_stream **out);  /* non-blocking */
+void       gcl_stream_destroy(gcl_stream *s);
+gcl_status gcl_stream_synchronize(gcl_stream *s);
+void      *gcl_stream_handle(const gcl_stream *s);       /* the CUstream: gcl_launch_config.stream */
+gcl_status gcl_mem_upload_async(gcl_context *ctx, uint64_t dst, const void *src, size_t n, gcl_stream *s);
+gcl_status gcl_mem_download_async(gcl_context *ctx, void *dst, uint64_t src, size_t n, gcl_stream *s);
+gcl_status gcl_event_create(gcl_context *ctx, gcl_event **out);
+void       gcl_event_destroy(gcl_event *e);
+gcl_status gcl_event_record(gcl_event *e, gcl_stream *s);
+gcl_status gcl_event_synchronize(gcl_event *e);
+gcl_status gcl_event_elapsed_us(gcl_event *start, gcl_event *stop, double *us);
+gcl_status gcl_stream_wait_event(gcl_stream *s, gcl_event *e);
+gcl_status gcl_kernel_occupancy(const gcl_kernel *k, unsigned block_threads, size_t dynamic_smem,
+                                int *blocks_per_sm);
+gcl_status gcl_graph_capture_begin(gcl_stream *s);
+gcl_status gcl_graph_capture_end(gcl_stream *s, gcl_graph **out);     /* instantiated */
+gcl_status gcl_graph_kernel_count(const gcl_graph *g, size_t *count);
+gcl_status gcl_graph_set_args(gcl_graph *g, size_t kernel_node, gcl_kernel *k, const gcl_args *args);
+gcl_status gcl_graph_launch(gcl_graph *g, gcl_stream *s);
+void       gcl_graph_destroy(gcl_graph *g);
+
 TestSuite(stream, .init = fake_use);
+
+Test(stream, status_kernel_fault_is_21) {
+  cr_assert_eq((int)GCL_ERROR_KERNEL_FAULT, 21);
+  cr_assert_str_eq(gcl_status_name(GCL_ERROR_KERNEL_FAULT), "GCL_ERROR_KERNEL_FAULT");
+  cr_assert_str_eq(gcl_status_text(GCL_ERROR_KERNEL_FAULT),
+                   "a kernel faulted: the process's CUDA state is lost; only a new process recovers");
+}
 
 static gcl_context *open_ctx(void) {
   gcl_context *ctx = NULL;
