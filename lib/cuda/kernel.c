@@ -144,9 +144,12 @@ static gcl_status launch_limits(gcl_kernel *k) {
 
 static gcl_status resolve(gcl_kernel *k) {
   CUresult rc = gcl__cu.cuLibraryGetKernel(&k->kern, k->mod->lib, k->name);
-  if (rc == CUDA_ERROR_NOT_FOUND)
-    return gcl__fail(GCL_ERROR_NOT_FOUND, "kernel '%s' not found in the module (extern \"C\" "
-                     "kernels keep their name; C++ ones need the mangled name)", k->name);
+  if (rc == CUDA_ERROR_NOT_FOUND) {
+    gcl__fail(GCL_ERROR_NOT_FOUND, "kernel '%s' not found in the module (extern \"C\" kernels "
+              "keep their name; C++ ones need the mangled name)", k->name);
+    gcl__set_last_cuda_error((int)rc);
+    return GCL_ERROR_NOT_FOUND;
+  }
   if (rc != CUDA_SUCCESS) return gcl__cu_fail(rc, "cuLibraryGetKernel('%s')", k->name);
   gcl_status s = gcl__context_bind(k->ctx); /* cuKernelGetFunction needs it */
   if (s != GCL_OK) return s;

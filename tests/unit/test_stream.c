@@ -344,7 +344,11 @@ Test(stream, kernel_attribute_misuse_is_named) {
   gcl_kernel *k;
   cr_assert_eq(gcl_module_load_data(ctx, fake_ptx, sizeof fake_ptx, &mod), GCL_OK);
   cr_assert_eq(gcl_kernel_get(mod, "k", FAKE_K_SIGNATURE, &k), GCL_OK);
+  gcl_kernel *none = NULL;
+  cr_assert_eq(gcl_kernel_get(mod, "nope", NULL, &none), GCL_ERROR_NOT_FOUND);
+  cr_assert_eq(gcl_last_cuda_error(), 500, "CUDA_ERROR_NOT_FOUND is the driver's answer");
   cr_assert_eq(gcl_kernel_set_attribute(NULL, GCL_KERNEL_PREFERRED_CARVEOUT, 1), GCL_ERROR_INVALID_ARGUMENT);
+  cr_assert_eq(gcl_last_cuda_error(), 0, "a bad argument is not a driver failure");
   assert_msg_has("kernel");
   cr_assert_eq(gcl_kernel_set_attribute(k, GCL_KERNEL_REGISTERS, 1), GCL_ERROR_INVALID_ARGUMENT);
   assert_msg_has("attr: 2 is read-only");
