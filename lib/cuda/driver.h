@@ -74,7 +74,7 @@
   X(cuMemFreeHost, 2000, 1)                                                                       \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050, 1)                                         \
   X(cuOccupancyMaxActiveClusters, 11070, 1)                                                       \
-  X(cuGraphGetEdges, 10000, 1)
+  X(cuGraphGetEdges, 12030, 0)
 
 typedef struct gcl__cu_api {
 #define GCL_X_FIELD(name, version, required) PFN_##name##_v##version name;

@@ -100,15 +100,20 @@ static size_t index_of(CUgraphNode *nodes, size_t n, CUgraphNode x) {
 }
 
 /* Orders nodes topologically (ties in listing order): the capture order of one stream, whose
- * nodes form a chain, whatever order cuGraphGetNodes lists them in. */
+ * nodes form a chain, whatever order cuGraphGetNodes lists them in. A driver without
+ * cuGraphGetEdges (< 12.3) keeps the listing order. */
 static gcl_status capture_order(CUgraph g, CUgraphNode *nodes, size_t n, CUgraphNode *out) {
+  if (!gcl__cu.cuGraphGetEdges) {
+    for (size_t i = 0; i < n; i++) out[i] = nodes[i];
+    return GCL_OK;
+  }
   size_t e = 0;
-  CUresult rc = gcl__cu.cuGraphGetEdges(g, NULL, NULL, &e);
+  CUresult rc = gcl__cu.cuGraphGetEdges(g, NULL, NULL, NULL, &e);
   CUgraphNode *from = calloc(e + 1, sizeof *from), *to = calloc(e + 1, sizeof *to);
   size_t *indeg = calloc(n + 1, sizeof *indeg);
   gcl_status s = GCL_OK;
   if (rc == CUDA_SUCCESS && (!from || !to || !indeg)) s = gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "graph: %zu edges", e);
-  if (s == GCL_OK && rc == CUDA_SUCCESS) rc = gcl__cu.cuGraphGetEdges(g, from, to, &e);
+  if (s == GCL_OK && rc == CUDA_SUCCESS) rc = gcl__cu.cuGraphGetEdges(g, from, to, NULL, &e);
   if (s == GCL_OK && rc != CUDA_SUCCESS) s = gcl__cu_fail(rc, "cuGraphGetEdges");
   for (size_t i = 0; s == GCL_OK && i < e; i++) indeg[index_of(nodes, n, to[i])]++;
   for (size_t done = 0; s == GCL_OK && done < n; done++) {

@@ -157,10 +157,12 @@ CUresult fake_cuGraphGetNodes(CUgraph g, CUgraphNode *nodes, size_t *count) {
   return CUDA_SUCCESS;
 }
 
-CUresult fake_cuGraphGetEdges(CUgraph g, CUgraphNode *from, CUgraphNode *to, size_t *count) {
+CUresult fake_cuGraphGetEdges(CUgraph g, CUgraphNode *from, CUgraphNode *to,
+                              CUgraphEdgeData *data, size_t *count) {
   ENTER(cuGraphGetEdges);
   fake_graph *gr = graph_of(g, GRAPH_MAGIC);
-  if (!count || (!from) != (!to)) return CUDA_ERROR_INVALID_VALUE;
+  if (!count || (!from) != (!to) || (data && !from)) return CUDA_ERROR_INVALID_VALUE;
+  if (data) memset(data, 0, *count * sizeof *data); /* default edges */
   if (!gr) return CUDA_ERROR_INVALID_HANDLE;
   size_t edges = gr->count ? gr->count - 1 : 0;
   for (size_t i = 0; from && i < *count && i < edges; i++) {

@@ -412,3 +412,21 @@ Test(graph, sweep_sticky_fault_at_every_call) {
   }
   cr_assert_gt(faulted, calls / 2, "most faults must surface: %d of %ld", faulted, calls);
 }
+
+/* A driver without cuGraphGetEdges (CUDA < 12.3): graphs still work, kernel nodes in the order
+ * the driver lists them (the fake lists in reverse). */
+Test(graph, without_cuGraphGetEdges_nodes_follow_the_listing) {
+  fakecuda_hide("cuGraphGetEdges", 1);
+  declare_big();
+  static session w;
+  cr_assert_eq(session_open(&w), GCL_OK, "%s", gcl_last_error());
+  gcl_launch_config cfg = {.grid = {1}, .block = {32}, .stream = gcl_stream_handle(w.s)};
+  cr_assert_eq(gcl_graph_capture_begin(w.s), GCL_OK);
+  cr_assert_eq(gcl_launch(w.k, &cfg, w.ka), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_launch(w.big, &cfg, w.ba), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_graph_capture_end(w.s, &w.g), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_graph_set_args(w.g, 0, w.big, w.ba), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(fakecuda_calls("cuGraphGetEdges"), 0);
+  session_close(&w);
+  assert_nothing_live();
+}
