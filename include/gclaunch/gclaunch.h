@@ -490,7 +490,8 @@ GCL_API gcl_status gcl_launch(gcl_kernel *kernel, const gcl_launch_config *confi
  * a CUresult (a launch, synchronize, event, copy ...) returns GCL_ERROR_KERNEL_FAULT with a
  * message naming the CUresult; gclaunch records the fault process-wide and every later call that
  * would reach the driver returns the same status and message at once, without calling it
- * (destroy and free functions still give their handles back). gcl_last_cuda_error() gives the
+ * (the destroy functions and gcl_host_free still give their handles back;
+ * gcl_mem_free returns the fault, and releasing the context frees device memory). gcl_last_cuda_error() gives the
  * CUresult. Only a new process recovers. After ILLEGAL_INSTRUCTION in a process that uses tensor
  * maps (gclaunch encoded one, or looked up a kernel with a tensormap parameter) the message names
  * the likely cause: a TMA load/store whose innermost coordinate x element size is not a multiple
