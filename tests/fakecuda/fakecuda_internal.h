@@ -167,6 +167,8 @@ int fake_capture_kernel(CUstream s, fake_function *f, const fakecuda_launch *rec
 /* On a capturing stream: appends a copy (src non-NULL) or fill node, 1; else 0. */
 int fake_capture_copy(CUstream s, void *dst, const void *src, size_t bytes, uint32_t value,
                       uint32_t width, CUresult *rc);
+/* Frees a graph or exec and its nodes (fakecuda_graph.c). */
+void fake_graph_free(fake_graph *g);
 /* Runs a copy or fill node. */
 void fake_run_copy(const fake_node *n);
 /* [p, p + n) lies in one live allocation (fakecuda_module.c). */

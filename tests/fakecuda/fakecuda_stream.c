@@ -66,8 +66,6 @@ CUresult fake_cuStreamCreateWithPriority(CUstream *s, unsigned flags, int priori
   return new_stream(s, flags, priority);
 }
 
-void fake_graph_free(fake_graph *g);
-
 CUresult fake_cuStreamDestroy(CUstream s) {
   ENTER(cuStreamDestroy);
   fake_stream *st = stream_of(s);
