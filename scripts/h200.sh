@@ -41,13 +41,15 @@ for stage in $stages; do
         [[ -x $t && ! -d $t ]] || continue
         tools="memcheck racecheck"
         [[ $t == *concurrency* || $t == *dlpack* || $t == *smoke* ]] && tools=memcheck
+        # gpu_tma_rule's second test faults on purpose (an unaligned TMA load in a child)
+        only=(); [[ $t == *tma_rule* ]] && only=(--filter 'tma_rule/aligned*')
         for tool in $tools; do
           echo "== compute-sanitizer --tool $tool $(basename "$t")"
           # API errors are reported separately below: gclaunch finds a kernel's parameter count
           # by calling cuFuncGetParamInfo until it returns CUDA_ERROR_INVALID_VALUE (CUDA 13 has
           # no count query), and the negative tests provoke driver errors on purpose.
           timeout ${SANITIZE_TIMEOUT:-150} compute-sanitizer --tool $tool --target-processes all \
-            --report-api-errors no --error-exitcode 99 "$t" --jobs 1 2>&1 | tail -4
+            --report-api-errors no --error-exitcode 99 "$t" --jobs 1 "${only[@]}" 2>&1 | tail -4
           echo "exit ${PIPESTATUS[0]}"
         done
       done 2>&1 | tee "$out/sanitize.log" | grep -E '^==|ERROR SUMMARY|exit|Synthesis'
