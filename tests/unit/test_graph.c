@@ -430,3 +430,23 @@ Test(graph, without_cuGraphGetEdges_nodes_follow_the_listing) {
   session_close(&w);
   assert_nothing_live();
 }
+
+/* examples/persistent.c against the fake: every gclaunch call of its host side succeeds (exit 2
+ * would name the failing call); the fake runs no kernel, so its check must then see the results
+ * missing (exit 1) -- the check is not vacuous. */
+Test(graph, example_persistent_host_side_runs_on_the_fake) {
+  char build[1024], cmd[4096];
+  snprintf(build, sizeof build, "%s", FAKECUDA_PATH);
+  for (int up = 0; up < 3; up++) *strrchr(build, '/') = 0; /* build/tests/fakecuda/libfakecuda.so */
+  snprintf(cmd, sizeof cmd, "GCL_LIBCUDA='%s' FAKECUDA_PARAMS='persistent_axpy=0/4,8/8,16/8,24/8;"
+           "persistent_table=0/8208,8208/8,8216/8,8224/8' '%s/examples/example_persistent' "
+           "'%s/kernels/persistent.sm_90.cubin' 2>&1; echo \"exit $?\"", FAKECUDA_PATH, build, build);
+  FILE *p = popen(cmd, "r");
+  cr_assert(p != NULL);
+  static char out[16384];
+  size_t n = fread(out, 1, sizeof out - 1, p);
+  out[n] = 0;
+  pclose(p);
+  if (strstr(out, "not found") && strstr(out, "exit 127")) cr_skip_test("example not built: %s", out);
+  cr_assert(strstr(out, "elements differ") && strstr(out, "exit 1"), "%s", out);
+}
