@@ -101,6 +101,7 @@ static int run(app *a, double *us, unsigned *grid) {
   if (rc) return rc;
   TRY(gcl_mem_upload_async(a->ctx, a->x, a->hx, N * 4, a->s));
   TRY(gcl_mem_upload_async(a->ctx, a->y, a->hy, N * 4, a->s));
+  TRY(gcl_mem_fill_u32_async(a->ctx, a->out, 0x7fc00000u, N, a->s)); /* NaN: unwritten shows */
   TRY(gcl_event_record(a->start, a->s));
   TRY(gcl_graph_launch(a->graph, a->s));
   TRY(gcl_event_record(a->stop, a->s));
