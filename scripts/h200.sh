@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Runs the GPU side of gclaunch on a GPU runner from a build directory made elsewhere (see
 # README: ../shared/gpu/pack-libs BUILD first). Writes logs and CSVs under $OUT (default ./out).
-#   scripts/h200.sh BUILD [stages...]   stages: ctest demo torch bench sanitize cli (default: all)
+#   scripts/h200.sh BUILD [stages...]   stages: ctest demo torch bench sanitize cli persistent
+#   (default: all)
 set -uo pipefail
 build=${1:?usage: scripts/h200.sh BUILD [stages...]}
 shift
-stages=${*:-ctest demo torch bench sanitize cli}
+stages=${*:-ctest demo torch bench sanitize cli persistent}
 out=${OUT:-out}
 mkdir -p "$out"
 export LD_LIBRARY_PATH=$PWD/$build/devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -69,13 +70,15 @@ for stage in $stages; do
         [[ -x $t && ! -d $t ]] || continue
         tools="memcheck racecheck"
         [[ $t == *concurrency* || $t == *dlpack* || $t == *smoke* ]] && tools=memcheck
+        # gpu_tma_rule's second test faults on purpose (an unaligned TMA load in a child)
+        only=(); [[ $t == *tma_rule* ]] && only=(--filter 'tma_rule/aligned*')
         for tool in $tools; do
           echo "== compute-sanitizer --tool $tool $(basename "$t")"
           # API errors are reported separately below: gclaunch finds a kernel's parameter count
           # by calling cuFuncGetParamInfo until it returns CUDA_ERROR_INVALID_VALUE (CUDA 13 has
           # no count query), and the negative tests provoke driver errors on purpose.
           timeout ${SANITIZE_TIMEOUT:-150} compute-sanitizer --tool $tool --target-processes all \
-            --report-api-errors no --error-exitcode 99 "$t" --jobs 1 2>&1 | tail -4
+            --report-api-errors no --error-exitcode 99 "$t" --jobs 1 "${only[@]}" 2>&1 | tail -4
           echo "exit ${PIPESTATUS[0]}"
         done
       done 2>&1 | tee "$out/sanitize.log" | grep -E '^==|ERROR SUMMARY|exit|Synthesis'
@@ -105,6 +108,11 @@ open('/tmp/work.bin', 'wb').write(items)"
           --arg "tmap:a,b,b,b,b,b,b,b,b,b,b,b,b,b,b,b:box=16x16" --arg work=buf:u8:640=@/tmp/work.bin \
           --arg u32:16 --buffer a=buf:f32:64x64@4=rand --buffer b=buf:f32:64x64
         echo "host: b must equal a (same sum and FNV-1a hash)"; } 2>&1 | tee "$out/cli.log"
+      ;;
+    persistent) # examples/persistent.c: gclaunch.h only, no libcuda link (prints "persistent: OK ...")
+      { readelf -d "$build/examples/example_persistent" | grep NEEDED
+        "$build/examples/example_persistent" "$build/kernels/persistent.sm_90.cubin"
+        echo "example_persistent exit $?"; } 2>&1 | tee "$out/persistent.log"
       ;;
     *) echo "unknown stage $stage" >&2 ;;
   esac

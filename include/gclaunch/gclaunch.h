@@ -100,6 +100,10 @@ GCL_API const char *gcl_status_text(gcl_status s);
 /* Detail of this thread's last failure ("" if none yet). Written only when a call fails; a
  * successful call leaves it as it was. Never NULL; valid until this thread's next failing call. */
 GCL_API const char *gcl_last_error(void);
+/* The CUresult (as an int: 700 is CUDA_ERROR_ILLEGAL_ADDRESS) of this thread's last failure,
+ * or 0 when that failure was not a driver call (a bad argument, a layout check, ...). Written
+ * with gcl_last_error, only on failure. Thread-safe (per thread). */
+GCL_API int gcl_last_cuda_error(void);
 
 /* ---------------------------------------------------------------------------------------------
  * Allocator (libuv's uv_replace_allocator)
@@ -495,7 +499,8 @@ GCL_API gcl_status gcl_mem_fill_u8(gcl_context *ctx, uint64_t dst, uint8_t value
 GCL_API gcl_status gcl_mem_copy(gcl_context *ctx, uint64_t dst, uint64_t src, size_t bytes);
 GCL_API gcl_status gcl_context_synchronize(gcl_context *ctx);
 
-/* A timer: two CUDA events of ctx's device, to time work on a stream by the device's clock
+/* A timer: two gcl_events of ctx's device (a thin layer over gcl_event_*, for raw CUstreams), to
+ * time work on a stream by the device's clock
  * (resolution about 0.5 us), without the host's launch overhead in it:
  *   gcl_timer_start(t, stream); gcl_launch(...); gcl_timer_stop(t, stream);
  *   gcl_timer_elapsed_us(t, &us);       // waits for the stop event
@@ -582,9 +587,31 @@ GCL_API gcl_launch_mode gcl_kernel_launch_mode(const gcl_kernel *kernel);
 
 typedef enum gcl_kernel_attr {
   GCL_KERNEL_MAX_THREADS_PER_BLOCK, GCL_KERNEL_STATIC_SHARED_BYTES, GCL_KERNEL_REGISTERS,
-  GCL_KERNEL_MAX_DYNAMIC_SHARED_BYTES, GCL_KERNEL_LOCAL_BYTES
+  GCL_KERNEL_MAX_DYNAMIC_SHARED_BYTES, GCL_KERNEL_LOCAL_BYTES,
+  /* appended (values 5 ...), settable with gcl_kernel_set_attribute: */
+  GCL_KERNEL_PREFERRED_CARVEOUT,               /* percent of L1 as shared memory, -1: default */
+  GCL_KERNEL_CLUSTER_SCHEDULING_POLICY,        /* 0 default, 1 spread, 2 load balancing */
+  GCL_KERNEL_NONPORTABLE_CLUSTER_SIZE_ALLOWED  /* 0 or 1: clusters of more than 8 blocks */
 } gcl_kernel_attr;
+/* The kernel's attribute attr on its device (cuFuncGetAttribute). Reads. */
 GCL_API gcl_status gcl_kernel_attribute(const gcl_kernel *kernel, gcl_kernel_attr attr, int *value);
+/* Sets what persistent kernels set before their first launch (cuFuncSetAttribute):
+ * GCL_KERNEL_MAX_DYNAMIC_SHARED_BYTES (0 ... the device's opt-in limit minus the kernel's static
+ * shared memory; gcl_launch also raises it by itself when a launch asks for more),
+ * GCL_KERNEL_PREFERRED_CARVEOUT (-1 ... 100), GCL_KERNEL_CLUSTER_SCHEDULING_POLICY (0 ... 2),
+ * GCL_KERNEL_NONPORTABLE_CLUSTER_SIZE_ALLOWED (0 or 1; gcl_launch sets it by itself for clusters
+ * of more than 8). GCL_ERROR_INVALID_ARGUMENT for a read-only attribute or a value out of range
+ * (the message gives the range). Changes the kernel: not concurrently with its launches'
+ * opt-ins of the same attribute (they are serialized by a lock inside; a launch racing a lower
+ * limit may see either). */
+GCL_API gcl_status gcl_kernel_set_attribute(gcl_kernel *kernel, gcl_kernel_attr attr, int value);
+
+/* Interop with code that uses the driver API itself. Each returns the underlying handle as
+ * void * (cast it to the CUDA type), owned by gclaunch and valid as long as the object; NULL for
+ * NULL. Reads. */
+GCL_API void *gcl_context_cu_context(const gcl_context *ctx);  /* CUcontext (the primary one) */
+GCL_API void *gcl_module_cu_library(const gcl_module *mod);    /* CUlibrary */
+GCL_API void *gcl_kernel_cu_function(const gcl_kernel *kernel);/* CUfunction in its context */
 
 /* ---------------------------------------------------------------------------------------------
  * Launch
@@ -600,11 +627,14 @@ GCL_API gcl_status gcl_kernel_attribute(const gcl_kernel *kernel, gcl_kernel_att
  * grow, keeps them out of its stable API and adds setters instead -- the fallback here too if
  * the reserved room runs out.) README "ABI and versioning". */
 typedef struct gcl_launch_config {
-  unsigned grid[3];          /* 0 is taken as 1 */
-  unsigned block[3];         /* 0 is taken as 1 */
+  unsigned grid[3];          /* blocks; grid[0] >= 1. y, z left 0 after the last given dimension
+                                are 1 ({.grid = {n}} is n x 1 x 1); a 0 in x, or before a given
+                                dimension, is GCL_ERROR_INVALID_CONFIG naming config.grid[i] */
+  unsigned block[3];         /* threads; the same rule as grid */
   unsigned cluster[3];       /* all 0: no cluster attribute */
   size_t shared_bytes;       /* dynamic shared memory; > 48 KiB opted in on first use */
-  void *stream;              /* a CUstream; NULL is the default stream */
+  void *stream;              /* a CUstream: gcl_stream_handle(s), or your own; NULL is the
+                                context's default stream */
   bool cooperative;
   bool programmatic_dependent_launch;
   int priority;              /* 0: none */
@@ -615,13 +645,170 @@ typedef struct gcl_launch_config {
  * driver where it can. Allocates nothing. Safe to call from several threads on one kernel with
  * different args. Makes the kernel's context current on the calling thread (a cheap check when
  * it already is) and launches on config->stream, which must be a stream of that context (or
- * NULL, its default stream): a stream of another device is the driver's error. */
+ * NULL, its default stream): a stream of another device is the driver's error.
+ * The driver copies the parameters when the launch is submitted: args may be changed, reused
+ * for the next launch or destroyed as soon as gcl_launch returns, even before the kernel ran
+ * (device memory the args point to must of course stay valid until it did).
+ * GCL_ERROR_INVALID_CONFIG for a grid or block of 0 (naming the field) and the other config
+ * checks; GCL_ERROR_KERNEL_FAULT after a kernel fault (see gcl_stream_synchronize). */
 GCL_API gcl_status gcl_launch(gcl_kernel *kernel, const gcl_launch_config *config,
                               const gcl_args *args);
 
 /* ---------------------------------------------------------------------------------------------
- * CUDA graphs
+ * Streams, events, asynchronous copies, pinned host memory, occupancy
+ *
+ * Everything a persistent-kernel host program needs without cuda.h or libcuda. A stream or
+ * event belongs to the context it was made in (borrowed: the context must outlive it); calls
+ * that take a context and a stream refuse a stream of another context (GCL_ERROR_INVALID_ARGUMENT
+ * naming "s"). Where a stream parameter may be NULL it means the context's default stream.
+ * A handle passed after its destroy is detected while its memory was not reused ("not a live
+ * stream"); do not rely on it. One stream or event must not be used from two threads at once;
+ * different ones are independent.
+ *
+ * Kernel faults. A kernel that faults (CUDA_ERROR_ILLEGAL_ADDRESS, ILLEGAL_INSTRUCTION,
+ * MISALIGNED_ADDRESS, INVALID_ADDRESS_SPACE, INVALID_PC, HARDWARE_STACK_ERROR, LAUNCH_FAILED,
+ * LAUNCH_TIMEOUT, ASSERT, CONTAINED, EXTERNAL_DEVICE) leaves the whole process's CUDA state lost:
+ * the driver fails every later call, even a new primary context. The first call that sees such
+ * a CUresult (a launch, synchronize, event, copy ...) returns GCL_ERROR_KERNEL_FAULT with a
+ * message naming the CUresult; gclaunch records the fault process-wide and every later call that
+ * would reach the driver returns the same status and message at once, without calling it
+ * (the destroy functions and gcl_host_free still give their handles back;
+ * gcl_mem_free returns the fault, and releasing the context frees device memory). gcl_last_cuda_error() gives the
+ * CUresult. Only a new process recovers. After ILLEGAL_INSTRUCTION in a process that uses tensor
+ * maps (gclaunch encoded one, or looked up a kernel with a tensormap parameter) the message names
+ * the likely cause: a TMA load/store whose innermost coordinate x element size is not a multiple
+ * of 16 bytes.
  * ------------------------------------------------------------------------------------------- */
+
+typedef struct gcl_stream gcl_stream;
+typedef struct gcl_event gcl_event;
+
+/* Creates a non-blocking stream (it does not synchronize with the legacy default stream) of
+ * ctx's device. priority: 0 is the lowest (the default); lower numbers are higher priorities,
+ * down to the device's greatest (cuCtxGetStreamPriorityRange). Out of range is refused, not
+ * clamped: GCL_ERROR_INVALID_ARGUMENT "priority: expected -5 (highest) ... 0 (lowest) on
+ * device 0, got 3" (the device's range in the message).
+ * Thread-safe on ctx. */
+GCL_API gcl_status gcl_stream_create(gcl_context *ctx, int priority, gcl_stream **out);
+/* Destroys s (pending work still runs; an unfinished capture is discarded). NULL is fine. */
+GCL_API void gcl_stream_destroy(gcl_stream *s);
+/* Waits for the stream's work. GCL_ERROR_INVALID_ARGUMENT while the stream is capturing a
+ * graph; GCL_ERROR_KERNEL_FAULT when a kernel on it faulted. */
+GCL_API gcl_status gcl_stream_synchronize(gcl_stream *s);
+/* The CUstream as void *: put it in gcl_launch_config.stream. NULL for NULL. Reads. */
+GCL_API void *gcl_stream_handle(const gcl_stream *s);
+/* The stream's context (borrowed), NULL for NULL. Reads. */
+GCL_API gcl_context *gcl_stream_context(const gcl_stream *s);
+/* The priority the stream was created with (0 for NULL). Reads. */
+GCL_API int gcl_stream_priority(const gcl_stream *s);
+
+/* Creates an event of ctx's device with timing enabled. */
+GCL_API gcl_status gcl_event_create(gcl_context *ctx, gcl_event **out);
+GCL_API void gcl_event_destroy(gcl_event *e); /* NULL is fine */
+/* Records e at the current end of s (NULL: the default stream of e's context). s must be of
+ * e's context. */
+GCL_API gcl_status gcl_event_record(gcl_event *e, gcl_stream *s);
+/* Waits until the work before e's last record completed (at once if never recorded). */
+GCL_API gcl_status gcl_event_synchronize(gcl_event *e);
+/* *done = whether the work before e's last record completed (true if never recorded); does not
+ * wait. A failed query leaves *done alone. */
+GCL_API gcl_status gcl_event_query(gcl_event *e, bool *done);
+/* Waits for stop, then *us = device time from start to stop in microseconds (resolution about
+ * 0.5 us). Both must be recorded events of one context (GCL_ERROR_INVALID_ARGUMENT naming the
+ * one that was not). */
+GCL_API gcl_status gcl_event_elapsed_us(gcl_event *start, gcl_event *stop, double *us);
+/* Makes work submitted to s after this call wait for e's last record (events of another device
+ * are fine). Does not block the host. */
+GCL_API gcl_status gcl_stream_wait_event(gcl_stream *s, gcl_event *e);
+
+/* Asynchronous copies and fills on s (a stream of ctx; NULL: ctx's default stream), ordered with
+ * the stream's launches. They return once queued; the host memory must stay valid and untouched
+ * until the stream reached them (synchronize, or an event). Pageable host memory makes the driver
+ * stage the copy (it may then return only after the data was read); memory from gcl_host_alloc
+ * is copied truly asynchronously. A bad address is the driver's error (GCL_ERROR_DRIVER naming
+ * the call). */
+GCL_API gcl_status gcl_mem_upload_async(gcl_context *ctx, uint64_t dst, const void *src,
+                                        size_t bytes, gcl_stream *s);
+GCL_API gcl_status gcl_mem_download_async(gcl_context *ctx, void *dst, uint64_t src, size_t bytes,
+                                          gcl_stream *s);
+/* Device-to-device copy (cuMemcpyDtoDAsync). */
+GCL_API gcl_status gcl_mem_copy_async(gcl_context *ctx, uint64_t dst, uint64_t src, size_t bytes,
+                                      gcl_stream *s);
+/* bytes bytes of value (cuMemsetD8Async). */
+GCL_API gcl_status gcl_mem_fill_u8_async(gcl_context *ctx, uint64_t dst, uint8_t value,
+                                         size_t bytes, gcl_stream *s);
+/* count 32-bit words of value (cuMemsetD32Async); dst must be 4-byte aligned. */
+GCL_API gcl_status gcl_mem_fill_u32_async(gcl_context *ctx, uint64_t dst, uint32_t value,
+                                          size_t count, gcl_stream *s);
+/* Pinned (page-locked) host memory of bytes (>= 1) bytes, portable to every context
+ * (cuMemHostAlloc): the source or destination of truly asynchronous copies. Free it with
+ * gcl_host_free before the context is destroyed. *out untouched on failure. */
+GCL_API gcl_status gcl_host_alloc(gcl_context *ctx, size_t bytes, void **out);
+/* Frees memory from gcl_host_alloc; NULL p is fine. */
+GCL_API gcl_status gcl_host_free(gcl_context *ctx, void *p);
+
+/* Occupancy. *blocks_per_sm = how many blocks of block_threads threads with dynamic_smem bytes
+ * of dynamic shared memory can be resident on one SM at once
+ * (cuOccupancyMaxActiveBlocksPerMultiprocessor); 0 when none fits. block_threads must be
+ * 1 ... the kernel's maximum and dynamic_smem within its limit (GCL_ERROR_INVALID_CONFIG naming
+ * them); a dynamic_smem over the kernel's current limit raises it as gcl_launch would. */
+GCL_API gcl_status gcl_kernel_occupancy(const gcl_kernel *k, unsigned block_threads,
+                                        size_t dynamic_smem, int *blocks_per_sm);
+/* The largest cooperative (or persistent) grid: blocks per SM x the device's SM count.
+ * GCL_ERROR_INVALID_CONFIG when not one block fits on an SM. */
+GCL_API gcl_status gcl_kernel_max_cooperative_grid(const gcl_kernel *k, unsigned block_threads,
+                                                   size_t dynamic_smem, unsigned *blocks);
+/* *clusters = how many clusters of config->cluster (all dimensions given) with config->block
+ * threads and config->shared_bytes can be active at once on the device
+ * (cuOccupancyMaxActiveClusters; config->grid is ignored). Clusters of more than 8 blocks need
+ * GCL_KERNEL_NONPORTABLE_CLUSTER_SIZE_ALLOWED set first. */
+GCL_API gcl_status gcl_kernel_active_clusters(const gcl_kernel *k, const gcl_launch_config *config,
+                                              int *clusters);
+/* Fills config for a persistent launch: grid = {SMs x blocks per SM, 1, 1},
+ * block = {block_threads, 1, 1}, shared_bytes = dynamic_smem; the other fields (stream,
+ * cooperative, cluster, ...) stay as the caller set them. config untouched on failure. */
+GCL_API gcl_status gcl_kernel_persistent_config(const gcl_kernel *k, unsigned block_threads,
+                                                size_t dynamic_smem, gcl_launch_config *config);
+
+/* ---------------------------------------------------------------------------------------------
+ * CUDA graphs
+ *
+ * Capture launches on a gcl_stream into a graph, replace the arguments of one kernel node, replay:
+ *   gcl_graph_capture_begin(s);
+ *   gcl_launch(k, &cfg, args0); gcl_launch(k2, &cfg2, args1); ...   // cfg.stream = handle of s
+ *   gcl_graph_capture_end(s, &g);               // instantiated; kernel nodes 0, 1, ... in order
+ *   gcl_graph_set_args(g, 1, k2, new_args);     // node 1 now runs with new_args
+ *   gcl_graph_launch(g, s);
+ * Async copies and fills captured on the stream become graph nodes too (not counted as kernel
+ * nodes). During a capture the stream must not be synchronized. A graph borrows its context; it
+ * must not be used from two threads at once.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct gcl_graph gcl_graph;
+
+/* Starts capturing s (thread-local mode: only this thread's unsafe calls are refused).
+ * GCL_ERROR_INVALID_ARGUMENT if s is already capturing. */
+GCL_API gcl_status gcl_graph_capture_begin(gcl_stream *s);
+/* Ends the capture and instantiates the graph. The capture has ended when this returns, also on
+ * failure. GCL_ERROR_INVALID_ARGUMENT naming "s" when no capture was begun or the capture
+ * launched no kernel (no graph is made); the driver's error when the capture was invalidated. */
+GCL_API gcl_status gcl_graph_capture_end(gcl_stream *s, gcl_graph **out);
+/* Number of kernel nodes (>= 1). Reads. */
+GCL_API gcl_status gcl_graph_kernel_count(const gcl_graph *g, size_t *count);
+/* Replaces the arguments of kernel node kernel_node (0 = the first kernel launched in the
+ * capture) with args, which must be complete and of k's layout; k must be the kernel the node
+ * was captured from (GCL_ERROR_INVALID_ARGUMENT "kernel_node 2: it runs another kernel than
+ * 'k'"), of the graph's device. Any parameter size up to GCL_PARAM_LIMIT, grid-constant
+ * aggregates included. The driver copies the values: args may change or go away afterwards.
+ * Grid, block and attributes of the node are kept. Takes effect for later gcl_graph_launch
+ * calls. Nothing changes on failure (index out of range, args of another layout, unset args). */
+GCL_API gcl_status gcl_graph_set_args(gcl_graph *g, size_t kernel_node, gcl_kernel *k,
+                                      const gcl_args *args);
+/* Replays the graph on s (a stream of the graph's context; NULL: its default stream). */
+GCL_API gcl_status gcl_graph_launch(gcl_graph *g, gcl_stream *s);
+/* Destroys the graph (a replay in flight still completes). NULL is fine. */
+GCL_API void gcl_graph_destroy(gcl_graph *g);
+
 
 /* Replaces the parameters of kernel node `node` (a CUgraphNode captured from a gcl_launch of
  * kernel, or added for it) in the instantiated graph `graph_exec` (a CUgraphExec) with args,

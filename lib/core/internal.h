@@ -20,6 +20,8 @@ gcl_status gcl__vfail(gcl_status s, const char *fmt, va_list ap);
 /* GCL_ERROR_INVALID_ARGUMENT naming the first NULL among n (const char *name, const void *value)
  * pairs: "fn: name is NULL" (the one style for NULL arguments). Call it only when one of them is NULL. */
 gcl_status gcl__fail_null(const char *fn, int n, ...);
+/* Sets what gcl_last_cuda_error returns; call it right after gcl__fail for a driver failure. */
+void gcl__set_last_cuda_error(int cuda_error);
 /* Adds text to the end of this thread's message (for logs), truncating at GCL__MESSAGE_MAX. */
 void gcl__fail_append(const char *text);
 

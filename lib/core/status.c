@@ -5,6 +5,8 @@
 #include <string.h>
 
 static _Thread_local char last_error[GCL__MESSAGE_MAX];
+/* The CUresult behind this thread's last failure; 0 when that failure was not a driver call. */
+static _Thread_local int last_cuda_error;
 
 /* Lookups by value: the enum may have gaps, so no array indexed by position. */
 const char *gcl_status_name(gcl_status s) {
@@ -35,8 +37,13 @@ unsigned gcl_version_number(void) { return GCL_VERSION_NUMBER; }
 
 const char *gcl_last_error(void) { return last_error; }
 
+int gcl_last_cuda_error(void) { return last_cuda_error; }
+
+void gcl__set_last_cuda_error(int cuda_error) { last_cuda_error = cuda_error; }
+
 gcl_status gcl__vfail(gcl_status s, const char *fmt, va_list ap) {
   vsnprintf(last_error, sizeof last_error, fmt, ap);
+  last_cuda_error = 0;
   return s;
 }
 

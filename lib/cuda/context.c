@@ -92,6 +92,8 @@ int gcl_context_device(const gcl_context *ctx) { return ctx ? ctx->device : -1; 
 int gcl_context_sm(const gcl_context *ctx) { return ctx ? ctx->sm : 0; }
 
 gcl_status gcl__context_bind(gcl_context *ctx) {
+  gcl_status fault = gcl__fault_check(); /* after a kernel fault, no call reaches the driver */
+  if (fault != GCL_OK) return fault;
   CUcontext cur = NULL;
   if (gcl__cu.cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur == ctx->ctx) return GCL_OK;
   CUresult rc = gcl__cu.cuCtxSetCurrent(ctx->ctx);

@@ -20,10 +20,42 @@ gcl_status gcl__tensormap_encode_as(gcl_context *ctx, const DLTensor *t,
                                     void *map);
 /* The same with the common case (already current: one cuCtxGetCurrent) inline, for hot paths. */
 static inline gcl_status gcl__context_bind_fast(gcl_context *ctx) {
+  if (gcl__faulted()) return gcl__fault_check(); /* after a fault: no driver call at all */
   CUcontext cur = NULL;
   if (gcl__cu.cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur == ctx->ctx) return GCL_OK;
   return gcl__context_bind(ctx);
 }
+
+/* --- Streams, events, graphs (stream.c, event.c, graph.c) ------------------------------------ */
+
+/* Set at create, cleared at destroy: a handle whose magic is wrong was never created or was
+ * destroyed (detected while its memory has not been reused). */
+enum { GCL__STREAM_MAGIC = 0x7374726du, GCL__EVENT_MAGIC = 0x6576746eu, GCL__GRAPH_MAGIC = 0x67726170u };
+
+struct gcl_stream {
+  uint32_t magic;
+  gcl_context *ctx;          /* borrowed */
+  CUstream stream;
+  int priority;
+  bool capturing;            /* between gcl_graph_capture_begin and _end */
+};
+
+struct gcl_event {
+  uint32_t magic;
+  gcl_context *ctx;          /* borrowed */
+  CUevent event;
+  bool recorded;
+};
+
+/* Checks that s (named `what` in messages) is a live stream; with ctx, one of ctx's device.
+ * NULL s is an error unless null_ok (then the context's default stream). Binds the context. */
+gcl_status gcl__stream_check(const gcl_stream *s, const gcl_context *ctx, const char *what,
+                             bool null_ok);
+/* Records e on a raw CUstream (gcl_timer's); `which` ("start event") goes into the message.
+ * The context must be bound. */
+gcl_status gcl__event_record_on(gcl_event *e, CUstream s, const char *which);
+/* The CUstream of s, NULL for NULL (the default stream). */
+static inline CUstream gcl__cu_stream(const gcl_stream *s) { return s ? s->stream : NULL; }
 
 /* --- Modules and kernels (module.c, kernel.c, launch.c) ------------------------------------- */
 
@@ -79,6 +111,11 @@ gcl_status gcl__nvrtc_compile(const char *source, const char *name, const char *
 /* The launch path's checks of args against kernel k: the same layout (pointer or equal offsets
  * and sizes) and every parameter set; a failure names the parameter. */
 gcl_status gcl__launch_check_args(const gcl_kernel *k, const gcl_args *args);
+/* A launch config's grid or block (field "grid"/"block") with trailing zeros taken as 1; x = 0
+ * or a zero before a given dimension is GCL_ERROR_INVALID_CONFIG naming config.field[i]. */
+gcl_status gcl__config_dims(const unsigned v[3], const char *field, unsigned out[3]);
+/* Raises the kernel's dynamic shared memory limit to bytes, once (launch.c). */
+gcl_status gcl__kernel_opt_in_shared(gcl_kernel *k, size_t bytes);
 /* Frees a kernel (module.c unlinks it first). */
 void gcl__kernel_free(gcl_kernel *k);
 

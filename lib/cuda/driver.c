@@ -14,6 +14,7 @@ typedef struct load_result {
   gcl_status status;
   char message[GCL__MESSAGE_MAX];
   char path[1024];
+  CUresult cuda_error; /* the driver call's result behind the failure, 0 for none */
 } load_result;
 
 static pthread_once_t cu_once = PTHREAD_ONCE_INIT;
@@ -49,14 +50,18 @@ gcl_status gcl__cu_fail(CUresult r, const char *what_fmt, ...) {
   va_end(ap);
   const char *text = NULL;
   if (gcl__cu.cuGetErrorString) gcl__cu.cuGetErrorString(r, &text);
+  if (gcl__cu_sticky(r)) return gcl__fault_record(r, what);
   gcl_status s = GCL_ERROR_DRIVER;
   if (r == CUDA_ERROR_STUB_LIBRARY) s = GCL_ERROR_STUB_DRIVER;
   if (r == CUDA_ERROR_NO_DEVICE) s = GCL_ERROR_NO_DEVICE;
   if (r == CUDA_ERROR_OUT_OF_MEMORY) s = GCL_ERROR_OUT_OF_MEMORY;
-  return gcl__fail(s, "%s: %s (%s)", what, gcl__cu_error_name(r), text ? text : "no description");
+  gcl__fail(s, "%s: %s (%s)", what, gcl__cu_error_name(r), text ? text : "no description");
+  gcl__set_last_cuda_error((int)r);
+  return s;
 }
 
 static gcl_status classify_init(load_result *r, CUresult rc, const char *call) {
+  r->cuda_error = rc;
   if (rc == CUDA_ERROR_STUB_LIBRARY)
     return record(r, GCL_ERROR_STUB_DRIVER,
                   "no usable CUDA driver: '%s' is the toolkit's stub library (%s returned "
@@ -134,8 +139,12 @@ static void cu_load_once(void) {
 
 gcl_status gcl__cu_load(void) {
   pthread_once(&cu_once, cu_load_once);
-  if (cu_result.status != GCL_OK) return gcl__fail(cu_result.status, "%s", cu_result.message);
-  return GCL_OK;
+  if (cu_result.status != GCL_OK) {
+    gcl__fail(cu_result.status, "%s", cu_result.message);
+    gcl__set_last_cuda_error((int)cu_result.cuda_error);
+    return cu_result.status;
+  }
+  return gcl__fault_check();
 }
 
 gcl_status gcl_driver_init(void) { return gcl__cu_load(); }

@@ -2,6 +2,9 @@
 #ifndef GCL_DRIVER_H
 #define GCL_DRIVER_H
 
+#include <stdatomic.h>
+#include <stdbool.h>
+
 #include "internal.h"
 
 #include <cuda.h>
@@ -60,7 +63,22 @@
   X(cuGraphGetNodes, 10000, 1)                                                                    \
   X(cuGraphKernelNodeGetParams, 12000, 1)                                                         \
   X(cuGraphExecKernelNodeSetParams, 12000, 1)                                                    \
-  X(cuGraphNodeGetType, 10000, 0)
+  X(cuGraphNodeGetType, 10000, 0)                                                                 \
+  /* the launch edge (issue 15): streams, events, async copies, occupancy, graphs */             \
+  X(cuStreamCreateWithPriority, 5050, 1)                                                          \
+  X(cuCtxGetStreamPriorityRange, 5050, 1)                                                         \
+  X(cuStreamWaitEvent, 3020, 1)                                                                   \
+  X(cuEventQuery, 2000, 1)                                                                        \
+  X(cuMemcpyHtoDAsync, 3020, 1)                                                                   \
+  X(cuMemcpyDtoHAsync, 3020, 1)                                                                   \
+  X(cuMemcpyDtoDAsync, 3020, 1)                                                                   \
+  X(cuMemsetD8Async, 3020, 1)                                                                     \
+  X(cuMemsetD32Async, 3020, 1)                                                                    \
+  X(cuMemHostAlloc, 2020, 1)                                                                      \
+  X(cuMemFreeHost, 2000, 1)                                                                       \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050, 1)                                         \
+  X(cuOccupancyMaxActiveClusters, 11070, 1)                                                       \
+  X(cuGraphGetEdges, 12030, 0)
 
 typedef struct gcl__cu_api {
 #define GCL_X_FIELD(name, version, required) PFN_##name##_v##version name;
@@ -77,6 +95,23 @@ gcl_status gcl__cu_load(void);
 gcl_status gcl__cu_fail(CUresult r, const char *what_fmt, ...) GCL__PRINTF(2, 3);
 /* "CUDA_ERROR_INVALID_VALUE" or "CUresult N". */
 const char *gcl__cu_error_name(CUresult r);
+
+/* Sticky faults (fault.c). After a CUresult that leaves the process's CUDA state lost (a kernel
+ * fault: ILLEGAL_ADDRESS, ILLEGAL_INSTRUCTION, LAUNCH_FAILED, ...), gcl__cu_fail records it
+ * process-wide and returns GCL_ERROR_KERNEL_FAULT; from then on gcl__fault_check repeats that
+ * status and message without calling the driver. */
+bool gcl__cu_sticky(CUresult r);
+gcl_status gcl__fault_record(CUresult r, const char *what);
+/* GCL_OK while no fault was recorded (one relaxed atomic load), else the recorded fault. */
+gcl_status gcl__fault_check(void);
+/* 0 until a fault was recorded (fault.c): read inline by the hot paths before any driver call. */
+extern atomic_int gcl__fault_state;
+static inline bool gcl__faulted(void) {
+  return atomic_load_explicit(&gcl__fault_state, memory_order_relaxed) != 0;
+}
+/* Marks that this process uses tensor maps (a map was encoded, or a kernel with a tensormap
+ * parameter was looked up): a later sticky ILLEGAL_INSTRUCTION then names the TMA rule. */
+void gcl__fault_note_tensormaps(void);
 
 #define GCL_NVRTC_ENTRY_POINTS(X)                                                                 \
   X(nvrtcGetErrorString)                                                                          \

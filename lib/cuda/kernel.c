@@ -144,9 +144,12 @@ static gcl_status launch_limits(gcl_kernel *k) {
 
 static gcl_status resolve(gcl_kernel *k) {
   CUresult rc = gcl__cu.cuLibraryGetKernel(&k->kern, k->mod->lib, k->name);
-  if (rc == CUDA_ERROR_NOT_FOUND)
-    return gcl__fail(GCL_ERROR_NOT_FOUND, "kernel '%s' not found in the module (extern \"C\" "
-                     "kernels keep their name; C++ ones need the mangled name)", k->name);
+  if (rc == CUDA_ERROR_NOT_FOUND) {
+    gcl__fail(GCL_ERROR_NOT_FOUND, "kernel '%s' not found in the module (extern \"C\" kernels "
+              "keep their name; C++ ones need the mangled name)", k->name);
+    gcl__set_last_cuda_error((int)rc);
+    return GCL_ERROR_NOT_FOUND;
+  }
   if (rc != CUDA_SUCCESS) return gcl__cu_fail(rc, "cuLibraryGetKernel('%s')", k->name);
   gcl_status s = gcl__context_bind(k->ctx); /* cuKernelGetFunction needs it */
   if (s != GCL_OK) return s;
@@ -174,6 +177,18 @@ gcl_status gcl_kernel_set_launch_mode(gcl_kernel *kernel, gcl_launch_mode mode) 
 
 gcl_launch_mode gcl_kernel_launch_mode(const gcl_kernel *kernel) {
   return kernel && kernel->use_extra ? GCL_LAUNCH_EXTRA_BUFFER : GCL_LAUNCH_KERNEL_PARAMS;
+}
+
+static int is_tensormap_leaf(const gcl_field *leaf, const char *path, void *found) {
+  (void)path;
+  return *(bool *)found = leaf->info.kind == GCL_PARAM_TENSORMAP;
+}
+
+/* A tensor map anywhere in the parameters -- a tensormap, an element of tensormap[N], a member
+ * of a struct (typed layouts only: raw bytes say nothing). */
+static bool layout_has_tensormap(const gcl_layout *l) {
+  bool found = false;
+  return gcl_layout_visit_leaves(l, is_tensormap_leaf, &found) == GCL_OK && found;
 }
 
 gcl_status gcl_kernel_get(gcl_module *mod, const char *name, const char *signature, gcl_kernel **out) {
@@ -206,6 +221,7 @@ gcl_status gcl_kernel_get_on(gcl_module *mod, gcl_context *ctx, const char *name
   k->param_bytes = gcl_layout_size(k->layout);
   k->fingerprint = gcl__layout_fingerprint(k->layout); /* gcl_launch compares args' in O(1) */
   k->use_extra = false; /* kernelParams until gcl_kernel_set_launch_mode says otherwise */
+  if (layout_has_tensormap(k->layout)) gcl__fault_note_tensormaps();
   k->next = mod->kernels;
   mod->kernels = k;
   *out = k;
@@ -235,6 +251,11 @@ gcl_status gcl_kernel_attribute(const gcl_kernel *kernel, gcl_kernel_attr attr, 
       [GCL_KERNEL_REGISTERS] = {CU_FUNC_ATTRIBUTE_NUM_REGS, "registers"},
       [GCL_KERNEL_MAX_DYNAMIC_SHARED_BYTES] = {CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, "max dynamic shared"},
       [GCL_KERNEL_LOCAL_BYTES] = {CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, "local bytes"},
+      [GCL_KERNEL_PREFERRED_CARVEOUT] = {CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, "carveout"},
+      [GCL_KERNEL_CLUSTER_SCHEDULING_POLICY] = {CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE,
+                                                "cluster scheduling policy"},
+      [GCL_KERNEL_NONPORTABLE_CLUSTER_SIZE_ALLOWED] = {CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED,
+                                                       "non-portable cluster size"},
   };
   if ((unsigned)attr >= sizeof map / sizeof *map)
     return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_kernel_attribute: attr %d out of range: expected 0 ... %zu", (int)attr, sizeof map / sizeof *map - 1);
@@ -244,3 +265,56 @@ gcl_status gcl_kernel_attribute(const gcl_kernel *kernel, gcl_kernel_attr attr, 
   if (s == GCL_OK) *value = v;
   return s;
 }
+
+/* The range attr accepts and its driver attribute; false for a read-only attribute. */
+static bool settable(const gcl_kernel *k, gcl_kernel_attr attr, int *lo, int *hi,
+                     CUfunction_attribute *a) {
+  switch (attr) {
+  case GCL_KERNEL_MAX_DYNAMIC_SHARED_BYTES:
+    *lo = 0, *hi = (int)k->smem_limit, *a = CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+    return true;
+  case GCL_KERNEL_PREFERRED_CARVEOUT: /* -1: the driver's default; else percent */
+    *lo = -1, *hi = 100, *a = CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT;
+    return true;
+  case GCL_KERNEL_CLUSTER_SCHEDULING_POLICY:
+    *lo = 0, *hi = 2, *a = CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE;
+    return true;
+  case GCL_KERNEL_NONPORTABLE_CLUSTER_SIZE_ALLOWED:
+    *lo = 0, *hi = 1, *a = CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED;
+    return true;
+  default:
+    return false;
+  }
+}
+
+gcl_status gcl_kernel_set_attribute(gcl_kernel *kernel, gcl_kernel_attr attr, int value) {
+  if (!kernel) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "kernel: expected a kernel, got NULL");
+  int lo = 0, hi = 0;
+  CUfunction_attribute a;
+  if (!settable(kernel, attr, &lo, &hi, &a))
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "attr: %d is read-only or unknown (settable: "
+                     "MAX_DYNAMIC_SHARED_BYTES, PREFERRED_CARVEOUT, CLUSTER_SCHEDULING_POLICY, "
+                     "NONPORTABLE_CLUSTER_SIZE_ALLOWED)", (int)attr);
+  if (value < lo || value > hi)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "value: expected %d ... %d for attr %d of kernel "
+                     "'%s', got %d", lo, hi, (int)attr, kernel->name, value);
+  gcl_status s = gcl__context_bind(kernel->ctx);
+  if (s != GCL_OK) return s;
+  pthread_mutex_lock(&kernel->opt_lock); /* the launch path's opt-ins read these lock-free */
+  CUresult rc = gcl__cu.cuFuncSetAttribute(kernel->fn, a, value);
+  if (rc == CUDA_SUCCESS && attr == GCL_KERNEL_MAX_DYNAMIC_SHARED_BYTES)
+    atomic_store(&kernel->smem_max, (size_t)value);
+  if (rc == CUDA_SUCCESS && attr == GCL_KERNEL_NONPORTABLE_CLUSTER_SIZE_ALLOWED)
+    atomic_store(&kernel->nonportable, value != 0);
+  pthread_mutex_unlock(&kernel->opt_lock);
+  if (rc != CUDA_SUCCESS)
+    return gcl__cu_fail(rc, "cuFuncSetAttribute(kernel '%s', attr %d = %d)", kernel->name,
+                        (int)attr, value);
+  return GCL_OK;
+}
+
+void *gcl_kernel_cu_function(const gcl_kernel *kernel) { return kernel ? (void *)kernel->fn : NULL; }
+
+void *gcl_module_cu_library(const gcl_module *mod) { return mod ? (void *)mod->lib : NULL; }
+
+void *gcl_context_cu_context(const gcl_context *ctx) { return ctx ? (void *)ctx->ctx : NULL; }

@@ -8,6 +8,21 @@
 
 static unsigned dim(unsigned v) { return v ? v : 1; }
 
+/* grid, block: x must be given (0 is an error, not 1: a grid computed as n / 256 for a small n
+ * would otherwise launch one block silently); y and z may be left 0 after the last dimension
+ * given (`.grid = {n}` is n x 1 x 1), but a 0 before a given one is an error too. */
+gcl_status gcl__config_dims(const unsigned v[3], const char *field, unsigned out[3]) {
+  for (int i = 0; i < 3; i++) {
+    bool later = false;
+    for (int j = i + 1; j < 3; j++) later = later || v[j];
+    if (v[i] == 0 && (i == 0 || later))
+      return gcl__fail(GCL_ERROR_INVALID_CONFIG, "config.%s[%d]: expected at least 1, got 0 "
+                       "(%s %ux%ux%u)", field, i, field, v[0], v[1], v[2]);
+    out[i] = dim(v[i]);
+  }
+  return GCL_OK;
+}
+
 /* Names the first parameter whose offset or size differs between the args and the kernel. */
 static gcl_status layout_mismatch(const gcl_kernel *k, const gcl_layout *l) {
   size_t n = gcl_layout_count(l);
@@ -54,6 +69,10 @@ static gcl_status check_config(const gcl_kernel *k, const gcl_launch_config *c) 
     if (c->reserved[i])
       return gcl__fail(GCL_ERROR_INVALID_CONFIG, "gcl_launch: config.reserved[%zu] is %llu, expected 0 (zero-initialise the config)",
                        i, (unsigned long long)c->reserved[i]);
+  unsigned gd[3], bd[3];
+  gcl_status s;
+  if ((s = gcl__config_dims(c->grid, "grid", gd)) || (s = gcl__config_dims(c->block, "block", bd)))
+    return s;
   unsigned long long threads =
       (unsigned long long)dim(c->block[0]) * dim(c->block[1]) * dim(c->block[2]);
   if (threads > (unsigned long long)k->max_threads)
@@ -78,8 +97,8 @@ static gcl_status check_config(const gcl_kernel *k, const gcl_launch_config *c) 
 }
 
 /* Raises the kernel's dynamic shared memory limit to bytes (once; later launches see it).
- * Kept out of line (as allow_nonportable): gcl_launch's own code then has no PLT call. */
-__attribute__((noinline)) static gcl_status opt_in_shared(gcl_kernel *k, size_t bytes) {
+ * Kept out of line: gcl_launch's own code then has no call on its fast path. */
+__attribute__((noinline)) gcl_status gcl__kernel_opt_in_shared(gcl_kernel *k, size_t bytes) {
   gcl_status s = GCL_OK;
   pthread_mutex_lock(&k->opt_lock);
   if (bytes > atomic_load(&k->smem_max)) {
@@ -106,7 +125,7 @@ __attribute__((noinline)) static gcl_status allow_nonportable(gcl_kernel *k) {
 static gcl_status opt_ins(gcl_kernel *k, const gcl_launch_config *c) {
   gcl_status s = GCL_OK;
   if (c->shared_bytes > atomic_load_explicit(&k->smem_max, memory_order_acquire))
-    s = opt_in_shared(k, c->shared_bytes);
+    s = gcl__kernel_opt_in_shared(k, c->shared_bytes);
   unsigned long long cluster =
       (unsigned long long)dim(c->cluster[0]) * dim(c->cluster[1]) * dim(c->cluster[2]);
   if (s == GCL_OK && cluster > 8 && !atomic_load_explicit(&k->nonportable, memory_order_acquire))

@@ -104,6 +104,7 @@ static gcl_status encode_into(const gcl_tensormap_desc *d, const gcl__tmap_who *
   CUresult rc = encode_desc(d, &tmp);
   if (rc != CUDA_SUCCESS) return encode_failed(d, who, rc);
   memcpy(m, &tmp, sizeof tmp);
+  gcl__fault_note_tensormaps(); /* a later ILLEGAL_INSTRUCTION names the TMA rule */
   if (e) {
     gcl__tmap_key_make(d, &e->key);
     e->address = d->address;

@@ -24,7 +24,7 @@ atomic_int fake_initialized;
 kernel_table *fake_tables;
 size_t fake_table_count;
 int fake_default_attrs[CU_FUNC_ATTRIBUTE_MAX];
-long fake_live[5];
+long fake_live[LIVE_COUNT];
 fake_alloc *fake_allocs;
 long fake_launches, fake_libraries;
 uint64_t fake_digest_sum;
@@ -48,7 +48,7 @@ static int is_sticky(int e) { return e == 700 || (e >= 714 && e <= 719); }
 static int is_release(int e) {
   return e == E_cuDevicePrimaryCtxRelease || e == E_cuMemFree || e == E_cuLibraryUnload ||
          e == E_cuStreamDestroy || e == E_cuEventDestroy || e == E_cuGraphDestroy ||
-         e == E_cuGraphExecDestroy;
+         e == E_cuGraphExecDestroy || e == E_cuMemFreeHost;
 }
 
 /* One fault slot: the error to return now, or 0. Called under fake_lock. */
@@ -220,10 +220,11 @@ FAKE_API long fakecuda_calls(const char *entry) {
 }
 
 FAKE_API long fakecuda_live(const char *kind) {
-  static const char *const names[] = {"retain", "memory", "library", "stream", "event"};
+  static const char *const names[LIVE_COUNT] = {"retain", "memory", "library", "stream",
+                                                "event", "host", "graph", "exec"};
   long v = -1;
   pthread_mutex_lock(&fake_lock);
-  for (int i = 0; kind && i < 5; i++)
+  for (int i = 0; kind && i < LIVE_COUNT; i++)
     if (strcmp(kind, names[i]) == 0) v = fake_live[i];
   pthread_mutex_unlock(&fake_lock);
   return v;

@@ -73,7 +73,21 @@ void fakecuda_set_func_attribute(int attr, int value);
  * cuGetErrorName/String). -1 for an unknown name. */
 long fakecuda_calls(const char *entry);
 /* Outstanding resources: "retain" (primary context retains), "memory" (allocations),
- * "library", "stream", "event". -1 for an unknown kind. */
+ * "library", "stream", "event", "host" (cuMemHostAlloc), "graph" (captured CUgraphs), "exec"
+ * (CUgraphExecs). -1 for an unknown kind.
+ *
+ * The launch edge: streams remember their device (a launch, copy or event record with another
+ * device's stream is CUDA_ERROR_INVALID_HANDLE) and their priority (clamped to the fake's range
+ * 0 ... -5); events record the host clock; asynchronous copies and fills are done at once;
+ * cuEventQuery always reports completion (inject 600 for NOT_READY). Occupancy: blocks per SM =
+ * min(32, 2048 / warp-rounded block, 65536 / (NUM_REGS x warp-rounded block), 233472 / (static +
+ * dynamic shared + 1024)); active clusters = SMs x blocks per SM / cluster size (more than 8
+ * needs NON_PORTABLE_CLUSTER_SIZE_ALLOWED, more than 16 is CUDA_ERROR_INVALID_CLUSTER_SIZE).
+ * Graphs: a capture records the stream's launches and copies as a chain of nodes (synchronizing
+ * the stream meanwhile is CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and invalidates the capture);
+ * cuGraphGetNodes lists them in reverse order, cuGraphGetEdges gives the chain; a replay
+ * (cuGraphLaunch) counts each kernel node as a launch (fakecuda_last_launch shows its bytes) and
+ * performs the copies. Sticky faults: fakecuda_fail("cuLaunchKernelEx", 715, 0) etc. */
 long fakecuda_live(const char *kind);
 
 typedef struct fakecuda_launch {

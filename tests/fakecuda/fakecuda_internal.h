@@ -29,7 +29,13 @@
   X(cuStreamBeginCapture, 10010) X(cuStreamEndCapture, 10000)                                     \
   X(cuGraphInstantiateWithFlags, 11040) X(cuGraphLaunch, 10000) X(cuGraphDestroy, 10000)          \
   X(cuGraphExecDestroy, 10000) X(cuGraphGetNodes, 10000) X(cuGraphKernelNodeGetParams, 12000)     \
-  X(cuGraphExecKernelNodeSetParams, 12000) X(cuGraphNodeGetType, 10000)
+  X(cuGraphExecKernelNodeSetParams, 12000) X(cuGraphNodeGetType, 10000)                          \
+  X(cuStreamCreateWithPriority, 5050) X(cuCtxGetStreamPriorityRange, 5050)                        \
+  X(cuStreamWaitEvent, 3020) X(cuEventQuery, 2000) X(cuMemcpyHtoDAsync, 3020)                     \
+  X(cuMemcpyDtoHAsync, 3020) X(cuMemcpyDtoDAsync, 3020) X(cuMemsetD8Async, 3020)                  \
+  X(cuMemsetD32Async, 3020) X(cuMemHostAlloc, 2020) X(cuMemFreeHost, 2000)                        \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050) X(cuOccupancyMaxActiveClusters, 11070)     \
+  X(cuGraphGetEdges, 12030)
 
 enum {
 #define X_ENUM(name, version) E_##name,
@@ -93,7 +99,39 @@ typedef struct fake_alloc {
 } fake_alloc;
 
 enum { KERNEL_MAGIC = 0x6b65726e, LIBRARY_MAGIC = 0x6c696272, STREAM_MAGIC = 0x73747265,
-       EVENT_MAGIC = 0x6576656e, FUNCTION_MAGIC = 0x66756e63 };
+       EVENT_MAGIC = 0x6576656e, FUNCTION_MAGIC = 0x66756e63, GRAPH_MAGIC = 0x67726170,
+       EXEC_MAGIC = 0x65786563, NODE_MAGIC = 0x6e6f6465 };
+
+/* A graph node: a captured kernel launch (its record, parameters packed) or copy/fill. */
+typedef struct fake_node {
+  uint32_t magic;
+  CUgraphNodeType type;        /* KERNEL, MEMCPY or MEMSET */
+  fake_function *fn;           /* kernels */
+  fakecuda_launch *rec;        /* kernels (owned) */
+  void *dst;                   /* copies and fills */
+  const void *src;             /* copies; NULL for a fill */
+  size_t bytes;
+  uint32_t value, width;       /* fills: value of width 1 or 4 bytes */
+} fake_node;
+
+typedef struct fake_graph {    /* a CUgraph (a chain: node i depends on node i - 1) or CUgraphExec */
+  uint32_t magic;
+  int device;
+  size_t count;
+  fake_node **nodes;           /* owned */
+  fake_node **origin;          /* exec only: the graph's node each copy came from (borrowed) */
+} fake_graph;
+
+/* A CUstream: magic and device first (read as two words by the launch checks). */
+typedef struct fake_stream {
+  uint32_t magic, device;
+  int priority;
+  int capturing, invalidated;  /* between cuStreamBeginCapture and cuStreamEndCapture */
+  fake_graph *capture;         /* the graph being captured (owned until the end) */
+} fake_stream;
+
+enum { LIVE_RETAIN, LIVE_MEMORY, LIVE_LIBRARY, LIVE_STREAM, LIVE_EVENT, LIVE_HOST, LIVE_GRAPH,
+       LIVE_EXEC, LIVE_COUNT };
 
 /* All state below is guarded by fake_lock unless atomic; fake_current is per thread. */
 extern pthread_mutex_t fake_lock;
@@ -107,7 +145,7 @@ extern atomic_int fake_initialized;
 extern kernel_table *fake_tables;
 extern size_t fake_table_count;
 extern int fake_default_attrs[CU_FUNC_ATTRIBUTE_MAX];
-extern long fake_live[5]; /* LIVE_* */
+extern long fake_live[LIVE_COUNT];
 extern fake_alloc *fake_allocs;
 extern long fake_launches, fake_libraries;
 extern uint64_t fake_digest_sum;
@@ -117,7 +155,24 @@ extern fakecuda_library fake_last_lib;
 extern int fake_primary_context[FAKE_MAX_DEVICES]; /* their addresses are the CUcontexts */
 extern _Thread_local CUcontext fake_current;
 
-enum { LIVE_RETAIN, LIVE_MEMORY, LIVE_LIBRARY, LIVE_STREAM, LIVE_EVENT };
+
+/* NULL (the default stream), CU_STREAM_LEGACY, CU_STREAM_PER_THREAD or a live stream. */
+int fake_valid_stream(const void *s);
+/* Packs a launch's parameters into rec as the device would see them (extra or kernelParams). */
+CUresult fake_pack(const kernel_table *t, void **params, void **extra, fakecuda_launch *rec);
+/* Counts rec as a successful launch (what fakecuda_last_launch reports). */
+void fake_record_launch(const fakecuda_launch *rec);
+/* On a capturing stream: appends a kernel node copying rec (then 1; *rc is the result), else 0. */
+int fake_capture_kernel(CUstream s, fake_function *f, const fakecuda_launch *rec, CUresult *rc);
+/* On a capturing stream: appends a copy (src non-NULL) or fill node, 1; else 0. */
+int fake_capture_copy(CUstream s, void *dst, const void *src, size_t bytes, uint32_t value,
+                      uint32_t width, CUresult *rc);
+/* Frees a graph or exec and its nodes (fakecuda_graph.c). */
+void fake_graph_free(fake_graph *g);
+/* Runs a copy or fill node. */
+void fake_run_copy(const fake_node *n);
+/* [p, p + n) lies in one live allocation (fakecuda_module.c). */
+int fake_in_device_memory(CUdeviceptr p, size_t n);
 
 /* The live kernel a CUkernel is, NULL if none. */
 fake_kernel *fake_kernel_of(const void *handle);

@@ -1,5 +1,6 @@
-/* libfakecuda.so, part 4: launches (recorded, with the parameter bytes the device would see),
- * tensor maps, streams, events, graphs (unsupported) and cuGetProcAddress_v2. */
+/* libfakecuda.so, part 4: launches (recorded, with the parameter bytes the device would see, or
+ * captured into a graph on a capturing stream), tensor maps and cuGetProcAddress_v2. Streams,
+ * events and copies are in fakecuda_stream.c, graphs in fakecuda_graph.c. */
 #include "fakecuda_internal.h"
 
 #include <stdio.h>
@@ -7,14 +8,6 @@
 #include <string.h>
 #include <time.h>
 
-/* NULL (the default stream), CU_STREAM_LEGACY or CU_STREAM_PER_THREAD for streams, or a live
- * handle of that kind. */
-static int valid_handle(const void *handle, uint32_t magic) {
-  if (!handle) return 1;
-  if (magic == STREAM_MAGIC && (handle == CU_STREAM_LEGACY || handle == CU_STREAM_PER_THREAD))
-    return 1;
-  return *(const uint32_t *)handle == magic;
-}
 
 /* --- launch ----------------------------------------------------------------------------------- */
 
@@ -42,7 +35,7 @@ static CUresult pack_extra(const kernel_table *t, void **extra, fakecuda_launch 
   return CUDA_SUCCESS;
 }
 
-static CUresult pack(const kernel_table *t, void **params, void **extra, fakecuda_launch *rec) {
+CUresult fake_pack(const kernel_table *t, void **params, void **extra, fakecuda_launch *rec) {
   rec->param_bytes = param_area(t);
   if (rec->param_bytes > FAKECUDA_MAX_PARAM_BYTES) return CUDA_ERROR_INVALID_VALUE;
   if (params && extra) return CUDA_ERROR_INVALID_VALUE;
@@ -97,11 +90,21 @@ static int foreign_stream(CUstream s, int device) {
   return ((const int *)s)[1] != device;
 }
 
+void fake_record_launch(const fakecuda_launch *rec) {
+  pthread_mutex_lock(&fake_lock);
+  fake_launches++;
+  fake_last_launch = *rec;
+  fake_launches_dev[rec->device]++;
+  fake_last_launch_dev[rec->device] = *rec;
+  fake_digest_sum += fakecuda_digest(rec->params, rec->param_bytes);
+  pthread_mutex_unlock(&fake_lock);
+}
+
 static CUresult launch(const CUlaunchConfig *c, CUfunction f, void **params, void **extra) {
   NEED_CONTEXT();
   fake_function *k = fake_function_of(f);
   if (!c) return CUDA_ERROR_INVALID_VALUE;
-  if (!k || !valid_handle(c->hStream, STREAM_MAGIC)) return CUDA_ERROR_INVALID_HANDLE;
+  if (!k || !fake_valid_stream(c->hStream)) return CUDA_ERROR_INVALID_HANDLE;
   /* The real driver refuses a function or a stream of another context than the current one. */
   int device = fake_context_device(fake_current);
   if (k->device != device || foreign_stream(c->hStream, device)) return CUDA_ERROR_INVALID_HANDLE;
@@ -117,15 +120,10 @@ static CUresult launch(const CUlaunchConfig *c, CUfunction f, void **params, voi
   CUresult rc = read_attributes(c, rec);
   pthread_mutex_lock(&fake_lock);
   if (rc == CUDA_SUCCESS) rc = check_shape(k, rec);
-  if (rc == CUDA_SUCCESS) rc = pack(&k->table, params, extra, rec);
-  if (rc == CUDA_SUCCESS) {
-    fake_launches++;
-    fake_last_launch = *rec;
-    fake_launches_dev[device]++;
-    fake_last_launch_dev[device] = *rec;
-    fake_digest_sum += fakecuda_digest(rec->params, rec->param_bytes);
-  }
+  if (rc == CUDA_SUCCESS) rc = fake_pack(&k->table, params, extra, rec);
   pthread_mutex_unlock(&fake_lock);
+  /* On a capturing stream the launch becomes a graph node instead of running. */
+  if (rc == CUDA_SUCCESS && !fake_capture_kernel(c->hStream, k, rec, &rc)) fake_record_launch(rec);
   free(rec);
   return rc;
 }
@@ -250,131 +248,6 @@ CUresult fake_cuTensorMapReplaceAddress(CUtensorMap *map, void *addr) {
   memcpy(b, &a, 8);
   return CUDA_SUCCESS;
 }
-
-/* --- streams and events: counted handles ------------------------------------------------------ */
-
-/* A handle is a block whose first word is its magic and second the device it was made on;
- * events also hold the host time they were last recorded at. */
-typedef struct fake_event {
-  uint32_t magic, device;
-  int recorded;
-  double at_ms;
-} fake_event;
-
-static CUresult new_handle(uint32_t magic, int live, void **out) {
-  uint32_t *h = malloc(magic == EVENT_MAGIC ? sizeof(fake_event) : 2 * sizeof *h);
-  if (!h) return CUDA_ERROR_OUT_OF_MEMORY;
-  h[0] = magic;
-  h[1] = (uint32_t)fake_context_device(fake_current);
-  if (magic == EVENT_MAGIC) ((fake_event *)h)->recorded = 0;
-  pthread_mutex_lock(&fake_lock);
-  fake_live[live]++;
-  pthread_mutex_unlock(&fake_lock);
-  *out = h;
-  return CUDA_SUCCESS;
-}
-
-static CUresult free_handle(void *handle, uint32_t magic, int live) {
-  uint32_t *h = handle;
-  if (!h || *h != magic) return CUDA_ERROR_INVALID_HANDLE;
-  *h = 0;
-  free(h);
-  pthread_mutex_lock(&fake_lock);
-  fake_live[live]--;
-  pthread_mutex_unlock(&fake_lock);
-  return CUDA_SUCCESS;
-}
-
-
-CUresult fake_cuStreamCreate(CUstream *s, unsigned flags) {
-  ENTER(cuStreamCreate);
-  NEED_CONTEXT();
-  if (!s || flags > 1) return CUDA_ERROR_INVALID_VALUE;
-  return new_handle(STREAM_MAGIC, LIVE_STREAM, (void **)s);
-}
-
-CUresult fake_cuStreamDestroy(CUstream s) {
-  ENTER(cuStreamDestroy);
-  return free_handle(s, STREAM_MAGIC, LIVE_STREAM);
-}
-
-CUresult fake_cuStreamSynchronize(CUstream s) {
-  ENTER(cuStreamSynchronize);
-  return valid_handle(s, STREAM_MAGIC) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
-}
-
-CUresult fake_cuEventCreate(CUevent *e, unsigned flags) {
-  ENTER(cuEventCreate);
-  NEED_CONTEXT();
-  if (!e || flags > 15) return CUDA_ERROR_INVALID_VALUE;
-  return new_handle(EVENT_MAGIC, LIVE_EVENT, (void **)e);
-}
-
-CUresult fake_cuEventDestroy(CUevent e) {
-  ENTER(cuEventDestroy);
-  return free_handle(e, EVENT_MAGIC, LIVE_EVENT);
-}
-
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-CUresult fake_cuEventRecord(CUevent e, CUstream s) {
-  ENTER(cuEventRecord);
-  if (!e || !valid_handle(e, EVENT_MAGIC) || !valid_handle(s, STREAM_MAGIC))
-    return CUDA_ERROR_INVALID_HANDLE;
-  fake_event *ev = (fake_event *)e;
-  ev->recorded = 1;
-  ev->at_ms = now_ms();
-  return CUDA_SUCCESS;
-}
-
-CUresult fake_cuEventSynchronize(CUevent e) {
-  ENTER(cuEventSynchronize);
-  return e && valid_handle(e, EVENT_MAGIC) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
-}
-
-/* The host time between the two records; as the real driver, CUDA_ERROR_INVALID_HANDLE when
- * either event was never recorded. */
-CUresult fake_cuEventElapsedTime(float *ms, CUevent a, CUevent b) {
-  ENTER(cuEventElapsedTime);
-  if (!ms) return CUDA_ERROR_INVALID_VALUE;
-  if (!a || !b || !valid_handle(a, EVENT_MAGIC) || !valid_handle(b, EVENT_MAGIC))
-    return CUDA_ERROR_INVALID_HANDLE;
-  const fake_event *x = (const fake_event *)a, *y = (const fake_event *)b;
-  if (!x->recorded || !y->recorded) return CUDA_ERROR_INVALID_HANDLE;
-  *ms = (float)(y->at_ms - x->at_ms);
-  return CUDA_SUCCESS;
-}
-
-/* --- graphs: not simulated ------------------------------------------------------------------- */
-
-CUresult fake_cuStreamBeginCapture(CUstream s, CUstreamCaptureMode m) {
-  ENTER(cuStreamBeginCapture);
-  (void)s, (void)m;
-  return CUDA_ERROR_NOT_SUPPORTED;
-}
-#define FAKE_UNSUPPORTED(name, params, uses)                                                      \
-  CUresult fake_##name params {                                                                   \
-    CUresult enter_rc = fake_enter(E_##name, FAKE_DEV_CURRENT); /* ## keeps cuda.h's _v2 renames out */            \
-    (void)uses;                                                                                   \
-    return enter_rc != CUDA_SUCCESS ? enter_rc : CUDA_ERROR_NOT_SUPPORTED;                        \
-  }
-FAKE_UNSUPPORTED(cuStreamEndCapture, (CUstream s, CUgraph *g), ((void)s, g))
-FAKE_UNSUPPORTED(cuGraphInstantiateWithFlags, (CUgraphExec *e, CUgraph g, unsigned long long f),
-                 ((void)e, (void)g, f))
-FAKE_UNSUPPORTED(cuGraphLaunch, (CUgraphExec e, CUstream s), ((void)e, s))
-FAKE_UNSUPPORTED(cuGraphDestroy, (CUgraph g), g)
-FAKE_UNSUPPORTED(cuGraphExecDestroy, (CUgraphExec e), e)
-FAKE_UNSUPPORTED(cuGraphGetNodes, (CUgraph g, CUgraphNode *n, size_t *c), ((void)g, (void)n, c))
-FAKE_UNSUPPORTED(cuGraphKernelNodeGetParams, (CUgraphNode n, CUDA_KERNEL_NODE_PARAMS *p),
-                 ((void)n, p))
-FAKE_UNSUPPORTED(cuGraphExecKernelNodeSetParams,
-                 (CUgraphExec e, CUgraphNode n, const CUDA_KERNEL_NODE_PARAMS *p),
-                 ((void)e, (void)n, p))
-FAKE_UNSUPPORTED(cuGraphNodeGetType, (CUgraphNode n, CUgraphNodeType *t), ((void)n, t))
 
 /* --- the bootstrap symbol ---------------------------------------------------------------------- */
 

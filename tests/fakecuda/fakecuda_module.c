@@ -48,7 +48,7 @@ CUresult fake_cuMemFree(CUdeviceptr p) {
 }
 
 /* [p, p + n) lies in one live allocation. */
-static int in_device_memory(CUdeviceptr p, size_t n) {
+int fake_in_device_memory(CUdeviceptr p, size_t n) {
   int ok = 0;
   pthread_mutex_lock(&fake_lock);
   for (fake_alloc *a = fake_allocs; a && !ok; a = a->next) {
@@ -62,7 +62,7 @@ static int in_device_memory(CUdeviceptr p, size_t n) {
 CUresult fake_cuMemcpyHtoD(CUdeviceptr dst, const void *src, size_t n) {
   ENTER(cuMemcpyHtoD);
   NEED_CONTEXT();
-  if (!src || !in_device_memory(dst, n)) return CUDA_ERROR_INVALID_VALUE;
+  if (!src || !fake_in_device_memory(dst, n)) return CUDA_ERROR_INVALID_VALUE;
   memcpy((void *)(uintptr_t)dst, src, n);
   return CUDA_SUCCESS;
 }
@@ -70,7 +70,7 @@ CUresult fake_cuMemcpyHtoD(CUdeviceptr dst, const void *src, size_t n) {
 CUresult fake_cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t n) {
   ENTER(cuMemcpyDtoH);
   NEED_CONTEXT();
-  if (!dst || !in_device_memory(src, n)) return CUDA_ERROR_INVALID_VALUE;
+  if (!dst || !fake_in_device_memory(src, n)) return CUDA_ERROR_INVALID_VALUE;
   memcpy(dst, (const void *)(uintptr_t)src, n);
   return CUDA_SUCCESS;
 }
@@ -78,7 +78,7 @@ CUresult fake_cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t n) {
 CUresult fake_cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t n) {
   ENTER(cuMemcpyDtoD);
   NEED_CONTEXT();
-  if (!in_device_memory(dst, n) || !in_device_memory(src, n)) return CUDA_ERROR_INVALID_VALUE;
+  if (!fake_in_device_memory(dst, n) || !fake_in_device_memory(src, n)) return CUDA_ERROR_INVALID_VALUE;
   memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
   return CUDA_SUCCESS;
 }
@@ -86,7 +86,7 @@ CUresult fake_cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t n) {
 CUresult fake_cuMemsetD8(CUdeviceptr dst, unsigned char v, size_t n) {
   ENTER(cuMemsetD8);
   NEED_CONTEXT();
-  if (!in_device_memory(dst, n)) return CUDA_ERROR_INVALID_VALUE;
+  if (!fake_in_device_memory(dst, n)) return CUDA_ERROR_INVALID_VALUE;
   memset((void *)(uintptr_t)dst, v, n);
   return CUDA_SUCCESS;
 }

@@ -39,6 +39,9 @@ static inline void assert_nothing_live(void) {
   cr_assert_eq(fakecuda_live("library"), 0, "libraries outstanding");
   cr_assert_eq(fakecuda_live("stream"), 0, "streams outstanding");
   cr_assert_eq(fakecuda_live("event"), 0, "events outstanding");
+  cr_assert_eq(fakecuda_live("host"), 0, "pinned host allocations outstanding");
+  cr_assert_eq(fakecuda_live("graph"), 0, "graphs outstanding");
+  cr_assert_eq(fakecuda_live("exec"), 0, "graph execs outstanding");
 }
 
 /* A 2-D float tensor of rows x cols in fake device memory (host memory), contiguous. */

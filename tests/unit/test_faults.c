@@ -385,23 +385,34 @@ Test(faults, launch_error_then_later_launch_works) {
   assert_nothing_live();
 }
 
-/* A sticky error (ILLEGAL_ADDRESS on synchronize): every later call fails with it, everything
- * still gets released. */
+/* A sticky error (ILLEGAL_ADDRESS on synchronize) is a kernel fault: GCL_ERROR_KERNEL_FAULT
+ * naming the CUresult, and every later call says the same without reaching the driver;
+ * everything still gets released. */
 Test(faults, lost_context_on_synchronize) {
   world w = {0};
   cr_assert_eq(world_build(&w), GCL_OK, "%s", gcl_last_error());
   fakecuda_fail_once("cuCtxSynchronize", 700, 0);
-  cr_assert_eq(gcl_context_synchronize(w.ctx), GCL_ERROR_DRIVER);
-  assert_msg_has("CUDA_ERROR_ILLEGAL_ADDRESS");
+  cr_assert_eq(gcl_context_synchronize(w.ctx), GCL_ERROR_KERNEL_FAULT);
+  assert_msg_has("cuCtxSynchronize(device 0): CUDA_ERROR_ILLEGAL_ADDRESS");
+  assert_msg_has("the process's CUDA state is lost");
+  cr_assert_eq(gcl_last_cuda_error(), 700);
   cr_assert_eq(fakecuda_lost(), 700);
-  cr_assert_eq(gcl_launch(w.kernel, &launch2x128, w.args), GCL_ERROR_DRIVER);
-  assert_msg_has("CUDA_ERROR_ILLEGAL_ADDRESS");
+  char first[2048];
+  snprintf(first, sizeof first, "%s", gcl_last_error());
+  long calls = fakecuda_calls("*");
+  cr_assert_eq(gcl_launch(w.kernel, &launch2x128, w.args), GCL_ERROR_KERNEL_FAULT);
+  cr_assert_str_eq(gcl_last_error(), first, "later calls repeat the first fault's message");
   uint64_t a = 0x77;
-  cr_assert_eq(gcl_mem_alloc(w.ctx, 64, &a), GCL_ERROR_DRIVER);
+  cr_assert_eq(gcl_mem_alloc(w.ctx, 64, &a), GCL_ERROR_KERNEL_FAULT);
   cr_assert_eq(a, 0x77);
   gcl_module *mod = (gcl_module *)0x1;
-  cr_assert_eq(gcl_module_load_data(w.ctx, fake_ptx, sizeof fake_ptx, &mod), GCL_ERROR_DRIVER);
+  cr_assert_eq(gcl_module_load_data(w.ctx, fake_ptx, sizeof fake_ptx, &mod), GCL_ERROR_KERNEL_FAULT);
   cr_assert_eq(mod, (gcl_module *)0x1);
+  gcl_context *ctx2 = (gcl_context *)0x2;
+  cr_assert_eq(gcl_context_create(0, &ctx2), GCL_ERROR_KERNEL_FAULT, "even a new context");
+  cr_assert_eq(ctx2, (gcl_context *)0x2);
+  cr_assert_eq(gcl_last_cuda_error(), 700);
+  cr_assert_eq(fakecuda_calls("*"), calls, "no call reached the driver after the fault");
   world_destroy(&w);
   assert_nothing_live();
 }
@@ -410,9 +421,9 @@ Test(faults, lost_context_on_launch) {
   world w = {0};
   cr_assert_eq(world_build(&w), GCL_OK, "%s", gcl_last_error());
   fakecuda_fail_once("cuLaunchKernelEx", 719, 0);
-  cr_assert_eq(gcl_launch(w.kernel, &launch2x128, w.args), GCL_ERROR_DRIVER);
+  cr_assert_eq(gcl_launch(w.kernel, &launch2x128, w.args), GCL_ERROR_KERNEL_FAULT);
   assert_msg_has("CUDA_ERROR_LAUNCH_FAILED");
-  cr_assert_eq(gcl_context_synchronize(w.ctx), GCL_ERROR_DRIVER);
+  cr_assert_eq(gcl_context_synchronize(w.ctx), GCL_ERROR_KERNEL_FAULT);
   assert_msg_has("CUDA_ERROR_LAUNCH_FAILED");
   world_destroy(&w);
   assert_nothing_live();
@@ -474,15 +485,16 @@ Test(faults, compiled_module_load_failure_frees_the_log) {
   assert_nothing_live();
 }
 
-/* --- what the fake does not simulate fails cleanly too ------------------------------------- */
+/* --- raw handles the driver does not know fail cleanly --------------------------------------- */
 
-Test(faults, graph_node_update_unsupported_is_named) {
+Test(faults, graph_node_update_with_bad_raw_handles_is_named) {
   world w = {0};
   cr_assert_eq(world_build(&w), GCL_OK, "%s", gcl_last_error());
   int node = 0, exec = 0;
   gcl_status s = gcl_graph_kernel_node_set_args(&exec, &node, w.kernel, w.args);
   cr_assert_eq(s, GCL_ERROR_DRIVER, "%s: %s", gcl_status_name(s), gcl_last_error());
-  assert_msg_has("CUDA_ERROR_NOT_SUPPORTED");
+  assert_msg_has("cuGraphNodeGetType: CUDA_ERROR_INVALID_HANDLE");
+  cr_assert_eq(gcl_last_cuda_error(), 400);
   world_destroy(&w);
   assert_nothing_live();
 }
