@@ -242,3 +242,15 @@ __device__ void ring_loop(const Maps<T, N> &maps, const WorkItem *work, unsigned
 GCL_MEGAKERNEL_RING(TM, 16, megakernel_ring_16)
 GCL_MEGAKERNEL_RING(TM, 64, megakernel_ring_64)
 GCL_MEGAKERNEL_RING(TM, 255, megakernel_ring_255)
+
+// The ring megakernel on one globals struct: what `gclaunch demo` launches. 254 maps is the most a
+// globals struct of (maps, work, n_work) holds on sm_90: 254 * 128 + 12 bytes rounded up to the
+// struct's 128-byte alignment is 32640, placed at 112: 32752 <= 32764 (255 would need 32768).
+#define GCL_MEGAKERNEL_GLOBALS_RING(T, N, NAME)                                                   \
+  extern "C" __global__ void __launch_bounds__(32) NAME(const __grid_constant__ Globals<T, N> g) { \
+    ring_loop<T, N>(g.maps, g.work, g.n_work);                                                    \
+  }
+
+GCL_MEGAKERNEL_GLOBALS_RING(TM, 16, megakernel_globals_ring_16)
+GCL_MEGAKERNEL_GLOBALS_RING(TM, 64, megakernel_globals_ring_64)
+GCL_MEGAKERNEL_GLOBALS_RING(TM, 254, megakernel_globals_ring_254)

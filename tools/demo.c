@@ -1,6 +1,7 @@
 /* gclaunch demo: a persistent megakernel (kernels/megakernel.cu) copies K tensors -- views at
  * non-zero byte offsets among them -- choosing each tile's TMA descriptors by run-time index from
- * ONE grid-constant `tensormap[N]` parameter. Every destination is poisoned first and checked
+ * the maps of ONE grid-constant globals struct (`struct{tensormap[N] maps, const void* work, u32
+ * n_work} g`, every member set through a field). Every destination is poisoned first and checked
  * byte for byte against the host afterwards; then the copy is timed. Without a GPU it says so and
  * shows what it can: the kernel's parameter layout read from the cubin, the layout engine's, and
  * the packed parameter buffer for the demo's arguments.
@@ -25,7 +26,7 @@
 #define STAGE_BYTES DEMO_STAGE_BYTES
 #define BOX_BYTES 256u /* box rows of 256 B: TMA moves wide rows faster (bench/RESULTS.md) */
 #define BOX_ROWS 64u   /* 256 B x 64 rows = 16 KiB, the kernel's stage: fewer, larger TMA ops */
-#define MAX_TENSORS 127 /* 254 descriptors: megakernel_copy_255 */
+#define MAX_TENSORS 127 /* 254 descriptors: megakernel_globals_ring_254 */
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
 uint64_t demo_rng(void) {
@@ -185,10 +186,10 @@ static int plan(demo *d) {
     if (plan_tensor(d, j)) return -1;
   }
   size_t need = 2 * (size_t)d->tensors;
-  d->n_maps = need <= 16 ? 16 : need <= 64 ? 64 : 255;
-  snprintf(d->kernel, sizeof d->kernel, "megakernel_ring_%zu", d->n_maps);
+  d->n_maps = need <= 16 ? 16 : need <= 64 ? 64 : 254;
+  snprintf(d->kernel, sizeof d->kernel, "megakernel_globals_ring_%zu", d->n_maps);
   snprintf(d->signature, sizeof d->signature,
-           "grid_constant tensormap[%zu] maps, const void* work, u32 n_work", d->n_maps);
+           "grid_constant struct{tensormap[%zu] maps, const void* work, u32 n_work} g", d->n_maps);
   return 0;
 }
 
@@ -232,8 +233,8 @@ static void show_cubin_layout(const demo *d, const gcl_layout *engine) {
       gcl_image_get_kernel(img, k, &info) != GCL_OK) {
     printf("cubin:    %s: %s\n", path, gcl_last_error());
   } else {
-    printf("cubin:    %s, sm_%d, %s: %zu parameters, %zu bytes\n", path, gcl_image_sm(img),
-           d->kernel, info.param_count, info.param_bytes);
+    printf("cubin:    %s, sm_%d, %s: %zu parameter%s, %zu bytes\n", path, gcl_image_sm(img),
+           d->kernel, info.param_count, info.param_count == 1 ? "" : "s", info.param_bytes);
     for (size_t p = 0; p < info.param_count; p++) {
       size_t off = 0, sz = 0, eoff = 0, esz = 0;
       if (gcl_image_param(img, k, p, &off, &sz, NULL) != GCL_OK) continue;
@@ -257,6 +258,8 @@ static void placeholder_map(const gcl_tensormap_desc *desc, unsigned char map[12
 
 static int fill_placeholders(demo *d, gcl_args *args) {
   unsigned char map[128];
+  demo_fields f;
+  if (demo_resolve_fields(gcl_args_layout(args), d->n_maps, &f)) return -1;
   for (size_t e = 0; e < d->n_maps; e++) {
     bool used = e < 2 * (size_t)d->tensors;
     const view *v = used ? (e % 2 ? &d->dst[e / 2] : &d->src[e / 2]) : &d->src[0];
@@ -267,10 +270,10 @@ static int fill_placeholders(demo *d, gcl_args *args) {
       return -1;
     }
     placeholder_map(&desc, map);
-    if (gcl_args_set_element(args, 0, e, map, sizeof map) != GCL_OK) return -1;
+    if (gcl_args_set_field(args, &f.maps[e], map, sizeof map) != GCL_OK) return -1;
   }
-  return gcl_args_set_ptr(args, 1, 0x7f00c0000000ull) != GCL_OK ||
-                 gcl_args_set_u32(args, 2, (uint32_t)d->n_work) != GCL_OK
+  return gcl_args_set_field_ptr(args, &f.work, 0x7f00c0000000ull) != GCL_OK ||
+                 gcl_args_set_field_u32(args, &f.n_work, (uint32_t)d->n_work) != GCL_OK
              ? -1
              : 0;
 }
@@ -279,6 +282,22 @@ static void hexdump_line(const unsigned char *buf, size_t off, size_t size) {
   printf("    %04zx:", off);
   for (size_t i = off; i < off + 16 && i < size; i++) printf(" %02x", buf[i]);
   printf("\n");
+}
+
+/* The globals' leaves by path: maps[1] (maps[0] is dumped above), and every member that is not
+ * a map with its value's bytes. */
+static int show_leaf(const gcl_field *leaf, const char *path, void *buf) {
+  const unsigned char *b = buf;
+  size_t len = strlen(path);
+  if (leaf->info.kind == GCL_PARAM_TENSORMAP) {
+    if (len > 3 && !strcmp(path + len - 3, "[1]"))
+      printf("    %-12s at 0x%04zx (%zu bytes) ...\n", path, leaf->offset, leaf->size);
+    return 0;
+  }
+  printf("    %-12s at 0x%04zx (%zu bytes):", path, leaf->offset, leaf->size);
+  for (size_t i = 0; i < leaf->size; i++) printf(" %02x", b[leaf->offset + i]);
+  printf("\n");
+  return 0;
 }
 
 /* Offsets from the layout engine and a summary hexdump of the packed buffer. */
@@ -302,10 +321,8 @@ static void show_buffer(const gcl_layout *layout, const gcl_args *args) {
            info.name ? info.name : "", off, sz, al);
     size_t lines = sz >= 256 ? 2 : (sz + 15) / 16;
     for (size_t l = 0; l < lines; l++) hexdump_line(b, off + 16 * l, off + sz);
-    if (sz >= 256)
-      printf("    ... maps[1] at 0x%04zx, maps[%zu] at 0x%04zx\n", off + 128, sz / 128 - 1,
-             off + sz - 128);
   }
+  gcl_layout_visit_leaves(layout, show_leaf, (void *)b);
 }
 
 /* The compiler's placement (cubin) next to the layout engine's for the same signature. */
@@ -416,7 +433,7 @@ int gcl_cmd_demo(int argc, char **argv) {
   d.blocks_per_sm = 3; /* descbench ring that reaches ~92% of cuMemcpyDtoD with 16 KiB tiles */
   if (parse_args(argc, argv, &d)) return 2;
   printf("gclaunch demo: one persistent kernel copies %d tensors through TMA, choosing each "
-         "tile's descriptors\nby run-time index from ONE grid-constant tensormap[N] parameter "
+         "tile's descriptors\nby run-time index from the maps of ONE grid-constant globals struct "
          "(encoded from DLPack, byte_offset folded in).\n\n", d.tensors);
   int rc = plan(&d);
   if (rc == 0) {
@@ -426,4 +443,21 @@ int gcl_cmd_demo(int argc, char **argv) {
   }
   free_demo(&d);
   return rc == 0 ? 0 : 1;
+}
+
+int demo_resolve_fields(const gcl_layout *layout, size_t n_maps, demo_fields *f) {
+  char path[32];
+  for (size_t e = 0; e < n_maps && e < DEMO_MAX_MAPS; e++) {
+    snprintf(path, sizeof path, "g.maps[%zu]", e);
+    if (gcl_layout_field(layout, path, &f->maps[e]) != GCL_OK) {
+      fprintf(stderr, "demo: %s\n", gcl_last_error());
+      return -1;
+    }
+  }
+  if (gcl_layout_field(layout, "g.work", &f->work) != GCL_OK ||
+      gcl_layout_field(layout, "g.n_work", &f->n_work) != GCL_OK) {
+    fprintf(stderr, "demo: %s\n", gcl_last_error());
+    return -1;
+  }
+  return 0;
 }

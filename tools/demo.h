@@ -56,4 +56,11 @@ gcl_tensormap_options demo_box_for(const view *v, int store);
  * 0: copied and verified; 1: no usable GPU for this (said why); -1: failed. */
 int demo_run_on_gpus(demo *d);
 
+/* The megakernel's globals struct, as fields resolved once: "g.maps[e]", "g.work", "g.n_work". */
+#define DEMO_MAX_MAPS 254
+typedef struct demo_fields {
+  gcl_field maps[DEMO_MAX_MAPS], work, n_work;
+} demo_fields;
+int demo_resolve_fields(const gcl_layout *layout, size_t n_maps, demo_fields *f);
+
 #endif

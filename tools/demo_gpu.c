@@ -115,20 +115,23 @@ static int upload(demo *d, gpu *g) {
   return 0;
 }
 
-/* Encodes every descriptor straight into its element of `maps`. Slots of other devices' tensors
- * and unused ones repeat this device's first source (a map must describe memory of its device). */
+/* Encodes every descriptor straight into its element of the globals' `maps`, through fields
+ * resolved once. Slots of other devices' tensors and unused ones repeat this device's first
+ * source (a map must describe memory of its device). */
 static int set_args(demo *d, gpu *g) {
+  static demo_fields f; /* 254 fields: too large for the stack of a helper thread */
+  if (demo_resolve_fields(gcl_kernel_layout(g->kernel), d->n_maps, &f)) return -1;
   double t0 = demo_now_s();
   for (size_t e = 0; e < d->n_maps; e++) {
     bool used = e < 2 * (size_t)d->tensors && owns(g, (int)(e / 2));
     const view *v = used ? (e % 2 ? &d->dst[e / 2] : &d->src[e / 2]) : &d->src[g->index];
     gcl_tensormap_options o = demo_box_for(v, used && e % 2);
-    TRY(gcl_args_set_tensormap(g->args, g->ctx, 0, e, &v->t, &o));
+    TRY(gcl_args_set_field_tensormap(g->args, g->ctx, &f.maps[e], &v->t, &o));
   }
   double t1 = demo_now_s();
-  TRY(gcl_args_set_ptr(g->args, 1, g->work_dev));
-  TRY(gcl_args_set_u32(g->args, 2, (uint32_t)g->n_work));
-  printf("device %d: %zu descriptors encoded into maps[0..%zu] in %.1f us (%.2f us each); "
+  TRY(gcl_args_set_field_ptr(g->args, &f.work, g->work_dev));
+  TRY(gcl_args_set_field_u32(g->args, &f.n_work, (uint32_t)g->n_work));
+  printf("device %d: %zu descriptors encoded into g.maps[0..%zu] in %.1f us (%.2f us each); "
          "%d tensors, %zu work items\n", g->device, d->n_maps, d->n_maps - 1, 1e6 * (t1 - t0),
          1e6 * (t1 - t0) / (double)d->n_maps, g->tensors, g->n_work);
   return 0;

@@ -321,11 +321,11 @@ Test(multidevice, cli_run_on_every_device) {
 }
 
 /* The demo on two fake devices: each gets its kernel from the one module with its own layout
- * (sm_90: maps at 112; sm_100: at 0), half the tensors, its own descriptors and work; the fake
+ * (sm_90: the globals struct at 112; sm_100: at 0), half the tensors, its own descriptors and work; the fake
  * copies nothing, so verification fails -- naming device 0's first tensor. */
 Test(multidevice, cli_demo_splits_the_tensors) {
   char out[32768];
-  cli_env("megakernel_ring_16@0=112/2048,2160/8,2168/4;megakernel_ring_16@1=0/2048,2048/8,2056/4",
+  cli_env("megakernel_globals_ring_16@0=112/2176;megakernel_globals_ring_16@1=0/2176",
           "demo --tensors 8 --mib 8 --iters 1 --devices all", out, sizeof out);
   cr_assert(strstr(out, "devices:  2, tensor j on the (j mod 2)-th"), "%s", out);
   cr_assert(strstr(out, "device 1: Fake B200, sm_100"), "%s", out);
