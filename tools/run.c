@@ -110,10 +110,34 @@ static bool add_extra(run_state *st, const char *spec) {
   return true;
 }
 
+static bool parse_buffers(run_state *st);
+
 /* --buffer specs after the --arg ones: named buffers that are no kernel parameter (the tensors of
  * tensor maps, mostly). */
 static bool parse_extras(run_state *st) {
-  st->nparams = st->nargs;
+  /* Field specs (PATH=) set parts of a parameter: they go after the --buffer specs, and
+   * run_place_fields later gives each parameter they set a placeholder at its index. */
+  size_t n = 0;
+  for (size_t i = 0; i < st->nargs; i++) n += st->args[i].path[0] == 0;
+  gcl_runarg *fields = malloc((st->nargs - n + 1) * sizeof *fields);
+  if (!fields) return false;
+  size_t f = 0, w = 0;
+  for (size_t i = 0; i < st->nargs; i++) {
+    if (st->args[i].path[0]) fields[f++] = st->args[i];
+    else st->args[w++] = st->args[i];
+  }
+  st->nargs = st->nparams = n;
+  bool ok = parse_buffers(st);
+  for (size_t i = 0; i < f; i++) {
+    gcl_runarg *grown = ok ? realloc(st->args, (st->nargs + 1) * sizeof *grown) : NULL;
+    if (!grown) ok = false, gcl_runarg_free(&fields[i]);
+    else st->args = grown, st->args[st->nargs++] = fields[i];
+  }
+  free(fields);
+  return ok;
+}
+
+static bool parse_buffers(run_state *st) {
   for (size_t k = 0; k < st->nextra; k++) {
     char err[512];
     gcl_runarg *grown = realloc(st->args, (st->nargs + 1) * sizeof *grown);

@@ -72,6 +72,16 @@ gcl_status run_bind_buffer(gcl_args *args, size_t i, const gcl_runarg *a, uint64
  * differs from the buffer's. */
 bool run_tmap_options(const gcl_runarg *tmap, const gcl_runarg *buf, gcl_tensormap_options *o);
 
+/* --- field specs, --arg PATH=SPEC (runfields.c) --- */
+/* Resolves every field spec against layout and gives each parameter they set a placeholder
+ * (kind GCL_RUNARG_FIELDS) at its index, so that args[i] is parameter i again; the positional
+ * --arg specs fill the other parameters in order. -1 to go on, else 2 after a message. */
+int run_place_fields(run_state *st, const gcl_layout *layout);
+/* Sets every field spec into args: buffers at their own st->buffers base on the GPU (ctx given),
+ * at cpu_base on the CPU check (ctx NULL: tensor maps then get zero bytes). Message printed on
+ * failure. */
+gcl_status run_set_fields(const run_state *st, gcl_args *args, uint64_t cpu_base, gcl_context *ctx);
+
 /* --- checks against the module (runcheck.c) --- */
 /* Reads st->module for the target architecture (sets st->sm, st->arch_from, st->kernel_name) and
  * finds st->kernel in it. -1 to go on, else the exit status (1) after a message. */

@@ -285,13 +285,27 @@ static bool parse_hex(const parser *p, const char *s, gcl_runarg *out) {
   return true;
 }
 
-/* Splits off "NAME=" when an '=' comes before the first ':'. */
+/* A field path: identifiers and indexes joined by '.' and '[N]' (the library checks the rest). */
+static bool is_path(const char *s, size_t len) {
+  if (!memchr(s, '.', len) && !memchr(s, '[', len)) return false;
+  for (size_t i = 0; i < len; i++)
+    if (!isalnum((unsigned char)s[i]) && !strchr("_.[]", s[i])) return false;
+  return len < GCL_RUNARG_PATH_MAX;
+}
+
+/* Splits off "NAME=" (or "PATH=") when an '=' comes before the first ':'. */
 static bool parse_name(const parser *p, const char **s, gcl_runarg *out) {
   size_t len = strcspn(*s, ":=");
   if ((*s)[len] != '=') return true;
+  if (is_path(*s, len)) {
+    memcpy(out->path, *s, len);
+    out->path[len] = 0;
+    *s += len + 1;
+    return true;
+  }
   if (!valid_name(*s, len))
-    return bad(p, "bad name '%.*s' (a C identifier of at most %d characters)", (int)len, *s,
-               GCL_RUNARG_NAME_MAX - 1);
+    return bad(p, "bad name '%.*s' (a C identifier of at most %d characters, or a field path "
+               "such as g.maps[3])", (int)len, *s, GCL_RUNARG_NAME_MAX - 1);
   memcpy(out->name, *s, len);
   out->name[len] = 0;
   *s += len + 1;

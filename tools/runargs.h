@@ -1,7 +1,9 @@
 /* runargs: the `--arg` specs of `gclaunch run`, parsed and checked on the CPU (no GPU needed), and
  * the host side of its buffers (fill patterns, element codecs, checksums).
  *
- *   spec   = [ NAME "=" ] body
+ *   spec   = [ NAME "=" | PATH "=" ] body
+ *   PATH   = a field path into a by-value aggregate ("g.loads[3]", "g.n", "g.2"): the spec sets
+ *            that field (gcl_layout_field), not a whole parameter; see run.h
  *   body   = SCALAR ":" VALUE                               f32:1.5  u64:42  i32:-3  bool:true
  *          | "buf:" SCALAR ":" SHAPE [ "@" OFFSET ] [ "=" FILL ]     buf:f32:1024@4=iota
  *          | "tmap:" BUF { "," BUF } { ":" OPTION }         tmap:a,b:box=64x64:swizzle=128
@@ -26,10 +28,12 @@
 #include <stdint.h>
 
 #define GCL_RUNARG_NAME_MAX 32
+#define GCL_RUNARG_PATH_MAX 256
 #define GCL_RUNARG_MAX_RANK 5
 
 typedef enum gcl_runarg_kind {
-  GCL_RUNARG_SCALAR, GCL_RUNARG_BUFFER, GCL_RUNARG_TMAP, GCL_RUNARG_HEX
+  GCL_RUNARG_SCALAR, GCL_RUNARG_BUFFER, GCL_RUNARG_TMAP, GCL_RUNARG_HEX,
+  GCL_RUNARG_FIELDS /* not parsed: the place of a parameter that PATH= specs set (run.c) */
 } gcl_runarg_kind;
 
 typedef enum gcl_runarg_fill {
@@ -41,6 +45,7 @@ typedef struct gcl_runarg {
   const char *option;                  /* "--arg" (parsed default) or "--buffer" (set by run.c) */
   const char *spec;                    /* the text (borrowed) */
   char name[GCL_RUNARG_NAME_MAX];      /* "" when unnamed */
+  char path[GCL_RUNARG_PATH_MAX];      /* a field path ("g.loads[3]"), "" for whole parameters */
   gcl_runarg_kind kind;
   gcl_scalar type;                     /* scalar type, or a buffer's element type */
   size_t size;                         /* bytes: of the scalar, the hex blob, a buffer element */

@@ -160,6 +160,31 @@ static bool check_kind(const gcl_runarg *a, size_t i, const gcl_param_info *p) {
   return false;
 }
 
+/* Every parameter that field specs set must be whole: each of its leaves set by some spec. */
+static bool fields_complete(const run_state *st, const gcl_args *args) {
+  for (size_t i = 0; i < st->nparams; i++) {
+    if (st->args[i].kind != GCL_RUNARG_FIELDS || gcl_args_is_set(args, i)) continue;
+    gcl_args *copy = NULL; /* gcl_args_buffer names the first unset leaf of the first unset
+                              parameter: ask a copy with every other parameter set */
+    const gcl_layout *l = gcl_args_layout(args);
+    if (gcl_args_clone(args, &copy) != GCL_OK) return run_error("%s", gcl_last_error()), false;
+    for (size_t j = 0; j < st->nparams; j++) {
+      size_t size = 0;
+      gcl_layout_param(l, j, NULL, &size, NULL);
+      unsigned char *zero = j == i || gcl_args_is_set(copy, j) ? NULL : calloc(1, size);
+      if (zero) gcl_args_set(copy, j, zero, size);
+      free(zero);
+    }
+    const void *data;
+    size_t size;
+    gcl_args_buffer(copy, &data, &size);
+    run_error("the field specs leave a leaf unset: %s", gcl_last_error());
+    gcl_args_destroy(copy);
+    return false;
+  }
+  return true;
+}
+
 /* Packs every scalar, hex and buffer argument into args on the CPU (buffers at stand-in device
  * addresses), so the library's own checks -- sizes, dtypes, alignment of offset views -- run
  * before any GPU is needed. Tensor maps were checked by check_tmap (run.c). */
@@ -169,6 +194,7 @@ static bool pack_on_cpu(const run_state *st, const gcl_layout *layout) {
   bool ok = true;
   for (size_t i = 0; ok && i < st->nparams; i++) {
     const gcl_runarg *a = &st->args[i];
+    if (a->kind == GCL_RUNARG_FIELDS) continue; /* set below, by run_set_fields */
     gcl_param_info p;
     gcl_status s = gcl_layout_param_info(layout, i, &p);
     if (s == GCL_OK && !(ok = check_kind(a, i, &p))) break;
@@ -178,6 +204,8 @@ static bool pack_on_cpu(const run_state *st, const gcl_layout *layout) {
       s = run_bind_buffer(args, i, a, UINT64_C(1) << 32, st->device);
     if (s != GCL_OK) ok = false, run_error("%s %d '%s': %s", a->option, a->position, a->spec, gcl_last_error());
   }
+  if (ok) ok = run_set_fields(st, args, UINT64_C(1) << 32, NULL) == GCL_OK;
+  ok = ok && fields_complete(st, args);
   gcl_args_destroy(args);
   return ok;
 }
@@ -215,6 +243,7 @@ static int image_layout(const run_state *st, const gcl_image *img, size_t k, gcl
 int run_check_args(run_state *st, const gcl_image *img, size_t k) {
   gcl_layout *layout = NULL;
   int rc = st->signature ? signature_layout(st, img, k, &layout) : image_layout(st, img, k, &layout);
+  if (rc < 0) rc = run_place_fields(st, layout);
   if (rc < 0 && gcl_layout_count(layout) != st->nparams) {
     rc = 2;
     if (st->signature)

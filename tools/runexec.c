@@ -106,12 +106,14 @@ static int bind_all(run_state *st) {
     if (st->args[i].kind == GCL_RUNARG_BUFFER) rc = setup_buffer(st, i);
   for (size_t i = 0; !rc && i < st->nparams; i++) {
     const gcl_runarg *a = &st->args[i];
+    if (a->kind == GCL_RUNARG_FIELDS) continue; /* run_set_fields, below */
     if (a->kind == GCL_RUNARG_TMAP) rc = setup_tmap(st, i);
     else if (a->kind != GCL_RUNARG_BUFFER &&
              gcl_args_set(st->packed, i, a->kind == GCL_RUNARG_HEX ? a->bytes : a->value,
                           a->size) != GCL_OK)
       rc = arg_fail(a);
   }
+  if (!rc && run_set_fields(st, st->packed, 0, st->ctx) != GCL_OK) rc = 2;
   return rc;
 }
 
@@ -189,14 +191,14 @@ static void print_buffer(const run_state *st, size_t i, bool json) {
   unsigned long long h = (unsigned long long)gcl_runarg_fnv1a(b->host, b->view_bytes);
   if (json) {
     printf("{\"option\": \"%s\", \"position\": %d, \"name\": \"%s\", \"type\": \"%s\", \"shape\": [",
-           a->option, a->position, a->name, gcl_runarg_type_name(a->type));
+           a->option, a->position, a->path[0] ? a->path : a->name, gcl_runarg_type_name(a->type));
     for (size_t d = 0; d < a->rank; d++) printf("%s%llu", d ? ", " : "", (unsigned long long)a->shape[d]);
     printf("], \"offset\": %llu, \"sum\": ", (unsigned long long)a->offset);
     print_number(stdout, sum, true, 17);
     printf(", \"fnv1a\": \"0x%016llx\", \"first\": [", h);
   } else {
     printf("buffer %s (%s %d) %s[%llu]@%llu  sum %.17g  fnv1a 0x%016llx  first",
-           a->name[0] ? a->name : "-", a->option, a->position, gcl_runarg_type_name(a->type),
+           a->path[0] ? a->path : a->name[0] ? a->name : "-", a->option, a->position, gcl_runarg_type_name(a->type),
            (unsigned long long)a->count, (unsigned long long)a->offset, sum, h);
   }
   for (uint64_t e = 0; e < shown; e++) {

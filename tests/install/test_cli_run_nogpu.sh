@@ -59,6 +59,35 @@ expect "dtype against the signature" 2 "--arg 3 'buf:f64:16'" -- \
 expect "malformed signature" 2 "--signature 'f32 a,'" -- \
   $saxpy --signature "f32 a," --arg f32:2
 msig="grid_constant tensormap[2] maps, u32 n"
+# Field specs (--arg PATH=SPEC) into the globals struct of megakernel_globals_16 (kernels/megakernel.cu).
+mega="$kdir/megakernel.sm_90.cubin megakernel_globals_16 --grid 16 --block 32"
+gsig="grid_constant struct{tensormap[16] maps, const void* work, u32 n_work} g"
+expect "fields: every leaf set, no GPU" 2 "no GPU to run on" -- $mega --signature "$gsig" \
+  --arg "g.maps=tmap:a,b,b,b,b,b,b,b,b,b,b,b,b,b,b,b:box=16x16" --arg g.work=buf:u8:640 \
+  --arg g.n_work=u32:16 --buffer a=buf:f32:64x64@4=rand --buffer b=buf:f32:64x64
+expect "fields: one map per element spec" 2 "no GPU to run on" -- $mega --signature "$gsig" \
+  --arg "g.maps[0]=tmap:a:box=16x16" --arg "g.maps[1]=tmap:b:box=16x16:store=1" \
+  --arg "g.maps[2]=hex:$(printf '%0256d' 0)" --arg g.work=buf:u8:640 --arg g.n_work=u32:16 \
+  --buffer a=buf:f32:64x64 --buffer b=buf:f32:64x64 --arg "g.maps[3]=tmap:a:box=16x16" \
+  --arg "g.maps[4]=tmap:a:box=16x16" --arg "g.maps[5]=tmap:a:box=16x16" --arg "g.maps[6]=tmap:a:box=16x16" \
+  --arg "g.maps[7]=tmap:a:box=16x16" --arg "g.maps[8]=tmap:a:box=16x16" --arg "g.maps[9]=tmap:a:box=16x16" \
+  --arg "g.maps[10]=tmap:a:box=16x16" --arg "g.maps[11]=tmap:a:box=16x16" --arg "g.maps[12]=tmap:a:box=16x16" \
+  --arg "g.maps[13]=tmap:a:box=16x16" --arg "g.maps[14]=tmap:a:box=16x16" --arg "g.maps[15]=tmap:a:box=16x16"
+expect "fields: the first unset leaf by path" 2 "field 'g.maps[1]' was never set" -- $mega \
+  --signature "$gsig" --arg "g.maps[0]=tmap:a:box=16x16" --arg g.work=buf:u8:640 \
+  --arg g.n_work=u32:16 --buffer a=buf:f32:64x64
+expect "fields: index out of range, with the column" 2 "path 'g.maps[16]', col 8: index 16 out of range" -- \
+  $mega --signature "$gsig" --arg "g.maps[16]=tmap:a:box=16x16" --buffer a=buf:f32:64x64
+expect "fields: scalar type" 2 "--arg 2 'g.n_work=f32:16': field 'g.n_work' is u32, the argument is f32" -- \
+  $mega --signature "$gsig" --arg "g.maps=tmap:a:box=16x16" --arg g.n_work=f32:16 \
+  --arg g.work=buf:u8:64 --buffer a=buf:f32:64x64
+expect "fields: unknown member" 2 "no member 'nwork' in 'g'" -- $mega --signature "$gsig" \
+  --arg g.nwork=u32:1
+expect "fields: a tmap list against the array" 2 "field 'g.maps' holds 16 tensor maps, 2 buffers listed" -- \
+  $mega --signature "$gsig" --arg "g.maps=tmap:a,a:box=16x16" --arg g.work=buf:u8:64 \
+  --arg g.n_work=u32:1 --buffer a=buf:f32:64x64
+expect "fields and positional specs together" 2 "so 0 positional --arg are needed, 1 given" -- \
+  $mega --signature "$gsig" --arg g.n_work=u32:1 --arg u32:1
 expect "tmap of an unknown buffer" 2 "--arg 1 'tmap:nope:box=16': no buffer argument is named 'nope'" -- \
   $saxpy --signature "$msig" --arg tmap:nope:box=16 --arg u32:1
 expect "tmap box rank against the buffer" 2 "box has 1 sizes, buffer 'a' has rank 2" -- \

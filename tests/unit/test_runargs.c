@@ -99,7 +99,9 @@ Test(runargs, buffer_errors_name_the_argument) {
   rejects("buf:f64:4294967295x4294967295", 1, "--arg 1 'buf:f64:4294967295x4294967295': "
                                              "18446744065119617025 elements is more than 1 TiB");
   rejects("9a=buf:f32:4", 1, "--arg 1 '9a=buf:f32:4': bad name '9a' (a C identifier of at most 31 "
-                             "characters)");
+                             "characters, or a field path such as g.maps[3])");
+  rejects("g.x-y=u32:1", 1, "--arg 1 'g.x-y=u32:1': bad name 'g.x-y' (a C identifier of at most 31 "
+                             "characters, or a field path such as g.maps[3])");
 }
 
 Test(runargs, tensor_maps) {
@@ -303,4 +305,22 @@ Test(runargs, devices_resolved_against_present_ones) {
   cr_assert(list[0] == 1 && list[1] == 0);
   cr_assert_eq(gcl_runarg_resolve_devices(&d, 1, list, msg, sizeof msg), 0);
   cr_assert(strstr(msg, "device 1 does not exist (1 device: 0 ... 0)"), "%s", msg);
+}
+
+Test(runargs, field_paths_are_kept_apart_from_names) {
+  gcl_runarg a;
+  char why[256];
+  cr_assert(gcl_runarg_parse("g.loads[3]=tmap:a:box=64x64", 1, &a, why, sizeof why), "%s", why);
+  cr_assert_str_eq(a.path, "g.loads[3]");
+  cr_assert_str_eq(a.name, "");
+  cr_assert_eq(a.kind, GCL_RUNARG_TMAP);
+  gcl_runarg_free(&a);
+  cr_assert(gcl_runarg_parse("g.bufs[0]=buf:f32:1024@4", 2, &a, why, sizeof why), "%s", why);
+  cr_assert_str_eq(a.path, "g.bufs[0]");
+  cr_assert_eq(a.offset, 4);
+  gcl_runarg_free(&a);
+  cr_assert(gcl_runarg_parse("x=buf:f32:8", 3, &a, why, sizeof why), "%s", why);
+  cr_assert_str_eq(a.name, "x");
+  cr_assert_str_eq(a.path, "");
+  gcl_runarg_free(&a);
 }
