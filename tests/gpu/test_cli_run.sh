@@ -131,6 +131,18 @@ check(buf("b")["fnv1a"] == fnv(a) and buf("a")["fnv1a"] == fnv(a), "fnv1a of a a
 check(len(set(a)) > 16, "a holds random data")
 PY
 fi
+# 5b. The same copy through ONE grid-constant globals struct (megakernel_globals_16), every member
+#     set by a field spec (--arg PATH=SPEC): g.maps (a tmap list over the array), g.work, g.n_work.
+if run gmega "$kdir/megakernel.sm_90.cubin" megakernel_globals_16 --grid 16 --block 32 \
+     --signature "grid_constant struct{tensormap[16] maps, const void* work, u32 n_work} g" \
+     --arg "g.maps=tmap:$maps:box=16x16" --arg "g.work=buf:u8:640=@$tmp/work.bin" --arg g.n_work=u32:16 \
+     --buffer a=buf:f32:64x64@4=rand --buffer b=buf:f32:64x64 --out "a=$tmp/ga.bin" --out "b=$tmp/gb.bin"; then
+  py "$tmp/gmega.json" <<'PY' && ok "TMA copy through a globals struct set by field specs" || bad "globals copy"
+a = open(tmp + "/ga.bin", "rb").read(); b = open(tmp + "/gb.bin", "rb").read()
+check(len(a) == 16384 and a == b, "b == a after the copy")
+check(len(set(a)) > 16, "a holds random data")
+PY
+fi
 # 6. CUDA source with a C++ template kernel, named by its demangled name: the offline check finds
 #    the mangled name (_Z2tkILi3EEvPfj) and the GPU launch must use it. p[i] = 3 + i for i < n.
 cat >"$tmp/tk.cu" <<'CU'
