@@ -16,7 +16,8 @@ typedef struct options {
 } options;
 
 void gcl_inspect_usage(FILE *f) {
-  fprintf(f, "usage: gclaunch inspect FILE [--arch sm_NN] [--kernel GLOB] [--signature TEXT] [--json]\n\n"
+  fprintf(f, "usage: gclaunch inspect FILE [--arch sm_NN] [--kernel GLOB] [--signature TEXT] [--json]\n"
+             "       gclaunch inspect --signature TEXT [--arch sm_NN] [--json]   (every leaf, no file)\n\n"
              "Reads a cubin, fatbin, PTX or host ELF file (an executable, shared library or object\n"
              "whose .nv_fatbin holds fatbin containers: every container is read), or CUDA source\n"
              "(.cu, compiled with NVRTC), and prints each kernel's parameter offsets, sizes and\n"
@@ -55,7 +56,7 @@ static int parse_options(int argc, char **argv, options *o) {
     else
       o->file = a;
   }
-  if (o->file) return -1;
+  if (o->file || o->signature) return -1;
   gcl_inspect_usage(stderr);
   return 2;
 }
@@ -185,10 +186,90 @@ static int check_signature(const gcl_image *img, const options *o) {
   return matched == checked ? 0 : 1;
 }
 
+/* --- a signature's fields, with no file: every leaf by path -------------------------------- */
+
+static const char *leaf_kind(const gcl_param_info *p, char *buf, size_t cap) {
+  static const char *const scalars[] = {"void", "bool", "i8", "u8", "i16", "u16", "i32", "u32",
+                                        "i64", "u64", "f16", "bf16", "f32", "f64"};
+  const char *sc = (unsigned)p->scalar < sizeof scalars / sizeof *scalars ? scalars[p->scalar] : "?";
+  switch (p->kind) {
+  case GCL_PARAM_SCALAR: snprintf(buf, cap, "%s", sc); break;
+  case GCL_PARAM_POINTER: snprintf(buf, cap, "%s%s*", p->is_const ? "const " : "", sc); break;
+  case GCL_PARAM_TENSORMAP: snprintf(buf, cap, "tensormap"); break;
+  default: snprintf(buf, cap, "bytes(%zu)", p->size); break;
+  }
+  return buf;
+}
+
+typedef struct leaf_print { bool json; size_t n; } leaf_print;
+
+static int print_leaf(const gcl_field *f, const char *path, void *user) {
+  leaf_print *lp = user;
+  char kind[64];
+  leaf_kind(&f->info, kind, sizeof kind);
+  if (lp->json) {
+    printf("%s{\"path\": ", lp->n ? ", " : "");
+    json_string(path);
+    printf(", \"param\": %zu, \"offset\": %zu, \"size\": %zu, \"align\": %zu, \"kind\": ",
+           f->param, f->offset, f->size, f->align);
+    json_string(kind);
+    putchar('}');
+  } else {
+    printf("  %-32s %7zu %6zu %6zu  %s\n", path, f->offset, f->size, f->align, kind);
+  }
+  lp->n++;
+  return 0;
+}
+
+/* gclaunch inspect --signature TEXT [--arch sm_NN] [--json]: the parameters as the device lays
+ * them out, and every leaf of every parameter (path, offset in the packed buffer, size, align,
+ * kind), from the signature alone. */
+static int print_signature(const options *o) {
+  gcl_signature *sig = NULL;
+  gcl_layout *l = NULL;
+  int sm = o->sm ? o->sm : 90;
+  if (gcl_signature_parse(o->signature, &sig) != GCL_OK)
+    return cli_error("inspect", "--signature '%s': %s", o->signature, gcl_last_error()), 2;
+  gcl_status s = gcl_layout_create(sig, sm, &l);
+  gcl_signature_destroy(sig);
+  if (s != GCL_OK)
+    return cli_error("inspect", "--signature '%s' on sm_%d: %s", o->signature, sm, gcl_last_error()), 1;
+  if (o->json) {
+    printf("{\"signature\": ");
+    json_string(o->signature);
+    printf(", \"arch\": \"sm_%d\", \"param_bytes\": %zu, \"params\": [", sm, gcl_layout_size(l));
+  } else {
+    printf("signature: %s\narch:      sm_%d, %zu parameter bytes\n", o->signature, sm, gcl_layout_size(l));
+  }
+  for (size_t i = 0; i < gcl_layout_count(l); i++) {
+    size_t off, size, align;
+    gcl_param_info p;
+    gcl_layout_param(l, i, &off, &size, &align);
+    gcl_layout_param_info(l, i, &p);
+    if (o->json) {
+      printf("%s{\"index\": %zu, \"name\": ", i ? ", " : "", i);
+      if (p.name) json_string(p.name);
+      else printf("null");
+      printf(", \"offset\": %zu, \"size\": %zu, \"align\": %zu}", off, size, align);
+    } else {
+      printf("  param %zu%s%s%s: offset %zu size %zu align %zu\n", i, p.name ? " '" : "",
+             p.name ? p.name : "", p.name ? "'" : "", off, size, align);
+    }
+  }
+  leaf_print lp = {o->json, 0};
+  if (o->json) printf("], \"leaves\": [");
+  else printf("  %-32s %7s %6s %6s  %s\n", "leaf", "offset", "size", "align", "kind");
+  gcl_layout_visit_leaves(l, print_leaf, &lp);
+  if (o->json) printf("]}\n");
+  gcl_layout_destroy(l);
+  return 0;
+}
+
 int gcl_cmd_inspect(int argc, char **argv) {
   options o = {0};
   int rc = parse_options(argc, argv, &o);
   if (rc >= 0) return rc;
+  if (!o.file) return print_signature(&o);
   gcl_image *img = NULL;
   if (!cli_module_read("inspect", o.file, o.sm, &img)) return 1;
   if (o.sm && gcl_image_get_format(img) == GCL_IMAGE_CUBIN && gcl_image_sm(img) != o.sm)

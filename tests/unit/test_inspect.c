@@ -193,3 +193,22 @@ Test(inspect, warns_past_the_parameter_limit) {
   cr_assert(strstr(out, "warning: " GCL_KERNEL_DIR "/params_limit.sm_90.cubin: kernel 'k_maps255': "
                         "its parameters end at byte 32768 on sm_90, past the 32764 bytes"), "%s", out);
 }
+
+/* --signature alone: every leaf by path, at device offsets, without a file. */
+Test(inspect, signature_fields_without_a_file) {
+  char out[8192];
+  int rc = run_inspect("--signature 'u32 k, grid_constant struct{tensormap[2] loads, "
+                       "struct{ptr p, u32 n}[2] segs, f32 x} g'", out, sizeof out);
+  cr_assert_eq(rc, 0, "%s", out);
+  cr_assert(strstr(out, "param 1 'g': offset 112 size 384 align 128"), "%s", out);
+  cr_assert(strstr(out, "g.loads[1]                           240    128    128  tensormap"), "%s", out);
+  cr_assert(strstr(out, "g.segs[1].n                          392      4      4  u32"), "%s", out);
+  rc = run_inspect("--signature 'struct{u8, f64 d} s' --arch sm_100 --json", out, sizeof out);
+  cr_assert_eq(rc, 0, "%s", out);
+  cr_assert(strstr(out, "{\"path\": \"s.0\", \"param\": 0, \"offset\": 0, \"size\": 1, \"align\": 1, "
+                        "\"kind\": \"u8\"}"), "%s", out);
+  cr_assert(strstr(out, "{\"path\": \"s.d\", \"param\": 0, \"offset\": 8, \"size\": 8"), "%s", out);
+  rc = run_inspect("--signature 'struct{u32 n, u32 n} s'", out, sizeof out);
+  cr_assert_eq(rc, 2, "%s", out);
+  cr_assert(strstr(out, "duplicate member name 'n'"), "%s", out);
+}
