@@ -132,19 +132,23 @@ const gcl_layout *gcl_args_layout(const gcl_args *args) { return args ? args->la
 
 /* --- set-tracking ------------------------------------------------------------------------ */
 
-/* Marks bytes [rel, rel + n) of parameter pi set. Cost: one step per 8 bytes; nothing once the
- * parameter is complete. */
+/* Marks bytes [rel, rel + n) of parameter pi set. Cost: a step per 64 bytes in the middle, per
+ * byte at the ends; nothing once the parameter is complete. */
 static void mark(gcl_args *a, size_t pi, size_t rel, size_t n) {
   if (!a->unset_bytes[pi]) return;
   unsigned char *b = a->bits + gcl__layout_lparam(a->layout, pi)->bit_at;
   size_t fresh = 0, i = rel, end = rel + n;
-  while (i < end) {
-    size_t lo = i % 8, k = end - i < 8 - lo ? end - i : 8 - lo;
-    unsigned m = ((1u << k) - 1u) << lo;
-    fresh += (size_t)__builtin_popcount(m & ~(unsigned)b[i / 8]);
-    b[i / 8] |= (unsigned char)m;
-    i += k;
+  for (; i < end && i % 64; i++)
+    if (!(b[i / 8] & (1u << (i % 8)))) b[i / 8] |= (unsigned char)(1u << (i % 8)), fresh++;
+  for (; i + 64 <= end; i += 64) { /* 8 bitmap bytes at once (any alignment: memcpy) */
+    uint64_t w;
+    memcpy(&w, b + i / 8, sizeof w);
+    fresh += 64 - (size_t)__builtin_popcountll(w);
+    w = ~(uint64_t)0;
+    memcpy(b + i / 8, &w, sizeof w);
   }
+  for (; i < end; i++)
+    if (!(b[i / 8] & (1u << (i % 8)))) b[i / 8] |= (unsigned char)(1u << (i % 8)), fresh++;
   a->unset_bytes[pi] -= fresh;
   if (!a->unset_bytes[pi]) a->unset--;
 }
@@ -166,12 +170,19 @@ static void forget_tmaps(gcl_args *a, const gcl__lparam *p, size_t rel, size_t n
   if (first < end) memset(a->tmaps + p->tmap_at + first, 0, (end - first) * sizeof *a->tmaps);
 }
 
-/* Copies n bytes of value to the field, releases owners inside it, marks its bytes set. */
+/* Copies n bytes of value to byte rel of parameter pi, releases the owner slots
+ * [owner, owner + owners) inside it, marks its bytes set: every setter ends here. */
+static void write_at(gcl_args *a, size_t pi, size_t rel, const void *value, size_t n,
+                     size_t owner, size_t owners) {
+  const gcl__lparam *p = gcl__layout_lparam(a->layout, pi);
+  memcpy(a->data + p->offset + rel, value, n);
+  forget_tmaps(a, p, rel, n);
+  release_owners(a, owner, owners);
+  mark(a, pi, rel, n);
+}
+
 static void write_field(gcl_args *a, const gcl_field *f, const void *value, size_t n) {
-  memcpy(a->data + f->offset, value, n);
-  forget_tmaps(a, gcl__layout_lparam(a->layout, f->param), f->priv_rel, n);
-  release_owners(a, f->priv_owner, f->priv_owners);
-  mark(a, f->param, f->priv_rel, n);
+  write_at(a, f->param, f->priv_rel, value, n, f->priv_owner, f->priv_owners);
 }
 
 /* --- checks and messages ----------------------------------------------------------------- */
@@ -259,9 +270,18 @@ static gcl_status element_field(const gcl_args *a, size_t index, size_t element,
 gcl_status gcl_args_set_element(gcl_args *args, size_t index, size_t element, const void *value,
                                 size_t size) {
   const gcl_field *pf = NULL;
-  gcl_field f;
   gcl_status st = param_field(args, index, "gcl_args_set_element", &pf);
-  if (!st) st = element_field(args, index, element, &f);
+  if (st) return st;
+  const gcl__type *t = gcl__layout_lparam(args->layout, index)->type;
+  bool fast = t && t->kind == GCL_PARAM_ARRAY && element < t->count && value && size == t->elem->size;
+  if (fast) { /* the common case without building the element's field */
+    const gcl__type *e = t->elem;
+    write_at(args, index, element * e->size, value, size, pf->priv_owner + element * e->ptr_leaves,
+             e->ptr_leaves);
+    return GCL_OK;
+  }
+  gcl_field f;
+  st = element_field(args, index, element, &f);
   if (!st && value && size != f.size) {
     char l[768];
     return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: element value is %zu bytes, an element is %zu bytes",
@@ -564,8 +584,5 @@ gcl_status gcl__args_tmap_slot(gcl_args *args, size_t index, size_t element, siz
 }
 
 void gcl__args_tmap_mark(gcl_args *args, size_t index, size_t element, size_t n) {
-  const gcl__lparam *p = gcl__layout_lparam(args->layout, index);
-  size_t per = p->type && p->type->kind == GCL_PARAM_ARRAY ? p->type->elem->ptr_leaves : 0;
-  release_owners(args, p->owner_at + element * per, n * per); /* raw 128 bytes own nothing */
-  mark(args, index, element * GCL_TENSORMAP_BYTES, n * GCL_TENSORMAP_BYTES);
+  mark(args, index, element * GCL_TENSORMAP_BYTES, n * GCL_TENSORMAP_BYTES); /* maps own nothing */
 }

@@ -54,14 +54,16 @@ static gcl_status check_device(const gcl_context *ctx, const DLTensor *t, const 
   return GCL_OK;
 }
 
-/* Once per call: the device has TMA and ctx is current. (A context exists only once the driver
- * loaded, so there is no gcl__cu_load here.) */
+/* Once per call: the device has TMA and no kernel faulted. (A context exists only once the
+ * driver loaded, so there is no gcl__cu_load here.) ctx is not made current here: the encode
+ * needs some current context, and its bytes do not depend on which (FACTS.md), so encode_into
+ * binds ctx only when the driver refuses without it -- one cuCtxGetCurrent less per map. */
 static gcl_status begin(gcl_context *ctx, const gcl__tmap_who *who) {
   if (ctx->sm < 90)
     return gcl__tmap_fail(who, GCL_ERROR_INVALID_ARGUMENT,
                           "device %d is sm_%d: tensor maps need sm_90 or later", ctx->device,
                           ctx->sm);
-  return gcl__context_bind_fast(ctx);
+  return gcl__faulted() ? gcl__fault_check() : GCL_OK;
 }
 
 /* cuTensorMapEncodeTiled or, for im2col.pixels > 0, cuTensorMapEncodeIm2col. */
@@ -98,10 +100,16 @@ static gcl_status encode_failed(const gcl_tensormap_desc *d, const gcl__tmap_who
 
 /* Encodes a translated description into *m (written only on success) and, unless e is NULL,
  * its cache entry. */
-static gcl_status encode_into(const gcl_tensormap_desc *d, const gcl__tmap_who *who, void *m,
-                              gcl__tmap_entry *e) {
+static gcl_status encode_into(gcl_context *ctx, const gcl_tensormap_desc *d,
+                              const gcl__tmap_who *who, void *m, gcl__tmap_entry *e) {
   CUtensorMap tmp;
   CUresult rc = encode_desc(d, &tmp);
+  CUcontext cur = NULL;
+  if (rc != CUDA_SUCCESS && (gcl__cu.cuCtxGetCurrent(&cur) != CUDA_SUCCESS || cur != ctx->ctx)) {
+    gcl_status s = gcl__context_bind(ctx); /* no context, or another device's, was current */
+    if (s != GCL_OK) return s;
+    rc = encode_desc(d, &tmp);
+  }
   if (rc != CUDA_SUCCESS) return encode_failed(d, who, rc);
   memcpy(m, &tmp, sizeof tmp);
   gcl__fault_note_tensormaps(); /* a later ILLEGAL_INSTRUCTION names the TMA rule */
@@ -126,7 +134,7 @@ gcl_status gcl_tensormap_encode(gcl_context *ctx, const DLTensor *t,
   if ((s = gcl__tmap_translate(t, options, &who, &d)) || (s = begin(ctx, &who)) ||
       (s = check_device(ctx, t, &who)))
     return s;
-  return encode_into(&d, &who, map, NULL);
+  return encode_into(ctx, &d, &who, map, NULL);
 }
 
 /* args, ctx and the parameter index (SIZE_MAX: not checked here), named as fn's. */
@@ -150,7 +158,7 @@ static gcl_status set_one(gcl_args *args, gcl_context *ctx, size_t index, size_t
   if ((s = need(args, ctx, index, "gcl_args_set_tensormap")) ||
       (s = gcl__args_tmap_slot(args, index, element, 1, &who, &map, &e)) ||
       (s = gcl__tmap_translate(t, options, &who, &d)) || (s = begin(ctx, &who)) ||
-      (s = check_device(ctx, t, &who)) || (s = encode_into(&d, &who, map, e)))
+      (s = check_device(ctx, t, &who)) || (s = encode_into(ctx, &d, &who, map, e)))
     return s;
   gcl__args_tmap_mark(args, index, element, 1);
   return GCL_OK;
@@ -273,7 +281,7 @@ static gcl_status refresh_one(gcl_args *args, gcl_context *ctx, size_t index, si
       (s = refresh_probe(ctx, t, options, &who, e, &d, &fresh, &same)))
     return s;
   if (same) return replace_run(ctx, who, map, e, 1, &fresh.address, 0);
-  if ((s = begin(ctx, &who)) || (s = encode_into(&d, &who, map, e))) return s;
+  if ((s = begin(ctx, &who)) || (s = encode_into(ctx, &d, &who, map, e))) return s;
   gcl__args_tmap_mark(args, index, element, 1);
   return GCL_OK;
 }
@@ -329,7 +337,7 @@ gcl_status gcl_args_set_tensormaps(gcl_args *args, gcl_context *ctx, size_t inde
     who.element = first + i;
     if ((s = gcl__tmap_translate(tensors[i], option_at(options, options_count, i), &who, &d)) ||
         (i == 0 && (s = begin(ctx, &who))) || (s = check_device(ctx, tensors[i], &who)) ||
-        (s = encode_into(&d, &who, args->scratch + i * GCL_TENSORMAP_BYTES,
+        (s = encode_into(ctx, &d, &who, args->scratch + i * GCL_TENSORMAP_BYTES,
                          &args->scratch_entries[i])))
       return s;
   }
@@ -362,7 +370,7 @@ static gcl_status refresh_rebuild(gcl_args *args, gcl_context *ctx, gcl__tmap_wh
     gcl_tensormap_desc d;
     if ((s = gcl__tmap_translate(tensors[i], option_at(options, options_count, i), &who, &d)) ==
         GCL_OK)
-      s = encode_into(&d, &who, out, fresh);
+      s = encode_into(ctx, &d, &who, out, fresh);
   }
   return s;
 }
@@ -406,5 +414,5 @@ gcl_status gcl__tensormap_encode_as(gcl_context *ctx, const DLTensor *t,
   if ((s = gcl__tmap_translate(t, options, &w, &d)) || (s = begin(ctx, &w)) ||
       (s = check_device(ctx, t, &w)))
     return s;
-  return encode_into(&d, &w, map, NULL);
+  return encode_into(ctx, &d, &w, map, NULL);
 }
