@@ -190,7 +190,7 @@ GCL_MEGAKERNEL_GLOBALS(TM, 64, megakernel_globals_64)
 // newest has finished reading shared memory), instead of waiting for the store it has just
 // issued (wait_group.read 0, which serialises load and store in copy_loop above). This is the
 // design of kernels/descbench.cu, which reaches ~92% of cuMemcpyDtoD with 16 KiB tiles.
-#define GCL_RING_MAX 8
+#define GCL_RING_MAX 13  // 13 x 16 KiB = 208 KiB of the 227 KiB a block may have
 
 template <class T, int N>
 __device__ void ring_loop(const Maps<T, N> &maps, const WorkItem *work, unsigned n_work) {

@@ -51,7 +51,7 @@ for stage in $stages; do
         echo "== bench_pack"
         "$build/bench/bench_pack"
         echo "== gclaunch demo, ring configurations (stages:blocks per SM; each verified)"
-        for cfg in 4:3 2:6 3:4 6:2 8:1 4:2; do
+        for cfg in 8:1 10:1 12:1 13:1 6:2 4:3 3:4; do
           echo "-- --stages ${cfg%:*} --blocks-per-sm ${cfg#*:}"
           o=$("$build/tools/gclaunch" demo --stages "${cfg%:*}" --blocks-per-sm "${cfg#*:}" 2>&1)
           rc=$?

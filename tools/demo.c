@@ -429,8 +429,8 @@ int gcl_cmd_demo(int argc, char **argv) {
   d.tensors = 32;
   d.mib = 512;
   d.iters = 20;
-  d.stages = 4;        /* 3 blocks x 4 stages x 16 KiB = 192 KiB in flight per SM, as the */
-  d.blocks_per_sm = 3; /* descbench ring that reaches ~92% of cuMemcpyDtoD with 16 KiB tiles */
+  d.stages = 8;        /* one block of 8 x 16 KiB stages per SM: the best of the H200 sweep of */
+  d.blocks_per_sm = 1; /* 2026-12-02 (84.7% of cuMemcpyDtoD; 4 x 3 gave 74.5%, bench/RESULTS.md) */
   if (parse_args(argc, argv, &d)) return 2;
   printf("gclaunch demo: one persistent kernel copies %d tensors through TMA, choosing each "
          "tile's descriptors\nby run-time index from the maps of ONE grid-constant globals struct "

@@ -12,7 +12,7 @@
 #define POISON 0xA5
 
 #define DEMO_STAGE_BYTES 16384u /* kernels/megakernel.cu GCL_STAGE_BYTES: the largest box */
-#define DEMO_RING_MAX 8         /* kernels/megakernel.cu GCL_RING_MAX */
+#define DEMO_RING_MAX 13        /* kernels/megakernel.cu GCL_RING_MAX */
 
 /* The kernel's work item (kernels/megakernel.cu WorkItem). */
 typedef struct work_item { uint32_t src, dst, rank, bytes; int32_t sc[3], dc[3]; } work_item;
