@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gclaunch/gclaunch.h"
+
 const char *const fg_scalar_names[13] = {"bool", "i8",  "u8",  "i16", "u16", "i32", "u32",
                                          "i64",  "u64", "f16", "bf16", "f32", "f64"};
 const size_t fg_scalar_sizes[13] = {1, 1, 1, 2, 2, 4, 4, 8, 8, 2, 2, 4, 8};
@@ -356,4 +358,45 @@ void fg_emit_fill(dg_buf *b, const fg_leaf *l) {
     dg_buf_printf(b, "  %s = (%s)0x%llxull;\n", l->cexpr, c_scalars[l->scalar],
                   (unsigned long long)value_u64(l));
   }
+}
+
+static gcl_status set_scalar(gcl_args *a, const gcl_field *f, const fg_leaf *l) {
+  uint64_t u = 0;
+  memcpy(&u, l->value, l->bytes);
+  switch (l->scalar) {
+  case 0: return gcl_args_set_field_bool(a, f, u != 0);
+  case 1: return gcl_args_set_field_i8(a, f, (int8_t)u);
+  case 2: return gcl_args_set_field_u8(a, f, (uint8_t)u);
+  case 3: return gcl_args_set_field_i16(a, f, (int16_t)u);
+  case 4: return gcl_args_set_field_u16(a, f, (uint16_t)u);
+  case 5: return gcl_args_set_field_i32(a, f, (int32_t)u);
+  case 6: return gcl_args_set_field_u32(a, f, (uint32_t)u);
+  case 7: return gcl_args_set_field_i64(a, f, (int64_t)u);
+  case 8: return gcl_args_set_field_u64(a, f, u);
+  case 9: return gcl_args_set_field_f16(a, f, (uint16_t)u);
+  case 10: return gcl_args_set_field_bf16(a, f, (uint16_t)u);
+  case 11: {
+    float x;
+    memcpy(&x, l->value, 4);
+    return gcl_args_set_field_f32(a, f, x);
+  }
+  default: {
+    double x;
+    memcpy(&x, l->value, 8);
+    return gcl_args_set_field_f64(a, f, x);
+  }
+  }
+}
+
+gcl_status fg_set_leaf(gcl_args *a, const gcl_field *f, const fg_leaf *l) {
+  if (l->kind == FG_SCALAR) return set_scalar(a, f, l);
+  if (l->kind == FG_POINTER) {
+    uint64_t p;
+    memcpy(&p, l->value, 8);
+    return gcl_args_set_field_ptr(a, f, p);
+  }
+  unsigned char raw[256] = {0}; /* raw: the field's size, its alignment padding after the value */
+  if (f->size > sizeof raw) return GCL_ERROR_INVALID_ARGUMENT;
+  memcpy(raw, l->value, l->bytes);
+  return gcl_args_set_field(a, f, raw, f->size);
 }

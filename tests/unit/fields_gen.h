@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "diff_gen.h"
+#include "gclaunch/gclaunch.h"
 
 typedef enum fg_kind { FG_SCALAR, FG_POINTER, FG_TMAP, FG_BYTES } fg_kind;
 
@@ -43,6 +44,9 @@ void fg_case_make(uint64_t *rng, const char *name, fg_case *c);
 void fg_case_free(fg_case *c);
 /* "<type> = value;" (typed for scalars, memcpy for maps and bytes) for leaf l, into b. */
 void fg_emit_fill(dg_buf *b, const fg_leaf *l);
+/* Sets leaf l through field f: the typed setter of its scalar, set_field_ptr for a pointer, raw
+ * bytes (the field's size) for maps and bytes. */
+gcl_status fg_set_leaf(gcl_args *a, const gcl_field *f, const fg_leaf *l);
 /* The prelude of every generated source: GA(n) and the tensor map types; cxx picks C++. */
 const char *fg_prelude(int cxx);
 

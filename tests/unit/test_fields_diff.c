@@ -90,34 +90,6 @@ static int on_leaf(const gcl_field *f, const char *path, void *user) {
   return 0;
 }
 
-static gcl_status set_scalar(gcl_args *a, const gcl_field *f, const fg_leaf *l) {
-  uint64_t u = 0;
-  memcpy(&u, l->value, l->bytes);
-  switch (l->scalar) {
-  case 0: return gcl_args_set_field_bool(a, f, u != 0);
-  case 1: return gcl_args_set_field_i8(a, f, (int8_t)u);
-  case 2: return gcl_args_set_field_u8(a, f, (uint8_t)u);
-  case 3: return gcl_args_set_field_i16(a, f, (int16_t)u);
-  case 4: return gcl_args_set_field_u16(a, f, (uint16_t)u);
-  case 5: return gcl_args_set_field_i32(a, f, (int32_t)u);
-  case 6: return gcl_args_set_field_u32(a, f, (uint32_t)u);
-  case 7: return gcl_args_set_field_i64(a, f, (int64_t)u);
-  case 8: return gcl_args_set_field_u64(a, f, u);
-  case 9: return gcl_args_set_field_f16(a, f, (uint16_t)u);
-  case 10: return gcl_args_set_field_bf16(a, f, (uint16_t)u);
-  case 11: {
-    float x;
-    memcpy(&x, l->value, 4);
-    return gcl_args_set_field_f32(a, f, x);
-  }
-  default: {
-    double x;
-    memcpy(&x, l->value, 8);
-    return gcl_args_set_field_f64(a, f, x);
-  }
-  }
-}
-
 /* Sets every leaf by its field; the args must then be complete. */
 static gcl_args *fill_args(suite *s, tcase *c) {
   gcl_args *a = NULL;
@@ -125,17 +97,8 @@ static gcl_args *fill_args(suite *s, tcase *c) {
   for (size_t i = 0; i < c->g.nleaves; i++) {
     const fg_leaf *l = &c->g.leaves[i];
     gcl_field f;
-    unsigned char raw[128] = {0};
     gcl_status st = gcl_layout_field(c->layout, l->path, &f);
-    if (!st && l->kind == FG_SCALAR) st = set_scalar(a, &f, l);
-    else if (!st && l->kind == FG_POINTER) {
-      uint64_t p;
-      memcpy(&p, l->value, 8);
-      st = gcl_args_set_field_ptr(a, &f, p);
-    } else if (!st) {
-      memcpy(raw, l->value, l->bytes); /* raw: the field's size, alignment padding after */
-      st = f.size <= sizeof raw ? gcl_args_set_field(a, &f, raw, f.size) : GCL_ERROR_INVALID_ARGUMENT;
-    }
+    if (!st) st = fg_set_leaf(a, &f, l);
     if (st) bad(s, c, "setting '%s': %s: %s", l->path, gcl_status_name(st), gcl_last_error());
     if (!st && !gcl_args_field_is_set(a, &f)) bad(s, c, "'%s' set but not counted set", l->path);
   }
