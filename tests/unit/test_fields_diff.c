@@ -398,3 +398,26 @@ Test(fields_diff, params_equal_nvrtc, .timeout = 170) {
   run_nvrtc(FIXED_SEED);
   run_nvrtc(fresh);
 }
+
+/* Found by this suite's probes: a typed setter on `bytes(3) align(8)` compared the value with
+ * the padded size (8), so gcl_args_set_field_u64 was accepted and 5 of its bytes fell into
+ * padding; a u32 on `bytes(4) align(8)` was refused. The N of bytes(N) is what must match. */
+Test(fields_diff, typed_setters_on_padded_bytes_match_n) {
+  gcl_signature *sig = NULL;
+  gcl_layout *l = NULL;
+  gcl_args *a = NULL;
+  gcl_field z, w;
+  cr_assert_eq(gcl_signature_parse("grid_constant struct{u8 c, bytes(3) align(8) z, bytes(4) align(8) w} g", &sig), GCL_OK);
+  cr_assert_eq(gcl_layout_create(sig, 90, &l), GCL_OK);
+  cr_assert_eq(gcl_args_create(l, &a), GCL_OK);
+  cr_assert_eq(gcl_layout_field(l, "g.z", &z), GCL_OK);
+  cr_assert_eq(gcl_layout_field(l, "g.w", &w), GCL_OK);
+  cr_expect_eq(z.size, 8);
+  cr_expect_eq(gcl_args_set_field_u64(a, &z, 1), GCL_ERROR_TYPE_MISMATCH, "u64 into bytes(3) align(8)");
+  cr_expect(!gcl_args_field_is_set(a, &z), "a refused set changes nothing");
+  cr_expect_eq(gcl_args_set_field_u32(a, &w, 0x01020304u), GCL_OK, "u32 into bytes(4) align(8): %s", gcl_last_error());
+  cr_expect(gcl_args_field_is_set(a, &w));
+  gcl_args_destroy(a);
+  gcl_layout_destroy(l);
+  gcl_signature_destroy(sig);
+}
