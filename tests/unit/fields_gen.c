@@ -146,7 +146,7 @@ static void gen_struct(gen *g, node *t, int depth) {
   fresh(g, t);
   dg_buf_printf(g->decls, "typedef struct %s { ", t->ctype);
   for (size_t i = 0; i < t->nm; i++) {
-    char cname[16];
+    char cname[32];
     if (t->named[i]) snprintf(cname, sizeof cname, "%s", t->names[i]);
     else snprintf(cname, sizeof cname, "_u%zu", i);
     member_decl(g, t->m[i], cname, i == 0, t->align);
