@@ -8,6 +8,16 @@
  *   fill 30 KB buffer        one op = 240 set_element + 1 set + gcl_args_buffer (30,836 bytes)
  *   create+fill+destroy      the same plus gcl_args_create / gcl_args_destroy
  *   parse+layout 240 maps    one op = gcl_signature_parse + gcl_layout_create + destroy both
+ * Fields (issue 14), a 4 KB globals struct `grid_constant struct{tensormap[30] maps, u64[4] ptrs,
+ * u32 n, f32 scale, i32[8] dims} g` against the same sizes as top-level parameters
+ * (`grid_constant tensormap[30] maps, u32 n`), in the same run:
+ *   field: map, g incomplete the same while g.ptrs, g.scale, g.dims were never set
+ *   field: set 1 of 30 maps  one op = gcl_args_set_field of g.maps[i % 30] (resolved beforehand;
+ *                            g complete, as after the first launch)
+ *   field: set u32 g.n       one op = gcl_args_set_field_u32 of g.n (resolved beforehand)
+ *   param: set 1 of 30 maps  one op = gcl_args_set_element of one 128-byte map
+ *   param: set u32 n         one op = gcl_args_set_u32
+ *   resolve g.maps[17]       one op = gcl_layout_field (the once-per-field cost)
  */
 #include <gclaunch/gclaunch.h>
 
@@ -119,6 +129,66 @@ static void row(const char *name, op_fn op, ctx *c, size_t iters) {
   printf("| %-26s | %12.1f | %10.1f | %10.1f |\n", name, med, lo, hi);
 }
 
+/* --- fields: one map and one u32 inside a 4 KB globals struct vs top-level parameters --------- */
+
+static struct {
+  gcl_field maps[30], n;
+} fstate;
+
+static void op_field_map(ctx *c) {
+  c->map[0] = (unsigned char)c->i;
+  check(gcl_args_set_field(c->args, &fstate.maps[c->i++ % 30], c->map, sizeof c->map), "set_field");
+}
+
+static void op_field_u32(ctx *c) { check(gcl_args_set_field_u32(c->args, &fstate.n, (uint32_t)c->i++), "set_field_u32"); }
+
+static void op_param_map(ctx *c) {
+  c->map[0] = (unsigned char)c->i;
+  check(gcl_args_set_element(c->args, 0, c->i++ % 30, c->map, sizeof c->map), "set_element");
+}
+
+static void op_param_u32(ctx *c) { check(gcl_args_set_u32(c->args, 1, (uint32_t)c->i++), "set_u32"); }
+
+static void op_resolve(ctx *c) {
+  gcl_field f;
+  check(gcl_layout_field(c->layout, "g.maps[17]", &f), "layout_field");
+}
+
+static void field_rows(void) {
+  ctx cg = {0}, ct = {0};
+  cg.layout = layout_for("grid_constant struct{tensormap[30] maps, u64[4] ptrs, u32 n, f32 scale, "
+                         "i32[8] dims} g");
+  ct.layout = layout_for("grid_constant tensormap[30] maps, u32 n");
+  check(gcl_args_create(cg.layout, &cg.args), "create");
+  check(gcl_args_create(ct.layout, &ct.args), "create");
+  for (int e = 0; e < 30; e++) {
+    char path[32];
+    snprintf(path, sizeof path, "g.maps[%d]", e);
+    check(gcl_layout_field(cg.layout, path, &fstate.maps[e]), "layout_field");
+  }
+  check(gcl_layout_field(cg.layout, "g.n", &fstate.n), "layout_field");
+  /* While g is incomplete, each set also marks its bytes (one step per 8 bytes); once every leaf
+   * was set, the set-tracking costs nothing (lib/core/args.c, mark). Both states are rows. */
+  row("field: map, g incomplete", op_field_map, &cg, 1000000);
+  gcl_field whole;
+  static unsigned char zero[4096];
+  check(gcl_layout_param_field(cg.layout, 0, &whole), "param_field");
+  check(gcl_args_set_field(cg.args, &whole, zero, whole.size), "set whole g");
+  row("field: set 1 of 30 maps", op_field_map, &cg, 1000000);
+  row("field: set u32 g.n", op_field_u32, &cg, 1000000);
+  row("param: set 1 of 30 maps", op_param_map, &ct, 1000000);
+  row("param: set u32 n", op_param_u32, &ct, 1000000);
+  row("resolve g.maps[17]", op_resolve, &cg, 200000);
+  size_t goff = 0, gsize = 0;
+  check(gcl_layout_param(cg.layout, 0, &goff, &gsize, NULL), "layout_param");
+  printf("\nglobals struct g: %zu bytes at offset %zu; top-level maps+n buffer %zu bytes\n", gsize,
+         goff, gcl_layout_size(ct.layout));
+  gcl_args_destroy(cg.args);
+  gcl_args_destroy(ct.args);
+  gcl_layout_destroy(cg.layout);
+  gcl_layout_destroy(ct.layout);
+}
+
 int main(void) {
   ctx c8 = {0}, cm = {0};
   c8.layout = layout_for("f32* a, const f32* b, f32* c, u64 n, i32 x, i32 y, f32 alpha, f64 beta");
@@ -135,6 +205,7 @@ int main(void) {
   row("fill 30 KB buffer", op_fill, &cm, 5000);
   row("create+fill+destroy 30 KB", op_create_fill, &cm, 5000);
   row("parse+layout 240 maps", op_parse_layout, &cm, 20000);
+  field_rows();
   gcl_args_destroy(c8.args);
   gcl_args_destroy(cm.args);
   gcl_layout_destroy(c8.layout);

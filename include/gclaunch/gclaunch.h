@@ -331,10 +331,11 @@ typedef struct gcl_field {
   size_t priv_rel, priv_owner, priv_owners;
 } gcl_field;
 
-/* Resolves path in layout into *out. GCL_ERROR_NOT_FOUND for an unknown parameter or member name
- * (the message lists the names there); GCL_ERROR_INVALID_ARGUMENT for a malformed path, an index
- * out of range, "[N]" on a non-array or ".x" on a non-struct -- each message quotes the path and
- * the 1-based column. Raw layouts (no signature) have only whole parameters ("0", "1", ...).
+/* Resolves path in layout into *out. GCL_ERROR_NOT_FOUND for an unknown parameter or member name,
+ * ".name" on something that is no struct included (the message lists the names there);
+ * GCL_ERROR_INVALID_ARGUMENT for a malformed path, an index out of range, "[N]" on a non-array,
+ * ".N" on a non-struct or ".x" on an array (index it with [N]) -- each message quotes the path
+ * and the 1-based column. Raw layouts (no signature) have only whole parameters ("0", "1", ...).
  * Costs time proportional to the path's components (and the members searched). Reads. */
 GCL_API gcl_status gcl_layout_field(const gcl_layout *layout, const char *path, gcl_field *out);
 /* The whole parameter index as a field. Reads. */

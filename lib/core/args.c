@@ -303,11 +303,18 @@ gcl_status gcl_args_set_by_name(gcl_args *args, const char *name, const void *va
 
 /* --- typed scalars ------------------------------------------------------------------------- */
 
+/* The bytes a value of field f carries: the N of bytes(N) align(k), not the size the alignment
+ * pads it to (padding never reaches the kernel as data); a raw parameter's whole size. */
+static size_t value_bytes(const gcl_field *f) {
+  const gcl__type *t = f->priv_type;
+  return t ? t->leaf_bytes : f->size;
+}
+
 /* A typed value fits a scalar field of that type, or untyped bytes of its size. */
 static gcl_status set_typed(gcl_args *a, const gcl_field *f, gcl_scalar want, const void *v,
                             size_t size) {
   bool fits = f->info.kind == GCL_PARAM_SCALAR ? f->info.scalar == want
-                                               : f->info.kind == GCL_PARAM_BYTES && f->size == size;
+                                               : f->info.kind == GCL_PARAM_BYTES && value_bytes(f) == size;
   if (!fits) {
     char l[768];
     return gcl__fail(GCL_ERROR_TYPE_MISMATCH, "%s: expected a value of the %s's type, got %s",

@@ -32,6 +32,10 @@ struct{u8, struct{f64, i8}[3], tensormap}[2] nested
 ptr p, void* q, const void* r, const bf16* align(128) s
 grid_constant struct{i32,i32} align(16) dims[4], u32 count
 
+grid_constant struct{tensormap[4] loads, struct{ptr p, u32 n}[8] segs, u32 n} g
+grid_constant struct{struct{u8 a, struct{f64 d, i8 c}[3] deep} align(64) s, tensormap align(64) m, bytes(5) align(4) b}[2] nested, u32 n
+grid_constant struct{tensormap[30] maps, u64[4] ptrs, u32 n, f32 scale, struct{i32, i32 y} tile} globals
+struct{u8 a, u8 a} dup
 SIGS
 python3 - "$out/dlpack" <<'PY'
 import struct, sys
