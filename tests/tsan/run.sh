@@ -17,8 +17,8 @@ inc=(-Iinclude -Ilib/core -Ilib/cuda -isystem "$cuda/include")
 
 build() { # build: the TSan library, fake driver and programs; prints the compiler's errors
   "$cc" "${flags[@]}" -fPIC -shared -fvisibility=hidden -isystem "$cuda/include" \
-    tests/fakecuda/fakecuda.c tests/fakecuda/fakecuda_entries.c tests/fakecuda/fakecuda_module.c \
-    tests/fakecuda/fakecuda_launch.c -o "$out/libfakecuda.so" || return 1
+    tests/fakecuda/*.c \
+    -o "$out/libfakecuda.so" || return 1
   "$cc" "${flags[@]}" "${inc[@]}" -fPIC -shared -fvisibility=hidden -DGCL_BUILDING \
     lib/core/*.c lib/cuda/*.c -lffi -ldl -o "$out/libgclaunch.so" || return 1
   local p
