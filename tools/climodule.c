@@ -1,7 +1,6 @@
 /* Module files on the CPU for run and inspect (climodule.h). */
 #include "climodule.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -43,81 +42,17 @@ bool cli_is_source(const char *path) {
   return n >= 3 && !strcmp(path + n - 3, ".cu");
 }
 
-/* --- NVRTC without a GPU: the library's own libnvrtc (gcl_nvrtc_path), entry points by name -- */
+/* --- CUDA source without a GPU: NVRTC through the library (gcl_nvrtc_compile) ------------------ */
 
-typedef struct nvrtc_prog nvrtc_prog;
-typedef struct nvrtc_api {
-  int (*create)(nvrtc_prog **, const char *, const char *, int, const char *const *,
-                const char *const *);
-  int (*compile)(nvrtc_prog *, int, const char *const *);
-  int (*cubin_size)(nvrtc_prog *, size_t *);
-  int (*cubin)(nvrtc_prog *, char *);
-  int (*log_size)(nvrtc_prog *, size_t *);
-  int (*log)(nvrtc_prog *, char *);
-  int (*destroy)(nvrtc_prog **);
-} nvrtc_api;
-
-static bool nvrtc_open(const char *cmd, nvrtc_api *api) {
-  if (gcl_nvrtc_init() != GCL_OK) return cli_error(cmd, "NVRTC: %s", gcl_last_error()), false;
-  void *h = dlopen(gcl_nvrtc_path(), RTLD_NOW | RTLD_LOCAL); /* already open: the same handle */
-  void **f = (void **)api;
-  static const char *const names[] = {"nvrtcCreateProgram", "nvrtcCompileProgram",
-                                      "nvrtcGetCUBINSize", "nvrtcGetCUBIN", "nvrtcGetProgramLogSize",
-                                      "nvrtcGetProgramLog", "nvrtcDestroyProgram"};
-  for (size_t i = 0; h && i < sizeof names / sizeof *names; i++)
-    if (!(f[i] = dlsym(h, names[i]))) return cli_error(cmd, "NVRTC: no %s", names[i]), false;
-  if (!h) cli_error(cmd, "NVRTC: cannot open '%s'", gcl_nvrtc_path());
-  return h != NULL;
-}
-
-/* -I<toolkit>/include/cccl beside the NVRTC library (lib64/..), as gcl_module_compile adds it;
- * the library's file is found from one of its functions (gcl_nvrtc_path may be a bare soname). */
-static void cccl_option(const nvrtc_api *api, char *buf, size_t cap) {
-  char dir[900];
-  Dl_info info;
-  buf[0] = 0;
-  if (!dladdr(*(void **)&api->create, &info) || !info.dli_fname) return;
-  snprintf(dir, sizeof dir, "%s", info.dli_fname);
-  for (int up = 0; up < 2; up++) {
-    char *slash = strrchr(dir, '/');
-    if (!slash) return;
-    *slash = 0;
-  }
-  char path[1000];
-  snprintf(path, sizeof path, "%s/include/cccl", dir);
-  if (access(path, F_OK) == 0) snprintf(buf, cap, "-I%s", path);
-}
-
-static void print_log(const nvrtc_api *api, nvrtc_prog *prog) {
-  size_t n = 0;
-  if (api->log_size(prog, &n) != 0 || n < 2) return;
-  char *text = calloc(n + 1, 1);
-  if (text && api->log(prog, text) == 0) fprintf(stderr, "%s", text);
-  free(text);
-}
-
-/* source compiled for sm_SM into a cubin (malloc'd). */
+/* source compiled for sm_SM into a cubin by the library (free with gcl_file_free); NULL after a
+ * message (the compiler log included). */
 static unsigned char *compile(const char *cmd, const char *path, const char *source, int sm,
                               size_t *size) {
-  nvrtc_api api;
-  if (!nvrtc_open(cmd, &api)) return NULL;
-  char arch[32], cccl[1024];
-  snprintf(arch, sizeof arch, "-arch=sm_%d", sm);
-  cccl_option(&api, cccl, sizeof cccl);
-  const char *opts[2] = {arch, cccl};
-  nvrtc_prog *prog = NULL;
-  unsigned char *cubin = NULL;
-  if (api.create(&prog, source, path, 0, NULL, NULL) != 0) {
-    cli_error(cmd, "%s: NVRTC could not create a program", path);
+  void *cubin = NULL;
+  if (gcl_nvrtc_compile(source, path, NULL, 0, sm, &cubin, size) != GCL_OK) {
+    cli_error(cmd, "%s: %s", path, gcl_last_error());
     return NULL;
   }
-  if (api.compile(prog, cccl[0] ? 2 : 1, opts) != 0) {
-    cli_error(cmd, "%s: NVRTC failed to compile it for sm_%d:", path, sm);
-    print_log(&api, prog);
-  } else if (api.cubin_size(prog, size) == 0 && *size && (cubin = malloc(*size)) &&
-             api.cubin(prog, (char *)cubin) != 0)
-    free(cubin), cubin = NULL;
-  api.destroy(&prog);
   return cubin;
 }
 
@@ -131,8 +66,7 @@ bool cli_module_read(const char *cmd, const char *path, int sm, gcl_image **img)
   }
   if (!data) return false;
   gcl_status s = gcl_image_parse(cubin ? cubin : data, size, sm, img);
-  if (cubin) free(cubin);
-  else gcl_file_free(data);
+  gcl_file_free(cubin ? cubin : data);
   if (s != GCL_OK) cli_error(cmd, "%s: %s: %s", path, gcl_status_name(s), gcl_last_error());
   return s == GCL_OK;
 }

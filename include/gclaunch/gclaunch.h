@@ -442,9 +442,18 @@ GCL_API gcl_status gcl_image_find_kernel(const gcl_image *img, const char *name,
  * file, short read); GCL_ERROR_OUT_OF_MEMORY; GCL_ERROR_INVALID_ARGUMENT for NULL arguments.
  * Outputs untouched on failure. Thread-safe. */
 GCL_API gcl_status gcl_file_read(const char *path, void **data, size_t *size);
-/* Frees what gcl_file_read returned (through the allocator of gcl_replace_allocator). NULL is
- * fine. */
+/* Frees what gcl_file_read or gcl_nvrtc_compile returned (through the allocator of
+ * gcl_replace_allocator). NULL is fine. */
 GCL_API void gcl_file_free(void *data);
+/* Compiles CUDA source with NVRTC on the CPU -- no driver, no GPU -- as gcl_module_compile does
+ * (options as given, -arch=sm_SM unless an -arch/--gpu-architecture option is given, the
+ * toolkit's CCCL headers on the include path): *image gets the cubin (or the PTX, NUL-terminated,
+ * for a virtual architecture), to be freed with gcl_file_free. GCL_ERROR_NO_NVRTC without NVRTC;
+ * GCL_ERROR_COMPILE with the compiler log in the message. Outputs untouched on failure.
+ * Thread-safe. */
+GCL_API gcl_status gcl_nvrtc_compile(const char *source, const char *name,
+                                     const char *const *options, size_t option_count, int sm,
+                                     void **image, size_t *size);
 
 /* ---------------------------------------------------------------------------------------------
  * Driver, devices, contexts (opens libcuda.so.1 at run time; never linked)

@@ -102,3 +102,21 @@ gcl_status gcl__nvrtc_compile(const char *source, const char *name, const char *
   return s;
 }
 
+
+gcl_status gcl_nvrtc_compile(const char *source, const char *name, const char *const *options,
+                             size_t option_count, int sm, void **image, size_t *size) {
+  if (!source || !image || !size || (option_count && !options))
+    return gcl__fail_null("gcl_nvrtc_compile", 4, "source", (const void *)source, "image",
+                          (const void *)image, "size", (const void *)size, "options",
+                          (const void *)options);
+  if (sm < 10 || sm > 255)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_nvrtc_compile: sm %d: expected an "
+                     "architecture number such as 90", sm);
+  char *log = NULL;
+  void *out = NULL;
+  size_t n = 0;
+  gcl_status s = gcl__nvrtc_compile(source, name, options, option_count, sm, &out, &n, &log);
+  gcl__free(log);
+  if (s == GCL_OK) *image = out, *size = n;
+  return s;
+}

@@ -305,3 +305,31 @@ Test(module_cpu, ptx_acceptance_is_the_same_for_inspect_and_load) {
                  gcl_status_name(inspect));
   }
 }
+
+/* gcl_nvrtc_compile: CUDA source to a cubin on the CPU; its layout is what the image reader sees;
+ * compile errors carry the log; NULLs are named. */
+Test(module_cpu, nvrtc_compile_without_a_driver) {
+  if (gcl_nvrtc_init() != GCL_OK) GCL_SKIP_NO_NVRTC("no NVRTC: %s", gcl_last_error());
+  const char *src = "struct alignas(128) TM { unsigned long long o[16]; };\n"
+                    "struct G { TM maps[2]; int *out; unsigned n; };\n"
+                    "extern \"C\" __global__ void k(const __grid_constant__ G g) { g.out[0] = g.n; }\n";
+  void *image = NULL;
+  size_t size = 0;
+  cr_assert_eq(gcl_nvrtc_compile(src, "k.cu", NULL, 0, 90, &image, &size), GCL_OK, "%s", gcl_last_error());
+  gcl_image *img = NULL;
+  cr_assert_eq(gcl_image_parse(image, size, 0, &img), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_image_sm(img), 90);
+  size_t k = 0, off = 0, sz = 0;
+  cr_assert_eq(gcl_image_find_kernel(img, "k", &k), GCL_OK);
+  cr_assert_eq(gcl_image_param(img, k, 0, &off, &sz, NULL), GCL_OK);
+  cr_assert_eq(off, 112);
+  cr_assert_eq(sz, 384);
+  gcl_image_destroy(img);
+  gcl_file_free(image);
+  image = (void *)0x1;
+  cr_assert_eq(gcl_nvrtc_compile("this is not C++", "bad.cu", NULL, 0, 90, &image, &size), GCL_ERROR_COMPILE);
+  cr_assert(strstr(gcl_last_error(), "bad.cu"), "%s", gcl_last_error());
+  cr_assert_eq(image, (void *)0x1);
+  cr_assert_eq(gcl_nvrtc_compile(NULL, "x", NULL, 0, 90, &image, &size), GCL_ERROR_INVALID_ARGUMENT);
+  cr_assert_str_eq(gcl_last_error(), "gcl_nvrtc_compile: source is NULL");
+}
