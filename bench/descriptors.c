@@ -26,6 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "bench_util.h"
+
+static double now_s(void) { return bench_now_ns() / 1e9; }
 
 #ifndef GCL_KERNEL_DIR
 #define GCL_KERNEL_DIR "build/kernels"
@@ -72,22 +75,6 @@ typedef struct bench {
 static const uint32_t ks[] = {1, 8, 64, 240};
 static const uint32_t cols = 4096; /* elements per row of every tensor */
 static const size_t min_src_bytes = (size_t)1 << 30; /* 1 GiB read + 1 GiB written */
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 /* Rows per source tensor: a multiple of box_h with k * rows * cols * esize >= 1 GiB. */
 static uint32_t rows_for(const config *c) {
@@ -176,7 +163,7 @@ static double time_launches(bench *b, gcl_kernel *kern, const gcl_launch_config 
     CHECK(gcl_context_synchronize(b->ctx));
     t[r] = (now_s() - t0) / b->launches;
   }
-  return median(t, b->reps);
+  return bench_median(t, b->reps);
 }
 
 static double time_memcpy(bench *b, size_t bytes) {
@@ -189,7 +176,7 @@ static double time_memcpy(bench *b, size_t bytes) {
     CHECK(gcl_context_synchronize(b->ctx));
     t[r] = (now_s() - t0) / b->launches;
   }
-  return median(t, b->reps);
+  return bench_median(t, b->reps);
 }
 
 static void report(bench *b, FILE *csv, const config *c, const shape *s, uint32_t grid,

@@ -27,6 +27,9 @@
 #include <time.h>
 
 #include "cuda_internal.h"
+#include "bench_util.h"
+
+static double now_us(void) { return bench_now_ns() / 1e3; }
 
 enum { PATH_RAW_PARAMS, PATH_RAW_EXTRA, PATH_RAW_EX, PATH_GCL_PARAMS, PATH_GCL_EXTRA, PATH_COUNT };
 static const char *path_names[PATH_COUNT] = {"cuLaunchKernel params", "cuLaunchKernel extra",
@@ -50,22 +53,6 @@ typedef struct options {
   int reps, launches, runs, graph;
   const char *kernels, *csv;
 } options;
-
-static double now_us(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 static void die(const char *what) {
   fprintf(stderr, "bench_launch: %s: %s\n", what, gcl_last_error());
@@ -155,7 +142,7 @@ static void measure(bench_case *c, const options *o, CUstream stream) {
       int p = (j + r) % PATH_COUNT;
       samples[p * o->reps + r] = run_path(c, p, o->launches, stream);
     }
-  for (int p = 0; p < PATH_COUNT; p++) c->median[p] = median(samples + p * o->reps, o->reps);
+  for (int p = 0; p < PATH_COUNT; p++) c->median[p] = bench_median(samples + p * o->reps, o->reps);
   free(samples);
 }
 
@@ -180,7 +167,7 @@ static void measure_graph(bench_case *c, const options *o, CUstream stream) {
     CU(gcl__cu.cuStreamSynchronize(stream));
     t[r] = (now_us() - t0) / o->launches;
   }
-  c->graph_us = median(t, o->reps);
+  c->graph_us = bench_median(t, o->reps);
   free(t);
   CU(gcl__cu.cuGraphExecDestroy(exec));
   CU(gcl__cu.cuGraphDestroy(g));

@@ -25,19 +25,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "bench_util.h"
+
 
 #define REPS 21
-
-static double now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
 static void check(gcl_status s, const char *what) {
   if (s == GCL_OK) return;
@@ -106,11 +97,11 @@ static void op_parse_layout(ctx *c) {
 static double measure(op_fn op, ctx *c, size_t iters, double *lo, double *hi) {
   double t[REPS];
   for (int r = -1; r < REPS; r++) {
-    double t0 = now_ns();
+    double t0 = bench_now_ns();
     for (size_t k = 0; k < iters; k++) op(c);
-    if (r >= 0) t[r] = (now_ns() - t0) / (double)iters;
+    if (r >= 0) t[r] = (bench_now_ns() - t0) / (double)iters;
   }
-  qsort(t, REPS, sizeof *t, cmp_double);
+  qsort(t, REPS, sizeof *t, bench_cmp_double);
   *lo = t[0], *hi = t[REPS - 1];
   return t[REPS / 2];
 }

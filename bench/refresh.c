@@ -31,6 +31,8 @@
 #include <time.h>
 
 #include "cuda_internal.h"
+#include "bench_util.h"
+
 
 #define MAPS 240
 #define TILE_BYTES (64 * 1024) /* each view's region in a buffer */
@@ -57,22 +59,6 @@ typedef struct rig {
   uint64_t out;
   CUstream stream;
 } rig;
-
-static double now_ns(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e9 + t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 static void die(const char *what) {
   fprintf(stderr, "bench_refresh: %s: %s\n", what, gcl_last_error());
@@ -246,16 +232,16 @@ typedef struct results {
 
 /* ns per map of iters calls of op over n maps (each call two passes). */
 static double time_op(rig *r, int op, int n, int iters) {
-  double t0 = now_ns();
+  double t0 = bench_now_ns();
   for (int it = 0; it < iters; it++) op_once(r, op, n);
-  return (now_ns() - t0) / (2.0 * iters * n);
+  return (bench_now_ns() - t0) / (2.0 * iters * n);
 }
 
 static double time_loop(rig *r, int loop, int iters) {
   CU(gcl__cu.cuStreamSynchronize(r->stream));
-  double t0 = now_ns();
+  double t0 = bench_now_ns();
   for (int it = 0; it < iters; it++) loop_once(r, loop);
-  double us = (now_ns() - t0) / (2.0 * iters) / 1e3;
+  double us = (bench_now_ns() - t0) / (2.0 * iters) / 1e3;
   CU(gcl__cu.cuStreamSynchronize(r->stream));
   return us;
 }
@@ -275,9 +261,9 @@ static void measure(rig *r, const options *o, results *res) {
     }
   for (int c = 0; c < N_COUNTS; c++)
     for (int op = 0; op < OP_COUNT; op++)
-      res->op_ns[c][op] = median(v + (c * OP_COUNT + op) * o->reps, o->reps);
+      res->op_ns[c][op] = bench_median(v + (c * OP_COUNT + op) * o->reps, o->reps);
   for (int l = 0; l < LOOP_COUNT; l++)
-    res->loop_us[l] = median(v + (N_COUNTS * OP_COUNT + l) * o->reps, o->reps);
+    res->loop_us[l] = bench_median(v + (N_COUNTS * OP_COUNT + l) * o->reps, o->reps);
   free(v);
 }
 
