@@ -160,26 +160,23 @@ static bool check_kind(const gcl_runarg *a, size_t i, const gcl_param_info *p) {
   return false;
 }
 
+typedef struct unset_leaf { const gcl_args *args; size_t param; char path[512]; } unset_leaf;
+
+/* Stops at the first leaf of u->param that was never set, keeping its path. */
+static int find_unset(const gcl_field *leaf, const char *path, void *user) {
+  unset_leaf *u = user;
+  if (leaf->param != u->param || gcl_args_field_is_set(u->args, leaf)) return 0;
+  snprintf(u->path, sizeof u->path, "%s", path);
+  return 1;
+}
+
 /* Every parameter that field specs set must be whole: each of its leaves set by some spec. */
 static bool fields_complete(const run_state *st, const gcl_args *args) {
   for (size_t i = 0; i < st->nparams; i++) {
     if (st->args[i].kind != GCL_RUNARG_FIELDS || gcl_args_is_set(args, i)) continue;
-    gcl_args *copy = NULL; /* gcl_args_buffer names the first unset leaf of the first unset
-                              parameter: ask a copy with every other parameter set */
-    const gcl_layout *l = gcl_args_layout(args);
-    if (gcl_args_clone(args, &copy) != GCL_OK) return run_error("%s", gcl_last_error()), false;
-    for (size_t j = 0; j < st->nparams; j++) {
-      size_t size = 0;
-      gcl_layout_param(l, j, NULL, &size, NULL);
-      unsigned char *zero = j == i || gcl_args_is_set(copy, j) ? NULL : calloc(1, size);
-      if (zero) gcl_args_set(copy, j, zero, size);
-      free(zero);
-    }
-    const void *data;
-    size_t size;
-    gcl_args_buffer(copy, &data, &size);
-    run_error("the field specs leave a leaf unset: %s", gcl_last_error());
-    gcl_args_destroy(copy);
+    unset_leaf u = {.args = args, .param = i};
+    gcl_layout_visit_leaves(gcl_args_layout(args), find_unset, &u);
+    run_error("the field specs leave a leaf unset: field '%s' was never set", u.path);
     return false;
   }
   return true;

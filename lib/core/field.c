@@ -219,10 +219,10 @@ static gcl_status first_param(walk *w) {
                  "%zu", (int)n, w->path, count);
     index = (size_t)num;
   } else {
-    while (index < count && !(gcl__layout_lparam(w->layout, index)->info.name &&
-                              strlen(gcl__layout_lparam(w->layout, index)->info.name) == n &&
-                              !memcmp(gcl__layout_lparam(w->layout, index)->info.name, w->path, n)))
-      index++;
+    for (; index < count; index++) {
+      const char *name = gcl__layout_lparam(w->layout, index)->info.name;
+      if (name && strlen(name) == n && !memcmp(name, w->path, n)) break;
+    }
     if (index == count)
       return bad(w, GCL_ERROR_NOT_FOUND, 0, "no parameter named '%.*s' among %zu parameters",
                  (int)n, w->path, count);
