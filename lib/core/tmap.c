@@ -5,6 +5,7 @@
  * here: the enum values are gclaunch's own, asserted equal to the driver's in
  * lib/cuda/tensormap.c. */
 #include "tmap.h"
+#include "layout_internal.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -379,6 +380,7 @@ gcl_status gcl_tensormap_check(const DLTensor *t, const gcl_tensormap_options *o
 /* --- messages, built only on failure ------------------------------------------------------- */
 
 const char *gcl__tmap_who_format(const gcl__tmap_who *who, char *buf, size_t cap) {
+  if (who->field) return gcl__field_label(who->field, buf, cap);
   if (who->text) {
     snprintf(buf, cap, "%s", who->text);
     return buf;
@@ -391,7 +393,7 @@ const char *gcl__tmap_who_format(const gcl__tmap_who *who, char *buf, size_t cap
 }
 
 gcl_status gcl__tmap_fail(const gcl__tmap_who *who, gcl_status s, const char *fmt, ...) {
-  char label[192], msg[GCL__MESSAGE_MAX];
+  char label[512], msg[GCL__MESSAGE_MAX];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);

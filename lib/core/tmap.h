@@ -7,9 +7,11 @@
 #include "internal.h"
 
 /* Who a map is in messages, as pieces: the text is formatted only when a call fails, so that
- * the success path does no snprintf. text non-NULL: used as is ("tensor"); otherwise
+ * the success path does no snprintf. field non-NULL: "parameter 0 'g' field 'g.maps[3]'"; text
+ * non-NULL: used as is ("tensor"); otherwise
  * "parameter I 'name'" (name may be NULL), with " element E" when is_element. */
 typedef struct gcl__tmap_who {
+  const gcl_field *field; /* non-NULL: a field, named as gcl__field_label does */
   const char *text;
   size_t index;
   const char *name;

@@ -3,6 +3,7 @@
 #define GCL_CUDA_INTERNAL_H
 
 #include "driver.h"
+#include "tmap.h"
 
 struct gcl_context {
   CUcontext ctx;
@@ -14,9 +15,9 @@ struct gcl_context {
 /* Makes ctx current on this thread if it is not already. */
 gcl_status gcl__context_bind(gcl_context *ctx);
 /* Checks and encodes a tensor map for t into map (64-byte aligned, written only on success);
- * messages name the target as who. (tensormap.c) */
+ * messages name the target as who, formatted only on failure. (tensormap.c) */
 gcl_status gcl__tensormap_encode_as(gcl_context *ctx, const DLTensor *t,
-                                    const gcl_tensormap_options *options, const char *who,
+                                    const gcl_tensormap_options *options, const gcl__tmap_who *who,
                                     void *map);
 /* The same with the common case (already current: one cuCtxGetCurrent) inline, for hot paths. */
 static inline gcl_status gcl__context_bind_fast(gcl_context *ctx) {

@@ -86,7 +86,7 @@ static CUresult encode_desc(const gcl_tensormap_desc *d, CUtensorMap *m) {
 
 static gcl_status encode_failed(const gcl_tensormap_desc *d, const gcl__tmap_who *who,
                                 CUresult rc) {
-  char w[192];
+  char w[512];
   gcl__tmap_who_format(who, w, sizeof w);
   if (d->im2col.pixels)
     return gcl__cu_fail(rc, "%s: cuTensorMapEncodeIm2col(%s, rank %u, dims[0] %llu, %u pixels of "
@@ -406,13 +406,12 @@ gcl_status gcl_args_refresh_tensormaps(gcl_args *args, gcl_context *ctx, size_t 
 }
 
 gcl_status gcl__tensormap_encode_as(gcl_context *ctx, const DLTensor *t,
-                                    const gcl_tensormap_options *options, const char *who,
+                                    const gcl_tensormap_options *options, const gcl__tmap_who *who,
                                     void *map) {
-  const gcl__tmap_who w = {.text = who};
   gcl_tensormap_desc d;
   gcl_status s;
-  if ((s = gcl__tmap_translate(t, options, &w, &d)) || (s = begin(ctx, &w)) ||
-      (s = check_device(ctx, t, &w)))
+  if ((s = gcl__tmap_translate(t, options, who, &d)) || (s = begin(ctx, who)) ||
+      (s = check_device(ctx, t, who)))
     return s;
-  return encode_into(ctx, &d, &w, map, NULL);
+  return encode_into(ctx, &d, who, map, NULL);
 }

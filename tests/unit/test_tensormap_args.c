@@ -4,6 +4,7 @@
  * the offset the device reads, with byte_offset folded in; rejected tensors must not reach the
  * driver and must leave the arguments as they were. */
 #include "fakecuda_test.h"
+#include "args_internal.h"
 
 #include <stdio.h>
 
@@ -282,5 +283,43 @@ Test(tensormap_args, im2col_element_through_the_im2col_call) {
   cr_assert_eq(gcl_args_set_tensormap(r.args, r.ctx, 0, 6, &t, &o), GCL_ERROR_TENSOR);
   assert_msg_has("im2col.lower[1] (H, dimension 1) = 200");
   cr_assert_eq(fakecuda_calls("cuTensorMapEncodeIm2col"), 2, "the refused map reached the driver");
+  close_rig(&r);
+}
+
+/* Tensor maps into a globals struct by field: the driver's bytes land in the member, a bad tensor
+ * is named by the field's path before the driver, and a failed set changes nothing. */
+Test(tensormap_args, maps_in_a_globals_struct_by_field) {
+  rig r;
+  memset(&r, 0, sizeof r);
+  size_t off[1] = {0x70}, size[1] = {2176};
+  cr_assert_eq(fakecuda_set_params("megakernel_globals_16", 1, off, size), 0);
+  cr_assert_eq(gcl_context_create(0, &r.ctx), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_mem_alloc(r.ctx, 1 << 20, &r.mem), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_module_load_data(r.ctx, fake_ptx, sizeof fake_ptx, &r.mod), GCL_OK);
+  cr_assert_eq(gcl_kernel_get(r.mod, "megakernel_globals_16",
+                              "grid_constant struct{tensormap[16] maps, const void* work, u32 n_work} g",
+                              &r.kernel), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_args_create(gcl_kernel_layout(r.kernel), &r.args), GCL_OK);
+  gcl_field m3, n;
+  cr_assert_eq(gcl_layout_field(gcl_kernel_layout(r.kernel), "g.maps[3]", &m3), GCL_OK);
+  cr_assert_eq(gcl_layout_field(gcl_kernel_layout(r.kernel), "g.n_work", &n), GCL_OK);
+  fake_tensor f;
+  view_for(&f, r.mem, 3, 8, 32);
+  gcl_tensormap_options o = fake_tmap_options();
+  cr_assert_eq(gcl_args_set_field_tensormap(r.args, r.ctx, &m3, &f.t, &o), GCL_OK, "%s", gcl_last_error());
+  cr_assert(gcl_args_field_is_set(r.args, &m3));
+  _Alignas(64) unsigned char want[128];
+  cr_assert_eq(gcl_tensormap_encode(r.ctx, &f.t, &o, want), GCL_OK);
+  const unsigned char *data = gcl__args_data(r.args);
+  cr_assert(!memcmp(data + m3.offset, want, 128), "the member holds the driver's bytes");
+  long encodes = fakecuda_calls("cuTensorMapEncodeTiled");
+  f.t.byte_offset += 4; /* no longer 16-byte aligned */
+  cr_assert_eq(gcl_args_set_field_tensormap(r.args, r.ctx, &m3, &f.t, &o), GCL_ERROR_TENSOR);
+  assert_msg_has("parameter 0 'g' field 'g.maps[3]'");
+  assert_msg_has("not 16-byte aligned");
+  cr_assert_eq(fakecuda_calls("cuTensorMapEncodeTiled"), encodes, "the driver was called");
+  cr_assert(!memcmp(data + m3.offset, want, 128), "a failed set changed the member");
+  cr_assert_eq(gcl_args_set_field_tensormap(r.args, r.ctx, &n, &f.t, &o), GCL_ERROR_TYPE_MISMATCH);
+  assert_msg_has("parameter 0 'g' field 'g.n_work'");
   close_rig(&r);
 }
