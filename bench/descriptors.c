@@ -19,7 +19,9 @@
  * configuration, and then runs the main table with each swept tile's best configuration (the
  * CSV says which ring every row used).
  *
- *   bench_descriptors [--csv FILE] [--sweep-csv FILE] [--reps N] [--quick] [--sweep]
+ * --probe measures what bounds the small tiles (see probe()); alone it skips the main table.
+ *
+ *   bench_descriptors [--csv FILE] [--sweep-csv FILE] [--reps N] [--quick] [--sweep] [--probe]
  */
 #include <gclaunch/gclaunch.h>
 #include <stdio.h>
@@ -46,14 +48,15 @@ static double now_s(void) { return bench_now_ns() / 1e9; }
   } while (0)
 
 typedef struct shape {
-  uint32_t k, rows, tiles_x, tiles_per_tensor, box_w, box_h, tile_bytes, stages, lag, pad;
+  uint32_t k, rows, tiles_x, tiles_per_tensor, box_w, box_h, tile_bytes, stages, lag, boxes;
 } shape; /* kernels/descbench.cu Shape */
 #define SHAPE_SIG "struct{u32,u32,u32,u32,u32,u32,u32,u32,u32,u32} s"
 #define STAGES_MAX 16 /* kernels/descbench.cu GCL_DESC_STAGES_MAX */
 #define SMEM_PER_SM (200 * 1024) /* what the rings may take of an SM's 228 KiB */
 
-/* A ring: 0 fields mean the default choice. */
-typedef struct ring { uint32_t stages, per_sm, lag; } ring;
+/* A ring: 0 fields mean the default choice; boxes = tiles per stage (one barrier, one bulk
+ * group), 0 = 1. */
+typedef struct ring { uint32_t stages, per_sm, lag, boxes; } ring;
 
 typedef struct config {
   const char *dtype;
@@ -105,11 +108,12 @@ static shape shape_for(const bench *b, const config *c, uint32_t *grid) {
   s.tiles_x = cols / c->box_w;
   s.tiles_per_tensor = s.tiles_x * (s.rows / c->box_h);
   s.tile_bytes = c->box_w * c->box_h * (c->bits / 8);
+  s.boxes = c->ring.boxes ? c->ring.boxes : 1;
   const uint32_t smem = SMEM_PER_SM;
   uint32_t dflt = smem / s.tile_bytes >= 4 ? 4 : smem / s.tile_bytes ? smem / s.tile_bytes : 1;
   s.stages = c->ring.stages ? c->ring.stages : dflt;
   s.lag = c->ring.stages ? c->ring.lag : s.stages > 1;
-  uint32_t per_sm = c->ring.per_sm ? c->ring.per_sm : smem / (s.stages * s.tile_bytes);
+  uint32_t per_sm = c->ring.per_sm ? c->ring.per_sm : smem / (s.stages * s.boxes * s.tile_bytes);
   *grid = (uint32_t)b->sms * (per_sm ? per_sm : 1);
   return s;
 }
@@ -183,13 +187,13 @@ static void report(bench *b, FILE *csv, const config *c, const shape *s, uint32_
                    const char *where, size_t bytes, double sec, double copy_sec) {
   double moved = 2.0 * bytes, gbps = moved / sec / 1e9, copy = moved / copy_sec / 1e9;
   uint32_t per_sm = grid / (uint32_t)b->sms;
-  printf("%-5s %3ux%-3u K=%-3u %-9s S=%-2u B/SM=%-2u L=%u %7.3f ms %8.1f GB/s  memcpy %8.1f GB/s  "
-         "%5.1f%%\n", c->dtype, c->box_w, c->box_h, c->k, where, s->stages, per_sm, s->lag,
-         sec * 1e3, gbps, copy, 100.0 * gbps / copy);
+  printf("%-5s %3ux%-3u K=%-3u %-9s S=%-2u B/SM=%-2u L=%u boxes=%u %7.3f ms %8.1f GB/s  memcpy "
+         "%8.1f GB/s  %5.1f%%\n", c->dtype, c->box_w, c->box_h, c->k, where, s->stages, per_sm,
+         s->lag, s->boxes, sec * 1e3, gbps, copy, 100.0 * gbps / copy);
   if (csv)
-    fprintf(csv, "%s,%u,%u,%u,%s,%zu,%.6f,%.2f,%.2f,%.4f,%u,%u,%u\n", c->dtype, c->box_w,
+    fprintf(csv, "%s,%u,%u,%u,%s,%zu,%.6f,%.2f,%.2f,%.4f,%u,%u,%u,%u\n", c->dtype, c->box_w,
             c->box_h, c->k, where, (size_t)moved, sec * 1e3, gbps, copy, gbps / copy, s->stages,
-            per_sm, s->lag);
+            per_sm, s->lag, s->boxes);
 }
 
 static int run_config(bench *b, const config *c) {
@@ -200,7 +204,7 @@ static int run_config(bench *b, const config *c) {
   snprintf(name, sizeof name, "desc_param_%u", c->k + 1);
   snprintf(sig, sizeof sig, "grid_constant tensormap[%u] maps, " SHAPE_SIG, c->k + 1);
   gcl_launch_config lc = {.grid = {grid, 1, 1}, .block = {32, 1, 1},
-                          .shared_bytes = (size_t)s.stages * s.tile_bytes};
+                          .shared_bytes = (size_t)s.stages * s.boxes * s.tile_bytes};
   double copy_sec = time_memcpy(b, bytes);
   int bad = 0;
   /* param: descriptors in the constant bank */
@@ -241,14 +245,22 @@ static int run_config(bench *b, const config *c) {
 
 /* --- the ring sweep (--sweep) ----------------------------------------------------------------- */
 
+typedef struct grid_spec {
+  const uint32_t *stages, *per_sm;
+  size_t n_stages, n_per_sm;
+  uint32_t max_lag, boxes;
+} grid_spec;
+
 static const uint32_t sweep_stages[] = {2, 3, 4, 6, 8, 12, 16};
 static const uint32_t sweep_per_sm[] = {1, 2, 3, 4, 6, 8, 12, 16};
+static const grid_spec full_grid = {sweep_stages, sweep_per_sm, 7, 8, 2, 1};
 
-/* Every ring that fits (stages x tile per block within 227 KiB, x blocks within SMEM_PER_SM)
- * for tile c at its K with the descriptors in the constant bank; *best gets the fastest. */
-static int sweep_tile(bench *b, const config *c, FILE *csv, ring *best) {
+/* Every ring of grid g that fits (stages x boxes x tile per block within 227 KiB, x blocks
+ * within SMEM_PER_SM) for tile c at its K with the descriptors in the constant bank; *best gets
+ * the fastest. */
+static int sweep_tile(bench *b, const config *c, FILE *csv, ring *best, const grid_spec *g) {
   config cc = *c;
-  cc.ring = (ring){0, 0, 0};
+  cc.ring = (ring){0, 0, 0, 0};
   uint32_t grid;
   shape s = shape_for(b, &cc, &grid);
   size_t bytes = (size_t)c->k * s.rows * cols * (c->bits / 8);
@@ -262,12 +274,12 @@ static int sweep_tile(bench *b, const config *c, FILE *csv, ring *best) {
   CHECK(gcl_args_create(gcl_kernel_layout(kp), &ap));
   encode_maps(b, c, &s, ap, NULL);
   int bad = 0;
-  for (size_t i = 0; i < sizeof sweep_stages / sizeof *sweep_stages; i++)
-    for (size_t j = 0; j < sizeof sweep_per_sm / sizeof *sweep_per_sm; j++)
-      for (uint32_t lag = 0; lag <= 2; lag++) {
-        uint32_t st = sweep_stages[i], per = sweep_per_sm[j], block = st * s.tile_bytes;
+  for (size_t i = 0; i < g->n_stages; i++)
+    for (size_t j = 0; j < g->n_per_sm; j++)
+      for (uint32_t lag = 0; lag <= g->max_lag; lag++) {
+        uint32_t st = g->stages[i], per = g->per_sm[j], block = st * g->boxes * s.tile_bytes;
         if (lag >= st || st > STAGES_MAX || block > 227 * 1024 || block * per > SMEM_PER_SM) continue;
-        cc.ring = (ring){st, per, lag};
+        cc.ring = (ring){st, per, lag, g->boxes};
         shape r = shape_for(b, &cc, &grid);
         gcl_launch_config lc = {.grid = {grid, 1, 1}, .block = {32, 1, 1}, .shared_bytes = block};
         CHECK(gcl_args_set(ap, 1, &r, sizeof r));
@@ -280,9 +292,33 @@ static int sweep_tile(bench *b, const config *c, FILE *csv, ring *best) {
         if (sec < best_sec) best_sec = sec, *best = cc.ring;
       }
   gcl_args_destroy(ap);
-  printf("best ring for %s %ux%u K=%u: %u stages, %u blocks per SM, lag %u: %.1f%% of "
-         "cuMemcpyDtoD\n\n", c->dtype, c->box_w, c->box_h, c->k, best->stages, best->per_sm,
-         best->lag, 100.0 * copy_sec / best_sec);
+  printf("best ring for %s %ux%u (%u-byte rows, %u-byte tiles) K=%u, %u boxes per stage: %u "
+         "stages, %u blocks per SM, lag %u: %.1f%% of cuMemcpyDtoD\n\n", c->dtype, c->box_w,
+         c->box_h, c->box_w * (c->bits / 8), s.tile_bytes, c->k, g->boxes, best->stages,
+         best->per_sm, best->lag, 100.0 * copy_sec / best_sec);
+  return bad;
+}
+
+/* --probe: what bounds the small tiles. At K = 240 in the constant bank, each tile below gets a
+ * reduced ring sweep; the tiles separate the tile's bytes from its row length (bytes per row of
+ * the box: one contiguous global segment per row) and the boxes per stage separate the cost per
+ * box from the cost per pipeline step. */
+static int probe(bench *b, FILE *csv) {
+  static const uint32_t st[] = {2, 4, 8, 12}, per[] = {1, 2, 3, 4};
+  static const struct { const char *dtype; uint8_t code, bits; uint32_t w, h, boxes; } t[] = {
+      {"bf16", kDLBfloat, 16, 64, 64, 1},  {"bf16", kDLBfloat, 16, 64, 64, 2},
+      {"bf16", kDLBfloat, 16, 64, 64, 4},  {"bf16", kDLBfloat, 16, 128, 32, 1},
+      {"bf16", kDLBfloat, 16, 64, 128, 1}, {"fp32", kDLFloat, 32, 32, 64, 1},
+      {"fp32", kDLFloat, 32, 64, 32, 1},   {"bf16", kDLBfloat, 16, 128, 64, 1}};
+  int bad = 0;
+  printf("probe at K = 240, descriptors in the constant bank: tile bytes, row bytes, boxes per "
+         "stage\n");
+  for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+    config c = {t[i].dtype, t[i].code, t[i].bits, t[i].w, t[i].h, 240, {0, 0, 0, 0}};
+    grid_spec g = {st, per, 4, 4, 1, t[i].boxes};
+    ring best = {0, 0, 0, 0};
+    bad |= sweep_tile(b, &c, csv, &best, &g);
+  }
   return bad;
 }
 
@@ -293,8 +329,6 @@ static int sweep(bench *b, config *tiles, size_t ntiles, FILE *csv) {
   int bad = 0;
   printf("ring sweep at K = 240, descriptors in the constant bank (S stages, B blocks per SM, "
          "L lag):\n");
-  if (csv) fprintf(csv, "dtype,box_w,box_h,k,placement,bytes_moved,ms,GBps,memcpy_GBps,fraction,"
-                        "stages,blocks_per_sm,lag\n");
   for (size_t t = 0; t < ntiles; t++)
     for (size_t i = 0; i < sizeof small / sizeof *small; i++) {
       if (strcmp(tiles[t].dtype, small[i].dtype) || tiles[t].box_w != small[i].w ||
@@ -302,8 +336,8 @@ static int sweep(bench *b, config *tiles, size_t ntiles, FILE *csv) {
         continue;
       config c = tiles[t];
       c.k = 240;
-      ring best = {0, 0, 0};
-      bad |= sweep_tile(b, &c, csv, &best);
+      ring best = {0, 0, 0, 0};
+      bad |= sweep_tile(b, &c, csv, &best, &full_grid);
       tiles[t].ring = best;
     }
   return bad;
@@ -335,17 +369,18 @@ int main(int argc, char **argv) {
   bench b = {0};
   b.reps = 9;
   b.launches = 2;
-  int quick = 0, do_sweep = 0;
+  int quick = 0, do_sweep = 0, do_probe = 0;
   FILE *sweep_csv = NULL;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--csv") && i + 1 < argc) b.csv = fopen(argv[++i], "w");
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc) b.reps = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--quick")) quick = 1;
     else if (!strcmp(argv[i], "--sweep")) do_sweep = 1;
+    else if (!strcmp(argv[i], "--probe")) do_probe = 1;
     else if (!strcmp(argv[i], "--sweep-csv") && i + 1 < argc) sweep_csv = fopen(argv[++i], "w");
     else {
       fprintf(stderr, "usage: bench_descriptors [--csv FILE] [--sweep-csv FILE] [--reps N] "
-                      "[--quick] [--sweep]\n");
+                      "[--quick] [--sweep] [--probe]\n");
       return 2;
     }
   }
@@ -368,12 +403,13 @@ int main(int argc, char **argv) {
   snprintf(path, sizeof path, "%s/descbench.sm_90.cubin", dir);
   CHECK(gcl_module_load_file(b.ctx, path, &b.mod));
   config tiles[] = {
-      {"fp32", kDLFloat, 32, 64, 64, 0, {0, 0, 0}},  {"fp32", kDLFloat, 32, 128, 64, 0, {0, 0, 0}},
-      {"fp32", kDLFloat, 32, 128, 128, 0, {0, 0, 0}}, {"fp32", kDLFloat, 32, 256, 128, 0, {0, 0, 0}},
-      {"bf16", kDLBfloat, 16, 64, 64, 0, {0, 0, 0}}, {"bf16", kDLBfloat, 16, 128, 64, 0, {0, 0, 0}},
-      {"bf16", kDLBfloat, 16, 128, 128, 0, {0, 0, 0}}, {"bf16", kDLBfloat, 16, 256, 128, 0, {0, 0, 0}}};
+      {"fp32", kDLFloat, 32, 64, 64, 0, {0, 0, 0, 0}},  {"fp32", kDLFloat, 32, 128, 64, 0, {0, 0, 0, 0}},
+      {"fp32", kDLFloat, 32, 128, 128, 0, {0, 0, 0, 0}}, {"fp32", kDLFloat, 32, 256, 128, 0, {0, 0, 0, 0}},
+      {"bf16", kDLBfloat, 16, 64, 64, 0, {0, 0, 0, 0}}, {"bf16", kDLBfloat, 16, 128, 64, 0, {0, 0, 0, 0}},
+      {"bf16", kDLBfloat, 16, 128, 128, 0, {0, 0, 0, 0}}, {"bf16", kDLBfloat, 16, 256, 128, 0, {0, 0, 0, 0}}};
   size_t ntiles = quick ? 2 : sizeof tiles / sizeof *tiles;
-  b.src_bytes = max_src_bytes(tiles, ntiles);
+  /* every tile's rows, whatever runs: the probe's tiles have the same heights and dtypes */
+  b.src_bytes = max_src_bytes(tiles, sizeof tiles / sizeof *tiles);
   CHECK(gcl_mem_alloc(b.ctx, b.src_bytes, &b.src));
   CHECK(gcl_mem_alloc(b.ctx, b.src_bytes, &b.dst));
   CHECK(gcl_mem_alloc(b.ctx, 128 * 256, &b.maps));
@@ -382,8 +418,18 @@ int main(int argc, char **argv) {
          info.name, b.sms, b.src_bytes >> 20, b.reps, b.launches);
   if (b.csv)
     fprintf(b.csv, "dtype,box_w,box_h,k,placement,bytes_moved,ms,GBps,memcpy_GBps,fraction,"
-                   "stages,blocks_per_sm,lag\n");
-  int bad = do_sweep ? sweep(&b, tiles, ntiles, sweep_csv) : 0;
+                   "stages,blocks_per_sm,lag,boxes\n");
+  if ((do_sweep || do_probe) && sweep_csv)
+    fprintf(sweep_csv, "dtype,box_w,box_h,k,placement,bytes_moved,ms,GBps,memcpy_GBps,fraction,"
+                       "stages,blocks_per_sm,lag,boxes\n");
+  int bad = do_probe ? probe(&b, sweep_csv) : 0;
+  if (do_probe && !do_sweep) { /* the probe alone: skip the main table */
+    if (sweep_csv) fclose(sweep_csv);
+    gcl_module_destroy(b.mod);
+    gcl_context_destroy(b.ctx);
+    return bad;
+  }
+  bad |= do_sweep ? sweep(&b, tiles, ntiles, sweep_csv) : 0;
   if (sweep_csv) fclose(sweep_csv);
   for (size_t t = 0; t < ntiles; t++)
     for (size_t i = 0; i < sizeof ks / sizeof *ks; i++) {

@@ -11,7 +11,10 @@
  * drains the queue about as fast as the host fills it and submission never blocks on a full
  * queue (a deep queue would measure the device, not the host). Paths rotate their order each
  * repetition; the first repetition is a warm-up. Reported: median over --reps repetitions of
- * microseconds per launch, and the ratio gclaunch / fastest raw path. Graph replay: --launches
+ * microseconds per launch, the ratio gclaunch / fastest raw path (the raw path with the lowest
+ * median), and the paired ratio: the median over repetitions of each repetition's gclaunch
+ * sample over the same repetition's fastest-raw sample (they are taken milliseconds apart, so
+ * the machine's drift between repetitions cancels). Graph replay: --launches
  * gcl_launch calls captured in one graph, replayed; device time per kernel node (median).
  *
  * --runs R repeats the whole measurement R times in the same process (the cases interleaved
@@ -31,10 +34,12 @@
 
 static double now_us(void) { return bench_now_ns() / 1e3; }
 
-enum { PATH_RAW_PARAMS, PATH_RAW_EXTRA, PATH_RAW_EX, PATH_GCL_PARAMS, PATH_GCL_EXTRA, PATH_COUNT };
+enum { PATH_RAW_PARAMS, PATH_RAW_EXTRA, PATH_RAW_EX, PATH_RAW_EX_EXTRA, PATH_GCL_PARAMS,
+       PATH_GCL_EXTRA, PATH_COUNT };
+#define PATH_RAW_LAST PATH_RAW_EX_EXTRA
 static const char *path_names[PATH_COUNT] = {"cuLaunchKernel params", "cuLaunchKernel extra",
-                                             "cuLaunchKernelEx", "gcl_launch params",
-                                             "gcl_launch extra"};
+                                             "cuLaunchKernelEx", "cuLaunchKernelEx extra",
+                                             "gcl_launch params", "gcl_launch extra"};
 
 typedef struct bench_case {
   const char *label, *kernel, *sig;
@@ -45,6 +50,8 @@ typedef struct bench_case {
   unsigned char *storage, *packed; /* raw: values at host (kernelParams) and driver (extra) offsets */
   size_t packed_size, *offsets, count;
   double median[PATH_COUNT], graph_us;
+  int fastest;          /* the raw path with the lowest median */
+  double paired[2];     /* median over repetitions of gcl_launch (params, extra) / fastest raw */
 } bench_case;
 
 #define MAX_RUNS 16
@@ -123,6 +130,10 @@ static double run_path(bench_case *c, int p, int n, CUstream stream) {
       *idx_host = i;
       CU(gcl__cu.cuLaunchKernelEx(&ex, fn, c->params, NULL));
       break;
+    case PATH_RAW_EX_EXTRA:
+      memcpy(idx_packed, &i, sizeof i);
+      CU(gcl__cu.cuLaunchKernelEx(&ex, fn, NULL, extra));
+      break;
     default:
       if (gcl_args_set_i32(args, c->idx, i) != GCL_OK || gcl_launch(k, &cfg, args) != GCL_OK)
         die("gcl_launch");
@@ -143,6 +154,20 @@ static void measure(bench_case *c, const options *o, CUstream stream) {
       samples[p * o->reps + r] = run_path(c, p, o->launches, stream);
     }
   for (int p = 0; p < PATH_COUNT; p++) c->median[p] = bench_median(samples + p * o->reps, o->reps);
+  c->fastest = PATH_RAW_PARAMS;
+  for (int p = PATH_RAW_PARAMS + 1; p <= PATH_RAW_LAST; p++)
+    if (c->median[p] < c->median[c->fastest]) c->fastest = p;
+  /* Paired: each repetition's gcl_launch sample over the same repetition's sample of the fastest
+   * raw path (measured within ~PATH_COUNT x launches x 3 us of each other), so drift of the
+   * machine between repetitions cancels; the median of those ratios. */
+  double *ratios = calloc((size_t)o->reps, sizeof *ratios);
+  if (!ratios) die("out of memory");
+  for (int m = 0; m < 2; m++) {
+    for (int r = 0; r < o->reps; r++)
+      ratios[r] = samples[(PATH_GCL_PARAMS + m) * o->reps + r] / samples[c->fastest * o->reps + r];
+    c->paired[m] = bench_median(ratios, o->reps);
+  }
+  free(ratios);
   free(samples);
 }
 
@@ -173,43 +198,44 @@ static void measure_graph(bench_case *c, const options *o, CUstream stream) {
   CU(gcl__cu.cuGraphDestroy(g));
 }
 
-static double best_raw(const bench_case *c) {
-  double best = c->median[PATH_RAW_PARAMS];
-  for (int p = PATH_RAW_EXTRA; p <= PATH_RAW_EX; p++) best = c->median[p] < best ? c->median[p] : best;
-  return best;
-}
+static double best_raw(const bench_case *c) { return c->median[c->fastest]; }
 
 static void report(bench_case *cases, int n, const options *o, int run) {
   printf("\nrun %d of %d: host submit time per launch, us (median of %d x %d launches)\n", run + 1,
          o->runs, o->reps, o->launches);
   printf("%-16s", "case");
   for (int p = 0; p < PATH_COUNT; p++) printf(" %22s", path_names[p]);
-  printf(" %12s %12s %12s %14s\n", "ratio params", "ratio extra", "ratio vs Ex", "graph us/node");
+  printf(" %12s %12s %13s %13s %14s\n", "ratio params", "ratio extra", "paired params",
+         "paired extra", "graph us/node");
   for (int i = 0; i < n; i++) {
     bench_case *c = &cases[i];
     double best = best_raw(c);
     printf("%-16s", c->label);
     for (int p = 0; p < PATH_COUNT; p++) printf(" %22.3f", c->median[p]);
-    printf(" %12.3f %12.3f %12.3f %14.3f\n", c->median[PATH_GCL_PARAMS] / best,
-           c->median[PATH_GCL_EXTRA] / best, c->median[PATH_GCL_PARAMS] / c->median[PATH_RAW_EX],
-           c->graph_us);
+    printf(" %12.3f %12.3f %13.3f %13.3f %14.3f\n", c->median[PATH_GCL_PARAMS] / best,
+           c->median[PATH_GCL_EXTRA] / best, c->paired[0], c->paired[1], c->graph_us);
   }
+  printf("ratio = median / median of the fastest raw path; paired = median over repetitions of the "
+         "ratio within one repetition (fastest raw path per case:");
+  for (int i = 0; i < n; i++) printf(" %s: %s%s", cases[i].label, path_names[cases[i].fastest], i + 1 < n ? "," : ")\n");
 }
 
-/* Per case over the runs: range of gcl_launch (params) / fastest raw path, and of the fastest
- * raw path itself (how much the machine moved between runs). */
-static void report_spread(double ratio[][MAX_RUNS], double raw[][MAX_RUNS], bench_case *cases,
-                          int n, int runs) {
-  printf("\nover %d runs in this process: ratio gcl_launch (params) / fastest raw path, and the "
-         "fastest raw path's own run-to-run spread\n", runs);
+/* Per case over the runs: range of gcl_launch (params) / fastest raw path, as a ratio of medians
+ * and paired, and of the fastest raw path itself (how much the machine moved between runs). */
+static void report_spread(double ratio[][MAX_RUNS], double paired[][MAX_RUNS],
+                          double raw[][MAX_RUNS], bench_case *cases, int n, int runs) {
+  printf("\nover %d runs in this process: gcl_launch (params) / fastest raw path, as a ratio of "
+         "medians and paired, and the fastest raw path's own run-to-run spread\n", runs);
   for (int i = 0; i < n; i++) {
-    double lo = ratio[i][0], hi = lo, rlo = raw[i][0], rhi = rlo;
+    double lo = ratio[i][0], hi = lo, plo = paired[i][0], phi = plo, rlo = raw[i][0], rhi = rlo;
     for (int r = 1; r < runs; r++) {
       lo = ratio[i][r] < lo ? ratio[i][r] : lo, hi = ratio[i][r] > hi ? ratio[i][r] : hi;
+      plo = paired[i][r] < plo ? paired[i][r] : plo, phi = paired[i][r] > phi ? paired[i][r] : phi;
       rlo = raw[i][r] < rlo ? raw[i][r] : rlo, rhi = raw[i][r] > rhi ? raw[i][r] : rhi;
     }
-    printf("%-16s ratio %.3f ... %.3f (runs:", cases[i].label, lo, hi);
-    for (int r = 0; r < runs; r++) printf(" %.3f", ratio[i][r]);
+    printf("%-16s ratio %.3f ... %.3f, paired %.3f ... %.3f (runs:", cases[i].label, lo, hi, plo,
+           phi);
+    for (int r = 0; r < runs; r++) printf(" %.3f/%.3f", ratio[i][r], paired[i][r]);
     printf(")   fastest raw %.3f ... %.3f us (spread %.1f%%)\n", rlo, rhi, 100.0 * (rhi / rlo - 1));
   }
 }
@@ -221,6 +247,10 @@ static void write_csv(FILE *f, bench_case *cases, int n, const options *o, int r
               o->reps, o->launches, run + 1);
     fprintf(f, "%s,graph replay per node,%.4f,%d,%d,%d\n", cases[i].label, cases[i].graph_us,
             o->reps, o->launches, run + 1);
+    fprintf(f, "%s,paired ratio gcl_launch params / %s,%.4f,%d,%d,%d\n", cases[i].label,
+            path_names[cases[i].fastest], cases[i].paired[0], o->reps, o->launches, run + 1);
+    fprintf(f, "%s,paired ratio gcl_launch extra / %s,%.4f,%d,%d,%d\n", cases[i].label,
+            path_names[cases[i].fastest], cases[i].paired[1], o->reps, o->launches, run + 1);
   }
 }
 
@@ -285,18 +315,19 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (csv) fprintf(csv, "case,path,us_per_launch,reps,launches,run\n");
-  static double ratio[3][MAX_RUNS], raw[3][MAX_RUNS];
+  static double ratio[3][MAX_RUNS], paired[3][MAX_RUNS], raw[3][MAX_RUNS];
   for (int run = 0; run < o.runs; run++) {
     for (int i = 0; i < n; i++) {
       measure(&cases[i], &o, stream);
       if (o.graph) measure_graph(&cases[i], &o, stream);
       ratio[i][run] = cases[i].median[PATH_GCL_PARAMS] / best_raw(&cases[i]);
+      paired[i][run] = cases[i].paired[0];
       raw[i][run] = best_raw(&cases[i]);
     }
     report(cases, n, &o, run);
     if (csv) write_csv(csv, cases, n, &o, run);
   }
-  if (o.runs > 1) report_spread(ratio, raw, cases, n, o.runs);
+  if (o.runs > 1) report_spread(ratio, paired, raw, cases, n, o.runs);
   if (csv) fclose(csv);
   for (int i = 0; i < n; i++) {
     gcl_args_destroy(cases[i].args[0]), gcl_args_destroy(cases[i].args[1]);

@@ -20,8 +20,12 @@ template <int N> struct Maps { TM m[N]; };
 #define GCL_DESC_STAGES_MAX 16
 #define GCL_DESC_LAG_MAX 3
 
+// boxes: tiles per stage (0 means 1). A stage of B boxes is one mbarrier transaction of B tiles
+// (B loads complete on one barrier, B stores form one bulk group), so the per-stage costs of the
+// issuing thread -- the barrier wait, the fence, the commit and the wait_group -- are paid once
+// per B boxes. It separates the cost per TMA box from the cost per pipeline step.
 struct Shape {  // all in elements / tiles; 40 bytes
-  unsigned k, rows, tiles_x, tiles_per_tensor, box_w, box_h, tile_bytes, stages, lag, pad;
+  unsigned k, rows, tiles_x, tiles_per_tensor, box_w, box_h, tile_bytes, stages, lag, boxes;
 };
 
 __device__ __forceinline__ unsigned smem_u32(const void *p) {
@@ -39,10 +43,7 @@ __device__ __forceinline__ void bar_wait(unsigned bar, unsigned parity) {
       "@!p bra W_%=;\n}\n" ::"r"(bar), "r"(parity) : "memory");
 }
 
-__device__ __forceinline__ void load_tile(const void *map, unsigned dst, unsigned bar, int x, int y,
-                                          unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
-               : "memory");
+__device__ __forceinline__ void load_tile(const void *map, unsigned dst, unsigned bar, int x, int y) {
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
       " [%0], [%1, {%2, %3}], [%4];" ::"r"(dst), "l"(map), "r"(x), "r"(y), "r"(bar) : "memory");
@@ -51,7 +52,6 @@ __device__ __forceinline__ void load_tile(const void *map, unsigned dst, unsigne
 __device__ __forceinline__ void store_tile(const void *map, unsigned src, int x, int y) {
   asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];"
                ::"l"(map), "r"(x), "r"(y), "r"(src) : "memory");
-  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
 }
 
 __device__ __forceinline__ void fence_map(const void *map) {
@@ -73,7 +73,17 @@ __device__ __forceinline__ void wait_reads(unsigned lag) {
   }
 }
 
-// maps(i) gives descriptor i's generic address (parameter space or global memory).
+// Tile item's coordinates: tile (item / k) of source (item % k).
+__device__ __forceinline__ void tile_of(const Shape &s, unsigned item, unsigned &src, int &x,
+                                        int &y) {
+  unsigned t = item / s.k;
+  src = item % s.k;
+  x = (t % s.tiles_x) * s.box_w;
+  y = (t / s.tiles_x) * s.box_h;
+}
+
+// maps(i) gives descriptor i's generic address (parameter space or global memory). Work unit u
+// (a stage's content) is items u*B ... u*B+B-1; units go round-robin over the blocks.
 template <bool kPrefetch, class Maps_>
 __device__ void copy_ring(const Maps_ &maps, const Shape &s) {
   extern __shared__ __align__(1024) unsigned char ring[];
@@ -82,32 +92,47 @@ __device__ void copy_ring(const Maps_ &maps, const Shape &s) {
   const unsigned base = smem_u32(ring), bar0 = smem_u32(bars);
   for (unsigned j = 0; j < s.stages; j++) bar_init(bar0 + 8 * j);
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-  const unsigned n = s.k * s.tiles_per_tensor, grid = gridDim.x;
+  const unsigned n = s.k * s.tiles_per_tensor, grid = gridDim.x, B = s.boxes ? s.boxes : 1;
+  const unsigned units = (n + B - 1) / B, stage_bytes = B * s.tile_bytes;
   const void *dst_map = maps(s.k);
   if (kPrefetch) prefetch_map(dst_map);
   const unsigned lag = s.lag < s.stages ? s.lag : s.stages - 1, ahead = s.stages - lag;
-  // Prologue: items 0 ... S-L-1 into stages 0 ... S-L-1.
+  // Loads unit u into stage j: one barrier, expecting every box of the unit.
+  auto load_unit = [&](unsigned u, unsigned j) {
+    unsigned first = u * B, count = n - first < B ? n - first : B;
+    unsigned bar = bar0 + 8 * j;
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar),
+                 "r"(count * s.tile_bytes) : "memory");
+    for (unsigned b = 0; b < count; b++) {
+      unsigned src;
+      int x, y;
+      tile_of(s, first + b, src, x, y);
+      if (kPrefetch) prefetch_map(maps(src));
+      load_tile(maps(src), base + j * stage_bytes + b * s.tile_bytes, bar, x, y);
+    }
+  };
+  // Prologue: units 0 ... S-L-1 into stages 0 ... S-L-1.
   for (unsigned j = 0; j < ahead; j++) {
-    unsigned item = blockIdx.x + j * grid;
-    if (item >= n) break;
-    unsigned t = item / s.k, src = item % s.k;
-    if (kPrefetch) prefetch_map(maps(src));
-    load_tile(maps(src), base + j * s.tile_bytes, bar0 + 8 * j, (t % s.tiles_x) * s.box_w,
-              (t / s.tiles_x) * s.box_h, s.tile_bytes);
+    unsigned u = blockIdx.x + j * grid;
+    if (u >= units) break;
+    load_unit(u, j);
   }
   unsigned k = 0;
-  for (unsigned item = blockIdx.x; item < n; item += grid, k++) {
-    unsigned j = k % s.stages, t = item / s.k, src = item % s.k;
+  for (unsigned u = blockIdx.x; u < units; u += grid, k++) {
+    unsigned j = k % s.stages;
     bar_wait(bar0 + 8 * j, (k / s.stages) & 1);
-    int x = (t % s.tiles_x) * s.box_w, y = (t / s.tiles_x) * s.box_h;
-    store_tile(dst_map, base + j * s.tile_bytes, x, y + src * s.rows);
-    unsigned next = item + ahead * grid, jn = (k + ahead) % s.stages;  // jn == (k - L) % S
-    if (next < n) {
-      unsigned t2 = next / s.k, src2 = next % s.k;
-      if (kPrefetch) prefetch_map(maps(src2));
-      wait_reads(lag);  // the store of item k - L (stage jn) has read its tile out
-      load_tile(maps(src2), base + jn * s.tile_bytes, bar0 + 8 * jn, (t2 % s.tiles_x) * s.box_w,
-                (t2 / s.tiles_x) * s.box_h, s.tile_bytes);
+    unsigned first = u * B, count = n - first < B ? n - first : B;
+    for (unsigned b = 0; b < count; b++) {
+      unsigned src;
+      int x, y;
+      tile_of(s, first + b, src, x, y);
+      store_tile(dst_map, base + j * stage_bytes + b * s.tile_bytes, x, y + src * s.rows);
+    }
+    asm volatile("cp.async.bulk.commit_group;" ::: "memory");  // the unit's stores: one group
+    unsigned next = u + ahead * grid, jn = (k + ahead) % s.stages;  // jn == (k - L) % S
+    if (next < units) {
+      wait_reads(lag);  // the stores of unit k - L (stage jn) have read their tiles out
+      load_unit(next, jn);
     }
   }
   asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");

@@ -189,7 +189,8 @@ GCL_MEGAKERNEL_GLOBALS(TM, 64, megakernel_globals_64)
 // (k - 1) % S, whose store was issued one item earlier (wait_group.read 1: every store but the
 // newest has finished reading shared memory), instead of waiting for the store it has just
 // issued (wait_group.read 0, which serialises load and store in copy_loop above). This is the
-// design of kernels/descbench.cu, which reaches ~92% of cuMemcpyDtoD with 16 KiB tiles.
+// design of kernels/descbench.cu, which reaches ~92% of cuMemcpyDtoD with 16 KiB tiles; like it,
+// the loop reads nothing from global memory on the issuing thread's critical path (see below).
 #define GCL_RING_MAX 13  // 13 x 16 KiB = 208 KiB of the 227 KiB a block may have
 
 template <class T, int N>
@@ -214,21 +215,31 @@ __device__ void ring_loop(const Maps<T, N> &maps, const WorkItem *work, unsigned
     mbar_expect(b0 + 8 * j, items[j].bytes);
     tma_load(&maps.m[items[j].src], r0 + j * GCL_STAGE_BYTES, b0 + 8 * j, items[j]);
   }
-  unsigned k = 0;
-  for (unsigned it = blockIdx.x; it < n_work; it += grid, k++) {
-    unsigned j = k % S;
-    mbar_wait(b0 + 8 * j, (k / S) & 1);
+  // The work list is read two refills ahead of its use: w1 is the item the next refill loads,
+  // w2 the one after. Reading work[next] just before its load put a dependent global-memory read
+  // (~0.5-1 us from DRAM) on the single issuing thread's path once per item, which bounded the
+  // demo at ~85% of cuMemcpyDtoD; loaded two items early, the read's latency hides behind the
+  // mbarrier waits (a load's result is only waited for at its first use).
+  unsigned next = blockIdx.x + (S - 1) * grid;
+  WorkItem w1 = next < n_work ? work[next] : WorkItem{}, w2 = w1;
+  if (next + grid < n_work) w2 = work[next + grid];
+  unsigned j = 0, phase = 0, jn = S - 1;  // j = k % S, phase = (k / S) & 1, jn = (k - 1) % S
+  for (unsigned it = blockIdx.x; it < n_work; it += grid, next += grid) {
+    mbar_wait(b0 + 8 * j, phase);
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     tma_store(&maps.m[items[j].dst], r0 + j * GCL_STAGE_BYTES, items[j]);
-    unsigned next = it + (S - 1) * grid, jn = (k + S - 1) % S;  // jn == (k - 1) % S
     if (next < n_work) {
-      WorkItem w = work[next];
+      WorkItem w = w1;
+      w1 = w2;
+      if (next + 2 * grid < n_work) w2 = work[next + 2 * grid];
       prefetch_map(&maps.m[w.dst]);
       asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");  // store k-1 read out
       items[jn] = w;
       mbar_expect(b0 + 8 * jn, w.bytes);
       tma_load(&maps.m[w.src], r0 + jn * GCL_STAGE_BYTES, b0 + 8 * jn, w);
     }
+    jn = j;
+    if (++j == S) j = 0, phase ^= 1;
   }
   asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
 }
