@@ -439,6 +439,18 @@ void gcl__tmap_key_make(const gcl_tensormap_desc *d, gcl__tmap_key *key) {
 #undef B
 }
 
-unsigned gcl__tmap_key_align(const gcl__tmap_key *key) {
-  return ((key->w[2] >> 39) & 3u) == GCL_TENSORMAP_INTERLEAVE_32B ? 32u : 16u;
+
+/* --- the refresh snapshot ------------------------------------------------------------------- */
+
+void gcl__tmap_snap_make(const DLTensor *t, const gcl_tensormap_options *o, unsigned align,
+                         gcl__tmap_snap *snap) {
+  int n = t->ndim; /* 1 ... 5: t was translated */
+  snap->align = align;
+  snap->has_strides = t->strides != NULL;
+  snap->dtype = t->dtype;
+  snap->device = t->device;
+  memcpy(snap->shape, t->shape, (size_t)n * sizeof *snap->shape);
+  if (t->strides) memcpy(snap->strides, t->strides, (size_t)n * sizeof *snap->strides);
+  snap->options = *o;
+  snap->ndim = n;
 }
