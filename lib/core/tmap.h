@@ -82,6 +82,22 @@ typedef struct gcl__tmap_snap {
 void gcl__tmap_snap_make(const DLTensor *t, const gcl_tensormap_options *o, unsigned align,
                          gcl__tmap_snap *snap);
 
+/* a == b byte for byte, inline (memcmp of a struct this size is a PLT call): XOR of 8-byte
+ * words, then the 4-byte tail. The options have only 4-byte members, so no padding. */
+static inline bool gcl__tmap_options_equal(const gcl_tensormap_options *a,
+                                           const gcl_tensormap_options *b) {
+  _Static_assert(sizeof *a % 4 == 0, "options are 4-byte members");
+  const unsigned char *x = (const unsigned char *)a, *y = (const unsigned char *)b;
+  uint64_t diff = 0, u, v;
+  size_t i = 0;
+  for (; i + 8 <= sizeof *a; i += 8) memcpy(&u, x + i, 8), memcpy(&v, y + i, 8), diff |= u ^ v;
+  for (; i < sizeof *a; i += 4) {
+    uint32_t p, q;
+    memcpy(&p, x + i, 4), memcpy(&q, y + i, 4), diff |= p ^ q;
+  }
+  return diff == 0;
+}
+
 /* True when snap is valid and t and o (either may be NULL) equal it in everything but data and
  * byte_offset. Inline: the refresh fast path is this, an address check and the driver call. */
 static inline bool gcl__tmap_snap_match(const gcl__tmap_snap *s, const DLTensor *t,
@@ -90,7 +106,7 @@ static inline bool gcl__tmap_snap_match(const gcl__tmap_snap *s, const DLTensor 
       (t->strides != NULL) != (s->has_strides != 0) || t->dtype.code != s->dtype.code ||
       t->dtype.bits != s->dtype.bits || t->dtype.lanes != s->dtype.lanes ||
       t->device.device_type != s->device.device_type ||
-      t->device.device_id != s->device.device_id || memcmp(o, &s->options, sizeof *o))
+      t->device.device_id != s->device.device_id || !gcl__tmap_options_equal(o, &s->options))
     return false;
   uint64_t diff = 0;
   for (int i = 0; i < s->ndim; i++) diff |= (uint64_t)(t->shape[i] ^ s->shape[i]);
