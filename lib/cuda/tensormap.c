@@ -171,18 +171,24 @@ static inline unsigned char *slot_fast(const gcl_args *args, size_t index, size_
 /* gcl_args_set_tensormap; static so that the batch calls reach it without the PLT. */
 static gcl_status set_one(gcl_args *args, gcl_context *ctx, size_t index, size_t element,
                           const DLTensor *t, const gcl_tensormap_options *options) {
-  gcl__tmap_who who;
+  size_t at;
   unsigned char *map;
-  gcl__tmap_entry *e;
-  gcl_tensormap_desc d;
   gcl_status s;
-  if ((s = need(args, ctx, index, "gcl_args_set_tensormap")) ||
-      (s = gcl__args_tmap_slot(args, index, element, 1, &who, &map, &e)) ||
-      (s = gcl__tmap_translate(t, options, &who, &d)) || (s = begin(ctx, &who)) ||
-      (s = check_device(ctx, t, &who)) || (s = encode_into(ctx, &d, &who, map, e)))
+  if (!args || !ctx || !(map = slot_fast(args, index, element, 1, &at))) {
+    gcl__tmap_who who; /* the slow way, for its message */
+    gcl__tmap_entry *e;
+    if ((s = need(args, ctx, index, "gcl_args_set_tensormap")) ||
+        (s = gcl__args_tmap_slot(args, index, element, 1, &who, &map, &e)))
+      return s;
+    at = (size_t)(e - args->tmaps); /* not reached: slot_fast refuses what these refuse */
+  }
+  gcl__tmap_who who = who_of(args, index, element);
+  gcl_tensormap_desc d;
+  if ((s = gcl__tmap_translate(t, options, &who, &d)) || (s = begin(ctx, &who)) ||
+      (s = check_device(ctx, t, &who)) || (s = encode_into(ctx, &d, &who, map, &args->tmaps[at])))
     return s;
-  args->snaps[e - args->tmaps].ndim = 0; /* the entry changed; the next refresh translates */
-  gcl__args_tmap_mark(args, index, element, 1);
+  args->snaps[at].ndim = 0; /* the entry changed; the next refresh translates */
+  if (args->unset_bytes[index]) gcl__args_tmap_mark(args, index, element, 1);
   return GCL_OK;
 }
 
