@@ -21,7 +21,7 @@ static size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
 /* --- creation ---------------------------------------------------------------------------- */
 
-typedef struct parts { size_t unset, ptrs, owners, tmaps, bits, scratch, scratch_entries, data, total; } parts;
+typedef struct parts { size_t unset, ptrs, owners, tmaps, snaps, bits, scratch, scratch_entries, data, total; } parts;
 
 /* The single allocation: header, unset counts, pointers, owner slots, tensor-map cache entries,
  * bitmap, the batch scratch (128 bytes + an entry per element of the largest tensormap[N]), then
@@ -34,7 +34,8 @@ static parts plan(const gcl_layout *l) {
   p.ptrs = p.unset + n * sizeof(size_t);
   p.owners = p.ptrs + n * sizeof(void *);
   p.tmaps = round_up(p.owners + gcl__layout_owner_count(l) * sizeof(owner_slot), 16);
-  p.bits = p.tmaps + maps * sizeof(gcl__tmap_entry);
+  p.snaps = p.tmaps + maps * sizeof(gcl__tmap_entry);
+  p.bits = p.snaps + maps * sizeof(gcl__tmap_snap);
   p.scratch = round_up(p.bits + bit_bytes, BUFFER_ALIGN);
   p.scratch_entries = p.scratch + widest * GCL_TENSORMAP_BYTES;
   p.data = round_up(p.scratch_entries + widest * sizeof(gcl__tmap_entry), BUFFER_ALIGN);
@@ -52,6 +53,8 @@ static void init_args(gcl_args *a, const gcl_layout *layout, const parts *p) {
   a->device_id = -1;
   a->fingerprint = gcl__layout_fingerprint(layout);
   a->tmaps = (gcl__tmap_entry *)(void *)(base + p->tmaps);
+  a->snaps = (gcl__tmap_snap *)(void *)(base + p->snaps);
+  a->lparams = a->count ? gcl__layout_lparam(layout, 0) : NULL;
   a->scratch = base + p->scratch;
   a->scratch_entries = (gcl__tmap_entry *)(void *)(base + p->scratch_entries);
   a->unset_bytes = (size_t *)(void *)(base + p->unset);
@@ -107,7 +110,9 @@ gcl_status gcl_args_clone(const gcl_args *args, gcl_args **out) {
   memcpy(c->bits, args->bits, args->bit_bytes);
   memcpy(c->data, args->data, args->size); /* owners stay the original's: borrowed here */
   size_t widest;
-  memcpy(c->tmaps, args->tmaps, gcl__layout_tmap_count(args->layout, &widest) * sizeof *c->tmaps);
+  size_t maps = gcl__layout_tmap_count(args->layout, &widest);
+  memcpy(c->tmaps, args->tmaps, maps * sizeof *c->tmaps);
+  memcpy(c->snaps, args->snaps, maps * sizeof *c->snaps);
   *out = c;
   return GCL_OK;
 }
@@ -167,7 +172,9 @@ static void forget_tmaps(gcl_args *a, const gcl__lparam *p, size_t rel, size_t n
   if (!p->tmap_count) return;
   size_t first = rel / GCL_TENSORMAP_BYTES, end = (rel + n + GCL_TENSORMAP_BYTES - 1) / GCL_TENSORMAP_BYTES;
   if (end > p->tmap_count) end = p->tmap_count;
-  if (first < end) memset(a->tmaps + p->tmap_at + first, 0, (end - first) * sizeof *a->tmaps);
+  if (first >= end) return;
+  memset(a->tmaps + p->tmap_at + first, 0, (end - first) * sizeof *a->tmaps);
+  for (size_t i = first; i < end; i++) a->snaps[p->tmap_at + i].ndim = 0;
 }
 
 /* Copies n bytes of value to byte rel of parameter pi, releases the owner slots
@@ -592,4 +599,9 @@ gcl_status gcl__args_tmap_slot(gcl_args *args, size_t index, size_t element, siz
 
 void gcl__args_tmap_mark(gcl_args *args, size_t index, size_t element, size_t n) {
   mark(args, index, element * GCL_TENSORMAP_BYTES, n * GCL_TENSORMAP_BYTES); /* maps own nothing */
+}
+
+void gcl__args_tmap_unsnap(gcl_args *args, size_t index, size_t element, size_t n) {
+  gcl__tmap_snap *snap = args->snaps + args->lparams[index].tmap_at + element;
+  for (size_t i = 0; i < n; i++) snap[i].ndim = 0;
 }

@@ -56,6 +56,10 @@ struct gcl_args {
   void **ptrs;            /* kernelParams: one pointer per parameter into data */
   gcl__owner_slot *owners;/* per pointer leaf, in buffer order (layout's owner_at) */
   gcl__tmap_entry *tmaps; /* per map of the tensor-map parameters (layout's tmap_at) */
+  gcl__tmap_snap *snaps;  /* per map, beside tmaps: the refresh fast path's inputs (tmap.h);
+                             valid only while its entry is, reset by every other writer */
+  const struct gcl__lparam *lparams; /* the layout's parameters (gcl__layout_lparam(layout, 0)),
+                             so that the map calls find a slot without a call */
   unsigned char *bits;    /* set-tracking; starts as the layout's initial bitmap */
   unsigned char *data;    /* BUFFER_ALIGN-aligned, size bytes */
   unsigned char *scratch; /* 128 bytes per element of the largest tensormap[N], and */
@@ -85,5 +89,8 @@ gcl_status gcl__args_tmap_slot(gcl_args *args, size_t index, size_t element, siz
 /* After maps [element, element + n) of parameter index were written (and their entries): marks
  * them set and releases owners inside them. Cannot fail. */
 void gcl__args_tmap_mark(gcl_args *args, size_t index, size_t element, size_t n);
+/* Marks maps [element, element + n) of parameter index as having no refresh snapshot: every
+ * writer of their entries but the refresh calls does this. Cannot fail. */
+void gcl__args_tmap_unsnap(gcl_args *args, size_t index, size_t element, size_t n);
 
 #endif

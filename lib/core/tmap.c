@@ -106,13 +106,10 @@ static gcl_status fill_dims(const DLTensor *t, const gcl__tmap_who *who, gcl_ten
  * check then refuses. */
 static int64_t stride_elems(const DLTensor *t, int dl) {
   if (t->strides) return t->strides[dl];
-  uint64_t s = 1;
-  for (int k = dl + 1; k < t->ndim; k++) {
-    uint64_t n = (uint64_t)t->shape[k];
-    if (n && s > (uint64_t)INT64_MAX / n) return INT64_MAX;
-    s *= n;
-  }
-  return (int64_t)s;
+  int64_t s = 1; /* shapes are checked positive by now (fill_dims); no division per step */
+  for (int k = dl + 1; k < t->ndim; k++)
+    if (__builtin_mul_overflow(s, t->shape[k], &s)) return INT64_MAX;
+  return s;
 }
 
 static gcl_status check_innermost(const DLTensor *t, const gcl__tmap_who *who) {
@@ -345,7 +342,9 @@ gcl_status gcl__tmap_translate(const DLTensor *t, const gcl_tensormap_options *o
   if (!t) return tfail(who, GCL_ERROR_INVALID_ARGUMENT, "expected a DLTensor, got NULL");
   if (!o) return tfail(who, GCL_ERROR_INVALID_ARGUMENT, "options: expected a pointer, got NULL");
   if (!out) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "out: expected a pointer, got NULL");
-  for (size_t i = 0; i < sizeof o->reserved / sizeof *o->reserved; i++) /* the growth rule */
+  uint32_t any = 0; /* the growth rule; one branch, the index only on failure */
+  for (size_t i = 0; i < sizeof o->reserved / sizeof *o->reserved; i++) any |= o->reserved[i];
+  for (size_t i = 0; any && i < sizeof o->reserved / sizeof *o->reserved; i++)
     if (o->reserved[i])
       return tfail(who, GCL_ERROR_INVALID_ARGUMENT, "options.reserved[%zu] is %u, expected 0 "
                    "(zero-initialise the options)", i, (unsigned)o->reserved[i]);
@@ -439,6 +438,18 @@ void gcl__tmap_key_make(const gcl_tensormap_desc *d, gcl__tmap_key *key) {
 #undef B
 }
 
-unsigned gcl__tmap_key_align(const gcl__tmap_key *key) {
-  return ((key->w[2] >> 39) & 3u) == GCL_TENSORMAP_INTERLEAVE_32B ? 32u : 16u;
+
+/* --- the refresh snapshot ------------------------------------------------------------------- */
+
+void gcl__tmap_snap_make(const DLTensor *t, const gcl_tensormap_options *o, unsigned align,
+                         gcl__tmap_snap *snap) {
+  int n = t->ndim; /* 1 ... 5: t was translated */
+  snap->align = align;
+  snap->has_strides = t->strides != NULL;
+  snap->dtype = t->dtype;
+  snap->device = t->device;
+  memcpy(snap->shape, t->shape, (size_t)n * sizeof *snap->shape);
+  if (t->strides) memcpy(snap->strides, t->strides, (size_t)n * sizeof *snap->strides);
+  snap->options = *o;
+  snap->ndim = n;
 }

@@ -6,6 +6,8 @@
 
 #include "internal.h"
 
+#include <string.h>
+
 /* Who a map is in messages, as pieces: the text is formatted only when a call fails, so that
  * the success path does no snprintf. field non-NULL: "parameter 0 'g' field 'g.maps[3]'"; text
  * non-NULL: used as is ("tensor"); otherwise
@@ -50,11 +52,75 @@ void gcl__tmap_key_make(const gcl_tensormap_desc *d, gcl__tmap_key *key);
 /* True when key is the key of an encoded map. */
 static inline bool gcl__tmap_key_valid(const gcl__tmap_key *key) { return key->w[2] != 0; }
 /* The global-address alignment the described map needs: 32 with 32-byte interleave, else 16. */
-unsigned gcl__tmap_key_align(const gcl__tmap_key *key);
+static inline unsigned gcl__tmap_key_align(const gcl__tmap_key *key) {
+  return ((key->w[2] >> 39) & 3u) == GCL_TENSORMAP_INTERLEAVE_32B ? 32u : 16u; /* interleave */
+}
 static inline bool gcl__tmap_key_equal(const gcl__tmap_key *a, const gcl__tmap_key *b) {
   uint64_t diff = 0;
   for (int i = 0; i < GCL__TMAP_KEY_WORDS; i++) diff |= a->w[i] ^ b->w[i];
   return diff == 0;
+}
+
+/* The inputs of the last translation that refreshed a map, but for data and byte_offset: a
+ * refresh whose tensor and options equal them translates to the same description but for the
+ * address (gcl__tmap_translate reads nothing else), so it re-checks only what depends on the
+ * address -- data non-NULL, data + byte_offset without overflow and aligned -- and the device,
+ * then calls cuTensorMapReplaceAddress: no translation, no key. Compared field by field (no
+ * hash). ndim 0: no snapshot (the map must be translated). Only entries of the used
+ * dimensions are compared and stored. */
+typedef struct gcl__tmap_snap {
+  int32_t ndim;      /* 0: no snapshot; else 1 ... GCL_TENSORMAP_MAX_RANK */
+  uint32_t align;    /* 16 or 32: the global-address alignment the map needs */
+  uint32_t has_strides;
+  DLDataType dtype;
+  DLDevice device;
+  int64_t shape[GCL_TENSORMAP_MAX_RANK], strides[GCL_TENSORMAP_MAX_RANK];
+  gcl_tensormap_options options;
+} gcl__tmap_snap;
+
+/* Records t and o (which gcl__tmap_translate accepted) and the map's address alignment. */
+void gcl__tmap_snap_make(const DLTensor *t, const gcl_tensormap_options *o, unsigned align,
+                         gcl__tmap_snap *snap);
+
+/* a == b byte for byte, inline (memcmp of a struct this size is a PLT call): XOR of 8-byte
+ * words, then the 4-byte tail. The options have only 4-byte members, so no padding. */
+static inline bool gcl__tmap_options_equal(const gcl_tensormap_options *a,
+                                           const gcl_tensormap_options *b) {
+  _Static_assert(sizeof *a % 4 == 0, "options are 4-byte members");
+  const unsigned char *x = (const unsigned char *)a, *y = (const unsigned char *)b;
+  uint64_t diff = 0, u, v;
+  size_t i = 0;
+  for (; i + 8 <= sizeof *a; i += 8) memcpy(&u, x + i, 8), memcpy(&v, y + i, 8), diff |= u ^ v;
+  for (; i < sizeof *a; i += 4) {
+    uint32_t p, q;
+    memcpy(&p, x + i, 4), memcpy(&q, y + i, 4), diff |= p ^ q;
+  }
+  return diff == 0;
+}
+
+/* True when snap is valid and t and o (either may be NULL) equal it in everything but data and
+ * byte_offset. Inline: the refresh fast path is this, an address check and the driver call. */
+static inline bool gcl__tmap_snap_match(const gcl__tmap_snap *s, const DLTensor *t,
+                                        const gcl_tensormap_options *o) {
+  if (!t || !o || !s->ndim || t->ndim != s->ndim || !t->shape ||
+      (t->strides != NULL) != (s->has_strides != 0) || t->dtype.code != s->dtype.code ||
+      t->dtype.bits != s->dtype.bits || t->dtype.lanes != s->dtype.lanes ||
+      t->device.device_type != s->device.device_type ||
+      t->device.device_id != s->device.device_id || !gcl__tmap_options_equal(o, &s->options))
+    return false;
+  uint64_t diff = 0;
+  for (int i = 0; i < s->ndim; i++) diff |= (uint64_t)(t->shape[i] ^ s->shape[i]);
+  if (t->strides)
+    for (int i = 0; i < s->ndim; i++) diff |= (uint64_t)(t->strides[i] ^ s->strides[i]);
+  return diff == 0;
+}
+
+/* data + byte_offset into *address when the fast path may use it: data non-NULL, no overflow,
+ * aligned to align. Otherwise false, and the full translation reports what is wrong. */
+static inline bool gcl__tmap_snap_address(const DLTensor *t, unsigned align, uint64_t *address) {
+  uint64_t base = (uint64_t)(uintptr_t)t->data, a = base + t->byte_offset;
+  *address = a;
+  return base && a >= base && !(a & (align - 1u));
 }
 
 #endif

@@ -8,6 +8,7 @@
  * per call, and change nothing when they fail. */
 #include "cuda_internal.h"
 #include "tmap.h"
+#include "../core/layout_internal.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -147,20 +148,47 @@ static gcl_status need(const gcl_args *args, const gcl_context *ctx, size_t inde
   return GCL_OK;
 }
 
+/* Who map element of parameter index is in messages (gcl__args_tmap_slot's pieces); failure
+ * paths only. */
+static gcl__tmap_who who_of(const gcl_args *args, size_t index, size_t element) {
+  const gcl__lparam *p = &args->lparams[index];
+  return (gcl__tmap_who){.index = index, .name = p->info.name, .element = element,
+                         .is_element = p->info.kind == GCL_PARAM_ARRAY};
+}
+
+/* Maps [element, element + n) of parameter index, inline for the single-map fast paths: their
+ * bytes in the buffer and *at the index of the first entry (tmaps, snaps); NULL when there is no
+ * such slot, and gcl__args_tmap_slot then says why. */
+static inline unsigned char *slot_fast(const gcl_args *args, size_t index, size_t element,
+                                       size_t n, size_t *at) {
+  if (index >= args->count) return NULL;
+  const gcl__lparam *p = &args->lparams[index];
+  if (element >= p->tmap_count || n > p->tmap_count - element) return NULL;
+  *at = p->tmap_at + element;
+  return args->data + p->offset + element * GCL_TENSORMAP_BYTES;
+}
+
 /* gcl_args_set_tensormap; static so that the batch calls reach it without the PLT. */
 static gcl_status set_one(gcl_args *args, gcl_context *ctx, size_t index, size_t element,
                           const DLTensor *t, const gcl_tensormap_options *options) {
-  gcl__tmap_who who;
+  size_t at;
   unsigned char *map;
-  gcl__tmap_entry *e;
-  gcl_tensormap_desc d;
   gcl_status s;
-  if ((s = need(args, ctx, index, "gcl_args_set_tensormap")) ||
-      (s = gcl__args_tmap_slot(args, index, element, 1, &who, &map, &e)) ||
-      (s = gcl__tmap_translate(t, options, &who, &d)) || (s = begin(ctx, &who)) ||
-      (s = check_device(ctx, t, &who)) || (s = encode_into(ctx, &d, &who, map, e)))
+  if (!args || !ctx || !(map = slot_fast(args, index, element, 1, &at))) {
+    gcl__tmap_who who; /* the slow way, for its message */
+    gcl__tmap_entry *e;
+    if ((s = need(args, ctx, index, "gcl_args_set_tensormap")) ||
+        (s = gcl__args_tmap_slot(args, index, element, 1, &who, &map, &e)))
+      return s;
+    at = (size_t)(e - args->tmaps); /* not reached: slot_fast refuses what these refuse */
+  }
+  gcl__tmap_who who = who_of(args, index, element);
+  gcl_tensormap_desc d;
+  if ((s = gcl__tmap_translate(t, options, &who, &d)) || (s = begin(ctx, &who)) ||
+      (s = check_device(ctx, t, &who)) || (s = encode_into(ctx, &d, &who, map, &args->tmaps[at])))
     return s;
-  gcl__args_tmap_mark(args, index, element, 1);
+  args->snaps[at].ndim = 0; /* the entry changed; the next refresh translates */
+  if (args->unset_bytes[index]) gcl__args_tmap_mark(args, index, element, 1);
   return GCL_OK;
 }
 
@@ -191,8 +219,9 @@ static void rollback(unsigned char *map, const gcl__tmap_entry *e, size_t k) {
  * already there; then records the addresses. The driver may want a current context
  * (CUDA_ERROR_INVALID_CONTEXT): ctx is bound then and the call retried, so the common case
  * costs no context check. On failure every map is put back. */
-static gcl_status replace_run(gcl_context *ctx, gcl__tmap_who who, unsigned char *map,
-                              gcl__tmap_entry *e, size_t n, const void *addr, size_t stride) {
+static gcl_status replace_run(gcl_context *ctx, const gcl_args *args, size_t index, size_t first,
+                              unsigned char *map, gcl__tmap_entry *e, size_t n, const void *addr,
+                              size_t stride) {
   for (size_t i = 0; i < n; i++) {
     uint64_t a = address_at(addr, stride, i);
     if (a == e[i].address) continue;
@@ -202,7 +231,7 @@ static gcl_status replace_run(gcl_context *ctx, gcl__tmap_who who, unsigned char
     if (rc != CUDA_SUCCESS) {
       rollback(map, e, i + 1);
       char w[192];
-      who.element += i;
+      gcl__tmap_who who = who_of(args, index, first + i);
       return gcl__cu_fail(rc, "%s: cuTensorMapReplaceAddress(0x%llx)",
                           gcl__tmap_who_format(&who, w, sizeof w), (unsigned long long)a);
     }
@@ -239,7 +268,7 @@ static gcl_status replace_many(gcl_args *args, gcl_context *ctx, size_t index, s
     w.element += i;
     if ((s = check_replace(&w, &e[i], addresses[i]))) return s;
   }
-  return replace_run(ctx, who, map, e, n, addresses, sizeof *addresses);
+  return replace_run(ctx, args, index, first, map, e, n, addresses, sizeof *addresses);
 }
 
 gcl_status gcl_args_replace_tensormap_addresses(gcl_args *args, gcl_context *ctx, size_t index,
@@ -248,8 +277,18 @@ gcl_status gcl_args_replace_tensormap_addresses(gcl_args *args, gcl_context *ctx
   return replace_many(args, ctx, index, first, n, addresses);
 }
 
+/* One map: the checks of replace_many inline, in the order of their cost; anything they refuse
+ * goes to replace_many, which checks again and says what is wrong. */
 gcl_status gcl_args_replace_tensormap_address(gcl_args *args, gcl_context *ctx, size_t index,
                                               size_t element, uint64_t address) {
+  size_t at;
+  unsigned char *map;
+  if (args && ctx && (map = slot_fast(args, index, element, 1, &at))) {
+    gcl__tmap_entry *e = &args->tmaps[at];
+    if (gcl__tmap_key_valid(&e->key) && address &&
+        !(address & (gcl__tmap_key_align(&e->key) - 1u)))
+      return replace_run(ctx, args, index, element, map, e, 1, &address, 0);
+  }
   return replace_many(args, ctx, index, element, 1, &address);
 }
 
@@ -280,21 +319,71 @@ static gcl_status refresh_one(gcl_args *args, gcl_context *ctx, size_t index, si
       (s = gcl__args_tmap_slot(args, index, element, 1, &who, &map, &e)) ||
       (s = refresh_probe(ctx, t, options, &who, e, &d, &fresh, &same)))
     return s;
-  if (same) return replace_run(ctx, who, map, e, 1, &fresh.address, 0);
-  if ((s = begin(ctx, &who)) || (s = encode_into(ctx, &d, &who, map, e))) return s;
-  gcl__args_tmap_mark(args, index, element, 1);
-  return GCL_OK;
+  if (same) s = replace_run(ctx, args, index, element, map, e, 1, &fresh.address, 0);
+  else if ((s = begin(ctx, &who)) == GCL_OK && (s = encode_into(ctx, &d, &who, map, e)) == GCL_OK)
+    gcl__args_tmap_mark(args, index, element, 1);
+  if (s == GCL_OK) /* the next refresh from these inputs compares them and re-points */
+    gcl__tmap_snap_make(t, options, gcl__tmap_key_align(&e->key), &args->snaps[e - args->tmaps]);
+  return s;
+}
+
+/* t is on ctx's device (check_device, without its message). */
+static inline bool device_ok(const gcl_context *ctx, const DLTensor *t) {
+  return t->device.device_type != kDLCUDA || t->device.device_id == ctx->device;
+}
+
+/* The fast path: t and options equal the inputs of the map's last refresh but for the address
+ * (tmap.h: they translate to the same description), so the address alone is checked and the
+ * map re-pointed. Anything else -- no snapshot, another shape, stride, dtype, device, option,
+ * a NULL, misaligned or overflowing address -- goes to refresh_one: a full translation, its
+ * messages, and a re-encode unless only the address changed. */
+static gcl_status refresh_fast(gcl_args *args, gcl_context *ctx, size_t index, size_t element,
+                               const DLTensor *t, const gcl_tensormap_options *options) {
+  size_t at;
+  unsigned char *map;
+  uint64_t a;
+  if (args && ctx && (map = slot_fast(args, index, element, 1, &at))) {
+    const gcl__tmap_snap *snap = &args->snaps[at];
+    if (gcl__tmap_snap_match(snap, t, options) && gcl__tmap_snap_address(t, snap->align, &a) &&
+        device_ok(ctx, t))
+      return replace_run(ctx, args, index, element, map, &args->tmaps[at], 1, &a, 0);
+  }
+  return refresh_one(args, ctx, index, element, t, options);
 }
 
 gcl_status gcl_args_refresh_tensormap(gcl_args *args, gcl_context *ctx, size_t index,
                                       size_t element, const DLTensor *t,
                                       const gcl_tensormap_options *options) {
-  return refresh_one(args, ctx, index, element, t, options);
+  return refresh_fast(args, ctx, index, element, t, options);
 }
 
 static const gcl_tensormap_options *option_at(const gcl_tensormap_options *o, size_t count,
                                               size_t i) {
   return count == 1 ? o : o + i;
+}
+
+/* The batch fast path: every map's snapshot matches (see refresh_fast); the new addresses go to
+ * the scratch entries. False at the first map that does not. */
+static bool refresh_all_same(gcl_args *args, const gcl_context *ctx, size_t at, size_t n,
+                             const DLTensor *const *tensors,
+                             const gcl_tensormap_options *options, size_t options_count) {
+  const gcl__tmap_snap *snap = &args->snaps[at];
+  for (size_t i = 0; i < n; i++) {
+    const DLTensor *t = tensors[i];
+    if (!gcl__tmap_snap_match(&snap[i], t, option_at(options, options_count, i)) ||
+        !gcl__tmap_snap_address(t, snap[i].align, &args->scratch_entries[i].address) ||
+        !device_ok(ctx, t))
+      return false;
+  }
+  return true;
+}
+
+/* After a slow batch refresh succeeded: the snapshots of the inputs it translated. */
+static void snap_all(gcl_args *args, size_t at, size_t n, const DLTensor *const *tensors,
+                     const gcl_tensormap_options *options, size_t options_count) {
+  for (size_t i = 0; i < n; i++)
+    gcl__tmap_snap_make(tensors[i], option_at(options, options_count, i),
+                        gcl__tmap_key_align(&args->tmaps[at + i].key), &args->snaps[at + i]);
 }
 
 static gcl_status check_batch(const gcl_args *args, const gcl_context *ctx, size_t n,
@@ -342,6 +431,7 @@ gcl_status gcl_args_set_tensormaps(gcl_args *args, gcl_context *ctx, size_t inde
       return s;
   }
   commit(args, index, first, n, map, e);
+  gcl__args_tmap_unsnap(args, index, first, n);
   return GCL_OK;
 }
 
@@ -381,9 +471,13 @@ gcl_status gcl_args_refresh_tensormaps(gcl_args *args, gcl_context *ctx, size_t 
                                        size_t options_count) {
   gcl_status s = check_batch(args, ctx, n, tensors, options, options_count, "gcl_args_refresh_tensormaps");
   if (s || n == 0) return s;
-  if (n == 1) return refresh_one(args, ctx, index, first, tensors[0], options);
+  if (n == 1) return refresh_fast(args, ctx, index, first, tensors[0], options);
+  size_t at;
+  unsigned char *map = slot_fast(args, index, first, n, &at);
+  if (map && refresh_all_same(args, ctx, at, n, tensors, options, options_count))
+    return replace_run(ctx, args, index, first, map, &args->tmaps[at], n,
+                       &args->scratch_entries[0].address, sizeof *args->scratch_entries);
   gcl__tmap_who who;
-  unsigned char *map;
   gcl__tmap_entry *e;
   if ((s = gcl__args_tmap_slot(args, index, first, n, &who, &map, &e))) return s;
   size_t changed = 0;
@@ -398,11 +492,13 @@ gcl_status gcl_args_refresh_tensormaps(gcl_args *args, gcl_context *ctx, size_t 
     changed += !same;
   }
   if (!changed)
-    return replace_run(ctx, who, map, e, n, &args->scratch_entries[0].address,
-                       sizeof *args->scratch_entries);
-  if ((s = refresh_rebuild(args, ctx, who, map, e, n, tensors, options, options_count))) return s;
-  commit(args, index, first, n, map, e);
-  return GCL_OK;
+    s = replace_run(ctx, args, index, first, map, e, n, &args->scratch_entries[0].address,
+                    sizeof *args->scratch_entries);
+  else if ((s = refresh_rebuild(args, ctx, who, map, e, n, tensors, options, options_count)) ==
+           GCL_OK)
+    commit(args, index, first, n, map, e);
+  if (s == GCL_OK) snap_all(args, (size_t)(e - args->tmaps), n, tensors, options, options_count);
+  return s;
 }
 
 gcl_status gcl__tensormap_encode_as(gcl_context *ctx, const DLTensor *t,
