@@ -443,7 +443,7 @@ const gcl_field *gcl__args_param_field(const gcl_args *args, size_t index) {
 }
 
 static gcl_status set_ptr(gcl_args *args, const gcl_field *f, uint64_t address, const char *fn) {
-  gcl_param_info p;
+  gcl_param_info p = {0};
   gcl_status st = gcl__args_pointer_field(args, f, fn, &p, NULL);
   if (st) return st;
   if (p.pointee_align > 1 && address % p.pointee_align) {

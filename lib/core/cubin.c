@@ -71,7 +71,7 @@ static gcl_status add_kparam(gcl__image_kernel *k, const nvinfo_rec *r, const ch
 static gcl_status count_kparams(gcl__bytes sec, const char *where, size_t *count) {
   size_t pos = 0, n = 0;
   while (pos < sec.n) {
-    nvinfo_rec r;
+    nvinfo_rec r = {0};
     gcl_status s = nvinfo_next(sec, &pos, &r, where);
     if (s != GCL_OK) return s;
     if (r.attr == EIATTR_KPARAM_INFO || r.attr == EIATTR_KPARAM_INFO_V2) n++;
@@ -128,7 +128,7 @@ static gcl_status read_kernel_info(gcl_image *img, size_t ki, gcl__bytes sec, co
   k->info.param_count = count;
   bool have_total = false;
   while (pos < sec.n && s == GCL_OK) {
-    nvinfo_rec r;
+    nvinfo_rec r = {0};
     s = nvinfo_next(sec, &pos, &r, where);
     if (s != GCL_OK) break;
     s = apply_record(k, &r, where);
@@ -154,7 +154,7 @@ static gcl_status read_kernel_info(gcl_image *img, size_t ki, gcl__bytes sec, co
 static gcl_status read_global_info(gcl_image *img, size_t first, gcl__bytes sec) {
   size_t pos = 0;
   while (pos < sec.n) {
-    nvinfo_rec r;
+    nvinfo_rec r = {0};
     gcl_status s = nvinfo_next(sec, &pos, &r, ".nv.info");
     if (s != GCL_OK) return s;
     if (r.attr != EIATTR_REGCOUNT || r.format != 4 || r.payload.n < 8) continue;

@@ -152,8 +152,8 @@ static gcl_status parse_pointer(parser *p, gcl__type **out) {
 }
 
 static gcl_status parse_bytes(parser *p, gcl__type **out) {
-  uint64_t n;
-  size_t col;
+  uint64_t n = 0;
+  size_t col = 0;
   next(p);
   gcl_status s = parse_paren_num(p, "'bytes'", &n, &col);
   if (s) return s;
@@ -298,8 +298,8 @@ static bool may_lower_align(const gcl__type *t) {
 }
 
 static gcl_status parse_align(parser *p, gcl__type *t) {
-  uint64_t n;
-  size_t col;
+  uint64_t n = 0;
+  size_t col = 0;
   next(p);
   gcl_status s = parse_paren_num(p, "'align'", &n, &col);
   if (s) return s;

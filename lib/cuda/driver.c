@@ -202,7 +202,7 @@ static void nvrtc_load_once(void) {
                           : open_first(defaults, sizeof defaults / sizeof *defaults, r);
   if (!lib) {
     char tried[GCL__MESSAGE_MAX];
-    snprintf(tried, sizeof tried, "%s", r->message);
+    memcpy(tried, r->message, sizeof tried); /* r->message is NUL-terminated within its size */
     record(r, GCL_ERROR_NO_NVRTC, "NVRTC not found: tried %s", tried);
     snprintf(r->path, sizeof r->path, "%s", "(not found)");
     return;
