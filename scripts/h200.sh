@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Runs the GPU side of gclaunch on a GPU runner from a build directory made elsewhere (see
 # README: ../shared/gpu/pack-libs BUILD first). Writes logs and CSVs under $OUT (default ./out).
-#   scripts/h200.sh BUILD [stages...]   stages: ctest demo torch bench sanitize cli persistent
+#   scripts/h200.sh BUILD [stages...]   stages: ctest demo torch bench tiles sanitize cli persistent
 #   (default: all)
 set -uo pipefail
 build=${1:?usage: scripts/h200.sh BUILD [stages...]}
 shift
-stages=${*:-ctest demo torch bench sanitize cli persistent}
+stages=${*:-ctest demo torch bench tiles sanitize cli persistent}
 out=${OUT:-out}
 mkdir -p "$out"
 export LD_LIBRARY_PATH=$PWD/$build/devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -38,18 +38,30 @@ for stage in $stages; do
       mkdir -p "$b"
       { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv 2>&1
         echo "== bench_launch --runs 3 (launch cost: gcl_launch against the fastest raw path)"
-        "$build/bench/bench_launch" --runs 3 --reps 41 --csv "$b/launch.csv"
+        "$build/bench/bench_launch" --runs 3 --reps ${LAUNCH_REPS:-101} --csv "$b/launch.csv"
         echo "== bench/peers.py (same call as the launch table)"
         python3 bench/peers.py "$build/kernels/launchcfg.sm_90.cubin" --runs 3 \
           --csv "$b/peers.csv" --launch-csv "$b/launch.csv"
         echo "== bench_refresh (encode / refresh / replace-address, relaunch loop)"
         "$build/bench/bench_refresh" --csv "$b/refresh.csv"
-        echo "== bench_descriptors --sweep (ring sweep for the small tiles, then the table)"
-        "$build/bench/bench_descriptors" --sweep --csv "$b/descriptors.csv" \
-          --sweep-csv "$b/descriptors_sweep.csv"
-        python3 bench/plot_descriptors.py "$b/descriptors.csv" "$b/descriptors.png"
         echo "== bench_pack"
         "$build/bench/bench_pack"
+        echo "== hot paths without PLT calls"
+        sh tests/unit/test_hotpath.sh "$build/libgclaunch.so"; } 2>&1 | tee "$b/bench.log" | tail -120
+      cp "$b/bench.log" "$out/bench.log"
+      tar -C "$out" -czf "$out/bench.tar.gz" bench && rm -rf "$b"
+      ;;
+    tiles)
+      # Issue 16's bandwidth targets: what bounds the small tiles (bench_descriptors --probe: tile
+      # bytes, row bytes and boxes per stage at K = 240; --sweep too with TILES_SWEEP=1) and the
+      # demo's ring configurations, each verified. $out/tiles.log and $out/tiles.tar.gz.
+      t=$out/tiles
+      mkdir -p "$t"
+      { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv 2>&1
+        echo "== bench_descriptors --probe${TILES_SWEEP:+ --sweep}"
+        "$build/bench/bench_descriptors" --probe ${TILES_SWEEP:+--sweep --csv "$t/descriptors.csv"} \
+          --sweep-csv "$t/descriptors_probe.csv"
+        echo "bench_descriptors exit $?"
         echo "== gclaunch demo, ring configurations (stages:blocks per SM; each verified)"
         for cfg in 8:1 10:1 12:1 13:1 6:2 4:3 3:4; do
           echo "-- --stages ${cfg%:*} --blocks-per-sm ${cfg#*:}"
@@ -57,11 +69,9 @@ for stage in $stages; do
           rc=$?
           printf '%s\n' "$o" | grep -E '^(ring|device|verify|time|memcpy|demo)'
           echo "demo exit $rc"
-        done
-        echo "== hot paths without PLT calls"
-        sh tests/unit/test_hotpath.sh "$build/libgclaunch.so"; } 2>&1 | tee "$b/bench.log" | tail -120
-      cp "$b/bench.log" "$out/bench.log"
-      tar -C "$out" -czf "$out/bench.tar.gz" bench && rm -rf "$b"
+        done; } 2>&1 | tee "$t/tiles.log" | tail -80
+      cp "$t/tiles.log" "$out/tiles.log"
+      tar -C "$out" -czf "$out/tiles.tar.gz" tiles && rm -rf "$t"
       ;;
     sanitize)
       # memcheck on every GPU suite, racecheck on those whose kernels share memory; each run is
