@@ -64,6 +64,7 @@ typedef struct config {
   uint32_t box_w, box_h;
   uint32_t k;
   ring ring;
+  int l2; /* gcl_tensormap_options.l2_promotion (0: none) */
 } config;
 
 typedef struct bench {
@@ -123,6 +124,7 @@ static void encode_maps(bench *b, const config *c, const shape *s, gcl_args *arg
   gcl_tensormap_options o = {0};
   o.box[0] = c->box_w;
   o.box[1] = c->box_h;
+  o.l2_promotion = c->l2;
   int64_t shp[2];
   size_t tensor_bytes = (size_t)s->rows * cols * (c->bits / 8);
   for (uint32_t i = 0; i <= c->k; i++) {
@@ -288,7 +290,7 @@ static int sweep_tile(bench *b, const config *c, FILE *csv, ring *best, const gr
         CHECK(gcl_context_synchronize(b->ctx));
         bad |= verify(b, c, &r);
         double sec = time_launches(b, kp, &lc, ap);
-        report(b, csv, c, &r, grid, "param", bytes, sec, copy_sec);
+        report(b, csv, c, &r, grid, c->l2 ? "param_l2" : "param", bytes, sec, copy_sec);
         if (sec < best_sec) best_sec = sec, *best = cc.ring;
       }
   gcl_args_destroy(ap);
@@ -305,16 +307,20 @@ static int sweep_tile(bench *b, const config *c, FILE *csv, ring *best, const gr
  * box from the cost per pipeline step. */
 static int probe(bench *b, FILE *csv) {
   static const uint32_t st[] = {2, 4, 8, 12}, per[] = {1, 2, 3, 4};
-  static const struct { const char *dtype; uint8_t code, bits; uint32_t w, h, boxes; } t[] = {
-      {"bf16", kDLBfloat, 16, 64, 64, 1},  {"bf16", kDLBfloat, 16, 64, 64, 2},
-      {"bf16", kDLBfloat, 16, 64, 64, 4},  {"bf16", kDLBfloat, 16, 128, 32, 1},
-      {"bf16", kDLBfloat, 16, 64, 128, 1}, {"fp32", kDLFloat, 32, 32, 64, 1},
-      {"fp32", kDLFloat, 32, 64, 32, 1},   {"bf16", kDLBfloat, 16, 128, 64, 1}};
+  static const struct { const char *dtype; uint8_t code, bits; uint32_t w, h, boxes; int l2; } t[] = {
+      {"bf16", kDLBfloat, 16, 64, 64, 1, 0},  {"bf16", kDLBfloat, 16, 64, 64, 2, 0},
+      {"bf16", kDLBfloat, 16, 64, 64, 4, 0},  {"bf16", kDLBfloat, 16, 128, 32, 1, 0},
+      {"bf16", kDLBfloat, 16, 64, 128, 1, 0}, {"fp32", kDLFloat, 32, 32, 64, 1, 0},
+      {"fp32", kDLFloat, 32, 64, 32, 1, 0},   {"bf16", kDLBfloat, 16, 128, 64, 1, 0},
+      /* L2 promotion: a 128-byte box row fetched as 256 bytes of L2 line */
+      {"bf16", kDLBfloat, 16, 64, 64, 1, GCL_TENSORMAP_L2_256B},
+      {"bf16", kDLBfloat, 16, 64, 64, 1, GCL_TENSORMAP_L2_128B},
+      {"bf16", kDLBfloat, 16, 128, 64, 1, GCL_TENSORMAP_L2_256B}};
   int bad = 0;
   printf("probe at K = 240, descriptors in the constant bank: tile bytes, row bytes, boxes per "
          "stage\n");
   for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
-    config c = {t[i].dtype, t[i].code, t[i].bits, t[i].w, t[i].h, 240, {0, 0, 0, 0}};
+    config c = {t[i].dtype, t[i].code, t[i].bits, t[i].w, t[i].h, 240, {0, 0, 0, 0}, t[i].l2};
     grid_spec g = {st, per, 4, 4, 1, t[i].boxes};
     ring best = {0, 0, 0, 0};
     bad |= sweep_tile(b, &c, csv, &best, &g);
@@ -403,10 +409,10 @@ int main(int argc, char **argv) {
   snprintf(path, sizeof path, "%s/descbench.sm_90.cubin", dir);
   CHECK(gcl_module_load_file(b.ctx, path, &b.mod));
   config tiles[] = {
-      {"fp32", kDLFloat, 32, 64, 64, 0, {0, 0, 0, 0}},  {"fp32", kDLFloat, 32, 128, 64, 0, {0, 0, 0, 0}},
-      {"fp32", kDLFloat, 32, 128, 128, 0, {0, 0, 0, 0}}, {"fp32", kDLFloat, 32, 256, 128, 0, {0, 0, 0, 0}},
-      {"bf16", kDLBfloat, 16, 64, 64, 0, {0, 0, 0, 0}}, {"bf16", kDLBfloat, 16, 128, 64, 0, {0, 0, 0, 0}},
-      {"bf16", kDLBfloat, 16, 128, 128, 0, {0, 0, 0, 0}}, {"bf16", kDLBfloat, 16, 256, 128, 0, {0, 0, 0, 0}}};
+      {"fp32", kDLFloat, 32, 64, 64, 0, {0, 0, 0, 0}, 0},  {"fp32", kDLFloat, 32, 128, 64, 0, {0, 0, 0, 0}, 0},
+      {"fp32", kDLFloat, 32, 128, 128, 0, {0, 0, 0, 0}, 0}, {"fp32", kDLFloat, 32, 256, 128, 0, {0, 0, 0, 0}, 0},
+      {"bf16", kDLBfloat, 16, 64, 64, 0, {0, 0, 0, 0}, 0}, {"bf16", kDLBfloat, 16, 128, 64, 0, {0, 0, 0, 0}, 0},
+      {"bf16", kDLBfloat, 16, 128, 128, 0, {0, 0, 0, 0}, 0}, {"bf16", kDLBfloat, 16, 256, 128, 0, {0, 0, 0, 0}, 0}};
   size_t ntiles = quick ? 2 : sizeof tiles / sizeof *tiles;
   /* every tile's rows, whatever runs: the probe's tiles have the same heights and dtypes */
   b.src_bytes = max_src_bytes(tiles, sizeof tiles / sizeof *tiles);

@@ -95,7 +95,8 @@ const char *const demo_dtype_names[3] = {"f32", "bf16", "u8"};
 /* Tensor j: about `bytes` bytes, odd row lengths; odd j are views starting (3 rows, 16 bytes) into
  * their allocation, and every third destination too; pitches are padded by 0-2 x 16 bytes.
  * A destination's rows are the source's rounded up to a multiple of 16 bytes. */
-static void shape_view(view *v, int j, size_t bytes, bool is_dst) {
+/* Row pitches and non-zero byte_offsets are multiples of align bytes (16: the least TMA takes). */
+static void shape_view(view *v, int j, size_t bytes, bool is_dst, int align) {
   memset(v, 0, sizeof *v);
   size_t es = dtypes[j % 3].bits / 8u;
   /* Whole 64-row boxes for most tensors (a ragged last band of boxes costs TMA time for bytes
@@ -105,7 +106,8 @@ static void shape_view(view *v, int j, size_t bytes, bool is_dst) {
   if (cols < 1) cols = 1;
   if (is_dst) cols = (cols + (int64_t)(16 / es) - 1) / (int64_t)(16 / es) * (int64_t)(16 / es);
   int pad = (j + is_dst) % 3;
-  int64_t pitch = (int64_t)(((size_t)cols * es + 15) / 16 * 16 + 16u * (unsigned)pad) / (int64_t)es;
+  size_t a = (size_t)align;
+  int64_t pitch = (int64_t)(((size_t)cols * es + a - 1) / a * a + a * (unsigned)pad) / (int64_t)es;
   bool offset = is_dst ? j % 3 == 0 : j % 2 == 1;
   v->shape[0] = rows;
   v->shape[1] = cols;
@@ -116,7 +118,7 @@ static void shape_view(view *v, int j, size_t bytes, bool is_dst) {
   v->t.dtype = dtypes[j % 3];
   v->t.shape = v->shape;
   v->t.strides = v->strides;
-  v->t.byte_offset = offset ? (uint64_t)(3 * pitch) * es + 16 : 0;
+  v->t.byte_offset = offset ? (uint64_t)(3 * pitch) * es + a : 0;
   v->bytes = v->t.byte_offset + (size_t)(pitch * (rows + 4)) * es;
 }
 
@@ -126,9 +128,10 @@ size_t demo_row_at(const view *v, int64_t r) {
 }
 
 /* BOX_BYTES-wide box rows; store: the map is a TMA store destination (16-byte rows checked). */
-gcl_tensormap_options demo_box_for(const view *v, int store) {
+gcl_tensormap_options demo_box_for(const demo *d, const view *v, int store) {
   gcl_tensormap_options o;
   memset(&o, 0, sizeof o);
+  o.l2_promotion = d->l2;
   o.box[0] = BOX_BYTES / (v->t.dtype.bits / 8u);
   o.box[1] = BOX_ROWS;
   o.store = store;
@@ -149,7 +152,7 @@ static int push_work(demo *d, work_item w) {
 
 /* One work item per box of tensor j: descriptors 2j (source) and 2j+1 (destination). */
 static int plan_tensor(demo *d, int j) {
-  gcl_tensormap_options o = demo_box_for(&d->src[j], 0);
+  gcl_tensormap_options o = demo_box_for(d, &d->src[j], 0);
   gcl_tensormap_desc desc;
   if (gcl_tensormap_check(&d->src[j].t, &o, &desc) != GCL_OK) {
     fprintf(stderr, "demo: tensor %d: %s\n", j, gcl_last_error());
@@ -169,6 +172,45 @@ static int plan_tensor(demo *d, int j) {
   return 0;
 }
 
+/* Bytes of the 32-byte sectors (the unit L2 and DRAM move) that v's boxes touch, one box row
+ * (BOX_BYTES or the row's remainder) at a time; the allocation is 256-byte aligned. A row that
+ * starts 16 bytes into a sector touches one sector more per box than its bytes fill. */
+static uint64_t sectors_touched(const view *v) {
+  uint64_t total = 0, row = demo_row_bytes(v);
+  for (int64_t r = 0; r < v->shape[0]; r++) {
+    uint64_t at = demo_row_at(v, r);
+    for (uint64_t x = 0; x < row; x += BOX_BYTES) {
+      uint64_t n = row - x < BOX_BYTES ? row - x : BOX_BYTES, first = (at + x) / 32;
+      total += 32 * ((at + x + n + 31) / 32 - first);
+    }
+  }
+  return total;
+}
+
+/* Reorders the work list (tensor by tensor, each in box order) so that item i of every tensor
+ * comes before item i + 1 of any: the blocks working at one time read and write many tensors'
+ * memory instead of one band of one tensor. */
+static int interleave_work(demo *d) {
+  size_t *at = calloc((size_t)d->tensors + 1, sizeof *at);
+  work_item *w = malloc((d->n_work ? d->n_work : 1) * sizeof *w);
+  if (!at || !w) {
+    free(at);
+    free(w);
+    return -1;
+  }
+  for (size_t i = 0; i < d->n_work; i++) at[d->work[i].src / 2 + 1]++; /* items per tensor */
+  for (int j = 0; j < d->tensors; j++) at[j + 1] += at[j];             /* first item of each */
+  size_t n = 0;
+  for (size_t i = 0; n < d->n_work; i++)
+    for (int j = 0; j < d->tensors; j++)
+      if (at[j] + i < at[j + 1]) w[n++] = d->work[at[j] + i];
+  free(at);
+  free(d->work);
+  d->work = w;
+  d->cap_work = d->n_work;
+  return 0;
+}
+
 /* Shapes, work list and kernel choice (the smallest N that holds 2K descriptors). */
 static int plan(demo *d) {
   d->src = calloc((size_t)d->tensors, sizeof *d->src);
@@ -176,15 +218,17 @@ static int plan(demo *d) {
   if (!d->src || !d->dst) return -1;
   size_t per = d->mib * 1024 * 1024 / (size_t)d->tensors;
   for (int j = 0; j < d->tensors; j++) {
-    shape_view(&d->src[j], j, per, false);
-    shape_view(&d->dst[j], j, per, true);
+    shape_view(&d->src[j], j, per, false, d->row_align);
+    shape_view(&d->dst[j], j, per, true, d->row_align);
     /* Stand-in device addresses (2 GiB apart, 256-byte aligned like cuMemAlloc's) until the GPU
      * path allocates real ones: the CPU checks and the buffer dump work with these. */
     d->src[j].t.data = (void *)(uintptr_t)(0x7f0000000000ull + ((uint64_t)j << 31));
     d->dst[j].t.data = (void *)(uintptr_t)(0x7f0000000000ull + ((uint64_t)j << 31) + (1u << 30));
     d->view_bytes += demo_row_bytes(&d->src[j]) * (size_t)d->src[j].shape[0];
+    d->sector_bytes += sectors_touched(&d->src[j]) + sectors_touched(&d->dst[j]);
     if (plan_tensor(d, j)) return -1;
   }
+  if (d->interleave && interleave_work(d)) return -1;
   size_t need = 2 * (size_t)d->tensors;
   d->n_maps = need <= 16 ? 16 : need <= 64 ? 64 : 254;
   snprintf(d->kernel, sizeof d->kernel, "megakernel_globals_ring_%zu", d->n_maps);
@@ -201,9 +245,15 @@ static void print_plan(const demo *d) {
          "byte_offset), %.1f MiB of source views, %zu boxes of %u B x %u rows\n",
          d->tensors, offset_views, 2 * d->tensors, (double)d->view_bytes / 1048576.0, d->n_work,
          BOX_BYTES, BOX_ROWS);
+  printf("sectors:  rows start at multiples of %d bytes: the boxes touch %.1f MiB of 32-byte "
+         "sectors per round, %.1f%% of them view bytes\n", d->row_align,
+         (double)d->sector_bytes / 1048576.0,
+         100.0 * 2.0 * (double)d->view_bytes / (double)d->sector_bytes);
   printf("kernel:   %s(%s)\n", d->kernel, d->signature);
+  static const char *const l2[] = {"none", "64 B", "128 B", "256 B"};
   printf("ring:     %d stages of %u KiB per block (dynamic shared memory), %d one-warp blocks per "
-         "SM\n", d->stages, STAGE_BYTES / 1024, d->blocks_per_sm);
+         "SM; work %s; L2 promotion %s\n", d->stages, STAGE_BYTES / 1024, d->blocks_per_sm,
+         d->interleave ? "interleaved over the tensors" : "tensor by tensor", l2[d->l2]);
   for (int j = 0; j < d->tensors && j < 4; j++)
     printf("  tensor %d: %s [%lld x %lld], source pitch %lld, byte_offset %llu -> maps[%d], "
            "destination [%lld x %lld] byte_offset %llu -> maps[%d] (store)\n", j,
@@ -263,7 +313,7 @@ static int fill_placeholders(demo *d, gcl_args *args) {
   for (size_t e = 0; e < d->n_maps; e++) {
     bool used = e < 2 * (size_t)d->tensors;
     const view *v = used ? (e % 2 ? &d->dst[e / 2] : &d->src[e / 2]) : &d->src[0];
-    gcl_tensormap_options o = demo_box_for(v, used && e % 2); /* unused slots repeat maps[0] */
+    gcl_tensormap_options o = demo_box_for(d, v, used && e % 2); /* unused slots repeat maps[0] */
     gcl_tensormap_desc desc;
     if (gcl_tensormap_check(&v->t, &o, &desc) != GCL_OK) {
       fprintf(stderr, "demo: maps[%zu]: %s\n", e, gcl_last_error());
@@ -384,6 +434,13 @@ static int parse_devices(const char *text, demo *d) {
   return -1;
 }
 
+static bool parse_l2(const char *s, int *l2) {
+  static const char *const names[] = {"none", "64", "128", "256"};
+  for (int i = 0; i < 4; i++)
+    if (!strcmp(s, names[i])) return *l2 = i, true;
+  return false;
+}
+
 static int parse_args(int argc, char **argv, demo *d) {
   for (int i = 1; i < argc; i += 2) { /* options come in pairs: --name value */
     long v = 0;
@@ -394,13 +451,22 @@ static int parse_args(int argc, char **argv, demo *d) {
     else if (!strcmp(a, "--stages") && !parse_int(next, 2, DEMO_RING_MAX, &v)) d->stages = (int)v;
     else if (!strcmp(a, "--blocks-per-sm") && !parse_int(next, 1, 32, &v))
       d->blocks_per_sm = (int)v;
+    else if (!strcmp(a, "--l2") && next && parse_l2(next, &d->l2)) ;
+    else if (!strcmp(a, "--row-align") && !parse_int(next, 16, 256, &v) && !(v & (v - 1)))
+      d->row_align = (int)v;
+    else if (!strcmp(a, "--order") && next && !strcmp(next, "tensor")) d->interleave = false;
+    else if (!strcmp(a, "--order") && next && !strcmp(next, "interleave")) d->interleave = true;
     else if (!strcmp(a, "--devices") && parse_devices(next, d)) return -1;
     else if (!strcmp(a, "--devices")) d->devices_given = true;
     else {
       fprintf(stderr, "usage: gclaunch demo [--tensors 1..%d] [--mib MiB] [--iters N] "
               "[--devices all|D,D...] [--stages 2..%d] [--blocks-per-sm N]\n"
+              "       [--order tensor|interleave] [--l2 none|64|128|256] [--row-align 16..256]\n"
               "  (--stages: the ring's 16 KiB stages per block; --blocks-per-sm: blocks per SM; "
               "stages x blocks x 16 KiB must fit an SM's shared memory)\n"
+              "  (--order: the work list tensor by tensor, or box i of every tensor before box "
+              "i + 1;\n   --l2: the descriptors' L2 promotion, bytes; --row-align: a power of two, "
+              "the bytes every view's pitch and byte_offset are a multiple of)\n"
               "  (--devices: tensors round-robin over those devices, one module, a kernel each)\n"
               "  (GCL_KERNEL_DIR names the folder holding megakernel.fatbin and "
               "megakernel.sm_90.cubin)\n", MAX_TENSORS, DEMO_RING_MAX);
@@ -431,6 +497,7 @@ int gcl_cmd_demo(int argc, char **argv) {
   d.iters = 20;
   d.stages = 8;        /* one block of 8 x 16 KiB stages per SM: the best of the H200 sweep of */
   d.blocks_per_sm = 1; /* 2026-12-02 (84.7% of cuMemcpyDtoD; 4 x 3 gave 74.5%, bench/RESULTS.md) */
+  d.row_align = 32;    /* rows on whole 32-byte sectors; 16 costs 5% more sector traffic */
   if (parse_args(argc, argv, &d)) return 2;
   printf("gclaunch demo: one persistent kernel copies %d tensors through TMA, choosing each "
          "tile's descriptors\nby run-time index from the maps of ONE grid-constant globals struct "

@@ -35,7 +35,12 @@ typedef struct demo {
   size_t n_maps; /* the kernel's N */
   char kernel[32], signature[96];
   uint64_t view_bytes; /* bytes of all source views */
+  uint64_t sector_bytes; /* bytes of the 32-byte sectors the boxes' rows touch, loads + stores */
+  int row_align;         /* --row-align: every view's rows (pitch, byte_offset) start at a
+                            multiple of this many bytes of a 256-byte aligned allocation */
   int stages, blocks_per_sm;  /* the ring kernel's stages (dynamic shared memory) and blocks */
+  int l2;                     /* --l2: the maps' gcl_tensormap_l2_promotion */
+  bool interleave;            /* --order interleave: box i of every tensor, then box i + 1 */
   gcl_runarg_devices devices; /* --devices; default: device 0 */
   bool devices_given;
 } demo;
@@ -49,8 +54,8 @@ extern const char *const demo_dtype_names[3];
 size_t demo_row_bytes(const view *v);
 /* Byte offset of row r of v inside its allocation. */
 size_t demo_row_at(const view *v, int64_t r);
-/* Tensor map options: 128-byte box rows; store: the map is a TMA store destination. */
-gcl_tensormap_options demo_box_for(const view *v, int store);
+/* Tensor map options: 256-byte box rows, d's L2 promotion; store: the map is a TMA store destination. */
+gcl_tensormap_options demo_box_for(const demo *d, const view *v, int store);
 
 /* Copies and verifies on the devices d asks for (device 0 by default), tensors round-robin.
  * 0: copied and verified; 1: no usable GPU for this (said why); -1: failed. */
