@@ -271,16 +271,10 @@ static gcl_status replace_many(gcl_args *args, gcl_context *ctx, size_t index, s
   return replace_run(ctx, args, index, first, map, e, n, addresses, sizeof *addresses);
 }
 
-gcl_status gcl_args_replace_tensormap_addresses(gcl_args *args, gcl_context *ctx, size_t index,
-                                                size_t first, size_t n,
-                                                const uint64_t *addresses) {
-  return replace_many(args, ctx, index, first, n, addresses);
-}
-
 /* One map: the checks of replace_many inline, in the order of their cost; anything they refuse
  * goes to replace_many, which checks again and says what is wrong. */
-gcl_status gcl_args_replace_tensormap_address(gcl_args *args, gcl_context *ctx, size_t index,
-                                              size_t element, uint64_t address) {
+static inline gcl_status replace_one(gcl_args *args, gcl_context *ctx, size_t index,
+                                     size_t element, uint64_t address) {
   size_t at;
   unsigned char *map;
   if (args && ctx && (map = slot_fast(args, index, element, 1, &at))) {
@@ -290,6 +284,19 @@ gcl_status gcl_args_replace_tensormap_address(gcl_args *args, gcl_context *ctx, 
       return replace_run(ctx, args, index, element, map, e, 1, &address, 0);
   }
   return replace_many(args, ctx, index, element, 1, &address);
+}
+
+gcl_status gcl_args_replace_tensormap_addresses(gcl_args *args, gcl_context *ctx, size_t index,
+                                                size_t first, size_t n,
+                                                const uint64_t *addresses) {
+  if (n == 1 && addresses) /* a batch of one: the single map's path, same checks and messages */
+    return replace_one(args, ctx, index, first, addresses[0]);
+  return replace_many(args, ctx, index, first, n, addresses);
+}
+
+gcl_status gcl_args_replace_tensormap_address(gcl_args *args, gcl_context *ctx, size_t index,
+                                              size_t element, uint64_t address) {
+  return replace_one(args, ctx, index, element, address);
 }
 
 /* --- refresh: re-encode only what changed beyond the address -------------------------------- */
