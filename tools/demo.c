@@ -461,7 +461,7 @@ static int parse_args(int argc, char **argv, demo *d) {
     else {
       fprintf(stderr, "usage: gclaunch demo [--tensors 1..%d] [--mib MiB] [--iters N] "
               "[--devices all|D,D...] [--stages 2..%d] [--blocks-per-sm N]\n"
-              "       [--order tensor|interleave] [--l2 none|64|128|256] [--row-align 16..256 (16)]\n"
+              "       [--order tensor|interleave] [--l2 none|64|128|256] [--row-align 16..256 (256)]\n"
               "  (--stages: the ring's 16 KiB stages per block; --blocks-per-sm: blocks per SM; "
               "stages x blocks x 16 KiB must fit an SM's shared memory)\n"
               "  (--order: the work list tensor by tensor, or box i of every tensor before box "
@@ -495,9 +495,13 @@ int gcl_cmd_demo(int argc, char **argv) {
   d.tensors = 32;
   d.mib = 512;
   d.iters = 20;
-  d.stages = 8;        /* one block of 8 x 16 KiB stages per SM: the best of the H200 sweep of */
-  d.blocks_per_sm = 1; /* 2026-12-02 (84.7% of cuMemcpyDtoD; 4 x 3 gave 74.5%, bench/RESULTS.md) */
-  d.row_align = 16;    /* the least TMA takes; 32 keeps every row on whole 32-byte sectors */
+  /* Views pitched like cudaMallocPitch's (rows on 256-byte boundaries, byte_offsets too) and two
+   * blocks of 3 x 16 KiB stages per SM: 93.4% of cuMemcpyDtoD on the H200 on 2026-12-03, against
+   * 86.4% for the 16-byte rows of --row-align 16, whose boxes touch 5.5% more 32-byte sectors
+   * than they carry (bench/RESULTS.md). */
+  d.stages = 3;
+  d.blocks_per_sm = 2;
+  d.row_align = 256;
   if (parse_args(argc, argv, &d)) return 2;
   printf("gclaunch demo: one persistent kernel copies %d tensors through TMA, choosing each "
          "tile's descriptors\nby run-time index from the maps of ONE grid-constant globals struct "

@@ -23,3 +23,14 @@ err=$("$1" demo --devices 2,2 2>&1) && fail "--devices 2,2 accepted"
 echo "$err" | grep -q "device 2 listed twice" || fail "--devices 2,2: $err"
 err=$("$1" demo --devices 2>&1) && fail "--devices without a value accepted"
 echo "ok: --devices"
+# --row-align, --order, --l2: the plan says what they chose; bad values are refused with the usage.
+out=$("$1" demo --tensors 8 --mib 8 --row-align 16 --order interleave --l2 256) || fail "ring options: exit $?"
+echo "$out" | grep -q "work interleaved over the tensors; L2 promotion 256 B" || fail "ring line: $out"
+echo "$out" | grep -Eq "sectors:  rows start at multiples of 16 bytes: .* 9[0-9]\.[0-9]% of them view bytes" || fail "16-byte rows: $out"
+out=$("$1" demo --tensors 8 --mib 8) || fail "default: exit $?"
+echo "$out" | grep -q "rows start at multiples of 256 bytes: .* 99\.[0-9]% of them view bytes" || fail "default rows: $out"
+for bad in "--row-align 48" "--row-align 8" "--row-align 512" "--order random" "--l2 32" "--l2"; do
+  err=$("$1" demo $bad 2>&1) && fail "$bad accepted"
+  echo "$err" | grep -q "usage: gclaunch demo" || fail "$bad: $err"
+done
+echo "ok: --row-align, --order, --l2"
