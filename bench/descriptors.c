@@ -422,21 +422,14 @@ int main(int argc, char **argv) {
   fill_random(&b);
   printf("bench_descriptors: %s, %d SMs, %zu MiB source buffer, median of %d x %d launches\n",
          info.name, b.sms, b.src_bytes >> 20, b.reps, b.launches);
-  if (b.csv)
-    fprintf(b.csv, "dtype,box_w,box_h,k,placement,bytes_moved,ms,GBps,memcpy_GBps,fraction,"
-                   "stages,blocks_per_sm,lag,boxes\n");
-  if ((do_sweep || do_probe) && sweep_csv)
-    fprintf(sweep_csv, "dtype,box_w,box_h,k,placement,bytes_moved,ms,GBps,memcpy_GBps,fraction,"
-                       "stages,blocks_per_sm,lag,boxes\n");
+  static const char header[] = "dtype,box_w,box_h,k,placement,bytes_moved,ms,GBps,memcpy_GBps,"
+                               "fraction,stages,blocks_per_sm,lag,boxes\n"; /* report()'s rows */
+  if (b.csv) fputs(header, b.csv);
+  if ((do_sweep || do_probe) && sweep_csv) fputs(header, sweep_csv);
   int bad = do_probe ? probe(&b, sweep_csv) : 0;
-  if (do_probe && !do_sweep) { /* the probe alone: skip the main table */
-    if (sweep_csv) fclose(sweep_csv);
-    gcl_module_destroy(b.mod);
-    gcl_context_destroy(b.ctx);
-    return bad;
-  }
   bad |= do_sweep ? sweep(&b, tiles, ntiles, sweep_csv) : 0;
   if (sweep_csv) fclose(sweep_csv);
+  if (do_probe && !do_sweep) ntiles = 0; /* the probe alone: no main table */
   for (size_t t = 0; t < ntiles; t++)
     for (size_t i = 0; i < sizeof ks / sizeof *ks; i++) {
       config c = tiles[t];

@@ -92,10 +92,10 @@ const char *demo_kernel_dir(void) {
 static const DLDataType dtypes[3] = {{kDLFloat, 32, 1}, {kDLBfloat, 16, 1}, {kDLUInt, 8, 1}};
 const char *const demo_dtype_names[3] = {"f32", "bf16", "u8"};
 
-/* Tensor j: about `bytes` bytes, odd row lengths; odd j are views starting (3 rows, 16 bytes) into
- * their allocation, and every third destination too; pitches are padded by 0-2 x 16 bytes.
- * A destination's rows are the source's rounded up to a multiple of 16 bytes. */
-/* Row pitches and non-zero byte_offsets are multiples of align bytes (16: the least TMA takes). */
+/* Tensor j: about `bytes` bytes, odd row lengths; odd j are views starting (3 rows + align bytes)
+ * into their allocation, and every third destination too; pitches are the row rounded up to a
+ * multiple of align bytes (16: the least TMA takes), padded by 0-2 x align bytes. A
+ * destination's rows are the source's rounded up to a multiple of 16 bytes. */
 static void shape_view(view *v, int j, size_t bytes, bool is_dst, int align) {
   memset(v, 0, sizeof *v);
   size_t es = dtypes[j % 3].bits / 8u;
