@@ -21,8 +21,14 @@
  * anew each run) and prints every run's table and ratios, then the spread: the ratio's range
  * per case over the runs, and how much the fastest raw path itself moved between runs.
  *
- * Usage: bench_launch [--reps N] [--launches N] [--runs R] [--no-graph] [--kernels DIR]
- *                     [--csv FILE]
+ * --decompose adds three paths between cuLaunchKernelEx and gcl_launch, each one piece more:
+ * cuCtxGetCurrent + cuLaunchKernelEx (gcl_launch's context check), gcl_args_set_i32 +
+ * cuLaunchKernelEx from the args' own parameter pointers (the setter), and gcl_launch without
+ * re-setting idx (the launch alone); it prints what each adds to cuLaunchKernelEx in ns per
+ * launch, paired within repetitions.
+ *
+ * Usage: bench_launch [--reps N] [--launches N] [--runs R] [--no-graph] [--decompose]
+ *                     [--kernels DIR] [--csv FILE]
  * Without a GPU it says so and exits 0. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,12 +40,16 @@
 
 static double now_us(void) { return bench_now_ns() / 1e3; }
 
+/* PATH_COUNT paths always; with --decompose also the steps from cuLaunchKernelEx to gcl_launch
+ * (kernelParams), each adding one piece of what gcl_launch does on top of the raw call. */
 enum { PATH_RAW_PARAMS, PATH_RAW_EXTRA, PATH_RAW_EX, PATH_RAW_EX_EXTRA, PATH_GCL_PARAMS,
-       PATH_GCL_EXTRA, PATH_COUNT };
+       PATH_GCL_EXTRA, PATH_COUNT, PATH_EX_CTX = PATH_COUNT, PATH_EX_SETTER, PATH_GCL_NOSET,
+       PATH_ALL };
 #define PATH_RAW_LAST PATH_RAW_EX_EXTRA
-static const char *path_names[PATH_COUNT] = {"cuLaunchKernel params", "cuLaunchKernel extra",
-                                             "cuLaunchKernelEx", "cuLaunchKernelEx extra",
-                                             "gcl_launch params", "gcl_launch extra"};
+static const char *path_names[PATH_ALL] = {
+    "cuLaunchKernel params", "cuLaunchKernel extra", "cuLaunchKernelEx", "cuLaunchKernelEx extra",
+    "gcl_launch params", "gcl_launch extra", "cuCtxGetCurrent + cuLaunchKernelEx",
+    "gcl_args_set_i32 + cuLaunchKernelEx", "gcl_launch params, no re-set"};
 
 typedef struct bench_case {
   const char *label, *kernel, *sig;
@@ -49,15 +59,16 @@ typedef struct bench_case {
   void **params;     /* raw: one pointer per parameter into storage */
   unsigned char *storage, *packed; /* raw: values at host (kernelParams) and driver (extra) offsets */
   size_t packed_size, *offsets, count;
-  double median[PATH_COUNT], graph_us;
+  double median[PATH_ALL], graph_us;
   int fastest;          /* the raw path with the lowest median */
   double paired[2];     /* median over repetitions of gcl_launch (params, extra) / fastest raw */
+  double added_ns[PATH_ALL]; /* --decompose: median over repetitions of (path - cuLaunchKernelEx) */
 } bench_case;
 
 #define MAX_RUNS 16
 
 typedef struct options {
-  int reps, launches, runs, graph;
+  int reps, launches, runs, graph, paths; /* paths: PATH_COUNT, or PATH_ALL with --decompose */
   const char *kernels, *csv;
 } options;
 
@@ -114,6 +125,8 @@ static double run_path(bench_case *c, int p, int n, CUstream stream) {
   gcl_launch_config cfg = {.grid = {1, 1, 1}, .block = {32, 1, 1}, .stream = stream};
   gcl_args *args = c->args[p == PATH_GCL_EXTRA];
   gcl_kernel *k = c->k[p == PATH_GCL_EXTRA];
+  void **gcl_params = gcl__args_param_pointers(args); /* PATH_EX_SETTER launches from the args */
+  CUcontext cur;
   CU(gcl__cu.cuStreamSynchronize(stream));
   double t0 = now_us();
   for (int32_t i = 0; i < n; i++) {
@@ -134,6 +147,18 @@ static double run_path(bench_case *c, int p, int n, CUstream stream) {
       memcpy(idx_packed, &i, sizeof i);
       CU(gcl__cu.cuLaunchKernelEx(&ex, fn, NULL, extra));
       break;
+    case PATH_EX_CTX: /* + gcl_launch's context check */
+      *idx_host = i;
+      CU(gcl__cu.cuCtxGetCurrent(&cur));
+      CU(gcl__cu.cuLaunchKernelEx(&ex, fn, c->params, NULL));
+      break;
+    case PATH_EX_SETTER: /* + the setter, launching the args' own parameter pointers */
+      if (gcl_args_set_i32(args, c->idx, i) != GCL_OK) die("gcl_args_set_i32");
+      CU(gcl__cu.cuLaunchKernelEx(&ex, fn, gcl_params, NULL));
+      break;
+    case PATH_GCL_NOSET: /* gcl_launch alone: the same idx every time */
+      if (gcl_launch(k, &cfg, args) != GCL_OK) die("gcl_launch");
+      break;
     default:
       if (gcl_args_set_i32(args, c->idx, i) != GCL_OK || gcl_launch(k, &cfg, args) != GCL_OK)
         die("gcl_launch");
@@ -145,15 +170,15 @@ static double run_path(bench_case *c, int p, int n, CUstream stream) {
 }
 
 static void measure(bench_case *c, const options *o, CUstream stream) {
-  double *samples = calloc((size_t)o->reps * PATH_COUNT, sizeof *samples);
+  double *samples = calloc((size_t)o->reps * PATH_ALL, sizeof *samples);
   if (!samples) die("out of memory");
-  for (int p = 0; p < PATH_COUNT; p++) run_path(c, p, o->launches, stream); /* warm-up */
+  for (int p = 0; p < o->paths; p++) run_path(c, p, o->launches, stream); /* warm-up */
   for (int r = 0; r < o->reps; r++)
-    for (int j = 0; j < PATH_COUNT; j++) {
-      int p = (j + r) % PATH_COUNT;
+    for (int j = 0; j < o->paths; j++) {
+      int p = (j + r) % o->paths;
       samples[p * o->reps + r] = run_path(c, p, o->launches, stream);
     }
-  for (int p = 0; p < PATH_COUNT; p++) c->median[p] = bench_median(samples + p * o->reps, o->reps);
+  for (int p = 0; p < o->paths; p++) c->median[p] = bench_median(samples + p * o->reps, o->reps);
   c->fastest = PATH_RAW_PARAMS;
   for (int p = PATH_RAW_PARAMS + 1; p <= PATH_RAW_LAST; p++)
     if (c->median[p] < c->median[c->fastest]) c->fastest = p;
@@ -166,6 +191,12 @@ static void measure(bench_case *c, const options *o, CUstream stream) {
     for (int r = 0; r < o->reps; r++)
       ratios[r] = samples[(PATH_GCL_PARAMS + m) * o->reps + r] / samples[c->fastest * o->reps + r];
     c->paired[m] = bench_median(ratios, o->reps);
+  }
+  /* What each step adds to cuLaunchKernelEx, paired within repetitions too, in ns per launch. */
+  for (int p = PATH_GCL_PARAMS; p < o->paths; p++) {
+    for (int r = 0; r < o->reps; r++)
+      ratios[r] = 1e3 * (samples[p * o->reps + r] - samples[PATH_RAW_EX * o->reps + r]);
+    c->added_ns[p] = bench_median(ratios, o->reps);
   }
   free(ratios);
   free(samples);
@@ -218,6 +249,17 @@ static void report(bench_case *cases, int n, const options *o, int run) {
   printf("ratio = median / median of the fastest raw path; paired = median over repetitions of the "
          "ratio within one repetition (fastest raw path per case:");
   for (int i = 0; i < n; i++) printf(" %s: %s%s", cases[i].label, path_names[cases[i].fastest], i + 1 < n ? "," : ")\n");
+  if (o->paths == PATH_COUNT) return;
+  printf("\ndecomposition: ns per launch added to cuLaunchKernelEx (median over repetitions of the "
+         "difference within one repetition)\n%-16s", "case");
+  static const int steps[] = {PATH_EX_CTX, PATH_EX_SETTER, PATH_GCL_NOSET, PATH_GCL_PARAMS};
+  for (int j = 0; j < 4; j++) printf(" %36s", path_names[steps[j]]);
+  printf("\n");
+  for (int i = 0; i < n; i++) {
+    printf("%-16s", cases[i].label);
+    for (int j = 0; j < 4; j++) printf(" %32.1f ns", cases[i].added_ns[steps[j]]);
+    printf("\n");
+  }
 }
 
 /* Per case over the runs: range of gcl_launch (params) / fastest raw path, as a ratio of medians
@@ -242,9 +284,16 @@ static void report_spread(double ratio[][MAX_RUNS], double paired[][MAX_RUNS],
 
 static void write_csv(FILE *f, bench_case *cases, int n, const options *o, int run) {
   for (int i = 0; i < n; i++) {
-    for (int p = 0; p < PATH_COUNT; p++)
+    for (int p = 0; p < o->paths; p++)
       fprintf(f, "%s,%s,%.4f,%d,%d,%d\n", cases[i].label, path_names[p], cases[i].median[p],
               o->reps, o->launches, run + 1);
+    for (int p = PATH_COUNT; p < o->paths; p++)
+      fprintf(f, "%s,ns added to cuLaunchKernelEx by: %s,%.1f,%d,%d,%d\n", cases[i].label,
+              path_names[p], cases[i].added_ns[p], o->reps, o->launches, run + 1);
+    if (o->paths > PATH_COUNT)
+      fprintf(f, "%s,ns added to cuLaunchKernelEx by: %s,%.1f,%d,%d,%d\n", cases[i].label,
+              path_names[PATH_GCL_PARAMS], cases[i].added_ns[PATH_GCL_PARAMS], o->reps,
+              o->launches, run + 1);
     fprintf(f, "%s,graph replay per node,%.4f,%d,%d,%d\n", cases[i].label, cases[i].graph_us,
             o->reps, o->launches, run + 1);
     fprintf(f, "%s,paired ratio gcl_launch params / %s,%.4f,%d,%d,%d\n", cases[i].label,
@@ -255,18 +304,19 @@ static void write_csv(FILE *f, bench_case *cases, int n, const options *o, int r
 }
 
 static options parse(int argc, char **argv) {
-  options o = {21, 2000, 1, 1, GCL_KERNEL_DIR, NULL};
+  options o = {21, 2000, 1, 1, PATH_COUNT, GCL_KERNEL_DIR, NULL};
   for (int i = 1; i < argc; i++) {
     bool more = i + 1 < argc;
     if (more && strcmp(argv[i], "--reps") == 0) o.reps = atoi(argv[++i]);
     else if (more && strcmp(argv[i], "--launches") == 0) o.launches = atoi(argv[++i]);
     else if (more && strcmp(argv[i], "--runs") == 0) o.runs = atoi(argv[++i]);
     else if (strcmp(argv[i], "--no-graph") == 0) o.graph = 0; /* e.g. on the fake driver */
+    else if (strcmp(argv[i], "--decompose") == 0) o.paths = PATH_ALL;
     else if (more && strcmp(argv[i], "--kernels") == 0) o.kernels = argv[++i];
     else if (more && strcmp(argv[i], "--csv") == 0) o.csv = argv[++i];
     else {
       fprintf(stderr, "usage: bench_launch [--reps N] [--launches N] [--runs R] [--no-graph] "
-                      "[--kernels DIR] [--csv FILE]\n");
+                      "[--decompose] [--kernels DIR] [--csv FILE]\n");
       exit(2);
     }
   }

@@ -12,7 +12,8 @@
  * and the relaunch loop of a megakernel (kernels/launchcfg.cu bench_maps240): re-point 240 maps
  * and launch, raw (240 x cuTensorMapReplaceAddress + cuLaunchKernelEx with kernelParams) against
  * gclaunch (gcl_args_replace_tensormap_addresses + gcl_launch, and gcl_args_refresh_tensormaps +
- * gcl_launch); also raw re-encode + launch for reference. Every re-point alternates between two
+ * gcl_launch); also raw re-encode + launch for reference. gcl_tensormap_check alone (the checks
+ * and the translation, no driver call) gives the floor of any checked encode: raw + checks. Every re-point alternates between two
  * buffers, so each call really changes every address. Also measured: cuCtxGetCurrent (the
  * context check gclaunch makes once per call).
  *
@@ -106,17 +107,17 @@ static CUresult raw_encode(const gcl_tensormap_desc *d, CUtensorMap *m) {
 enum {
   OP_RAW_ENCODE, OP_GCL_SET, OP_GCL_SET_BATCH, OP_GCL_ENCODE,
   OP_RAW_REPLACE, OP_GCL_REPLACE, OP_GCL_REPLACE_BATCH, OP_GCL_REFRESH, OP_GCL_REFRESH_BATCH,
-  OP_CTX_CURRENT, OP_COUNT
+  OP_CTX_CURRENT, OP_GCL_CHECK, OP_COUNT
 };
 static const char *op_names[OP_COUNT] = {
     "raw cuTensorMapEncodeTiled", "gcl_args_set_tensormap", "gcl_args_set_tensormaps",
     "gcl_tensormap_encode", "raw cuTensorMapReplaceAddress", "gcl_args_replace_tensormap_address",
     "gcl_args_replace_tensormap_addresses", "gcl_args_refresh_tensormap",
-    "gcl_args_refresh_tensormaps", "cuCtxGetCurrent"};
+    "gcl_args_refresh_tensormaps", "cuCtxGetCurrent", "gcl_tensormap_check"};
 /* The raw operation each gclaunch one is compared with. */
 static const int op_base[OP_COUNT] = {-1, OP_RAW_ENCODE, OP_RAW_ENCODE, OP_RAW_ENCODE, -1,
                                       OP_RAW_REPLACE, OP_RAW_REPLACE, OP_RAW_REPLACE,
-                                      OP_RAW_REPLACE, -1};
+                                      OP_RAW_REPLACE, -1, -1};
 
 /* One pass of op over maps [0, n), to the views in buffer b. */
 static void op_pass(rig *r, int op, int n, int b) {
@@ -155,6 +156,11 @@ static void op_pass(rig *r, int op, int n, int b) {
     TRY(gcl_args_refresh_tensormaps(r->args, r->ctx, 0, 0, (size_t)n, r->tensors[b], r->opts,
                                     (size_t)n));
     break;
+  case OP_GCL_CHECK: { /* the checks and the translation alone: no driver call */
+    gcl_tensormap_desc d;
+    for (int i = 0; i < n; i++) TRY(gcl_tensormap_check(r->tensors[b][i], &r->opts[i], &d));
+    break;
+  }
   default: {
     CUcontext c;
     for (int i = 0; i < n; i++) CU(gcl__cu.cuCtxGetCurrent(&c));
@@ -325,6 +331,13 @@ static void report(const results *res, const options *o) {
   }
   printf("(ratio: gclaunch / the raw call it replaces -- encode for the set calls, replace-address "
          "for the replace and refresh calls)\n");
+  printf("%-40s", "floor: (raw encode + checks) / raw encode");
+  for (int c = 0; c < N_COUNTS; c++) printf(" %12s", "");
+  for (int c = 0; c < N_COUNTS; c++)
+    printf(" %10.3f", (res->op_ns[c][OP_RAW_ENCODE] + res->op_ns[c][OP_GCL_CHECK]) /
+                          res->op_ns[c][OP_RAW_ENCODE]);
+  printf("\n(what any encode costs that checks its input first, with the checks timed alone as "
+         "gcl_tensormap_check)\n");
   printf("\nrelaunch loop: re-point %d maps + launch kernel bench_maps240, us per relaunch\n", MAPS);
   for (int l = 0; l < LOOP_COUNT; l++)
     printf("%-60s %10.3f  ratio %.3f (vs %s)\n", loop_names[l], res->loop_us[l],
@@ -345,6 +358,11 @@ static void write_csv(const results *res, const options *o) {
               res->op_ns[c][op], b >= 0 ? op_names[b] : "", b >= 0 ? res->op_ns[c][op] / res->op_ns[c][b] : 1.0,
               o->reps, o->iters);
     }
+  for (int c = 0; c < N_COUNTS; c++)
+    fprintf(f, "floor,raw encode + gcl_tensormap_check,%d,%.3f,ns/map,%s,%.4f,%d,%d\n", counts[c],
+            res->op_ns[c][OP_RAW_ENCODE] + res->op_ns[c][OP_GCL_CHECK], op_names[OP_RAW_ENCODE],
+            (res->op_ns[c][OP_RAW_ENCODE] + res->op_ns[c][OP_GCL_CHECK]) /
+                res->op_ns[c][OP_RAW_ENCODE], o->reps, o->iters);
   for (int l = 0; l < LOOP_COUNT; l++)
     fprintf(f, "loop,%s,%d,%.4f,us/relaunch,%s,%.4f,%d,%d\n", loop_names[l], MAPS,
             res->loop_us[l], loop_names[loop_base[l]],
