@@ -357,19 +357,28 @@ static uint16_t f32_to_f16(float x) {
   return (uint16_t)(sign | ((a - 0x38000000u) >> 13));
 }
 
-#define GCL_TYPED(suffix, ctype, scalar, conv)                                                    \
+#define GCL_TYPED(suffix, ctype, want, conv)                                                      \
   gcl_status gcl_args_set_field_##suffix(gcl_args *args, const gcl_field *field, ctype value) {   \
     gcl_status st = check_field(args, field, "gcl_args_set_field_" #suffix);                      \
     if (st) return st;                                                                            \
     conv;                                                                                         \
-    return set_typed(args, field, scalar, &v, sizeof v);                                          \
+    return set_typed(args, field, want, &v, sizeof v);                                            \
   }                                                                                               \
   gcl_status gcl_args_set_##suffix(gcl_args *args, size_t index, ctype value) {                   \
+    if (args && index < args->count) { /* a scalar parameter of this type: a store, inline */     \
+      const gcl__lparam *p = &args->lparams[index];                                               \
+      if (p->info.kind == GCL_PARAM_SCALAR && p->info.scalar == want) {                          \
+        conv;                                                                                     \
+        memcpy(args->data + p->offset, &v, sizeof v);                                             \
+        if (args->unset_bytes[index]) mark(args, index, 0, sizeof v);                             \
+        return GCL_OK;                                                                            \
+      }                                                                                           \
+    }                                                                                             \
     const gcl_field *f = NULL;                                                                    \
     gcl_status st = param_field(args, index, "gcl_args_set_" #suffix, &f);                        \
     if (st) return st;                                                                            \
     conv;                                                                                         \
-    return set_typed(args, f, scalar, &v, sizeof v);                                              \
+    return set_typed(args, f, want, &v, sizeof v);                                                \
   }
 
 GCL_TYPED(bool, bool, GCL_SCALAR_BOOL, uint8_t v = value ? 1 : 0)

@@ -36,8 +36,8 @@ const gcl_field *gcl__args_param_field(const gcl_args *args, size_t index);
  * overwritten by a raw setter), so only a full encode may write there. 72 bytes per map of a
  * tensormap, tensormap[N] or raw 128-byte parameter. */
 typedef struct gcl__tmap_entry {
-  gcl__tmap_key key;
-  uint64_t address;
+  uint64_t address; /* first: the replace path reads it with key.w[2] (valid, alignment), so */
+  gcl__tmap_key key;/* both sit in the first 32 bytes, mostly one cache line */
 } gcl__tmap_entry;
 
 typedef struct gcl__owner_slot {

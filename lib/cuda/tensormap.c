@@ -219,6 +219,24 @@ static void rollback(unsigned char *map, const gcl__tmap_entry *e, size_t k) {
  * already there; then records the addresses. The driver may want a current context
  * (CUDA_ERROR_INVALID_CONTEXT): ctx is bound then and the call retried, so the common case
  * costs no context check. On failure every map is put back. */
+/* Map i of a run (at map, entries e) whose re-point to a gave rc: with INVALID_CONTEXT, ctx is
+ * bound and the call made once more; if it still fails, maps [0, i] are put back and the
+ * failure reported. Off the fast path. */
+__attribute__((noinline)) static gcl_status replace_failed(gcl_context *ctx, const gcl_args *args,
+                                                           size_t index, size_t first,
+                                                           unsigned char *map,
+                                                           const gcl__tmap_entry *e, size_t i,
+                                                           uint64_t a, CUresult rc) {
+  if (rc == CUDA_ERROR_INVALID_CONTEXT && gcl__context_bind(ctx) == GCL_OK)
+    rc = replace(map + i * GCL_TENSORMAP_BYTES, a);
+  if (rc == CUDA_SUCCESS) return GCL_OK;
+  rollback(map, e, i + 1);
+  char w[192];
+  gcl__tmap_who who = who_of(args, index, first + i);
+  return gcl__cu_fail(rc, "%s: cuTensorMapReplaceAddress(0x%llx)",
+                      gcl__tmap_who_format(&who, w, sizeof w), (unsigned long long)a);
+}
+
 static gcl_status replace_run(gcl_context *ctx, const gcl_args *args, size_t index, size_t first,
                               unsigned char *map, gcl__tmap_entry *e, size_t n, const void *addr,
                               size_t stride) {
@@ -226,18 +244,25 @@ static gcl_status replace_run(gcl_context *ctx, const gcl_args *args, size_t ind
     uint64_t a = address_at(addr, stride, i);
     if (a == e[i].address) continue;
     CUresult rc = replace(map + i * GCL_TENSORMAP_BYTES, a);
-    if (rc == CUDA_ERROR_INVALID_CONTEXT && gcl__context_bind(ctx) == GCL_OK)
-      rc = replace(map + i * GCL_TENSORMAP_BYTES, a);
-    if (rc != CUDA_SUCCESS) {
-      rollback(map, e, i + 1);
-      char w[192];
-      gcl__tmap_who who = who_of(args, index, first + i);
-      return gcl__cu_fail(rc, "%s: cuTensorMapReplaceAddress(0x%llx)",
-                          gcl__tmap_who_format(&who, w, sizeof w), (unsigned long long)a);
-    }
+    gcl_status s = rc == CUDA_SUCCESS ? GCL_OK
+                                      : replace_failed(ctx, args, index, first, map, e, i, a, rc);
+    if (s != GCL_OK) return s;
   }
   for (size_t i = 0; i < n; i++) e[i].address = address_at(addr, stride, i);
   return GCL_OK;
+}
+
+/* One map re-pointed to a checked address, inline: no call but the driver's; anything but
+ * success (a context to bind, a failure to report and undo) goes to replace_failed. */
+static inline gcl_status replace_single(gcl_context *ctx, const gcl_args *args, size_t index,
+                                        size_t element, unsigned char *map, gcl__tmap_entry *e,
+                                        uint64_t a) {
+  if (a == e->address) return GCL_OK;
+  CUresult rc = replace(map, a);
+  gcl_status s = rc == CUDA_SUCCESS ? GCL_OK
+                                    : replace_failed(ctx, args, index, element, map, e, 0, a, rc);
+  if (s == GCL_OK) e->address = a;
+  return s;
 }
 
 static gcl_status check_replace(const gcl__tmap_who *who, const gcl__tmap_entry *e, uint64_t a) {
@@ -281,7 +306,7 @@ static inline gcl_status replace_one(gcl_args *args, gcl_context *ctx, size_t in
     gcl__tmap_entry *e = &args->tmaps[at];
     if (gcl__tmap_key_valid(&e->key) && address &&
         !(address & (gcl__tmap_key_align(&e->key) - 1u)))
-      return replace_run(ctx, args, index, element, map, e, 1, &address, 0);
+      return replace_single(ctx, args, index, element, map, e, address);
   }
   return replace_many(args, ctx, index, element, 1, &address);
 }
@@ -353,7 +378,7 @@ static gcl_status refresh_fast(gcl_args *args, gcl_context *ctx, size_t index, s
     const gcl__tmap_snap *snap = &args->snaps[at];
     if (gcl__tmap_snap_match(snap, t, options) && gcl__tmap_snap_address(t, snap->align, &a) &&
         device_ok(ctx, t))
-      return replace_run(ctx, args, index, element, map, &args->tmaps[at], 1, &a, 0);
+      return replace_single(ctx, args, index, element, map, &args->tmaps[at], a);
   }
   return refresh_one(args, ctx, index, element, t, options);
 }
