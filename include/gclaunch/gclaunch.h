@@ -653,9 +653,14 @@ typedef struct gcl_launch_config {
 
 /* Launches kernel with args (whose layout must be the kernel's). Checks the config before the
  * driver where it can. Allocates nothing. Safe to call from several threads on one kernel with
- * different args. Makes the kernel's context current on the calling thread (a cheap check when
- * it already is) and launches on config->stream, which must be a stream of that context (or
- * NULL, its default stream): a stream of another device is the driver's error.
+ * different args. Launches on config->stream, which must be a stream of the kernel's context (or
+ * NULL, its default stream): a stream of another context is the driver's error. The launch runs
+ * in the kernel's context whatever context is current on the calling thread: on a stream of
+ * that context the driver needs none, and the current one is left as it is (no driver call but
+ * the launch); on the default stream, or when the driver refuses the launch for want of the
+ * context, gcl_launch makes the kernel's context current (it stays current) and launches again.
+ * So does the first launch that raises the kernel's dynamic shared memory or allows
+ * non-portable clusters. A launch that fails leaves the previous context current.
  * The driver copies the parameters when the launch is submitted: args may be changed, reused
  * for the next launch or destroyed as soon as gcl_launch returns, even before the kernel ran
  * (device memory the args point to must of course stay valid until it did).

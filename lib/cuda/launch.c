@@ -1,6 +1,7 @@
 /* The launch path: checks that need no driver, then one cuLaunchKernelEx. It allocates nothing
  * and does no layout work (gcl_kernel_get precomputed it); opting in to large dynamic shared
- * memory or non-portable clusters happens once per kernel, under a lock, off the common path. */
+ * memory or non-portable clusters happens once per kernel, under a lock, off the common path.
+ * The context is made current only when the driver needs it (see retry). */
 #include "cuda_internal.h"
 
 #include <limits.h>
@@ -122,6 +123,7 @@ __attribute__((noinline)) static gcl_status allow_nonportable(gcl_kernel *k) {
   return s;
 }
 
+/* The kernel's context is current (cuFuncSetAttribute). */
 static gcl_status opt_ins(gcl_kernel *k, const gcl_launch_config *c) {
   gcl_status s = GCL_OK;
   if (c->shared_bytes > atomic_load_explicit(&k->smem_max, memory_order_acquire))
@@ -160,32 +162,94 @@ static gcl_status launch_failed(const gcl_kernel *k, const CUlaunchConfig *cfg, 
   return s;
 }
 
+/* The config most launches use, checked inline and without a call: reserved zero, grid and block
+ * by the rule (x given, no 0 before a given dimension), no cluster, cooperative, PDL or priority
+ * attribute, at most the kernel's threads and its present dynamic shared memory (no opt-in). True
+ * fills *cfg; false says nothing about validity: check_config then decides, and names the field. */
+static inline bool plain_config(const gcl_kernel *k, const gcl_launch_config *c, CUlaunchConfig *cfg) {
+  uint64_t other = (uint64_t)c->cluster[0] | c->cluster[1] | c->cluster[2] |
+                   (uint64_t)c->cooperative | (uint64_t)c->programmatic_dependent_launch |
+                   (uint32_t)c->priority;
+  for (size_t i = 0; i < sizeof c->reserved / sizeof *c->reserved; i++) other |= c->reserved[i];
+  const unsigned *g = c->grid, *b = c->block;
+  if (other || !g[0] || (!g[1] && g[2]) || !b[0] || (!b[1] && b[2])) return false;
+  unsigned by = dim(b[1]), bz = dim(b[2]);
+  if ((uint64_t)b[0] * by * bz > (uint64_t)k->max_threads ||
+      c->shared_bytes > atomic_load_explicit(&k->smem_max, memory_order_acquire))
+    return false;
+  *cfg = (CUlaunchConfig){g[0], dim(g[1]), dim(g[2]), b[0], by, bz, (unsigned)c->shared_bytes,
+                          (CUstream)c->stream, NULL, 0};
+  return true;
+}
+
+/* Everything else: the args' layout and unset parameters, the full config checks, the opt-ins
+ * (with the kernel's context current: cuFuncSetAttribute), the attributes into attrs[4]. Out of
+ * line, off the common path. */
+__attribute__((noinline)) static gcl_status prepare(gcl_kernel *k, const gcl_launch_config *c,
+                                                    const gcl_args *args, CUlaunchConfig *cfg,
+                                                    CUlaunchAttribute *attrs) {
+  gcl_status s;
+  if ((s = gcl__launch_check_args(k, args)) || (s = check_config(k, c))) return s;
+  bool opt_in = c->shared_bytes > atomic_load_explicit(&k->smem_max, memory_order_acquire) ||
+                ((unsigned long long)dim(c->cluster[0]) * dim(c->cluster[1]) * dim(c->cluster[2]) > 8 &&
+                 !atomic_load_explicit(&k->nonportable, memory_order_acquire));
+  if (opt_in && ((s = gcl__context_bind(k->ctx)) || (s = opt_ins(k, c)))) return s;
+  *cfg = (CUlaunchConfig){dim(c->grid[0]), dim(c->grid[1]), dim(c->grid[2]), dim(c->block[0]),
+                          dim(c->block[1]), dim(c->block[2]), (unsigned)c->shared_bytes,
+                          (CUstream)c->stream, attrs, 0};
+  cfg->numAttrs = attributes(c, attrs);
+  return GCL_OK;
+}
+
+static inline CUresult submit(const gcl_kernel *k, const CUlaunchConfig *cfg, const gcl_args *args) {
+  if (k->param_count == 0) return gcl__cu.cuLaunchKernelEx(cfg, k->fn, NULL, NULL);
+  if (k->use_extra) {
+    size_t size = k->param_bytes; /* exactly the kernel's area: larger fails, smaller corrupts */
+    void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, (void *)gcl__args_data(args),
+                     CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+    return gcl__cu.cuLaunchKernelEx(cfg, k->fn, NULL, extra);
+  }
+  return gcl__cu.cuLaunchKernelEx(cfg, k->fn, gcl__args_param_pointers(args), NULL);
+}
+
+/* The driver refused the launch. On a stream of the kernel's context it runs the launch in that
+ * context whatever is current, none included; on the default stream it needs the context
+ * current (measured on the H200, driver 580: 201 INVALID_CONTEXT with none, 400 INVALID_HANDLE
+ * with another; tests/gpu/test_launch.c the_launch_runs_in_the_kernels_context...). So
+ * when one of those came back and the kernel's context was not current: bind it and launch once
+ * more. If that fails too, the previous context is made current again (a failed call changes
+ * nothing) and the second error is reported. */
+__attribute__((noinline)) static gcl_status retry(gcl_kernel *k, const CUlaunchConfig *cfg,
+                                                  const gcl_args *args, CUresult rc) {
+  CUcontext cur = NULL;
+  bool context_error = rc == CUDA_ERROR_INVALID_CONTEXT || rc == CUDA_ERROR_INVALID_HANDLE ||
+                       rc == CUDA_ERROR_CONTEXT_IS_DESTROYED;
+  if (context_error && gcl__cu.cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur != k->ctx->ctx) {
+    gcl_status s = gcl__context_bind(k->ctx);
+    if (s != GCL_OK) return s;
+    rc = submit(k, cfg, args);
+    if (rc == CUDA_SUCCESS) return GCL_OK;
+    gcl__cu.cuCtxSetCurrent(cur);
+  }
+  return launch_failed(k, cfg, rc);
+}
+
+/* The common launch: the args and config checked inline (plain_config, the args' fingerprint),
+ * no driver call before the launch itself -- the context is bound only when the driver asks for
+ * it (retry) -- and no call through the PLT. */
 gcl_status gcl_launch(gcl_kernel *kernel, const gcl_launch_config *config, const gcl_args *args) {
   if (!kernel) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_launch: kernel is NULL");
   if (!config) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_launch: config is NULL");
   if (!args) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_launch: args is NULL");
-  gcl_status s;
+  if (gcl__faulted()) return gcl__fault_check(); /* after a kernel fault: no driver call at all */
+  CUlaunchConfig cfg;
+  CUlaunchAttribute attrs[4];
   bool args_ok = (args->layout == kernel->layout || args->fingerprint == kernel->fingerprint) &&
                  args->unset == 0; /* gcl__launch_check_args' fast path, inline */
-  if ((!args_ok && (s = gcl__launch_check_args(kernel, args))) ||
-      (s = check_config(kernel, config)) || (s = gcl__context_bind_fast(kernel->ctx)) ||
-      (s = opt_ins(kernel, config)))
-    return s;
-  CUlaunchAttribute attrs[4];
-  CUlaunchConfig cfg = {dim(config->grid[0]), dim(config->grid[1]), dim(config->grid[2]),
-                        dim(config->block[0]), dim(config->block[1]), dim(config->block[2]),
-                        (unsigned)config->shared_bytes, (CUstream)config->stream, attrs,
-                        attributes(config, attrs)};
-  CUresult rc;
-  if (kernel->param_count == 0) {
-    rc = gcl__cu.cuLaunchKernelEx(&cfg, kernel->fn, NULL, NULL);
-  } else if (kernel->use_extra) {
-    size_t size = kernel->param_bytes; /* exactly the kernel's area: larger fails, smaller corrupts */
-    void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, (void *)gcl__args_data(args),
-                     CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
-    rc = gcl__cu.cuLaunchKernelEx(&cfg, kernel->fn, NULL, extra);
-  } else {
-    rc = gcl__cu.cuLaunchKernelEx(&cfg, kernel->fn, gcl__args_param_pointers(args), NULL);
+  if (!args_ok || !plain_config(kernel, config, &cfg)) {
+    gcl_status s = prepare(kernel, config, args, &cfg, attrs);
+    if (s != GCL_OK) return s;
   }
-  return rc == CUDA_SUCCESS ? GCL_OK : launch_failed(kernel, &cfg, rc);
+  CUresult rc = submit(kernel, &cfg, args);
+  return rc == CUDA_SUCCESS ? GCL_OK : retry(kernel, &cfg, args, rc);
 }

@@ -230,6 +230,10 @@ FAKE_API long fakecuda_live(const char *kind) {
   return v;
 }
 
+FAKE_API int fakecuda_current_device(void) { return fake_context_device(fake_current); }
+
+FAKE_API void fakecuda_unbind(void) { fake_current = NULL; }
+
 FAKE_API long fakecuda_launch_count(void) {
   pthread_mutex_lock(&fake_lock);
   long n = fake_launches;

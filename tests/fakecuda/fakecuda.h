@@ -49,6 +49,10 @@ int fakecuda_lost_on(int device);
 /* Number of devices, 1 (the default) or 2. Returns 0, or -1 for another count. Set it before
  * gclaunch creates contexts. */
 int fakecuda_set_devices(int count);
+/* The device of the calling thread's current context, -1 when none is current. */
+int fakecuda_current_device(void);
+/* Makes no context current on the calling thread (cuCtxSetCurrent(NULL)). */
+void fakecuda_unbind(void);
 /* cuGetProcAddress_v2 reports `entry` as not found while hidden is non-zero. */
 void fakecuda_hide(const char *entry, int hidden);
 
@@ -92,7 +96,8 @@ long fakecuda_live(const char *kind);
 
 typedef struct fakecuda_launch {
   char kernel[128];
-  int device;                  /* the current context's device */
+  int device;                  /* the device it ran on: its stream's, or for a default stream the
+                                  current context's */
   unsigned grid[3], block[3], cluster[3];
   unsigned shared_bytes;
   void *stream;

@@ -84,12 +84,6 @@ static CUresult check_shape(const fake_function *k, const fakecuda_launch *rec) 
   return CUDA_SUCCESS;
 }
 
-/* A stream created in another device's context. */
-static int foreign_stream(CUstream s, int device) {
-  if (!s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD) return 0;
-  return ((const int *)s)[1] != device;
-}
-
 void fake_record_launch(const fakecuda_launch *rec) {
   pthread_mutex_lock(&fake_lock);
   fake_launches++;
@@ -100,14 +94,33 @@ void fake_record_launch(const fakecuda_launch *rec) {
   pthread_mutex_unlock(&fake_lock);
 }
 
-static CUresult launch(const CUlaunchConfig *c, CUfunction f, void **params, void **extra) {
+/* Which device's context a launch on stream s runs in, as the H200's driver decides (driver 580;
+ * tests/gpu/test_launch.c checks it there):
+ * a created stream's own, whatever is current (none included); for a default stream the
+ * current context's (INVALID_CONTEXT without one). *device < 0 with the error otherwise. */
+static CUresult launch_device(CUstream s, int *device) {
+  if (s && s != CU_STREAM_LEGACY && s != CU_STREAM_PER_THREAD) {
+    *device = ((const int *)s)[1];
+    pthread_mutex_lock(&fake_lock);
+    long retained = fake_retains[*device];
+    pthread_mutex_unlock(&fake_lock);
+    return retained > 0 ? CUDA_SUCCESS : CUDA_ERROR_CONTEXT_IS_DESTROYED;
+  }
   NEED_CONTEXT();
+  *device = fake_context_device(fake_current);
+  return CUDA_SUCCESS;
+}
+
+static CUresult launch(const CUlaunchConfig *c, CUfunction f, void **params, void **extra) {
   fake_function *k = fake_function_of(f);
   if (!c) return CUDA_ERROR_INVALID_VALUE;
   if (!k || !fake_valid_stream(c->hStream)) return CUDA_ERROR_INVALID_HANDLE;
-  /* The real driver refuses a function or a stream of another context than the current one. */
-  int device = fake_context_device(fake_current);
-  if (k->device != device || foreign_stream(c->hStream, device)) return CUDA_ERROR_INVALID_HANDLE;
+  int device;
+  CUresult ctx_rc = launch_device(c->hStream, &device);
+  if (ctx_rc != CUDA_SUCCESS) return ctx_rc;
+  /* The function must be of that context: the real driver says INVALID_HANDLE otherwise (a
+   * default stream with another context current, or a stream of another context). */
+  if (k->device != device) return CUDA_ERROR_INVALID_HANDLE;
   fakecuda_launch *rec = calloc(1, sizeof *rec); /* 32 KiB: not on a worker thread's stack */
   if (!rec) return CUDA_ERROR_OUT_OF_MEMORY;
   rec->device = device;

@@ -3,6 +3,7 @@
  * cooperative/PDL/priority attributes, zero-parameter kernels, and CUDA graph capture with
  * kernel-node argument replacement. Each runs with kernelParams and with the extra buffer. */
 #include <criterion/criterion.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -378,3 +379,89 @@ static void graph(bool extra) {
 
 Test(launch, graph_capture_and_node_args) { graph(false); }
 Test(launch, graph_capture_and_node_args_extra) { graph(true); }
+
+/* --- which context a launch runs in ---------------------------------------------------------- */
+
+/* The H200's driver runs a launch on a created stream in that stream's context whatever context
+ * is current (none included), and refuses one on the default stream unless the function's
+ * context is current (201 with none, 400 with another); FACTS.md. gcl_launch therefore binds
+ * only when the driver refused: on the kernel's own stream the caller's current context stays,
+ * on the default stream the kernel's becomes current, and a stream of another context fails
+ * with the driver's error and the caller's context current again. A second context of the same
+ * device (cuCtxCreate, which gclaunch itself never calls) plays "another context". */
+typedef CUresult (*ctx_create_fn)(CUcontext *, CUctxCreateParams *, unsigned, CUdevice);
+typedef CUresult (*ctx_destroy_fn)(CUcontext);
+
+static CUcontext current(void) {
+  CUcontext c = NULL;
+  CU(gcl__cu.cuCtxGetCurrent(&c));
+  return c;
+}
+
+/* out[0..16) as the device has it, read in ctx; the caller's context made current again. */
+static void expect_sum(uint64_t out, uint32_t want, CUcontext before, const char *what) {
+  uint32_t got[16];
+  CHECK(gcl_context_synchronize(ctx));
+  CHECK(gcl_mem_download(ctx, got, out, sizeof got));
+  for (int i = 0; i < 16; i++)
+    cr_assert_eq(got[i], want, "%s: block %d's word is %u, expected %u", what, i, got[i], want);
+  CU(gcl__cu.cuCtxSetCurrent(before));
+}
+
+Test(launch, the_launch_runs_in_the_kernels_context_whatever_is_current) {
+  void *libcuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  cr_assert(libcuda, "libcuda.so.1 is loaded");
+  ctx_create_fn create = (ctx_create_fn)dlsym(libcuda, "cuCtxCreate_v4");
+  ctx_destroy_fn destroy = (ctx_destroy_fn)dlsym(libcuda, "cuCtxDestroy_v2");
+  cr_assert(create && destroy, "cuCtxCreate_v4 and cuCtxDestroy_v2 found");
+  gcl_module *m = load("launchcfg.fatbin");
+  gcl_kernel *k = NULL;
+  CHECK(gcl_kernel_get(m, "cfg_add", "u32* out, u32 add", &k));
+  gcl_args *args = NULL;
+  CHECK(gcl_args_create(gcl_kernel_layout(k), &args));
+  uint64_t out;
+  CHECK(gcl_mem_alloc(ctx, 16 * 4, &out));
+  CHECK(gcl_mem_fill_u8(ctx, out, 0, 16 * 4));
+  CHECK(gcl_args_set_ptr(args, 0, out));
+  gcl_stream *own = NULL;
+  CHECK(gcl_stream_create(ctx, 0, &own));
+  CHECK(gcl_context_bind(ctx));
+  CUcontext mine = current(), other = NULL;
+  CUdevice dev;
+  CU(gcl__cu.cuDeviceGet(&dev, 0));
+  CU(create(&other, NULL, 0, dev)); /* now current */
+  CUstream foreign = NULL;
+  CU(gcl__cu.cuStreamCreate(&foreign, CU_STREAM_NON_BLOCKING)); /* a stream of `other` */
+  CUcontext callers[2] = {NULL, other};
+  uint32_t sum = 0;
+  for (int c = 0; c < 2; c++) {
+    const char *who = c ? "another context" : "no context";
+    CUcontext before = callers[c];
+    uint32_t add = 1 + (uint32_t)rand() % 1000;
+    CU(gcl__cu.cuCtxSetCurrent(before));
+    CHECK(gcl_args_set_u32(args, 1, add));
+    gcl_launch_config cfg = {.grid = {16}, .block = {32}, .stream = gcl_stream_handle(own)};
+    CHECK(gcl_launch(k, &cfg, args));
+    cr_assert_eq(current(), before, "%s current, the kernel's stream: it stays current", who);
+    expect_sum(out, sum += add, before, "the kernel's stream");
+    cfg.stream = NULL;
+    CHECK(gcl_launch(k, &cfg, args));
+    cr_assert_eq(current(), mine, "%s current, the default stream: the kernel's context is made "
+                 "current", who);
+    expect_sum(out, sum += add, before, "the default stream");
+    cfg.stream = foreign;
+    cr_assert_neq(gcl_launch(k, &cfg, args), GCL_OK, "%s current: a stream of another context "
+                  "is refused", who);
+    HAS("cuLaunchKernelEx(kernel 'cfg_add'");
+    cr_assert_eq(current(), before, "%s current: the failed launch left it current", who);
+    expect_sum(out, sum, before, "after the refused launch");
+  }
+  CU(gcl__cu.cuCtxSetCurrent(other));
+  CU(gcl__cu.cuStreamDestroy(foreign));
+  CU(destroy(other));
+  CHECK(gcl_context_bind(ctx));
+  gcl_stream_destroy(own);
+  CHECK(gcl_mem_free(ctx, out));
+  gcl_args_destroy(args);
+  gcl_module_destroy(m);
+}

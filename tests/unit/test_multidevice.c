@@ -173,6 +173,78 @@ Test(multidevice, packed_buffers_and_launches_are_per_device) {
   world_close(&w);
 }
 
+/* The launch runs in the kernel's context, as the real driver decides it (FACTS.md): on a stream
+ * of that context whatever context is current -- gcl_launch then leaves the current one alone --
+ * and on the default stream only with it current, which gcl_launch arranges when the driver
+ * refuses. */
+/* A stream of device d's context and one_block on it in *cfg. */
+static gcl_stream *stream_on(world *w, int d, gcl_launch_config *cfg) {
+  gcl_stream *s = NULL;
+  cr_assert_eq(gcl_stream_create(w->dev[d].ctx, 0, &s), GCL_OK, "%s", gcl_last_error());
+  *cfg = one_block;
+  cfg->stream = gcl_stream_handle(s);
+  return s;
+}
+
+/* current: -1 none, else device current's context. */
+static void make_current(world *w, int current) {
+  if (current < 0) fakecuda_unbind();
+  else cr_assert_eq(gcl_context_bind(w->dev[current].ctx), GCL_OK);
+}
+
+Test(multidevice, a_launch_on_the_kernels_stream_leaves_the_current_context_alone) {
+  world w;
+  world_open(&w);
+  world_kernel(&w, 1);
+  gcl_launch_config on_s1;
+  gcl_stream *s1 = stream_on(&w, 1, &on_s1);
+  for (int current = -1; current < 2; current++) { /* none, device 0's, device 1's */
+    make_current(&w, current);
+    long before = fakecuda_launch_count_on(1), sets = fakecuda_calls("cuCtxSetCurrent");
+    cr_assert_eq(gcl_launch(w.dev[1].kernel, &on_s1, w.dev[1].args), GCL_OK, "%s", gcl_last_error());
+    cr_assert_eq(fakecuda_launch_count_on(1), before + 1, "the launch ran on device 1");
+    cr_assert_eq(fakecuda_current_device(), current, "the current context was changed");
+    cr_assert_eq(fakecuda_calls("cuCtxSetCurrent"), sets);
+  }
+  gcl_stream_destroy(s1);
+  world_close(&w);
+}
+
+Test(multidevice, a_launch_on_the_default_stream_binds_the_kernels_context) {
+  world w;
+  world_open(&w);
+  world_kernel(&w, 1);
+  for (int current = -1; current < 1; current++) { /* none, device 0's */
+    make_current(&w, current);
+    cr_assert_eq(gcl_launch(w.dev[1].kernel, &one_block, w.dev[1].args), GCL_OK, "%s", gcl_last_error());
+    fakecuda_launch rec;
+    cr_assert_eq(fakecuda_last_launch(&rec), 0);
+    cr_assert_eq(rec.device, 1);
+    cr_assert_eq(fakecuda_current_device(), 1, "the kernel's context is current after the launch");
+  }
+  world_close(&w);
+}
+
+/* A stream of another device: the driver's error, and the context that was current before is
+ * current again -- the failed call changed nothing. */
+Test(multidevice, a_stream_of_another_device_fails_and_changes_nothing) {
+  world w;
+  world_open(&w);
+  world_kernel(&w, 1);
+  gcl_launch_config on_s0;
+  gcl_stream *s0 = stream_on(&w, 0, &on_s0);
+  for (int current = -1; current < 2; current++) {
+    make_current(&w, current);
+    cr_assert_neq(gcl_launch(w.dev[1].kernel, &on_s0, w.dev[1].args), GCL_OK);
+    assert_msg_has("cuLaunchKernelEx(kernel 'k2'");
+    assert_msg_has("CUDA_ERROR_INVALID_HANDLE");
+    cr_assert_eq(fakecuda_current_device(), current, "the current context was changed");
+  }
+  cr_assert_eq(fakecuda_launch_count(), 0);
+  gcl_stream_destroy(s0);
+  world_close(&w);
+}
+
 Test(multidevice, args_of_one_device_are_refused_by_the_other) {
   world w;
   world_open(&w);
