@@ -119,7 +119,8 @@ def main():
         m = launch_csv_medians(launch_csv)
         gcl = m.get("gcl_launch params")
         raw = min(m.get(k, float("inf")) for k in
-                  ("cuLaunchKernel params", "cuLaunchKernel extra", "cuLaunchKernelEx"))
+                  ("cuLaunchKernel params", "cuLaunchKernel extra", "cuLaunchKernelEx",
+                   "cuLaunchKernelEx extra"))
         print(f"same call, bench_launch case (a): gcl_launch {gcl:.3f} us, fastest raw {raw:.3f} us")
         for name, per_run in rows:
             print(f"{name:18s} / gcl_launch = {median(per_run) / gcl:.2f}x, "

@@ -37,8 +37,8 @@ for stage in $stages; do
       b=$out/bench
       mkdir -p "$b"
       { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv 2>&1
-        echo "== bench_launch --runs 3 (launch cost: gcl_launch against the fastest raw path)"
-        "$build/bench/bench_launch" --runs 3 --reps ${LAUNCH_REPS:-101} --csv "$b/launch.csv"
+        echo "== bench_launch --runs 3 --decompose (launch cost: gcl_launch against the fastest raw path)"
+        "$build/bench/bench_launch" --runs 3 --reps ${LAUNCH_REPS:-101} --decompose --csv "$b/launch.csv"
         echo "== bench/peers.py (same call as the launch table)"
         python3 bench/peers.py "$build/kernels/launchcfg.sm_90.cubin" --runs 3 \
           --csv "$b/peers.csv" --launch-csv "$b/launch.csv"

@@ -382,13 +382,14 @@ Test(launch, graph_capture_and_node_args_extra) { graph(true); }
 
 /* --- which context a launch runs in ---------------------------------------------------------- */
 
-/* The H200's driver runs a launch on a created stream in that stream's context whatever context
- * is current (none included), and refuses one on the default stream unless the function's
- * context is current (201 with none, 400 with another); FACTS.md. gcl_launch therefore binds
- * only when the driver refused: on the kernel's own stream the caller's current context stays,
- * on the default stream the kernel's becomes current, and a stream of another context fails
- * with the driver's error and the caller's context current again. A second context of the same
- * device (cuCtxCreate, which gclaunch itself never calls) plays "another context". */
+/* gcl_launch binds the kernel's context only when the driver refuses the launch without it.
+ * The oracle is the driver: the same launch made raw in the same state first. On the H200
+ * (driver 580) a launch on a stream of the kernel's context runs there with another context
+ * current, and the caller's context then stays current; on the default stream the driver
+ * refuses (201 with none, 400 with another) and the kernel's context becomes current; a stream
+ * of another context fails with the driver's error and the caller's context current again. A
+ * second context of the same device (cuCtxCreate, which gclaunch itself never calls) plays
+ * "another context". */
 typedef CUresult (*ctx_create_fn)(CUcontext *, CUctxCreateParams *, unsigned, CUdevice);
 typedef CUresult (*ctx_destroy_fn)(CUcontext);
 
@@ -438,11 +439,20 @@ Test(launch, the_launch_runs_in_the_kernels_context_whatever_is_current) {
     const char *who = c ? "another context" : "no context";
     CUcontext before = callers[c];
     uint32_t add = 1 + (uint32_t)rand() % 1000;
-    CU(gcl__cu.cuCtxSetCurrent(before));
     CHECK(gcl_args_set_u32(args, 1, add));
     gcl_launch_config cfg = {.grid = {16}, .block = {32}, .stream = gcl_stream_handle(own)};
+    /* The oracle: the raw driver's own answer to this launch in this state. */
+    CU(gcl__cu.cuCtxSetCurrent(before));
+    CUlaunchConfig raw = {16, 1, 1, 32, 1, 1, 0, (CUstream)cfg.stream, NULL, 0};
+    CUresult rc = gcl__cu.cuLaunchKernelEx(&raw, k->fn, gcl__args_param_pointers(args), NULL);
+    cr_log_info("%s current, the kernel's stream: the driver says %s", who, gcl__cu_error_name(rc));
+    cr_assert_eq(current(), before, "the driver's launch changes no context");
+    if (rc == CUDA_SUCCESS) expect_sum(out, sum += add, before, "the raw launch");
+    CU(gcl__cu.cuCtxSetCurrent(before));
     CHECK(gcl_launch(k, &cfg, args));
-    cr_assert_eq(current(), before, "%s current, the kernel's stream: it stays current", who);
+    cr_assert_eq(current(), rc == CUDA_SUCCESS ? before : mine, "%s current, the kernel's stream: "
+                 "%s", who, rc == CUDA_SUCCESS ? "the driver needs no context, the caller's stays "
+                 "current" : "the driver refused, the kernel's context is made current");
     expect_sum(out, sum += add, before, "the kernel's stream");
     cfg.stream = NULL;
     CHECK(gcl_launch(k, &cfg, args));
