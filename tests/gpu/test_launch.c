@@ -392,6 +392,7 @@ Test(launch, graph_capture_and_node_args_extra) { graph(true); }
  * "another context". */
 typedef CUresult (*ctx_create_fn)(CUcontext *, CUctxCreateParams *, unsigned, CUdevice);
 typedef CUresult (*ctx_destroy_fn)(CUcontext);
+typedef CUresult (*ctx_pop_fn)(CUcontext *);
 
 static CUcontext current(void) {
   CUcontext c = NULL;
@@ -414,7 +415,8 @@ Test(launch, the_launch_runs_in_the_kernels_context_whatever_is_current) {
   cr_assert(libcuda, "libcuda.so.1 is loaded");
   ctx_create_fn create = (ctx_create_fn)dlsym(libcuda, "cuCtxCreate_v4");
   ctx_destroy_fn destroy = (ctx_destroy_fn)dlsym(libcuda, "cuCtxDestroy_v2");
-  cr_assert(create && destroy, "cuCtxCreate_v4 and cuCtxDestroy_v2 found");
+  ctx_pop_fn pop = (ctx_pop_fn)dlsym(libcuda, "cuCtxPopCurrent_v2");
+  cr_assert(create && destroy && pop, "cuCtxCreate_v4, cuCtxDestroy_v2, cuCtxPopCurrent_v2 found");
   gcl_module *m = load("launchcfg.fatbin");
   gcl_kernel *k = NULL;
   CHECK(gcl_kernel_get(m, "cfg_add", "u32* out, u32 add", &k));
@@ -430,9 +432,14 @@ Test(launch, the_launch_runs_in_the_kernels_context_whatever_is_current) {
   CUcontext mine = current(), other = NULL;
   CUdevice dev;
   CU(gcl__cu.cuDeviceGet(&dev, 0));
-  CU(create(&other, NULL, 0, dev)); /* now current */
+  CU(create(&other, NULL, 0, dev)); /* pushed onto the thread's context stack: current */
   CUstream foreign = NULL;
   CU(gcl__cu.cuStreamCreate(&foreign, CU_STREAM_NON_BLOCKING)); /* a stream of `other` */
+  /* Popped again: with it left on the stack under a NULL top, the H200's driver made the
+   * primary context current during a launch once (seen, driver 580). */
+  CUcontext popped = NULL;
+  CU(pop(&popped));
+  cr_assert_eq(popped, other);
   CUcontext callers[2] = {NULL, other};
   uint32_t sum = 0;
   for (int c = 0; c < 2; c++) {
@@ -445,14 +452,15 @@ Test(launch, the_launch_runs_in_the_kernels_context_whatever_is_current) {
     CU(gcl__cu.cuCtxSetCurrent(before));
     CUlaunchConfig raw = {16, 1, 1, 32, 1, 1, 0, (CUstream)cfg.stream, NULL, 0};
     CUresult rc = gcl__cu.cuLaunchKernelEx(&raw, k->fn, gcl__args_param_pointers(args), NULL);
+    CUcontext after_raw = current();
     cr_log_info("%s current, the kernel's stream: the driver says %s", who, gcl__cu_error_name(rc));
-    cr_assert_eq(current(), before, "the driver's launch changes no context");
     if (rc == CUDA_SUCCESS) expect_sum(out, sum += add, before, "the raw launch");
     CU(gcl__cu.cuCtxSetCurrent(before));
     CHECK(gcl_launch(k, &cfg, args));
-    cr_assert_eq(current(), rc == CUDA_SUCCESS ? before : mine, "%s current, the kernel's stream: "
-                 "%s", who, rc == CUDA_SUCCESS ? "the driver needs no context, the caller's stays "
-                 "current" : "the driver refused, the kernel's context is made current");
+    cr_assert_eq(current(), rc == CUDA_SUCCESS ? after_raw : mine, "%s current, the kernel's "
+                 "stream: %s", who, rc == CUDA_SUCCESS ? "the driver accepts the launch, and the "
+                 "current context is what the driver's own launch leaves" : "the driver refused, "
+                 "the kernel's context is made current");
     expect_sum(out, sum += add, before, "the kernel's stream");
     cfg.stream = NULL;
     CHECK(gcl_launch(k, &cfg, args));
