@@ -49,7 +49,7 @@ enum { PATH_RAW_PARAMS, PATH_RAW_EXTRA, PATH_RAW_EX, PATH_RAW_EX_EXTRA, PATH_GCL
 static const char *path_names[PATH_ALL] = {
     "cuLaunchKernel params", "cuLaunchKernel extra", "cuLaunchKernelEx", "cuLaunchKernelEx extra",
     "gcl_launch params", "gcl_launch extra", "cuCtxGetCurrent + cuLaunchKernelEx",
-    "gcl_args_set_i32 + cuLaunchKernelEx", "gcl_launch params, no re-set"};
+    "gcl_args_set_i32 + cuLaunchKernelEx", "gcl_launch params without re-set"};
 
 typedef struct bench_case {
   const char *label, *kernel, *sig;
