@@ -221,16 +221,17 @@ static inline CUresult submit(const gcl_kernel *k, const CUlaunchConfig *cfg, co
  * nothing) and the second error is reported. */
 __attribute__((noinline)) static gcl_status retry(gcl_kernel *k, const CUlaunchConfig *cfg,
                                                   const gcl_args *args, CUresult rc) {
-  CUcontext cur = NULL;
   bool context_error = rc == CUDA_ERROR_INVALID_CONTEXT || rc == CUDA_ERROR_INVALID_HANDLE ||
                        rc == CUDA_ERROR_CONTEXT_IS_DESTROYED;
-  if (context_error && gcl__cu.cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur != k->ctx->ctx) {
-    gcl_status s = gcl__context_bind(k->ctx);
-    if (s != GCL_OK) return s;
-    rc = submit(k, cfg, args);
-    if (rc == CUDA_SUCCESS) return GCL_OK;
-    gcl__cu.cuCtxSetCurrent(cur);
-  }
+  if (!context_error) return launch_failed(k, cfg, rc);
+  CUcontext cur = NULL; /* unknown (the query failed: a destroyed context, say): bind anyway */
+  bool known = gcl__cu.cuCtxGetCurrent(&cur) == CUDA_SUCCESS;
+  if (known && cur == k->ctx->ctx) return launch_failed(k, cfg, rc); /* not for want of it */
+  gcl_status s = gcl__context_bind(k->ctx);
+  if (s != GCL_OK) return s;
+  rc = submit(k, cfg, args);
+  if (rc == CUDA_SUCCESS) return GCL_OK;
+  if (known) gcl__cu.cuCtxSetCurrent(cur);
   return launch_failed(k, cfg, rc);
 }
 

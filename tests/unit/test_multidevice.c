@@ -225,6 +225,20 @@ Test(multidevice, a_launch_on_the_default_stream_binds_the_kernels_context) {
   world_close(&w);
 }
 
+/* The retry after a refused launch binds the kernel's context even when the current one cannot
+ * be queried (cuCtxGetCurrent failing), and then cannot restore it: the kernel's stays current. */
+Test(multidevice, a_refused_launch_binds_even_when_the_current_context_is_unknown) {
+  world w;
+  world_open(&w);
+  world_kernel(&w, 1);
+  make_current(&w, 0);
+  fakecuda_fail_once("cuCtxGetCurrent", 709, 0); /* CONTEXT_IS_DESTROYED, once */
+  cr_assert_eq(gcl_launch(w.dev[1].kernel, &one_block, w.dev[1].args), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(fakecuda_launch_count_on(1), 1);
+  cr_assert_eq(fakecuda_current_device(), 1);
+  world_close(&w);
+}
+
 /* A stream of another device: the driver's error, and the context that was current before is
  * current again -- the failed call changed nothing. */
 Test(multidevice, a_stream_of_another_device_fails_and_changes_nothing) {
