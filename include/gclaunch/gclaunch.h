@@ -660,7 +660,8 @@ typedef struct gcl_launch_config {
  * the launch); on the default stream, or when the driver refuses the launch for want of the
  * context, gcl_launch makes the kernel's context current (it stays current) and launches again.
  * So does the first launch that raises the kernel's dynamic shared memory or allows
- * non-portable clusters. A launch that fails leaves the previous context current.
+ * non-portable clusters. When the launch fails again after that binding, the previous context
+ * is made current again.
  * The driver copies the parameters when the launch is submitted: args may be changed, reused
  * for the next launch or destroyed as soon as gcl_launch returns, even before the kernel ran
  * (device memory the args point to must of course stay valid until it did).
