@@ -19,13 +19,6 @@ gcl_status gcl__context_bind(gcl_context *ctx);
 gcl_status gcl__tensormap_encode_as(gcl_context *ctx, const DLTensor *t,
                                     const gcl_tensormap_options *options, const gcl__tmap_who *who,
                                     void *map);
-/* The same with the common case (already current: one cuCtxGetCurrent) inline, for hot paths. */
-static inline gcl_status gcl__context_bind_fast(gcl_context *ctx) {
-  if (gcl__faulted()) return gcl__fault_check(); /* after a fault: no driver call at all */
-  CUcontext cur = NULL;
-  if (gcl__cu.cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur == ctx->ctx) return GCL_OK;
-  return gcl__context_bind(ctx);
-}
 
 /* --- Streams, events, graphs (stream.c, event.c, graph.c) ------------------------------------ */
 

@@ -123,15 +123,18 @@ __attribute__((noinline)) static gcl_status allow_nonportable(gcl_kernel *k) {
   return s;
 }
 
-/* The kernel's context is current (cuFuncSetAttribute). */
+/* Opts the kernel in to what c needs beyond its present limits (more dynamic shared memory,
+ * non-portable clusters), its context made current first (cuFuncSetAttribute); nothing, and no
+ * binding, when it needs neither. */
 static gcl_status opt_ins(gcl_kernel *k, const gcl_launch_config *c) {
-  gcl_status s = GCL_OK;
-  if (c->shared_bytes > atomic_load_explicit(&k->smem_max, memory_order_acquire))
-    s = gcl__kernel_opt_in_shared(k, c->shared_bytes);
+  bool smem = c->shared_bytes > atomic_load_explicit(&k->smem_max, memory_order_acquire);
   unsigned long long cluster =
       (unsigned long long)dim(c->cluster[0]) * dim(c->cluster[1]) * dim(c->cluster[2]);
-  if (s == GCL_OK && cluster > 8 && !atomic_load_explicit(&k->nonportable, memory_order_acquire))
-    s = allow_nonportable(k);
+  bool nonportable = cluster > 8 && !atomic_load_explicit(&k->nonportable, memory_order_acquire);
+  if (!smem && !nonportable) return GCL_OK;
+  gcl_status s = gcl__context_bind(k->ctx);
+  if (s == GCL_OK && smem) s = gcl__kernel_opt_in_shared(k, c->shared_bytes);
+  if (s == GCL_OK && nonportable) s = allow_nonportable(k);
   return s;
 }
 
@@ -182,18 +185,14 @@ static inline bool plain_config(const gcl_kernel *k, const gcl_launch_config *c,
   return true;
 }
 
-/* Everything else: the args' layout and unset parameters, the full config checks, the opt-ins
- * (with the kernel's context current: cuFuncSetAttribute), the attributes into attrs[4]. Out of
- * line, off the common path. */
+/* Everything else: the args' layout and unset parameters, the full config checks, the opt-ins,
+ * the attributes into attrs[4]. Out of line, off the common path. */
 __attribute__((noinline)) static gcl_status prepare(gcl_kernel *k, const gcl_launch_config *c,
                                                     const gcl_args *args, CUlaunchConfig *cfg,
                                                     CUlaunchAttribute *attrs) {
   gcl_status s;
-  if ((s = gcl__launch_check_args(k, args)) || (s = check_config(k, c))) return s;
-  bool opt_in = c->shared_bytes > atomic_load_explicit(&k->smem_max, memory_order_acquire) ||
-                ((unsigned long long)dim(c->cluster[0]) * dim(c->cluster[1]) * dim(c->cluster[2]) > 8 &&
-                 !atomic_load_explicit(&k->nonportable, memory_order_acquire));
-  if (opt_in && ((s = gcl__context_bind(k->ctx)) || (s = opt_ins(k, c)))) return s;
+  if ((s = gcl__launch_check_args(k, args)) || (s = check_config(k, c)) || (s = opt_ins(k, c)))
+    return s;
   *cfg = (CUlaunchConfig){dim(c->grid[0]), dim(c->grid[1]), dim(c->grid[2]), dim(c->block[0]),
                           dim(c->block[1]), dim(c->block[2]), (unsigned)c->shared_bytes,
                           (CUstream)c->stream, attrs, 0};

@@ -215,10 +215,6 @@ static void rollback(unsigned char *map, const gcl__tmap_entry *e, size_t k) {
   for (size_t j = 0; j < k; j++) replace(map + j * GCL_TENSORMAP_BYTES, e[j].address);
 }
 
-/* Re-points maps [0, n) in place to the addresses at addr (stride bytes apart), skipping those
- * already there; then records the addresses. The driver may want a current context
- * (CUDA_ERROR_INVALID_CONTEXT): ctx is bound then and the call retried, so the common case
- * costs no context check. On failure every map is put back. */
 /* Map i of a run (at map, entries e) whose re-point to a gave rc: with INVALID_CONTEXT, ctx is
  * bound and the call made once more; if it still fails, maps [0, i] are put back and the
  * failure reported. Off the fast path. */
@@ -237,6 +233,10 @@ __attribute__((noinline)) static gcl_status replace_failed(gcl_context *ctx, con
                       gcl__tmap_who_format(&who, w, sizeof w), (unsigned long long)a);
 }
 
+/* Re-points maps [0, n) in place to the addresses at addr (stride bytes apart), skipping those
+ * already there; then records the addresses. The driver may want a current context
+ * (CUDA_ERROR_INVALID_CONTEXT): ctx is bound then and the call retried, so the common case
+ * costs no context check. On failure every map is put back. */
 static gcl_status replace_run(gcl_context *ctx, const gcl_args *args, size_t index, size_t first,
                               unsigned char *map, gcl__tmap_entry *e, size_t n, const void *addr,
                               size_t stride) {
