@@ -9,8 +9,6 @@
 #include "args_internal.h"
 #include "layout_internal.h"
 
-#include <stddef.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,11 +70,6 @@ static void init_args(gcl_args *a, const gcl_layout *layout, const parts *p) {
     a->unset += lp->leaf_bytes != 0;
   }
 }
-
-/* gcl_launch and the map setters read only the struct's first 64 bytes (args_internal.h); the
- * struct sits on a BUFFER_ALIGN boundary, so they are one cache line. */
-_Static_assert(offsetof(gcl_args, snaps) + sizeof(gcl__tmap_snap *) <= 64,
-               "gcl_args: the launch path's fields must fit one cache line");
 
 /* One block, shifted so that the buffer lands on a BUFFER_ALIGN boundary. */
 static gcl_args *alloc_args(const gcl_layout *layout, void **block_out) {

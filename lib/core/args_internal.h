@@ -48,23 +48,20 @@ typedef struct gcl__owner_slot {
 /* Visible here so that the launch path reads it inline (no calls, no PLT). Only args.c and
  * tensormap.c write it. */
 struct gcl_args {
-  /* What gcl_launch and the map setters read, first: the struct sits on a BUFFER_ALIGN boundary
-   * (alloc_args), so these 64 bytes are one cache line. */
   const gcl_layout *layout;
+  size_t count, size, unset, bit_bytes, owner_count;
+  int device_id;
   uint64_t fingerprint;   /* gcl__layout_fingerprint(layout), made at creation */
-  size_t unset;
+  size_t *unset_bytes;    /* per parameter: leaf bytes not yet set (0: the parameter is set) */
   void **ptrs;            /* kernelParams: one pointer per parameter into data */
-  unsigned char *data;    /* BUFFER_ALIGN-aligned, size bytes */
-  const struct gcl__lparam *lparams; /* the layout's parameters (gcl__layout_lparam(layout, 0)),
-                             so that the map calls find a slot without a call */
+  gcl__owner_slot *owners;/* per pointer leaf, in buffer order (layout's owner_at) */
   gcl__tmap_entry *tmaps; /* per map of the tensor-map parameters (layout's tmap_at) */
   gcl__tmap_snap *snaps;  /* per map, beside tmaps: the refresh fast path's inputs (tmap.h);
                              valid only while its entry is, reset by every other writer */
-  size_t count, size, bit_bytes, owner_count;
-  int device_id;
-  size_t *unset_bytes;    /* per parameter: leaf bytes not yet set (0: the parameter is set) */
-  gcl__owner_slot *owners;/* per pointer leaf, in buffer order (layout's owner_at) */
+  const struct gcl__lparam *lparams; /* the layout's parameters (gcl__layout_lparam(layout, 0)),
+                             so that the map calls find a slot without a call */
   unsigned char *bits;    /* set-tracking; starts as the layout's initial bitmap */
+  unsigned char *data;    /* BUFFER_ALIGN-aligned, size bytes */
   unsigned char *scratch; /* 128 bytes per element of the largest tensormap[N], and */
   gcl__tmap_entry *scratch_entries; /* one entry each: batch encodes land here first, so that a
                              failure changes nothing */

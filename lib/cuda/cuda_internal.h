@@ -72,29 +72,26 @@ struct gcl_module {
 };
 
 struct gcl_kernel {
-  /* What gcl_launch reads, first: the struct sits on a 64-byte boundary (kernel.c), so these
-   * fields share one cache line. */
+  gcl_module *mod;           /* owner */
+  gcl_context *ctx;          /* borrowed: the context (device) the kernel runs in */
+  gcl_kernel *next;
+  char *name;                /* owned copy */
+  CUkernel kern;             /* context-independent: the same for every device */
   CUfunction fn;             /* kern in ctx */
   gcl_layout *layout;        /* owned: typed (signature given) or raw (driver's) */
-  uint64_t fingerprint;      /* gcl__layout_fingerprint(layout): equal layouts launch unchecked */
   size_t param_count;
   size_t param_bytes;        /* gcl_layout_size(layout): the exact `extra` buffer size */
+  size_t *offsets, *sizes;   /* param_count each (owned): to accept args of an equal layout */
+  uint64_t fingerprint;      /* gcl__layout_fingerprint(layout): equal layouts launch unchecked */
+  int max_threads;           /* CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK */
+  size_t smem_limit;         /* device opt-in maximum minus the kernel's static shared memory */
+  bool use_extra;            /* pass the packed buffer through `extra` instead of kernelParams */
   /* Dynamic shared memory the kernel accepts now (starts at the driver's default, raised by
    * cuFuncSetAttribute on demand) and whether non-portable clusters were allowed. Read
    * lock-free on the launch path; changed only under opt_lock. */
   _Atomic size_t smem_max;
-  int max_threads;           /* CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK */
-  bool use_extra;            /* pass the packed buffer through `extra` instead of kernelParams */
   _Atomic bool nonportable;
-  gcl_context *ctx;          /* borrowed: the context (device) the kernel runs in */
-  gcl_module *mod;           /* owner */
-  gcl_kernel *next;
-  char *name;                /* owned copy */
-  CUkernel kern;             /* context-independent: the same for every device */
-  size_t *offsets, *sizes;   /* param_count each (owned): to accept args of an equal layout */
-  size_t smem_limit;         /* device opt-in maximum minus the kernel's static shared memory */
   pthread_mutex_t opt_lock;
-  void *block;               /* what calloc returned; the kernel sits at block + up to 63 */
 };
 
 /* gcl__image_format and gcl__read_file are lib/core's (internal.h): one detector, one reader. */

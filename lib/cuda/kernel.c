@@ -3,8 +3,6 @@
  * launch path needs is computed here, once. */
 #include "cuda_internal.h"
 
-#include <stddef.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,28 +199,15 @@ gcl_status gcl_kernel_get(gcl_module *mod, const char *name, const char *signatu
   return gcl_kernel_get_on(mod, mod->ctx, name, signature, out);
 }
 
-/* The fields gcl_launch reads fill the struct's first 64 bytes; placed on a 64-byte boundary,
- * they are one cache line, which the launch misses at most once after the driver's own work. */
-_Static_assert(offsetof(gcl_kernel, ctx) + sizeof(gcl_context *) <= 64,
-               "gcl_kernel: the launch path's fields must fit one cache line");
-
-static gcl_kernel *alloc_kernel(void) {
-  unsigned char *block = gcl__calloc(1, sizeof(gcl_kernel) + 63);
-  if (!block) return NULL;
-  gcl_kernel *k = (gcl_kernel *)(void *)(block + (64 - (uintptr_t)block % 64) % 64);
-  k->block = block;
-  return k;
-}
-
 gcl_status gcl_kernel_get_on(gcl_module *mod, gcl_context *ctx, const char *name,
                              const char *signature, gcl_kernel **out) {
   if (!out) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_kernel_get_on: out is NULL");
   if (!mod) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_kernel_get_on: mod is NULL");
   if (!ctx) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_kernel_get_on: ctx is NULL");
   if (!name || !*name) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_kernel_get_on: name is %s", name ? "empty" : "NULL");
-  gcl_kernel *k = alloc_kernel();
+  gcl_kernel *k = gcl__calloc(1, sizeof *k);
   if (!k || !(k->name = gcl__strdup(name))) {
-    if (k) gcl__free(k->block);
+    gcl__free(k);
     return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "kernel '%s': out of memory", name);
   }
   k->mod = mod;
@@ -250,7 +235,7 @@ void gcl__kernel_free(gcl_kernel *k) {
   gcl__free(k->offsets);
   gcl__free(k->sizes);
   gcl__free(k->name);
-  gcl__free(k->block);
+  gcl__free(k);
 }
 
 const gcl_layout *gcl_kernel_layout(const gcl_kernel *kernel) { return kernel ? kernel->layout : NULL; }
