@@ -241,32 +241,32 @@ Test(tmap_refresh, replace_refusals_change_nothing) {
   snapshot s;
   take(&r, &s);
   cr_assert_eq(gcl_args_repoint_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 2), 1, (const uint64_t[]){r.mem}), GCL_ERROR_UNSET_ARGUMENT);
-  assert_msg_has("parameter 0 'maps' element 2: no tensor map encoded by gclaunch here");
+  assert_msg_has("parameter 0 'maps' field 'maps[2]': no tensor map encoded by gclaunch here");
   desc d[N_MAPS];
   set_all(&r, d);
   take(&r, &s);
   cr_assert_eq(gcl_args_repoint_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 4), 1, (const uint64_t[]){r.mem + 8}),
                GCL_ERROR_INVALID_ARGUMENT);
-  assert_msg_has("parameter 0 'maps' element 4: address 0x");
+  assert_msg_has("parameter 0 'maps' field 'maps[4]': address 0x");
   assert_msg_has("16-byte aligned");
   uint64_t addrs[3] = {r.mem + 64, r.mem + 128, 0};
   cr_assert_eq(gcl_args_repoint_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 1), 3, addrs),
                GCL_ERROR_INVALID_ARGUMENT);
-  assert_msg_has("element 3: address 0x0");
+  assert_msg_has("field 'maps[3]': address 0x0");
   cr_assert_eq(gcl_args_repoint_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 6), 3, addrs),
                GCL_ERROR_INVALID_ARGUMENT);
-  assert_msg_has("elements 6 ... 8 (n = 3) are out of range (tensormap[8])");
+  assert_msg_has("field 'maps[6]': n = 3 maps from here, but only 2 lie");
   cr_assert_eq(gcl_args_repoint_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 1, 0), 1, (const uint64_t[]){r.mem}), GCL_ERROR_TYPE_MISMATCH);
-  assert_msg_has("parameter 1 'n': expected a tensormap or tensormap[N] parameter");
+  assert_msg_has("parameter 1 'n' is no tensor map");
   cr_assert_eq(gcl_args_repoint_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 2, 0), 2, addrs),
                GCL_ERROR_INVALID_ARGUMENT);
-  assert_msg_has("parameter 2 'one': n = 2 maps for a single tensormap: expected 1");
+  assert_msg_has("parameter 2 'one': n = 2 maps from here, but only 1 lie");
   assert_unchanged(&r, &s, "refused replacements");
   /* The driver failing on the third map: the first two are put back. */
   addrs[2] = r.mem + 256;
   fakecuda_fail_once("cuTensorMapReplaceAddress", 1, 2);
   cr_assert_eq(gcl_args_repoint_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 1), 3, addrs), GCL_ERROR_DRIVER);
-  assert_msg_has("element 3: cuTensorMapReplaceAddress(0x");
+  assert_msg_has("field 'maps[3]': cuTensorMapReplaceAddress(0x");
   assert_unchanged(&r, &s, "a replacement the driver failed");
   /* A raw write over a map makes gclaunch forget it. */
   unsigned char raw[128] = {0};
@@ -304,7 +304,7 @@ Test(tmap_refresh, batch_set_equals_single_sets) {
   if (s == GCL_OK)
     for (int i = 0; i < 4; i++) assert_fresh(&r, 4 + (size_t)i, &d[i], "shared options", i);
   else /* the shared box may not fit another rank or dtype: then the message names the element */
-    cr_assert(strstr(gcl_last_error(), "parameter 0 'maps' element "), "%s", gcl_last_error());
+    cr_assert(strstr(gcl_last_error(), "parameter 0 'maps' field 'maps["), "%s", gcl_last_error());
   cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 0), 2, t, &d[0].o, 3, 0), GCL_ERROR_INVALID_ARGUMENT);
   assert_msg_has("options_count = 3: expected 1");
   close_rig(&r);
@@ -326,7 +326,7 @@ Test(tmap_refresh, batch_failure_changes_nothing) {
   }
   nd[5].t.byte_offset += 4; /* misaligned: refused before the driver */
   cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 0), N_MAPS, t, o, N_MAPS, 0), GCL_ERROR_TENSOR);
-  assert_msg_has("parameter 0 'maps' element 5: data + byte_offset");
+  assert_msg_has("parameter 0 'maps' field 'maps[5]': data + byte_offset");
   assert_unchanged(&r, &s, "a failed batch set");
   cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 0), N_MAPS, t, o, N_MAPS, GCL_TENSORMAP_REFRESH), GCL_ERROR_TENSOR);
   assert_unchanged(&r, &s, "a failed batch refresh");
