@@ -142,7 +142,8 @@ static void header(const gcl_image *img, const options *o, size_t shown) {
   if (!o->json) printf("\n");
 }
 
-/* The parameters end past what the driver loads (FACTS.md: CUDA_ERROR_INVALID_IMAGE). */
+/* The parameters end past what the driver loads (docs/facts.md "Parameter limit":
+ * CUDA_ERROR_INVALID_IMAGE). */
 static void warn_limit(const gcl_image *img, const options *o, const gcl_image_kernel *info) {
   if (info->param_bytes <= GCL_PARAM_LIMIT) return;
   fprintf(stderr, "gclaunch inspect: warning: %s: kernel '%s': its parameters end at byte %zu on "
