@@ -59,6 +59,7 @@ typedef struct bench {
   gcl_stream *stream;
   gcl_kernel *compare;
   int sms, reps, launches;
+  unsigned placements; /* bit pl set: measure placement pl (--placements) */
   uint64_t src, dst, maps, addrs, slots, bad; /* device buffers */
   size_t src_bytes;
 } bench;

@@ -44,8 +44,12 @@ static void step(runner *r, gcl_graph *g, const uint64_t *src, const uint64_t *d
   }
 }
 
+/* A graph of one launch of r's kernel (after a direct launch: the kernel's one-time settings,
+ * such as its dynamic shared memory limit, are made outside the capture). */
 static gcl_graph *capture(runner *r) {
   gcl_graph *g;
+  runner_launch(r);
+  CHECK(gcl_stream_synchronize(r->b->stream));
   CHECK(gcl_graph_capture_begin(r->b->stream));
   CHECK(gcl_launch(r->kern, &r->lc, r->args));
   CHECK(gcl_graph_capture_end(r->b->stream, &g));
@@ -105,6 +109,7 @@ static int relaunch_one(bench *b, FILE *csv, const config *c, placement pl, int 
   if (csv)
     fprintf(csv, "%u,%s,%s,%zu,%.3f,%.3f,%.3f,%.3f\n", c->k, placement_names[pl], mode,
             r.bytes, t.repoint_us, t.host_us, t.step_us, t.kernel_us);
+  if (csv) fflush(csv);
   gcl_graph_destroy(g);
   runner_close(&r);
   return bad;
@@ -118,7 +123,7 @@ int desc_relaunch(bench *b, FILE *csv, const uint32_t *ks, size_t nks, size_t si
   for (size_t i = 0; i < nks; i++)
     for (int graphed = 0; graphed < 2; graphed++)
       for (int pl = 0; pl < PL_COUNT; pl++) {
-        if (pl == PL_GP) continue; /* G's kernel with prefetches: nothing new on the host */
+        if (pl == PL_GP || !(b->placements >> pl & 1)) continue; /* G+prefetch: G's host */
         config c = {"bf16", kDLBfloat, 16, 128, 64, ks[i], {0, 0, 0, 0}, 0, ORDER_TENSOR,
                     cols ? cols : 128, size ? size : (size_t)64 << 20};
         bad |= relaunch_one(b, csv, &c, (placement)pl, graphed);

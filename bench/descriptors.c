@@ -23,10 +23,10 @@
  * --sweep and --probe are issue 16's ring sweep and small-tile probe (desc_sweep.c).
  *
  *   bench_descriptors [--csv FILE] [--relaunch-csv FILE] [--sweep-csv FILE] [--reps N]
- *                     [--k LIST] [--size MIB] [--cols N] [--quick] [--no-table]
- *                     [--no-relaunch] [--sweep] [--probe]
- * --k 1,8 measures only those K; --size and --cols shrink every tensor set (for a smoke test);
- * --quick: the 16 KiB tile only. Without a GPU it says so and exits 0.
+ *                     [--k LIST] [--placements LIST] [--size MIB] [--cols N] [--quick]
+ *                     [--no-table] [--no-relaunch] [--sweep] [--probe]
+ * --k 1,8 measures only those K, --placements P,D only those placements; --size and --cols
+ * shrink every tensor set (for a smoke test); --quick: the 16 KiB tile only. Without a GPU it says so and exits 0.
  */
 #include <string.h>
 #include <time.h>
@@ -56,6 +56,7 @@ void desc_report(bench *b, FILE *csv, const runner *r, const char *where, double
     fprintf(csv, "%u,%s,%u,%u,%u,%s,%s,%zu,%.6f,%.2f,%.2f,%.4f,%u,%u,%u,%u\n", s->tile_bytes,
             c->dtype, c->box_w, c->box_h, c->k, order_names[c->order], where, (size_t)moved,
             sec * 1e3, gbps, copy, gbps / copy, s->stages, per_sm, s->lag, s->boxes);
+  if (csv) fflush(csv); /* a run cut short by a timeout keeps what it measured */
 }
 
 /* Every placement at one configuration, each verified, then timed. */
@@ -64,7 +65,8 @@ static int run_point(bench *b, FILE *csv, const config *c) {
   int bad = 0;
   for (int pl = 0; pl < PL_COUNT; pl++) {
     runner r;
-    if (runner_open(&r, b, c, (placement)pl, b->src, b->dst)) continue;
+    if (!(b->placements >> pl & 1) || runner_open(&r, b, c, (placement)pl, b->src, b->dst))
+      continue;
     bad |= runner_verify(&r);
     desc_report(b, csv, &r, placement_names[pl], runner_time(&r), copy_sec);
     runner_close(&r);
@@ -123,6 +125,20 @@ static void parse_ks(const char *list) {
   for (size_t i = nks; i < sizeof ks / sizeof *ks; i++) ks[i] = 0;
 }
 
+/* "P,S,D" -> the bits of those placements; 0 for an unknown name. */
+static unsigned parse_placements(const char *list) {
+  unsigned mask = 0;
+  char buf[128];
+  snprintf(buf, sizeof buf, "%s", list);
+  for (char *save = NULL, *n = strtok_r(buf, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
+    int found = 0;
+    for (int pl = 0; pl < PL_COUNT; pl++)
+      if (!strcmp(n, placement_names[pl])) mask |= 1u << pl, found = 1;
+    if (!found) return 0;
+  }
+  return mask;
+}
+
 static int parse(int argc, char **argv, options *o, bench *b) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -131,6 +147,7 @@ static int parse(int argc, char **argv, options *o, bench *b) {
     else if (!strcmp(a, "--sweep-csv") && v) o->sweep_csv = fopen(argv[++i], "w");
     else if (!strcmp(a, "--reps") && v) b->reps = atoi(argv[++i]);
     else if (!strcmp(a, "--k") && v) parse_ks(argv[++i]);
+    else if (!strcmp(a, "--placements") && v) b->placements = parse_placements(argv[++i]);
     else if (!strcmp(a, "--size") && v) o->size = (size_t)atoi(argv[++i]) << 20;
     else if (!strcmp(a, "--cols") && v) o->cols = (uint32_t)atoi(argv[++i]);
     else if (!strcmp(a, "--quick")) o->quick = 1;
@@ -141,7 +158,7 @@ static int parse(int argc, char **argv, options *o, bench *b) {
     else return 1;
   }
   if (b->reps < 1 || b->reps > 64) b->reps = 15;
-  return nks == 0;
+  return nks == 0 || b->placements == 0;
 }
 
 /* Context, stream, module, kernels and buffers; 1 when there is no sm_90 GPU. */
@@ -191,11 +208,12 @@ static const char table_header[] = "tile_bytes,dtype,box_w,box_h,k,order,placeme
                                    "ms,GBps,memcpy_GBps,fraction,stages,blocks_per_sm,lag,boxes\n";
 
 int main(int argc, char **argv) {
-  bench b = {.reps = 15, .launches = 3};
+  bench b = {.reps = 15, .launches = 3, .placements = (1u << PL_COUNT) - 1};
   options o = {.table = 1, .relaunch = 1};
+  setvbuf(stdout, NULL, _IOLBF, 0); /* line by line into a pipe too (tee, timeouts) */
   if (parse(argc, argv, &o, &b)) {
     fprintf(stderr, "usage: bench_descriptors [--csv FILE] [--relaunch-csv FILE] [--sweep-csv "
-                    "FILE] [--reps N] [--k LIST] [--size MIB] [--cols N] [--quick] [--no-table] "
+                    "FILE] [--reps N] [--k LIST] [--placements LIST] [--size MIB] [--cols N] [--quick] [--no-table] "
                     "[--no-relaunch] [--sweep] [--probe]\n");
     return 2;
   }
