@@ -36,6 +36,9 @@
 #ifndef GCL_KERNEL_DIR
 #define GCL_KERNEL_DIR "build/bench"
 #endif
+#ifndef GCL_KERNELS_DIR
+#define GCL_KERNELS_DIR "build/kernels"
+#endif
 
 static uint32_t ks[8] = {1, 8, 64, 240, 1024, 4096};
 static size_t nks = 6;
@@ -161,6 +164,19 @@ static int parse(int argc, char **argv, options *o, bench *b) {
   return nks == 0 || b->placements == 0;
 }
 
+/* kernels/descbench.cu for sm_90a (built into this directory); failing that, the sm_90 build of
+ * the kernels' directory, without D (tensormap.replace is sm_90a only). */
+static void load_module(bench *b) {
+  const char *dir = getenv("GCL_BENCH_KERNEL_DIR") ? getenv("GCL_BENCH_KERNEL_DIR") : GCL_KERNEL_DIR;
+  char path[1024];
+  snprintf(path, sizeof path, "%s/descbench.sm_90a.cubin", dir);
+  if (gcl_module_load_file(b->ctx, path, &b->mod) == GCL_OK) return;
+  printf("bench_descriptors: %s: %s; loading the sm_90 build, without D\n", path, gcl_last_error());
+  snprintf(path, sizeof path, "%s/descbench.sm_90.cubin", GCL_KERNELS_DIR);
+  CHECK(gcl_module_load_file(b->ctx, path, &b->mod));
+  b->placements &= ~(1u << PL_D);
+}
+
 /* Context, stream, module, kernels and buffers; 1 when there is no sm_90 GPU. */
 static int setup(bench *b, size_t src_bytes) {
   gcl_status st = gcl_driver_init();
@@ -176,10 +192,7 @@ static int setup(bench *b, size_t src_bytes) {
     return 1;
   }
   b->sms = info.multiprocessors;
-  const char *dir = getenv("GCL_BENCH_KERNEL_DIR") ? getenv("GCL_BENCH_KERNEL_DIR") : GCL_KERNEL_DIR;
-  char path[1024];
-  snprintf(path, sizeof path, "%s/descbench.sm_90a.cubin", dir);
-  CHECK(gcl_module_load_file(b->ctx, path, &b->mod));
+  load_module(b);
   CHECK(gcl_kernel_get(b->mod, "desc_compare", "const void* a, const void* b, u64 n, u64* bad",
                        &b->compare));
   CHECK(gcl_stream_create(b->ctx, 0, &b->stream));
