@@ -10,7 +10,8 @@
  *   D  an upload of the K+1 new addresses (8 bytes each), the launch: the device makes the maps.
  * Two ways to launch: direct (gcl_launch) and through a CUDA graph captured once, whose kernel
  * node gets the new arguments every step (gcl_graph_set_args, ~30 KB of grid-constant
- * parameters for P and S at K = 240) before gcl_graph_launch.
+ * parameters for P and S at K = 240) before gcl_graph_launch (the graph also holds a 4-byte
+ * fill ahead of the kernel: see capture()).
  * Reported per step, medians: host_us (re-point + launch calls, the host's clock), of it
  * repoint_us; step_us (wall time of STEPS steps back to back, divided by STEPS: host and device
  * overlapped as in a real loop); kernel_us (the kernel alone, device events). The last step's
@@ -45,15 +46,20 @@ static void step(runner *r, gcl_graph *g, const uint64_t *src, const uint64_t *d
 }
 
 /* A graph of one launch of r's kernel (after a direct launch: the kernel's one-time settings,
- * such as its dynamic shared memory limit, are made outside the capture). */
+ * such as its dynamic shared memory limit, are made outside the capture). A 4-byte fill node
+ * goes first: gcl_graph_capture_end fails on a graph without edges (on driver 580,
+ * cuGraphGetEdges answers CUDA_ERROR_INVALID_VALUE when asked for 0 edges into arrays). */
 static gcl_graph *capture(runner *r) {
   gcl_graph *g;
   runner_launch(r);
   CHECK(gcl_stream_synchronize(r->b->stream));
   CHECK(gcl_graph_capture_begin(r->b->stream));
+  CHECK(gcl_mem_fill_u32_async(r->b->ctx, r->b->bad, 0, 1, r->b->stream));
   CHECK(gcl_launch(r->kern, &r->lc, r->args));
-  CHECK(gcl_graph_capture_end(r->b->stream, &g));
-  return g;
+  if (gcl_graph_capture_end(r->b->stream, &g) == GCL_OK) return g;
+  printf("K=%-4u %-10s graph: not measured: gcl_graph_capture_end: %s\n", r->c.k,
+         placement_names[r->pl], gcl_last_error());
+  return NULL;
 }
 
 /* The kernel alone (H's upload not included), device events, median. */
@@ -100,6 +106,10 @@ static int relaunch_one(bench *b, FILE *csv, const config *c, placement pl, int 
   runner r;
   if (2 * set > b->src_bytes || runner_open(&r, b, c, pl, src[0], dst[0])) return 0;
   gcl_graph *g = graphed ? capture(&r) : NULL;
+  if (graphed && !g) {
+    runner_close(&r);
+    return 0;
+  }
   step_times t;
   int bad = steps(&r, g, src, dst, &t);
   t.kernel_us = kernel_us(&r, g);
