@@ -14,6 +14,8 @@ from collections import defaultdict
 
 PLACEMENTS = ["P", "S", "G", "G+prefetch", "D", "H"]
 ORDERS = ["tensor", "shuffled"]
+COLORS = {"P": "tab:blue", "S": "tab:orange", "G": "tab:green", "G+prefetch": "tab:olive",
+          "D": "tab:purple", "H": "tab:brown"}  # the same colour for a placement in every figure
 
 
 def read(path):
@@ -32,19 +34,28 @@ def by_tile(rows):
     return lines, copy
 
 
+def k_axis(ax, ks):
+    """log2 K axis, ticks at the measured K."""
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(ks)
+    ax.set_xticklabels([str(k) for k in ks])
+    ax.minorticks_off()
+    ax.set_xlabel("descriptors K")
+
+
 def plot_tile(plt, tile, lines, copy, out):
     fig, axes = plt.subplots(1, len(ORDERS), figsize=(11, 4.2), sharey=True)
     for ax, order in zip(axes, ORDERS):
         for p in PLACEMENTS:
             pts = sorted(lines[order].get(p, []))
             if pts:
-                ax.plot([k for k, _ in pts], [g for _, g in pts], marker="o", label=p)
+                ax.plot([k for k, _ in pts], [g for _, g in pts], marker="o", label=p,
+                        color=COLORS[p])
         ceil = sorted(copy[order].items())
         ax.plot([k for k, _ in ceil], [g for _, g in ceil], color="gray", linestyle="--",
                 label="cuMemcpyDtoD")
-        ax.set_xscale("log", base=2)
+        k_axis(ax, [k for k, _ in ceil])
         ax.set_title(f"work order: {order}")
-        ax.set_xlabel("descriptors K")
         ax.grid(True, alpha=0.3)
     axes[0].set_ylabel("GB/s (read + written)")
     axes[0].set_ylim(bottom=0)
@@ -63,11 +74,13 @@ def plot_relaunch(plt, rows, out):
             pts = sorted((int(r["k"]), float(r["step_us"])) for r in rows
                          if r["mode"] == mode and r["placement"] == p)
             if pts:
-                ax.plot([k for k, _ in pts], [u for _, u in pts], marker="o", label=p)
-        ax.set_xscale("log", base=2)
+                ax.plot([k for k, _ in pts], [u for _, u in pts], marker="o", label=p,
+                        color=COLORS[p])
+        k_axis(ax, sorted({int(r["k"]) for r in rows}))
         ax.set_yscale("log")
+        ax.set_yticks([30, 50, 100, 200, 400, 700])
+        ax.set_yticklabels(["30", "50", "100", "200", "400", "700"])
         ax.set_title(f"new buffers every step, {mode} launch")
-        ax.set_xlabel("descriptors K")
         ax.grid(True, alpha=0.3)
     axes[0].set_ylabel("us per step (host and device overlapped)")
     axes[-1].legend(fontsize=8)
