@@ -86,7 +86,7 @@ static void make_tensors(runner *r) {
   retarget(r, r->src, r->dst);
 }
 
-/* --- the tensor-map calls (today's index-addressed API: the only two places that name it) ------ */
+/* --- the tensor-map calls (today's index-addressed API; the only two places that name it) --- */
 
 /* Encodes tensors t[0 .. n) into elements first ... of parameter index. */
 static void maps_set(runner *r, size_t index, size_t first, size_t n, const DLTensor **t) {
@@ -160,7 +160,8 @@ static int kernel_for(const runner *r, char *name, size_t name_size, char *sig, 
   case PL_S: {
     snprintf(name, name_size, "desc_sep_%u", k + 1);
     size_t at = 0;
-    for (uint32_t i = 0; i <= k; i++) at += snprintf(sig + at, sig_size - at, "grid_constant tensormap, ");
+    for (uint32_t i = 0; i <= k; i++)
+      at += snprintf(sig + at, sig_size - at, "grid_constant tensormap, ");
     snprintf(sig + at, sig_size - at, "%s", SHAPE_SIG);
     return 0;
   }
@@ -215,7 +216,6 @@ void runner_set_shape(runner *r, const shape *s, uint32_t grid) {
 /* 0: ready; 1: the placement does not exist for this configuration (P and S beyond the
  * parameter space, D beyond its slots). */
 int runner_open(runner *r, bench *b, const config *c, placement pl, uint64_t src, uint64_t dst) {
-  memset(r, 0, sizeof *r);
   *r = (runner){.b = b, .c = *c, .pl = pl, .src = src, .dst = dst};
   uint32_t grid;
   r->s = desc_shape(b, c, &grid);

@@ -26,7 +26,8 @@
  *                     [--k LIST] [--placements LIST] [--size MIB] [--cols N] [--quick]
  *                     [--no-table] [--no-relaunch] [--sweep] [--probe]
  * --k 1,8 measures only those K, --placements P,D only those placements; --size and --cols
- * shrink every tensor set (for a smoke test); --quick: the 16 KiB tile only. Without a GPU it says so and exits 0.
+ * shrink every tensor set (for a smoke test); --quick: the 16 KiB tile only. Without a GPU it
+ * says so and exits 0.
  */
 #include <string.h>
 #include <time.h>
@@ -107,7 +108,8 @@ static void fill_random(bench *b) {
   uint32_t x = 0x9e3779b9u ^ (uint32_t)time(NULL);
   for (size_t i = 0; i < chunk / 4; i++) x ^= x << 13, x ^= x >> 17, x ^= x << 5, h[i] = x;
   for (size_t off = 0; off < b->src_bytes; off += chunk)
-    CHECK(gcl_mem_upload(b->ctx, b->src + off, h, off + chunk <= b->src_bytes ? chunk : b->src_bytes - off));
+    CHECK(gcl_mem_upload(b->ctx, b->src + off, h,
+                         off + chunk <= b->src_bytes ? chunk : b->src_bytes - off));
   free(h);
 }
 
@@ -167,7 +169,8 @@ static int parse(int argc, char **argv, options *o, bench *b) {
 /* kernels/descbench.cu for sm_90a (built into this directory); failing that, the sm_90 build of
  * the kernels' directory, without D (tensormap.replace is sm_90a only). */
 static void load_module(bench *b) {
-  const char *dir = getenv("GCL_BENCH_KERNEL_DIR") ? getenv("GCL_BENCH_KERNEL_DIR") : GCL_KERNEL_DIR;
+  const char *dir = getenv("GCL_BENCH_KERNEL_DIR");
+  if (!dir) dir = GCL_KERNEL_DIR;
   char path[1024];
   snprintf(path, sizeof path, "%s/descbench.sm_90a.cubin", dir);
   if (gcl_module_load_file(b->ctx, path, &b->mod) == GCL_OK) return;
@@ -201,7 +204,8 @@ static int setup(bench *b, size_t src_bytes) {
   CHECK(gcl_mem_alloc(b->ctx, src_bytes, &b->dst));
   CHECK(gcl_mem_alloc(b->ctx, 128 * (K_MAX + 1), &b->maps));
   CHECK(gcl_mem_alloc(b->ctx, 8 * (K_MAX + 1), &b->addrs));
-  CHECK(gcl_mem_alloc(b->ctx, (size_t)b->sms * BLOCKS_MAX_PER_SM * SLOTS_PER_BLOCK * 128, &b->slots));
+  size_t slots = (size_t)b->sms * BLOCKS_MAX_PER_SM * SLOTS_PER_BLOCK * 128;
+  CHECK(gcl_mem_alloc(b->ctx, slots, &b->slots));
   CHECK(gcl_mem_alloc(b->ctx, 8, &b->bad));
   fill_random(b);
   printf("bench_descriptors: %s, %d SMs, %zu MiB source buffer, median of %d x %d launches\n",
@@ -226,8 +230,8 @@ int main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IOLBF, 0); /* line by line into a pipe too (tee, timeouts) */
   if (parse(argc, argv, &o, &b)) {
     fprintf(stderr, "usage: bench_descriptors [--csv FILE] [--relaunch-csv FILE] [--sweep-csv "
-                    "FILE] [--reps N] [--k LIST] [--placements LIST] [--size MIB] [--cols N] [--quick] [--no-table] "
-                    "[--no-relaunch] [--sweep] [--probe]\n");
+                    "FILE] [--reps N] [--k LIST] [--placements LIST] [--size MIB] [--cols N] "
+                    "[--quick] [--no-table] [--no-relaunch] [--sweep] [--probe]\n");
     return 2;
   }
   config tiles[] = {{"bf16", kDLBfloat, 16, 64, 64, 0, {0, 0, 0, 0}, 0, 0, o.cols, o.size},
