@@ -1,5 +1,6 @@
 /* Option tables of the gclaunch subcommands: one lookup for every parser, one printer for every
- * --help (cliopts.h says why). A leaf of the tools' file graph: it calls no other file of tools/. */
+ * --help (cliopts.h says why). A leaf of the tools' file graph: it calls no other file of
+ * tools/. */
 #include "cliopts.h"
 
 #include <string.h>
@@ -10,20 +11,21 @@ int cli_option_next(const char *cmd, const cli_option *table, size_t n, int argc
                     int *i, const char **value) {
   const char *a = argv[*i];
   *value = NULL;
-  if (!strcmp(a, "--help") || !strcmp(a, "-h")) return -2;
-  if (a[0] != '-' || a[1] == '\0') return -1;
+  if (!strcmp(a, "--help") || !strcmp(a, "-h")) return CLI_HELP;
+  if (a[0] != '-' || a[1] == '\0') return CLI_OPERAND;
   for (size_t k = 0; k < n; k++) {
     if (strcmp(a, table[k].name)) continue;
     if (!table[k].value) return (int)k;
     if (*i + 1 >= argc) {
-      fprintf(stderr, "gclaunch %s: option '%s' needs a value (%s %s)\n", cmd, a, a, table[k].value);
-      return -3;
+      fprintf(stderr, "gclaunch %s: option '%s' needs a value (%s %s)\n", cmd, a, a,
+              table[k].value);
+      return CLI_REFUSED;
     }
     *value = argv[++*i];
     return (int)k;
   }
   fprintf(stderr, "gclaunch %s: unknown option '%s' (gclaunch %s --help)\n", cmd, a, cmd);
-  return -3;
+  return CLI_REFUSED;
 }
 
 static size_t head_width(const cli_option *o) {
@@ -50,6 +52,6 @@ void cli_options_print(FILE *f, const char *cmd, const cli_option *table, size_t
       if (*line == '\n' && *++line) fprintf(f, "  %*s", (int)column, "");
     }
   }
-  fprintf(f, "  %-*s  this help (exit 0), as `gclaunch help %s` prints it\n", (int)column, "-h, --help",
-          cmd);
+  fprintf(f, "  %-*s  this help (exit 0), as `gclaunch help %s` prints it\n", (int)column,
+          "-h, --help", cmd);
 }

@@ -3,8 +3,9 @@
  * exactly them (cli_options_print), so the help cannot miss an option the parser takes, nor list
  * one it refuses. tests/cli/help_options.sh checks both directions on the built tool.
  *
- * A command keeps an enum of its options and a table indexed by it; its parser switches over the
- * enum, so the compiler (-Wswitch) names any table entry the parser does not handle. */
+ * A command keeps a named enum of its options (its count a macro, not an enumerator) and a table
+ * indexed by it; its parser switches over a value of that enum, so that -Wswitch (in -Wall) names
+ * any entry of the table the parser does not handle. */
 #ifndef GCL_CLIOPTS_H
 #define GCL_CLIOPTS_H
 
@@ -17,10 +18,17 @@ typedef struct cli_option {
   const char *help;  /* what it does; each '\n' starts a line of its own, indented like the first */
 } cli_option;
 
-/* Walks argv from *i (the argument to look at): -1 when argv[*i] is no option (an operand, or
- * "-" alone); -2 for "-h" and "--help"; -3 after a message ("gclaunch CMD: unknown option 'X'
- * (gclaunch CMD --help)" or "option 'X' needs a value"); else the index of the option in table
- * (n entries), *value set to its value (NULL for a flag) and *i advanced past the value. */
+/* What cli_option_next returns besides an index into the table. */
+enum {
+  CLI_OPERAND = -1, /* argv[*i] is no option: an operand, or "-" alone */
+  CLI_HELP = -2,    /* "-h" or "--help" */
+  CLI_REFUSED = -3  /* an unknown option, or one without its value: the message was printed */
+};
+
+/* Looks at argv[*i]: one of the CLI_ values above, or the index of the option in table (n
+ * entries) with *value set to its value (NULL for a flag) and *i advanced past the value. The
+ * messages: "gclaunch CMD: unknown option 'X' (gclaunch CMD --help)", "gclaunch CMD: option 'X'
+ * needs a value (X VALUE)". */
 int cli_option_next(const char *cmd, const cli_option *table, size_t n, int argc, char **argv,
                     int *i, const char **value);
 

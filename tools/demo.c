@@ -352,12 +352,14 @@ static bool parse_l2(const char *s, int *l2) {
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
-enum {
+typedef enum demo_option {
   DEMO_TENSORS, DEMO_MIB, DEMO_ITERS, DEMO_DEVICES, DEMO_STAGES, DEMO_BLOCKS_PER_SM, DEMO_ORDER,
-  DEMO_L2, DEMO_ROW_ALIGN, DEMO_OPTION_COUNT
-};
+  DEMO_L2, DEMO_ROW_ALIGN
+} demo_option;
+#define DEMO_OPTION_COUNT (DEMO_ROW_ALIGN + 1)
 static const cli_option demo_options[DEMO_OPTION_COUNT] = {
-    [DEMO_TENSORS] = {"--tensors", "1.." STR(MAX_TENSORS), "tensors to copy, two maps each (default 32)"},
+    [DEMO_TENSORS] = {"--tensors", "1.." STR(MAX_TENSORS),
+                      "tensors to copy, two maps each (default 32)"},
     [DEMO_MIB] = {"--mib", "MiB", "the source tensors' size in all (default 512)"},
     [DEMO_ITERS] = {"--iters", "N", "timed copies (default 20)"},
     [DEMO_DEVICES] = {"--devices", "all|D,D...",
@@ -377,18 +379,18 @@ static const cli_option demo_options[DEMO_OPTION_COUNT] = {
 
 void gcl_demo_usage(FILE *f) {
   fprintf(f, "usage: gclaunch demo [options]\n\n"
-             "A persistent megakernel copies tensors (views at non-zero byte_offsets among them)\n"
-             "through TMA, picking each tile's descriptors by run-time index from the maps of one\n"
-             "grid-constant globals struct, verifies every byte on the host and prints the bandwidth.\n"
-             "Without a GPU it says so and shows the kernel's parameter layout read from its cubin\n"
-             "and the packed argument buffer.\n");
+             "A persistent megakernel copies tensors (views at non-zero byte_offsets among\n"
+             "them) through TMA, picking each tile's descriptors by run-time index from the maps\n"
+             "of one grid-constant globals struct, verifies every byte on the host and prints the\n"
+             "bandwidth. Without a GPU it says so and shows the kernel's parameter layout read\n"
+             "from its cubin and the packed argument buffer.\n");
   cli_options_print(f, "demo", demo_options, DEMO_OPTION_COUNT);
-  fprintf(f, "\nThe kernels (megakernel.fatbin, megakernel.sm_90.cubin) are read from $GCL_KERNEL_DIR,\n"
-             "else the installed share/gclaunch/kernels, else the build tree.\n");
+  fprintf(f, "\nThe kernels (megakernel.fatbin, megakernel.sm_90.cubin) are read from\n"
+             "$GCL_KERNEL_DIR, else the installed share/gclaunch/kernels, else the build tree.\n");
 }
 
 /* Option id with its value v into d; false when v is out of range. */
-static bool parse_option(demo *d, int id, const char *v) {
+static bool parse_option(demo *d, demo_option id, const char *v) {
   long n = 0;
   char err[256];
   switch (id) {
@@ -416,9 +418,10 @@ static int parse_args(int argc, char **argv, demo *d) {
   for (int i = 1; i < argc; i++) {
     const char *v;
     int id = cli_option_next("demo", demo_options, DEMO_OPTION_COUNT, argc, argv, &i, &v);
-    if (id == -2) return gcl_demo_usage(stdout), 1;
-    if (id == -1) fprintf(stderr, "gclaunch demo: unexpected '%s': the demo takes options only\n", argv[i]);
-    else if (id >= 0 && parse_option(d, id, v)) continue;
+    if (id == CLI_HELP) return gcl_demo_usage(stdout), 1;
+    if (id == CLI_OPERAND)
+      fprintf(stderr, "gclaunch demo: unexpected '%s': the demo takes options only\n", argv[i]);
+    else if (id >= 0 && parse_option(d, (demo_option)id, v)) continue;
     else if (id >= 0 && id != DEMO_DEVICES)
       fprintf(stderr, "gclaunch demo: %s '%s': expected %s\n", demo_options[id].name, v,
               demo_options[id].value);

@@ -6,7 +6,8 @@
 #include <gclaunch/gclaunch.h>
 #include <stdio.h>
 
-enum { INFO_JSON, INFO_OPTION_COUNT };
+typedef enum info_option { INFO_JSON } info_option;
+#define INFO_OPTION_COUNT (INFO_JSON + 1)
 static const cli_option info_options[INFO_OPTION_COUNT] = {
     [INFO_JSON] = {"--json", NULL,
                    "one JSON object {gclaunch, driver, devices, nvrtc}; a part that is missing\n"
@@ -149,11 +150,12 @@ int gcl_cmd_info(int argc, char **argv) {
   bool json = false;
   for (int i = 1; i < argc; i++) {
     const char *value;
-    switch (cli_option_next("info", info_options, INFO_OPTION_COUNT, argc, argv, &i, &value)) {
-    case -2: return gcl_info_usage(stdout), 0;
+    int id = cli_option_next("info", info_options, INFO_OPTION_COUNT, argc, argv, &i, &value);
+    if (id == CLI_HELP) return gcl_info_usage(stdout), 0;
+    if (id == CLI_OPERAND) fprintf(stderr, "gclaunch info: unknown argument '%s'\n", argv[i]);
+    if (id < 0) return gcl_info_usage(stderr), 2;
+    switch ((info_option)id) {
     case INFO_JSON: json = true; break;
-    case -1: fprintf(stderr, "gclaunch info: unknown argument '%s'\n", argv[i]); /* fall through */
-    default: return gcl_info_usage(stderr), 2;
     }
   }
   if (json) {

@@ -16,7 +16,10 @@ typedef struct options {
   bool json;
 } options;
 
-enum { INSPECT_ARCH, INSPECT_KERNEL, INSPECT_SIGNATURE, INSPECT_JSON, INSPECT_OPTION_COUNT };
+typedef enum inspect_option {
+  INSPECT_ARCH, INSPECT_KERNEL, INSPECT_SIGNATURE, INSPECT_JSON
+} inspect_option;
+#define INSPECT_OPTION_COUNT (INSPECT_JSON + 1)
 static const cli_option inspect_options[INSPECT_OPTION_COUNT] = {
     [INSPECT_ARCH] = {"--arch", "sm_NN",
                       "the fatbin entry and the architecture PTX and CUDA source are laid out for\n"
@@ -49,7 +52,15 @@ static int parse_options(int argc, char **argv, options *o) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return gcl_inspect_usage(stdout), 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v;
-    switch (cli_option_next("inspect", inspect_options, INSPECT_OPTION_COUNT, argc, argv, &i, &v)) {
+    int id = cli_option_next("inspect", inspect_options, INSPECT_OPTION_COUNT, argc, argv, &i, &v);
+    if (id == CLI_OPERAND && o->file)
+      return cli_error("inspect", "more than one FILE ('%s', '%s')", o->file, a), 2;
+    if (id == CLI_OPERAND) o->file = a;
+    if (id < 0) {
+      if (id == CLI_OPERAND) continue;
+      return 2; /* CLI_REFUSED said why; CLI_HELP was handled above */
+    }
+    switch ((inspect_option)id) {
     case INSPECT_JSON: o->json = true; break;
     case INSPECT_KERNEL: o->kernel = v; break;
     case INSPECT_SIGNATURE: o->signature = v; break;
@@ -57,11 +68,6 @@ static int parse_options(int argc, char **argv, options *o) {
       if ((o->sm = cli_parse_arch(v)) == 0)
         return cli_error("inspect", "--arch '%s': expected an architecture such as sm_90", v), 2;
       break;
-    case -1:
-      if (o->file) return cli_error("inspect", "more than one FILE ('%s', '%s')", o->file, a), 2;
-      o->file = a;
-      break;
-    default: return 2; /* -3: said why; -2 (--help) was handled above */
     }
   }
   if (o->file || o->signature) return -1;

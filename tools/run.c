@@ -10,10 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum {
+typedef enum run_option {
   RUN_GRID, RUN_BLOCK, RUN_CLUSTER, RUN_SMEM, RUN_SIGNATURE, RUN_ARCH, RUN_ARG, RUN_BUFFER, RUN_OUT,
-  RUN_REPEAT, RUN_WARMUP, RUN_DEVICE, RUN_DEVICES, RUN_SEED, RUN_JSON, RUN_OPTION_COUNT
-};
+  RUN_REPEAT, RUN_WARMUP, RUN_DEVICE, RUN_DEVICES, RUN_SEED, RUN_JSON
+} run_option;
+#define RUN_OPTION_COUNT (RUN_JSON + 1)
 static const cli_option run_options[RUN_OPTION_COUNT] = {
     [RUN_GRID] = {"--grid", "X[,Y,Z]", "blocks in the grid (required)"},
     [RUN_BLOCK] = {"--block", "X[,Y,Z]", "threads in a block (required)"},
@@ -27,7 +28,8 @@ static const cli_option run_options[RUN_OPTION_COUNT] = {
                   "the architecture to check and lay out for (default: the\n"
                   "device's, else the module's own)"},
     [RUN_ARG] = {"--arg", "SPEC", "one per kernel parameter, in order (SPEC below)"},
-    [RUN_BUFFER] = {"--buffer", "NAME=buf:...", "a buffer that is no parameter (for tmap: and --out)"},
+    [RUN_BUFFER] = {"--buffer", "NAME=buf:...",
+                    "a buffer that is no parameter (for tmap: and --out)"},
     [RUN_OUT] = {"--out", "NAME=FILE", "after the launches, write buffer NAME's view to FILE"},
     [RUN_REPEAT] = {"--repeat", "N", "timed launches (default 1)"},
     [RUN_WARMUP] = {"--warmup", "N", "launches before the timed ones (default 0)"},
@@ -165,7 +167,7 @@ static bool parse_buffers(run_state *st) {
 }
 
 /* Option id (a run_options index) with its value v; false (message printed) when malformed. */
-static bool parse_option(run_state *st, int id, const char *v) {
+static bool parse_option(run_state *st, run_option id, const char *v) {
   const char *o = run_options[id].name;
   long long n;
   char err[256];
@@ -209,9 +211,9 @@ static int parse_command_line(int argc, char **argv, run_state *st) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v;
     int id = cli_option_next("run", run_options, RUN_OPTION_COUNT, argc, argv, &i, &v);
-    if (id == -2) help = true;
-    else if (id == -3) ok = false;
-    else if (id >= 0) ok = parse_option(st, id, v) && ok;
+    if (id == CLI_HELP) help = true;
+    else if (id == CLI_REFUSED) ok = false;
+    else if (id >= 0) ok = parse_option(st, (run_option)id, v) && ok;
     else if (npos < 2) pos[npos++] = a;
     else run_error("unexpected '%s' (MODULE and KERNEL are already '%s' and '%s')", a, pos[0], pos[1]), ok = false;
   }
