@@ -63,8 +63,9 @@ static inline bool device_ok(const gcl_context *ctx, const DLTensor *t) {
 
 /* Once per call: the device has TMA. (A context exists only once the driver loaded, so there is
  * no gcl__cu_load here.) ctx is not made current here: the encode needs some current context,
- * and its bytes do not depend on which (FACTS.md), so encode_into binds ctx only when the
- * driver refuses without it -- one cuCtxGetCurrent less per map. */
+ * and its bytes should not depend on which (docs/facts.md "Tensor maps: cost and bytes"), so
+ * encode_into binds ctx only when the driver refuses without it -- one cuCtxGetCurrent less per
+ * map. */
 static gcl_status begin(gcl_context *ctx, const gcl__tmap_who *who) {
   if (ctx->sm < 90)
     return gcl__tmap_fail(who, GCL_ERROR_INVALID_ARGUMENT,
