@@ -22,7 +22,7 @@ typedef gcl__lparam lparam;
 struct gcl_layout {
   int sm;
   size_t count, size;
-  gcl_signature *sig; /* a private copy (names and type trees); NULL for raw layouts */
+  gcl_signature *sig; /* shared with the caller (gcl__signature_share); NULL for raw layouts */
   lparam *params;
   unsigned char *bits; /* initial set-tracking bitmap: see layout_internal.h */
   size_t bit_bytes, owners, tmaps, widest_tmaps;
@@ -174,7 +174,7 @@ gcl_status gcl_layout_create(const gcl_signature *sig, int sm, gcl_layout **out)
   gcl_status s = check_sm(sm);
   if (s) return s;
   gcl_layout *l = layout_new(gcl_signature_count(sig), sm);
-  if (l) l->sig = gcl__signature_clone(sig);
+  if (l) l->sig = gcl__signature_share(sig);
   if (!l || !l->sig) {
     gcl_layout_destroy(l);
     return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "out of memory creating a layout");

@@ -1,7 +1,7 @@
 /* Kernels: looked up by name in a module, their real parameter layout read from the driver
  * (cuFuncGetParamInfo, for as many parameters as the module's records list: driver_params) and
- * an optional declared signature checked against it. Everything the
- * launch path needs is computed here, once. */
+ * an optional declared signature checked against it. Everything the launch path needs is
+ * computed here, once. */
 #include "cuda_internal.h"
 
 #include <stdio.h>
@@ -20,7 +20,7 @@ static gcl_status param_count(const gcl_kernel *k, size_t *count, bool *probe, c
   size_t n = 0, off, size;
   *probe = !gcl__module_param_count(k->mod, k->name, count, what);
   if (!*probe) return GCL_OK;
-  CUresult rc;
+  CUresult rc = CUDA_SUCCESS;
   while (n <= GCL_PARAM_LIMIT && (rc = gcl__cu.cuFuncGetParamInfo(k->fn, n, &off, &size)) == CUDA_SUCCESS) n++;
   if (n > GCL_PARAM_LIMIT || rc != CUDA_ERROR_INVALID_VALUE) /* past the last: INVALID_VALUE */
     return gcl__cu_fail(rc, "cuFuncGetParamInfo(kernel '%s', parameter %zu)", k->name, n);
@@ -43,6 +43,10 @@ static gcl_status driver_params(gcl_kernel *k, bool *known) {
   size_t n = 0;
   gcl_status s = param_count(k, &n, &probe, &what);
   if (s != GCL_OK) return s;
+  if (n > GCL_PARAM_LIMIT) /* every parameter takes a byte at least */
+    return gcl__fail(GCL_ERROR_BAD_IMAGE, "kernel '%s': the module's %s records list %zu "
+                     "parameters, more than %d bytes of parameters can hold", k->name, what, n,
+                     GCL_PARAM_LIMIT);
   k->offsets = gcl__calloc(n + 1, sizeof *k->offsets);
   k->sizes = gcl__calloc(n + 1, sizeof *k->sizes);
   if (!k->offsets || !k->sizes) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "kernel '%s': %zu parameters", k->name, n);
