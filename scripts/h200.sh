@@ -97,25 +97,25 @@ for stage in $stages; do
         [[ ${SANITIZE_RACECHECK:-1} == 1 && $t != *concurrency* && $t != *dlpack* && $t != *smoke* ]] && tools="memcheck racecheck"
         for tool in $tools; do runs+=("$t $tool"); done
       done
-      n=0
+      { timeout ${SANITIZE_TIMEOUT:-150} compute-sanitizer --error-exitcode 99 "$build/tools/gclaunch" demo
+        echo "exit $?"; } >"$s_dir/demo.log" 2>&1 &
+      n=1
       for r in "${runs[@]}"; do
         set -- $r
         one "$1" "$2" "!($purposeful)" "$s_dir/$(basename "$1").$2.log" &
         if (( ++n >= ${SANITIZE_JOBS:-4} )); then wait -n; n=$((n - 1)); fi
       done
       wait
-      { for f in "$s_dir"/*.log; do
+      { for f in "$s_dir"/gpu_*.log; do
           name=$(basename "$f" .log)
           echo "== compute-sanitizer (defaults) --tool ${name##*.} ${name%.*}"
           grep -E 'Program hit|ERROR SUMMARY|Synthesis|^exit' "$f" | sed -E 's/^=+ //' | sort | uniq -c
         done
         echo "== compute-sanitizer (defaults) gclaunch demo"
-        timeout ${SANITIZE_TIMEOUT:-150} compute-sanitizer --error-exitcode 99 "$build/tools/gclaunch" demo 2>&1 |
-          grep -E 'Program hit|ERROR SUMMARY|^verify|^demo' | sed -E 's/^=+ //' | sort | uniq -c
-        echo "exit ${PIPESTATUS[0]}"
+        grep -E 'Program hit|ERROR SUMMARY|^verify|^demo|^exit' "$s_dir/demo.log" | sed -E 's/^=+ //' | sort | uniq -c
         echo "== the purposeful tests, on their own (expected API errors listed)"
         for t in "$build"/tests/gpu_module "$build"/tests/gpu_tma_rule; do
-          compute-sanitizer --tool memcheck --target-processes all "$t" --jobs 1 --filter "@($purposeful)" 2>&1 |
+          timeout ${SANITIZE_TIMEOUT:-150} compute-sanitizer --tool memcheck --target-processes all "$t" --jobs 1 --filter "@($purposeful)" 2>&1 |
             grep -E 'Program hit|ERROR SUMMARY|Synthesis' | sed -E 's/^=+ //' | sort | uniq -c
         done; } 2>&1 | tee "$out/sanitize.log"
       rm -rf "$s_dir"
