@@ -79,10 +79,16 @@ for stage in $stages; do
       # "ERROR SUMMARY: 0 errors". Kernel lookups make no failing driver call (lib/cuda/kernel.c).
       # The tests that provoke driver errors on purpose are listed here by name, left out of those
       # runs (a Criterion --filter) and run on their own below: they must pass, and the API errors
-      # they cause are listed as expected. memcheck on all, racecheck too (SANITIZE_RACECHECK=0
+      # they cause are listed as expected (on the H200, 2026-12-04: gpu_module's two give
+      # INVALID_PTX and NOT_FOUND from cuLibraryGetKernel; gpu_launch's context test 201/400 from
+      # cuLaunchKernelEx, 6 in all; gpu_tmap_refresh's probe of random descriptions about 1100
+      # INVALID_VALUE from cuTensorMapEncodeIm2col/Tiled, combinations the driver refuses beyond its
+      # documented rules). gpu_tma_rule's fault test is left to ctest: under compute-sanitizer it
+      # did not finish within 70 s and kept the output pipe open. memcheck on all, racecheck too (SANITIZE_RACECHECK=0
       # leaves it out) on the suites whose kernels share memory; SANITIZE_JOBS suites at a time
       # (one GPU is enough), each run capped at SANITIZE_TIMEOUT seconds.
-      purposeful='module/bad_ptx_fails_with_the_jit_log|module/unknown_kernel_is_not_found|tma_rule/an_unaligned_innermost_coordinate_is_a_named_kernel_fault'
+      purposeful='module/bad_ptx_fails_with_the_jit_log|module/unknown_kernel_is_not_found|launch/the_launch_runs_in_the_kernels_context_whatever_is_current|tmap_refresh_gpu/replace_and_refresh_equal_fresh_encodes'
+      faulting='tma_rule/an_unaligned_innermost_coordinate_is_a_named_kernel_fault'
       one() { # suite tool filter log
         timeout ${SANITIZE_TIMEOUT:-150} compute-sanitizer --tool "$2" --target-processes all \
           --error-exitcode 99 "$1" --jobs 1 --filter "$3" >"$4" 2>&1
@@ -102,7 +108,7 @@ for stage in $stages; do
       n=1
       for r in "${runs[@]}"; do
         set -- $r
-        one "$1" "$2" "!($purposeful)" "$s_dir/$(basename "$1").$2.log" &
+        one "$1" "$2" "!($purposeful|$faulting)" "$s_dir/$(basename "$1").$2.log" &
         if (( ++n >= ${SANITIZE_JOBS:-4} )); then wait -n; n=$((n - 1)); fi
       done
       wait
@@ -114,9 +120,11 @@ for stage in $stages; do
         echo "== compute-sanitizer (defaults) gclaunch demo"
         grep -E 'Program hit|ERROR SUMMARY|^verify|^demo|^exit' "$s_dir/demo.log" | sed -E 's/^=+ //' | sort | uniq -c
         echo "== the purposeful tests, on their own (expected API errors listed)"
-        for t in "$build"/tests/gpu_module "$build"/tests/gpu_tma_rule; do
-          timeout ${SANITIZE_TIMEOUT:-150} compute-sanitizer --tool memcheck --target-processes all "$t" --jobs 1 --filter "@($purposeful)" 2>&1 |
-            grep -E 'Program hit|ERROR SUMMARY|Synthesis' | sed -E 's/^=+ //' | sort | uniq -c
+        for t in gpu_module gpu_launch gpu_tmap_refresh; do
+          echo "-- $t"
+          timeout ${SANITIZE_TIMEOUT:-150} compute-sanitizer --tool memcheck --target-processes all \
+            "$build/tests/$t" --jobs 1 --filter "@($purposeful)" >"$s_dir/$t.purposeful" 2>&1
+          grep -E 'Program hit|ERROR SUMMARY|Synthesis' "$s_dir/$t.purposeful" | sed -E 's/^=+ //' | sort | uniq -c
         done; } 2>&1 | tee "$out/sanitize.log"
       rm -rf "$s_dir"
       ;;
