@@ -189,9 +189,7 @@ static int check_signature(const gcl_image *img, const options *o) {
 /* --- a signature's fields, with no file: every leaf by path -------------------------------- */
 
 static const char *leaf_kind(const gcl_param_info *p, char *buf, size_t cap) {
-  static const char *const scalars[] = {"void", "bool", "i8", "u8", "i16", "u16", "i32", "u32",
-                                        "i64", "u64", "f16", "bf16", "f32", "f64"};
-  const char *sc = (unsigned)p->scalar < sizeof scalars / sizeof *scalars ? scalars[p->scalar] : "?";
+  const char *sc = gcl_scalar_name(p->scalar);
   switch (p->kind) {
   case GCL_PARAM_SCALAR: snprintf(buf, cap, "%s", sc); break;
   case GCL_PARAM_POINTER: snprintf(buf, cap, "%s%s*", p->is_const ? "const " : "", sc); break;

@@ -112,16 +112,6 @@ static gcl_status layout_place(gcl_layout *l) {
 /* Bytes of the set-tracking bitmap and owner slots per parameter, then the initial bitmap: bits
  * of padding bytes (and past each parameter's last byte) preset, so that a parameter is
  * complete when all its bits are set. Fills each parameter's whole-parameter field. */
-/* Maps a parameter holds for the tensor-map setters (see layout_internal.h). */
-static size_t tmap_count(const lparam *p) {
-  const gcl__type *t = p->type;
-  if (!t) return p->size == GCL_TENSORMAP_BYTES;
-  if (t->kind == GCL_PARAM_TENSORMAP) return 1;
-  bool maps = t->kind == GCL_PARAM_ARRAY && t->elem->kind == GCL_PARAM_TENSORMAP &&
-              t->elem->size == GCL_TENSORMAP_BYTES;
-  return maps ? t->count : 0;
-}
-
 /* Parameter p's initial bits (nb bytes at b): padding bytes and the bits past its last byte set,
  * leaf bytes clear. Without padding (a tensormap[240], a scalar) that is zeros and a tail; with
  * padding the leaves are marked and the whole is inverted a word at a time (bench_pack's
@@ -151,10 +141,10 @@ static bool layout_track(gcl_layout *l) {
     p->leaf_bytes = p->type ? p->type->leaf_bytes : p->size;
     p->owners = p->type ? p->type->ptr_leaves : p->size == 8; /* raw: 8 bytes may be a pointer */
     at += (p->size + 7) / 8, owners += p->owners;
-    p->tmap_at = l->tmaps, p->tmap_count = tmap_count(p);
+    p->tmap_at = l->tmaps;
+    p->tmap_count = p->type ? p->type->tmap_leaves : p->size == GCL_TENSORMAP_BYTES;
     l->tmaps += p->tmap_count;
-    if (p->type && p->type->kind == GCL_PARAM_ARRAY && p->tmap_count > l->widest_tmaps)
-      l->widest_tmaps = p->tmap_count;
+    if (p->tmap_count > l->widest_tmaps) l->widest_tmaps = p->tmap_count;
   }
   l->bit_bytes = at, l->owners = owners;
   l->bits = gcl__malloc(at ? at : 1);
@@ -164,7 +154,8 @@ static bool layout_track(gcl_layout *l) {
     unsigned char *b = l->bits + p->bit_at;
     size_t nb = (p->size + 7) / 8;
     init_bits(p, b, nb);
-    gcl__field_make(l, p, p->type, 0, p->owner_at, p->info.name, &p->field);
+    gcl__field_make(l, p, p->type, (gcl__place){0, p->owner_at, p->tmap_at, 0}, p->info.name,
+                    &p->field);
   }
   return true;
 }
