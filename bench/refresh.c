@@ -34,6 +34,7 @@
 
 #include "cuda_internal.h"
 #include "bench_util.h"
+#include "tmap.h"
 
 
 #define MAPS 240
@@ -483,9 +484,49 @@ static void teardown(rig *r, gcl_module *m) {
   gcl_context_destroy(r->ctx);
 }
 
+/* What each of gcl_tensormap_check's checks costs (issue 25), CPU only: the 240 views through
+ * the first k stages of the translation, k = 1 ... all, interleaved and rotated per repetition
+ * like the rest; a stage's cost is the median of (prefix k) - (prefix k-1). */
+static void check_costs(const options *o) {
+  static rig c;
+  c.buf[0] = 0x7f0000000000ull, c.buf[1] = 0x7f4000000000ull; /* addresses only: not read */
+  for (int i = 0; i < MAPS; i++) make_view(&c, i);
+  enum { K = GCL__TMAP_STAGES + 1 };
+  double *ns = calloc((size_t)o->reps * K, sizeof *ns), med[K], step[K][64];
+  int reps = o->reps < 64 ? o->reps : 64;
+  gcl_tensormap_desc d;
+  for (int rep = 0; rep < reps; rep++)
+    for (int j = 0; j < K; j++) {
+      int k = (j + rep) % K; /* stages 0 ... K-1 (0: nothing but the call) */
+      double t0 = bench_now_ns();
+      for (int it = 0; it < o->iters; it++)
+        for (int i = 0; i < MAPS; i++) {
+          if (k == 0) __asm__ volatile("" : : "r"(&c.v[i].t[0]) : "memory");
+          else (void)gcl__tmap_translate_upto(&c.v[i].t[0], &c.v[i].o, &d, k);
+          __asm__ volatile("" : : : "memory");
+        }
+      ns[rep * K + k] = (bench_now_ns() - t0) / o->iters / MAPS;
+    }
+  for (int k = 0; k < K; k++) {
+    double v[64];
+    for (int rep = 1; rep < reps; rep++) v[rep - 1] = ns[rep * K + k];
+    med[k] = bench_median(v, reps - 1);
+    for (int rep = 1; rep < reps; rep++)
+      step[k][rep - 1] = k ? ns[rep * K + k] - ns[rep * K + k - 1] : ns[rep * K];
+  }
+  printf("gcl_tensormap_check's checks, 240 views, median ns per map (cumulative, and this "
+         "stage's own cost)\n");
+  for (int k = 1; k < K; k++)
+    printf("  %-58s %7.2f  %+6.2f\n", gcl__tmap_stage_name(k - 1), med[k],
+           bench_median(step[k], reps - 1));
+  printf("  %-58s %7.2f\n\n", "(the loop alone)", med[0]);
+  free(ns);
+}
+
 int main(int argc, char **argv) {
   options o = parse(argc, argv);
   static rig r;
+  check_costs(&o);
   if (gcl_context_create(0, &r.ctx) != GCL_OK) {
     printf("bench_refresh: skipped, no usable GPU: %s\n", gcl_last_error());
     return 0;

@@ -106,29 +106,59 @@ for stage in $stages; do
       tar -C "$out" -czf "$out/descriptors.tar.gz" descriptors && rm -rf "$d"
       ;;
     sanitize)
-      # memcheck on every GPU suite, racecheck on those whose kernels share memory; each run is
-      # capped (the concurrency test's 80,000 launches are slow under the sanitizer).
+      # Issue 25: every GPU suite and the demo under compute-sanitizer's defaults -- API errors
+      # reported, as a user's `compute-sanitizer app` sees them -- and each must end in
+      # "ERROR SUMMARY: 0 errors". Kernel lookups make no failing driver call (lib/cuda/kernel.c).
+      # The tests that provoke driver errors on purpose are listed here by name, left out of those
+      # runs (a Criterion --filter) and run on their own below: they must pass, and the API errors
+      # they cause are listed as expected (on the H200, 2026-12-04: gpu_module's two give
+      # INVALID_PTX and NOT_FOUND from cuLibraryGetKernel; gpu_launch's context test 201/400 from
+      # cuLaunchKernelEx, 6 in all; gpu_tmap_refresh's probe of random descriptions about 1100
+      # INVALID_VALUE from cuTensorMapEncodeIm2col/Tiled, combinations the driver refuses beyond its
+      # documented rules). gpu_tma_rule's fault test is left to ctest: under compute-sanitizer it
+      # did not finish within 70 s and kept the output pipe open. memcheck on all, racecheck too (SANITIZE_RACECHECK=0
+      # leaves it out) on the suites whose kernels share memory; SANITIZE_JOBS suites at a time
+      # (one GPU is enough), each run capped at SANITIZE_TIMEOUT seconds.
+      purposeful='module/bad_ptx_fails_with_the_jit_log|module/unknown_kernel_is_not_found|launch/the_launch_runs_in_the_kernels_context_whatever_is_current|tmap_refresh_gpu/replace_and_refresh_equal_fresh_encodes'
+      faulting='tma_rule/an_unaligned_innermost_coordinate_is_a_named_kernel_fault'
+      one() { # suite tool filter log
+        timeout ${SANITIZE_TIMEOUT:-150} compute-sanitizer --tool "$2" --target-processes all \
+          --error-exitcode 99 "$1" --jobs 1 --filter "$3" >"$4" 2>&1
+        echo "exit $?" >>"$4"
+      }
+      s_dir=$out/sanitize.d
+      mkdir -p "$s_dir"
+      runs=()
       for t in "$build"/tests/gpu_*; do
         [[ -x $t && ! -d $t ]] || continue
-        tools="memcheck racecheck"
-        [[ $t == *concurrency* || $t == *dlpack* || $t == *smoke* ]] && tools=memcheck
-        # gpu_tma_rule's second test faults on purpose (an unaligned TMA load in a child)
-        only=(); [[ $t == *tma_rule* ]] && only=(--filter 'tma_rule/aligned*')
-        for tool in $tools; do
-          echo "== compute-sanitizer --tool $tool $(basename "$t")"
-          # API errors are reported separately below: gclaunch finds a kernel's parameter count
-          # by calling cuFuncGetParamInfo until it returns CUDA_ERROR_INVALID_VALUE (CUDA 13 has
-          # no count query), and the negative tests provoke driver errors on purpose.
-          timeout ${SANITIZE_TIMEOUT:-150} compute-sanitizer --tool $tool --target-processes all \
-            --report-api-errors no --error-exitcode 99 "$t" --jobs 1 "${only[@]}" 2>&1 | tail -4
-          echo "exit ${PIPESTATUS[0]}"
+        tools=memcheck
+        [[ ${SANITIZE_RACECHECK:-1} == 1 && $t != *concurrency* && $t != *dlpack* && $t != *smoke* ]] && tools="memcheck racecheck"
+        for tool in $tools; do runs+=("$t $tool"); done
+      done
+      { timeout ${SANITIZE_TIMEOUT:-150} compute-sanitizer --error-exitcode 99 "$build/tools/gclaunch" demo
+        echo "exit $?"; } >"$s_dir/demo.log" 2>&1 &
+      n=1
+      for r in "${runs[@]}"; do
+        set -- $r
+        one "$1" "$2" "!($purposeful|$faulting)" "$s_dir/$(basename "$1").$2.log" &
+        if (( ++n >= ${SANITIZE_JOBS:-4} )); then wait -n; n=$((n - 1)); fi
+      done
+      wait
+      { for f in "$s_dir"/gpu_*.log; do
+          name=$(basename "$f" .log)
+          echo "== compute-sanitizer (defaults) --tool ${name##*.} ${name%.*}"
+          grep -E 'Program hit|ERROR SUMMARY|Synthesis|^exit' "$f" | sed -E 's/^=+ //' | sort | uniq -c
         done
-      done 2>&1 | tee "$out/sanitize.log" | grep -E '^==|ERROR SUMMARY|exit|Synthesis'
-      echo "== API errors seen by memcheck in gpu_concurrency and gpu_tensormap (expected kinds only)"
-      for t in gpu_concurrency gpu_tensormap; do
-        timeout 150 compute-sanitizer --tool memcheck --target-processes all "$build/tests/$t" --jobs 1 2>&1 |
-          grep -E 'Program hit' | sed -E 's/^=+ //' | sort | uniq -c
-      done 2>&1 | tee -a "$out/sanitize.log"
+        echo "== compute-sanitizer (defaults) gclaunch demo"
+        grep -E 'Program hit|ERROR SUMMARY|^verify|^demo|^exit' "$s_dir/demo.log" | sed -E 's/^=+ //' | sort | uniq -c
+        echo "== the purposeful tests, on their own (expected API errors listed)"
+        for t in gpu_module gpu_launch gpu_tmap_refresh; do
+          echo "-- $t"
+          timeout ${SANITIZE_TIMEOUT:-150} compute-sanitizer --tool memcheck --target-processes all \
+            "$build/tests/$t" --jobs 1 --filter "@($purposeful)" >"$s_dir/$t.purposeful" 2>&1
+          grep -E 'Program hit|ERROR SUMMARY|Synthesis' "$s_dir/$t.purposeful" | sed -E 's/^=+ //' | sort | uniq -c
+        done; } 2>&1 | tee "$out/sanitize.log"
+      rm -rf "$s_dir"
       ;;
     cli)
       # gclaunch run with scalars, buffers (an offset view) and tensor maps; the host values to

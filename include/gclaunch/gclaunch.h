@@ -207,7 +207,13 @@ typedef struct gcl_layout gcl_layout;
 
 #define GCL_PARAM_LIMIT 32764 /* bytes of parameters per kernel (CUDA >= 12.1, driver >= R530) */
 
-/* Device-side parameter offsets for architecture sm (75 ... 121). GCL_ERROR_LAYOUT_TOO_LARGE
+/* Device-side parameter offsets for architecture sm: exactly the architectures nvcc/NVRTC 13.0
+ * build (75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121; unit_differential checks every
+ * one against NVRTC's cubins with alignments up to 4096, and that the list equals NVRTC's). The
+ * placement rule depends on the architecture's parameter base (FACTS.md, lib/core/layout.c):
+ * from 0x160 (sm_75-89) and 0x210 (sm_90) the absolute constant-bank address is aligned, from
+ * 0x380 (sm_100 and later) and 0x1a80 (sm_75-89 past 4352 bytes) the offset; they differ only
+ * for alignments above 128. GCL_ERROR_LAYOUT_TOO_LARGE
  * when the parameters exceed GCL_PARAM_LIMIT laid out from offset 0 (what ptxas checks) or as
  * placed on the device for sm (what the driver checks when it loads the image: on sm_90 a layout
  * may fit the first and not the second); the message says by how many bytes;
@@ -655,7 +661,16 @@ GCL_API const char *gcl_module_log(const gcl_module *mod);
 GCL_API void gcl_module_destroy(gcl_module *mod);
 
 /* Looks up kernel name. Its layout comes from the driver (cuFuncGetParamInfo) on the context's
- * device; when signature is not NULL each parameter's offset and size are checked against it
+ * device, for as many parameters as the module's own records list (read once when the module was
+ * loaded: a cubin's EIATTR_KPARAM_INFO, a PTX's .entry list, the fatbin entry the driver picks
+ * for the device's sm): the driver confirms each index below that count and is never asked past
+ * it, so a lookup makes no failing driver call (compute-sanitizer reports each one as an API
+ * error). If the driver refuses a listed index the image and the loaded kernel disagree:
+ * GCL_ERROR_BAD_IMAGE naming the kernel, the count and the index (a kernel with more parameters
+ * than its records list cannot be told apart; a signature declaring them is still refused).
+ * Only when the records say nothing of the kernel (an LZ4-compressed fatbin entry, zstd without
+ * libzstd.so.1) is the count found by asking until the driver refuses: one failing call. When
+ * signature is not NULL each parameter's offset and size are checked against it
  * (GCL_ERROR_SIGNATURE_MISMATCH naming the device, its sm, the parameter and both offsets and
  * sizes). Without a signature the parameters are untyped bytes of the driver's sizes.
  * Same as gcl_kernel_get_on(mod, <the context mod was loaded in>, ...). */

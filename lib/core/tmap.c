@@ -337,8 +337,24 @@ static void zero_desc(gcl_tensormap_desc *d) {
   d->interleave = d->swizzle = d->l2_promotion = d->oob_fill = 0;
 }
 
-gcl_status gcl__tmap_translate(const DLTensor *t, const gcl_tensormap_options *o,
-                               const gcl__tmap_who *who, gcl_tensormap_desc *out) {
+/* The checks in the order they run; a prefix of them runs in gcl__tmap_translate_upto (for
+ * bench_refresh's cost of each check: issue 25). */
+static const char *const stage_names[GCL__TMAP_STAGES] = {
+    "arguments, reserved words, zeroing", "option values (interleave, swizzle, L2, fill)",
+    "tensor (device, rank, shape, data)", "element type",  "dims (1 ... 2^32)",
+    "option/tensor combination",          "store extent",  "innermost stride 1",
+    "strides (multiples of 16, < 2^40)",  "address (alignment, overflow)",
+    "box or im2col (sizes, element strides, swizzle span)"};
+
+const char *gcl__tmap_stage_name(int stage) {
+  return stage >= 0 && stage < GCL__TMAP_STAGES ? stage_names[stage] : "?";
+}
+
+/* Stages [0, upto) of the translation; gcl__tmap_translate is all of them (upto is a constant
+ * there, so the comparisons fold away). */
+static inline gcl_status translate_upto(const DLTensor *t, const gcl_tensormap_options *o,
+                                        const gcl__tmap_who *who, gcl_tensormap_desc *out,
+                                        int upto) {
   if (!t) return tfail(who, GCL_ERROR_INVALID_ARGUMENT, "expected a DLTensor, got NULL");
   if (!o) return tfail(who, GCL_ERROR_INVALID_ARGUMENT, "options: expected a pointer, got NULL");
   if (!out) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "out: expected a pointer, got NULL");
@@ -350,18 +366,31 @@ gcl_status gcl__tmap_translate(const DLTensor *t, const gcl_tensormap_options *o
                    "(zero-initialise the options)", i, (unsigned)o->reserved[i]);
   gcl_tensormap_desc *d = out; /* filled in place: the callers pass scratch (see tmap.h) */
   zero_desc(d);
-  gcl_status s;
+  gcl_status s = GCL_OK;
   unsigned align = o->interleave == GCL_TENSORMAP_INTERLEAVE_32B ? 32u : 16u;
-  if ((s = check_enums(o, who, d)) || (s = check_tensor(t, who)) || (s = fill_type(t, who, d)) ||
-      (s = fill_dims(t, who, d)) || (s = check_combination(who, d)) ||
-      (s = check_store_extent(o, who, d)) ||
-      (s = check_innermost(t, who)) || (s = fill_strides(t, who, align, d)) ||
-      (s = fill_address(t, who, align, d)))
+  if ((upto > 1 && (s = check_enums(o, who, d))) || (upto > 2 && (s = check_tensor(t, who))) ||
+      (upto > 3 && (s = fill_type(t, who, d))) || (upto > 4 && (s = fill_dims(t, who, d))) ||
+      (upto > 5 && (s = check_combination(who, d))) ||
+      (upto > 6 && (s = check_store_extent(o, who, d))) ||
+      (upto > 7 && (s = check_innermost(t, who))) ||
+      (upto > 8 && (s = fill_strides(t, who, align, d))) ||
+      (upto > 9 && (s = fill_address(t, who, align, d))) || upto <= 10)
     return s;
   if (o->im2col.pixels ? (s = fill_im2col(o, who, d)) != GCL_OK
                        : ((s = fill_box(o, who, d)) || (s = check_inner_box(who, d))))
     return s;
   return GCL_OK;
+}
+
+gcl_status gcl__tmap_translate(const DLTensor *t, const gcl_tensormap_options *o,
+                               const gcl__tmap_who *who, gcl_tensormap_desc *out) {
+  return translate_upto(t, o, who, out, GCL__TMAP_STAGES);
+}
+
+gcl_status gcl__tmap_translate_upto(const DLTensor *t, const gcl_tensormap_options *o,
+                                    gcl_tensormap_desc *out, int stages) {
+  static const gcl__tmap_who who = {.text = "tensor"};
+  return translate_upto(t, o, &who, out, stages);
 }
 
 gcl_status gcl_tensormap_check(const DLTensor *t, const gcl_tensormap_options *options,

@@ -170,38 +170,6 @@ void gcl__type_destroy(gcl__type *t) {
   gcl__free(t);
 }
 
-static gcl__type *clone_struct(const gcl__type *t) {
-  gcl__type **m = gcl__calloc(t->member_count, sizeof *m);
-  char **names = gcl__calloc(t->member_count, sizeof *names);
-  if (!m || !names) return gcl__free(m), gcl__free(names), NULL;
-  for (size_t i = 0; i < t->member_count; i++) {
-    m[i] = gcl__type_clone(t->members[i]);
-    names[i] = t->names[i] ? gcl__strdup(t->names[i]) : NULL;
-    if (!m[i] || (t->names[i] && !names[i])) {
-      free_members(m, names, i + 1);
-      return NULL;
-    }
-  }
-  return gcl__type_struct(m, names, t->member_count);
-}
-
-gcl__type *gcl__type_clone(const gcl__type *t) {
-  gcl__type *c = NULL;
-  switch (t->kind) {
-  case GCL_PARAM_SCALAR: c = gcl__type_scalar(t->scalar); break;
-  case GCL_PARAM_POINTER: c = gcl__type_pointer(t->scalar, t->is_const); break;
-  case GCL_PARAM_TENSORMAP: c = gcl__type_tensormap(); break;
-  case GCL_PARAM_BYTES: c = gcl__type_bytes(t->count); break;
-  case GCL_PARAM_STRUCT: c = clone_struct(t); break;
-  case GCL_PARAM_ARRAY: {
-    gcl__type *e = gcl__type_clone(t->elem);
-    c = e ? gcl__type_array(e, t->count) : NULL;
-    break;
-  }
-  }
-  if (c && t->explicit_align) gcl__type_set_align(c, t->explicit_align);
-  return c;
-}
 
 /* Appends formatted text at *len, never writing past cap; *len counts the full length. */
 static void put(char *buf, size_t cap, size_t *len, const char *fmt, ...) GCL__PRINTF(4, 5);

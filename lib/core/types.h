@@ -65,8 +65,6 @@ gcl__type *gcl__type_array(gcl__type *elem, size_t n);
  * pointee alignment, for by-value types the alignment and rounds the size up. */
 void gcl__type_set_align(gcl__type *t, size_t n);
 void gcl__type_destroy(gcl__type *t);
-/* A deep copy; NULL when out of memory. */
-gcl__type *gcl__type_clone(const gcl__type *t);
 
 /* Canonical text of t, appended to buf at *len (never beyond cap; *len counts everything). */
 void gcl__type_format(const gcl__type *t, char *buf, size_t cap, size_t *len);
@@ -90,7 +88,8 @@ bool gcl__ffi_measure(const ffi_type *u, size_t *size, size_t *align);
 const gcl__type *gcl__signature_type(const gcl_signature *sig, size_t index);
 /* The type tree of a layout's parameter index; NULL for raw layouts. Owned by the layout. */
 const gcl__type *gcl__layout_type(const gcl_layout *layout, size_t index);
-/* A deep copy of sig; NULL when out of memory. */
-gcl_signature *gcl__signature_clone(const gcl_signature *sig);
+/* sig, shared: one more gcl_signature_destroy is needed to free it (signatures never change
+ * after parsing, so a layout holds the caller's instead of a copy). Thread-safe. */
+gcl_signature *gcl__signature_share(const gcl_signature *sig);
 
 #endif

@@ -60,6 +60,13 @@ struct gcl_module {
   CUlibrary lib;
   gcl_kernel *kernels;       /* owned, singly linked through gcl_kernel.next */
   char *compile_log;         /* NVRTC log (owned), NULL for loaded images */
+  /* The image's own records (owned), read once at load with lib/core's readers for the
+   * context's sm: cubin EIATTR_KPARAM_INFO, the PTX .entry lists, the fatbin entry the driver
+   * picks (or, without one for that sm, any entry: a fatbin's entries come from one source and
+   * list the same parameters). NULL when they cannot be read (records_why says why, for
+   * messages): kernel lookups then fall back to probing the driver (kernel.c). */
+  gcl_image *records;
+  char records_why[256];
   /* The driver may fill these when it JIT-compiles PTX, possibly lazily after the load call
    * returned, so they live as long as the library. */
   char jit_error[GCL__JIT_LOG_BYTES];
@@ -106,5 +113,10 @@ gcl_status gcl__config_dims(const unsigned v[3], const char *field, unsigned out
 gcl_status gcl__kernel_opt_in_shared(gcl_kernel *k, size_t bytes);
 /* Frees a kernel (module.c unlinks it first). */
 void gcl__kernel_free(gcl_kernel *k);
+/* The number of parameters the module's records give kernel name; false when they say nothing
+ * of it (records unreadable, or no kernel of that name in them). *what names the source for
+ * messages ("cubin", "PTX", "fatbin"). (module.c) */
+bool gcl__module_param_count(const gcl_module *m, const char *name, size_t *count,
+                             const char **what);
 
 #endif

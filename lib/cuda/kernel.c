@@ -1,29 +1,66 @@
 /* Kernels: looked up by name in a module, their real parameter layout read from the driver
- * (cuFuncGetParamInfo) and an optional declared signature checked against it. Everything the
- * launch path needs is computed here, once. */
+ * (cuFuncGetParamInfo, for as many parameters as the module's records list: driver_params) and
+ * an optional declared signature checked against it. Everything the launch path needs is
+ * computed here, once. */
 #include "cuda_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The driver's layout: offsets and sizes of each parameter, counted by asking for index 0, 1, ...
- * until CUDA_ERROR_INVALID_VALUE (the driver has no count query). *known is false when the
+/* How many parameters kernel k has. CUDA 13.0 has no count query, and asking the driver for
+ * index 0, 1, ... until it fails makes one failing call per lookup, which compute-sanitizer
+ * (defaults) reports as an API error in the user's program (docs/facts.md "Driver loading").
+ * So the count comes from the module's own records (read once at load: module.c), and the driver is asked only for the
+ * indices below it (driver_params). Only when the records say nothing of k -- an image gclaunch
+ * cannot read (an LZ4-compressed fatbin entry, zstd without libzstd), or a kernel missing from
+ * them -- is the driver probed until it refuses an index, as before: that lookup makes one
+ * failing cuFuncGetParamInfo call. *probe says which; *what names the records. */
+static gcl_status param_count(const gcl_kernel *k, size_t *count, bool *probe, const char **what) {
+  size_t n = 0, off, size;
+  *probe = !gcl__module_param_count(k->mod, k->name, count, what);
+  if (!*probe) return GCL_OK;
+  CUresult rc = CUDA_SUCCESS;
+  while (n <= GCL_PARAM_LIMIT && (rc = gcl__cu.cuFuncGetParamInfo(k->fn, n, &off, &size)) == CUDA_SUCCESS) n++;
+  if (n > GCL_PARAM_LIMIT || rc != CUDA_ERROR_INVALID_VALUE) /* past the last: INVALID_VALUE */
+    return gcl__cu_fail(rc, "cuFuncGetParamInfo(kernel '%s', parameter %zu)", k->name, n);
+  *count = n;
+  return GCL_OK;
+}
+
+/* The driver's layout: offsets and sizes of parameters 0 ... count-1, each confirmed by
+ * cuFuncGetParamInfo. When the records list a parameter the driver refuses, the image and what
+ * the driver loaded disagree: GCL_ERROR_BAD_IMAGE naming the kernel, both counts and the driver's
+ * error, and nothing past it is asked (a kernel with more parameters than its records list is
+ * not detected: that would take the failing call this avoids; a declared signature with more
+ * parameters than the records is still refused by check_declared). *known is false when the
  * driver lacks cuFuncGetParamInfo (older than 12.4). */
 static gcl_status driver_params(gcl_kernel *k, bool *known) {
   *known = gcl__cu.cuFuncGetParamInfo != NULL;
   if (!*known) return GCL_OK;
-  size_t n = 0, off, size;
-  CUresult rc;
-  while (n <= GCL_PARAM_LIMIT && (rc = gcl__cu.cuFuncGetParamInfo(k->fn, n, &off, &size)) == CUDA_SUCCESS) n++;
-  if (n > GCL_PARAM_LIMIT || rc != CUDA_ERROR_INVALID_VALUE)
-    return gcl__cu_fail(rc, "cuFuncGetParamInfo(kernel '%s', parameter %zu)", k->name, n);
+  bool probe = false;
+  const char *what = "";
+  size_t n = 0;
+  gcl_status s = param_count(k, &n, &probe, &what);
+  if (s != GCL_OK) return s;
+  if (n > GCL_PARAM_LIMIT) /* every parameter takes a byte at least */
+    return gcl__fail(GCL_ERROR_BAD_IMAGE, "kernel '%s': the module's %s records list %zu "
+                     "parameters, more than %d bytes of parameters can hold", k->name, what, n,
+                     GCL_PARAM_LIMIT);
   k->offsets = gcl__calloc(n + 1, sizeof *k->offsets);
   k->sizes = gcl__calloc(n + 1, sizeof *k->sizes);
   if (!k->offsets || !k->sizes) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "kernel '%s': %zu parameters", k->name, n);
   for (size_t i = 0; i < n; i++) {
-    rc = gcl__cu.cuFuncGetParamInfo(k->fn, i, &k->offsets[i], &k->sizes[i]);
-    if (rc != CUDA_SUCCESS) return gcl__cu_fail(rc, "cuFuncGetParamInfo(kernel '%s', parameter %zu)", k->name, i);
+    CUresult rc = gcl__cu.cuFuncGetParamInfo(k->fn, i, &k->offsets[i], &k->sizes[i]);
+    if (rc == CUDA_SUCCESS) continue;
+    if (probe || rc != CUDA_ERROR_INVALID_VALUE)
+      return gcl__cu_fail(rc, "cuFuncGetParamInfo(kernel '%s', parameter %zu)", k->name, i);
+    gcl__fail(GCL_ERROR_BAD_IMAGE, "kernel '%s' on device %d (sm_%d): the module's %s records "
+              "list %zu parameters, but the driver has no parameter %zu "
+              "(cuFuncGetParamInfo: CUDA_ERROR_INVALID_VALUE): the image and the kernel the driver "
+              "loaded disagree", k->name, k->ctx->device, k->ctx->sm, what, n, i);
+    gcl__set_last_cuda_error((int)rc);
+    return GCL_ERROR_BAD_IMAGE;
   }
   k->param_count = n;
   return GCL_OK;

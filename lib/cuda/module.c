@@ -3,6 +3,7 @@
  * The format comes from lib/core (gcl__image_format), the file from gcl__read_file. */
 #include "cuda_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,6 +44,34 @@ static gcl_status load_image(gcl_module *m, const void *data, size_t size, gcl_i
   return load_error_is_image(rc) ? GCL_ERROR_BAD_IMAGE : s;
 }
 
+/* Reads the image's records into m->records (see cuda_internal.h). A failure here fails nothing:
+ * the reason is kept for messages and this thread's last error is left as it was. */
+static void read_records(gcl_module *m, const void *data, size_t size) {
+  char saved[GCL__MESSAGE_MAX];
+  snprintf(saved, sizeof saved, "%s", gcl_last_error());
+  int saved_cuda = gcl_last_cuda_error();
+  gcl_status s = gcl_image_parse(data, size, m->ctx->sm, &m->records);
+  if (s == GCL_ERROR_NOT_FOUND) s = gcl_image_parse(data, size, 0, &m->records); /* no entry for sm */
+  if (s != GCL_OK) {
+    m->records = NULL;
+    snprintf(m->records_why, sizeof m->records_why, "%s", gcl_last_error());
+    gcl__fail(s, "%s", saved); /* restores the text; the status is not returned */
+    gcl__set_last_cuda_error(saved_cuda);
+  }
+}
+
+bool gcl__module_param_count(const gcl_module *m, const char *name, size_t *count,
+                             const char **what) {
+  size_t k;
+  gcl_image_kernel info;
+  if (!m->records || gcl_image_find_kernel(m->records, name, &k) != GCL_OK ||
+      gcl_image_get_kernel(m->records, k, &info) != GCL_OK)
+    return false;
+  *count = info.param_count;
+  *what = gcl_image_format_name(gcl_image_get_format(m->records));
+  return true;
+}
+
 static gcl_status module_new(gcl_context *ctx, gcl_module **out) {
   gcl_status s = gcl__cu_load();
   if (s != GCL_OK) return s;
@@ -62,6 +91,7 @@ gcl_status gcl_module_load_data(gcl_context *ctx, const void *data, size_t size,
   gcl_status s = gcl__image_format(data, size, &f);
   if (s == GCL_OK) s = module_new(ctx, &m);
   if (s == GCL_OK && (s = load_image(m, data, size, f)) != GCL_OK) gcl__free(m);
+  if (s == GCL_OK) read_records(m, data, size);
   if (s == GCL_OK) *out = m;
   return s;
 }
@@ -100,6 +130,7 @@ gcl_status gcl_module_compile(gcl_context *ctx, const char *source, const char *
   if (s == GCL_OK) s = gcl__image_format(image, size, &f);
   if (s == GCL_OK) s = module_new(ctx, &m);
   if (s == GCL_OK && (s = load_image(m, image, size, f)) != GCL_OK) gcl__free(m);
+  if (s == GCL_OK) read_records(m, image, size);
   gcl__free(image);
   if (s != GCL_OK) {
     gcl__free(log);
@@ -124,6 +155,7 @@ void gcl_module_destroy(gcl_module *mod) {
     gcl__kernel_free(k);
   }
   if (mod->lib) gcl__cu.cuLibraryUnload(mod->lib);
+  gcl_image_destroy(mod->records);
   gcl__free(mod->compile_log);
   gcl__free(mod);
 }

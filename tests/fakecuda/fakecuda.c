@@ -15,6 +15,7 @@ const char *const fake_entry_names[E_COUNT] = {
 
 pthread_mutex_t fake_lock = PTHREAD_MUTEX_INITIALIZER;
 atomic_long fake_calls[E_COUNT + 1];
+atomic_long fake_failed[E_COUNT + 1];
 fault fake_faults[E_COUNT], fake_fault_all;
 int fake_hidden[E_COUNT];
 atomic_int fake_lost_error[FAKE_MAX_DEVICES];
@@ -98,8 +99,8 @@ CUresult fake_enter(int e, int device) {
   pthread_mutex_unlock(&fake_lock);
   /* Like the real driver: nothing but cuInit and cuDriverGetVersion before cuInit. */
   if (!err && !atomic_load(&fake_initialized) && e != E_cuInit && e != E_cuDriverGetVersion)
-    return CUDA_ERROR_NOT_INITIALIZED;
-  return (CUresult)err;
+    err = CUDA_ERROR_NOT_INITIALIZED;
+  return fake_result(e, (CUresult)err);
 }
 
 /* --- control API ----------------------------------------------------------------------------- */
@@ -161,6 +162,7 @@ FAKE_API void fakecuda_reset(void) {
   memset(fake_launches_dev, 0, sizeof fake_launches_dev);
   fake_digest_sum = 0;
   for (int i = 0; i <= E_COUNT; i++) atomic_store(&fake_calls[i], 0);
+  for (int i = 0; i <= E_COUNT; i++) atomic_store(&fake_failed[i], 0);
   pthread_mutex_unlock(&fake_lock);
 }
 
@@ -217,6 +219,16 @@ FAKE_API long fakecuda_calls(const char *entry) {
   }
   int e = fake_lookup_entry(entry);
   return e < 0 ? -1 : atomic_load(&fake_calls[e]);
+}
+
+FAKE_API long fakecuda_failed_calls(const char *entry) {
+  if (entry && strcmp(entry, "*") == 0) {
+    long n = 0;
+    for (int i = 0; i < E_COUNT; i++) n += atomic_load(&fake_failed[i]);
+    return n;
+  }
+  int e = fake_lookup_entry(entry);
+  return e < 0 ? -1 : atomic_load(&fake_failed[e]);
 }
 
 FAKE_API long fakecuda_live(const char *kind) {

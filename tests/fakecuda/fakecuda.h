@@ -76,6 +76,12 @@ void fakecuda_set_func_attribute(int attr, int value);
  * "cuGetProcAddress_v2" counts look-ups, "*" all calls a "*" fault counts (every entry point but
  * cuGetErrorName/String). -1 for an unknown name. */
 long fakecuda_calls(const char *entry);
+/* Calls of entry that returned an error since load or the last reset ("*": of every entry): the
+ * refusals of injected faults, a lost device or a call before cuInit on every entry point, and
+ * the entry's own refusals on cuLibraryLoadData, cuLibraryGetKernel, cuKernelGetFunction,
+ * cuFuncGetParamInfo, cuKernelGetParamInfo and cuFuncGetAttribute (the calls a kernel lookup
+ * makes: compute-sanitizer reports each such failure as an API error). -1 for an unknown name. */
+long fakecuda_failed_calls(const char *entry);
 /* Outstanding resources: "retain" (primary context retains), "memory" (allocations),
  * "library", "stream", "event", "host" (cuMemHostAlloc), "graph" (captured CUgraphs), "exec"
  * (CUgraphExecs). -1 for an unknown kind.

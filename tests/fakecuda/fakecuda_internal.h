@@ -136,6 +136,15 @@ enum { LIVE_RETAIN, LIVE_MEMORY, LIVE_LIBRARY, LIVE_STREAM, LIVE_EVENT, LIVE_HOS
 /* All state below is guarded by fake_lock unless atomic; fake_current is per thread. */
 extern pthread_mutex_t fake_lock;
 extern atomic_long fake_calls[E_COUNT + 1]; /* + cuGetProcAddress_v2 */
+/* Calls that returned an error: every refusal fake_enter makes (injected faults, a lost device,
+ * before cuInit), and the entry's own refusals where it returns through FAKE_RESULT (the kernel
+ * lookup's entry points: a call past the last parameter fails, as on the real driver). */
+extern atomic_long fake_failed[E_COUNT + 1];
+static inline CUresult fake_result(int e, CUresult rc) {
+  if (rc != CUDA_SUCCESS) atomic_fetch_add(&fake_failed[e], 1);
+  return rc;
+}
+#define FAKE_RESULT(name, rc) fake_result(E_##name, (rc))
 extern fault fake_faults[E_COUNT], fake_fault_all;
 extern int fake_hidden[E_COUNT];
 extern atomic_int fake_lost_error[FAKE_MAX_DEVICES]; /* per device: a sticky error is per context */

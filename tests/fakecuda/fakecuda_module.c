@@ -105,9 +105,9 @@ CUresult fake_cuLibraryLoadData(CUlibrary *out, const void *code, CUjit_option *
                                 void **lib_vals, unsigned lib_n) {
   ENTER(cuLibraryLoadData);
   if (!out || !code || (jit_n && (!jit_opts || !jit_vals)) || (lib_n && (!lib_opts || !lib_vals)))
-    return CUDA_ERROR_INVALID_VALUE;
+    return FAKE_RESULT(cuLibraryLoadData, CUDA_ERROR_INVALID_VALUE);
   fake_library *lib = calloc(1, sizeof *lib);
-  if (!lib) return CUDA_ERROR_OUT_OF_MEMORY;
+  if (!lib) return FAKE_RESULT(cuLibraryLoadData, CUDA_ERROR_OUT_OF_MEMORY);
   lib->magic = LIBRARY_MAGIC;
   fakecuda_library rec = {.format = image_format(code), .jit_options = jit_n};
   /* Only 4 bytes are sure to exist (gclaunch checked them); PTX text may be shorter than 16. */
@@ -119,7 +119,7 @@ CUresult fake_cuLibraryLoadData(CUlibrary *out, const void *code, CUjit_option *
   fake_last_lib = rec;
   pthread_mutex_unlock(&fake_lock);
   *out = (CUlibrary)lib;
-  return CUDA_SUCCESS;
+  return FAKE_RESULT(cuLibraryLoadData, CUDA_SUCCESS);
 }
 
 static fake_library *library_of(CUlibrary l) {
@@ -178,10 +178,10 @@ static int init_kernel(const char *name, fake_kernel *k) {
 CUresult fake_cuLibraryGetKernel(CUkernel *out, CUlibrary l, const char *name) {
   ENTER(cuLibraryGetKernel);
   fake_library *lib = library_of(l);
-  if (!out || !name) return CUDA_ERROR_INVALID_VALUE;
-  if (!lib) return CUDA_ERROR_INVALID_HANDLE;
+  if (!out || !name) return FAKE_RESULT(cuLibraryGetKernel, CUDA_ERROR_INVALID_VALUE);
+  if (!lib) return FAKE_RESULT(cuLibraryGetKernel, CUDA_ERROR_INVALID_HANDLE);
   fake_kernel *k = calloc(1, sizeof *k);
-  if (!k) return CUDA_ERROR_OUT_OF_MEMORY;
+  if (!k) return FAKE_RESULT(cuLibraryGetKernel, CUDA_ERROR_OUT_OF_MEMORY);
   pthread_mutex_lock(&fake_lock);
   int found = init_kernel(name, k) == 0;
   if (found) {
@@ -193,10 +193,10 @@ CUresult fake_cuLibraryGetKernel(CUkernel *out, CUlibrary l, const char *name) {
   pthread_mutex_unlock(&fake_lock);
   if (!found) {
     free(k);
-    return CUDA_ERROR_NOT_FOUND;
+    return FAKE_RESULT(cuLibraryGetKernel, CUDA_ERROR_NOT_FOUND);
   }
   *out = (CUkernel)k;
-  return CUDA_SUCCESS;
+  return FAKE_RESULT(cuLibraryGetKernel, CUDA_SUCCESS);
 }
 
 fake_kernel *fake_kernel_of(const void *handle) {
@@ -214,10 +214,10 @@ CUresult fake_cuKernelGetFunction(CUfunction *out, CUkernel kern) {
   ENTER(cuKernelGetFunction);
   NEED_CONTEXT();
   fake_kernel *k = fake_kernel_of(kern);
-  if (!out) return CUDA_ERROR_INVALID_VALUE;
-  if (!k) return CUDA_ERROR_INVALID_HANDLE;
+  if (!out) return FAKE_RESULT(cuKernelGetFunction, CUDA_ERROR_INVALID_VALUE);
+  if (!k) return FAKE_RESULT(cuKernelGetFunction, CUDA_ERROR_INVALID_HANDLE);
   *out = (CUfunction)&k->fn[fake_context_device(fake_current)];
-  return CUDA_SUCCESS;
+  return FAKE_RESULT(cuKernelGetFunction, CUDA_SUCCESS);
 }
 
 static CUresult param_info(const kernel_table *t, size_t i, size_t *offset, size_t *size) {
@@ -230,24 +230,24 @@ static CUresult param_info(const kernel_table *t, size_t i, size_t *offset, size
 CUresult fake_cuFuncGetParamInfo(CUfunction f, size_t i, size_t *offset, size_t *size) {
   ENTER(cuFuncGetParamInfo);
   fake_function *fn = fake_function_of(f);
-  return fn ? param_info(&fn->table, i, offset, size) : CUDA_ERROR_INVALID_HANDLE;
+  return FAKE_RESULT(cuFuncGetParamInfo, fn ? param_info(&fn->table, i, offset, size) : CUDA_ERROR_INVALID_HANDLE);
 }
 
 CUresult fake_cuKernelGetParamInfo(CUkernel kern, size_t i, size_t *offset, size_t *size) {
   ENTER(cuKernelGetParamInfo);
   fake_kernel *k = fake_kernel_of(kern);
-  return k ? param_info(&k->table, i, offset, size) : CUDA_ERROR_INVALID_HANDLE;
+  return FAKE_RESULT(cuKernelGetParamInfo, k ? param_info(&k->table, i, offset, size) : CUDA_ERROR_INVALID_HANDLE);
 }
 
 CUresult fake_cuFuncGetAttribute(int *v, CUfunction_attribute a, CUfunction f) {
   ENTER(cuFuncGetAttribute);
   fake_function *k = fake_function_of(f);
-  if (!v || (int)a < 0 || a >= CU_FUNC_ATTRIBUTE_MAX) return CUDA_ERROR_INVALID_VALUE;
-  if (!k) return CUDA_ERROR_INVALID_HANDLE;
+  if (!v || (int)a < 0 || a >= CU_FUNC_ATTRIBUTE_MAX) return FAKE_RESULT(cuFuncGetAttribute, CUDA_ERROR_INVALID_VALUE);
+  if (!k) return FAKE_RESULT(cuFuncGetAttribute, CUDA_ERROR_INVALID_HANDLE);
   pthread_mutex_lock(&fake_lock);
   *v = k->attrs[a];
   pthread_mutex_unlock(&fake_lock);
-  return CUDA_SUCCESS;
+  return FAKE_RESULT(cuFuncGetAttribute, CUDA_SUCCESS);
 }
 
 CUresult fake_cuFuncSetAttribute(CUfunction f, CUfunction_attribute a, int v) {

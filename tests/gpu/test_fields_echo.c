@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../unit/fields_gen.h"
+#include "../unit/sig_gen.h"
 #include "gclaunch/gclaunch.h"
 
 #define PER_SEED 60

@@ -53,6 +53,16 @@ static inline void itu_require_nvrtc(void) {
   if (gcl__nvrtc_load() != GCL_OK) GCL_SKIP_NO_NVRTC("NVRTC not available: %s", gcl_last_error());
 }
 
+/* The real architectures NVRTC builds (nvrtcGetSupportedArchs: 75, 80, ... 121 for 13.0), in its
+ * order, into archs[0..cap); returns how many. The differential tests run on every one. */
+static inline size_t itu_nvrtc_archs(int *archs, size_t cap) {
+  int n = 0;
+  cr_assert_eq(gcl__nvrtc.nvrtcGetNumSupportedArchs(&n), NVRTC_SUCCESS);
+  cr_assert(n > 0 && (size_t)n <= cap, "NVRTC lists %d architectures (room for %zu)", n, cap);
+  cr_assert_eq(gcl__nvrtc.nvrtcGetSupportedArchs(archs), NVRTC_SUCCESS);
+  return (size_t)n;
+}
+
 /* Compiles src for sm_NN with NVRTC. On success *cubin (malloc'd) holds the cubin and *ptx (may be
  * NULL) the PTX; on failure *log (malloc'd) holds the compiler log. Returns the NVRTC result. */
 static inline nvrtcResult itu_nvrtc_compile(const char *src, int sm, unsigned char **cubin,

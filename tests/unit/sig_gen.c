@@ -1,14 +1,45 @@
-/* Random nested-struct kernels for the fields tests (see fields_gen.h). The generator keeps a
- * small tree per parameter only to emit the three views (signature, C declarations, leaves) in
- * step; sizes are tracked only to keep parameters under the limit: the oracles are cc and NVRTC. */
-#include "fields_gen.h"
+/* The one random-signature generator of the tests (see sig_gen.h). The generator keeps a small
+ * tree per parameter only to print the views (signature, C/C++ declarations, kernel, leaves) in
+ * step; sizes and alignments are tracked only to steer it (toward the 4352- and 32764-byte
+ * boundaries, under the limit): the oracles are the compilers, not this file. */
+#include "sig_gen.h"
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "gclaunch/gclaunch.h"
+void dg_buf_printf(dg_buf *b, const char *fmt, ...) {
+  va_list ap;
+  for (;;) {
+    va_start(ap, fmt);
+    int n = vsnprintf(b->p ? b->p + b->n : NULL, b->p ? b->cap - b->n : 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) abort(); /* test helper: a formatting bug, not input */
+    if (b->p && b->n + (size_t)n < b->cap) {
+      b->n += (size_t)n;
+      return;
+    }
+    size_t cap = (b->cap + (size_t)n + 1) * 2;
+    b->p = realloc(b->p, cap);
+    if (!b->p) abort();
+    b->cap = cap;
+  }
+}
+
+void dg_buf_free(dg_buf *b) {
+  free(b->p);
+  b->p = NULL;
+  b->n = b->cap = 0;
+}
+
+uint64_t dg_next(uint64_t *rng) { /* splitmix64 */
+  uint64_t z = (*rng += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
 
 const char *const fg_scalar_names[13] = {"bool", "i8",  "u8",  "i16", "u16", "i32", "u32",
                                          "i64",  "u64", "f16", "bf16", "f32", "f64"};
@@ -44,6 +75,41 @@ typedef struct gen {
 static size_t below(uint64_t *rng, size_t n) { return (size_t)(dg_next(rng) % n); }
 static size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
+/* An alignment for bytes, tensor maps and raised structs: up to 128 three times in four, else
+ * 256 ... 4096 (where the placement rules of the architectures part: docs/facts.md
+ * "Placement rule"). */
+static size_t draw_align(uint64_t *rng) {
+  return below(rng, 4) ? (size_t)1 << below(rng, 8) : (size_t)256 << below(rng, 5);
+}
+
+const char dg_prelude[] = "#define GA(n) alignas(n)\n"
+                          "typedef struct TM { GA(128) unsigned char o[128]; } TM;\n"
+                          "typedef struct TM64 { GA(64) unsigned char o[128]; } TM64;\n";
+
+/* A loop the compiler keeps (no unrolling of 32 KB copies): one byte at a time, so that every
+ * byte of the parameter, padding included, reaches out as the launch delivered it. */
+const char dg_echo_prelude[] =
+    "__device__ __forceinline__ void dg_echo(unsigned char *d, const void *s, unsigned long long n) {\n"
+    "  const unsigned char *b = (const unsigned char *)s;\n"
+    "#pragma unroll 1\n"
+    "  for (unsigned long long i = 0; i < n; i++) d[i] = b[i];\n"
+    "}\n"
+    /* Small parameters are copied with constant offsets. ptxas (13.0, sm_90) reads a
+     * grid-constant parameter at a run-time index as c[0x0][R + imm] with imm sign-extended, so
+     * a parameter starting past 32 KiB of the constant bank (offset >= 32240 on sm_90) read in a
+     * loop gives zeros (seen on the H200); constant offsets become c[0x0][imm], which is right.
+     * Every parameter that starts that high is small (the area ends at 32764). */
+    "template <unsigned long long N>\n"
+    "__device__ __forceinline__ void dg_echo_t(unsigned char *d, const void *s) {\n"
+    "  if constexpr (N <= 544) {\n"
+    "    const unsigned char *b = (const unsigned char *)s;\n"
+    "#pragma unroll\n"
+    "    for (unsigned long long i = 0; i < N; i++) d[i] = b[i];\n"
+    "  } else {\n"
+    "    dg_echo(d, s, N);\n"
+    "  }\n"
+    "}\n";
+
 const char *fg_prelude(int cxx) {
   return cxx ? "#define GA(n) alignas(n)\n"
                "typedef struct TM { GA(128) unsigned char o[128]; } TM;\n"
@@ -67,6 +133,7 @@ static void gen_scalar(gen *g, node *t) {
   snprintf(t->ctype, sizeof t->ctype, "%s", c_scalars[t->scalar]);
   if (below(g->rng, 8)) return;
   t->align = t->size << (1 + below(g->rng, 4)); /* over-aligned: a wrapper in C */
+  if (below(g->rng, 4) == 0) t->align = (size_t)256 << below(g->rng, 5);
   t->size = t->calign = t->align;
   t->suffix = ".v";
   fresh(g, t);
@@ -90,7 +157,7 @@ static void gen_tmap(gen *g, node *t) {
   t->kind = N_TMAP;
   t->size = 128;
   t->suffix = ".o";
-  t->calign = pick < 2 ? 128 : pick == 2 ? 64 : (size_t)1 << below(g->rng, 8);
+  t->calign = pick < 2 ? 128 : pick == 2 ? 64 : draw_align(g->rng); /* lowered or raised */
   t->align = pick == 0 ? 0 : t->calign;
   if (pick < 2 || pick == 2) {
     snprintf(t->ctype, sizeof t->ctype, "%s", pick == 2 ? "TM64" : "TM");
@@ -104,7 +171,7 @@ static void gen_tmap(gen *g, node *t) {
 static void gen_bytes(gen *g, node *t) {
   t->kind = N_BYTES;
   t->n = 1 + below(g->rng, 40);
-  t->calign = (size_t)1 << below(g->rng, 8);
+  t->calign = draw_align(g->rng);
   t->align = t->calign == 1 && below(g->rng, 2) ? 0 : t->calign;
   t->size = round_up(t->n, t->calign);
   t->suffix = ".b";
@@ -135,9 +202,11 @@ static void gen_struct(gen *g, node *t, int depth) {
     off = round_up(off, t->m[i]->calign) + t->m[i]->size;
     if (t->m[i]->calign > al) al = t->m[i]->calign;
   }
-  if (below(g->rng, 6) == 0) { /* raise the alignment */
+  if (below(g->rng, 6) == 0) { /* raise the alignment (C and C++ refuse to lower it) */
     t->align = al << below(g->rng, 3);
-    if (t->align > 128) t->align = al > 128 ? al : 128;
+    size_t big = draw_align(g->rng);
+    if (big > t->align) t->align = big;
+    if (t->align > 4096) t->align = al > 4096 ? al : 4096;
     al = t->align;
   }
   t->calign = al;
@@ -279,19 +348,92 @@ static void param_ctype(gen *g, fg_case *c, const node *t, size_t i) {
                 t->n, c->ptype[i]);
 }
 
-void fg_case_make(uint64_t *rng, const char *name, fg_case *c) {
+dg_mode dg_pick_mode(uint64_t *rng) {
+  size_t r = below(rng, 100);
+  return r < 70 ? DG_SMALL : r < 85 ? DG_BIG : r < 92 ? DG_NEAR_4352 : DG_NEAR_LIMIT;
+}
+
+/* End of the C layout from offset 0 (ptxas checks the limit on this, and sm_75-89 choose their
+ * base from it). */
+static size_t c_end(node *const *p, size_t n) {
+  size_t off = 0;
+  for (size_t i = 0; i < n; i++) off = round_up(off, p[i]->calign) + p[i]->size;
+  return off;
+}
+
+/* The parameter that moves the area across a boundary: tensormap[N], or bytes(N) align(A) with N
+ * chosen so that the C layout of all n parameters (the blob at index b) ends near target. */
+static node *gen_blob(gen *g, node **p, size_t n, size_t b, long target) {
+  node *t = calloc(1, sizeof *t);
+  if (!t) abort();
+  bool maps = below(g->rng, 3) == 0;
+  size_t align = draw_align(g->rng), bytes = 64;
+  p[b] = t;
+  for (int round = 0; round < 4; round++) { /* the padding before it depends on its size: iterate */
+    t->calign = maps ? 128 : align;
+    t->size = maps ? 128 * (bytes / 128 ? bytes / 128 : 1) : round_up(bytes, align);
+    long want = (long)bytes + (target - (long)c_end(p, n));
+    bytes = want < 1 ? 1 : (size_t)want;
+  }
+  if (maps) {
+    t->kind = N_ARRAY;
+    t->n = bytes / 128 ? bytes / 128 : 1;
+    t->elem = calloc(1, sizeof *t->elem);
+    if (!t->elem) abort();
+    *t->elem = (node){.kind = N_TMAP, .size = 128, .calign = 128, .suffix = ".o"};
+    snprintf(t->elem->ctype, sizeof t->elem->ctype, "TM");
+    t->size = 128 * t->n, t->calign = 128;
+  } else {
+    t->kind = N_BYTES, t->n = bytes, t->calign = t->align = align;
+    t->size = round_up(bytes, align);
+    t->suffix = ".b";
+    fresh(g, t);
+    dg_buf_printf(g->decls, "typedef struct %s { GA(%zu) unsigned char b[%zu]; } %s;\n",
+                  t->ctype, align, bytes, t->ctype);
+  }
+  return t;
+}
+
+/* The parameters of a case: DG_FIELDS 1-4, mostly structs; the others 1-10 of any kind (one in
+ * ten a top-level array), and for the big modes a blob first or last. */
+static size_t gen_params(gen *g, dg_mode mode, node **p) {
+  uint64_t *rng = g->rng;
+  size_t n = mode == DG_FIELDS ? 1 + below(rng, 4) : mode == DG_SMALL ? 1 + below(rng, 10)
+                                                                      : 1 + below(rng, 5);
+  size_t total = 0;
+  for (size_t i = 0; i < n; i++) {
+    node *t = mode != DG_FIELDS && below(rng, 10) == 0 ? NULL : gen_node(g, below(rng, 3) ? 0 : 1, true);
+    if (!t) { /* a top-level array */
+      t = calloc(1, sizeof *t);
+      if (!t) abort();
+      gen_array(g, t, 0);
+    }
+    while (t->size > 6000 || total + t->size > 14000) { /* keep the area under the limit */
+      free_node(t);
+      t = gen_node(g, 3, false);
+    }
+    total += round_up(t->size, 8);
+    p[i] = t;
+  }
+  if (mode == DG_SMALL || mode == DG_FIELDS) return n;
+  size_t b = below(rng, 3) == 0 ? n : 0; /* the blob first (most base-sensitive) or last */
+  if (b == 0) memmove(&p[1], &p[0], n * sizeof *p);
+  n++;
+  long target = mode == DG_BIG ? 4400 + (long)below(rng, 20000)
+                : mode == DG_NEAR_4352 ? 4352 - 64 + (long)below(rng, 129)
+                                       : 32764 - 160 + (long)below(rng, 321);
+  gen_blob(g, p, n, b, target);
+  return n;
+}
+
+void dg_case_make(uint64_t *rng, dg_mode mode, const char *name, fg_case *c) {
   memset(c, 0, sizeof *c);
   snprintf(c->name, sizeof c->name, "%s", name);
   gen g = {rng, c->name, 0, &c->decls};
-  c->nparams = 1 + below(rng, 4);
-  size_t total = 0;
+  node *p[FG_MAX_PARAMS] = {0};
+  c->nparams = gen_params(&g, mode, p);
   for (size_t i = 0; i < c->nparams; i++) {
-    node *t = gen_node(&g, below(rng, 3) ? 0 : 1, true);
-    while (t->size > 6000 || total + t->size > 14000) { /* keep the area under the limit */
-      free_node(t);
-      t = gen_node(&g, 3, false);
-    }
-    total += round_up(t->size, 8);
+    node *t = p[i];
     param_ctype(&g, c, t, i);
     bool gc = t->kind == N_STRUCT || t->kind == N_ARRAY ? below(rng, 3) != 0 : below(rng, 4) == 0;
     bool named = below(rng, 4) != 0;
@@ -301,23 +443,61 @@ void fg_case_make(uint64_t *rng, const char *name, fg_case *c) {
     dg_buf_printf(&c->sig, "%s%s", i ? ", " : "", gc && t->kind != N_PTR ? "grid_constant " : "");
     sig_of(t, &c->sig);
     if (named) dg_buf_printf(&c->sig, " %s", pname);
+    /* Every aggregate is read where the launch put it: without __grid_constant__ the compiler
+     * copies a by-value struct member by member to local memory and padding bytes are lost (seen
+     * on the H200). The mark changes no offset, so the signature keeps its own draw. */
     dg_buf_printf(&c->params, "%s%s%s v%zu", i ? ", " : "",
                   t->kind == N_PTR ? "" : "const __grid_constant__ ", c->ptype[i], i);
-    char sp[32];
-    if (named) snprintf(sp, sizeof sp, "%s", pname);
-    else snprintf(sp, sizeof sp, "%zu", i);
-    if (t->kind == N_ARRAY) {
-      for (size_t e = 0; e < t->n; e++) {
-        char sp2[64], cm[48];
-        snprintf(sp2, sizeof sp2, "%s[%zu]", sp, e);
-        snprintf(cm, sizeof cm, "e[%zu]", e);
-        walk(c, rng, t->elem, i, sp2, cm, var);
+    if (mode == DG_FIELDS) {
+      char sp[32];
+      if (named) snprintf(sp, sizeof sp, "%s", pname);
+      else snprintf(sp, sizeof sp, "%zu", i);
+      if (t->kind == N_ARRAY) {
+        for (size_t e = 0; e < t->n; e++) {
+          char sp2[64], cm[48];
+          snprintf(sp2, sizeof sp2, "%s[%zu]", sp, e);
+          snprintf(cm, sizeof cm, "e[%zu]", e);
+          walk(c, rng, t->elem, i, sp2, cm, var);
+        }
+      } else {
+        walk(c, rng, t, i, sp, "", var);
       }
-    } else {
-      walk(c, rng, t, i, sp, "", var);
     }
     free_node(t);
   }
+}
+
+void fg_case_make(uint64_t *rng, const char *name, fg_case *c) { dg_case_make(rng, DG_FIELDS, name, c); }
+
+/* The case as a kernel: empty, or (echo) one copy per parameter into the trailing `out`, each
+ * parameter's bytes right after the previous one's. */
+static void kernel(uint64_t *rng, dg_mode mode, const char *name, dg_buf *sig, dg_buf *decls,
+                   dg_buf *code, bool echo) {
+  fg_case c;
+  dg_case_make(rng, mode, name, &c);
+  dg_buf_printf(sig, "%s", c.sig.p);
+  dg_buf_printf(decls, "%s", c.decls.p ? c.decls.p : "");
+  dg_buf_printf(code, "extern \"C\" __global__ void %s(%s", name, c.params.p);
+  if (!echo) {
+    dg_buf_printf(code, ") {}\n");
+  } else {
+    dg_buf_printf(sig, ", u8* out");
+    dg_buf_printf(code, ", unsigned char *out) {\n  unsigned char *o = out;\n");
+    for (size_t i = 0; i < c.nparams; i++)
+      dg_buf_printf(code, "  dg_echo_t<sizeof v%zu>(o, &v%zu);\n  o += sizeof v%zu;\n", i, i, i);
+    dg_buf_printf(code, "}\n");
+  }
+  fg_case_free(&c);
+}
+
+void dg_kernel(uint64_t *rng, dg_mode mode, const char *name, dg_buf *sig, dg_buf *decls,
+               dg_buf *code) {
+  kernel(rng, mode, name, sig, decls, code, false);
+}
+
+void dg_echo_kernel(uint64_t *rng, dg_mode mode, const char *name, dg_buf *sig, dg_buf *decls,
+                    dg_buf *code) {
+  kernel(rng, mode, name, sig, decls, code, true);
 }
 
 void fg_case_free(fg_case *c) {
@@ -395,7 +575,7 @@ gcl_status fg_set_leaf(gcl_args *a, const gcl_field *f, const fg_leaf *l) {
     memcpy(&p, l->value, 8);
     return gcl_args_set_field_ptr(a, f, p);
   }
-  unsigned char raw[256] = {0}; /* raw: the field's size, its alignment padding after the value */
+  unsigned char raw[4096] = {0}; /* raw: the field's size, its alignment padding after the value */
   if (f->size > sizeof raw) return GCL_ERROR_INVALID_ARGUMENT;
   memcpy(raw, l->value, l->bytes);
   return gcl_args_set_field(a, f, raw, f->size);
