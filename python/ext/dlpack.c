@@ -1,0 +1,117 @@
+/* dlpack.c -- consuming __dlpack__ as the DLPack protocol says.
+ *
+ * obj.__dlpack__(max_version=(1, minor), stream=-1) first: a producer that knows DLPack 1.x
+ * returns a "dltensor_versioned" capsule (DLManagedTensorVersioned), an older one raises
+ * TypeError for the keyword and is asked again without max_version (a legacy "dltensor"
+ * capsule). stream=-1 asks for no synchronisation: gclaunch reads only the description and the
+ * address, and launches are ordered by the caller's streams; a producer that refuses it (NumPy
+ * accepts only stream=None) is asked without it. What each type of producer accepted is kept (a
+ * few entries), so later calls ask once.
+ *
+ * Ownership: a tensor stored in args is handed to gcl_args_take_field_dlpack(_legacy) after the
+ * capsule was renamed "used_dltensor[_versioned]": from then on the library runs the deleter
+ * exactly once (overwritten, args destroyed, or the take refused). A tensor only read (tensor
+ * maps, addresses) is borrowed: the capsule is released unrenamed afterwards and its destructor,
+ * the producer's, runs the deleter. */
+#include "gclpy.h"
+
+#include <string.h>
+
+enum { ASK_VERSIONED_NOSYNC, ASK_VERSIONED, ASK_LEGACY_NOSYNC, ASK_LEGACY, ASK_COUNT };
+#define CACHE_SIZE 8
+
+static struct { PyObject *type; int ask; } cache[CACHE_SIZE]; /* strong refs to the types */
+static PyObject *kwargs[ASK_COUNT];                           /* the keyword dicts, made once */
+
+static int make_kwargs(void) {
+  PyObject *version = Py_BuildValue("(ii)", DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION);
+  PyObject *minus1 = PyLong_FromLong(-1);
+  if (!version || !minus1) return Py_XDECREF(version), Py_XDECREF(minus1), -1;
+  for (int i = 0; i < ASK_COUNT; i++) {
+    if (!(kwargs[i] = PyDict_New())) return -1;
+    if ((i == ASK_VERSIONED_NOSYNC || i == ASK_VERSIONED) &&
+        PyDict_SetItemString(kwargs[i], "max_version", version) < 0)
+      return -1;
+    if ((i == ASK_VERSIONED_NOSYNC || i == ASK_LEGACY_NOSYNC) &&
+        PyDict_SetItemString(kwargs[i], "stream", minus1) < 0)
+      return -1;
+  }
+  Py_DECREF(version), Py_DECREF(minus1);
+  return 0;
+}
+
+bool gclpy_has_dlpack(PyObject *obj) {
+  PyObject *m = PyObject_GetAttr((PyObject *)Py_TYPE(obj), gclpy.str_dlpack);
+  if (!m) return PyErr_Clear(), false;
+  Py_DECREF(m);
+  return true;
+}
+
+static int cached_ask(PyObject *type) {
+  for (int i = 0; i < CACHE_SIZE && cache[i].type; i++)
+    if (cache[i].type == type) return cache[i].ask;
+  return -1;
+}
+
+static void remember(PyObject *type, int ask) {
+  for (int i = 0; i < CACHE_SIZE; i++) {
+    if (cache[i].type == type) { cache[i].ask = ask; return; }
+    if (!cache[i].type) { cache[i].type = Py_NewRef(type), cache[i].ask = ask; return; }
+  }
+}
+
+/* Reads the capsule; 0 or -1 (TypeError: not a DLPack capsule). */
+static int open_capsule(PyObject *cap, gclpy_dlpack *out) {
+  memset(out, 0, sizeof *out);
+  if (PyCapsule_IsValid(cap, "dltensor_versioned")) {
+    DLManagedTensorVersioned *m = PyCapsule_GetPointer(cap, "dltensor_versioned");
+    if (!m) return -1;
+    out->versioned = true, out->managed = m, out->tensor = &m->dl_tensor, out->flags = m->flags;
+  } else if (PyCapsule_IsValid(cap, "dltensor")) {
+    DLManagedTensor *m = PyCapsule_GetPointer(cap, "dltensor");
+    if (!m) return -1;
+    out->managed = m, out->tensor = &m->dl_tensor;
+  } else {
+    return gclpy_type_error("__dlpack__() must return a 'dltensor' or 'dltensor_versioned' "
+                            "capsule that was not used yet", cap), -1;
+  }
+  out->capsule = cap;
+  return 0;
+}
+
+int gclpy_dlpack_get(PyObject *obj, gclpy_dlpack *out) {
+  if (!kwargs[0] && make_kwargs() < 0) return -1;
+  PyObject *fn = PyObject_GetAttr(obj, gclpy.str_dlpack);
+  if (!fn) return -1;
+  PyObject *type = (PyObject *)Py_TYPE(obj);
+  int known = cached_ask(type), ask = known >= 0 ? known : 0;
+  PyObject *cap = NULL;
+  for (; ask < ASK_COUNT; ask++) {
+    cap = PyObject_Call(fn, gclpy.empty_tuple, kwargs[ask]);
+    if (cap || known >= 0) break;
+    /* TypeError: an unknown keyword; others (NumPy's RuntimeError/BufferError for a stream):
+     * ask again with less. The last attempt's error is the one raised. */
+    if (ask + 1 < ASK_COUNT) PyErr_Clear();
+  }
+  Py_DECREF(fn);
+  if (!cap) return -1;
+  if (known < 0) remember(type, ask);
+  if (open_capsule(cap, out) < 0) return Py_DECREF(cap), -1;
+  return 0;
+}
+
+gcl_status gclpy_dlpack_take(gclpy_dlpack *d, gcl_args *args, const gcl_field *f) {
+  gcl_status s;
+  /* Used first: the library owns the tensor from the call on, whatever it returns. */
+  if (d->versioned) {
+    PyCapsule_SetName(d->capsule, "used_dltensor_versioned");
+    s = gcl_args_take_field_dlpack(args, f, d->managed);
+  } else {
+    PyCapsule_SetName(d->capsule, "used_dltensor");
+    s = gcl_args_take_field_dlpack_legacy(args, f, d->managed);
+  }
+  Py_CLEAR(d->capsule);
+  return s;
+}
+
+void gclpy_dlpack_release(gclpy_dlpack *d) { Py_CLEAR(d->capsule); }
