@@ -88,14 +88,14 @@ int gclpy_dlpack_get(PyObject *obj, gclpy_dlpack *out) {
   PyObject *cap = NULL;
   for (; ask < ASK_COUNT; ask++) {
     cap = PyObject_Call(fn, gclpy.empty_tuple, kwargs[ask]);
-    if (cap || known >= 0) break;
+    if (cap) break;
     /* TypeError: an unknown keyword; others (NumPy's RuntimeError/BufferError for a stream):
      * ask again with less. The last attempt's error is the one raised. */
     if (ask + 1 < ASK_COUNT) PyErr_Clear();
   }
   Py_DECREF(fn);
   if (!cap) return -1;
-  if (known < 0) remember(type, ask);
+  if (ask != known) remember(type, ask);
   if (open_capsule(cap, out) < 0) return Py_DECREF(cap), -1;
   return 0;
 }
@@ -114,4 +114,11 @@ gcl_status gclpy_dlpack_take(gclpy_dlpack *d, gcl_args *args, const gcl_field *f
   return s;
 }
 
-void gclpy_dlpack_release(gclpy_dlpack *d) { Py_CLEAR(d->capsule); }
+void gclpy_dlpack_release(gclpy_dlpack *d) {
+  if (!d->capsule) return;
+  /* The producer's destructor may run Python code: keep a pending exception out of its way. */
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  Py_CLEAR(d->capsule);
+  PyErr_Restore(type, value, tb);
+}

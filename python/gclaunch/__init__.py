@@ -44,7 +44,12 @@ from ._gclaunch import (  # noqa: F401
     version_number,
 )
 
+from . import _gclaunch
+
+# The gcl_status values by name (GCL_OK, GCL_ERROR_TENSOR, ...): Error.code is one of them.
+globals().update({k: v for k, v in vars(_gclaunch).items() if k.startswith("GCL_")})
+
 __all__ = [
     "Args", "Context", "Error", "Field", "Kernel", "Layout", "Module", "Param", "RangeError",
     "TensorMap", "__version__", "inspect", "status_name", "version_number",
-]
+] + sorted(k for k in vars(_gclaunch) if k.startswith("GCL_"))
