@@ -119,6 +119,16 @@ static shape shape_for(const bench *b, const config *c, uint32_t *grid) {
   return s;
 }
 
+/* Map i of the kernel's tensormap[N] parameter 0, through its field. */
+static gcl_status set_map(gcl_args *args, gcl_context *ctx, uint32_t i, const DLTensor *t,
+                          const gcl_tensormap_options *o) {
+  const gcl_layout *l = gcl_args_layout(args);
+  gcl_field maps, m;
+  gcl_status st = gcl_layout_param_field(l, 0, &maps);
+  if (st == GCL_OK) st = gcl_layout_element_field(l, &maps, i, &m);
+  return st != GCL_OK ? st : gcl_args_set_tensormaps(args, ctx, &m, 1, &t, o, 1, 0);
+}
+
 /* Encodes the k source maps and the destination map; into args element i (param) or map i. */
 static void encode_maps(bench *b, const config *c, const shape *s, gcl_args *args, void *host) {
   gcl_tensormap_options o = {0};
@@ -131,7 +141,7 @@ static void encode_maps(bench *b, const config *c, const shape *s, gcl_args *arg
     DLTensor t = i < c->k ? tensor2d(b->src + i * tensor_bytes, c, shp, s->rows)
                           : tensor2d(b->dst, c, shp, s->rows * c->k);
     if (args)
-      CHECK(gcl_args_set_tensormap(args, b->ctx, 0, i, &t, &o));
+      CHECK(set_map(args, b->ctx, i, &t, &o));
     else
       CHECK(gcl_tensormap_encode(b->ctx, &t, &o, (char *)host + 128 * (size_t)i));
   }

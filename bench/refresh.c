@@ -1,18 +1,19 @@
 /* bench_refresh: the host cost of a megakernel's descriptors, gclaunch against the raw driver in
- * the same process (issue 16).
+ * the same process (issues 16 and 28).
  *
  * Operations, per map, for 1, 16 and 240 maps of one tensormap[240] parameter (240 different
  * 2-D views, bf16 and f32, with pitches and byte_offsets, boxes of 64 x 64 / 32 x 64):
- *   encode   raw cuTensorMapEncodeTiled into a map  vs  gcl_args_set_tensormap per map,
- *            gcl_args_set_tensormaps (one call), gcl_tensormap_encode
- *   re-point raw cuTensorMapReplaceAddress          vs  gcl_args_replace_tensormap_address per
- *            map, gcl_args_replace_tensormap_addresses (one call), gcl_args_refresh_tensormap
- *            per map and gcl_args_refresh_tensormaps (one call) from DLPack tensors whose
- *            address alone changed
- * and the relaunch loop of a megakernel (kernels/launchcfg.cu bench_maps240): re-point 240 maps
- * and launch, raw (240 x cuTensorMapReplaceAddress + cuLaunchKernelEx with kernelParams) against
- * gclaunch (gcl_args_replace_tensormap_addresses + gcl_launch, and gcl_args_refresh_tensormaps +
- * gcl_launch); also raw re-encode + launch for reference. gcl_tensormap_check alone (the checks
+ *   encode   raw cuTensorMapEncodeTiled into a map  vs  gcl_args_set_tensormaps per map (n = 1)
+ *            and for all n in one call, gcl_tensormap_encode
+ *   re-point raw cuTensorMapReplaceAddress          vs  gcl_args_repoint_tensormaps per map and
+ *            in one call, gcl_args_set_tensormaps with GCL_TENSORMAP_REFRESH per map and in one
+ *            call from DLPack tensors whose address alone changed
+ * and the relaunch loop of a megakernel: re-point 240 maps and launch, raw (240 x
+ * cuTensorMapReplaceAddress + cuLaunchKernelEx with kernelParams) against gclaunch
+ * (gcl_args_repoint_tensormaps + gcl_launch, and a refresh + gcl_launch), for the maps as one
+ * tensormap[240] parameter (kernels/launchcfg.cu bench_maps240) and as the member of a globals
+ * struct with a pointer and an integer (bench_globals240, the shape real megakernels use); also
+ * raw re-encode + launch for reference. gcl_tensormap_check alone (the checks
  * and the translation, no driver call) gives the floor of any checked encode: raw + checks. Every re-point alternates between two
  * buffers, so each call really changes every address. Also measured: cuCtxGetCurrent (the
  * context check gclaunch makes once per call).
@@ -49,6 +50,12 @@ typedef struct rig {
   gcl_context *ctx;
   gcl_kernel *k;
   gcl_args *args;
+  gcl_field maps;                 /* "m[0]": the first map of parameter 0 */
+  gcl_kernel *kg;                 /* bench_globals240 and its args, maps at "g.maps[0]" */
+  gcl_args *gargs;
+  gcl_field gmaps;
+  struct raw_globals { CUtensorMap maps[MAPS]; uint64_t out; int32_t idx; } *rawg;
+  void *rawg_params[1];
   uint64_t buf[2];
   view v[MAPS];
   const DLTensor *tensors[2][MAPS];
@@ -110,17 +117,27 @@ enum {
   OP_CTX_CURRENT, OP_GCL_CHECK, OP_COUNT
 };
 static const char *op_names[OP_COUNT] = {
-    "raw cuTensorMapEncodeTiled", "gcl_args_set_tensormap", "gcl_args_set_tensormaps",
-    "gcl_tensormap_encode", "raw cuTensorMapReplaceAddress", "gcl_args_replace_tensormap_address",
-    "gcl_args_replace_tensormap_addresses", "gcl_args_refresh_tensormap",
-    "gcl_args_refresh_tensormaps", "cuCtxGetCurrent", "gcl_tensormap_check"};
+    "raw cuTensorMapEncodeTiled", "gcl_args_set_tensormaps n=1", "gcl_args_set_tensormaps n",
+    "gcl_tensormap_encode", "raw cuTensorMapReplaceAddress", "gcl_args_repoint_tensormaps n=1",
+    "gcl_args_repoint_tensormaps n", "set_tensormaps REFRESH n=1",
+    "set_tensormaps REFRESH n", "cuCtxGetCurrent", "gcl_tensormap_check"};
 /* The raw operation each gclaunch one is compared with. */
 static const int op_base[OP_COUNT] = {-1, OP_RAW_ENCODE, OP_RAW_ENCODE, OP_RAW_ENCODE, -1,
                                       OP_RAW_REPLACE, OP_RAW_REPLACE, OP_RAW_REPLACE,
                                       OP_RAW_REPLACE, -1, -1};
 
+/* Map i of parameter 0 (its field resolved once, as a program would). */
+static gcl_field map_field(const rig *r, int i) {
+  gcl_field f;
+  TRY(gcl_layout_element_field(gcl_kernel_layout(r->k), &r->maps, (size_t)i, &f));
+  return f;
+}
+
 /* One pass of op over maps [0, n), to the views in buffer b. */
 static void op_pass(rig *r, int op, int n, int b) {
+  static gcl_field f[MAPS]; /* each map's field, resolved once */
+  if (!f[MAPS - 1].size)
+    for (int i = 0; i < MAPS; i++) f[i] = map_field(r, i);
   CUtensorMap m;
   switch (op) {
   case OP_RAW_ENCODE:
@@ -128,11 +145,11 @@ static void op_pass(rig *r, int op, int n, int b) {
     break;
   case OP_GCL_SET:
     for (int i = 0; i < n; i++)
-      TRY(gcl_args_set_tensormap(r->args, r->ctx, 0, (size_t)i, r->tensors[b][i], &r->opts[i]));
+      TRY(gcl_args_set_tensormaps(r->args, r->ctx, &f[i], 1, &r->tensors[b][i], &r->opts[i], 1, 0));
     break;
   case OP_GCL_SET_BATCH:
-    TRY(gcl_args_set_tensormaps(r->args, r->ctx, 0, 0, (size_t)n, r->tensors[b], r->opts,
-                                (size_t)n));
+    TRY(gcl_args_set_tensormaps(r->args, r->ctx, &r->maps, (size_t)n, r->tensors[b], r->opts,
+                                (size_t)n, 0));
     break;
   case OP_GCL_ENCODE:
     for (int i = 0; i < n; i++) TRY(gcl_tensormap_encode(r->ctx, r->tensors[b][i], &r->opts[i], &m));
@@ -143,18 +160,19 @@ static void op_pass(rig *r, int op, int n, int b) {
     break;
   case OP_GCL_REPLACE:
     for (int i = 0; i < n; i++)
-      TRY(gcl_args_replace_tensormap_address(r->args, r->ctx, 0, (size_t)i, r->addr[b][i]));
+      TRY(gcl_args_repoint_tensormaps(r->args, r->ctx, &f[i], 1, &r->addr[b][i]));
     break;
   case OP_GCL_REPLACE_BATCH:
-    TRY(gcl_args_replace_tensormap_addresses(r->args, r->ctx, 0, 0, (size_t)n, r->addr[b]));
+    TRY(gcl_args_repoint_tensormaps(r->args, r->ctx, &r->maps, (size_t)n, r->addr[b]));
     break;
   case OP_GCL_REFRESH:
     for (int i = 0; i < n; i++)
-      TRY(gcl_args_refresh_tensormap(r->args, r->ctx, 0, (size_t)i, r->tensors[b][i], &r->opts[i]));
+      TRY(gcl_args_set_tensormaps(r->args, r->ctx, &f[i], 1, &r->tensors[b][i], &r->opts[i], 1,
+                                  GCL_TENSORMAP_REFRESH));
     break;
   case OP_GCL_REFRESH_BATCH:
-    TRY(gcl_args_refresh_tensormaps(r->args, r->ctx, 0, 0, (size_t)n, r->tensors[b], r->opts,
-                                    (size_t)n));
+    TRY(gcl_args_set_tensormaps(r->args, r->ctx, &r->maps, (size_t)n, r->tensors[b], r->opts,
+                                (size_t)n, GCL_TENSORMAP_REFRESH));
     break;
   case OP_GCL_CHECK: { /* the checks and the translation alone: no driver call */
     gcl_tensormap_desc d;
@@ -178,15 +196,19 @@ static void op_once(rig *r, int op, int n) {
 /* --- the relaunch loop ----------------------------------------------------------------------- */
 
 enum { LOOP_RAW_REPLACE, LOOP_GCL_REPLACE, LOOP_GCL_REFRESH, LOOP_RAW_ENCODE, LOOP_GCL_SET,
-       LOOP_COUNT };
+       LOOP_RAW_STRUCT, LOOP_GCL_STRUCT, LOOP_GCL_STRUCT_REFRESH, LOOP_COUNT };
 static const char *loop_names[LOOP_COUNT] = {
     "raw 240 x cuTensorMapReplaceAddress + cuLaunchKernelEx",
-    "gcl_args_replace_tensormap_addresses + gcl_launch",
-    "gcl_args_refresh_tensormaps + gcl_launch", "raw 240 x cuTensorMapEncodeTiled + cuLaunchKernelEx",
-    "gcl_args_set_tensormaps + gcl_launch"};
+    "gcl_args_repoint_tensormaps + gcl_launch",
+    "set_tensormaps REFRESH + gcl_launch", "raw 240 x cuTensorMapEncodeTiled + cuLaunchKernelEx",
+    "gcl_args_set_tensormaps + gcl_launch",
+    "struct: raw 240 x cuTensorMapReplaceAddress + cuLaunchKernelEx",
+    "struct: gcl_args_repoint_tensormaps g.maps + gcl_launch",
+    "struct: set_tensormaps REFRESH g.maps + gcl_launch"};
 /* The raw loop each one is compared with: re-pointing with re-pointing, encoding with encoding. */
 static const int loop_base[LOOP_COUNT] = {LOOP_RAW_REPLACE, LOOP_RAW_REPLACE, LOOP_RAW_REPLACE,
-                                          LOOP_RAW_ENCODE, LOOP_RAW_ENCODE};
+                                          LOOP_RAW_ENCODE, LOOP_RAW_ENCODE, LOOP_RAW_STRUCT,
+                                          LOOP_RAW_STRUCT, LOOP_RAW_STRUCT};
 
 static void loop_pass(rig *r, int loop, int b) {
   CUlaunchConfig ex = {1, 1, 1, 32, 1, 1, 0, r->stream, NULL, 0};
@@ -198,16 +220,31 @@ static void loop_pass(rig *r, int loop, int b) {
     CU(gcl__cu.cuLaunchKernelEx(&ex, r->k->fn, r->raw_params, NULL));
     break;
   case LOOP_GCL_REPLACE:
-    TRY(gcl_args_replace_tensormap_addresses(r->args, r->ctx, 0, 0, MAPS, r->addr[b]));
+    TRY(gcl_args_repoint_tensormaps(r->args, r->ctx, &r->maps, MAPS, r->addr[b]));
     TRY(gcl_launch(r->k, &cfg, r->args));
     break;
   case LOOP_GCL_REFRESH:
-    TRY(gcl_args_refresh_tensormaps(r->args, r->ctx, 0, 0, MAPS, r->tensors[b], r->opts, MAPS));
+    TRY(gcl_args_set_tensormaps(r->args, r->ctx, &r->maps, MAPS, r->tensors[b], r->opts, MAPS,
+                                GCL_TENSORMAP_REFRESH));
     TRY(gcl_launch(r->k, &cfg, r->args));
     break;
   case LOOP_GCL_SET:
-    TRY(gcl_args_set_tensormaps(r->args, r->ctx, 0, 0, MAPS, r->tensors[b], r->opts, MAPS));
+    TRY(gcl_args_set_tensormaps(r->args, r->ctx, &r->maps, MAPS, r->tensors[b], r->opts, MAPS, 0));
     TRY(gcl_launch(r->k, &cfg, r->args));
+    break;
+  case LOOP_RAW_STRUCT:
+    for (int i = 0; i < MAPS; i++)
+      CU(gcl__cu.cuTensorMapReplaceAddress(&r->rawg->maps[i], (void *)(uintptr_t)r->addr[b][i]));
+    CU(gcl__cu.cuLaunchKernelEx(&ex, r->kg->fn, r->rawg_params, NULL));
+    break;
+  case LOOP_GCL_STRUCT:
+    TRY(gcl_args_repoint_tensormaps(r->gargs, r->ctx, &r->gmaps, MAPS, r->addr[b]));
+    TRY(gcl_launch(r->kg, &cfg, r->gargs));
+    break;
+  case LOOP_GCL_STRUCT_REFRESH:
+    TRY(gcl_args_set_tensormaps(r->gargs, r->ctx, &r->gmaps, MAPS, r->tensors[b], r->opts, MAPS,
+                                GCL_TENSORMAP_REFRESH));
+    TRY(gcl_launch(r->kg, &cfg, r->gargs));
     break;
   case LOOP_RAW_ENCODE:
     for (int i = 0; i < MAPS; i++) CU(raw_encode(&r->v[i].d[b], &r->raw[i]));
@@ -277,15 +314,18 @@ static void measure(rig *r, const options *o, results *res) {
 
 static int check_maps(rig *r, const char *what) {
   CUtensorMap want;
-  const unsigned char *maps = (const unsigned char *)gcl__args_data(r->args) + r->k->offsets[0];
+  const unsigned char *maps = (const unsigned char *)gcl__args_data(r->args) + r->maps.offset;
+  const unsigned char *gmaps = (const unsigned char *)gcl__args_data(r->gargs) + r->gmaps.offset;
   int bad = 0;
   for (int i = 0; i < MAPS; i++) {
     CU(raw_encode(&r->v[i].d[0], &want));
     if (memcmp(maps + 128 * i, &want, sizeof want) != 0) bad++;
+    if (memcmp(gmaps + 128 * i, &want, sizeof want) != 0) bad++;
     if (memcmp(&r->raw[i], &want, sizeof want) != 0) bad++;
+    if (memcmp(&r->rawg->maps[i], &want, sizeof want) != 0) bad++;
   }
   printf("check %-44s %s (%d of %d maps differ from a fresh raw encode)\n", what,
-         bad ? "FAILED" : "ok", bad, 2 * MAPS);
+         bad ? "FAILED" : "ok", bad, 4 * MAPS);
   return bad;
 }
 
@@ -293,18 +333,18 @@ static int check_maps(rig *r, const char *what) {
 static int verify(rig *r) {
   int bad = 0;
   static const struct { int op; const char *what; } paths[] = {
-      {OP_GCL_SET, "gcl_args_set_tensormap"}, {OP_GCL_SET_BATCH, "gcl_args_set_tensormaps"},
-      {OP_GCL_REPLACE, "gcl_args_replace_tensormap_address"},
-      {OP_GCL_REPLACE_BATCH, "gcl_args_replace_tensormap_addresses"},
-      {OP_GCL_REFRESH, "gcl_args_refresh_tensormap"},
-      {OP_GCL_REFRESH_BATCH, "gcl_args_refresh_tensormaps"}};
+      {OP_GCL_SET, "gcl_args_set_tensormaps n=1"}, {OP_GCL_SET_BATCH, "gcl_args_set_tensormaps n"},
+      {OP_GCL_REPLACE, "gcl_args_repoint_tensormaps n=1"},
+      {OP_GCL_REPLACE_BATCH, "gcl_args_repoint_tensormaps n"},
+      {OP_GCL_REFRESH, "set_tensormaps REFRESH n=1"},
+      {OP_GCL_REFRESH_BATCH, "set_tensormaps REFRESH n"}};
   for (size_t p = 0; p < sizeof paths / sizeof *paths; p++) {
     op_once(r, paths[p].op, MAPS);
     op_once(r, OP_RAW_REPLACE, MAPS);
     bad += check_maps(r, paths[p].what);
   }
   for (int l = 0; l < LOOP_COUNT; l++) loop_once(r, l);
-  bad += check_maps(r, "after the relaunch loops");
+  bad += check_maps(r, "after the relaunch loops (both kernels)");
   /* The address really moves: at buffer 1 the map must differ from buffer 0's. */
   CUtensorMap a, b;
   CU(raw_encode(&r->v[7].d[0], &a));
@@ -338,7 +378,8 @@ static void report(const results *res, const options *o) {
                           res->op_ns[c][OP_RAW_ENCODE]);
   printf("\n(what any encode costs that checks its input first, with the checks timed alone as "
          "gcl_tensormap_check)\n");
-  printf("\nrelaunch loop: re-point %d maps + launch kernel bench_maps240, us per relaunch\n", MAPS);
+  printf("\nrelaunch loop: re-point %d maps + launch kernel bench_maps240 (tensormap[240]) or "
+         "bench_globals240 (struct: the maps, a pointer, an int), us per relaunch\n", MAPS);
   for (int l = 0; l < LOOP_COUNT; l++)
     printf("%-60s %10.3f  ratio %.3f (vs %s)\n", loop_names[l], res->loop_us[l],
            res->loop_us[l] / res->loop_us[loop_base[l]], loop_names[loop_base[l]]);
@@ -398,16 +439,33 @@ static void setup(rig *r, const options *o, gcl_module **m) {
   TRY(gcl_kernel_get(*m, "bench_maps240", "grid_constant tensormap[240] m, i32 idx, u64* out",
                      &r->k));
   TRY(gcl_args_create(gcl_kernel_layout(r->k), &r->args));
+  TRY(gcl_layout_field(gcl_kernel_layout(r->k), "m[0]", &r->maps));
+  TRY(gcl_kernel_get(*m, "bench_globals240", "grid_constant struct{tensormap[240] maps, u64* out, "
+                     "i32 idx} g", &r->kg));
+  TRY(gcl_args_create(gcl_kernel_layout(r->kg), &r->gargs));
+  TRY(gcl_layout_field(gcl_kernel_layout(r->kg), "g.maps[0]", &r->gmaps));
   for (int b = 0; b < 2; b++) TRY(gcl_mem_alloc(r->ctx, (size_t)MAPS * TILE_BYTES, &r->buf[b]));
   TRY(gcl_mem_alloc(r->ctx, 4096, &r->out));
   for (int i = 0; i < MAPS; i++) make_view(r, i);
   r->raw = aligned_alloc(128, MAPS * sizeof(CUtensorMap));
   if (!r->raw) die("out of memory");
+  r->rawg = aligned_alloc(128, sizeof *r->rawg);
+  if (!r->rawg) die("out of memory");
+  memset(r->rawg, 0, sizeof *r->rawg);
   r->raw_params[0] = r->raw, r->raw_params[1] = &r->idx, r->raw_params[2] = &r->out;
+  r->rawg_params[0] = r->rawg;
+  r->rawg->out = r->out;
   for (int i = 0; i < MAPS; i++) CU(raw_encode(&r->v[i].d[0], &r->raw[i]));
-  TRY(gcl_args_set_tensormaps(r->args, r->ctx, 0, 0, MAPS, r->tensors[0], r->opts, MAPS));
+  memcpy(r->rawg->maps, r->raw, sizeof r->rawg->maps);
+  TRY(gcl_args_set_tensormaps(r->args, r->ctx, &r->maps, MAPS, r->tensors[0], r->opts, MAPS, 0));
   TRY(gcl_args_set_i32(r->args, 1, 0));
   TRY(gcl_args_set_ptr(r->args, 2, r->out));
+  gcl_field f;
+  TRY(gcl_args_set_tensormaps(r->gargs, r->ctx, &r->gmaps, MAPS, r->tensors[0], r->opts, MAPS, 0));
+  TRY(gcl_layout_field(gcl_kernel_layout(r->kg), "g.out", &f));
+  TRY(gcl_args_set_field_ptr(r->gargs, &f, r->out));
+  TRY(gcl_layout_field(gcl_kernel_layout(r->kg), "g.idx", &f));
+  TRY(gcl_args_set_field_i32(r->gargs, &f, 0));
   CU(gcl__cu.cuStreamCreate(&r->stream, CU_STREAM_NON_BLOCKING));
 }
 
@@ -415,7 +473,9 @@ static void teardown(rig *r, gcl_module *m) {
   CU(gcl__cu.cuStreamSynchronize(r->stream));
   CU(gcl__cu.cuStreamDestroy(r->stream));
   free(r->raw);
+  free(r->rawg);
   gcl_args_destroy(r->args);
+  gcl_args_destroy(r->gargs);
   for (int b = 0; b < 2; b++) TRY(gcl_mem_free(r->ctx, r->buf[b]));
   TRY(gcl_mem_free(r->ctx, r->out));
   gcl_module_destroy(m);

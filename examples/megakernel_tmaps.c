@@ -64,7 +64,7 @@ static int set_maps(gcl_args *args, gcl_context *ctx, const fields *f, const DLT
   o.box[1] = BOX;
   for (size_t i = 0; i < MAPS; i++) {
     o.store = i == 1; /* the destination: rows must be whole 16-byte chunks (TMA stores) */
-    if (check(gcl_args_set_field_tensormap(args, ctx, &f->maps[i], i == 1 ? dst : src, &o),
+    if (check(gcl_args_set_tensormaps(args, ctx, &f->maps[i], 1, (const DLTensor *const[]){i == 1 ? dst : src}, &o, 1, 0),
               "g.maps[i]"))
       return 1;
   }

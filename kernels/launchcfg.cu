@@ -20,6 +20,13 @@ extern "C" __global__ void bench_maps240(const __grid_constant__ M240 m, int idx
   if (idx < 0) out[0] = m.m[(-idx) % 240].o[0];
 }
 
+// A megakernel's globals: one struct of maps, a pointer and an integer (bench_refresh's
+// relaunch loop through a struct's maps).
+struct G240 { TM maps[240]; unsigned long long *out; int idx; };
+extern "C" __global__ void bench_globals240(const __grid_constant__ G240 g) {
+  if (g.idx < 0) g.out[0] = g.maps[(-g.idx) % 240].o[0];
+}
+
 // At most 128 threads per block: a launch with more is refused before the driver.
 extern "C" __global__ void __launch_bounds__(128) cfg_bounded(unsigned *out) {
   out[blockIdx.x * blockDim.x + threadIdx.x] = threadIdx.x + 1;

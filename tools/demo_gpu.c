@@ -126,7 +126,8 @@ static int set_args(demo *d, gpu *g) {
     bool used = e < 2 * (size_t)d->tensors && owns(g, (int)(e / 2));
     const view *v = used ? (e % 2 ? &d->dst[e / 2] : &d->src[e / 2]) : &d->src[g->index];
     gcl_tensormap_options o = demo_box_for(d, v, used && e % 2);
-    TRY(gcl_args_set_field_tensormap(g->args, g->ctx, &f.maps[e], &v->t, &o));
+    const DLTensor *t = &v->t;
+    TRY(gcl_args_set_tensormaps(g->args, g->ctx, &f.maps[e], 1, &t, &o, 1, 0));
   }
   double t1 = demo_now_s();
   TRY(gcl_args_set_field_ptr(g->args, &f.work, g->work_dev));

@@ -94,7 +94,14 @@ static int setup_tmap(run_state *st, size_t i) {
     DLTensor t;
     run_tensor(&st->args[b], st->buffers[b].base, st->device, strides, &t);
     if (!run_tmap_options(a, &st->args[b], &o)) return 2;
-    if (gcl_args_set_tensormap(st->packed, st->ctx, i, e, &t, &o) != GCL_OK) return arg_fail(a);
+    const gcl_layout *l = gcl_args_layout(st->packed);
+    const DLTensor *tp = &t;
+    gcl_field f, m;
+    if (gcl_layout_param_field(l, i, &f) != GCL_OK ||
+        (f.info.kind == GCL_PARAM_ARRAY && gcl_layout_element_field(l, &f, e, &m) != GCL_OK) ||
+        gcl_args_set_tensormaps(st->packed, st->ctx, f.info.kind == GCL_PARAM_ARRAY ? &m : &f, 1,
+                                &tp, &o, 1, 0) != GCL_OK)
+      return arg_fail(a);
   }
   return 0;
 }

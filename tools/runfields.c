@@ -129,7 +129,8 @@ static gcl_status set_tmaps(const run_state *st, gcl_args *args, const gcl_runar
     DLTensor t;
     run_tensor(&st->args[b], st->buffers[b].base, st->device, strides, &t);
     if (!run_tmap_options(a, &st->args[b], &o)) return GCL_ERROR_INVALID_ARGUMENT;
-    s = gcl_args_set_field_tensormap(args, ctx, &m, &t, &o);
+    const DLTensor *tp = &t;
+    s = gcl_args_set_tensormaps(args, ctx, &m, 1, &tp, &o, 1, 0);
   }
   if (s != GCL_OK) run_error("%s %d '%s': %s", a->option, a->position, a->spec, gcl_last_error());
   return s;

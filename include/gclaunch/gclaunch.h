@@ -146,6 +146,19 @@ typedef enum gcl_scalar {
   GCL_SCALAR_F16, GCL_SCALAR_BF16, GCL_SCALAR_F32, GCL_SCALAR_F64
 } gcl_scalar;
 
+/* The scalar's name as the grammar spells it ("f32", "bf16"; "void" for VOID); "?" outside the
+ * enum. Never NULL. Thread-safe. */
+GCL_API const char *gcl_scalar_name(gcl_scalar s);
+/* The scalar's C-ABI size in bytes (1, 2, 4 or 8; equal to its alignment); 0 for VOID and for
+ * values outside the enum. Thread-safe. */
+GCL_API size_t gcl_scalar_size(gcl_scalar s);
+/* float -> IEEE binary16 / bfloat16 bits, rounded to nearest even (NaN stays a NaN, values past
+ * the largest finite one become infinities), and back (exact). Thread-safe. */
+GCL_API uint16_t gcl_f16_from_f32(float value);
+GCL_API uint16_t gcl_bf16_from_f32(float value);
+GCL_API float gcl_f16_to_f32(uint16_t bits);
+GCL_API float gcl_bf16_to_f32(uint16_t bits);
+
 typedef enum gcl_param_kind {
   GCL_PARAM_SCALAR,    /* a scalar by value */
   GCL_PARAM_POINTER,   /* a device pointer (8 bytes) */
@@ -221,83 +234,39 @@ GCL_API size_t gcl_layout_size(const gcl_layout *layout);
 
 /* ---------------------------------------------------------------------------------------------
  * Argument buffers (CPU only until launch)
+ *
+ * One address for every parameter byte: a field (below). Every setter takes a gcl_field -- a
+ * whole parameter (gcl_layout_param_field), a struct member, an array element, a whole
+ * sub-aggregate -- resolved once and then set as fast as a parameter of its size. The
+ * index-addressed forms further down (gcl_args_set_u32(args, index, v), ...) are static inline
+ * conveniences over the field setters, kept because most kernels take a few plain parameters
+ * and an index is what a C caller has at hand; they cost one gcl_layout_param_field more.
  * ------------------------------------------------------------------------------------------- */
 
 typedef struct gcl_args gcl_args;
 
-/* Creates a zeroed buffer with every parameter unset. The layout must outlive the args. */
+/* Creates a zeroed buffer with every parameter unset (one allocation: the buffer, set-tracking,
+ * an owner slot per pointer leaf and a cache slot per tensor-map leaf). The layout must outlive
+ * the args. */
 GCL_API gcl_status gcl_args_create(const gcl_layout *layout, gcl_args **out);
 /* Releases owned tensors (their deleters run once). NULL is fine. */
 GCL_API void gcl_args_destroy(gcl_args *args);
+/* The layout the args were created from (NULL for NULL). Reads. */
 GCL_API const gcl_layout *gcl_args_layout(const gcl_args *args);
-/* Raw bytes: size must equal the parameter's size (GCL_ERROR_INVALID_ARGUMENT otherwise). No
- * allocation. A previous owned tensor in this slot is released. */
-GCL_API gcl_status gcl_args_set(gcl_args *args, size_t index, const void *value, size_t size);
-/* Element `element` of a by-value array parameter T[N]; size must equal the element's size. The
- * other elements keep their bytes. The parameter counts as set once every element was set or the
- * whole parameter was set. */
-GCL_API gcl_status gcl_args_set_element(gcl_args *args, size_t index, size_t element,
-                                        const void *value, size_t size);
-/* Raw set by parameter name; GCL_ERROR_NOT_FOUND if no parameter has that name. */
-GCL_API gcl_status gcl_args_set_by_name(gcl_args *args, const char *name, const void *value,
-                                        size_t size);
-/* Typed setters: GCL_ERROR_TYPE_MISMATCH if the parameter is not of that type (raw byte
- * parameters of the same size accept any). */
-GCL_API gcl_status gcl_args_set_i32(gcl_args *args, size_t index, int32_t value);
-GCL_API gcl_status gcl_args_set_u32(gcl_args *args, size_t index, uint32_t value);
-GCL_API gcl_status gcl_args_set_i64(gcl_args *args, size_t index, int64_t value);
-GCL_API gcl_status gcl_args_set_u64(gcl_args *args, size_t index, uint64_t value);
-GCL_API gcl_status gcl_args_set_f32(gcl_args *args, size_t index, float value);
-GCL_API gcl_status gcl_args_set_f64(gcl_args *args, size_t index, double value);
-/* A device address into a pointer parameter; checked against the pointer's align(N). */
-GCL_API gcl_status gcl_args_set_ptr(gcl_args *args, size_t index, uint64_t address);
-
-struct _ffi_type; /* libffi's ffi_type; include <ffi.h> to build one */
-/* Packs value described by a libffi type (struct, scalar or pointer). GCL_ERROR_TYPE_MISMATCH
- * unless the type's size, alignment and member offsets equal the parameter's. */
-GCL_API gcl_status gcl_args_set_ffi(gcl_args *args, size_t index, const struct _ffi_type *type,
-                                    const void *value);
-
-/* A borrowed tensor into a pointer parameter: the slot gets data + byte_offset after the checks
- * (device type, dtype against the element type, shape and strides, extent overflow, the
- * pointer's alignment, and device id where the args know it). The tensor stays the caller's.
- * GCL_ERROR_TENSOR with a message naming the parameter and the offending value. */
-GCL_API gcl_status gcl_args_set_dltensor(gcl_args *args, size_t index, const DLTensor *t);
-/* Like set_dltensor, read_only marks a tensor that must go only to a const pointer. */
-GCL_API gcl_status gcl_args_set_dltensor_flags(gcl_args *args, size_t index, const DLTensor *t,
-                                               uint64_t dlpack_flags);
-/* Takes ownership of t from the call on: its deleter (may be NULL) runs exactly once -- when the
- * slot is overwritten, when the args are destroyed, or before this call returns if it fails.
- * An unknown major version: the deleter runs, nothing else is read, GCL_ERROR_TENSOR_VERSION. */
-GCL_API gcl_status gcl_args_take_dlpack(gcl_args *args, size_t index, DLManagedTensorVersioned *t);
-GCL_API gcl_status gcl_args_take_dlpack_legacy(gcl_args *args, size_t index, DLManagedTensor *t);
-/* Restricts tensors to those on device_id (CUDA device ordinal); -1 (the default) accepts any.
- * With several GPUs, pass the kernel's device: gcl_context_device(gcl_kernel_context(k)). */
-GCL_API gcl_status gcl_args_set_device(gcl_args *args, int device_id);
-/* The packed buffer and its exact size. GCL_ERROR_UNSET_ARGUMENT naming the first parameter never
- * set. The data pointer stays valid until args is destroyed. Reads. */
-GCL_API gcl_status gcl_args_buffer(const gcl_args *args, const void **data, size_t *size);
-/* True if parameter index was set. */
-GCL_API bool gcl_args_is_set(const gcl_args *args, size_t index);
-/* Typed setters for the remaining scalars (same rules as gcl_args_set_i32). f16 and bf16 take
- * the value's 16 bits, or a float rounded to nearest even (the *_from_f32 forms); bool stores 0
- * or 1 in one byte. */
-GCL_API gcl_status gcl_args_set_bool(gcl_args *args, size_t index, bool value);
-GCL_API gcl_status gcl_args_set_i8(gcl_args *args, size_t index, int8_t value);
-GCL_API gcl_status gcl_args_set_u8(gcl_args *args, size_t index, uint8_t value);
-GCL_API gcl_status gcl_args_set_i16(gcl_args *args, size_t index, int16_t value);
-GCL_API gcl_status gcl_args_set_u16(gcl_args *args, size_t index, uint16_t value);
-GCL_API gcl_status gcl_args_set_f16(gcl_args *args, size_t index, uint16_t bits);
-GCL_API gcl_status gcl_args_set_bf16(gcl_args *args, size_t index, uint16_t bits);
-GCL_API gcl_status gcl_args_set_f16_from_f32(gcl_args *args, size_t index, float value);
-GCL_API gcl_status gcl_args_set_bf16_from_f32(gcl_args *args, size_t index, float value);
-
-/* A copy of args: same layout, same bytes, same set state, same device restriction. Tensors the
- * original took (take_dlpack) stay owned by the original: the copy holds their addresses
- * borrowed, so the original must outlive every launch of the copy that uses them. Allocates once.
+/* A copy of args: same layout, same bytes, same set state, same device restriction, the same
+ * tensor-map descriptions (the copy's maps can be re-pointed). Tensors the original took
+ * (take_dlpack) stay owned by the original: the copy holds their addresses borrowed, so the
+ * original must outlive every launch of the copy that uses them. Allocates once.
  * Args may be changed (or destroyed) as soon as gcl_launch returns: the driver copies the
  * parameter buffer at launch. */
 GCL_API gcl_status gcl_args_clone(const gcl_args *args, gcl_args **out);
+/* Restricts tensors to those on device_id (CUDA device ordinal); -1 (the default) accepts any.
+ * With several GPUs, pass the kernel's device: gcl_context_device(gcl_kernel_context(k)). */
+GCL_API gcl_status gcl_args_set_device(gcl_args *args, int device_id);
+/* The packed buffer and its exact size. GCL_ERROR_UNSET_ARGUMENT naming the first leaf never set
+ * ("parameter 0 'g': field 'g.stores[2]' was never set"). The data pointer stays valid until
+ * args is destroyed. Reads. */
+GCL_API gcl_status gcl_args_buffer(const gcl_args *args, const void **data, size_t *size);
 
 /* ---------------------------------------------------------------------------------------------
  * Fields: paths into by-value aggregates (CPU only)
@@ -313,11 +282,10 @@ GCL_API gcl_status gcl_args_clone(const gcl_args *args, gcl_args **out);
  * A field is resolved once (gcl_layout_field) and then set as fast as a parameter of its size:
  * the setters below do no parsing and allocate nothing. Any field may be set -- a leaf (scalar,
  * pointer, tensormap, bytes) or a whole sub-struct or array (raw bytes of its size). A parameter
- * counts as set once every leaf byte was set (by leaves, sub-aggregates or the whole parameter);
- * gcl_args_buffer's unset message names the first unset leaf by its path
- * ("parameter 0 'g': field 'g.stores[2]' was never set"). Every check a parameter of the same
- * kind gets applies to a field (pointer align(N), DLPack dtype/device/read-only rules,
- * tensor-map rules and `store`), and messages name the parameter and the field's path.
+ * counts as set once every leaf byte was set (by leaves, sub-aggregates or the whole parameter).
+ * Every check a parameter of the same kind gets applies to a field (pointer align(N), DLPack
+ * dtype/device/read-only rules, tensor-map rules and `store`), and messages name the parameter
+ * and the field's path.
  * ------------------------------------------------------------------------------------------- */
 
 typedef struct gcl_field {
@@ -326,9 +294,8 @@ typedef struct gcl_field {
   size_t size, align;    /* of the field as laid out */
   gcl_param_info info;   /* what it is; info.name is the member's name (NULL if unnamed), or the
                             parameter's for a whole parameter; info.grid_constant the parameter's */
-  /* Private: filled by gcl_layout_field, read by the setters. Treat the struct as a value. */
-  const void *priv_layout, *priv_type;
-  size_t priv_rel, priv_owner, priv_owners;
+  uint64_t opaque[8];    /* private to gclaunch: filled by the resolvers, read by the setters;
+                            its size is fixed, its contents are not. Treat the struct as a value. */
 } gcl_field;
 
 /* Resolves path in layout into *out. GCL_ERROR_NOT_FOUND for an unknown parameter or member name,
@@ -338,8 +305,14 @@ typedef struct gcl_field {
  * and the 1-based column. Raw layouts (no signature) have only whole parameters ("0", "1", ...).
  * Costs time proportional to the path's components (and the members searched). Reads. */
 GCL_API gcl_status gcl_layout_field(const gcl_layout *layout, const char *path, gcl_field *out);
-/* The whole parameter index as a field. Reads. */
+/* The whole parameter index as a field. GCL_ERROR_INVALID_ARGUMENT for an index out of range.
+ * Reads. */
 GCL_API gcl_status gcl_layout_param_field(const gcl_layout *layout, size_t index, gcl_field *out);
+/* Element `element` of the array field `array` (of this layout) as a field: the resolver of
+ * "path[element]" without text. GCL_ERROR_INVALID_ARGUMENT when array is no array or element is
+ * out of range. Reads. */
+GCL_API gcl_status gcl_layout_element_field(const gcl_layout *layout, const gcl_field *array,
+                                            size_t element, gcl_field *out);
 /* The path of field ("g.loads[3]"; members without a name by index) into buf, as
  * gcl_signature_format sizes its text. Reads. */
 GCL_API gcl_status gcl_layout_field_path(const gcl_layout *layout, const gcl_field *field,
@@ -352,45 +325,166 @@ GCL_API gcl_status gcl_layout_field_path(const gcl_layout *layout, const gcl_fie
 typedef int (*gcl_leaf_fn)(const gcl_field *leaf, const char *path, void *user);
 GCL_API gcl_status gcl_layout_visit_leaves(const gcl_layout *layout, gcl_leaf_fn fn, void *user);
 
-/* Raw bytes into field (size must equal field->size): a leaf, a sub-struct or a whole array.
- * GCL_ERROR_INVALID_ARGUMENT for a field of another layout, NULLs, or a wrong size. Taken tensors
- * owned by pointers inside the field are released after the copy. */
+/* Raw bytes into field (size must equal field->size): a leaf, a sub-struct, a whole array or a
+ * whole parameter. GCL_ERROR_INVALID_ARGUMENT for a field of another layout, NULLs, or a wrong
+ * size. Taken tensors owned by pointers inside the field are released after the copy; tensor
+ * maps inside it are no longer gclaunch's (gcl_args_repoint_tensormaps refuses them until they
+ * are encoded again). No allocation. */
 GCL_API gcl_status gcl_args_set_field(gcl_args *args, const gcl_field *field, const void *value,
                                       size_t size);
-/* Typed setters: GCL_ERROR_TYPE_MISMATCH unless the field is a scalar of that type (or untyped
- * bytes of its size). f16/bf16 from bits or from a float (rounded to nearest even). */
-GCL_API gcl_status gcl_args_set_field_bool(gcl_args *args, const gcl_field *field, bool value);
-GCL_API gcl_status gcl_args_set_field_i8(gcl_args *args, const gcl_field *field, int8_t value);
-GCL_API gcl_status gcl_args_set_field_u8(gcl_args *args, const gcl_field *field, uint8_t value);
-GCL_API gcl_status gcl_args_set_field_i16(gcl_args *args, const gcl_field *field, int16_t value);
-GCL_API gcl_status gcl_args_set_field_u16(gcl_args *args, const gcl_field *field, uint16_t value);
-GCL_API gcl_status gcl_args_set_field_i32(gcl_args *args, const gcl_field *field, int32_t value);
-GCL_API gcl_status gcl_args_set_field_u32(gcl_args *args, const gcl_field *field, uint32_t value);
-GCL_API gcl_status gcl_args_set_field_i64(gcl_args *args, const gcl_field *field, int64_t value);
-GCL_API gcl_status gcl_args_set_field_u64(gcl_args *args, const gcl_field *field, uint64_t value);
-GCL_API gcl_status gcl_args_set_field_f16(gcl_args *args, const gcl_field *field, uint16_t bits);
-GCL_API gcl_status gcl_args_set_field_bf16(gcl_args *args, const gcl_field *field, uint16_t bits);
-GCL_API gcl_status gcl_args_set_field_f16_from_f32(gcl_args *args, const gcl_field *field,
-                                                   float value);
-GCL_API gcl_status gcl_args_set_field_bf16_from_f32(gcl_args *args, const gcl_field *field,
-                                                    float value);
-GCL_API gcl_status gcl_args_set_field_f32(gcl_args *args, const gcl_field *field, float value);
-GCL_API gcl_status gcl_args_set_field_f64(gcl_args *args, const gcl_field *field, double value);
+/* A scalar of type `type` into field: *value is a C value of that type (bool; int8_t ... uint64_t;
+ * the 16 bits of an f16 or bf16 as uint16_t; float; double). GCL_ERROR_TYPE_MISMATCH unless
+ * the field is a scalar of that type or untyped bytes of its size; GCL_ERROR_INVALID_ARGUMENT
+ * for a type outside gcl_scalar or GCL_SCALAR_VOID. bool stores 0 or 1 in one byte. The typed
+ * gcl_args_set_field_<type> below are inline forms of it. */
+GCL_API gcl_status gcl_args_set_field_scalar(gcl_args *args, const gcl_field *field,
+                                             gcl_scalar type, const void *value);
 /* A device address into a pointer field, checked against the pointer's align(N). */
 GCL_API gcl_status gcl_args_set_field_ptr(gcl_args *args, const gcl_field *field,
                                           uint64_t address);
-/* DLPack tensors into a pointer field: the checks and ownership rules of gcl_args_set_dltensor,
- * gcl_args_set_dltensor_flags, gcl_args_take_dlpack and gcl_args_take_dlpack_legacy. */
-GCL_API gcl_status gcl_args_set_field_dltensor(gcl_args *args, const gcl_field *field,
-                                               const DLTensor *t);
+/* A borrowed tensor into a pointer field: the field gets data + byte_offset after the checks
+ * (device type, dtype against the element type, shape and strides, extent overflow, the
+ * pointer's alignment, the device id where the args know it; with DLPACK_FLAG_BITMASK_READ_ONLY
+ * in dlpack_flags, that the pointer is const). The tensor stays the caller's. GCL_ERROR_TENSOR
+ * with a message naming the parameter, the field and the offending value. */
 GCL_API gcl_status gcl_args_set_field_dltensor_flags(gcl_args *args, const gcl_field *field,
                                                      const DLTensor *t, uint64_t dlpack_flags);
+/* Takes ownership of t from the call on: its deleter (may be NULL) runs exactly once -- when the
+ * field is overwritten, when the args are destroyed, or before this call returns if it fails.
+ * An unknown major version: the deleter runs, nothing else is read, GCL_ERROR_TENSOR_VERSION. */
 GCL_API gcl_status gcl_args_take_field_dlpack(gcl_args *args, const gcl_field *field,
                                               DLManagedTensorVersioned *t);
 GCL_API gcl_status gcl_args_take_field_dlpack_legacy(gcl_args *args, const gcl_field *field,
                                                      DLManagedTensor *t);
+struct _ffi_type; /* libffi's ffi_type; include <ffi.h> to build one */
+/* Packs value described by a libffi type (struct, scalar or pointer) into field.
+ * GCL_ERROR_TYPE_MISMATCH unless the type's size, alignment and member offsets equal the
+ * field's. */
+GCL_API gcl_status gcl_args_set_field_ffi(gcl_args *args, const gcl_field *field,
+                                          const struct _ffi_type *type, const void *value);
 /* True when every leaf byte of field was set. Reads. */
 GCL_API bool gcl_args_field_is_set(const gcl_args *args, const gcl_field *field);
+
+/* Typed field setters (gcl_args_set_field_scalar with the type spelled in the name). */
+#define GCL_ARGS_FIELD_SETTER_(suffix, ctype, type)                                                \
+  static inline gcl_status gcl_args_set_field_##suffix(gcl_args *args, const gcl_field *field,     \
+                                                       ctype value) {                             \
+    return gcl_args_set_field_scalar(args, field, type, &value);                                   \
+  }
+GCL_ARGS_FIELD_SETTER_(bool, bool, GCL_SCALAR_BOOL)
+GCL_ARGS_FIELD_SETTER_(i8, int8_t, GCL_SCALAR_I8)
+GCL_ARGS_FIELD_SETTER_(u8, uint8_t, GCL_SCALAR_U8)
+GCL_ARGS_FIELD_SETTER_(i16, int16_t, GCL_SCALAR_I16)
+GCL_ARGS_FIELD_SETTER_(u16, uint16_t, GCL_SCALAR_U16)
+GCL_ARGS_FIELD_SETTER_(i32, int32_t, GCL_SCALAR_I32)
+GCL_ARGS_FIELD_SETTER_(u32, uint32_t, GCL_SCALAR_U32)
+GCL_ARGS_FIELD_SETTER_(i64, int64_t, GCL_SCALAR_I64)
+GCL_ARGS_FIELD_SETTER_(u64, uint64_t, GCL_SCALAR_U64)
+GCL_ARGS_FIELD_SETTER_(f16, uint16_t, GCL_SCALAR_F16)   /* the half's bits */
+GCL_ARGS_FIELD_SETTER_(bf16, uint16_t, GCL_SCALAR_BF16) /* the bfloat16's bits */
+GCL_ARGS_FIELD_SETTER_(f32, float, GCL_SCALAR_F32)
+GCL_ARGS_FIELD_SETTER_(f64, double, GCL_SCALAR_F64)
+#undef GCL_ARGS_FIELD_SETTER_
+/* f16 / bf16 from a float, rounded to nearest even. */
+static inline gcl_status gcl_args_set_field_f16_from_f32(gcl_args *args, const gcl_field *field,
+                                                         float value) {
+  uint16_t bits = gcl_f16_from_f32(value);
+  return gcl_args_set_field_scalar(args, field, GCL_SCALAR_F16, &bits);
+}
+static inline gcl_status gcl_args_set_field_bf16_from_f32(gcl_args *args, const gcl_field *field,
+                                                          float value) {
+  uint16_t bits = gcl_bf16_from_f32(value);
+  return gcl_args_set_field_scalar(args, field, GCL_SCALAR_BF16, &bits);
+}
+static inline gcl_status gcl_args_set_field_dltensor(gcl_args *args, const gcl_field *field,
+                                                     const DLTensor *t) {
+  return gcl_args_set_field_dltensor_flags(args, field, t, 0);
+}
+
+/* --- Index-addressed conveniences: parameter `index` as a field, then the field setter. Their
+ * failures are the field setter's (an index out of range: gcl_layout_param_field's). --------- */
+
+#define GCL_ARGS_PARAM_(index)                                                                     \
+  gcl_field f_;                                                                                    \
+  gcl_status s_ = gcl_layout_param_field(gcl_args_layout(args), (index), &f_);                    \
+  if (s_ != GCL_OK) return s_
+/* Raw bytes into parameter index (size must equal its size). */
+static inline gcl_status gcl_args_set(gcl_args *args, size_t index, const void *value,
+                                      size_t size) {
+  GCL_ARGS_PARAM_(index);
+  return gcl_args_set_field(args, &f_, value, size);
+}
+/* Element `element` of a by-value array parameter T[N]; size must equal the element's size. */
+static inline gcl_status gcl_args_set_element(gcl_args *args, size_t index, size_t element,
+                                              const void *value, size_t size) {
+  GCL_ARGS_PARAM_(index);
+  gcl_field e_;
+  s_ = gcl_layout_element_field(gcl_args_layout(args), &f_, element, &e_);
+  return s_ != GCL_OK ? s_ : gcl_args_set_field(args, &e_, value, size);
+}
+/* Raw bytes into the parameter (or field: any path) called name. */
+static inline gcl_status gcl_args_set_by_name(gcl_args *args, const char *name,
+                                              const void *value, size_t size) {
+  gcl_field f_;
+  gcl_status s_ = gcl_layout_field(gcl_args_layout(args), name, &f_);
+  return s_ != GCL_OK ? s_ : gcl_args_set_field(args, &f_, value, size);
+}
+#define GCL_ARGS_INDEX_SETTER_(suffix, ctype)                                                      \
+  static inline gcl_status gcl_args_set_##suffix(gcl_args *args, size_t index, ctype value) {     \
+    GCL_ARGS_PARAM_(index);                                                                        \
+    return gcl_args_set_field_##suffix(args, &f_, value);                                          \
+  }
+GCL_ARGS_INDEX_SETTER_(bool, bool)
+GCL_ARGS_INDEX_SETTER_(i8, int8_t)
+GCL_ARGS_INDEX_SETTER_(u8, uint8_t)
+GCL_ARGS_INDEX_SETTER_(i16, int16_t)
+GCL_ARGS_INDEX_SETTER_(u16, uint16_t)
+GCL_ARGS_INDEX_SETTER_(i32, int32_t)
+GCL_ARGS_INDEX_SETTER_(u32, uint32_t)
+GCL_ARGS_INDEX_SETTER_(i64, int64_t)
+GCL_ARGS_INDEX_SETTER_(u64, uint64_t)
+GCL_ARGS_INDEX_SETTER_(f16, uint16_t)
+GCL_ARGS_INDEX_SETTER_(bf16, uint16_t)
+GCL_ARGS_INDEX_SETTER_(f16_from_f32, float)
+GCL_ARGS_INDEX_SETTER_(bf16_from_f32, float)
+GCL_ARGS_INDEX_SETTER_(f32, float)
+GCL_ARGS_INDEX_SETTER_(f64, double)
+GCL_ARGS_INDEX_SETTER_(ptr, uint64_t)
+GCL_ARGS_INDEX_SETTER_(dltensor, const DLTensor *)
+#undef GCL_ARGS_INDEX_SETTER_
+static inline gcl_status gcl_args_set_dltensor_flags(gcl_args *args, size_t index,
+                                                     const DLTensor *t, uint64_t dlpack_flags) {
+  GCL_ARGS_PARAM_(index);
+  return gcl_args_set_field_dltensor_flags(args, &f_, t, dlpack_flags);
+}
+/* The take forms own t from the call on, also when the index is out of range (the deleter runs
+ * before the call returns, as for every failure). */
+static inline gcl_status gcl_args_take_dlpack(gcl_args *args, size_t index,
+                                              DLManagedTensorVersioned *t) {
+  gcl_field f_;
+  gcl_status s_ = gcl_layout_param_field(gcl_args_layout(args), index, &f_);
+  if (s_ != GCL_OK && t && t->deleter) t->deleter(t);
+  return s_ != GCL_OK ? s_ : gcl_args_take_field_dlpack(args, &f_, t);
+}
+static inline gcl_status gcl_args_take_dlpack_legacy(gcl_args *args, size_t index,
+                                                     DLManagedTensor *t) {
+  gcl_field f_;
+  gcl_status s_ = gcl_layout_param_field(gcl_args_layout(args), index, &f_);
+  if (s_ != GCL_OK && t && t->deleter) t->deleter(t);
+  return s_ != GCL_OK ? s_ : gcl_args_take_field_dlpack_legacy(args, &f_, t);
+}
+static inline gcl_status gcl_args_set_ffi(gcl_args *args, size_t index,
+                                          const struct _ffi_type *type, const void *value) {
+  GCL_ARGS_PARAM_(index);
+  return gcl_args_set_field_ffi(args, &f_, type, value);
+}
+/* True if parameter index was set (false for an index out of range). */
+static inline bool gcl_args_is_set(const gcl_args *args, size_t index) {
+  gcl_field f_;
+  return gcl_layout_param_field(gcl_args_layout(args), index, &f_) == GCL_OK &&
+         gcl_args_field_is_set(args, &f_);
+}
+#undef GCL_ARGS_PARAM_
 
 /* ---------------------------------------------------------------------------------------------
  * Module images read on the CPU (no driver): cubin, fatbin, PTX.
@@ -940,70 +1034,49 @@ GCL_API gcl_status gcl_tensormap_check(const DLTensor *t, const gcl_tensormap_op
  * current. map is untouched on failure. */
 GCL_API gcl_status gcl_tensormap_encode(gcl_context *ctx, const DLTensor *t,
                                         const gcl_tensormap_options *options, void *map);
-/* Encodes a tiled (or im2col) descriptor for t (borrowed; only its description is read) into
- * element `element` of parameter index: a `tensormap[N]` (element < N) or a `tensormap`
- * (element 0), any align(N); raw layouts accept a 128-byte parameter (element 0). Other elements
- * keep their bytes; the parameter counts as set once every element was set. Messages name
- * "parameter I 'name' element E", the dimension and the value. Allocates nothing. Changes
- * nothing on failure. */
-GCL_API gcl_status gcl_args_set_tensormap(gcl_args *args, gcl_context *ctx, size_t index,
-                                          size_t element, const DLTensor *t,
-                                          const gcl_tensormap_options *options);
-/* Encodes a tiled (or im2col) descriptor for t into field, which must be a tensormap (any
- * align(N); in a struct, an array of them, or a raw 128-byte parameter): the checks of
- * gcl_args_set_tensormap, messages naming the parameter and the field's path. Changes nothing on
- * failure. */
-GCL_API gcl_status gcl_args_set_field_tensormap(gcl_args *args, gcl_context *ctx,
-                                                const gcl_field *field, const DLTensor *t,
-                                                const gcl_tensormap_options *options);
-
-/* --- Many maps per call, and re-pointing them (megakernels that relaunch with new buffers) ----
+/* --- Tensor maps in args, addressed like everything else ---------------------------------------
  *
- * Every map gclaunch encodes into args remembers its description (a 72-byte entry per map,
- * allocated with the args): a refresh then re-encodes only when something besides the address
- * changed, and otherwise re-points the map with cuTensorMapReplaceAddress, whose bytes equal a
- * fresh encode at the new address. Raw setters (gcl_args_set, gcl_args_set_element, ...) over a
- * map make gclaunch forget it. None of these calls allocates or formats text on success; each
- * binds ctx at most once; on failure nothing changes (batches are all or nothing). Not thread-safe
- * on one args (they change it). */
+ * `first` is a tensormap leaf: a tensormap parameter, a struct member, an element of an array of
+ * maps (top level, in a struct, in an array of structs), any align(N), or a raw 128-byte
+ * parameter; an array of maps as `first` means its element 0. n > 1 covers elements
+ * first ... first + n - 1 of its array. Every tensormap leaf has a cache slot in the args (made
+ * with them, no allocation later): every map gclaunch encodes there remembers the inputs it was
+ * encoded from (the DLPack description but data and byte_offset, and the options) and its
+ * address, so a refresh re-points instead of re-encoding and a re-point needs no tensor at all.
+ * Raw setters over a map (gcl_args_set_field on it or on a field containing it) make the args
+ * forget it. None of these calls allocates or formats text on success; on failure nothing
+ * changes (batches are all or nothing) and the message names the parameter and the map's path
+ * ("parameter 0 'g' field 'g.loads[7]'"). After a kernel fault they return
+ * GCL_ERROR_KERNEL_FAULT without calling the driver. Not thread-safe on one args. */
 
-/* Encodes n maps, tensors[i] into element first + i of parameter index (a tensormap[N]; n = 1
- * also takes a tensormap parameter), with options[i] (options_count == n) or options[0] for
- * every map (options_count == 1). Checks as gcl_args_set_tensormap; messages name the element.
- * n = 0 does nothing. GCL_ERROR_INVALID_ARGUMENT for NULL args, ctx, tensors or options, an
- * options_count other than 1 or n, or elements out of range. */
-GCL_API gcl_status gcl_args_set_tensormaps(gcl_args *args, gcl_context *ctx, size_t index,
-                                           size_t first, size_t n, const DLTensor *const *tensors,
+#define GCL_TENSORMAP_REFRESH 1u /* flag: a map whose tensor and options equal those of its last
+                                    encode but for data + byte_offset is re-pointed
+                                    (cuTensorMapReplaceAddress: the bytes of a fresh encode), not
+                                    re-encoded; nothing is called when the address is the same */
+
+/* Encodes n maps, tensors[i] (borrowed; only their description is read) into map first + i, with
+ * options[i] (options_count == n) or options[0] for every map (options_count == 1). Checks as
+ * gcl_tensormap_encode. flags: 0 or GCL_TENSORMAP_REFRESH. n = 0 does nothing.
+ * GCL_ERROR_INVALID_ARGUMENT for NULL args, ctx, first, tensors or options, an options_count
+ * other than 1 or n, unknown flags, a field of another layout, or maps past the end of first's
+ * array (n > 1 on a map that is no array element); GCL_ERROR_TYPE_MISMATCH when first is no
+ * tensormap leaf (nor an array of them); the tensor and driver errors of gcl_tensormap_encode. */
+GCL_API gcl_status gcl_args_set_tensormaps(gcl_args *args, gcl_context *ctx,
+                                           const gcl_field *first, size_t n,
+                                           const DLTensor *const *tensors,
                                            const gcl_tensormap_options *options,
-                                           size_t options_count);
-/* Like gcl_args_set_tensormap, but when the element holds a map gclaunch encoded from the same
- * description except for the address (data + byte_offset), only re-points it
- * (cuTensorMapReplaceAddress; nothing at all when the address is the same too). Every check of
- * gcl_args_set_tensormap still runs on t and options. */
-GCL_API gcl_status gcl_args_refresh_tensormap(gcl_args *args, gcl_context *ctx, size_t index,
-                                              size_t element, const DLTensor *t,
-                                              const gcl_tensormap_options *options);
-/* gcl_args_refresh_tensormap for n maps, arguments as gcl_args_set_tensormaps. */
-GCL_API gcl_status gcl_args_refresh_tensormaps(gcl_args *args, gcl_context *ctx, size_t index,
-                                               size_t first, size_t n,
-                                               const DLTensor *const *tensors,
-                                               const gcl_tensormap_options *options,
-                                               size_t options_count);
-/* Re-points the map in element `element` of parameter index to address (the new data +
- * byte_offset) keeping the rest of its description: the cheapest way to relaunch a megakernel
- * on new buffers of the same shapes. The map must have been encoded by gclaunch
- * (GCL_ERROR_UNSET_ARGUMENT otherwise, or after a raw setter wrote there); address must be
- * nonzero and 16-byte aligned (32 with 32-byte interleave), GCL_ERROR_INVALID_ARGUMENT
- * otherwise. The tensor's shape, strides and device cannot be checked here: use
- * gcl_args_refresh_tensormap when they may have changed. ctx is made current only if the
- * driver asks for it. */
-GCL_API gcl_status gcl_args_replace_tensormap_address(gcl_args *args, gcl_context *ctx,
-                                                      size_t index, size_t element,
-                                                      uint64_t address);
-/* The same for elements first ... first + n - 1, addresses[i] for element first + i. */
-GCL_API gcl_status gcl_args_replace_tensormap_addresses(gcl_args *args, gcl_context *ctx,
-                                                        size_t index, size_t first, size_t n,
-                                                        const uint64_t *addresses);
+                                           size_t options_count, unsigned flags);
+/* Re-points maps first ... first + n - 1 to addresses[i] (the new data + byte_offset), keeping the
+ * rest of their descriptions: the cheapest way to relaunch a megakernel on new buffers of the
+ * same shapes (cuTensorMapReplaceAddress only; nothing for a map already at its address). Each
+ * map must have been encoded by gclaunch into these args (GCL_ERROR_UNSET_ARGUMENT otherwise, or
+ * after a raw setter wrote there); each address nonzero and 16-byte aligned (32 with 32-byte
+ * interleave), GCL_ERROR_INVALID_ARGUMENT otherwise. The tensors' shapes, strides and devices
+ * are not seen here: use gcl_args_set_tensormaps with GCL_TENSORMAP_REFRESH when they may have
+ * changed. ctx is made current only if the driver asks for it. */
+GCL_API gcl_status gcl_args_repoint_tensormaps(gcl_args *args, gcl_context *ctx,
+                                               const gcl_field *first, size_t n,
+                                               const uint64_t *addresses);
 
 #ifdef __cplusplus
 }

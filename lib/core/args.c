@@ -21,11 +21,11 @@ static size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
 /* --- creation ---------------------------------------------------------------------------- */
 
-typedef struct parts { size_t unset, ptrs, owners, tmaps, snaps, bits, scratch, scratch_entries, data, total; } parts;
+typedef struct parts { size_t unset, ptrs, owners, tmaps, bits, scratch, scratch_addresses, data, total; } parts;
 
-/* The single allocation: header, unset counts, pointers, owner slots, tensor-map cache entries,
- * bitmap, the batch scratch (128 bytes + an entry per element of the largest tensormap[N]), then
- * the aligned buffer. */
+/* The single allocation: header, unset counts, pointers, owner slots, tensor-map cache slots,
+ * bitmap, the batch scratch (128 bytes and an address per map of the parameter with the most),
+ * then the aligned buffer. */
 static parts plan(const gcl_layout *l) {
   size_t n = gcl_layout_count(l), bit_bytes, widest, maps = gcl__layout_tmap_count(l, &widest);
   gcl__layout_bits(l, &bit_bytes);
@@ -34,11 +34,10 @@ static parts plan(const gcl_layout *l) {
   p.ptrs = p.unset + n * sizeof(size_t);
   p.owners = p.ptrs + n * sizeof(void *);
   p.tmaps = round_up(p.owners + gcl__layout_owner_count(l) * sizeof(owner_slot), 16);
-  p.snaps = p.tmaps + maps * sizeof(gcl__tmap_entry);
-  p.bits = p.snaps + maps * sizeof(gcl__tmap_snap);
+  p.bits = p.tmaps + maps * sizeof(gcl__tmap_entry);
   p.scratch = round_up(p.bits + bit_bytes, BUFFER_ALIGN);
-  p.scratch_entries = p.scratch + widest * GCL_TENSORMAP_BYTES;
-  p.data = round_up(p.scratch_entries + widest * sizeof(gcl__tmap_entry), BUFFER_ALIGN);
+  p.scratch_addresses = p.scratch + widest * GCL_TENSORMAP_BYTES;
+  p.data = round_up(p.scratch_addresses + widest * sizeof(uint64_t), BUFFER_ALIGN);
   p.total = p.data + gcl_layout_size(l) + BUFFER_ALIGN; /* slack to align the block itself */
   return p;
 }
@@ -51,12 +50,10 @@ static void init_args(gcl_args *a, const gcl_layout *layout, const parts *p) {
   a->size = gcl_layout_size(layout);
   a->owner_count = gcl__layout_owner_count(layout);
   a->device_id = -1;
-  a->fingerprint = gcl__layout_fingerprint(layout);
   a->tmaps = (gcl__tmap_entry *)(void *)(base + p->tmaps);
-  a->snaps = (gcl__tmap_snap *)(void *)(base + p->snaps);
   a->lparams = a->count ? gcl__layout_lparam(layout, 0) : NULL;
   a->scratch = base + p->scratch;
-  a->scratch_entries = (gcl__tmap_entry *)(void *)(base + p->scratch_entries);
+  a->scratch_addresses = (uint64_t *)(void *)(base + p->scratch_addresses);
   a->unset_bytes = (size_t *)(void *)(base + p->unset);
   a->ptrs = (void **)(void *)(base + p->ptrs);
   a->owners = (owner_slot *)(void *)(base + p->owners);
@@ -112,7 +109,6 @@ gcl_status gcl_args_clone(const gcl_args *args, gcl_args **out) {
   size_t widest;
   size_t maps = gcl__layout_tmap_count(args->layout, &widest);
   memcpy(c->tmaps, args->tmaps, maps * sizeof *c->tmaps);
-  memcpy(c->snaps, args->snaps, maps * sizeof *c->snaps);
   *out = c;
   return GCL_OK;
 }
@@ -139,7 +135,7 @@ const gcl_layout *gcl_args_layout(const gcl_args *args) { return args ? args->la
 
 /* Marks bytes [rel, rel + n) of parameter pi set. Cost: a step per 64 bytes in the middle, per
  * byte at the ends; nothing once the parameter is complete. */
-static void mark(gcl_args *a, size_t pi, size_t rel, size_t n) {
+void gcl__args_mark(gcl_args *a, size_t pi, size_t rel, size_t n) {
   if (!a->unset_bytes[pi]) return;
   unsigned char *b = a->bits + gcl__layout_lparam(a->layout, pi)->bit_at;
   size_t fresh = 0, i = rel, end = rel + n;
@@ -166,30 +162,31 @@ static bool range_set(const gcl_args *a, size_t pi, size_t rel, size_t n) {
   return true;
 }
 
-/* Bytes written by a raw setter are no map gclaunch encoded: forget the maps they cover, so a
- * refresh or address replacement re-encodes (or refuses) instead of patching foreign bytes. */
-static void forget_tmaps(gcl_args *a, const gcl__lparam *p, size_t rel, size_t n) {
-  if (!p->tmap_count) return;
-  size_t first = rel / GCL_TENSORMAP_BYTES, end = (rel + n + GCL_TENSORMAP_BYTES - 1) / GCL_TENSORMAP_BYTES;
-  if (end > p->tmap_count) end = p->tmap_count;
-  if (first >= end) return;
-  memset(a->tmaps + p->tmap_at + first, 0, (end - first) * sizeof *a->tmaps);
-  for (size_t i = first; i < end; i++) a->snaps[p->tmap_at + i].ndim = 0;
-}
-
-/* Copies n bytes of value to byte rel of parameter pi, releases the owner slots
- * [owner, owner + owners) inside it, marks its bytes set: every setter ends here. */
-static void write_at(gcl_args *a, size_t pi, size_t rel, const void *value, size_t n,
-                     size_t owner, size_t owners) {
-  const gcl__lparam *p = gcl__layout_lparam(a->layout, pi);
-  memcpy(a->data + p->offset + rel, value, n);
-  forget_tmaps(a, p, rel, n);
-  release_owners(a, owner, owners);
-  mark(a, pi, rel, n);
+/* Every setter ends here, after copying n bytes over field f: releases the owners inside it,
+ * forgets the tensor maps inside it (raw bytes over a map are no map gclaunch encoded; the
+ * tensor-map calls commit through args_tmap.c instead), marks its bytes set. */
+static void written(gcl_args *a, const gcl_field *f, size_t n) {
+  size_t maps = gcl__f(f, GCL__F_TMAPS), owners = gcl__f(f, GCL__F_OWNERS);
+  if (maps) gcl__args_tmap_forget(a, gcl__f(f, GCL__F_TMAP), maps);
+  if (owners) release_owners(a, gcl__f(f, GCL__F_OWNER), owners);
+  if (a->unset_bytes[f->param]) gcl__args_mark(a, f->param, gcl__f(f, GCL__F_REL), n);
 }
 
 static void write_field(gcl_args *a, const gcl_field *f, const void *value, size_t n) {
-  write_at(a, f->param, f->priv_rel, value, n, f->priv_owner, f->priv_owners);
+  memcpy(a->data + f->offset, value, n);
+  written(a, f, n);
+}
+
+/* A scalar or pointer of n = 1, 2, 4 or 8 bytes: fixed-size copies, no memcpy call. */
+static void write_scalar(gcl_args *a, const gcl_field *f, const void *value, size_t n) {
+  unsigned char *d = a->data + f->offset;
+  switch (n) {
+  case 1: memcpy(d, value, 1); break;
+  case 2: memcpy(d, value, 2); break;
+  case 4: memcpy(d, value, 4); break;
+  default: memcpy(d, value, 8); break;
+  }
+  written(a, f, n);
 }
 
 /* --- checks and messages ----------------------------------------------------------------- */
@@ -197,7 +194,7 @@ static void write_field(gcl_args *a, const gcl_field *f, const void *value, size
 /* "parameter 2 'src' ('const f32* align(16)')" or "parameter 0 'g' field 'g.n' ('u32')". */
 static const char *label(const gcl_field *f, char *buf, size_t cap) {
   char who[512], type[160];
-  const gcl__type *t = f->priv_type;
+  const gcl__type *t = gcl__f_type(f);
   if (t) gcl__type_name(t, type, sizeof type);
   else snprintf(type, sizeof type, "bytes(%zu)", f->size);
   snprintf(buf, cap, "%s ('%s')", gcl__field_label(f, who, sizeof who), type);
@@ -208,22 +205,11 @@ static gcl_status check_args(const gcl_args *a, const char *fn) {
   return a ? GCL_OK : gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: args is NULL", fn);
 }
 
-/* The whole-parameter field of index, after checking args and index. */
-static gcl_status param_field(const gcl_args *a, size_t index, const char *fn, const gcl_field **f) {
-  gcl_status st = check_args(a, fn);
-  if (st) return st;
-  if (index >= a->count)
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: index %zu out of range: the kernel has %zu "
-                     "parameters", fn, index, a->count);
-  *f = &gcl__layout_lparam(a->layout, index)->field;
-  return GCL_OK;
-}
-
 static gcl_status check_field(const gcl_args *a, const gcl_field *f, const char *fn) {
   gcl_status st = check_args(a, fn);
   if (st) return st;
   if (!f) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: field is NULL", fn);
-  if (f->priv_layout != (const void *)a->layout || f->param >= a->count)
+  if (gcl__f_layout(f) != a->layout || f->param >= a->count)
     return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: the field was resolved in another layout "
                      "than the args' (a field belongs to the layout given to gcl_layout_field)", fn);
   return GCL_OK;
@@ -249,71 +235,12 @@ gcl_status gcl_args_set_field(gcl_args *args, const gcl_field *field, const void
   return GCL_OK;
 }
 
-gcl_status gcl_args_set(gcl_args *args, size_t index, const void *value, size_t size) {
-  const gcl_field *f = NULL;
-  gcl_status st = param_field(args, index, "gcl_args_set", &f);
-  if (!st) st = check_value(f, value, size, "gcl_args_set");
-  if (st) return st;
-  write_field(args, f, value, size);
-  return GCL_OK;
-}
-
-/* Element `element` of array parameter index as a field. */
-static gcl_status element_field(const gcl_args *a, size_t index, size_t element, gcl_field *out) {
-  const gcl__lparam *p = gcl__layout_lparam(a->layout, index);
-  char l[768];
-  if (!p->type || p->type->kind != GCL_PARAM_ARRAY)
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s is not an array: set element %zu",
-                     label(&p->field, l, sizeof l), element);
-  if (element >= p->type->count)
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: element %zu out of range, the array has %zu",
-                     label(&p->field, l, sizeof l), element, p->type->count);
-  const gcl__type *e = p->type->elem;
-  gcl__field_make(a->layout, p, e, element * e->size, p->owner_at + element * e->ptr_leaves,
-                  p->info.name, out);
-  return GCL_OK;
-}
-
-gcl_status gcl_args_set_element(gcl_args *args, size_t index, size_t element, const void *value,
-                                size_t size) {
-  const gcl_field *pf = NULL;
-  gcl_status st = param_field(args, index, "gcl_args_set_element", &pf);
-  if (st) return st;
-  const gcl__type *t = gcl__layout_lparam(args->layout, index)->type;
-  bool fast = t && t->kind == GCL_PARAM_ARRAY && element < t->count && value && size == t->elem->size;
-  if (fast) { /* the common case without building the element's field */
-    const gcl__type *e = t->elem;
-    write_at(args, index, element * e->size, value, size, pf->priv_owner + element * e->ptr_leaves,
-             e->ptr_leaves);
-    return GCL_OK;
-  }
-  gcl_field f;
-  st = element_field(args, index, element, &f);
-  if (!st && value && size != f.size) {
-    char l[768];
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: element value is %zu bytes, an element is %zu bytes",
-                     label(pf, l, sizeof l), size, f.size);
-  }
-  if (!st) st = check_value(&f, value, size, "gcl_args_set_element");
-  if (st) return st;
-  write_field(args, &f, value, size);
-  return GCL_OK;
-}
-
-gcl_status gcl_args_set_by_name(gcl_args *args, const char *name, const void *value, size_t size) {
-  size_t index;
-  if (!args || !name)
-    return gcl__fail_null("gcl_args_set_by_name", 2, "args", (const void *)args, "name", (const void *)name);
-  gcl_status st = gcl_layout_find(args->layout, name, &index);
-  return st ? st : gcl_args_set(args, index, value, size);
-}
-
 /* --- typed scalars ------------------------------------------------------------------------- */
 
 /* The bytes a value of field f carries: the N of bytes(N) align(k), not the size the alignment
  * pads it to (padding never reaches the kernel as data); a raw parameter's whole size. */
 static size_t value_bytes(const gcl_field *f) {
-  const gcl__type *t = f->priv_type;
+  const gcl__type *t = gcl__f_type(f);
   return t ? t->leaf_bytes : f->size;
 }
 
@@ -328,74 +255,23 @@ static gcl_status set_typed(gcl_args *a, const gcl_field *f, gcl_scalar want, co
                      label(f, l, sizeof l), gcl__field_is_whole(f) ? "parameter" : "field",
                      gcl__scalar_name(want));
   }
-  write_field(a, f, v, size);
+  write_scalar(a, f, v, size);
   return GCL_OK;
 }
 
-/* f32 -> IEEE half / bfloat16 bits, rounded to nearest even; NaN stays NaN. */
-static uint16_t f32_to_bf16(float x) {
-  uint32_t u;
-  memcpy(&u, &x, sizeof u);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u);
-  return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+gcl_status gcl_args_set_field_scalar(gcl_args *args, const gcl_field *field, gcl_scalar type,
+                                     const void *value) {
+  gcl_status st = check_field(args, field, "gcl_args_set_field_scalar");
+  if (st) return st;
+  size_t size = gcl_scalar_size(type);
+  if (!size)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_args_set_field_scalar: type %d: expected "
+                     "a gcl_scalar other than GCL_SCALAR_VOID", (int)type);
+  if (!value) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_args_set_field_scalar: value is NULL");
+  uint8_t b;
+  if (type == GCL_SCALAR_BOOL) b = *(const bool *)value ? 1 : 0, value = &b;
+  return set_typed(args, field, type, value, size);
 }
-
-static uint16_t f32_to_f16(float x) {
-  uint32_t u;
-  memcpy(&u, &x, sizeof u);
-  uint32_t sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
-  if (a > 0x7f800000u) return (uint16_t)(sign | 0x7e00u);               /* NaN */
-  if (a >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);              /* overflow: inf */
-  if (a < 0x38800000u) {                                                 /* subnormal or 0 */
-    if (a < 0x33000000u) return (uint16_t)sign;                          /* below half the min */
-    uint32_t e = a >> 23, m = (a & 0x7fffffu) | 0x800000u, shift = 126 - e;
-    uint32_t r = m >> shift, rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1);
-    r += rem > half || (rem == half && (r & 1u));
-    return (uint16_t)(sign | r);
-  }
-  a += 0xfffu + ((a >> 13) & 1u); /* round to nearest even at bit 13 */
-  return (uint16_t)(sign | ((a - 0x38000000u) >> 13));
-}
-
-#define GCL_TYPED(suffix, ctype, want, conv)                                                      \
-  gcl_status gcl_args_set_field_##suffix(gcl_args *args, const gcl_field *field, ctype value) {   \
-    gcl_status st = check_field(args, field, "gcl_args_set_field_" #suffix);                      \
-    if (st) return st;                                                                            \
-    conv;                                                                                         \
-    return set_typed(args, field, want, &v, sizeof v);                                            \
-  }                                                                                               \
-  gcl_status gcl_args_set_##suffix(gcl_args *args, size_t index, ctype value) {                   \
-    if (args && index < args->count) { /* a scalar parameter of this type: a store, inline */     \
-      const gcl__lparam *p = &args->lparams[index];                                               \
-      if (p->info.kind == GCL_PARAM_SCALAR && p->info.scalar == want) {                          \
-        conv;                                                                                     \
-        memcpy(args->data + p->offset, &v, sizeof v);                                             \
-        if (args->unset_bytes[index]) mark(args, index, 0, sizeof v);                             \
-        return GCL_OK;                                                                            \
-      }                                                                                           \
-    }                                                                                             \
-    const gcl_field *f = NULL;                                                                    \
-    gcl_status st = param_field(args, index, "gcl_args_set_" #suffix, &f);                        \
-    if (st) return st;                                                                            \
-    conv;                                                                                         \
-    return set_typed(args, f, want, &v, sizeof v);                                                \
-  }
-
-GCL_TYPED(bool, bool, GCL_SCALAR_BOOL, uint8_t v = value ? 1 : 0)
-GCL_TYPED(i8, int8_t, GCL_SCALAR_I8, int8_t v = value)
-GCL_TYPED(u8, uint8_t, GCL_SCALAR_U8, uint8_t v = value)
-GCL_TYPED(i16, int16_t, GCL_SCALAR_I16, int16_t v = value)
-GCL_TYPED(u16, uint16_t, GCL_SCALAR_U16, uint16_t v = value)
-GCL_TYPED(i32, int32_t, GCL_SCALAR_I32, int32_t v = value)
-GCL_TYPED(u32, uint32_t, GCL_SCALAR_U32, uint32_t v = value)
-GCL_TYPED(i64, int64_t, GCL_SCALAR_I64, int64_t v = value)
-GCL_TYPED(u64, uint64_t, GCL_SCALAR_U64, uint64_t v = value)
-GCL_TYPED(f16, uint16_t, GCL_SCALAR_F16, uint16_t v = value)
-GCL_TYPED(bf16, uint16_t, GCL_SCALAR_BF16, uint16_t v = value)
-GCL_TYPED(f16_from_f32, float, GCL_SCALAR_F16, uint16_t v = f32_to_f16(value))
-GCL_TYPED(bf16_from_f32, float, GCL_SCALAR_BF16, uint16_t v = f32_to_bf16(value))
-GCL_TYPED(f32, float, GCL_SCALAR_F32, float v = value)
-GCL_TYPED(f64, double, GCL_SCALAR_F64, double v = value)
 
 /* --- pointers -------------------------------------------------------------------------------- */
 
@@ -403,7 +279,7 @@ GCL_TYPED(f64, double, GCL_SCALAR_F64, double v = value)
  * Untyped fields take any tensor: void*, const (read-only tensors allowed), no alignment. */
 static bool pointer_info(const gcl_field *f, gcl_param_info *info) {
   if (f->info.kind == GCL_PARAM_POINTER) return *info = f->info, true;
-  if (f->info.kind != GCL_PARAM_BYTES || f->size != 8 || f->priv_owners != 1) return false;
+  if (f->info.kind != GCL_PARAM_BYTES || f->size != 8 || gcl__f(f, GCL__F_OWNERS) != 1) return false;
   *info = f->info;
   info->kind = info->elem_kind = GCL_PARAM_POINTER;
   info->scalar = GCL_SCALAR_VOID;
@@ -429,26 +305,9 @@ gcl_status gcl__args_pointer_field(const gcl_args *args, const gcl_field *field,
 
 void gcl__args_store_field_pointer(gcl_args *args, const gcl_field *field, uint64_t address,
                                    gcl__release_fn release, void *owner) {
-  write_field(args, field, &address, sizeof address);
-  args->owners[field->priv_owner].release = release;
-  args->owners[field->priv_owner].owner = owner;
-}
-
-gcl_status gcl__args_pointer_param(const gcl_args *args, size_t index, gcl_param_info *info,
-                                   int *device_id, const char *fn) {
-  const gcl_field *f = NULL;
-  gcl_status st = param_field(args, index, fn, &f);
-  return st ? st : gcl__args_pointer_field(args, f, fn, info, device_id);
-}
-
-void gcl__args_store_pointer(gcl_args *args, size_t index, uint64_t address,
-                             gcl__release_fn release, void *owner) {
-  gcl__args_store_field_pointer(args, &gcl__layout_lparam(args->layout, index)->field, address,
-                                release, owner);
-}
-
-const gcl_field *gcl__args_param_field(const gcl_args *args, size_t index) {
-  return &gcl__layout_lparam(args->layout, index)->field;
+  write_scalar(args, field, &address, sizeof address);
+  args->owners[gcl__f(field, GCL__F_OWNER)].release = release;
+  args->owners[gcl__f(field, GCL__F_OWNER)].owner = owner;
 }
 
 static gcl_status set_ptr(gcl_args *args, const gcl_field *f, uint64_t address, const char *fn) {
@@ -468,22 +327,15 @@ gcl_status gcl_args_set_field_ptr(gcl_args *args, const gcl_field *field, uint64
   return set_ptr(args, field, address, "gcl_args_set_field_ptr");
 }
 
-gcl_status gcl_args_set_ptr(gcl_args *args, size_t index, uint64_t address) {
-  const gcl_field *f = NULL;
-  gcl_status st = param_field(args, index, "gcl_args_set_ptr", &f);
-  return st ? st : set_ptr(args, f, address, "gcl_args_set_ptr");
-}
-
 /* --- libffi ---------------------------------------------------------------------------------- */
 
-gcl_status gcl_args_set_ffi(gcl_args *args, size_t index, const struct _ffi_type *type,
-                            const void *value) {
-  const gcl_field *f = NULL;
-  gcl_status st = param_field(args, index, "gcl_args_set_ffi", &f);
-  if (!st && !type) st = gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_args_set_ffi: type is NULL");
-  if (!st && !value) st = gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_args_set_ffi: value is NULL");
+gcl_status gcl_args_set_field_ffi(gcl_args *args, const gcl_field *f, const struct _ffi_type *type,
+                                  const void *value) {
+  gcl_status st = check_field(args, f, "gcl_args_set_field_ffi");
+  if (!st && !type) st = gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_args_set_field_ffi: type is NULL");
+  if (!st && !value) st = gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_args_set_field_ffi: value is NULL");
   if (st) return st;
-  const gcl__type *t = f->priv_type;
+  const gcl__type *t = gcl__f_type(f);
   char why[256], l[768];
   size_t usize = 0, ualign = 0;
   bool ok = t ? gcl__type_match_ffi(t, type, why, sizeof why)
@@ -509,14 +361,10 @@ gcl_status gcl_args_set_device(gcl_args *args, int device_id) {
   return GCL_OK;
 }
 
-bool gcl_args_is_set(const gcl_args *args, size_t index) {
-  return args && index < args->count && !args->unset_bytes[index];
-}
-
 bool gcl_args_field_is_set(const gcl_args *args, const gcl_field *field) {
-  if (!args || !field || field->priv_layout != (const void *)args->layout || field->param >= args->count)
+  if (!args || !field || gcl__f_layout(field) != args->layout || field->param >= args->count)
     return false;
-  return range_set(args, field->param, field->priv_rel, field->size);
+  return range_set(args, field->param, gcl__f(field, GCL__F_REL), field->size);
 }
 
 /* The first leaf byte of parameter i that was never set. */
@@ -551,66 +399,4 @@ gcl_status gcl_args_buffer(const gcl_args *args, const void **data, size_t *size
   *data = args->data;
   *size = args->size;
   return GCL_OK;
-}
-
-uint64_t gcl__layout_fingerprint(const gcl_layout *layout) {
-  uint64_t h = 1469598103934665603ull;
-  size_t n = gcl_layout_count(layout);
-  for (size_t i = 0; i <= n; i++) {
-    size_t v[2] = {n, 0};
-    if (i < n) gcl_layout_param(layout, i, &v[0], &v[1], NULL);
-    for (int k = 0; k < 2; k++)
-      for (int b = 0; b < 8; b++) h = (h ^ ((uint64_t)v[k] >> (8 * b) & 0xff)) * 1099511628211ull;
-  }
-  return h;
-}
-
-/* --- tensor-map slots (lib/cuda/tensormap.c encodes; these find and mark the bytes) ---------- */
-
-static gcl_status tmap_slot_error(const gcl_args *a, size_t index, size_t element, size_t n) {
-  const gcl__lparam *p = gcl__layout_lparam(a->layout, index);
-  char l[160];
-  gcl__param_label(l, sizeof l, index, p->info.name);
-  bool array = p->info.kind == GCL_PARAM_ARRAY;
-  if (array && p->tmap_count)
-    return n == 1 ? gcl__fail(GCL_ERROR_INVALID_ARGUMENT,
-                              "%s: element %zu is out of range (tensormap[%zu])", l, element,
-                              p->info.count)
-                  : gcl__fail(GCL_ERROR_INVALID_ARGUMENT,
-                              "%s: elements %zu ... %zu (n = %zu) are out of range (tensormap[%zu])",
-                              l, element, element + n - 1, n, p->info.count);
-  if (!p->tmap_count || array)
-    return gcl__fail(GCL_ERROR_TYPE_MISMATCH,
-                     "%s: expected a tensormap or tensormap[N] parameter, got one of %zu bytes "
-                     "(a map inside a struct is set by field: gcl_args_set_field_tensormap)", l,
-                     p->info.size);
-  if (element != 0)
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT,
-                     "%s: element %zu of a single tensormap: expected element 0", l, element);
-  return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: n = %zu maps for a single tensormap: expected 1",
-                   l, n);
-}
-
-gcl_status gcl__args_tmap_slot(gcl_args *args, size_t index, size_t element, size_t n,
-                               gcl__tmap_who *who, unsigned char **map, gcl__tmap_entry **entry) {
-  if (index >= args->count)
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "index %zu out of range: the kernel has %zu "
-                     "parameters", index, args->count);
-  const gcl__lparam *p = gcl__layout_lparam(args->layout, index);
-  if (!p->tmap_count || element >= p->tmap_count || n > p->tmap_count - element)
-    return tmap_slot_error(args, index, element, n);
-  *who = (gcl__tmap_who){.index = index, .name = p->info.name, .element = element,
-                         .is_element = p->info.kind == GCL_PARAM_ARRAY};
-  *map = args->data + p->offset + element * GCL_TENSORMAP_BYTES;
-  *entry = args->tmaps + p->tmap_at + element;
-  return GCL_OK;
-}
-
-void gcl__args_tmap_mark(gcl_args *args, size_t index, size_t element, size_t n) {
-  mark(args, index, element * GCL_TENSORMAP_BYTES, n * GCL_TENSORMAP_BYTES); /* maps own nothing */
-}
-
-void gcl__args_tmap_unsnap(gcl_args *args, size_t index, size_t element, size_t n) {
-  gcl__tmap_snap *snap = args->snaps + args->lparams[index].tmap_at + element;
-  for (size_t i = 0; i < n; i++) snap[i].ndim = 0;
 }

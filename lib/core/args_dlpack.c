@@ -47,39 +47,9 @@ static gcl_status set_tensor(gcl_args *args, const gcl_field *f, const DLTensor 
   return GCL_OK;
 }
 
-/* The whole-parameter field of index; NULL (with the message written) when out of range. */
-static const gcl_field *param(const gcl_args *args, size_t index, const char *fn) {
-  if (!args) {
-    gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: args is NULL", fn);
-    return NULL;
-  }
-  if (index >= gcl_layout_count(gcl_args_layout(args))) {
-    gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: index %zu out of range: the kernel has %zu "
-              "parameters", fn, index, gcl_layout_count(gcl_args_layout(args)));
-    return NULL;
-  }
-  return gcl__args_param_field(args, index);
-}
-
 gcl_status gcl_args_set_field_dltensor_flags(gcl_args *args, const gcl_field *field,
                                              const DLTensor *t, uint64_t dlpack_flags) {
   return set_tensor(args, field, t, dlpack_flags, NULL, NULL, "gcl_args_set_field_dltensor_flags");
-}
-
-gcl_status gcl_args_set_field_dltensor(gcl_args *args, const gcl_field *field, const DLTensor *t) {
-  return set_tensor(args, field, t, 0, NULL, NULL, "gcl_args_set_field_dltensor");
-}
-
-gcl_status gcl_args_set_dltensor(gcl_args *args, size_t index, const DLTensor *t) {
-  const gcl_field *f = param(args, index, "gcl_args_set_dltensor");
-  return f ? set_tensor(args, f, t, 0, NULL, NULL, "gcl_args_set_dltensor") : GCL_ERROR_INVALID_ARGUMENT;
-}
-
-gcl_status gcl_args_set_dltensor_flags(gcl_args *args, size_t index, const DLTensor *t,
-                                       uint64_t dlpack_flags) {
-  const gcl_field *f = param(args, index, "gcl_args_set_dltensor_flags");
-  return f ? set_tensor(args, f, t, dlpack_flags, NULL, NULL, "gcl_args_set_dltensor_flags")
-           : GCL_ERROR_INVALID_ARGUMENT;
 }
 
 /* An unknown major version: only the fields up to flags are stable, so read nothing else and
@@ -107,31 +77,14 @@ static gcl_status take_legacy(gcl_args *args, const gcl_field *f, DLManagedTenso
   return GCL_OK;
 }
 
-gcl_status gcl_args_take_dlpack(gcl_args *args, size_t index, DLManagedTensorVersioned *t) {
-  if (!t) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_args_take_dlpack: t is NULL");
-  if (t->version.major != DLPACK_MAJOR_VERSION) {
-    char who[512];
-    const gcl_layout *l = gcl_args_layout(args);
-    gcl_param_info info = {0};
-    if (l && index < gcl_layout_count(l)) gcl_layout_param_info(l, index, &info);
-    return refuse_version(t, gcl__param_label(who, sizeof who, index, info.name));
-  }
-  return take_versioned(args, param(args, index, "gcl_args_take_dlpack"), t, "gcl_args_take_dlpack");
-}
-
-gcl_status gcl_args_take_dlpack_legacy(gcl_args *args, size_t index, DLManagedTensor *t) {
-  const gcl_field *f = t ? param(args, index, "gcl_args_take_dlpack_legacy") : NULL;
-  if (t && !f) return release_after_failure(GCL_ERROR_INVALID_ARGUMENT, release_legacy, t);
-  return take_legacy(args, f, t, "gcl_args_take_dlpack_legacy");
-}
-
 gcl_status gcl_args_take_field_dlpack(gcl_args *args, const gcl_field *field,
                                       DLManagedTensorVersioned *t) {
   const char *fn = "gcl_args_take_field_dlpack";
   if (!t) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: t is NULL", fn);
   if (t->version.major != DLPACK_MAJOR_VERSION) {
     char who[512];
-    bool ok = args && field && field->priv_layout == (const void *)gcl_args_layout(args);
+    bool ok = args && field && gcl__f_layout(field) == gcl_args_layout(args) &&
+              field->param < gcl_layout_count(gcl_args_layout(args));
     return refuse_version(t, ok ? gcl__field_label(field, who, sizeof who) : fn);
   }
   if (!field) {

@@ -9,35 +9,24 @@
 /* Releases an owned object (a taken DLPack tensor); called exactly once. */
 typedef void (*gcl__release_fn)(void *owner);
 
-/* Checks that index names a pointer parameter of args and describes it; *device_id gets the
- * device the args are restricted to (-1: any). Records a failure message naming the parameter
- * otherwise. Changes nothing. */
-gcl_status gcl__args_pointer_param(const gcl_args *args, size_t index, gcl_param_info *info,
-                                   int *device_id, const char *fn); /* fn: the public function */
-
-/* Stores address into pointer slot index and marks it set. The slot's previous owner, if any, is
- * released after the store; (release, owner) -- release may be NULL -- becomes the slot's owner,
- * released when the slot is next overwritten (by any setter) or when args is destroyed. Cannot
- * fail: call it only after every check passed. */
-void gcl__args_store_pointer(gcl_args *args, size_t index, uint64_t address,
-                             gcl__release_fn release, void *owner);
-
-/* The field versions: fn names the public function in messages. */
+/* Checks that field is a pointer field of args and describes it; *device_id gets the device
+ * the args are restricted to (-1: any). Records a failure naming fn (the public function) and
+ * the field otherwise. Changes nothing. */
 gcl_status gcl__args_pointer_field(const gcl_args *args, const gcl_field *field, const char *fn,
                                    gcl_param_info *info, int *device_id);
+/* Stores address into pointer field and marks it set. The field's previous owner, if any, is
+ * released after the store; (release, owner) -- release may be NULL -- becomes its owner,
+ * released when the field is next overwritten (by any setter) or when args is destroyed. Cannot
+ * fail: call it only after every check passed. */
 void gcl__args_store_field_pointer(gcl_args *args, const gcl_field *field, uint64_t address,
                                    gcl__release_fn release, void *owner);
-/* The whole parameter index as a field (owned by the layout; index must be in range). */
-const gcl_field *gcl__args_param_field(const gcl_args *args, size_t index);
 
-/* What the last encode into one tensor map of the buffer described (tensormap.c's refresh and
- * replace-address paths read it): the key of its description without the address, and the
- * address. An all-zero key: the bytes there were not encoded by gclaunch (never set, or
- * overwritten by a raw setter), so only a full encode may write there. 72 bytes per map of a
- * tensormap, tensormap[N] or raw 128-byte parameter. */
+/* The cache slot of one tensormap leaf (args_tmap.c owns them): where the map points now and
+ * the inputs gclaunch last encoded it from. snap.ndim 0: the bytes there are not a map gclaunch
+ * encoded (never set, or overwritten by a raw setter), so only a full encode may write there. */
 typedef struct gcl__tmap_entry {
-  uint64_t address; /* first: the replace path reads it with key.w[2] (valid, alignment), so */
-  gcl__tmap_key key;/* both sit in the first 32 bytes, mostly one cache line */
+  uint64_t address;
+  gcl__tmap_snap snap;
 } gcl__tmap_entry;
 
 typedef struct gcl__owner_slot {
@@ -51,20 +40,17 @@ struct gcl_args {
   const gcl_layout *layout;
   size_t count, size, unset, bit_bytes, owner_count;
   int device_id;
-  uint64_t fingerprint;   /* gcl__layout_fingerprint(layout), made at creation */
   size_t *unset_bytes;    /* per parameter: leaf bytes not yet set (0: the parameter is set) */
   void **ptrs;            /* kernelParams: one pointer per parameter into data */
   gcl__owner_slot *owners;/* per pointer leaf, in buffer order (layout's owner_at) */
-  gcl__tmap_entry *tmaps; /* per map of the tensor-map parameters (layout's tmap_at) */
-  gcl__tmap_snap *snaps;  /* per map, beside tmaps: the refresh fast path's inputs (tmap.h);
-                             valid only while its entry is, reset by every other writer */
+  gcl__tmap_entry *tmaps; /* per tensormap leaf, in buffer order (layout's tmap_at) */
   const struct gcl__lparam *lparams; /* the layout's parameters (gcl__layout_lparam(layout, 0)),
-                             so that the map calls find a slot without a call */
+                             so that the setters find one without a call */
   unsigned char *bits;    /* set-tracking; starts as the layout's initial bitmap */
   unsigned char *data;    /* BUFFER_ALIGN-aligned, size bytes */
-  unsigned char *scratch; /* 128 bytes per element of the largest tensormap[N], and */
-  gcl__tmap_entry *scratch_entries; /* one entry each: batch encodes land here first, so that a
-                             failure changes nothing */
+  unsigned char *scratch; /* 128 bytes per map of the parameter with the most maps, and */
+  uint64_t *scratch_addresses; /* one address each: batches land here first, so that a failure
+                             changes nothing (args_tmap.c commits them) */
   void *block;            /* what calloc returned; args sit at block + up to BUFFER_ALIGN */
 };
 
@@ -75,22 +61,43 @@ static inline void **gcl__args_param_pointers(const gcl_args *args) { return arg
 /* Number of parameters never set (0 when the buffer is complete). O(1). */
 static inline size_t gcl__args_unset_count(const gcl_args *args) { return args->unset; }
 
-/* A 64-bit digest of a layout's parameter count, offsets and sizes (FNV-1a over them), so that
- * the launch path compares two layouts in O(1): equal layouts have equal fingerprints. */
-uint64_t gcl__layout_fingerprint(const gcl_layout *layout);
 
-/* The tensor-map slot(s) of parameter index: elements [element, element + n) of a
- * tensormap[N], or element 0 (n 1) of a tensormap or 128-byte raw parameter. On success *map is
- * the first map's bytes in the buffer (128 apart) and *entry its cache entry (consecutive); who
- * gets the parameter's name pieces for messages. Records a failure naming the parameter
- * otherwise; changes nothing. */
-gcl_status gcl__args_tmap_slot(gcl_args *args, size_t index, size_t element, size_t n,
-                               gcl__tmap_who *who, unsigned char **map, gcl__tmap_entry **entry);
-/* After maps [element, element + n) of parameter index were written (and their entries): marks
- * them set and releases owners inside them. Cannot fail. */
-void gcl__args_tmap_mark(gcl_args *args, size_t index, size_t element, size_t n);
-/* Marks maps [element, element + n) of parameter index as having no refresh snapshot: every
- * writer of their entries but the refresh calls does this. Cannot fail. */
-void gcl__args_tmap_unsnap(gcl_args *args, size_t index, size_t element, size_t n);
+/* Marks bytes [rel, rel + n) of parameter param set (set-tracking). Cannot fail. */
+void gcl__args_mark(gcl_args *args, size_t param, size_t rel, size_t n);
+
+/* --- the tensor-map cache (args_tmap.c; lib/cuda/tensormap.c encodes and re-points) --------- */
+
+/* n consecutive maps of args found from a field: their bytes and cache entries, and who the
+ * first one is for messages. */
+typedef struct gcl__tmap_run {
+  unsigned char *map;     /* the first map's bytes in the buffer; map i at map + 128 i */
+  gcl__tmap_entry *entry; /* its entry; entry i for map i */
+  gcl__tmap_who who;      /* the first map (gcl__tmap_run_who gives map i) */
+} gcl__tmap_run;
+
+/* Maps first ... first + n - 1 (n >= 1) of args. GCL_ERROR_INVALID_ARGUMENT (NULL first, a field
+ * of another layout, maps past the end of first's array) or GCL_ERROR_TYPE_MISMATCH (no
+ * tensormap leaf), messages naming fn and the field. Changes nothing. */
+gcl_status gcl__args_tmap_run(gcl_args *args, const gcl_field *first, size_t n, const char *fn,
+                              gcl__tmap_run *run);
+/* Who map i of run is in messages. */
+static inline gcl__tmap_who gcl__tmap_run_who(const gcl__tmap_run *run, size_t i) {
+  gcl__tmap_who w = run->who;
+  w.rel += i * GCL_TENSORMAP_BYTES;
+  w.whole = w.whole && i == 0;
+  return w;
+}
+/* After n maps were encoded or re-pointed into args->scratch (128 bytes each) with their
+ * addresses in args->scratch_addresses: copies them into the buffer, records their inputs
+ * (tensors[i] and options[i], or options[0] when options_count is 1) and addresses, marks them
+ * set. Cannot fail. */
+void gcl__args_tmap_commit(gcl_args *args, const gcl__tmap_run *run, size_t n,
+                           const DLTensor *const *tensors, const gcl_tensormap_options *options,
+                           size_t options_count);
+/* After maps [0, n) of run were re-pointed in place to the addresses at addr (stride bytes
+ * apart): records the addresses. Cannot fail. */
+void gcl__args_tmap_repointed(const gcl__tmap_run *run, size_t n, const void *addr, size_t stride);
+/* Forgets slots [slot, slot + n): raw bytes were written over them. Cannot fail. */
+void gcl__args_tmap_forget(gcl_args *args, size_t slot, size_t n);
 
 #endif

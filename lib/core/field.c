@@ -43,22 +43,51 @@ void gcl__type_mark_leaves(const gcl__type *t, unsigned char *bits, size_t at) {
 }
 
 void gcl__field_make(const gcl_layout *layout, const gcl__lparam *p, const gcl__type *t,
-                     size_t rel, size_t owner, const char *name, gcl_field *out) {
+                     gcl__place pl, const char *name, gcl_field *out) {
   memset(out, 0, sizeof *out);
   out->param = (size_t)(p - gcl__layout_lparam(layout, 0));
-  out->offset = p->offset + rel;
+  out->offset = p->offset + pl.rel;
+  size_t owners = p->owners, tmaps = p->tmap_count, span = tmaps;
   if (t) {
     gcl__type_describe(t, &out->info);
     out->size = t->size, out->align = t->align;
+    owners = t->ptr_leaves, tmaps = t->tmap_leaves;
+    bool map_array = t->kind == GCL_PARAM_ARRAY && t->elem->kind == GCL_PARAM_TENSORMAP &&
+                     t->elem->size == GCL_TENSORMAP_BYTES;
+    span = t->kind == GCL_PARAM_TENSORMAP ? (pl.span ? pl.span : 1) : map_array ? t->count : 0;
   } else {
     out->info = p->info;
     out->size = p->size, out->align = p->align;
   }
   out->info.name = name;
   out->info.grid_constant = p->info.grid_constant;
-  out->priv_layout = layout, out->priv_type = t;
-  out->priv_rel = rel, out->priv_owner = owner;
-  out->priv_owners = t ? t->ptr_leaves : p->owners;
+  out->opaque[GCL__F_LAYOUT] = (uint64_t)(uintptr_t)layout;
+  out->opaque[GCL__F_TYPE] = (uint64_t)(uintptr_t)t;
+  out->opaque[GCL__F_REL] = pl.rel;
+  out->opaque[GCL__F_OWNER] = pl.owner, out->opaque[GCL__F_OWNERS] = owners;
+  out->opaque[GCL__F_TMAP] = pl.tmap, out->opaque[GCL__F_TMAPS] = tmaps;
+  out->opaque[GCL__F_SPAN] = span;
+}
+
+/* The place of element i of array t at place pl. */
+static gcl__place element_place(const gcl__type *t, gcl__place pl, size_t i) {
+  const gcl__type *e = t->elem;
+  bool maps = e->kind == GCL_PARAM_TENSORMAP && e->size == GCL_TENSORMAP_BYTES;
+  return (gcl__place){pl.rel + i * e->size, pl.owner + i * e->ptr_leaves,
+                      pl.tmap + i * e->tmap_leaves, maps ? t->count - i : 0};
+}
+
+/* The place of member m of struct t at place pl. */
+static gcl__place member_place(const gcl__type *t, gcl__place pl, size_t m) {
+  for (size_t k = 0; k < m; k++) pl.owner += t->members[k]->ptr_leaves, pl.tmap += t->members[k]->tmap_leaves;
+  pl.rel += t->offsets[m];
+  pl.span = 0;
+  return pl;
+}
+
+/* The place of parameter p's start. */
+static gcl__place param_place(const gcl__lparam *p) {
+  return (gcl__place){0, p->owner_at, p->tmap_at, 0};
 }
 
 /* --- formatting paths ------------------------------------------------------------------- */
@@ -110,7 +139,7 @@ static void put_path_below(pbuf *b, const gcl__type *t, size_t rel, const gcl__t
 }
 
 static bool is_whole(const gcl_field *f, const gcl__lparam *p) {
-  return f->priv_rel == 0 && f->priv_type == (const void *)p->type;
+  return gcl__f(f, GCL__F_REL) == 0 && gcl__f_type(f) == p->type;
 }
 
 gcl_status gcl_layout_field_path(const gcl_layout *layout, const gcl_field *field, char *buf,
@@ -118,13 +147,13 @@ gcl_status gcl_layout_field_path(const gcl_layout *layout, const gcl_field *fiel
   if (!layout || !field || (!buf && cap))
     return gcl__fail_null("gcl_layout_field_path", 3, "layout", (const void *)layout, "field",
                           (const void *)field, "buf", (const void *)buf);
-  if (field->priv_layout != (const void *)layout || field->param >= gcl_layout_count(layout))
+  if (gcl__f_layout(field) != layout || field->param >= gcl_layout_count(layout))
     return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_layout_field_path: field was not resolved "
                      "in this layout");
   const gcl__lparam *p = gcl__layout_lparam(layout, field->param);
   pbuf b = {buf, cap, 0};
   put_param(&b, p, field->param);
-  put_path_below(&b, p->type, field->priv_rel, field->priv_type);
+  put_path_below(&b, p->type, gcl__f(field, GCL__F_REL), gcl__f_type(field));
   if (needed) *needed = b.len;
   if (b.len + 1 > cap)
     return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_layout_field_path: the path needs %zu bytes "
@@ -133,22 +162,35 @@ gcl_status gcl_layout_field_path(const gcl_layout *layout, const gcl_field *fiel
 }
 
 bool gcl__field_is_whole(const gcl_field *f) {
-  return is_whole(f, gcl__layout_lparam(f->priv_layout, f->param));
+  return is_whole(f, gcl__layout_lparam(gcl__f_layout(f), f->param));
+}
+
+/* "parameter 0 'g'", then " field 'PATH'" unless whole: the path down to target at rel (target
+ * NULL: down to the leaf at rel). */
+static const char *label_at(const gcl_layout *layout, size_t param, size_t rel,
+                            const gcl__type *target, bool whole, char *buf, size_t cap) {
+  const gcl__lparam *p = gcl__layout_lparam(layout, param);
+  pbuf b = {buf, cap, 0};
+  if (cap) buf[0] = '\0';
+  put(&b, "parameter %zu", param);
+  if (p->info.name) put(&b, " '%s'", p->info.name);
+  if (whole) return buf;
+  put(&b, " field '");
+  put_param(&b, p, param);
+  put_path_below(&b, p->type, rel, target);
+  put(&b, "'");
+  return buf;
 }
 
 const char *gcl__field_label(const gcl_field *f, char *buf, size_t cap) {
-  const gcl_layout *layout = f->priv_layout;
-  const gcl__lparam *p = gcl__layout_lparam(layout, f->param);
-  pbuf b = {buf, cap, 0};
-  if (cap) buf[0] = '\0';
-  put(&b, "parameter %zu", f->param);
-  if (p->info.name) put(&b, " '%s'", p->info.name);
-  if (is_whole(f, p)) return buf;
-  put(&b, " field '");
-  put_param(&b, p, f->param);
-  put_path_below(&b, p->type, f->priv_rel, f->priv_type);
-  put(&b, "'");
-  return buf;
+  const gcl_layout *layout = gcl__f_layout(f);
+  return label_at(layout, f->param, gcl__f(f, GCL__F_REL), gcl__f_type(f),
+                  is_whole(f, gcl__layout_lparam(layout, f->param)), buf, cap);
+}
+
+const char *gcl__leaf_label(const gcl_layout *layout, size_t param, size_t rel, bool whole,
+                            char *buf, size_t cap) {
+  return label_at(layout, param, rel, NULL, whole, buf, cap);
 }
 
 const char *gcl__leaf_path_at(const gcl_layout *layout, size_t index, size_t rel, char *buf,
@@ -169,7 +211,7 @@ typedef struct walk {
   const gcl_layout *layout;
   const gcl__lparam *p;
   const gcl__type *t;
-  size_t rel, owner;
+  gcl__place pl;
   const char *name;
 } walk;
 
@@ -228,7 +270,7 @@ static gcl_status first_param(walk *w) {
                  (int)n, w->path, count);
   }
   w->p = gcl__layout_lparam(w->layout, index);
-  w->t = w->p->type, w->owner = w->p->owner_at, w->name = w->p->info.name;
+  w->t = w->p->type, w->pl = param_place(w->p), w->name = w->p->info.name;
   w->pos = n;
   return GCL_OK;
 }
@@ -267,8 +309,7 @@ static gcl_status pick_member(walk *w, size_t at, size_t n, bool is_num, uint64_
     return bad(w, GCL_ERROR_NOT_FOUND, w->pos, "no member '%.*s' in %s (members: %s)", (int)n,
                w->path + w->pos, what_so_far(w, at, what, sizeof what),
                member_list(t, list, sizeof list));
-  for (long k = 0; k < m; k++) w->owner += t->members[k]->ptr_leaves;
-  w->rel += t->offsets[m];
+  w->pl = member_place(t, w->pl, (size_t)m);
   w->name = t->names[m];
   w->t = t->members[m];
   return GCL_OK;
@@ -310,8 +351,7 @@ static gcl_status step_element(walk *w) {
     return bad(w, GCL_ERROR_INVALID_ARGUMENT, w->pos, "index %.*s out of range: %s has %zu "
                "elements", (int)n, w->path + w->pos, what_so_far(w, at, what, sizeof what),
                w->t->count);
-  w->rel += (size_t)num * w->t->elem->size;
-  w->owner += (size_t)num * w->t->elem->ptr_leaves;
+  w->pl = element_place(w->t, w->pl, (size_t)num);
   w->t = w->t->elem;
   w->pos += n + 1;
   return GCL_OK;
@@ -330,7 +370,7 @@ gcl_status gcl_layout_field(const gcl_layout *layout, const char *path, gcl_fiel
                  "path, got '%c'", path[w.pos]);
   }
   if (s) return s;
-  gcl__field_make(layout, w.p, w.t, w.rel, w.owner, w.name, out);
+  gcl__field_make(layout, w.p, w.t, w.pl, w.name, out);
   return GCL_OK;
 }
 
@@ -345,6 +385,29 @@ gcl_status gcl_layout_param_field(const gcl_layout *layout, size_t index, gcl_fi
   return GCL_OK;
 }
 
+gcl_status gcl_layout_element_field(const gcl_layout *layout, const gcl_field *array,
+                                    size_t element, gcl_field *out) {
+  if (!layout || !array || !out)
+    return gcl__fail_null("gcl_layout_element_field", 3, "layout", (const void *)layout, "array",
+                          (const void *)array, "out", (const void *)out);
+  const gcl__type *t = gcl__f_type(array);
+  char l[512];
+  if (gcl__f_layout(array) != layout || array->param >= gcl_layout_count(layout))
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_layout_element_field: the field was not "
+                     "resolved in this layout");
+  if (!t || t->kind != GCL_PARAM_ARRAY)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s is not an array: element %zu",
+                     gcl__field_label(array, l, sizeof l), element);
+  if (element >= t->count)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: element %zu out of range, the array has %zu",
+                     gcl__field_label(array, l, sizeof l), element, t->count);
+  gcl__place pl = {gcl__f(array, GCL__F_REL), gcl__f(array, GCL__F_OWNER),
+                   gcl__f(array, GCL__F_TMAP), 0};
+  gcl__field_make(layout, gcl__layout_lparam(layout, array->param), t->elem,
+                  element_place(t, pl, element), array->info.name, out);
+  return GCL_OK;
+}
+
 /* --- visiting leaves -------------------------------------------------------------------- */
 
 typedef struct visit {
@@ -356,27 +419,26 @@ typedef struct visit {
 } visit;
 
 /* Visits the leaves of t at rel; returns nonzero when fn asked to stop. */
-static int visit_type(visit *v, const gcl__type *t, size_t rel, size_t owner, const char *name) {
+static int visit_type(visit *v, const gcl__type *t, gcl__place pl, const char *name) {
   size_t len = v->b.len;
   int stop = 0;
   if (is_leaf(t)) {
     gcl_field f;
-    gcl__field_make(v->layout, v->p, t, rel, owner, name, &f);
+    gcl__field_make(v->layout, v->p, t, pl, name, &f);
     return v->fn(&f, v->b.buf, v->user);
   }
   if (t->kind == GCL_PARAM_STRUCT) {
     for (size_t i = 0; i < t->member_count && !stop; i++) {
       if (t->names[i]) put(&v->b, ".%s", t->names[i]);
       else put(&v->b, ".%zu", i);
-      stop = visit_type(v, t->members[i], rel + t->offsets[i], owner, t->names[i]);
-      owner += t->members[i]->ptr_leaves;
+      stop = visit_type(v, t->members[i], member_place(t, pl, i), t->names[i]);
       v->b.len = len, v->b.buf[len] = '\0';
     }
     return stop;
   }
   for (size_t i = 0; i < t->count && !stop; i++) {
     put(&v->b, "[%zu]", i);
-    stop = visit_type(v, t->elem, rel + i * t->elem->size, owner + i * t->elem->ptr_leaves, name);
+    stop = visit_type(v, t->elem, element_place(t, pl, i), name);
     v->b.len = len, v->b.buf[len] = '\0';
   }
   return stop;
@@ -394,7 +456,7 @@ gcl_status gcl_layout_visit_leaves(const gcl_layout *layout, gcl_leaf_fn fn, voi
     v.p = gcl__layout_lparam(layout, i);
     v.b.len = 0;
     put_param(&v.b, v.p, i);
-    stop = visit_type(&v, v.p->type, 0, v.p->owner_at, v.p->info.name);
+    stop = visit_type(&v, v.p->type, param_place(v.p), v.p->info.name);
   }
   gcl__free(v.b.buf);
   return GCL_OK;

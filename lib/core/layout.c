@@ -102,16 +102,6 @@ static gcl_status layout_place(gcl_layout *l) {
 /* Bytes of the set-tracking bitmap and owner slots per parameter, then the initial bitmap: bits
  * of padding bytes (and past each parameter's last byte) preset, so that a parameter is
  * complete when all its bits are set. Fills each parameter's whole-parameter field. */
-/* Maps a parameter holds for the tensor-map setters (see layout_internal.h). */
-static size_t tmap_count(const lparam *p) {
-  const gcl__type *t = p->type;
-  if (!t) return p->size == GCL_TENSORMAP_BYTES;
-  if (t->kind == GCL_PARAM_TENSORMAP) return 1;
-  bool maps = t->kind == GCL_PARAM_ARRAY && t->elem->kind == GCL_PARAM_TENSORMAP &&
-              t->elem->size == GCL_TENSORMAP_BYTES;
-  return maps ? t->count : 0;
-}
-
 static bool layout_track(gcl_layout *l) {
   size_t at = 0, owners = 0;
   for (size_t i = 0; i < l->count; i++) {
@@ -120,10 +110,10 @@ static bool layout_track(gcl_layout *l) {
     p->leaf_bytes = p->type ? p->type->leaf_bytes : p->size;
     p->owners = p->type ? p->type->ptr_leaves : p->size == 8; /* raw: 8 bytes may be a pointer */
     at += (p->size + 7) / 8, owners += p->owners;
-    p->tmap_at = l->tmaps, p->tmap_count = tmap_count(p);
+    p->tmap_at = l->tmaps;
+    p->tmap_count = p->type ? p->type->tmap_leaves : p->size == GCL_TENSORMAP_BYTES;
     l->tmaps += p->tmap_count;
-    if (p->type && p->type->kind == GCL_PARAM_ARRAY && p->tmap_count > l->widest_tmaps)
-      l->widest_tmaps = p->tmap_count;
+    if (p->tmap_count > l->widest_tmaps) l->widest_tmaps = p->tmap_count;
   }
   l->bit_bytes = at, l->owners = owners;
   l->bits = gcl__malloc(at ? at : 1);
@@ -136,7 +126,8 @@ static bool layout_track(gcl_layout *l) {
     if (p->type) gcl__type_mark_leaves(p->type, b, 0);
     else gcl__bits_set(b, 0, p->size);
     for (size_t k = 0; k < nb; k++) b[k] = (unsigned char)~b[k];
-    gcl__field_make(l, p, p->type, 0, p->owner_at, p->info.name, &p->field);
+    gcl__field_make(l, p, p->type, (gcl__place){0, p->owner_at, p->tmap_at, 0}, p->info.name,
+                    &p->field);
   }
   return true;
 }

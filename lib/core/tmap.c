@@ -379,15 +379,8 @@ gcl_status gcl_tensormap_check(const DLTensor *t, const gcl_tensormap_options *o
 /* --- messages, built only on failure ------------------------------------------------------- */
 
 const char *gcl__tmap_who_format(const gcl__tmap_who *who, char *buf, size_t cap) {
-  if (who->field) return gcl__field_label(who->field, buf, cap);
-  if (who->text) {
-    snprintf(buf, cap, "%s", who->text);
-    return buf;
-  }
-  char label[128];
-  gcl__param_label(label, sizeof label, who->index, who->name);
-  if (who->is_element) snprintf(buf, cap, "%s element %zu", label, who->element);
-  else snprintf(buf, cap, "%s", label);
+  if (!who->text) return gcl__leaf_label(who->layout, who->param, who->rel, who->whole, buf, cap);
+  snprintf(buf, cap, "%s", who->text);
   return buf;
 }
 
@@ -398,58 +391,4 @@ gcl_status gcl__tmap_fail(const gcl__tmap_who *who, gcl_status s, const char *fm
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   return gcl__fail(s, "%s: %s", gcl__tmap_who_format(who, label, sizeof label), msg);
-}
-
-/* --- the refresh key ------------------------------------------------------------------------ */
-
-#define M32 0xffffffffull
-
-/* Corners of the used spatial dimensions in 16 bits: one 16-bit, two 8-bit or three 5-bit
- * offsets (their ranges for rank 3, 4, 5); the rank in the key tells which. */
-static uint64_t corners16(const int32_t *c, uint32_t rank) {
-  uint32_t bits = rank == 3 ? 16u : rank == 4 ? 8u : 5u, mask = (1u << bits) - 1u;
-  uint64_t v = 0;
-  for (uint32_t i = 0; i + 2 < rank && i < 3; i++) v |= (uint64_t)((uint32_t)c[i] & mask) << (bits * i);
-  return v;
-}
-
-/* Field widths: dims - 1 < 2^32; strides are multiples of 16 below 2^40 (36 bits after >> 4);
- * box - 1 < 256; element stride - 1 < 8; pixels <= 1024; channels <= 256. Unused entries are
- * zero in a translated description and pack the same way every time. */
-void gcl__tmap_key_make(const gcl_tensormap_desc *d, gcl__tmap_key *key) {
-  const uint64_t *n = d->dims;
-  uint64_t hdr = (uint64_t)d->type | (uint64_t)d->rank << 4 | (uint64_t)d->interleave << 7 |
-                 (uint64_t)d->swizzle << 9 | (uint64_t)d->l2_promotion << 11 |
-                 (uint64_t)d->oob_fill << 13 | (uint64_t)d->im2col.pixels << 14;
-  const uint32_t *e = d->element_strides;
-  uint64_t es = (uint64_t)((e[0] - 1u) & 7u) | (uint64_t)((e[1] - 1u) & 7u) << 3 |
-                (uint64_t)((e[2] - 1u) & 7u) << 6 | (uint64_t)((e[3] - 1u) & 7u) << 9 |
-                (uint64_t)((e[4] - 1u) & 7u) << 12;
-  bool im2col = d->im2col.pixels != 0; /* tiled maps have zero corners */
-#define B(i, at) ((uint64_t)((d->box[i] - 1u) & 0xffu) << (at))
-  key->w[0] = ((n[0] - 1) & M32) | ((n[1] - 1) & M32) << 32;
-  key->w[1] = ((n[2] - 1) & M32) | ((n[3] - 1) & M32) << 32;
-  key->w[2] = ((n[4] - 1) & M32) | hdr << 32;
-  key->w[3] = d->strides[0] >> 4 | B(0, 36) | B(1, 44) | B(2, 52);
-  key->w[4] = d->strides[1] >> 4 | B(3, 36) | B(4, 44) | (uint64_t)d->im2col.channels << 52;
-  key->w[5] = d->strides[2] >> 4 | es << 36;
-  key->w[6] = d->strides[3] >> 4 | (im2col ? corners16(d->im2col.lower, d->rank) << 36 : 0);
-  key->w[7] = im2col ? corners16(d->im2col.upper, d->rank) : 0;
-#undef B
-}
-
-
-/* --- the refresh snapshot ------------------------------------------------------------------- */
-
-void gcl__tmap_snap_make(const DLTensor *t, const gcl_tensormap_options *o, unsigned align,
-                         gcl__tmap_snap *snap) {
-  int n = t->ndim; /* 1 ... 5: t was translated */
-  snap->align = align;
-  snap->has_strides = t->strides != NULL;
-  snap->dtype = t->dtype;
-  snap->device = t->device;
-  memcpy(snap->shape, t->shape, (size_t)n * sizeof *snap->shape);
-  if (t->strides) memcpy(snap->strides, t->strides, (size_t)n * sizeof *snap->strides);
-  snap->options = *o;
-  snap->ndim = n;
 }

@@ -9,16 +9,14 @@
 #include <string.h>
 
 /* Who a map is in messages, as pieces: the text is formatted only when a call fails, so that
- * the success path does no snprintf. field non-NULL: "parameter 0 'g' field 'g.maps[3]'"; text
- * non-NULL: used as is ("tensor"); otherwise
- * "parameter I 'name'" (name may be NULL), with " element E" when is_element. */
+ * the success path does no snprintf. text non-NULL: used as is ("tensor"); otherwise the map at
+ * byte rel of parameter param: "parameter 0 'g' field 'g.maps[3]'", or "parameter 2 'm'" when
+ * the map is the whole parameter. */
 typedef struct gcl__tmap_who {
-  const gcl_field *field; /* non-NULL: a field, named as gcl__field_label does */
   const char *text;
-  size_t index;
-  const char *name;
-  size_t element;
-  bool is_element;
+  const gcl_layout *layout;
+  size_t param, rel;
+  bool whole;
 } gcl__tmap_who;
 
 /* Formats who into buf (cap bytes) and returns buf. */
@@ -38,35 +36,12 @@ gcl_status gcl__tmap_translate(const DLTensor *t, const gcl_tensormap_options *o
 /* "float32", "uint8", "bfloat16", ... for messages; "?" for values outside the enum. */
 const char *gcl__tmap_type_name(gcl_tensormap_type type);
 
-/* The description of a map without its address, packed exactly (no hash: two descriptions
- * give equal keys if and only if they differ at most in the address) into 64 bytes, so that
- * a refresh can tell "only the address changed" (cuTensorMapReplaceAddress) from "re-encode".
- * Valid keys have a nonzero rank field; the all-zero key means "no map encoded here". */
-#define GCL__TMAP_KEY_WORDS 8
-typedef struct gcl__tmap_key {
-  uint64_t w[GCL__TMAP_KEY_WORDS];
-} gcl__tmap_key;
-
-/* Packs d (a description gcl__tmap_translate produced) into *key. */
-void gcl__tmap_key_make(const gcl_tensormap_desc *d, gcl__tmap_key *key);
-/* True when key is the key of an encoded map. */
-static inline bool gcl__tmap_key_valid(const gcl__tmap_key *key) { return key->w[2] != 0; }
-/* The global-address alignment the described map needs: 32 with 32-byte interleave, else 16. */
-static inline unsigned gcl__tmap_key_align(const gcl__tmap_key *key) {
-  return ((key->w[2] >> 39) & 3u) == GCL_TENSORMAP_INTERLEAVE_32B ? 32u : 16u; /* interleave */
-}
-static inline bool gcl__tmap_key_equal(const gcl__tmap_key *a, const gcl__tmap_key *b) {
-  uint64_t diff = 0;
-  for (int i = 0; i < GCL__TMAP_KEY_WORDS; i++) diff |= a->w[i] ^ b->w[i];
-  return diff == 0;
-}
-
-/* The inputs of the last translation that refreshed a map, but for data and byte_offset: a
- * refresh whose tensor and options equal them translates to the same description but for the
- * address (gcl__tmap_translate reads nothing else), so it re-checks only what depends on the
- * address -- data non-NULL, data + byte_offset without overflow and aligned -- and the device,
- * then calls cuTensorMapReplaceAddress: no translation, no key. Compared field by field (no
- * hash). ndim 0: no snapshot (the map must be translated). Only entries of the used
+/* The inputs a map was last encoded from, but for data and byte_offset: a refresh whose tensor
+ * and options equal them translates to the same description but for the address
+ * (gcl__tmap_translate reads nothing else), so it re-checks only what depends on the address --
+ * data non-NULL, data + byte_offset without overflow and aligned -- and the device, then calls
+ * cuTensorMapReplaceAddress: no translation. Compared field by field (no hash). ndim 0: no map
+ * gclaunch encoded (never set, or overwritten by a raw setter). Only entries of the used
  * dimensions are compared and stored. */
 typedef struct gcl__tmap_snap {
   int32_t ndim;      /* 0: no snapshot; else 1 ... GCL_TENSORMAP_MAX_RANK */
@@ -78,9 +53,26 @@ typedef struct gcl__tmap_snap {
   gcl_tensormap_options options;
 } gcl__tmap_snap;
 
-/* Records t and o (which gcl__tmap_translate accepted) and the map's address alignment. */
-void gcl__tmap_snap_make(const DLTensor *t, const gcl_tensormap_options *o, unsigned align,
-                         gcl__tmap_snap *snap);
+/* The global-address alignment a map made with options o needs: 32 with 32-byte interleave. */
+static inline unsigned gcl__tmap_align(const gcl_tensormap_options *o) {
+  return o->interleave == GCL_TENSORMAP_INTERLEAVE_32B ? 32u : 16u;
+}
+
+/* Records t and o (which gcl__tmap_translate accepted). Inline, no call: a set encodes and
+ * records every map. */
+static inline void gcl__tmap_snap_make(const DLTensor *t, const gcl_tensormap_options *o,
+                                       gcl__tmap_snap *snap) {
+  int n = t->ndim; /* 1 ... 5: t was translated */
+  snap->align = gcl__tmap_align(o);
+  snap->has_strides = t->strides != NULL;
+  snap->dtype = t->dtype;
+  snap->device = t->device;
+  for (int i = 0; i < n; i++) snap->shape[i] = t->shape[i];
+  if (t->strides)
+    for (int i = 0; i < n; i++) snap->strides[i] = t->strides[i];
+  snap->options = *o;
+  snap->ndim = n;
+}
 
 /* a == b byte for byte, inline (memcmp of a struct this size is a PLT call): XOR of 8-byte
  * words, then the 4-byte tail. The options have only 4-byte members, so no padding. */

@@ -6,22 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const scalar_names[] = {
-    "void", "bool", "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64",
-    "f16", "bf16", "f32", "f64"};
-static const size_t scalar_sizes[] = {0, 1, 1, 1, 2, 2, 4, 4, 8, 8, 2, 2, 4, 8};
-
 /* Members of an opaque preset leaf are never read by libffi (its size is non-zero), but a
  * well-formed element list keeps debug builds of libffi happy. */
 static ffi_type *leaf_elements[] = {&ffi_type_uint8, NULL};
-
-const char *gcl__scalar_name(gcl_scalar s) {
-  return (unsigned)s <= GCL_SCALAR_F64 ? scalar_names[s] : "?";
-}
-
-size_t gcl__scalar_size(gcl_scalar s) {
-  return (unsigned)s <= GCL_SCALAR_F64 ? scalar_sizes[s] : 0;
-}
 
 /* The C-ABI libffi type of a scalar. f16/bf16 are 2-byte integers to libffi (same size and
  * alignment as __half / __nv_bfloat16); bool is one byte. */
@@ -88,6 +75,7 @@ gcl__type *gcl__type_tensormap(void) {
   if (!t) return NULL;
   t->size = t->leaf_bytes = GCL__TENSORMAP_SIZE;
   t->align = GCL__TENSORMAP_ALIGN;
+  t->tmap_leaves = 1;
   use_leaf(t);
   return t;
 }
@@ -125,6 +113,7 @@ gcl__type *gcl__type_struct(gcl__type **members, char **names, size_t n) {
     el[i] = members[i]->ffi;
     t->leaf_bytes += members[i]->leaf_bytes;
     t->ptr_leaves += members[i]->ptr_leaves;
+    t->tmap_leaves += members[i]->tmap_leaves;
   }
   t->members = members, t->names = names, t->member_count = n, t->offsets = off;
   t->ffi_elements = el;
@@ -152,6 +141,7 @@ gcl__type *gcl__type_array(gcl__type *elem, size_t n) {
   t->size = elem->size * n;
   t->leaf_bytes = elem->leaf_bytes * n;
   t->ptr_leaves = elem->ptr_leaves * n;
+  t->tmap_leaves = elem->tmap_leaves * n;
   t->align = elem->align;
   t->scalar = elem->scalar;
   t->is_const = elem->is_const;

@@ -34,6 +34,9 @@ struct gcl__type {
    * taken DLPack tensor may own). */
   size_t leaf_bytes;
   size_t ptr_leaves;
+  /* Tensor maps inside (tensormap leaves, in buffer order): each has a cache slot in the args
+   * (args_tmap.c), numbered like the owner slots of pointers. */
+  size_t tmap_leaves;
   /* libffi view. `ffi` is what an enclosing struct sees: one of libffi's predefined types, the
    * computed struct (`ffi_struct`), or `ffi_leaf`, an opaque FFI_TYPE_STRUCT whose size and
    * alignment are preset (libffi trusts preset non-zero sizes of members, which is how
@@ -44,10 +47,9 @@ struct gcl__type {
   ffi_type **ffi_elements; /* STRUCT: member_count + 1, NULL-terminated */
 };
 
-/* Name of a scalar as the grammar spells it ("f32"; "void" for VOID). */
-const char *gcl__scalar_name(gcl_scalar s);
-/* C-ABI size (== alignment) of a scalar; 0 for VOID. */
-size_t gcl__scalar_size(gcl_scalar s);
+/* The grammar's scalar names and C-ABI sizes: the public gcl_scalar_name / gcl_scalar_size. */
+#define gcl__scalar_name gcl_scalar_name
+#define gcl__scalar_size gcl_scalar_size
 
 /* Constructors. Each returns NULL when out of memory (and frees what it was given). */
 gcl__type *gcl__type_scalar(gcl_scalar s);

@@ -14,11 +14,6 @@ struct gcl_context {
 
 /* Makes ctx current on this thread if it is not already. */
 gcl_status gcl__context_bind(gcl_context *ctx);
-/* Checks and encodes a tensor map for t into map (64-byte aligned, written only on success);
- * messages name the target as who, formatted only on failure. (tensormap.c) */
-gcl_status gcl__tensormap_encode_as(gcl_context *ctx, const DLTensor *t,
-                                    const gcl_tensormap_options *options, const gcl__tmap_who *who,
-                                    void *map);
 
 /* --- Streams, events, graphs (stream.c, event.c, graph.c) ------------------------------------ */
 
@@ -82,7 +77,6 @@ struct gcl_kernel {
   size_t param_count;
   size_t param_bytes;        /* gcl_layout_size(layout): the exact `extra` buffer size */
   size_t *offsets, *sizes;   /* param_count each (owned): to accept args of an equal layout */
-  uint64_t fingerprint;      /* gcl__layout_fingerprint(layout): equal layouts launch unchecked */
   int max_threads;           /* CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK */
   size_t smem_limit;         /* device opt-in maximum minus the kernel's static shared memory */
   bool use_extra;            /* pass the packed buffer through `extra` instead of kernelParams */

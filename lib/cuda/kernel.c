@@ -219,7 +219,6 @@ gcl_status gcl_kernel_get_on(gcl_module *mod, gcl_context *ctx, const char *name
     return s;
   }
   k->param_bytes = gcl_layout_size(k->layout);
-  k->fingerprint = gcl__layout_fingerprint(k->layout); /* gcl_launch compares args' in O(1) */
   k->use_extra = false; /* kernelParams until gcl_kernel_set_launch_mode says otherwise */
   if (layout_has_tensormap(k->layout)) gcl__fault_note_tensormaps();
   k->next = mod->kernels;

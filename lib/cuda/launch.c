@@ -46,12 +46,12 @@ static gcl_status layout_mismatch(const gcl_kernel *k, const gcl_layout *l) {
   return GCL_OK;
 }
 
-/* O(1) and call-free on the common path: the struct is read inline (args_internal.h), another
- * layout object with the kernel's offsets and sizes is recognised by the fingerprint made when
- * the args and the kernel were created; only a differing one is walked, to name the parameter. */
+/* O(1) and call-free on the common path (args made from the kernel's own layout: the struct is
+ * read inline, args_internal.h); args of another layout object are accepted when every offset
+ * and size equals the kernel's -- compared one by one, as no digest can prove equality. */
 gcl_status gcl__launch_check_args(const gcl_kernel *k, const gcl_args *args) {
   const gcl_layout *l = args->layout;
-  if (l != k->layout && args->fingerprint != k->fingerprint) {
+  if (l != k->layout) {
     if (!l) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "args: they have no layout");
     gcl_status s = layout_mismatch(k, l);
     if (s != GCL_OK) return s;
@@ -234,7 +234,7 @@ __attribute__((noinline)) static gcl_status retry(gcl_kernel *k, const CUlaunchC
   return launch_failed(k, cfg, rc);
 }
 
-/* The common launch: the args and config checked inline (plain_config, the args' fingerprint),
+/* The common launch: the args and config checked inline (plain_config, the args' layout),
  * no driver call before the launch itself -- the context is bound only when the driver asks for
  * it (retry) -- and no call through the PLT. */
 gcl_status gcl_launch(gcl_kernel *kernel, const gcl_launch_config *config, const gcl_args *args) {
@@ -244,8 +244,8 @@ gcl_status gcl_launch(gcl_kernel *kernel, const gcl_launch_config *config, const
   if (gcl__faulted()) return gcl__fault_check(); /* after a kernel fault: no driver call at all */
   CUlaunchConfig cfg;
   CUlaunchAttribute attrs[4];
-  bool args_ok = (args->layout == kernel->layout || args->fingerprint == kernel->fingerprint) &&
-                 args->unset == 0; /* gcl__launch_check_args' fast path, inline */
+  bool args_ok = args->layout == kernel->layout && args->unset == 0; /* the fast path of
+                                                        gcl__launch_check_args, inline */
   if (!args_ok || !plain_config(kernel, config, &cfg)) {
     gcl_status s = prepare(kernel, config, args, &cfg, attrs);
     if (s != GCL_OK) return s;

@@ -15,6 +15,7 @@
 
 #include "gclaunch/gclaunch.h"
 #include "test_rng.h"
+#include "../unit/tmap_field.h"
 
 #define CHECK(call) cr_assert_eq((call), GCL_OK, "%s: %s", #call, gcl_last_error())
 
@@ -93,7 +94,7 @@ Test(im2col, loads_equal_the_host_reading) {
   CHECK(gcl_module_load_file(ctx, GCL_KERNEL_DIR "/im2col.fatbin", &mod));
   CHECK(gcl_kernel_get(mod, "im2col_load_4d", "grid_constant tensormap map, const void* jobs, u8* out", &k));
   CHECK(gcl_args_create(gcl_kernel_layout(k), &args));
-  CHECK(gcl_args_set_tensormap(args, ctx, 0, 0, &t, &o));
+  CHECK(gcl_args_set_tensormaps(args, ctx, TMAP_FIELD(args, 0, 0), 1, (const DLTensor *const[]){&t}, &o, 1, 0));
   CHECK(gcl_args_set_ptr(args, 1, jobs_dev));
   CHECK(gcl_args_set_ptr(args, 2, out));
   gcl_launch_config cfg = {.grid = {NJOBS, 1, 1}, .block = {128, 1, 1}};

@@ -16,6 +16,7 @@
 
 #include "gclaunch/gclaunch.h"
 #include "test_rng.h"
+#include "../unit/tmap_field.h"
 
 #define CHECK(call) cr_assert_eq((call), GCL_OK, "%s: %s", #call, gcl_last_error())
 #define POISON 0xA5
@@ -298,10 +299,10 @@ static void set_plan_args(rig *r, plan *p, uint64_t *work_dev) {
   for (size_t j = 0; j < p->n_jobs; j++) {
     job *jb = &p->jobs[j];
     gcl_tensormap_options o = box_for(&jb->src, jb->self);
-    CHECK(gcl_args_set_tensormap(r->args, r->ctx, 0, jb->src_map, &jb->src.t, &o));
+    CHECK(gcl_args_set_tensormaps(r->args, r->ctx, TMAP_FIELD(r->args, 0, jb->src_map), 1, (const DLTensor *const[]){&jb->src.t}, &o, 1, 0));
     if (jb->self) continue;
     gcl_tensormap_options od = box_for(&jb->dst, 1);
-    CHECK(gcl_args_set_tensormap(r->args, r->ctx, 0, jb->dst_map, &jb->dst.t, &od));
+    CHECK(gcl_args_set_tensormaps(r->args, r->ctx, TMAP_FIELD(r->args, 0, jb->dst_map), 1, (const DLTensor *const[]){&jb->dst.t}, &od, 1, 0));
   }
   size_t wbytes = p->n_work * sizeof *p->work;
   CHECK(gcl_mem_alloc(r->ctx, wbytes, work_dev));
@@ -398,7 +399,7 @@ static void rejected_before_launch(void (*bad_of)(const plan *, view *, gcl_tens
   view bad;
   gcl_tensormap_options o;
   bad_of(&p, &bad, &o);
-  expect_failure(gcl_args_set_tensormap(r.args, r.ctx, 0, element, &bad.t, &o), GCL_ERROR_TENSOR,
+  expect_failure(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, element), 1, (const DLTensor *const[]){&bad.t}, &o, 1, 0), GCL_ERROR_TENSOR,
                  n1, n2);
   CHECK(gcl_args_buffer(r.args, &buf, &size));
   cr_assert(!memcmp(before, buf, size), "a failed set changed the parameter buffer");
@@ -452,19 +453,19 @@ Test(tensormap, wrong_slot_or_device_is_rejected) {
   make_plan(r.ctx, gcl_context_device(r.ctx), 2, &p);
   const DLTensor *t = &p.jobs[0].src.t;
   gcl_tensormap_options o = box_for(&p.jobs[0].src, 0);
-  expect_failure(gcl_args_set_tensormap(r.args, r.ctx, 0, 16, t, &o), GCL_ERROR_INVALID_ARGUMENT,
+  expect_failure(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 16), 1, (const DLTensor *const[]){t}, &o, 1, 0), GCL_ERROR_INVALID_ARGUMENT,
                  "parameter 0 'maps'", "element 16");
-  expect_failure(gcl_args_set_tensormap(r.args, r.ctx, 1, 0, t, &o), GCL_ERROR_TYPE_MISMATCH,
+  expect_failure(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 1, 0), 1, (const DLTensor *const[]){t}, &o, 1, 0), GCL_ERROR_TYPE_MISMATCH,
                  "parameter 1 'work'", "tensormap");
   DLTensor elsewhere = *t;
   elsewhere.device.device_id = gcl_context_device(r.ctx) + 1;
-  expect_failure(gcl_args_set_tensormap(r.args, r.ctx, 0, 5, &elsewhere, &o), GCL_ERROR_TENSOR,
+  expect_failure(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 5), 1, (const DLTensor *const[]){&elsewhere}, &o, 1, 0), GCL_ERROR_TENSOR,
                  "parameter 0 'maps' element 5", "device");
   cr_assert(!gcl_args_is_set(r.args, 0));
   /* The standalone encoder gives the bytes the slot gets. */
   _Alignas(128) unsigned char map[GCL_TENSORMAP_BYTES];
   CHECK(gcl_tensormap_encode(r.ctx, t, &o, map));
-  for (size_t e = 0; e < 16; e++) CHECK(gcl_args_set_tensormap(r.args, r.ctx, 0, e, t, &o));
+  for (size_t e = 0; e < 16; e++) CHECK(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, e), 1, (const DLTensor *const[]){t}, &o, 1, 0));
   CHECK(gcl_args_set_ptr(r.args, 1, p.jobs[0].src.dev));
   CHECK(gcl_args_set_u32(r.args, 2, 0));
   const void *buf = NULL;

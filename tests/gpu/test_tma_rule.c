@@ -18,6 +18,7 @@
 #include "gclaunch/gclaunch.h"
 #include "kernel_image.h"
 #include "test_rng.h"
+#include "../unit/tmap_field.h"
 
 /* In the forked child a failure exits with code 10 (Criterion's asserts belong to the parent). */
 static bool in_child;
@@ -92,7 +93,7 @@ static void gather_args(gather *g) {
   gcl_tensormap_options o;
   memset(&o, 0, sizeof o);
   o.box[0] = BOX, o.box[1] = BOX;
-  for (int i = 0; i < MAPS; i++) CHECK(gcl_args_set_tensormap(g->args, g->ctx, 0, (size_t)i, &g->ts[i].t, &o));
+  for (int i = 0; i < MAPS; i++) CHECK(gcl_args_set_tensormaps(g->args, g->ctx, TMAP_FIELD(g->args, 0, (size_t)i), 1, (const DLTensor *const[]){&g->ts[i].t}, &o, 1, 0));
   CHECK(gcl_args_set_ptr(g->args, 1, g->work));
   CHECK(gcl_args_set_ptr(g->args, 2, g->out));
 }

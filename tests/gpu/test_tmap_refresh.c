@@ -10,6 +10,7 @@
 
 #include "gclaunch/gclaunch.h"
 #include "test_rng.h"
+#include "../unit/tmap_field.h"
 
 #define CHECK(call) cr_assert_eq((call), GCL_OK, "%s: %s", #call, gcl_last_error())
 #define MAPS 8
@@ -131,7 +132,7 @@ Test(tmap_refresh_gpu, replace_and_refresh_equal_fresh_encodes) {
       }
       t[e] = &d[e].t, o[e] = d[e].o;
     }
-    gcl_status s = gcl_args_set_tensormaps(r.args, r.ctx, 0, 0, MAPS, t, o, MAPS);
+    gcl_status s = gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 0), MAPS, t, o, MAPS, 0);
     if (s == GCL_ERROR_DRIVER) { /* a combination the driver refuses beyond the documented rules */
       refused++;
       continue;
@@ -141,13 +142,12 @@ Test(tmap_refresh_gpu, replace_and_refresh_equal_fresh_encodes) {
     /* One element re-pointed by address, the others refreshed from moved tensors. */
     size_t e0 = rnd(MAPS);
     move(&d[e0], r.mem + ((uint64_t)rnd(60) << 20));
-    CHECK(gcl_args_replace_tensormap_address(r.args, r.ctx, 0, e0,
-                                             (uint64_t)(uintptr_t)d[e0].t.data + d[e0].t.byte_offset));
+    CHECK(gcl_args_repoint_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, e0), 1, (const uint64_t[]){(uint64_t)(uintptr_t)d[e0].t.data + d[e0].t.byte_offset}));
     cr_assert(same_as_fresh(&r, e0, &d[e0]), "case %d element %zu: replace-address bytes differ "
               "from a fresh encode (rank %d, im2col %u)", i, e0, d[e0].t.ndim, d[e0].o.im2col.pixels);
     for (int e = 0; e < MAPS; e++)
       if ((size_t)e != e0) move(&d[e], r.mem + ((uint64_t)rnd(60) << 20));
-    CHECK(gcl_args_refresh_tensormaps(r.args, r.ctx, 0, 0, MAPS, t, o, MAPS));
+    CHECK(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 0), MAPS, t, o, MAPS, GCL_TENSORMAP_REFRESH));
     for (int e = 0; e < MAPS; e++)
       cr_assert(same_as_fresh(&r, (size_t)e, &d[e]), "case %d element %d: refreshed bytes differ "
                 "from a fresh encode (rank %d, im2col %u)", i, e, d[e].t.ndim,
@@ -191,7 +191,7 @@ Test(tmap_refresh_gpu, relaunch_after_replace_writes_the_new_buffer) {
   td.data = (void *)(uintptr_t)dst[0];
   gcl_tensormap_options o = {0};
   o.box[0] = 16, o.box[1] = 16;
-  for (size_t e = 0; e < 16; e++) CHECK(gcl_args_set_tensormap(args, ctx, 0, e, e == 1 ? &td : &ts, &o));
+  for (size_t e = 0; e < 16; e++) CHECK(gcl_args_set_tensormaps(args, ctx, TMAP_FIELD(args, 0, e), 1, (const DLTensor *const[]){e == 1 ? &td : &ts}, &o, 1, 0));
   work_item items[16];
   for (int i = 0; i < 16; i++)
     items[i] = (work_item){0, 1, 2, 16 * 16 * 4, {16 * (i % 4), 16 * (i / 4), 0},
@@ -205,7 +205,7 @@ Test(tmap_refresh_gpu, relaunch_after_replace_writes_the_new_buffer) {
   CHECK(gcl_launch(k, &cfg, args));
   CHECK(gcl_context_synchronize(ctx));
   CHECK(gcl_mem_fill_u8(ctx, dst[0], 0x5A, bytes)); /* the second launch must not write here */
-  CHECK(gcl_args_replace_tensormap_address(args, ctx, 0, 1, dst[1]));
+  CHECK(gcl_args_repoint_tensormaps(args, ctx, TMAP_FIELD(args, 0, 1), 1, (const uint64_t[]){dst[1]}));
   CHECK(gcl_launch(k, &cfg, args));
   CHECK(gcl_context_synchronize(ctx));
   CHECK(gcl_mem_download(ctx, got, dst[1], bytes));
@@ -254,7 +254,7 @@ Test(tmap_refresh_gpu, ring_kernel_copies_exactly_for_every_stage_count) {
   gcl_tensormap_options os = o;
   os.store = 1;
   for (size_t e = 0; e < 16; e++)
-    CHECK(gcl_args_set_tensormap(args, ctx, 0, e, e == 1 ? &td : &ts, e == 1 ? &os : &o));
+    CHECK(gcl_args_set_tensormaps(args, ctx, TMAP_FIELD(args, 0, e), 1, (const DLTensor *const[]){e == 1 ? &td : &ts}, e == 1 ? &os : &o, 1, 0));
   work_item items[12];
   for (int i = 0; i < 12; i++)
     items[i] = (work_item){0, 1, 2, 32 * 32 * 4, {32 * (i % 4), 32 * (i / 4), 0},

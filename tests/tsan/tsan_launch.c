@@ -6,6 +6,7 @@
 #include "tsan_common.h"
 
 #include <stdint.h>
+#include "../unit/tmap_field.h"
 
 #define THREADS 8
 #define ROUNDS 200
@@ -26,7 +27,7 @@ static void body(int i) {
   char want[128];
   for (int r = 0; r < ROUNDS; r++) {
     int8_t c = (int8_t)(i * 16 + r % 16);
-    CHECK(gcl_args_set_tensormap(args, ctx, 0, 0, &t, &o));
+    CHECK(gcl_args_set_tensormaps(args, ctx, TMAP_FIELD(args, 0, 0), 1, (const DLTensor *const[]){&t}, &o, 1, 0));
     CHECK(gcl_args_set(args, 1, &c, 1));
     CHECK(gcl_args_set_ptr(args, 2, buffer + 4u * (unsigned)i));
     CHECK(gcl_launch(kernel, &cfg, args));

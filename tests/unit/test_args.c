@@ -7,6 +7,14 @@
 
 #include "args_internal.h"
 
+/* Parameter index of args as a field; a zeroed field (refused as another layout's) past the end. */
+static gcl_field param_field_of(const gcl_args *a, size_t index) {
+  gcl_field f = {0};
+  gcl_layout_param_field(gcl_args_layout(a), index, &f);
+  return f;
+}
+#define PF(a, index) ((const gcl_field *)(gcl_field[1]){param_field_of((a), (index))})
+
 typedef struct fixture {
   gcl_signature *sig;
   gcl_layout *layout;
@@ -257,19 +265,19 @@ Test(args, owners_are_released_exactly_once) {
   gcl_param_info info;
   int dev = 5;
   cr_assert_eq(gcl_args_set_device(f.args, 2), GCL_OK);
-  cr_assert_eq(gcl__args_pointer_param(f.args, 1, &info, &dev, "test"), GCL_OK);
+  cr_assert_eq(gcl__args_pointer_field(f.args, PF(f.args, 1), "test", &info, &dev), GCL_OK);
   cr_assert_eq(dev, 2);
   cr_assert(info.is_const);
-  gcl__args_store_pointer(f.args, 0, 0x100, count_release, (void *)(intptr_t)1);
+  gcl__args_store_field_pointer(f.args, PF(f.args, 0), 0x100, count_release, (void *)(intptr_t)1);
   cr_assert_eq(released[1], 0);
-  gcl__args_store_pointer(f.args, 0, 0x200, count_release, (void *)(intptr_t)2);
+  gcl__args_store_field_pointer(f.args, PF(f.args, 0), 0x200, count_release, (void *)(intptr_t)2);
   cr_assert_eq(released[1], 1); /* overwritten by another tensor */
   cr_assert_eq(gcl_args_set_ptr(f.args, 0, 0x300), GCL_OK);
   cr_assert_eq(released[2], 1); /* overwritten by a plain address */
-  gcl__args_store_pointer(f.args, 1, 0x400, count_release, (void *)(intptr_t)3);
+  gcl__args_store_field_pointer(f.args, PF(f.args, 1), 0x400, count_release, (void *)(intptr_t)3);
   cr_assert_eq(gcl_args_set_ptr(f.args, 1, 0x401), GCL_OK);
   cr_assert_eq(released[3], 1);
-  gcl__args_store_pointer(f.args, 1, 0x500, count_release, (void *)(intptr_t)3);
+  gcl__args_store_field_pointer(f.args, PF(f.args, 1), 0x500, count_release, (void *)(intptr_t)3);
   uint64_t raw = 0x600;
   cr_assert_eq(gcl_args_set(f.args, 1, &raw, 7), GCL_ERROR_INVALID_ARGUMENT);
   cr_assert_eq(released[3], 1); /* a failed set keeps the owner */
@@ -284,9 +292,9 @@ Test(args, pointer_param_rejects_by_value_slots) {
   fixture f = make("u64 n", 90);
   gcl_param_info info;
   int dev;
-  cr_assert_eq(gcl__args_pointer_param(f.args, 0, &info, &dev, "test"), GCL_ERROR_TYPE_MISMATCH);
+  cr_assert_eq(gcl__args_pointer_field(f.args, PF(f.args, 0), "test", &info, &dev), GCL_ERROR_TYPE_MISMATCH);
   cr_assert(strstr(gcl_last_error(), "parameter 0 'n'") != NULL);
-  cr_assert_eq(gcl__args_pointer_param(f.args, 1, &info, &dev, "test"), GCL_ERROR_INVALID_ARGUMENT);
+  cr_assert_eq(gcl__args_pointer_field(f.args, PF(f.args, 1), "test", &info, &dev), GCL_ERROR_INVALID_ARGUMENT);
   cr_assert_eq(gcl_args_set_device(f.args, -2), GCL_ERROR_INVALID_ARGUMENT);
   drop(&f);
 }

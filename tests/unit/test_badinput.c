@@ -13,6 +13,7 @@
 #include "args_internal.h"
 
 #include "gcl_public_api.h" /* generated from the headers by tests/abi/public_api.sh */
+#include "tmap_field.h"
 
 static bool is_public(const char *name, size_t n) {
   for (size_t i = 0; i < sizeof gcl_public_api / sizeof *gcl_public_api; i++)
@@ -342,15 +343,15 @@ Test(badinput, tensormap_into_args) {
   fake_tensor f;
   fake_tensor_init(&f, buf, 64, 64);
   gcl_tensormap_options o = fake_tmap_options();
-  FAILS(gcl_args_set_tensormap(fx.args, ctx, 0, 4, &f.t, &o), GCL_ERROR_INVALID_ARGUMENT, "4");
-  FAILS(gcl_args_set_tensormap(fx.args, ctx, 3, 0, &f.t, &o), GCL_ERROR_TYPE_MISMATCH, "'n'");
-  FAILS(gcl_args_set_tensormap(fx.args, NULL, 0, 0, &f.t, &o), GCL_ERROR_INVALID_ARGUMENT, "ctx");
-  FAILS(gcl_args_set_tensormap(NULL, ctx, 0, 0, &f.t, &o), GCL_ERROR_INVALID_ARGUMENT, "args");
+  FAILS(gcl_args_set_tensormaps(fx.args, ctx, TMAP_FIELD(fx.args, 0, 4), 1, (const DLTensor *const[]){&f.t}, &o, 1, 0), GCL_ERROR_INVALID_ARGUMENT, "4");
+  FAILS(gcl_args_set_tensormaps(fx.args, ctx, TMAP_FIELD(fx.args, 3, 0), 1, (const DLTensor *const[]){&f.t}, &o, 1, 0), GCL_ERROR_TYPE_MISMATCH, "'n'");
+  FAILS(gcl_args_set_tensormaps(fx.args, NULL, TMAP_FIELD(fx.args, 0, 0), 1, (const DLTensor *const[]){&f.t}, &o, 1, 0), GCL_ERROR_INVALID_ARGUMENT, "ctx");
+  FAILS(gcl_args_set_tensormaps(NULL, ctx, TMAP_FIELD(NULL, 0, 0), 1, (const DLTensor *const[]){&f.t}, &o, 1, 0), GCL_ERROR_INVALID_ARGUMENT, "args");
   f.t.device.device_id = 1;
-  FAILS(gcl_args_set_tensormap(fx.args, ctx, 0, 0, &f.t, &o), GCL_ERROR_TENSOR, "device");
+  FAILS(gcl_args_set_tensormaps(fx.args, ctx, TMAP_FIELD(fx.args, 0, 0), 1, (const DLTensor *const[]){&f.t}, &o, 1, 0), GCL_ERROR_TENSOR, "device");
   f.t.device.device_id = 0;
   f.t.byte_offset = 8;
-  FAILS(gcl_args_set_tensormap(fx.args, ctx, 0, 1, &f.t, &o), GCL_ERROR_TENSOR, "element 1");
+  FAILS(gcl_args_set_tensormaps(fx.args, ctx, TMAP_FIELD(fx.args, 0, 1), 1, (const DLTensor *const[]){&f.t}, &o, 1, 0), GCL_ERROR_TENSOR, "element 1");
   unsigned char map[128] __attribute__((aligned(64)));
   memset(map, 0x99, sizeof map);
   FAILS(gcl_tensormap_encode(ctx, &f.t, &o, map), GCL_ERROR_TENSOR, "16");
@@ -622,8 +623,8 @@ Test(badinput, driver_side_null_messages_name_the_public_function) {
   SAYS(gcl_launch(k, NULL, fx.args), "gcl_launch: config is NULL");
   SAYS(gcl_launch(k, &cfg, NULL), "gcl_launch: args is NULL");
   SAYS(gcl_graph_kernel_node_set_args(NULL, SENTINEL, k, fx.args), "gcl_graph_kernel_node_set_args: graph_exec is NULL");
-  SAYS(gcl_args_set_tensormap(NULL, ctx, 0, 0, NULL, NULL), "gcl_args_set_tensormap: args is NULL");
-  SAYS(gcl_args_set_tensormap(fx.args, ctx, 9, 0, &(DLTensor){0}, &(gcl_tensormap_options){0}),
+  SAYS(gcl_args_set_tensormaps(NULL, ctx, TMAP_FIELD(NULL, 0, 0), 1, (const DLTensor *const[]){NULL}, NULL, 1, 0), "gcl_args_set_tensormap: args is NULL");
+  SAYS(gcl_args_set_tensormaps(fx.args, ctx, TMAP_FIELD(fx.args, 9, 0), 1, (const DLTensor *const[]){&(DLTensor){0}}, &(gcl_tensormap_options){0}, 1, 0),
        "gcl_args_set_tensormap: index 9 out of range: the kernel has 7 parameters");
   SAYS(gcl_tensormap_encode(NULL, NULL, NULL, NULL), "gcl_tensormap_encode: ctx is NULL");
   SAYS(gcl_kernel_set_launch_mode(NULL, GCL_LAUNCH_KERNEL_PARAMS), "gcl_kernel_set_launch_mode: kernel is NULL");

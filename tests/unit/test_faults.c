@@ -8,6 +8,7 @@
 #include "suite.h"
 
 #include <stdio.h>
+#include "tmap_field.h"
 
 typedef struct world {
   gcl_context *ctx;
@@ -35,7 +36,7 @@ static gcl_status world_build(world *w) {
       (s = gcl_kernel_get(w->mod, "k", FAKE_K_SIGNATURE, &w->kernel)) ||
       (s = gcl_kernel_set_launch_mode(w->kernel, world_mode)) ||
       (s = gcl_args_create(gcl_kernel_layout(w->kernel), &w->args)) ||
-      (s = gcl_args_set_tensormap(w->args, w->ctx, 0, 0, &w->tensor.t, &o)) ||
+      (s = gcl_args_set_tensormaps(w->args, w->ctx, TMAP_FIELD(w->args, 0, 0), 1, (const DLTensor *const[]){&w->tensor.t}, &o, 1, 0)) ||
       (s = gcl_args_set(w->args, 1, &c, 1)) || (s = gcl_args_set_ptr(w->args, 2, w->buf)) ||
       (s = gcl_launch(w->kernel, &launch2x128, w->args)) || (s = gcl_context_synchronize(w->ctx)))
     return s;
@@ -279,7 +280,7 @@ Test(faults, tensormap_encode_failure_changes_nothing) {
   memcpy(before, data, size);
   gcl_tensormap_options o = fake_tmap_options();
   fakecuda_fail_once("cuTensorMapEncodeTiled", 1, 0);
-  cr_assert_eq(gcl_args_set_tensormap(w.args, w.ctx, 0, 0, &w.tensor.t, &o), GCL_ERROR_DRIVER);
+  cr_assert_eq(gcl_args_set_tensormaps(w.args, w.ctx, TMAP_FIELD(w.args, 0, 0), 1, (const DLTensor *const[]){&w.tensor.t}, &o, 1, 0), GCL_ERROR_DRIVER);
   assert_msg_has("CUDA_ERROR_INVALID_VALUE");
   cr_assert_eq(gcl_args_buffer(w.args, &data, &size), GCL_OK);
   cr_assert(memcmp(before, data, size) == 0, "a failed encode must leave the args' bytes alone");

@@ -7,6 +7,7 @@
 #include "fakecuda_test.h"
 
 #include <stdio.h>
+#include "tmap_field.h"
 
 #define SIG "grid_constant tensormap m, u8* out"
 
@@ -69,7 +70,7 @@ static void world_kernel(world *w, int d) {
   cr_assert_eq(gcl_kernel_get_on(w->mod, s->ctx, "k2", SIG, &s->kernel), GCL_OK, "%s", gcl_last_error());
   cr_assert_eq(gcl_args_create(gcl_kernel_layout(s->kernel), &s->args), GCL_OK);
   cr_assert_eq(gcl_args_set_device(s->args, gcl_context_device(s->ctx)), GCL_OK);
-  cr_assert_eq(gcl_args_set_tensormap(s->args, s->ctx, 0, 0, &s->tensor.t, &o), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_args_set_tensormaps(s->args, s->ctx, TMAP_FIELD(s->args, 0, 0), 1, (const DLTensor *const[]){&s->tensor.t}, &o, 1, 0), GCL_OK, "%s", gcl_last_error());
   cr_assert_eq(gcl_args_set_ptr(s->args, 1, s->buf + (uint64_t)d), GCL_OK, "%s", gcl_last_error());
 }
 

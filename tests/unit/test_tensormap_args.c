@@ -7,6 +7,7 @@
 #include "args_internal.h"
 
 #include <stdio.h>
+#include "tmap_field.h"
 
 #define SIG(n) "grid_constant tensormap[" #n "] maps, const void* work, u32 n_work"
 #define SIG64(n) "grid_constant tensormap align(64)[" #n "] maps, const void* work, u32 n_work"
@@ -53,7 +54,7 @@ static void fill_and_check(rig *r, size_t n, size_t maps_at) {
   for (size_t e = 0; e < n; e++) {
     fake_tensor f;
     view_for(&f, r->mem, e, 10 + (int64_t)e % 7, 33 + (int64_t)e % 5);
-    cr_assert_eq(gcl_args_set_tensormap(r->args, r->ctx, 0, e, &f.t, &o), GCL_OK, "element %zu: %s",
+    cr_assert_eq(gcl_args_set_tensormaps(r->args, r->ctx, TMAP_FIELD(r->args, 0, e), 1, (const DLTensor *const[]){&f.t}, &o, 1, 0), GCL_OK, "element %zu: %s",
                  e, gcl_last_error());
   }
   cr_assert_eq(gcl_args_set_ptr(r->args, 1, r->mem), GCL_OK, "%s", gcl_last_error());
@@ -110,7 +111,7 @@ Test(tensormap_args, unaligned_view_never_reaches_the_driver) {
   view_for(&f, r.mem, 0, 8, 32);
   f.t.byte_offset = 4 * 3; /* three floats: 12 bytes */
   gcl_tensormap_options o = fake_tmap_options();
-  cr_assert_eq(gcl_args_set_tensormap(r.args, r.ctx, 0, 7, &f.t, &o), GCL_ERROR_TENSOR);
+  cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 7), 1, (const DLTensor *const[]){&f.t}, &o, 1, 0), GCL_ERROR_TENSOR);
   assert_msg_has("parameter 0 'maps' element 7");
   assert_msg_has("not 16-byte aligned");
   char addr[32];
@@ -130,7 +131,7 @@ Test(tensormap_args, driver_failure_names_the_element) {
   view_for(&f, r.mem, 1, 8, 32);
   gcl_tensormap_options o = fake_tmap_options();
   fakecuda_fail_once("cuTensorMapEncodeTiled", 1, 0);
-  cr_assert_eq(gcl_args_set_tensormap(r.args, r.ctx, 0, 9, &f.t, &o), GCL_ERROR_DRIVER);
+  cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 9), 1, (const DLTensor *const[]){&f.t}, &o, 1, 0), GCL_ERROR_DRIVER);
   assert_msg_has("parameter 0 'maps' element 9");
   assert_msg_has("CUDA_ERROR_INVALID_VALUE");
   cr_assert(!gcl_args_is_set(r.args, 0));
@@ -143,13 +144,13 @@ Test(tensormap_args, slot_kinds) {
   fake_tensor f;
   view_for(&f, r.mem, 0, 8, 32);
   gcl_tensormap_options o = fake_tmap_options();
-  cr_assert_eq(gcl_args_set_tensormap(r.args, r.ctx, 0, 16, &f.t, &o), GCL_ERROR_INVALID_ARGUMENT);
+  cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 16), 1, (const DLTensor *const[]){&f.t}, &o, 1, 0), GCL_ERROR_INVALID_ARGUMENT);
   assert_msg_has("element 16 is out of range (tensormap[16])");
-  cr_assert_eq(gcl_args_set_tensormap(r.args, r.ctx, 1, 0, &f.t, &o), GCL_ERROR_TYPE_MISMATCH);
+  cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 1, 0), 1, (const DLTensor *const[]){&f.t}, &o, 1, 0), GCL_ERROR_TYPE_MISMATCH);
   assert_msg_has("parameter 1 'work'");
-  cr_assert_eq(gcl_args_set_tensormap(r.args, r.ctx, 3, 0, &f.t, &o), GCL_ERROR_INVALID_ARGUMENT);
+  cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 3, 0), 1, (const DLTensor *const[]){&f.t}, &o, 1, 0), GCL_ERROR_INVALID_ARGUMENT);
   f.t.device.device_id = 1;
-  cr_assert_eq(gcl_args_set_tensormap(r.args, r.ctx, 0, 2, &f.t, &o), GCL_ERROR_TENSOR);
+  cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 2), 1, (const DLTensor *const[]){&f.t}, &o, 1, 0), GCL_ERROR_TENSOR);
   assert_msg_has("parameter 0 'maps' element 2: tensor is on CUDA device 1");
   close_rig(&r);
 }
@@ -171,13 +172,13 @@ Test(tensormap_args, single_and_raw_tensormap) {
   fake_tensor f;
   fake_tensor_init(&f, mem, 64, 64);
   gcl_tensormap_options o = fake_tmap_options();
-  cr_assert_eq(gcl_args_set_tensormap(a, ctx, 0, 0, &f.t, &o), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_args_set_tensormaps(a, ctx, TMAP_FIELD(a, 0, 0), 1, (const DLTensor *const[]){&f.t}, &o, 1, 0), GCL_OK, "%s", gcl_last_error());
   cr_assert(gcl_args_is_set(a, 0));
-  cr_assert_eq(gcl_args_set_tensormap(a, ctx, 0, 1, &f.t, &o), GCL_ERROR_INVALID_ARGUMENT);
+  cr_assert_eq(gcl_args_set_tensormaps(a, ctx, TMAP_FIELD(a, 0, 1), 1, (const DLTensor *const[]){&f.t}, &o, 1, 0), GCL_ERROR_INVALID_ARGUMENT);
   assert_msg_has("parameter 0 'm'");
-  cr_assert_eq(gcl_args_set_tensormap(b, ctx, 0, 0, &f.t, &o), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_args_set_tensormaps(b, ctx, TMAP_FIELD(b, 0, 0), 1, (const DLTensor *const[]){&f.t}, &o, 1, 0), GCL_OK, "%s", gcl_last_error());
   cr_assert(gcl_args_is_set(b, 0));
-  cr_assert_eq(gcl_args_set_tensormap(b, ctx, 2, 0, &f.t, &o), GCL_ERROR_TYPE_MISMATCH);
+  cr_assert_eq(gcl_args_set_tensormaps(b, ctx, TMAP_FIELD(b, 2, 0), 1, (const DLTensor *const[]){&f.t}, &o, 1, 0), GCL_ERROR_TYPE_MISMATCH);
   gcl_args_destroy(a);
   gcl_args_destroy(b);
   gcl_module_destroy(mod);
@@ -216,7 +217,7 @@ Test(tensormap_args, odd_store_destination_never_reaches_the_driver) {
   gcl_tensormap_options o = fake_tmap_options();
   o.store = 1;
   long encodes = fakecuda_calls("cuTensorMapEncodeTiled");
-  cr_assert_eq(gcl_args_set_tensormap(r.args, r.ctx, 0, 4, &f.t, &o), GCL_ERROR_TENSOR);
+  cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 4), 1, (const DLTensor *const[]){&f.t}, &o, 1, 0), GCL_ERROR_TENSOR);
   assert_msg_has("parameter 0 'maps' element 4");
   assert_msg_has("132 bytes");
   assert_msg_has("overwrite the 12 bytes after each row");
@@ -226,11 +227,11 @@ Test(tensormap_args, odd_store_destination_never_reaches_the_driver) {
   cr_assert_eq(map[0], 0x5c, "map changed on failure");
   cr_assert_eq(fakecuda_calls("cuTensorMapEncodeTiled"), encodes, "the driver was called");
   o.store = 0;
-  cr_assert_eq(gcl_args_set_tensormap(r.args, r.ctx, 0, 4, &f.t, &o), GCL_OK, "%s",
+  cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 4), 1, (const DLTensor *const[]){&f.t}, &o, 1, 0), GCL_OK, "%s",
                gcl_last_error());
   view_for(&f, r.mem, 3, 8, 36);
   o.store = 1;
-  cr_assert_eq(gcl_args_set_tensormap(r.args, r.ctx, 0, 5, &f.t, &o), GCL_OK, "%s",
+  cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 5), 1, (const DLTensor *const[]){&f.t}, &o, 1, 0), GCL_OK, "%s",
                gcl_last_error());
   cr_assert_eq(fakecuda_calls("cuTensorMapEncodeTiled"), encodes + 2);
   close_rig(&r);
@@ -251,7 +252,7 @@ Test(tensormap_args, im2col_element_through_the_im2col_call) {
   o.im2col.pixels = 96, o.im2col.channels = 32;
   o.im2col.lower[0] = -1, o.im2col.lower[1] = -2, o.im2col.upper[0] = -1, o.im2col.upper[1] = 0;
   long tiled = fakecuda_calls("cuTensorMapEncodeTiled");
-  cr_assert_eq(gcl_args_set_tensormap(r.args, r.ctx, 0, 5, &t, &o), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 5), 1, (const DLTensor *const[]){&t}, &o, 1, 0), GCL_OK, "%s", gcl_last_error());
   cr_assert_eq(fakecuda_calls("cuTensorMapEncodeIm2col"), 1);
   cr_assert_eq(fakecuda_calls("cuTensorMapEncodeTiled"), tiled, "im2col went through the tiled call");
   const void *buf = NULL;
@@ -276,11 +277,11 @@ Test(tensormap_args, im2col_element_through_the_im2col_call) {
   cr_assert_eq(m[127 - 128], 0xFA, "element 4 is still the tiled map");
 
   fakecuda_fail_once("cuTensorMapEncodeIm2col", 1, 0);
-  cr_assert_eq(gcl_args_set_tensormap(r.args, r.ctx, 0, 6, &t, &o), GCL_ERROR_DRIVER);
+  cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 6), 1, (const DLTensor *const[]){&t}, &o, 1, 0), GCL_ERROR_DRIVER);
   assert_msg_has("parameter 0 'maps' element 6: cuTensorMapEncodeIm2col(float32, rank 4");
   assert_msg_has("96 pixels of 32 channels");
   o.im2col.lower[1] = 200; /* rank 4 allows [-128, 127]: refused before the driver */
-  cr_assert_eq(gcl_args_set_tensormap(r.args, r.ctx, 0, 6, &t, &o), GCL_ERROR_TENSOR);
+  cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 6), 1, (const DLTensor *const[]){&t}, &o, 1, 0), GCL_ERROR_TENSOR);
   assert_msg_has("im2col.lower[1] (H, dimension 1) = 200");
   cr_assert_eq(fakecuda_calls("cuTensorMapEncodeIm2col"), 2, "the refused map reached the driver");
   close_rig(&r);
@@ -306,7 +307,7 @@ Test(tensormap_args, maps_in_a_globals_struct_by_field) {
   fake_tensor f;
   view_for(&f, r.mem, 3, 8, 32);
   gcl_tensormap_options o = fake_tmap_options();
-  cr_assert_eq(gcl_args_set_field_tensormap(r.args, r.ctx, &m3, &f.t, &o), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, &m3, 1, (const DLTensor *const[]){&f.t}, &o, 1, 0), GCL_OK, "%s", gcl_last_error());
   cr_assert(gcl_args_field_is_set(r.args, &m3));
   _Alignas(64) unsigned char want[128];
   cr_assert_eq(gcl_tensormap_encode(r.ctx, &f.t, &o, want), GCL_OK);
@@ -314,12 +315,12 @@ Test(tensormap_args, maps_in_a_globals_struct_by_field) {
   cr_assert(!memcmp(data + m3.offset, want, 128), "the member holds the driver's bytes");
   long encodes = fakecuda_calls("cuTensorMapEncodeTiled");
   f.t.byte_offset += 4; /* no longer 16-byte aligned */
-  cr_assert_eq(gcl_args_set_field_tensormap(r.args, r.ctx, &m3, &f.t, &o), GCL_ERROR_TENSOR);
+  cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, &m3, 1, (const DLTensor *const[]){&f.t}, &o, 1, 0), GCL_ERROR_TENSOR);
   assert_msg_has("parameter 0 'g' field 'g.maps[3]'");
   assert_msg_has("not 16-byte aligned");
   cr_assert_eq(fakecuda_calls("cuTensorMapEncodeTiled"), encodes, "the driver was called");
   cr_assert(!memcmp(data + m3.offset, want, 128), "a failed set changed the member");
-  cr_assert_eq(gcl_args_set_field_tensormap(r.args, r.ctx, &n, &f.t, &o), GCL_ERROR_TYPE_MISMATCH);
+  cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, &n, 1, (const DLTensor *const[]){&f.t}, &o, 1, 0), GCL_ERROR_TYPE_MISMATCH);
   assert_msg_has("parameter 0 'g' field 'g.n_work'");
   close_rig(&r);
 }

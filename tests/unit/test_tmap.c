@@ -6,8 +6,9 @@
 #include "tmap.h"
 
 #define WHO_TEXT "parameter 0 'maps' element 7"
-/* Built from its pieces on failure only, as the setters pass it. */
-static const gcl__tmap_who who_pieces = {.index = 0, .name = "maps", .element = 7, .is_element = true};
+/* The setters pass pieces formatted on failure only (tests/unit/test_tensormap_args.c checks
+ * those labels); here the label is given as text. */
+static const gcl__tmap_who who_pieces = {.text = WHO_TEXT};
 #define WHO (&who_pieces)
 
 /* A 2-D float32 view of rows x cols in storage with a row pitch of `pitch` elements. */

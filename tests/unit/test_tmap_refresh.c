@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "args_internal.h"
+#include "tmap_field.h"
 
 #define N_MAPS 8
 #define SIG "grid_constant tensormap[8] maps, u32 n, grid_constant tensormap one"
@@ -140,11 +141,11 @@ Test(tmap_refresh, same_description_replaces_address_with_fresh_bytes) {
     desc d;
     size_t e = rnd(N_MAPS);
     random_desc(&d, r.mem + 4096 * rnd(64), i % 3 == 0);
-    cr_assert_eq(gcl_args_set_tensormap(r.args, r.ctx, 0, e, &d.t, &d.o), GCL_OK, "case %d: %s", i,
+    cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, e), 1, (const DLTensor *const[]){&d.t}, &d.o, 1, 0), GCL_OK, "case %d: %s", i,
                  gcl_last_error());
     move(&d, r.mem + 4096 * rnd(64));
     long enc = fakecuda_calls("cuTensorMapEncodeTiled") + fakecuda_calls("cuTensorMapEncodeIm2col");
-    cr_assert_eq(gcl_args_refresh_tensormap(r.args, r.ctx, 0, e, &d.t, &d.o), GCL_OK, "%s",
+    cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, e), 1, (const DLTensor *const[]){&d.t}, &d.o, 1, GCL_TENSORMAP_REFRESH), GCL_OK, "%s",
                  gcl_last_error());
     long enc_after =
         fakecuda_calls("cuTensorMapEncodeTiled") + fakecuda_calls("cuTensorMapEncodeIm2col");
@@ -161,19 +162,19 @@ Test(tmap_refresh, changed_description_reencodes) {
     desc a, b;
     random_desc(&a, r.mem, i % 4 == 0);
     random_desc(&b, r.mem + 4096 * rnd(64), i % 5 == 0);
-    cr_assert_eq(gcl_args_set_tensormap(r.args, r.ctx, 0, 3, &a.t, &a.o), GCL_OK, "%s",
+    cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 3), 1, (const DLTensor *const[]){&a.t}, &a.o, 1, 0), GCL_OK, "%s",
                  gcl_last_error());
-    cr_assert_eq(gcl_args_refresh_tensormap(r.args, r.ctx, 0, 3, &b.t, &b.o), GCL_OK, "%s",
+    cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 3), 1, (const DLTensor *const[]){&b.t}, &b.o, 1, GCL_TENSORMAP_REFRESH), GCL_OK, "%s",
                  gcl_last_error());
     assert_fresh(&r, 3, &b, "refresh of a new description", i);
   }
   /* One field at a time: each must reach the bytes (the cache key is exact, not a hash). */
   desc a;
   random_desc(&a, r.mem, false);
-  cr_assert_eq(gcl_args_set_tensormap(r.args, r.ctx, 0, 1, &a.t, &a.o), GCL_OK);
+  cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 1), 1, (const DLTensor *const[]){&a.t}, &a.o, 1, 0), GCL_OK);
   a.o.l2_promotion = (a.o.l2_promotion + 1) % 4;
   long enc = fakecuda_calls("cuTensorMapEncodeTiled");
-  cr_assert_eq(gcl_args_refresh_tensormap(r.args, r.ctx, 0, 1, &a.t, &a.o), GCL_OK);
+  cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 1), 1, (const DLTensor *const[]){&a.t}, &a.o, 1, GCL_TENSORMAP_REFRESH), GCL_OK);
   cr_assert_eq(fakecuda_calls("cuTensorMapEncodeTiled"), enc + 1, "l2_promotion change re-encodes");
   assert_fresh(&r, 1, &a, "l2 change", 0);
   close_rig(&r);
@@ -185,20 +186,20 @@ Test(tmap_refresh, replace_address_gives_fresh_bytes) {
   for (int i = 0; i < 300; i++) {
     desc d;
     random_desc(&d, r.mem, i % 3 == 1);
-    cr_assert_eq(gcl_args_set_tensormap(r.args, r.ctx, 0, 5, &d.t, &d.o), GCL_OK, "%s",
+    cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 5), 1, (const DLTensor *const[]){&d.t}, &d.o, 1, 0), GCL_OK, "%s",
                  gcl_last_error());
     move(&d, r.mem + 4096 * rnd(64));
     uint64_t a = (uint64_t)(uintptr_t)d.t.data + d.t.byte_offset;
-    cr_assert_eq(gcl_args_replace_tensormap_address(r.args, r.ctx, 0, 5, a), GCL_OK, "%s",
+    cr_assert_eq(gcl_args_repoint_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 5), 1, (const uint64_t[]){a}), GCL_OK, "%s",
                  gcl_last_error());
     assert_fresh(&r, 5, &d, "replace-address", i);
   }
   /* The whole-tensormap parameter works the same way. */
   desc d;
   random_desc(&d, r.mem, false);
-  cr_assert_eq(gcl_args_set_tensormap(r.args, r.ctx, 2, 0, &d.t, &d.o), GCL_OK);
+  cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 2, 0), 1, (const DLTensor *const[]){&d.t}, &d.o, 1, 0), GCL_OK);
   move(&d, r.mem + 8192);
-  cr_assert_eq(gcl_args_refresh_tensormap(r.args, r.ctx, 2, 0, &d.t, &d.o), GCL_OK);
+  cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 2, 0), 1, (const DLTensor *const[]){&d.t}, &d.o, 1, GCL_TENSORMAP_REFRESH), GCL_OK);
   unsigned char want[128];
   fresh(&r, &d, want);
   cr_assert(memcmp((const unsigned char *)gcl__args_data(r.args) + r.one_at, want, 128) == 0);
@@ -230,7 +231,7 @@ static void set_all(rig *r, desc *d) {
     random_desc(&d[i], r->mem + 4096 * (uint64_t)i, i == 2);
     t[i] = &d[i].t, o[i] = d[i].o;
   }
-  cr_assert_eq(gcl_args_set_tensormaps(r->args, r->ctx, 0, 0, N_MAPS, t, o, N_MAPS), GCL_OK, "%s",
+  cr_assert_eq(gcl_args_set_tensormaps(r->args, r->ctx, TMAP_FIELD(r->args, 0, 0), N_MAPS, t, o, N_MAPS, 0), GCL_OK, "%s",
                gcl_last_error());
 }
 
@@ -239,42 +240,42 @@ Test(tmap_refresh, replace_refusals_change_nothing) {
   open_rig(&r);
   snapshot s;
   take(&r, &s);
-  cr_assert_eq(gcl_args_replace_tensormap_address(r.args, r.ctx, 0, 2, r.mem), GCL_ERROR_UNSET_ARGUMENT);
+  cr_assert_eq(gcl_args_repoint_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 2), 1, (const uint64_t[]){r.mem}), GCL_ERROR_UNSET_ARGUMENT);
   assert_msg_has("parameter 0 'maps' element 2: no tensor map encoded by gclaunch here");
   desc d[N_MAPS];
   set_all(&r, d);
   take(&r, &s);
-  cr_assert_eq(gcl_args_replace_tensormap_address(r.args, r.ctx, 0, 4, r.mem + 8),
+  cr_assert_eq(gcl_args_repoint_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 4), 1, (const uint64_t[]){r.mem + 8}),
                GCL_ERROR_INVALID_ARGUMENT);
   assert_msg_has("parameter 0 'maps' element 4: address 0x");
   assert_msg_has("16-byte aligned");
   uint64_t addrs[3] = {r.mem + 64, r.mem + 128, 0};
-  cr_assert_eq(gcl_args_replace_tensormap_addresses(r.args, r.ctx, 0, 1, 3, addrs),
+  cr_assert_eq(gcl_args_repoint_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 1), 3, addrs),
                GCL_ERROR_INVALID_ARGUMENT);
   assert_msg_has("element 3: address 0x0");
-  cr_assert_eq(gcl_args_replace_tensormap_addresses(r.args, r.ctx, 0, 6, 3, addrs),
+  cr_assert_eq(gcl_args_repoint_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 6), 3, addrs),
                GCL_ERROR_INVALID_ARGUMENT);
   assert_msg_has("elements 6 ... 8 (n = 3) are out of range (tensormap[8])");
-  cr_assert_eq(gcl_args_replace_tensormap_address(r.args, r.ctx, 1, 0, r.mem), GCL_ERROR_TYPE_MISMATCH);
+  cr_assert_eq(gcl_args_repoint_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 1, 0), 1, (const uint64_t[]){r.mem}), GCL_ERROR_TYPE_MISMATCH);
   assert_msg_has("parameter 1 'n': expected a tensormap or tensormap[N] parameter");
-  cr_assert_eq(gcl_args_replace_tensormap_addresses(r.args, r.ctx, 2, 0, 2, addrs),
+  cr_assert_eq(gcl_args_repoint_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 2, 0), 2, addrs),
                GCL_ERROR_INVALID_ARGUMENT);
   assert_msg_has("parameter 2 'one': n = 2 maps for a single tensormap: expected 1");
   assert_unchanged(&r, &s, "refused replacements");
   /* The driver failing on the third map: the first two are put back. */
   addrs[2] = r.mem + 256;
   fakecuda_fail_once("cuTensorMapReplaceAddress", 1, 2);
-  cr_assert_eq(gcl_args_replace_tensormap_addresses(r.args, r.ctx, 0, 1, 3, addrs), GCL_ERROR_DRIVER);
+  cr_assert_eq(gcl_args_repoint_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 1), 3, addrs), GCL_ERROR_DRIVER);
   assert_msg_has("element 3: cuTensorMapReplaceAddress(0x");
   assert_unchanged(&r, &s, "a replacement the driver failed");
   /* A raw write over a map makes gclaunch forget it. */
   unsigned char raw[128] = {0};
   cr_assert_eq(gcl_args_set_element(r.args, 0, 6, raw, sizeof raw), GCL_OK);
-  cr_assert_eq(gcl_args_replace_tensormap_address(r.args, r.ctx, 0, 6, r.mem), GCL_ERROR_UNSET_ARGUMENT);
+  cr_assert_eq(gcl_args_repoint_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 6), 1, (const uint64_t[]){r.mem}), GCL_ERROR_UNSET_ARGUMENT);
   desc e = d[6];
   move(&e, r.mem + 4096);
   long enc = fakecuda_calls("cuTensorMapEncodeTiled") + fakecuda_calls("cuTensorMapEncodeIm2col");
-  cr_assert_eq(gcl_args_refresh_tensormap(r.args, r.ctx, 0, 6, &e.t, &e.o), GCL_OK);
+  cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 6), 1, (const DLTensor *const[]){&e.t}, &e.o, 1, GCL_TENSORMAP_REFRESH), GCL_OK);
   cr_assert_eq(fakecuda_calls("cuTensorMapEncodeTiled") + fakecuda_calls("cuTensorMapEncodeIm2col"),
                enc + 1, "a refresh over raw bytes re-encodes");
   assert_fresh(&r, 6, &e, "refresh over raw bytes", 0);
@@ -299,12 +300,12 @@ Test(tmap_refresh, batch_set_equals_single_sets) {
     d[i].o = d[0].o;
     t[i] = &d[i].t;
   }
-  gcl_status s = gcl_args_set_tensormaps(r.args, r.ctx, 0, 4, 4, t, &d[0].o, 1);
+  gcl_status s = gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 4), 4, t, &d[0].o, 1, 0);
   if (s == GCL_OK)
     for (int i = 0; i < 4; i++) assert_fresh(&r, 4 + (size_t)i, &d[i], "shared options", i);
   else /* the shared box may not fit another rank or dtype: then the message names the element */
     cr_assert(strstr(gcl_last_error(), "parameter 0 'maps' element "), "%s", gcl_last_error());
-  cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, 0, 0, 2, t, &d[0].o, 3), GCL_ERROR_INVALID_ARGUMENT);
+  cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 0), 2, t, &d[0].o, 3, 0), GCL_ERROR_INVALID_ARGUMENT);
   assert_msg_has("options_count = 3: expected 1");
   close_rig(&r);
 }
@@ -324,14 +325,14 @@ Test(tmap_refresh, batch_failure_changes_nothing) {
     t[i] = &nd[i].t, o[i] = nd[i].o;
   }
   nd[5].t.byte_offset += 4; /* misaligned: refused before the driver */
-  cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, 0, 0, N_MAPS, t, o, N_MAPS), GCL_ERROR_TENSOR);
+  cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 0), N_MAPS, t, o, N_MAPS, 0), GCL_ERROR_TENSOR);
   assert_msg_has("parameter 0 'maps' element 5: data + byte_offset");
   assert_unchanged(&r, &s, "a failed batch set");
-  cr_assert_eq(gcl_args_refresh_tensormaps(r.args, r.ctx, 0, 0, N_MAPS, t, o, N_MAPS), GCL_ERROR_TENSOR);
+  cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 0), N_MAPS, t, o, N_MAPS, GCL_TENSORMAP_REFRESH), GCL_ERROR_TENSOR);
   assert_unchanged(&r, &s, "a failed batch refresh");
   nd[5].t.byte_offset -= 4;
   fakecuda_fail_once("cuTensorMapEncodeTiled", 1, 6); /* the driver refuses the seventh */
-  gcl_status st = gcl_args_set_tensormaps(r.args, r.ctx, 0, 0, N_MAPS, t, o, N_MAPS);
+  gcl_status st = gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 0), N_MAPS, t, o, N_MAPS, 0);
   cr_assert_eq(st, GCL_ERROR_DRIVER, "%s", gcl_last_error());
   assert_unchanged(&r, &s, "a batch set the driver failed");
   fakecuda_fail_once("cuTensorMapEncodeTiled", 0, 0);
@@ -353,7 +354,7 @@ Test(tmap_refresh, batch_refresh_mixed) {
       t[i] = &d[i].t, o[i] = d[i].o;
     }
     long enc = fakecuda_calls("cuTensorMapEncodeTiled") + fakecuda_calls("cuTensorMapEncodeIm2col");
-    cr_assert_eq(gcl_args_refresh_tensormaps(r.args, r.ctx, 0, 0, N_MAPS, t, o, N_MAPS), GCL_OK,
+    cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 0), N_MAPS, t, o, N_MAPS, GCL_TENSORMAP_REFRESH), GCL_OK,
                  "%s", gcl_last_error());
     long enc_after =
         fakecuda_calls("cuTensorMapEncodeTiled") + fakecuda_calls("cuTensorMapEncodeIm2col");
@@ -368,7 +369,7 @@ static void *replace_on_thread(void *arg) {
   rig *r = arg;
   uint64_t a[N_MAPS];
   for (int i = 0; i < N_MAPS; i++) a[i] = r->mem + 65536 + 256 * (uint64_t)i;
-  return (void *)(uintptr_t)gcl_args_replace_tensormap_addresses(r->args, r->ctx, 0, 0, N_MAPS, a);
+  return (void *)(uintptr_t)gcl_args_repoint_tensormaps(r->args, r->ctx, TMAP_FIELD(r->args, 0, 0), N_MAPS, a);
 }
 
 Test(tmap_refresh, replace_binds_context_when_asked) {
@@ -389,49 +390,3 @@ Test(tmap_refresh, replace_binds_context_when_asked) {
   close_rig(&r);
 }
 
-/* The key is exact: changing any one field of a description (within its valid range) changes
- * it, and the address never does. */
-static void assert_key_differs(const gcl_tensormap_desc *base, const gcl_tensormap_desc *mut,
-                               const char *field) {
-  gcl__tmap_key a, b;
-  gcl__tmap_key_make(base, &a);
-  gcl__tmap_key_make(mut, &b);
-  cr_assert(!gcl__tmap_key_equal(&a, &b), "changing %s left the key equal", field);
-}
-
-Test(tmap_refresh, key_sees_every_field) {
-  for (int round = 0; round < 200; round++) {
-    desc x;
-    random_desc(&x, 0x100000, round % 2 == 0);
-    gcl_tensormap_desc d, m;
-    cr_assert_eq(gcl_tensormap_check(&x.t, &x.o, &d), GCL_OK, "%s", gcl_last_error());
-    gcl__tmap_key k0, k1;
-    gcl__tmap_key_make(&d, &k0);
-    cr_assert(gcl__tmap_key_valid(&k0));
-    m = d, m.address += 4096;
-    gcl__tmap_key_make(&m, &k1);
-    cr_assert(gcl__tmap_key_equal(&k0, &k1), "the address changed the key");
-    uint32_t r = d.rank, i = rnd(r);
-#define MUT(field, expr) m = d, (expr), assert_key_differs(&d, &m, field)
-    MUT("type", m.type = (gcl_tensormap_type)((m.type + 1) % 10));
-    MUT("rank", m.rank = r % 5 + 1);
-    MUT("dims", m.dims[i] = m.dims[i] % (1ull << 32) + 1);
-    if (r > 1) MUT("strides", m.strides[i % (r - 1)] += 16);
-    MUT("element_strides", m.element_strides[i] = m.element_strides[i] % 8 + 1);
-    MUT("interleave", m.interleave = (m.interleave + 1) % 3);
-    MUT("swizzle", m.swizzle = (m.swizzle + 1) % 4);
-    MUT("l2_promotion", m.l2_promotion = (m.l2_promotion + 1) % 4);
-    MUT("oob_fill", m.oob_fill ^= 1);
-    if (d.im2col.pixels) {
-      int32_t lim = r == 3 ? 32768 : r == 4 ? 128 : 16;
-      uint32_t c = rnd(r - 2);
-      MUT("pixels", m.im2col.pixels = m.im2col.pixels % 1024 + 1);
-      MUT("channels", m.im2col.channels = m.im2col.channels % 256 + 1);
-      MUT("lower", m.im2col.lower[c] = m.im2col.lower[c] + 1 < lim ? m.im2col.lower[c] + 1 : -lim);
-      MUT("upper", m.im2col.upper[c] = m.im2col.upper[c] + 1 < lim ? m.im2col.upper[c] + 1 : -lim);
-    } else {
-      MUT("box", m.box[i] = m.box[i] % 256 + 1);
-    }
-#undef MUT
-  }
-}

@@ -7,6 +7,7 @@
 #include "fakecuda_test.h"
 
 #include "args_internal.h"
+#include "tmap_field.h"
 
 #define N_MAPS 8
 #define SIG "grid_constant tensormap[8] maps, u32 n, grid_constant tensormap one"
@@ -94,12 +95,12 @@ static void assert_fresh(const rig *r, size_t element, const desc *d, const char
 
 /* Set, then one refresh (which records the snapshot): the fast path is live for element e. */
 static void prime(rig *r, size_t e, desc *d) {
-  cr_assert_eq(gcl_args_set_tensormap(r->args, r->ctx, 0, e, &d->t, &d->o), GCL_OK, "%s",
+  cr_assert_eq(gcl_args_set_tensormaps(r->args, r->ctx, TMAP_FIELD(r->args, 0, e), 1, (const DLTensor *const[]){&d->t}, &d->o, 1, 0), GCL_OK, "%s",
                gcl_last_error());
   move(d, r->mem + 4096 * rnd(64));
-  cr_assert_eq(gcl_args_refresh_tensormap(r->args, r->ctx, 0, e, &d->t, &d->o), GCL_OK, "%s",
+  cr_assert_eq(gcl_args_set_tensormaps(r->args, r->ctx, TMAP_FIELD(r->args, 0, e), 1, (const DLTensor *const[]){&d->t}, &d->o, 1, GCL_TENSORMAP_REFRESH), GCL_OK, "%s",
                gcl_last_error());
-  cr_assert_neq(r->args->snaps[e].ndim, 0, "a refresh leaves a snapshot");
+  cr_assert_neq(r->args->tmaps[e].snap.ndim, 0, "a refresh leaves a snapshot");
 }
 
 /* Refreshes d (changed by the caller) at a new address: the bytes of a fresh encode, and
@@ -107,7 +108,7 @@ static void prime(rig *r, size_t e, desc *d) {
 static void refresh_expect(rig *r, size_t e, desc *d, long want_encodes, const char *what) {
   move(d, r->mem + 4096 * rnd(64));
   long enc = encodes();
-  cr_assert_eq(gcl_args_refresh_tensormap(r->args, r->ctx, 0, e, &d->t, &d->o), GCL_OK, "%s: %s",
+  cr_assert_eq(gcl_args_set_tensormaps(r->args, r->ctx, TMAP_FIELD(r->args, 0, e), 1, (const DLTensor *const[]){&d->t}, &d->o, 1, GCL_TENSORMAP_REFRESH), GCL_OK, "%s: %s",
                what, gcl_last_error());
   cr_assert_eq(encodes() - enc, want_encodes, "%s: %ld encodes, expected %ld", what,
                encodes() - enc, want_encodes);
@@ -165,27 +166,23 @@ Test(tmap_snap, any_other_change_translates) {
 typedef struct state {
   unsigned char data[4096];
   gcl__tmap_entry tmaps[N_MAPS];
-  gcl__tmap_snap snaps[N_MAPS];
 } state;
 
 static void take(const rig *r, state *s) {
   memcpy(s->data, gcl__args_data(r->args), gcl_layout_size(r->layout));
   memcpy(s->tmaps, r->args->tmaps, sizeof s->tmaps);
-  memcpy(s->snaps, r->args->snaps, sizeof s->snaps);
 }
 
 static void assert_unchanged(const rig *r, const state *s, const char *what) {
   cr_assert(memcmp(s->data, gcl__args_data(r->args), gcl_layout_size(r->layout)) == 0,
             "%s changed the buffer", what);
   cr_assert(memcmp(s->tmaps, r->args->tmaps, sizeof s->tmaps) == 0, "%s changed the cache", what);
-  cr_assert(memcmp(s->snaps, r->args->snaps, sizeof s->snaps) == 0, "%s changed a snapshot",
-            what);
 }
 
 static void refuse(rig *r, desc *d, gcl_status want, const char *text, const char *what) {
   state s;
   take(r, &s);
-  cr_assert_eq(gcl_args_refresh_tensormap(r->args, r->ctx, 0, 5, &d->t, &d->o), want, "%s: %s",
+  cr_assert_eq(gcl_args_set_tensormaps(r->args, r->ctx, TMAP_FIELD(r->args, 0, 5), 1, (const DLTensor *const[]){&d->t}, &d->o, 1, GCL_TENSORMAP_REFRESH), want, "%s: %s",
                what, gcl_last_error());
   assert_msg_has("parameter 0 'maps' element 5: ");
   assert_msg_has(text);
@@ -214,7 +211,7 @@ Test(tmap_snap, refusals_on_the_fast_path_change_nothing) {
   take(&r, &s);
   move(&d, r.mem + 8192);
   fakecuda_fail_once("cuTensorMapReplaceAddress", 1, 0);
-  cr_assert_eq(gcl_args_refresh_tensormap(r.args, r.ctx, 0, 5, &d.t, &d.o), GCL_ERROR_DRIVER);
+  cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 5), 1, (const DLTensor *const[]){&d.t}, &d.o, 1, GCL_TENSORMAP_REFRESH), GCL_ERROR_DRIVER);
   assert_msg_has("parameter 0 'maps' element 5: cuTensorMapReplaceAddress(0x");
   assert_unchanged(&r, &s, "a re-point the driver failed");
   refresh_expect(&r, 5, &d, 0, "after the failure");
@@ -229,16 +226,16 @@ Test(tmap_snap, other_writers_drop_the_snapshot) {
   make_desc(&a, r.mem, false, false);
   make_desc(&b, r.mem, true, false);
   prime(&r, 1, &a);
-  cr_assert_eq(gcl_args_set_tensormap(r.args, r.ctx, 0, 1, &b.t, &b.o), GCL_OK);
+  cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 1), 1, (const DLTensor *const[]){&b.t}, &b.o, 1, 0), GCL_OK);
   refresh_expect(&r, 1, &a, 1, "after gcl_args_set_tensormap");
   const DLTensor *t[2] = {&b.t, &b.t};
-  cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, 0, 0, 2, t, &b.o, 1), GCL_OK);
+  cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 0), 2, t, &b.o, 1, 0), GCL_OK);
   refresh_expect(&r, 1, &a, 1, "after gcl_args_set_tensormaps");
   unsigned char raw[128] = {0};
   cr_assert_eq(gcl_args_set_element(r.args, 0, 1, raw, sizeof raw), GCL_OK);
   refresh_expect(&r, 1, &a, 1, "after a raw write");
   /* Re-pointing by address keeps the snapshot: it holds no address. */
-  cr_assert_eq(gcl_args_replace_tensormap_address(r.args, r.ctx, 0, 1, r.mem + 4096), GCL_OK);
+  cr_assert_eq(gcl_args_repoint_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 1), 1, (const uint64_t[]){r.mem + 4096}), GCL_OK);
   refresh_expect(&r, 1, &a, 0, "after replace-address");
   /* A clone carries the snapshots along with the maps. */
   gcl_args *c;
@@ -261,27 +258,27 @@ Test(tmap_snap, batch_refresh_fast_and_mixed) {
     make_desc(&d[i], r.mem + 4096 * (uint64_t)i, i % 2, i == 3);
     t[i] = &d[i].t, o[i] = d[i].o;
   }
-  cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, 0, 0, N_MAPS, t, o, N_MAPS), GCL_OK);
+  cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 0), N_MAPS, t, o, N_MAPS, 0), GCL_OK);
   for (int round = 0; round < 12; round++) {
     int changed = round % 3 == 2 ? (int)rnd(N_MAPS) : -1;
     for (int i = 0; i < N_MAPS; i++) move(&d[i], r.mem + 4096 * rnd(64));
     if (changed >= 0) d[changed].o.l2_promotion = (d[changed].o.l2_promotion + 1) % 4;
     for (int i = 0; i < N_MAPS; i++) o[i] = d[i].o;
     long enc = encodes();
-    cr_assert_eq(gcl_args_refresh_tensormaps(r.args, r.ctx, 0, 0, N_MAPS, t, o, N_MAPS), GCL_OK,
+    cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 0), N_MAPS, t, o, N_MAPS, GCL_TENSORMAP_REFRESH), GCL_OK,
                  "round %d: %s", round, gcl_last_error());
     long want = changed >= 0 || round == 0 ? (changed >= 0) : 0;
     cr_assert_eq(encodes() - enc, want, "round %d: %ld encodes", round, encodes() - enc);
     for (int i = 0; i < N_MAPS; i++) {
       assert_fresh(&r, (size_t)i, &d[i], "batch refresh");
-      cr_assert_neq(r.args->snaps[i].ndim, 0, "round %d: map %d has a snapshot", round, i);
+      cr_assert_neq(r.args->tmaps[i].snap.ndim, 0, "round %d: map %d has a snapshot", round, i);
     }
   }
   /* A misaligned map in a batch whose snapshots all match: refused, nothing changed. */
   state s;
   take(&r, &s);
   d[6].t.byte_offset += 4;
-  cr_assert_eq(gcl_args_refresh_tensormaps(r.args, r.ctx, 0, 0, N_MAPS, t, o, N_MAPS),
+  cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 0), N_MAPS, t, o, N_MAPS, GCL_TENSORMAP_REFRESH),
                GCL_ERROR_TENSOR);
   assert_msg_has("parameter 0 'maps' element 6: ");
   assert_unchanged(&r, &s, "a failed batch refresh");
