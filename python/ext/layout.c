@@ -225,17 +225,8 @@ gclpy_fieldref *gclpy_layout_lookup(gclpy_layout *lay, PyObject *key) {
 }
 
 gclpy_fieldref *gclpy_layout_element0(gclpy_layout *lay, gclpy_fieldref *array) {
-  char buf[320], *heap = NULL;
-  size_t needed = 0;
-  gcl_status s = gcl_layout_field_path(lay->layout, &array->field, buf, sizeof buf - 4, &needed);
-  if (s != GCL_OK && needed >= sizeof buf - 4 && (heap = malloc(needed + 4)))
-    s = gcl_layout_field_path(lay->layout, &array->field, heap, needed + 1, NULL);
-  if (s != GCL_OK) return free(heap), gclpy_raise(s), NULL;
-  char *path = heap ? heap : buf;
-  strcat(path, "[0]");
   gcl_field f;
-  s = gcl_layout_field(lay->layout, path, &f);
-  free(heap);
+  gcl_status s = gcl_layout_element_field(lay->layout, &array->field, 0, &f);
   if (s != GCL_OK) return gclpy_raise(s), NULL;
   return fieldref_new(&f, array->path);
 }

@@ -54,11 +54,7 @@ PyObject *gclpy_raise_range(const char *fmt, ...) {
   return NULL;
 }
 
-const char *gclpy_scalar_name(gcl_scalar s) {
-  static const char *const names[] = {"void", "bool", "i8",  "u8",  "i16",  "u16", "i32",
-                                      "u32",  "i64",  "u64", "f16", "bf16", "f32", "f64"};
-  return (unsigned)s < sizeof names / sizeof *names ? names[s] : "?";
-}
+const char *gclpy_scalar_name(gcl_scalar s) { return gcl_scalar_name(s); }
 
 const char *gclpy_kind_name(gcl_param_kind k) {
   static const char *const names[] = {"scalar", "pointer", "tensormap", "bytes", "struct", "array"};

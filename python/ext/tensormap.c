@@ -11,7 +11,6 @@
 
 /* --- the library's tensor-map calls ------------------------------------------------------------ */
 
-#ifdef GCL_TENSORMAP_REFRESH
 static gcl_status set_maps(gcl_args *args, gcl_context *ctx, const gcl_field *first, size_t n,
                            const DLTensor *const *tensors, const gcl_tensormap_options *options,
                            bool refresh) {
@@ -23,46 +22,6 @@ static gcl_status repoint_maps(gcl_args *args, gcl_context *ctx, const gcl_field
                                const uint64_t *addresses) {
   return gcl_args_repoint_tensormaps(args, ctx, first, n, addresses);
 }
-#else
-/* TEMPORARY, until issue 28's field-addressed batch calls land on main: element by element
- * (not all or nothing; a refresh re-encodes). */
-#include <stdio.h>
-#include <stdlib.h>
-static gcl_status element_field(gcl_args *args, const gcl_field *first, size_t i, gcl_field *out) {
-  if (i == 0) return *out = *first, GCL_OK;
-  const gcl_layout *lay = gcl_args_layout(args);
-  char path[512];
-  gcl_status s = gcl_layout_field_path(lay, first, path, sizeof path - 24, NULL);
-  if (s != GCL_OK) return s;
-  char *br = strrchr(path, '[');
-  size_t k = br ? strtoul(br + 1, NULL, 10) : 0;
-  if (br) snprintf(br, 24, "[%zu]", k + i);
-  else snprintf(path + strlen(path), 24, "[%zu]", i);
-  return gcl_layout_field(lay, path, out);
-}
-
-static gcl_status set_maps(gcl_args *args, gcl_context *ctx, const gcl_field *first, size_t n,
-                           const DLTensor *const *tensors, const gcl_tensormap_options *options,
-                           bool refresh) {
-  (void)refresh;
-  for (size_t i = 0; i < n; i++) {
-    gcl_field f;
-    gcl_status s = element_field(args, first, i, &f);
-    if (s == GCL_OK) s = gcl_args_set_field_tensormap(args, ctx, &f, tensors[i], &options[i]);
-    if (s != GCL_OK) return s;
-  }
-  return GCL_OK;
-}
-
-static gcl_status repoint_maps(gcl_args *args, gcl_context *ctx, const gcl_field *first, size_t n,
-                               const uint64_t *addresses) {
-  size_t off = 0;
-  gcl_layout_param(gcl_args_layout(args), first->param, &off, NULL, NULL);
-  return gcl_args_replace_tensormap_addresses(args, ctx, first->param,
-                                              (first->offset - off) / GCL_TENSORMAP_BYTES, n,
-                                              addresses);
-}
-#endif
 
 /* --- TensorMap ------------------------------------------------------------------------------ */
 
