@@ -128,8 +128,9 @@ static const int op_base[OP_COUNT] = {-1, OP_RAW_ENCODE, OP_RAW_ENCODE, OP_RAW_E
 
 /* Map i of parameter 0 (its field resolved once, as a program would). */
 static gcl_field map_field(const rig *r, int i) {
-  gcl_field f;
-  TRY(gcl_layout_element_field(gcl_kernel_layout(r->k), &r->maps, (size_t)i, &f));
+  gcl_field all, f;
+  TRY(gcl_layout_field(gcl_kernel_layout(r->k), "m", &all));
+  TRY(gcl_layout_element_field(gcl_kernel_layout(r->k), &all, (size_t)i, &f));
   return f;
 }
 

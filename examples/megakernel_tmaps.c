@@ -6,7 +6,11 @@
  *   example_megakernel_tmaps [megakernel.sm_90.cubin]
  * Map 0 describes the source tensor, map 1 the destination (a view at byte_offset 256); the other
  * maps repeat the source, because every leaf must be set. Each work item names the two
- * descriptors it uses and the box's coordinates. sm_90 or later. */
+ * descriptors it uses and the box's coordinates. All 16 maps are encoded in one call; then the
+ * kernel is relaunched on new buffers of the same shapes by re-pointing maps 0 and 1 alone
+ * (gcl_args_repoint_tensormaps: cuTensorMapReplaceAddress, no re-encode), the way a megakernel
+ * relaunches every step: the copy goes on from the destination into a third buffer.
+ * sm_90 or later. */
 #include <gclaunch/gclaunch.h>
 #include <stdio.h>
 #include <string.h>
@@ -42,37 +46,44 @@ static DLTensor matrix(uint64_t base, uint64_t byte_offset, int64_t *shape, int6
 
 #define SIGNATURE "grid_constant struct{tensormap[16] maps, const void* work, u32 n_work} g"
 
-/* The globals' fields, resolved once against the kernel's layout. */
-typedef struct fields { gcl_field maps[MAPS], work, n_work; } fields;
+/* The globals' fields, resolved once against the kernel's layout: the first map (the calls
+ * below cover maps[0 ... n-1] from it), the work list and its length. */
+typedef struct fields { gcl_field maps, work, n_work; } fields;
 
 static int resolve(const gcl_layout *l, fields *f) {
-  char path[32];
-  for (int i = 0; i < MAPS; i++) {
-    snprintf(path, sizeof path, "g.maps[%d]", i);
-    if (check(gcl_layout_field(l, path, &f->maps[i]), path)) return 1;
-  }
-  return check(gcl_layout_field(l, "g.work", &f->work), "g.work") ||
+  return check(gcl_layout_field(l, "g.maps[0]", &f->maps), "g.maps[0]") ||
+         check(gcl_layout_field(l, "g.work", &f->work), "g.work") ||
          check(gcl_layout_field(l, "g.n_work", &f->n_work), "g.n_work");
 }
 
-/* The descriptors: encoded straight into the struct's maps[i] (no copy, no allocation). */
+/* The descriptors: all 16 encoded straight into the struct's maps in one call (no copy, no
+ * allocation), each with its own options. */
 static int set_maps(gcl_args *args, gcl_context *ctx, const fields *f, const DLTensor *src,
                     const DLTensor *dst) {
-  gcl_tensormap_options o;
-  memset(&o, 0, sizeof o);
-  o.box[0] = BOX; /* TMA order: box[0] is the contiguous (column) dimension */
-  o.box[1] = BOX;
+  const DLTensor *tensors[MAPS];
+  gcl_tensormap_options o[MAPS];
+  memset(o, 0, sizeof o);
   for (size_t i = 0; i < MAPS; i++) {
-    o.store = i == 1; /* the destination: rows must be whole 16-byte chunks (TMA stores) */
-    if (check(gcl_args_set_tensormaps(args, ctx, &f->maps[i], 1, (const DLTensor *const[]){i == 1 ? dst : src}, &o, 1, 0),
-              "g.maps[i]"))
-      return 1;
+    tensors[i] = i == 1 ? dst : src;
+    o[i].box[0] = BOX; /* TMA order: box[0] is the contiguous (column) dimension */
+    o[i].box[1] = BOX;
+    o[i].store = i == 1; /* the destination: rows must be whole 16-byte chunks (TMA stores) */
   }
-  return 0;
+  return check(gcl_args_set_tensormaps(args, ctx, &f->maps, MAPS, tensors, o, MAPS, 0),
+               "g.maps[0 ... 15]");
+}
+
+/* The relaunch: map 0 now reads the last destination (b + 256), map 1 writes c + 256. */
+static int relaunch(gcl_context *ctx, gcl_kernel *k, gcl_args *args, const fields *f, uint64_t b,
+                    uint64_t c, const gcl_launch_config *cfg) {
+  uint64_t addresses[2] = {b + 256, c + 256}; /* data + byte_offset of each new view */
+  return check(gcl_args_repoint_tensormaps(args, ctx, &f->maps, 2, addresses), "re-point") ||
+         check(gcl_launch(k, cfg, args), "relaunch") ||
+         check(gcl_context_synchronize(ctx), "kernel");
 }
 
 static int run(gcl_context *ctx, gcl_kernel *k, gcl_args *args, uint64_t a, uint64_t b,
-               uint64_t work) {
+               uint64_t c, uint64_t work) {
   fields f;
   if (resolve(gcl_kernel_layout(k), &f)) return 1;
   int64_t shape[2] = {ROWS, COLS}, strides[2] = {COLS, 1};
@@ -88,35 +99,40 @@ static int run(gcl_context *ctx, gcl_kernel *k, gcl_args *args, uint64_t a, uint
          check(gcl_args_set_field_ptr(args, &f.work, work), "g.work") ||
          check(gcl_args_set_field_u32(args, &f.n_work, sizeof items / sizeof *items), "g.n_work") ||
          check(gcl_launch(k, &cfg, args), "launch") ||
-         check(gcl_context_synchronize(ctx), "kernel");
+         check(gcl_context_synchronize(ctx), "kernel") || relaunch(ctx, k, args, &f, b, c, &cfg);
 }
 
 int main(int argc, char **argv) {
   const char *path = argc > 1 ? argv[1] : "build/kernels/megakernel.sm_90.cubin";
-  static float host[ROWS * COLS], back[ROWS * COLS];
+  static float host[ROWS * COLS], back[ROWS * COLS], again[ROWS * COLS];
   for (int i = 0; i < ROWS * COLS; i++) host[i] = (float)i;
   if (check(gcl_driver_init(), "driver")) return 2;
   gcl_context *ctx = NULL;
   gcl_module *mod = NULL;
   gcl_kernel *k = NULL;
   gcl_args *args = NULL;
-  uint64_t a = 0, b = 0, work = 0;
+  uint64_t a = 0, b = 0, c = 0, work = 0;
   int bad = check(gcl_context_create(0, &ctx), "context") ||
             check(gcl_module_load_file(ctx, path, &mod), path) ||
             check(gcl_kernel_get(mod, "megakernel_globals_16", SIGNATURE, &k), "kernel") ||
             check(gcl_args_create(gcl_kernel_layout(k), &args), "args") ||
             check(gcl_mem_alloc(ctx, sizeof host, &a), "alloc a") ||
             check(gcl_mem_alloc(ctx, sizeof host + 256, &b), "alloc b") ||
+            check(gcl_mem_alloc(ctx, sizeof host + 256, &c), "alloc c") ||
             check(gcl_mem_alloc(ctx, 1024, &work), "alloc work") ||
             check(gcl_mem_upload(ctx, a, host, sizeof host), "upload a") ||
-            run(ctx, k, args, a, b, work) ||
-            check(gcl_mem_download(ctx, back, b + 256, sizeof back), "download b");
-  if (!bad) printf("copy %s\n", memcmp(host, back, sizeof back) ? "DIFFERS" : "matches");
-  uint64_t ptrs[] = {a, b, work};
-  for (int i = 0; i < 3; i++)
+            run(ctx, k, args, a, b, c, work) ||
+            check(gcl_mem_download(ctx, back, b + 256, sizeof back), "download b") ||
+            check(gcl_mem_download(ctx, again, c + 256, sizeof again), "download c");
+  bool same = !bad && !memcmp(host, back, sizeof back) && !memcmp(host, again, sizeof again);
+  if (!bad) printf("copy %s, relaunch through re-pointed maps %s\n",
+                   memcmp(host, back, sizeof back) ? "DIFFERS" : "matches",
+                   memcmp(host, again, sizeof again) ? "DIFFERS" : "matches");
+  uint64_t ptrs[] = {a, b, c, work};
+  for (int i = 0; i < 4; i++)
     if (ptrs[i]) gcl_mem_free(ctx, ptrs[i]);
   gcl_args_destroy(args);
   gcl_module_destroy(mod);
   gcl_context_destroy(ctx);
-  return bad || memcmp(host, back, sizeof back) != 0;
+  return bad || !same;
 }

@@ -401,12 +401,17 @@ static inline gcl_status gcl_args_set_field_dltensor(gcl_args *args, const gcl_f
   return gcl_args_set_field_dltensor_flags(args, field, t, 0);
 }
 
-/* --- Index-addressed conveniences: parameter `index` as a field, then the field setter. Their
- * failures are the field setter's (an index out of range: gcl_layout_param_field's). --------- */
+/* Parameter index of args' layout as a field (gcl_layout_param_field for args).
+ * GCL_ERROR_INVALID_ARGUMENT "gcl_args_param_field: args is NULL", or "parameter index 9 out of
+ * range: the args have 7 parameters". Reads. */
+GCL_API gcl_status gcl_args_param_field(const gcl_args *args, size_t index, gcl_field *out);
+
+/* --- Index-addressed conveniences: parameter `index` as a field (gcl_args_param_field), then the
+ * field setter. Their failures are those two calls' (and name them). ------------------------- */
 
 #define GCL_ARGS_PARAM_(index)                                                                     \
   gcl_field f_;                                                                                    \
-  gcl_status s_ = gcl_layout_param_field(gcl_args_layout(args), (index), &f_);                    \
+  gcl_status s_ = gcl_args_param_field(args, (index), &f_);                                        \
   if (s_ != GCL_OK) return s_
 /* Raw bytes into parameter index (size must equal its size). */
 static inline gcl_status gcl_args_set(gcl_args *args, size_t index, const void *value,
@@ -462,14 +467,16 @@ static inline gcl_status gcl_args_set_dltensor_flags(gcl_args *args, size_t inde
 static inline gcl_status gcl_args_take_dlpack(gcl_args *args, size_t index,
                                               DLManagedTensorVersioned *t) {
   gcl_field f_;
-  gcl_status s_ = gcl_layout_param_field(gcl_args_layout(args), index, &f_);
-  if (s_ != GCL_OK && t && t->deleter) t->deleter(t);
-  return s_ != GCL_OK ? s_ : gcl_args_take_field_dlpack(args, &f_, t);
+  gcl_status s_ = gcl_args_param_field(args, index, &f_);
+  if (s_ == GCL_OK || (t && t->version.major != DLPACK_MAJOR_VERSION)) /* the version first */
+    return gcl_args_take_field_dlpack(args, s_ == GCL_OK ? &f_ : NULL, t);
+  if (t && t->deleter) t->deleter(t);
+  return s_;
 }
 static inline gcl_status gcl_args_take_dlpack_legacy(gcl_args *args, size_t index,
                                                      DLManagedTensor *t) {
   gcl_field f_;
-  gcl_status s_ = gcl_layout_param_field(gcl_args_layout(args), index, &f_);
+  gcl_status s_ = gcl_args_param_field(args, index, &f_);
   if (s_ != GCL_OK && t && t->deleter) t->deleter(t);
   return s_ != GCL_OK ? s_ : gcl_args_take_field_dlpack_legacy(args, &f_, t);
 }
@@ -481,8 +488,8 @@ static inline gcl_status gcl_args_set_ffi(gcl_args *args, size_t index,
 /* True if parameter index was set (false for an index out of range). */
 static inline bool gcl_args_is_set(const gcl_args *args, size_t index) {
   gcl_field f_;
-  return gcl_layout_param_field(gcl_args_layout(args), index, &f_) == GCL_OK &&
-         gcl_args_field_is_set(args, &f_);
+  return args && index < gcl_layout_count(gcl_args_layout(args)) &&
+         gcl_args_param_field(args, index, &f_) == GCL_OK && gcl_args_field_is_set(args, &f_);
 }
 #undef GCL_ARGS_PARAM_
 

@@ -205,6 +205,17 @@ static gcl_status check_args(const gcl_args *a, const char *fn) {
   return a ? GCL_OK : gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: args is NULL", fn);
 }
 
+gcl_status gcl_args_param_field(const gcl_args *args, size_t index, gcl_field *out) {
+  if (!args || !out)
+    return gcl__fail_null("gcl_args_param_field", 2, "args", (const void *)args, "out",
+                          (const void *)out);
+  if (index >= args->count)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "parameter index %zu out of range: the args have "
+                     "%zu parameters", index, args->count);
+  *out = args->lparams[index].field;
+  return GCL_OK;
+}
+
 static gcl_status check_field(const gcl_args *a, const gcl_field *f, const char *fn) {
   gcl_status st = check_args(a, fn);
   if (st) return st;

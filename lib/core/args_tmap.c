@@ -23,9 +23,9 @@ __attribute__((noinline)) static gcl_status run_error(const gcl_args *a, const g
     return gcl__fail(GCL_ERROR_TYPE_MISMATCH, "%s: %s is no tensor map (%zu bytes, %s): expected "
                      "a tensormap leaf or an array of them", fn, l, f->size,
                      f->info.kind == GCL_PARAM_STRUCT ? "a struct: name one of its maps" : "not a map");
-  return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: %s: n = %zu maps from here, but %s", fn, l, n,
-                   span == 1 ? "it is a single map (no array element): expected n = 1"
-                             : "its array ends after fewer");
+  return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: %s: n = %zu maps from here, but only %zu lie "
+                   "from here to the end of its array (a map in no array counts as one)", fn, l,
+                   n, span);
 }
 
 gcl_status gcl__args_tmap_run(gcl_args *args, const gcl_field *first, size_t n, const char *fn,

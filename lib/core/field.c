@@ -379,8 +379,8 @@ gcl_status gcl_layout_param_field(const gcl_layout *layout, size_t index, gcl_fi
     return gcl__fail_null("gcl_layout_param_field", 2, "layout", (const void *)layout, "out",
                           (const void *)out);
   if (index >= gcl_layout_count(layout))
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_layout_param_field: index %zu out of range: "
-                     "the layout has %zu parameters", index, gcl_layout_count(layout));
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "parameter index %zu out of range: the layout "
+                     "has %zu parameters", index, gcl_layout_count(layout));
   *out = gcl__layout_lparam(layout, index)->field;
   return GCL_OK;
 }

@@ -426,7 +426,7 @@ static void unaligned_source(const plan *p, view *bad, gcl_tensormap_options *o)
 /* A view whose address after byte_offset is not 16-byte aligned is refused when its descriptor is
  * set, before any launch; the args keep their bytes and the launch still copies everything. */
 Test(tensormap, unaligned_view_rejected_before_launch) {
-  rejected_before_launch(unaligned_source, 3, "parameter 0 'maps' element 3", "16-byte aligned");
+  rejected_before_launch(unaligned_source, 3, "parameter 0 'maps' field 'maps[3]'", "16-byte aligned");
   cr_assert(strstr(gcl_last_error(), unaligned_addr), "message lacks the address %s: %s",
             unaligned_addr, gcl_last_error());
 }
@@ -441,7 +441,7 @@ static void odd_destination(const plan *p, view *bad, gcl_tensormap_options *o) 
 /* A store destination whose rows do not end on a 16-byte boundary would have the bytes after each
  * row overwritten by TMA stores: refused with store = 1 before any launch, naming the element. */
 Test(tensormap, odd_store_destination_rejected_before_launch) {
-  rejected_before_launch(odd_destination, 1, "parameter 0 'maps' element 1",
+  rejected_before_launch(odd_destination, 1, "parameter 0 'maps' field 'maps[1]'",
                          "TMA stores write whole 16-byte chunks");
   cr_assert(strstr(gcl_last_error(), "28 bytes"), "%s", gcl_last_error());
 }
@@ -460,7 +460,7 @@ Test(tensormap, wrong_slot_or_device_is_rejected) {
   DLTensor elsewhere = *t;
   elsewhere.device.device_id = gcl_context_device(r.ctx) + 1;
   expect_failure(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 5), 1, (const DLTensor *const[]){&elsewhere}, &o, 1, 0), GCL_ERROR_TENSOR,
-                 "parameter 0 'maps' element 5", "device");
+                 "parameter 0 'maps' field 'maps[5]'", "device");
   cr_assert(!gcl_args_is_set(r.args, 0));
   /* The standalone encoder gives the bytes the slot gets. */
   _Alignas(128) unsigned char map[GCL_TENSORMAP_BYTES];

@@ -225,7 +225,7 @@ Test(badinput, args_set_raw) {
   FAILS(gcl_args_set_element(fx.args, 0, 0, map, 64), GCL_ERROR_INVALID_ARGUMENT, "64");
   FAILS(gcl_args_set_element(fx.args, 3, 0, &v, 8), GCL_ERROR_INVALID_ARGUMENT, "'n'");
   FAILS(gcl_args_set_by_name(fx.args, "nope", &v, 8), GCL_ERROR_NOT_FOUND, "nope");
-  FAILS(gcl_args_set_by_name(fx.args, NULL, &v, 8), GCL_ERROR_INVALID_ARGUMENT, "name");
+  FAILS(gcl_args_set_by_name(fx.args, NULL, &v, 8), GCL_ERROR_INVALID_ARGUMENT, "path is NULL");
   FAILS(gcl_args_set_by_name(fx.args, "n", &v, 2), GCL_ERROR_INVALID_ARGUMENT, "'n'");
   assert_args_unchanged();
 }
@@ -343,7 +343,7 @@ Test(badinput, tensormap_into_args) {
   fake_tensor f;
   fake_tensor_init(&f, buf, 64, 64);
   gcl_tensormap_options o = fake_tmap_options();
-  FAILS(gcl_args_set_tensormaps(fx.args, ctx, TMAP_FIELD(fx.args, 0, 4), 1, (const DLTensor *const[]){&f.t}, &o, 1, 0), GCL_ERROR_INVALID_ARGUMENT, "4");
+  FAILS(gcl_args_set_tensormaps(fx.args, ctx, TMAP_FIELD(fx.args, 0, 3), 2, (const DLTensor *const[]){&f.t, &f.t}, &o, 1, 0), GCL_ERROR_INVALID_ARGUMENT, "n = 2 maps from here, but only 1");
   FAILS(gcl_args_set_tensormaps(fx.args, ctx, TMAP_FIELD(fx.args, 3, 0), 1, (const DLTensor *const[]){&f.t}, &o, 1, 0), GCL_ERROR_TYPE_MISMATCH, "'n'");
   FAILS(gcl_args_set_tensormaps(fx.args, NULL, TMAP_FIELD(fx.args, 0, 0), 1, (const DLTensor *const[]){&f.t}, &o, 1, 0), GCL_ERROR_INVALID_ARGUMENT, "ctx");
   FAILS(gcl_args_set_tensormaps(NULL, ctx, TMAP_FIELD(NULL, 0, 0), 1, (const DLTensor *const[]){&f.t}, &o, 1, 0), GCL_ERROR_INVALID_ARGUMENT, "args");
@@ -351,7 +351,7 @@ Test(badinput, tensormap_into_args) {
   FAILS(gcl_args_set_tensormaps(fx.args, ctx, TMAP_FIELD(fx.args, 0, 0), 1, (const DLTensor *const[]){&f.t}, &o, 1, 0), GCL_ERROR_TENSOR, "device");
   f.t.device.device_id = 0;
   f.t.byte_offset = 8;
-  FAILS(gcl_args_set_tensormaps(fx.args, ctx, TMAP_FIELD(fx.args, 0, 1), 1, (const DLTensor *const[]){&f.t}, &o, 1, 0), GCL_ERROR_TENSOR, "element 1");
+  FAILS(gcl_args_set_tensormaps(fx.args, ctx, TMAP_FIELD(fx.args, 0, 1), 1, (const DLTensor *const[]){&f.t}, &o, 1, 0), GCL_ERROR_TENSOR, "field 'maps[1]'");
   unsigned char map[128] __attribute__((aligned(64)));
   memset(map, 0x99, sizeof map);
   FAILS(gcl_tensormap_encode(ctx, &f.t, &o, map), GCL_ERROR_TENSOR, "16");
@@ -537,30 +537,30 @@ Test(badinput, null_and_index_messages_name_the_public_function) {
   int32_t i = 0;
   uint64_t v = 0;
   DLTensor t = {0};
-  SAYS(gcl_args_set_i32(fx.args, 9, 1), "gcl_args_set_i32: index 9 out of range: the kernel has 7 parameters");
-  SAYS(gcl_args_set_u32(fx.args, 7, 1), "gcl_args_set_u32: index 7 out of range");
-  SAYS(gcl_args_set_i64(NULL, 0, 1), "gcl_args_set_i64: args is NULL");
-  SAYS(gcl_args_set_u64(NULL, 0, 1), "gcl_args_set_u64: args is NULL");
-  SAYS(gcl_args_set_f32(NULL, 0, 1), "gcl_args_set_f32: args is NULL");
-  SAYS(gcl_args_set_f64(fx.args, 70, 1), "gcl_args_set_f64: index 70 out of range");
-  SAYS(gcl_args_set_i32(NULL, 0, 1), "gcl_args_set_i32: args is NULL");
-  SAYS(gcl_args_set(NULL, 0, &v, 8), "gcl_args_set: args is NULL");
-  SAYS(gcl_args_set(fx.args, 8, &v, 8), "gcl_args_set: index 8 out of range: the kernel has 7 parameters");
-  SAYS(gcl_args_set_element(NULL, 0, 0, &v, 8), "gcl_args_set_element: args is NULL");
-  SAYS(gcl_args_set_element(fx.args, 9, 0, &v, 8), "gcl_args_set_element: index 9 out of range");
-  SAYS(gcl_args_set_by_name(NULL, "n", &v, 8), "gcl_args_set_by_name: args is NULL");
-  SAYS(gcl_args_set_ptr(NULL, 1, 0x1000), "gcl_args_set_ptr: args is NULL");
-  SAYS(gcl_args_set_ptr(fx.args, 7, 0x1000), "gcl_args_set_ptr: index 7 out of range");
-  SAYS(gcl_args_set_ffi(NULL, 5, &ffi_type_sint32, &i), "gcl_args_set_ffi: args is NULL");
-  SAYS(gcl_args_set_ffi(fx.args, 5, NULL, &i), "gcl_args_set_ffi: type is NULL");
-  SAYS(gcl_args_set_dltensor(NULL, 1, &t), "gcl_args_set_dltensor: args is NULL");
-  SAYS(gcl_args_set_dltensor(fx.args, 1, NULL), "gcl_args_set_dltensor: t is NULL");
-  SAYS(gcl_args_set_dltensor(fx.args, 12, &t), "gcl_args_set_dltensor: index 12 out of range");
-  SAYS(gcl_args_set_dltensor_flags(NULL, 1, &t, 0), "gcl_args_set_dltensor_flags: args is NULL");
+  SAYS(gcl_args_set_i32(fx.args, 9, 1), "parameter index 9 out of range: the args have 7 parameters");
+  SAYS(gcl_args_set_u32(fx.args, 7, 1), "parameter index 7 out of range");
+  SAYS(gcl_args_set_i64(NULL, 0, 1), "gcl_args_param_field: args is NULL");
+  SAYS(gcl_args_set_u64(NULL, 0, 1), "gcl_args_param_field: args is NULL");
+  SAYS(gcl_args_set_f32(NULL, 0, 1), "gcl_args_param_field: args is NULL");
+  SAYS(gcl_args_set_f64(fx.args, 70, 1), "parameter index 70 out of range");
+  SAYS(gcl_args_set_i32(NULL, 0, 1), "gcl_args_param_field: args is NULL");
+  SAYS(gcl_args_set(NULL, 0, &v, 8), "gcl_args_param_field: args is NULL");
+  SAYS(gcl_args_set(fx.args, 8, &v, 8), "parameter index 8 out of range: the args have 7 parameters");
+  SAYS(gcl_args_set_element(NULL, 0, 0, &v, 8), "gcl_args_param_field: args is NULL");
+  SAYS(gcl_args_set_element(fx.args, 9, 0, &v, 8), "parameter index 9 out of range");
+  SAYS(gcl_args_set_by_name(NULL, "n", &v, 8), "gcl_layout_field: layout is NULL");
+  SAYS(gcl_args_set_ptr(NULL, 1, 0x1000), "gcl_args_param_field: args is NULL");
+  SAYS(gcl_args_set_ptr(fx.args, 7, 0x1000), "parameter index 7 out of range");
+  SAYS(gcl_args_set_ffi(NULL, 5, &ffi_type_sint32, &i), "gcl_args_param_field: args is NULL");
+  SAYS(gcl_args_set_ffi(fx.args, 5, NULL, &i), "gcl_args_set_field_ffi: type is NULL");
+  SAYS(gcl_args_set_dltensor(NULL, 1, &t), "gcl_args_param_field: args is NULL");
+  SAYS(gcl_args_set_dltensor(fx.args, 1, NULL), "gcl_args_set_field_dltensor_flags: t is NULL");
+  SAYS(gcl_args_set_dltensor(fx.args, 12, &t), "parameter index 12 out of range");
+  SAYS(gcl_args_set_dltensor_flags(NULL, 1, &t, 0), "gcl_args_param_field: args is NULL");
   DLManagedTensorVersioned mt = {.version = {DLPACK_MAJOR_VERSION, 0}, .deleter = no_delete};
-  SAYS(gcl_args_take_dlpack(NULL, 1, &mt), "gcl_args_take_dlpack: args is NULL");
-  SAYS(gcl_args_take_dlpack(fx.args, 1, NULL), "gcl_args_take_dlpack: t is NULL");
-  SAYS(gcl_args_take_dlpack_legacy(fx.args, 1, NULL), "gcl_args_take_dlpack_legacy: t is NULL");
+  SAYS(gcl_args_take_dlpack(NULL, 1, &mt), "gcl_args_param_field: args is NULL");
+  SAYS(gcl_args_take_dlpack(fx.args, 1, NULL), "gcl_args_take_field_dlpack: t is NULL");
+  SAYS(gcl_args_take_dlpack_legacy(fx.args, 1, NULL), "gcl_args_take_field_dlpack_legacy: t is NULL");
   SAYS(gcl_args_set_device(NULL, 0), "gcl_args_set_device: args is NULL");
   SAYS(gcl_args_buffer(NULL, NULL, NULL), "gcl_args_buffer: args is NULL");
   SAYS(gcl_args_create(NULL, NULL), "gcl_args_create: layout is NULL");
@@ -577,11 +577,11 @@ Test(badinput, null_and_index_messages_name_the_public_function) {
 }
 
 Test(badinput, a_struct_is_not_a_pointer) {
-  FAILS(gcl_args_set_ptr(fx.args, 4, 0x1000), GCL_ERROR_TYPE_MISMATCH, "gcl_args_set_ptr: parameter 4 'tile'");
+  FAILS(gcl_args_set_ptr(fx.args, 4, 0x1000), GCL_ERROR_TYPE_MISMATCH, "gcl_args_set_field_ptr: parameter 4 'tile'");
   FAILS(gcl_args_set_ptr(fx.args, 4, 0x1000), GCL_ERROR_TYPE_MISMATCH, "is not a pointer parameter");
   DLTensor t = {0};
   FAILS(gcl_args_set_dltensor(fx.args, 4, &t), GCL_ERROR_TYPE_MISMATCH,
-        "gcl_args_set_dltensor: parameter 4 'tile'");
+        "gcl_args_set_field_dltensor_flags: parameter 4 'tile'");
   assert_args_unchanged();
 }
 
@@ -623,9 +623,9 @@ Test(badinput, driver_side_null_messages_name_the_public_function) {
   SAYS(gcl_launch(k, NULL, fx.args), "gcl_launch: config is NULL");
   SAYS(gcl_launch(k, &cfg, NULL), "gcl_launch: args is NULL");
   SAYS(gcl_graph_kernel_node_set_args(NULL, SENTINEL, k, fx.args), "gcl_graph_kernel_node_set_args: graph_exec is NULL");
-  SAYS(gcl_args_set_tensormaps(NULL, ctx, TMAP_FIELD(NULL, 0, 0), 1, (const DLTensor *const[]){NULL}, NULL, 1, 0), "gcl_args_set_tensormap: args is NULL");
+  SAYS(gcl_args_set_tensormaps(NULL, ctx, TMAP_FIELD(NULL, 0, 0), 1, (const DLTensor *const[]){NULL}, NULL, 1, 0), "gcl_args_set_tensormaps: args is NULL");
   SAYS(gcl_args_set_tensormaps(fx.args, ctx, TMAP_FIELD(fx.args, 9, 0), 1, (const DLTensor *const[]){&(DLTensor){0}}, &(gcl_tensormap_options){0}, 1, 0),
-       "gcl_args_set_tensormap: index 9 out of range: the kernel has 7 parameters");
+       "gcl_args_set_tensormaps: the field was resolved in another layout");
   SAYS(gcl_tensormap_encode(NULL, NULL, NULL, NULL), "gcl_tensormap_encode: ctx is NULL");
   SAYS(gcl_kernel_set_launch_mode(NULL, GCL_LAUNCH_KERNEL_PARAMS), "gcl_kernel_set_launch_mode: kernel is NULL");
   gcl_args *ka = NULL; /* complete args of k, so that only the config is wrong */

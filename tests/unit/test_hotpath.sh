@@ -1,5 +1,5 @@
 #!/bin/sh
-# The hot paths of libgclaunch.so make no PLT call (issue 16): their only calls out of the
+# The hot paths of libgclaunch.so make no PLT call (issues 16, 28): their only calls out of the
 # library are the driver's function pointers. Checks the bodies of the listed functions with
 # objdump; exits 77 (skipped) when objdump is missing.
 lib=${1:?usage: test_hotpath.sh libgclaunch.so}
@@ -10,9 +10,8 @@ if objdump -T "$lib" 2>/dev/null | grep -qE '__(asan|ubsan|tsan|gcov|sanitizer)_
 fi
 dis=$(objdump -d --no-show-raw-insn "$lib") || exit 1
 status=0
-for f in gcl_launch gcl_args_set_i32 gcl_args_set_u64 gcl_args_set_ptr gcl_args_set_tensormap \
-         gcl_args_refresh_tensormap gcl_args_replace_tensormap_address \
-         gcl_args_replace_tensormap_addresses; do
+for f in gcl_launch gcl_args_set_field_scalar gcl_args_set_field_ptr gcl_args_set_tensormaps \
+         gcl_args_repoint_tensormaps; do
   body=$(printf '%s\n' "$dis" | awk -v f="<$f>:" '$2 == f {on = 1; next} on && /^$/ {exit} on')
   [ -n "$body" ] || { echo "FAIL: $f not found in $lib"; status=1; continue; }
   plt=$(printf '%s\n' "$body" | grep '@plt' || true)

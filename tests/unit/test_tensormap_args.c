@@ -112,7 +112,7 @@ Test(tensormap_args, unaligned_view_never_reaches_the_driver) {
   f.t.byte_offset = 4 * 3; /* three floats: 12 bytes */
   gcl_tensormap_options o = fake_tmap_options();
   cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 7), 1, (const DLTensor *const[]){&f.t}, &o, 1, 0), GCL_ERROR_TENSOR);
-  assert_msg_has("parameter 0 'maps' element 7");
+  assert_msg_has("parameter 0 'maps' field 'maps[7]'");
   assert_msg_has("not 16-byte aligned");
   char addr[32];
   snprintf(addr, sizeof addr, "0x%llx", (unsigned long long)(r.mem + 12));
@@ -132,7 +132,7 @@ Test(tensormap_args, driver_failure_names_the_element) {
   gcl_tensormap_options o = fake_tmap_options();
   fakecuda_fail_once("cuTensorMapEncodeTiled", 1, 0);
   cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 9), 1, (const DLTensor *const[]){&f.t}, &o, 1, 0), GCL_ERROR_DRIVER);
-  assert_msg_has("parameter 0 'maps' element 9");
+  assert_msg_has("parameter 0 'maps' field 'maps[9]'");
   assert_msg_has("CUDA_ERROR_INVALID_VALUE");
   cr_assert(!gcl_args_is_set(r.args, 0));
   close_rig(&r);
@@ -144,18 +144,24 @@ Test(tensormap_args, slot_kinds) {
   fake_tensor f;
   view_for(&f, r.mem, 0, 8, 32);
   gcl_tensormap_options o = fake_tmap_options();
-  cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 16), 1, (const DLTensor *const[]){&f.t}, &o, 1, 0), GCL_ERROR_INVALID_ARGUMENT);
-  assert_msg_has("element 16 is out of range (tensormap[16])");
+  gcl_field past;
+  cr_assert_eq(gcl_layout_field(gcl_args_layout(r.args), "maps[16]", &past), GCL_ERROR_INVALID_ARGUMENT);
+  assert_msg_has("index 16 out of range");
+  const DLTensor *two[2] = {&f.t, &f.t};
+  cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 15), 2, two, &o, 1, 0),
+               GCL_ERROR_INVALID_ARGUMENT);
+  assert_msg_has("parameter 0 'maps' field 'maps[15]': n = 2 maps from here, but only 1 lie");
   cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 1, 0), 1, (const DLTensor *const[]){&f.t}, &o, 1, 0), GCL_ERROR_TYPE_MISMATCH);
   assert_msg_has("parameter 1 'work'");
-  cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 3, 0), 1, (const DLTensor *const[]){&f.t}, &o, 1, 0), GCL_ERROR_INVALID_ARGUMENT);
+  cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, NULL, 1, (const DLTensor *const[]){&f.t}, &o, 1, 0), GCL_ERROR_INVALID_ARGUMENT);
+  assert_msg_has("gcl_args_set_tensormaps: first is NULL");
   f.t.device.device_id = 1;
   cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 2), 1, (const DLTensor *const[]){&f.t}, &o, 1, 0), GCL_ERROR_TENSOR);
-  assert_msg_has("parameter 0 'maps' element 2: tensor is on CUDA device 1");
+  assert_msg_has("parameter 0 'maps' field 'maps[2]': tensor is on CUDA device 1");
   close_rig(&r);
 }
 
-/* A single `tensormap` parameter takes element 0 only; so does an untyped 128-byte one. */
+/* A single `tensormap` parameter takes one map (n = 1); so does an untyped 128-byte one. */
 Test(tensormap_args, single_and_raw_tensormap) {
   gcl_context *ctx = NULL;
   gcl_module *mod = NULL;
@@ -174,8 +180,9 @@ Test(tensormap_args, single_and_raw_tensormap) {
   gcl_tensormap_options o = fake_tmap_options();
   cr_assert_eq(gcl_args_set_tensormaps(a, ctx, TMAP_FIELD(a, 0, 0), 1, (const DLTensor *const[]){&f.t}, &o, 1, 0), GCL_OK, "%s", gcl_last_error());
   cr_assert(gcl_args_is_set(a, 0));
-  cr_assert_eq(gcl_args_set_tensormaps(a, ctx, TMAP_FIELD(a, 0, 1), 1, (const DLTensor *const[]){&f.t}, &o, 1, 0), GCL_ERROR_INVALID_ARGUMENT);
-  assert_msg_has("parameter 0 'm'");
+  const DLTensor *two[2] = {&f.t, &f.t};
+  cr_assert_eq(gcl_args_set_tensormaps(a, ctx, TMAP_FIELD(a, 0, 0), 2, two, &o, 1, 0), GCL_ERROR_INVALID_ARGUMENT);
+  assert_msg_has("parameter 0 'm': n = 2 maps from here, but only 1 lie");
   cr_assert_eq(gcl_args_set_tensormaps(b, ctx, TMAP_FIELD(b, 0, 0), 1, (const DLTensor *const[]){&f.t}, &o, 1, 0), GCL_OK, "%s", gcl_last_error());
   cr_assert(gcl_args_is_set(b, 0));
   cr_assert_eq(gcl_args_set_tensormaps(b, ctx, TMAP_FIELD(b, 2, 0), 1, (const DLTensor *const[]){&f.t}, &o, 1, 0), GCL_ERROR_TYPE_MISMATCH);
@@ -218,7 +225,7 @@ Test(tensormap_args, odd_store_destination_never_reaches_the_driver) {
   o.store = 1;
   long encodes = fakecuda_calls("cuTensorMapEncodeTiled");
   cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 4), 1, (const DLTensor *const[]){&f.t}, &o, 1, 0), GCL_ERROR_TENSOR);
-  assert_msg_has("parameter 0 'maps' element 4");
+  assert_msg_has("parameter 0 'maps' field 'maps[4]'");
   assert_msg_has("132 bytes");
   assert_msg_has("overwrite the 12 bytes after each row");
   _Alignas(128) unsigned char map[128];
@@ -278,7 +285,7 @@ Test(tensormap_args, im2col_element_through_the_im2col_call) {
 
   fakecuda_fail_once("cuTensorMapEncodeIm2col", 1, 0);
   cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 6), 1, (const DLTensor *const[]){&t}, &o, 1, 0), GCL_ERROR_DRIVER);
-  assert_msg_has("parameter 0 'maps' element 6: cuTensorMapEncodeIm2col(float32, rank 4");
+  assert_msg_has("parameter 0 'maps' field 'maps[6]': cuTensorMapEncodeIm2col(float32, rank 4");
   assert_msg_has("96 pixels of 32 channels");
   o.im2col.lower[1] = 200; /* rank 4 allows [-128, 127]: refused before the driver */
   cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 6), 1, (const DLTensor *const[]){&t}, &o, 1, 0), GCL_ERROR_TENSOR);

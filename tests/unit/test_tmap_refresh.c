@@ -241,32 +241,32 @@ Test(tmap_refresh, replace_refusals_change_nothing) {
   snapshot s;
   take(&r, &s);
   cr_assert_eq(gcl_args_repoint_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 2), 1, (const uint64_t[]){r.mem}), GCL_ERROR_UNSET_ARGUMENT);
-  assert_msg_has("parameter 0 'maps' element 2: no tensor map encoded by gclaunch here");
+  assert_msg_has("parameter 0 'maps' field 'maps[2]': no tensor map encoded by gclaunch here");
   desc d[N_MAPS];
   set_all(&r, d);
   take(&r, &s);
   cr_assert_eq(gcl_args_repoint_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 4), 1, (const uint64_t[]){r.mem + 8}),
                GCL_ERROR_INVALID_ARGUMENT);
-  assert_msg_has("parameter 0 'maps' element 4: address 0x");
+  assert_msg_has("parameter 0 'maps' field 'maps[4]': address 0x");
   assert_msg_has("16-byte aligned");
   uint64_t addrs[3] = {r.mem + 64, r.mem + 128, 0};
   cr_assert_eq(gcl_args_repoint_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 1), 3, addrs),
                GCL_ERROR_INVALID_ARGUMENT);
-  assert_msg_has("element 3: address 0x0");
+  assert_msg_has("field 'maps[3]': address 0x0");
   cr_assert_eq(gcl_args_repoint_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 6), 3, addrs),
                GCL_ERROR_INVALID_ARGUMENT);
-  assert_msg_has("elements 6 ... 8 (n = 3) are out of range (tensormap[8])");
+  assert_msg_has("field 'maps[6]': n = 3 maps from here, but only 2 lie");
   cr_assert_eq(gcl_args_repoint_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 1, 0), 1, (const uint64_t[]){r.mem}), GCL_ERROR_TYPE_MISMATCH);
-  assert_msg_has("parameter 1 'n': expected a tensormap or tensormap[N] parameter");
+  assert_msg_has("parameter 1 'n' is no tensor map");
   cr_assert_eq(gcl_args_repoint_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 2, 0), 2, addrs),
                GCL_ERROR_INVALID_ARGUMENT);
-  assert_msg_has("parameter 2 'one': n = 2 maps for a single tensormap: expected 1");
+  assert_msg_has("parameter 2 'one': n = 2 maps from here, but only 1 lie");
   assert_unchanged(&r, &s, "refused replacements");
   /* The driver failing on the third map: the first two are put back. */
   addrs[2] = r.mem + 256;
   fakecuda_fail_once("cuTensorMapReplaceAddress", 1, 2);
   cr_assert_eq(gcl_args_repoint_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 1), 3, addrs), GCL_ERROR_DRIVER);
-  assert_msg_has("element 3: cuTensorMapReplaceAddress(0x");
+  assert_msg_has("field 'maps[3]': cuTensorMapReplaceAddress(0x");
   assert_unchanged(&r, &s, "a replacement the driver failed");
   /* A raw write over a map makes gclaunch forget it. */
   unsigned char raw[128] = {0};
@@ -304,7 +304,7 @@ Test(tmap_refresh, batch_set_equals_single_sets) {
   if (s == GCL_OK)
     for (int i = 0; i < 4; i++) assert_fresh(&r, 4 + (size_t)i, &d[i], "shared options", i);
   else /* the shared box may not fit another rank or dtype: then the message names the element */
-    cr_assert(strstr(gcl_last_error(), "parameter 0 'maps' element "), "%s", gcl_last_error());
+    cr_assert(strstr(gcl_last_error(), "parameter 0 'maps' field 'maps["), "%s", gcl_last_error());
   cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 0), 2, t, &d[0].o, 3, 0), GCL_ERROR_INVALID_ARGUMENT);
   assert_msg_has("options_count = 3: expected 1");
   close_rig(&r);
@@ -326,7 +326,7 @@ Test(tmap_refresh, batch_failure_changes_nothing) {
   }
   nd[5].t.byte_offset += 4; /* misaligned: refused before the driver */
   cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 0), N_MAPS, t, o, N_MAPS, 0), GCL_ERROR_TENSOR);
-  assert_msg_has("parameter 0 'maps' element 5: data + byte_offset");
+  assert_msg_has("parameter 0 'maps' field 'maps[5]': data + byte_offset");
   assert_unchanged(&r, &s, "a failed batch set");
   cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 0), N_MAPS, t, o, N_MAPS, GCL_TENSORMAP_REFRESH), GCL_ERROR_TENSOR);
   assert_unchanged(&r, &s, "a failed batch refresh");
@@ -390,3 +390,157 @@ Test(tmap_refresh, replace_binds_context_when_asked) {
   close_rig(&r);
 }
 
+
+/* --- maps inside a globals struct: the same calls, the same cache ----------------------------- */
+
+#define GSIG "grid_constant struct{u32 n, tensormap[5] loads, ptr work, " \
+             "struct{tensormap a, u64 len}[3] segs, tensormap align(64) last} g"
+
+typedef struct gmaps {
+  gcl_layout *layout;
+  gcl_args *args;
+  gcl_field loads0, segs_a[3], last, n, whole;
+} gmaps;
+
+static void open_gmaps(const rig *r, gmaps *g) {
+  gcl_signature *sig;
+  cr_assert_eq(gcl_signature_parse(GSIG, &sig), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_layout_create(sig, 90, &g->layout), GCL_OK, "%s", gcl_last_error());
+  gcl_signature_destroy(sig);
+  cr_assert_eq(gcl_args_create(g->layout, &g->args), GCL_OK);
+  cr_assert_eq(gcl_layout_field(g->layout, "g.loads[0]", &g->loads0), GCL_OK);
+  char path[32];
+  for (int i = 0; i < 3; i++) {
+    snprintf(path, sizeof path, "g.segs[%d].a", i);
+    cr_assert_eq(gcl_layout_field(g->layout, path, &g->segs_a[i]), GCL_OK, "%s", gcl_last_error());
+  }
+  cr_assert_eq(gcl_layout_field(g->layout, "g.last", &g->last), GCL_OK);
+  cr_assert_eq(gcl_layout_field(g->layout, "g.n", &g->n), GCL_OK);
+  cr_assert_eq(gcl_layout_field(g->layout, "g", &g->whole), GCL_OK);
+  (void)r;
+}
+
+static void close_gmaps(gmaps *g) {
+  gcl_args_destroy(g->args);
+  gcl_layout_destroy(g->layout);
+}
+
+static void assert_fresh_at(const rig *r, const gcl_args *a, const gcl_field *f, const desc *d,
+                            const char *what) {
+  unsigned char want[128];
+  fresh(r, d, want);
+  cr_assert(memcmp((const unsigned char *)gcl__args_data(a) + f->offset, want, 128) == 0,
+            "%s: the map at offset %zu differs from a fresh encode", what, f->offset);
+}
+
+/* The reported bug: a map set by field inside a struct could not be re-pointed (no cache slot).
+ * Every tensormap leaf -- an array in the struct, a member of an array of structs, an
+ * over-aligned one -- is set, refreshed and re-pointed like a parameter, with fresh bytes. */
+Test(tmap_refresh, maps_in_a_struct_like_parameters) {
+  rig r;
+  open_rig(&r);
+  gmaps g;
+  open_gmaps(&r, &g);
+  desc d[5], s[3], l;
+  const DLTensor *t[5];
+  gcl_tensormap_options o[5];
+  for (int i = 0; i < 5; i++) {
+    random_desc(&d[i], r.mem + 4096 * (uint64_t)i, i == 1);
+    t[i] = &d[i].t, o[i] = d[i].o;
+  }
+  cr_assert_eq(gcl_args_set_tensormaps(g.args, r.ctx, &g.loads0, 5, t, o, 5, 0), GCL_OK, "%s",
+               gcl_last_error());
+  for (int i = 0; i < 3; i++) {
+    random_desc(&s[i], r.mem + 65536 + 4096 * (uint64_t)i, false);
+    const DLTensor *ti = &s[i].t;
+    cr_assert_eq(gcl_args_set_tensormaps(g.args, r.ctx, &g.segs_a[i], 1, &ti, &s[i].o, 1, 0),
+                 GCL_OK, "%s", gcl_last_error());
+  }
+  random_desc(&l, r.mem + 131072, false);
+  const DLTensor *tl = &l.t;
+  cr_assert_eq(gcl_args_set_tensormaps(g.args, r.ctx, &g.last, 1, &tl, &l.o, 1, 0), GCL_OK);
+  /* Re-point all five loads in one call, then one map of an array of structs. */
+  uint64_t a[5];
+  for (int i = 0; i < 5; i++) {
+    move(&d[i], r.mem + 262144 + 4096 * (uint64_t)i);
+    a[i] = (uint64_t)(uintptr_t)d[i].t.data + d[i].t.byte_offset;
+  }
+  long enc = fakecuda_calls("cuTensorMapEncodeTiled") + fakecuda_calls("cuTensorMapEncodeIm2col");
+  cr_assert_eq(gcl_args_repoint_tensormaps(g.args, r.ctx, &g.loads0, 5, a), GCL_OK, "%s",
+               gcl_last_error());
+  move(&s[1], r.mem + 524288);
+  uint64_t a1 = (uint64_t)(uintptr_t)s[1].t.data + s[1].t.byte_offset;
+  cr_assert_eq(gcl_args_repoint_tensormaps(g.args, r.ctx, &g.segs_a[1], 1, &a1), GCL_OK, "%s",
+               gcl_last_error());
+  /* A refresh of the over-aligned one at a new address: re-pointed, not encoded. */
+  move(&l, r.mem + 655360);
+  cr_assert_eq(gcl_args_set_tensormaps(g.args, r.ctx, &g.last, 1, &tl, &l.o, 1,
+                                       GCL_TENSORMAP_REFRESH), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(fakecuda_calls("cuTensorMapEncodeTiled") + fakecuda_calls("cuTensorMapEncodeIm2col"),
+               enc, "re-pointing and refreshing by address encoded");
+  for (int i = 0; i < 5; i++) {
+    gcl_field li;
+    char path[32];
+    snprintf(path, sizeof path, "g.loads[%d]", i);
+    cr_assert_eq(gcl_layout_field(g.layout, path, &li), GCL_OK);
+    assert_fresh_at(&r, g.args, &li, &d[i], "g.loads re-pointed in one call");
+  }
+  assert_fresh_at(&r, g.args, &g.segs_a[1], &s[1], "g.segs[1].a re-pointed");
+  assert_fresh_at(&r, g.args, &g.segs_a[0], &s[0], "g.segs[0].a untouched");
+  assert_fresh_at(&r, g.args, &g.last, &l, "g.last refreshed");
+  /* Writing the whole struct raw forgets its maps: a re-point is refused, naming the path. */
+  cr_assert_eq(gcl_args_set_field_u32(g.args, &g.n, 7), GCL_OK);
+  cr_assert_eq(gcl_args_repoint_tensormaps(g.args, r.ctx, &g.segs_a[2], 1, &a1), GCL_OK,
+               "a scalar beside the maps keeps them: %s", gcl_last_error());
+  static unsigned char raw[65536];
+  cr_assert_eq(gcl_args_set_field(g.args, &g.whole, raw, g.whole.size), GCL_OK);
+  cr_assert_eq(gcl_args_repoint_tensormaps(g.args, r.ctx, &g.segs_a[2], 1, &a1),
+               GCL_ERROR_UNSET_ARGUMENT);
+  assert_msg_has("parameter 0 'g' field 'g.segs[2].a': no tensor map encoded by gclaunch here");
+  close_gmaps(&g);
+  close_rig(&r);
+}
+
+/* After a recorded kernel fault, no tensor-map call reaches the driver: each returns the fault,
+ * and the buffer and the cache stay as they were. */
+Test(tmap_refresh, after_a_fault_no_tensormap_call_reaches_the_driver) {
+  rig r;
+  open_rig(&r);
+  desc d[N_MAPS];
+  set_all(&r, d);
+  const DLTensor *t[N_MAPS];
+  gcl_tensormap_options o[N_MAPS];
+  uint64_t a[N_MAPS];
+  for (int i = 0; i < N_MAPS; i++) {
+    move(&d[i], r.mem + 131072 + 4096 * (uint64_t)i); /* refreshable: only the address moved */
+    t[i] = &d[i].t, o[i] = d[i].o;
+    a[i] = (uint64_t)(uintptr_t)d[i].t.data + d[i].t.byte_offset;
+  }
+  fakecuda_fail_once("cuCtxSynchronize", 700, 0);
+  cr_assert_eq(gcl_context_synchronize(r.ctx), GCL_ERROR_KERNEL_FAULT);
+  static const char *const entries[] = {"cuTensorMapEncodeTiled", "cuTensorMapEncodeIm2col",
+                                        "cuTensorMapReplaceAddress", "cuCtxGetCurrent",
+                                        "cuCtxSetCurrent"};
+  long before[5];
+  for (int e = 0; e < 5; e++) before[e] = fakecuda_calls(entries[e]);
+  snapshot s;
+  take(&r, &s);
+  _Alignas(64) unsigned char m[128];
+  const gcl_field *f0 = TMAP_FIELD(r.args, 0, 0), *one = TMAP_FIELD(r.args, 2, 0);
+  gcl_status got[] = {
+      gcl_tensormap_encode(r.ctx, t[0], &o[0], m),
+      gcl_args_set_tensormaps(r.args, r.ctx, f0, 1, t, o, 1, 0),
+      gcl_args_set_tensormaps(r.args, r.ctx, f0, N_MAPS, t, o, N_MAPS, 0),
+      gcl_args_set_tensormaps(r.args, r.ctx, one, 1, t, o, 1, 0),
+      gcl_args_set_tensormaps(r.args, r.ctx, f0, 1, t, o, 1, GCL_TENSORMAP_REFRESH),
+      gcl_args_set_tensormaps(r.args, r.ctx, f0, N_MAPS, t, o, N_MAPS, GCL_TENSORMAP_REFRESH),
+      gcl_args_repoint_tensormaps(r.args, r.ctx, f0, 1, a),
+      gcl_args_repoint_tensormaps(r.args, r.ctx, f0, N_MAPS, a)};
+  for (size_t i = 0; i < sizeof got / sizeof *got; i++)
+    cr_assert_eq(got[i], GCL_ERROR_KERNEL_FAULT, "call %zu: %s", i, gcl_status_name(got[i]));
+  for (int e = 0; e < 5; e++)
+    cr_assert_eq(fakecuda_calls(entries[e]), before[e], "%s was called after the fault",
+                 entries[e]);
+  assert_unchanged(&r, &s, "a call after the fault");
+  close_rig(&r);
+}
