@@ -49,6 +49,15 @@ static int stream_of(PyObject *v, void **out) {
   PyObject *fn = PyObject_GetAttr(v, gclpy.str_cuda_stream);
   if (!fn) {
     PyErr_Clear();
+    /* torch streams older than the protocol: their CUstream is the int attribute cuda_stream */
+    PyObject *h = PyObject_GetAttrString(v, "cuda_stream");
+    if (h && PyLong_Check(h)) {
+      *out = PyLong_AsVoidPtr(h);
+      Py_DECREF(h);
+      return *out == NULL && PyErr_Occurred() ? -1 : 0;
+    }
+    Py_XDECREF(h);
+    PyErr_Clear();
     return gclpy_type_error("launch: stream takes None, an int CUstream or an object with "
                             "__cuda_stream__", v), -1;
   }

@@ -117,6 +117,7 @@ class GpuTest(unittest.TestCase):
         a["maps"] = [g.TensorMap(src, (32, 64)), g.TensorMap(dst, (32, 64), store=True)] * 8
         a["work"] = self.work([(0, 1, 32 * 64 * 4)])
         a["n_work"] = 1
+        torch.cuda.synchronize()  # the work list was copied on the default stream
         s = torch.cuda.Stream()
         with torch.cuda.stream(s):
             k.launch(1, 32, a, stream=s)  # __cuda_stream__ of a torch stream
