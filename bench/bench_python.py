@@ -95,7 +95,7 @@ def maps240(g, torch, cubin):
     sets = [views240(torch, b) for b in bufs]
     out = torch.zeros(4, dtype=torch.int64, device="cuda")
     a = k.args()
-    a["idx"], a["out"] = 1, out
+    a["idx"], a["out"] = 1, out.data_ptr()
     box = (64, 64)
     r = {}
 
@@ -148,8 +148,14 @@ def cuda_core_maps(cubin, sets, box):
         try:
             return v.as_tensor_map(box_dim=box)
         except TypeError:
-            from cuda.core import TensorMapDescriptorOptions
-            return v.as_tensor_map(TensorMapDescriptorOptions(box_dim=box))
+            try:
+                from cuda.core import TensorMapDescriptorOptions
+            except ImportError:
+                from cuda.core.experimental import TensorMapDescriptorOptions
+            try:
+                return v.as_tensor_map(TensorMapDescriptorOptions(box_dim=box))
+            except TypeError:
+                return v.as_tensor_map(options=TensorMapDescriptorOptions(box_dim=box))
 
     descs = [as_map(t) for t in sets[0]]
 
