@@ -240,6 +240,27 @@ class FakeDriverTest(unittest.TestCase):
         self.assertEqual(self.map_address(a.buffer(), lay.field("maps[0]").offset), self.base + 512)
         self.assertEqual(self.map_address(a.buffer(), lay.field("maps[15]").offset), self.base + 768)
 
+    def test_compile(self):
+        src = 'extern "C" __global__ void scale(float *x, float a, unsigned n) { if (threadIdx.x < n) x[threadIdx.x] *= a; }'
+        T.declare(FAKE, "scale", [(0, 8), (8, 4), (12, 4)])
+        try:
+            mod = self.ctx.compile(src, name="scale.cu", options=("-lineinfo",))
+        except g.Error as e:
+            if e.status == "GCL_ERROR_NO_NVRTC":
+                T.skip_unless_required(self, "GCL_REQUIRE_NVRTC", f"NVRTC: {e}")
+            raise
+        k = mod.kernel("scale", "f32* x, f32 a, u32 n")
+        k.launch(1, 32, [0x1000, 2.0, 32])
+        self.assertEqual(struct.unpack_from("<QfI", bytes(T.last_launch(FAKE).params)), (0x1000, 2.0, 32))
+        with self.assertRaises(g.Error) as cm:
+            self.ctx.compile("this is not CUDA", name="bad.cu")
+        self.assertEqual(cm.exception.status, "GCL_ERROR_COMPILE")
+        self.assertIn("bad.cu", str(cm.exception))
+        with self.assertRaises(TypeError):
+            self.ctx.compile(src, options=[1])
+        with self.assertRaises(TypeError):
+            self.ctx.compile(b"bytes")
+
     def test_objects_and_lifetimes(self):
         live = FAKE.fakecuda_live(b"library")
         ctx = g.Context(0)
