@@ -157,6 +157,7 @@ static PyType_Slot args_slots[] = {
               "  bytes-like of the field's exact size into anything\n"
               "  a TensorMap into a tensormap; a list of TensorMaps into tensormap[N] (a parameter\n"
               "    or a struct's member), encoded in the kernel's context\n"
+              "  a list of N numbers into an array of N scalars (all checked before any is set)\n"
               "A refused value raises gclaunch.Error with the library's message and changes nothing."},
   {0, NULL}};
 static PyType_Spec args_spec = {"gclaunch.Args", sizeof(gclpy_args), 0, Py_TPFLAGS_DEFAULT,

@@ -90,7 +90,7 @@ class TensorMap:
     def store(self) -> bool: ...
     def describe(self) -> dict[str, Any]: ...
 
-_Value = Union[int, float, bool, _Buffer, _DLPack, TensorMap, Sequence[TensorMap]]
+_Value = Union[int, float, bool, _Buffer, _DLPack, TensorMap, Sequence[TensorMap], Sequence[Union[int, float]]]
 
 class Args:
     """A parameter buffer: args[path_or_index] = value."""

@@ -184,13 +184,26 @@ class SetterTest(unittest.TestCase):
                 a[key] = bad
             self.assertEqual(cm.exception.status, "GCL_ERROR_INVALID_ARGUMENT")
             self.assertEqual(a.buffer(), before)
-        for key, bad in (("s", 5), ("s", [1, 2]), ("arr", (1, 2, 3)), ("m", 1.0)):
+        for key, bad in (("s", 5), ("s", [1, 2]), ("arr", (1, 2, 3.5)), ("m", 1.0)):
             with self.assertRaises(TypeError):
                 a[key] = bad
         self.assertEqual(a.buffer(), before)
         if np is not None:
             a["s"] = np.array([7, 8], dtype=np.uint32)  # any buffer of the right size
             self.assertEqual(a.buffer()[lay.params[0].offset:][:8], struct.pack("<2I", 7, 8))
+
+    def test_lists_into_arrays_of_scalars(self):
+        lay = g.Layout("u16[3] a, struct{i8 x, f32[2] y} s", 90)
+        a = g.Args(lay)
+        a["a"], a["s.y"], a["s.x"] = [1, 2, 3], (0.5, 2), -1
+        before = a.buffer()
+        self.assertEqual(struct.unpack_from("<3H", before, 0), (1, 2, 3))
+        self.assertEqual(struct.unpack_from("<2f", before, lay.field("s.y").offset), (0.5, 2.0))
+        for bad, exc in (([1, 2, 70000], g.RangeError), ([1, 2], g.Error), ([1, "x", 3], TypeError),
+                         ([1, b"ab", 3], TypeError), ([1.0, 2, 3], TypeError), (5, TypeError)):
+            with self.assertRaises(exc):
+                a["a"] = bad
+            self.assertEqual(a.buffer(), before)  # all or nothing
 
     def test_pointer_int_and_alignment(self):
         a = g.Args(g.Layout("const f32* align(16) src, f32* dst", 90))
