@@ -19,7 +19,9 @@ tensormap[240]) set and launched, per iteration:
   cuda.core replace      [d.replace_address(t) for d, t in ...] + one launch
   __dlpack__ alone       240 x t.__dlpack__(max_version, stream=-1): the producer's share
 
-    python3 bench/bench_python.py BUILD [--runs R] [--launch-csv FILE] [--csv FILE]
+    python3 bench/bench_python.py BUILD [--runs R] [--launch-csv FILE] [--csv FILE] [--maps-only]
+
+--maps-only: only (b); run it again with GCL_DLPACK_C_API=1 to time the DLPack C exchange API path.
 
 --launch-csv: bench_launch's CSV of the same call, for the ratios against C gcl_launch.
 """
@@ -183,9 +185,11 @@ def main():
     import torch
     import gclaunch as g
     print(f"gclaunch {g.__version__} (abi3 extension) on Python {sys.version.split()[0]}, "
-          f"torch {torch.__version__}, {torch.cuda.get_device_name()}")
+          f"torch {torch.__version__}, {torch.cuda.get_device_name()}, "
+          f"DLPack C exchange API {'on' if g.dlpack_c_api else 'off'}"
+          f"{'' if hasattr(torch.Tensor, '__dlpack_c_exchange_api__') else ' (torch has none)'}")
     rows = {}
-    for run in range(runs):  # the peers interleaved, run by run
+    for run in range(0 if "--maps-only" in sys.argv else runs):  # the peers interleaved, run by run
         try:
             for name, us in gclaunch_launches(g, torch, cubin).items():
                 rows.setdefault(name, []).append(us)
@@ -201,7 +205,8 @@ def main():
         m = peers.launch_csv_medians(launch_csv)
         gcl = m.get("gcl_launch params")
         print(f"same call, bench_launch case (a) 8 args: C gcl_launch {gcl:.3f} us")
-    print("\n(a) 8-argument kernel, us per launch (median of runs; each run the median of 15 x 2000)")
+    if rows:
+        print("\n(a) 8-argument kernel, us per launch (median of runs; each run the median of 15 x 2000)")
     for name, per in rows.items():
         ratio = f"{peers.median(per) / gcl:5.2f}x C gcl_launch" if gcl else ""
         print(f"  {name:40s} {peers.median(per):7.3f} us  {ratio}  runs: {' '.join(f'{u:.3f}' for u in per)}")

@@ -194,7 +194,7 @@ static int set_pointer(gclpy_args *a, gclpy_fieldref *f, PyObject *v) {
   }
   if (!gclpy_has_dlpack(v)) return type_error(a, f, v);
   gclpy_dlpack d;
-  if (gclpy_dlpack_get(v, &d) < 0) return -1;
+  if (gclpy_dlpack_get(v, &d, false) < 0) return -1;
   return status_to_rc(gclpy_dlpack_take(&d, a->args, &f->field));
 }
 

@@ -12,15 +12,44 @@
  * capsule was renamed "used_dltensor[_versioned]": from then on the library runs the deleter
  * exactly once (overwritten, args destroyed, or the take refused). A tensor only read (tensor
  * maps, addresses) is borrowed: the capsule is released unrenamed afterwards and its destructor,
- * the producer's, runs the deleter. */
+ * the producer's, runs the deleter.
+ *
+ * Experimental, off unless GCL_DLPACK_C_API=1 at import: DLPack 1.3's C exchange API. A producer
+ * type may carry __dlpack_c_exchange_api__ (a PyCapsule "dlpack_exchange_api", or an int address)
+ * pointing at a DLPackExchangeAPI table; then a tensor is had without a Python call:
+ * dltensor_from_py_object_no_sync (a borrowed view, for tensor maps and addresses) or
+ * managed_tensor_from_py_object_no_sync (an owned DLManagedTensorVersioned, for pointers). Not
+ * yet measured against torch on a GPU, hence off by default. */
 #include "gclpy.h"
+
+#include <stdlib.h>
 
 #include <string.h>
 
 enum { ASK_VERSIONED_NOSYNC, ASK_VERSIONED, ASK_LEGACY_NOSYNC, ASK_LEGACY, ASK_COUNT };
 #define CACHE_SIZE 8
 
-static struct { PyObject *type; int ask; } cache[CACHE_SIZE]; /* strong refs to the types */
+/* DLPack 1.3's exchange table (dlpack.h's DLPackExchangeAPI), as far as it is used here. */
+typedef struct xapi_header {
+  DLPackVersion version;
+  struct xapi_header *prev_api;
+} xapi_header;
+typedef struct xapi {
+  xapi_header header;
+  void *managed_tensor_allocator;
+  int (*managed_tensor_from_py_object_no_sync)(void *py_object, DLManagedTensorVersioned **out);
+  void *managed_tensor_to_py_object_no_sync;
+  int (*dltensor_from_py_object_no_sync)(void *py_object, DLTensor *out); /* optional */
+  void *current_work_stream;
+} xapi;
+
+bool gclpy_use_c_api;
+
+static struct {
+  PyObject *type;
+  int ask;
+  const xapi *api;      /* the type's exchange table, NULL when none (or the API is off) */
+} cache[CACHE_SIZE];    /* strong refs to the types */
 static PyObject *kwargs[ASK_COUNT];                           /* the keyword dicts, made once */
 
 static int make_kwargs(void) {
@@ -47,17 +76,64 @@ bool gclpy_has_dlpack(PyObject *obj) {
   return true;
 }
 
+/* The cache slot of type (made on first sight: its exchange table looked up once), or NULL
+ * when the cache is full. */
+static int slot_of(PyObject *type);
+
 static int cached_ask(PyObject *type) {
-  for (int i = 0; i < CACHE_SIZE && cache[i].type; i++)
-    if (cache[i].type == type) return cache[i].ask;
-  return -1;
+  int i = slot_of(type);
+  return i < 0 ? -1 : cache[i].ask;
 }
 
 static void remember(PyObject *type, int ask) {
+  int i = slot_of(type);
+  if (i >= 0) cache[i].ask = ask;
+}
+
+/* type.__dlpack_c_exchange_api__ when usable: a capsule "dlpack_exchange_api" or an int, a table
+ * of major version 1 with the managed-tensor entry. */
+static const xapi *find_api(PyObject *type) {
+  if (!gclpy_use_c_api) return NULL;
+  PyObject *v = PyObject_GetAttrString(type, "__dlpack_c_exchange_api__");
+  const xapi *api = NULL;
+  if (v && PyCapsule_IsValid(v, "dlpack_exchange_api")) api = PyCapsule_GetPointer(v, "dlpack_exchange_api");
+  else if (v && PyLong_Check(v)) api = PyLong_AsVoidPtr(v);
+  Py_XDECREF(v);
+  PyErr_Clear();
+  if (api && (api->header.version.major != DLPACK_MAJOR_VERSION || !api->managed_tensor_from_py_object_no_sync))
+    api = NULL;
+  return api;
+}
+
+static int slot_of(PyObject *type) {
   for (int i = 0; i < CACHE_SIZE; i++) {
-    if (cache[i].type == type) { cache[i].ask = ask; return; }
-    if (!cache[i].type) { cache[i].type = Py_NewRef(type), cache[i].ask = ask; return; }
+    if (cache[i].type == type) return i;
+    if (!cache[i].type) {
+      cache[i].type = Py_NewRef(type), cache[i].ask = -1, cache[i].api = find_api(type);
+      return i;
+    }
   }
+  return -1;
+}
+
+/* Through the exchange table: a borrowed view when allowed and offered, else an owned tensor. */
+static int from_api(const xapi *api, PyObject *obj, gclpy_dlpack *out, bool borrow) {
+  memset(out, 0, sizeof *out);
+  int rc;
+  if (borrow && api->dltensor_from_py_object_no_sync) {
+    rc = api->dltensor_from_py_object_no_sync(obj, &out->view);
+    out->tensor = &out->view;
+  } else {
+    DLManagedTensorVersioned *m = NULL;
+    rc = api->managed_tensor_from_py_object_no_sync(obj, &m);
+    if (rc == 0 && m)
+      out->managed = m, out->tensor = &m->dl_tensor, out->flags = m->flags, out->versioned = true,
+      out->api_owned = true;
+    else if (rc == 0) rc = -1;
+  }
+  if (rc != 0 && !PyErr_Occurred())
+    PyErr_SetString(PyExc_BufferError, "__dlpack_c_exchange_api__: the producer refused the tensor");
+  return rc == 0 ? 0 : -1;
 }
 
 /* Reads the capsule; 0 or -1 (TypeError: not a DLPack capsule). */
@@ -79,11 +155,13 @@ static int open_capsule(PyObject *cap, gclpy_dlpack *out) {
   return 0;
 }
 
-int gclpy_dlpack_get(PyObject *obj, gclpy_dlpack *out) {
+int gclpy_dlpack_get(PyObject *obj, gclpy_dlpack *out, bool borrow) {
+  PyObject *type = (PyObject *)Py_TYPE(obj);
+  int slot = slot_of(type);
+  if (slot >= 0 && cache[slot].api) return from_api(cache[slot].api, obj, out, borrow);
   if (!kwargs[0] && make_kwargs() < 0) return -1;
   PyObject *fn = PyObject_GetAttr(obj, gclpy.str_dlpack);
   if (!fn) return -1;
-  PyObject *type = (PyObject *)Py_TYPE(obj);
   int known = cached_ask(type), ask = known >= 0 ? known : 0;
   PyObject *cap = NULL;
   for (; ask < ASK_COUNT; ask++) {
@@ -103,6 +181,10 @@ int gclpy_dlpack_get(PyObject *obj, gclpy_dlpack *out) {
 gcl_status gclpy_dlpack_take(gclpy_dlpack *d, gcl_args *args, const gcl_field *f) {
   gcl_status s;
   /* Used first: the library owns the tensor from the call on, whatever it returns. */
+  if (d->api_owned) {
+    d->api_owned = false;
+    return gcl_args_take_field_dlpack(args, f, d->managed);
+  }
   if (d->versioned) {
     PyCapsule_SetName(d->capsule, "used_dltensor_versioned");
     s = gcl_args_take_field_dlpack(args, f, d->managed);
@@ -115,6 +197,12 @@ gcl_status gclpy_dlpack_take(gclpy_dlpack *d, gcl_args *args, const gcl_field *f
 }
 
 void gclpy_dlpack_release(gclpy_dlpack *d) {
+  if (d->api_owned) {
+    DLManagedTensorVersioned *m = d->managed;
+    d->api_owned = false;
+    if (m->deleter) m->deleter(m);
+    return;
+  }
   if (!d->capsule) return;
   /* The producer's destructor may run Python code: keep a pending exception out of its way. */
   PyObject *type, *value, *tb;

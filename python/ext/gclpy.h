@@ -114,25 +114,32 @@ int gclpy_convert_set(gclpy_args *a, gclpy_fieldref *f, PyObject *value);
 void gclpy_field_label(gclpy_args *a, gclpy_fieldref *f, char *buf, size_t cap);
 
 /* --- DLPack (dlpack.c) --- */
-/* A consumed __dlpack__: the capsule (owned reference), and the tensor inside it. */
+/* A consumed __dlpack__: the capsule (owned reference) or, through the DLPack C exchange API, a
+ * managed tensor this extension owns or a borrowed view; and the tensor inside. */
 typedef struct gclpy_dlpack {
   PyObject *capsule;
   bool versioned;
-  void *managed;            /* DLManagedTensorVersioned * or DLManagedTensor * */
+  bool api_owned;           /* managed came from the C exchange API: our deleter call to make */
+  void *managed;            /* DLManagedTensorVersioned * or DLManagedTensor * (NULL: a view) */
   DLTensor *tensor;
+  DLTensor view;            /* the borrowed view of the C exchange API */
   uint64_t flags;           /* versioned: the producer's flags; legacy: 0 */
 } gclpy_dlpack;
 /* True when obj has __dlpack__ (one attribute look-up on the type). */
 bool gclpy_has_dlpack(PyObject *obj);
 /* Calls obj.__dlpack__ per the protocol: a versioned capsule (max_version=(1, minor)) when the
  * producer offers one, else the legacy one; stream=-1 (no synchronisation: gclaunch reads the
- * description only) when the producer accepts it. 0, or -1 with an exception set. */
-int gclpy_dlpack_get(PyObject *obj, gclpy_dlpack *out);
-/* Hands the capsule's tensor to gcl_args_take_field_dlpack(_legacy): the capsule is marked used
- * first, so the library runs the deleter exactly once (also on failure). Releases out. */
+ * description only) when the producer accepts it. borrow: the caller only reads the tensor
+ * while obj is alive (a view is enough). 0, or -1 with an exception set. */
+int gclpy_dlpack_get(PyObject *obj, gclpy_dlpack *out, bool borrow);
+/* Hands the tensor to gcl_args_take_field_dlpack(_legacy): the capsule is marked used first, so
+ * the library runs the deleter exactly once (also on failure). Releases out. */
 gcl_status gclpy_dlpack_take(gclpy_dlpack *d, gcl_args *args, const gcl_field *f);
-/* Done borrowing: the capsule goes; its destructor (the producer's) runs the deleter once. */
+/* Done borrowing: the capsule goes (its destructor, the producer's, runs the deleter once), or
+ * the exchange API's managed tensor is deleted. */
 void gclpy_dlpack_release(gclpy_dlpack *d);
+/* Whether the DLPack C exchange API is used (GCL_DLPACK_C_API=1 at import; experimental). */
+extern bool gclpy_use_c_api;
 
 /* --- driver objects (driver.c) --- */
 typedef struct gclpy_context {

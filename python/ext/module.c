@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 gclpy_state gclpy;
@@ -265,6 +266,7 @@ static int add_errors(PyObject *m) {
 static int add_constants(PyObject *m) {
   if (PyModule_AddStringConstant(m, "__version__", gcl_version()) < 0) return -1;
   if (PyModule_AddIntConstant(m, "version_number", (long)gcl_version_number()) < 0) return -1;
+  if (PyModule_AddIntConstant(m, "dlpack_c_api", gclpy_use_c_api) < 0) return -1;
 #define GCLPY_X(name, value, text) if (PyModule_AddIntConstant(m, #name, value) < 0) return -1;
   GCL_STATUS_LIST(GCLPY_X)
 #undef GCLPY_X
@@ -278,6 +280,8 @@ static int intern_strings(void) {
   GCLPY_S(kw_cluster, "cluster") GCLPY_S(kw_cooperative, "cooperative")
   GCLPY_S(kw_grid, "grid") GCLPY_S(kw_block, "block") GCLPY_S(kw_args, "args")
 #undef GCLPY_S
+  const char *c_api = getenv("GCL_DLPACK_C_API");
+  gclpy_use_c_api = c_api && strcmp(c_api, "1") == 0;
   gclpy.empty_tuple = PyTuple_New(0);
   gclpy.contexts = PyDict_New();
   return gclpy.empty_tuple && gclpy.contexts ? 0 : -1;

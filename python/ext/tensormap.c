@@ -105,7 +105,7 @@ static int options_for(gclpy_tensormap *tm, const DLTensor *t, gcl_tensormap_opt
 
 /* A borrowed tensor: a versioned capsule of another major version cannot be read. */
 static int borrow(PyObject *obj, gclpy_dlpack *d) {
-  if (gclpy_dlpack_get(obj, d) < 0) return -1;
+  if (gclpy_dlpack_get(obj, d, true) < 0) return -1;
   if (d->versioned && ((DLManagedTensorVersioned *)d->managed)->version.major != DLPACK_MAJOR_VERSION) {
     unsigned major = ((DLManagedTensorVersioned *)d->managed)->version.major;
     gclpy_dlpack_release(d);

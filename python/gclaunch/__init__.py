@@ -23,6 +23,11 @@ GPU::
     k.launch(grid, block, args, stream=torch.cuda.current_stream())
     k.launch(grid, block, [maps_bytes, x, 1024])   # or one value per parameter
 
+DLPack: __dlpack__ is called as the protocol says (a versioned capsule first, stream=-1). With
+GCL_DLPACK_C_API=1 in the environment at import (experimental; gclaunch.dlpack_c_api tells), a
+producer type carrying DLPack 1.3's __dlpack_c_exchange_api__ table is read through it instead,
+without a Python call per tensor.
+
 Errors: gclaunch.Error with .status ("GCL_ERROR_TENSOR"), .code and the library's message;
 TypeError for values of the wrong Python type; gclaunch.RangeError (an Error and an
 OverflowError) for ints out of a C type's range. A refused call changes nothing.
@@ -39,6 +44,7 @@ from ._gclaunch import (  # noqa: F401
     RangeError,
     TensorMap,
     __version__,
+    dlpack_c_api,
     inspect,
     status_name,
     version_number,
@@ -51,5 +57,5 @@ globals().update({k: v for k, v in vars(_gclaunch).items() if k.startswith("GCL_
 
 __all__ = [
     "Args", "Context", "Error", "Field", "Kernel", "Layout", "Module", "Param", "RangeError",
-    "TensorMap", "__version__", "inspect", "status_name", "version_number",
+    "TensorMap", "__version__", "dlpack_c_api", "inspect", "status_name", "version_number",
 ] + sorted(k for k in vars(_gclaunch) if k.startswith("GCL_"))
