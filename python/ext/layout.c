@@ -220,6 +220,12 @@ static gclpy_fieldref *lookup_path(gclpy_layout *lay, PyObject *key) {
 gclpy_fieldref *gclpy_layout_lookup(gclpy_layout *lay, PyObject *key) {
   if (PyUnicode_Check(key)) return lookup_path(lay, key);
   if (PyLong_Check(key) && !PyBool_Check(key)) return lookup_index(lay, key);
+  if (!PyBool_Check(key) && !PyFloat_Check(key) && PyIndex_Check(key)) { /* numpy ints */
+    PyObject *i = PyNumber_Index(key);
+    gclpy_fieldref *r = i ? lookup_index(lay, i) : NULL;
+    Py_XDECREF(i);
+    return r;
+  }
   return gclpy_type_error("a field is named by an int (parameter index) or a str (path)", key),
          NULL;
 }
