@@ -40,7 +40,11 @@ static int args_ass_subscript(PyObject *self, PyObject *key, PyObject *value) {
   gclpy_args *a = (gclpy_args *)self;
   if (!value) return PyErr_SetString(PyExc_TypeError, "Args fields cannot be deleted"), -1;
   gclpy_fieldref *f = gclpy_layout_lookup(a->layout, key);
-  return f ? gclpy_convert_set(a, f, value) : -1;
+  if (!f) return -1;
+  Py_INCREF(f); /* the conversion may run Python code (__dlpack__) that empties the path cache */
+  int rc = gclpy_convert_set(a, f, value);
+  Py_DECREF(f);
+  return rc;
 }
 
 static PyObject *args_is_set(PyObject *self, PyObject *key) {
@@ -68,7 +72,7 @@ static PyObject *args_refresh(PyObject *self, PyObject *const *argv, Py_ssize_t 
   gclpy_fieldref *f = gclpy_layout_lookup(a->layout, v[0]), *first = f;
   if (!f) return NULL;
   if (f->conv == GCLPY_CONV_TENSORMAPS && !(first = gclpy_layout_element0(a->layout, f))) return NULL;
-  if (first == f) Py_INCREF(first);
+  if (first == f) Py_INCREF(first); /* held: the maps' __dlpack__ calls run Python code */
   int rc = gclpy_tensormaps_set(a, first, v[1], true);
   Py_DECREF(first);
   if (rc < 0) return NULL;
@@ -84,7 +88,7 @@ static PyObject *args_repoint(PyObject *self, PyObject *const *argv, Py_ssize_t 
   gclpy_fieldref *f = gclpy_layout_lookup(a->layout, v[0]), *first = f;
   if (!f) return NULL;
   if (f->conv == GCLPY_CONV_TENSORMAPS && !(first = gclpy_layout_element0(a->layout, f))) return NULL;
-  if (first == f) Py_INCREF(first);
+  if (first == f) Py_INCREF(first); /* held: the maps' __dlpack__ calls run Python code */
   int rc = gclpy_tensormaps_repoint(a, first, v[1]);
   Py_DECREF(first);
   if (rc < 0) return NULL;
