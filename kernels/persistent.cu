@@ -5,8 +5,8 @@
 // persistent_axpy:  y[i] = a * x[i] + y[i]
 //   signature "f32 a, const f32* x, f32* y, u64 n"
 // persistent_table: out[i] = x[i] * t.w[i % 2048] + t.bias, with the 8 KiB table passed by value
-//   as ONE grid-constant aggregate read by run-time index (kept first: FACTS.md, reads past
-//   32 KiB of the constant bank go wrong); signature
+//   as ONE grid-constant aggregate read by run-time index (kept first: reads past 32 KiB of the
+//   constant bank go wrong, docs/facts.md "Parameter limit"); signature
 //   "grid_constant bytes(8208) align(16) t, const f32* x, f32* out, u64 n"
 //   (8192 bytes of weights, then f32 bias and 12 bytes of padding to the 16-byte alignment).
 

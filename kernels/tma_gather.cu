@@ -3,7 +3,8 @@
 // (picked by run-time index from ONE grid-constant tensormap[16] parameter) into shared memory,
 // then copies it to out + 256 b. The column is the innermost TMA coordinate: column x 4 bytes must
 // be a multiple of 16, or the load ends the kernel with CUDA_ERROR_ILLEGAL_INSTRUCTION (sticky;
-// FACTS.md). sm_90 or later. Signature "grid_constant tensormap[16] maps, const i32* work, f32* out".
+// docs/facts.md "TMA on the device"). sm_90 or later. Signature
+// "grid_constant tensormap[16] maps, const i32* work, f32* out".
 
 struct alignas(128) TMap { unsigned long long w[16]; };
 struct Maps { TMap m[16]; };

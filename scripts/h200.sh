@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the GPU side of gclaunch on a GPU runner from a build directory made elsewhere (see
 # README: ../shared/gpu/pack-libs BUILD first). Writes logs and CSVs under $OUT (default ./out).
-#   scripts/h200.sh BUILD [stages...]   stages: ctest demo torch bench tiles sanitize cli persistent
+#   scripts/h200.sh BUILD [stages...]   stages: ctest demo torch bench tiles descriptors sanitize cli
+#   persistent
 #   (default: all)
 set -uo pipefail
 build=${1:?usage: scripts/h200.sh BUILD [stages...]}
@@ -72,6 +73,37 @@ for stage in $stages; do
         done; } 2>&1 | tee "$t/tiles.log" | tail -80
       cp "$t/tiles.log" "$out/tiles.log"
       tar -C "$out" -czf "$out/tiles.tar.gz" tiles && rm -rf "$t"
+      ;;
+    descriptors)
+      # Issue 27: where a megakernel's TMA descriptors should live. A smoke test of each placement
+      # alone (time-boxed: a placement that hangs or fails is left out of the study and the log
+      # says so), the whole study (table + relaunch, each copy verified) twice if time allows,
+      # the SASS (cuobjdump) and the figures. $out/descriptors.log and $out/descriptors.tar.gz.
+      d=$out/descriptors
+      mkdir -p "$d"
+      bd=$build/bench/bench_descriptors
+      { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv 2>&1
+        ok=
+        for p in P S G G+prefetch D H; do
+          echo "== smoke: $bd --quick --k 8,240 --reps 3 --placements $p"
+          timeout 40 "$bd" --quick --k 8,240 --reps 3 --placements "$p"
+          rc=$?; echo "smoke $p exit $rc"
+          [[ $rc == 0 ]] && ok=${ok:+$ok,}$p
+        done
+        echo "placements that passed the smoke test: $ok"
+        for run in 1 2; do
+          [[ $run == 2 && $SECONDS -gt ${DESC_RUN2_BEFORE:-170} ]] && { echo "run 2 skipped (time)"; break; }
+          echo "== run $run: $bd --reps ${DESC_REPS:-21} --placements $ok --csv table_run$run.csv --relaunch-csv relaunch_run$run.csv"
+          timeout ${DESC_TIMEOUT:-150} "$bd" --reps ${DESC_REPS:-21} --placements "$ok" \
+            --csv "$d/table_run$run.csv" --relaunch-csv "$d/relaunch_run$run.csv"
+          echo "bench_descriptors run $run exit $?"
+        done
+        cuobjdump -sass "$build/bench/descbench.sm_90a.cubin" > "$d/descbench_sm90a.sass" 2>&1
+        echo "cuobjdump exit $?"
+        python3 bench/plot_descriptors.py plot "$d/table_run1.csv" "$d/relaunch_run1.csv" "$d"
+        echo "plot exit $?"; } 2>&1 | tee "$d/descriptors.log" | tail -200
+      cp "$d/descriptors.log" "$out/descriptors.log"
+      tar -C "$out" -czf "$out/descriptors.tar.gz" descriptors && rm -rf "$d"
       ;;
     sanitize)
       # memcheck on every GPU suite, racecheck on those whose kernels share memory; each run is

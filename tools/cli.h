@@ -10,6 +10,7 @@ int gcl_cmd_inspect(int argc, char **argv);
 int gcl_cmd_run(int argc, char **argv);
 
 /* Each subcommand's help text (what `gclaunch CMD --help` and `gclaunch help CMD` print). */
+void gcl_demo_usage(FILE *f);
 void gcl_info_usage(FILE *f);
 void gcl_inspect_usage(FILE *f);
 void gcl_run_usage(FILE *f);

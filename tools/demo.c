@@ -11,86 +11,17 @@
  * exactly); destination rows are rounded up to 16 bytes, encoded with options.store = 1, and get
  * the source row followed by the load's out-of-bounds fill (zeros). */
 #include "cli.h"
+#include "cliopts.h"
 #include "demo.h"
 
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <time.h>
 
-#ifndef GCL_KERNEL_DIR
-#define GCL_KERNEL_DIR "kernels"
-#endif
 #define STAGE_BYTES DEMO_STAGE_BYTES
-#define BOX_BYTES 256u /* box rows of 256 B: TMA moves wide rows faster (bench/RESULTS.md) */
-#define BOX_ROWS 64u   /* 256 B x 64 rows = 16 KiB, the kernel's stage: fewer, larger TMA ops */
+#define BOX_BYTES DEMO_BOX_BYTES
+#define BOX_ROWS DEMO_BOX_ROWS
 #define MAX_TENSORS 127 /* 254 descriptors: megakernel_globals_ring_254 */
-
-static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
-uint64_t demo_rng(void) {
-  rng_state ^= rng_state << 13;
-  rng_state ^= rng_state >> 7;
-  rng_state ^= rng_state << 17;
-  return rng_state;
-}
-
-double demo_now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-#ifndef GCL_TOOL_BUILD_DIR
-#define GCL_TOOL_BUILD_DIR ""
-#endif
-#ifndef GCL_KERNEL_REL_DIR
-#define GCL_KERNEL_REL_DIR ""
-#endif
-#ifndef GCL_KERNEL_INSTALL_DIR
-#define GCL_KERNEL_INSTALL_DIR ""
-#endif
-
-static bool has_kernels(const char *dir) {
-  char path[PATH_MAX];
-  int n = snprintf(path, sizeof path, "%s/megakernel.fatbin", dir);
-  return *dir && n > 0 && (size_t)n < sizeof path && access(path, R_OK) == 0;
-}
-
-/* $GCL_KERNEL_DIR; else, for the tool in the build tree, the build's kernels; else the installed
- * kernels, found from this executable's folder (<bindir>/../share/gclaunch/kernels: staged and
- * relocated installs work) or at the configured install path; else a copied build tree's
- * tools/../kernels; else the build's folder. */
-const char *demo_kernel_dir(void) {
-  static char installed[PATH_MAX];
-  const char *env = getenv("GCL_KERNEL_DIR");
-  if (env && *env) return env;
-  char exe[900], build[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n > 0) {
-    exe[n] = 0;
-    char *slash = strrchr(exe, '/');
-    if (slash) *slash = 0;
-  }
-  if (n > 0 && realpath(GCL_TOOL_BUILD_DIR, build) && !strcmp(build, exe))
-    return GCL_KERNEL_DIR; /* the uninstalled tool in the build tree: its own kernels */
-  if (n > 0 && GCL_KERNEL_REL_DIR[0]) {
-    char joined[PATH_MAX];
-    int len = snprintf(joined, sizeof joined, "%s/%s", exe, GCL_KERNEL_REL_DIR);
-    if (len > 0 && (size_t)len < sizeof joined && has_kernels(joined) && realpath(joined, installed))
-      return installed; /* realpath: no bin/.. in what the demo prints */
-  }
-  if (has_kernels(GCL_KERNEL_INSTALL_DIR)) return GCL_KERNEL_INSTALL_DIR;
-  if (n > 0) { /* a build tree copied elsewhere (a GPU runner): tools/../kernels */
-    int len = snprintf(installed, sizeof installed, "%s/../kernels", exe);
-    if (len > 0 && (size_t)len < sizeof installed && has_kernels(installed)) return installed;
-  }
-  return GCL_KERNEL_DIR;
-}
-
-static const DLDataType dtypes[3] = {{kDLFloat, 32, 1}, {kDLBfloat, 16, 1}, {kDLUInt, 8, 1}};
-const char *const demo_dtype_names[3] = {"f32", "bf16", "u8"};
 
 /* Tensor j: about `bytes` bytes, odd row lengths; odd j are views starting (3 rows + align bytes)
  * into their allocation, and every third destination too; pitches are the row rounded up to a
@@ -98,7 +29,7 @@ const char *const demo_dtype_names[3] = {"f32", "bf16", "u8"};
  * destination's rows are the source's rounded up to a multiple of 16 bytes. */
 static void shape_view(view *v, int j, size_t bytes, bool is_dst, int align) {
   memset(v, 0, sizeof *v);
-  size_t es = dtypes[j % 3].bits / 8u;
+  size_t es = demo_dtypes[j % 3].bits / 8u;
   /* Whole 64-row boxes for most tensors (a ragged last band of boxes costs TMA time for bytes
    * nobody counts), 57 rows in the last band for every fourth: the row edge stays exercised. */
   int64_t rows = 64 * (8 + (j * 5) % 8) - (j % 4 == 1 ? 7 : 0);
@@ -115,28 +46,14 @@ static void shape_view(view *v, int j, size_t bytes, bool is_dst, int align) {
   v->strides[1] = 1;
   v->t.device.device_type = kDLCUDA;
   v->t.ndim = 2;
-  v->t.dtype = dtypes[j % 3];
+  v->t.dtype = demo_dtypes[j % 3];
   v->t.shape = v->shape;
   v->t.strides = v->strides;
   v->t.byte_offset = offset ? (uint64_t)(3 * pitch) * es + a : 0;
   v->bytes = v->t.byte_offset + (size_t)(pitch * (rows + 4)) * es;
 }
 
-size_t demo_row_bytes(const view *v) { return (size_t)v->shape[1] * (v->t.dtype.bits / 8u); }
-size_t demo_row_at(const view *v, int64_t r) {
-  return v->t.byte_offset + (size_t)(r * v->strides[0]) * (v->t.dtype.bits / 8u);
-}
 
-/* BOX_BYTES-wide box rows; store: the map is a TMA store destination (16-byte rows checked). */
-gcl_tensormap_options demo_box_for(const demo *d, const view *v, int store) {
-  gcl_tensormap_options o;
-  memset(&o, 0, sizeof o);
-  o.l2_promotion = d->l2;
-  o.box[0] = BOX_BYTES / (v->t.dtype.bits / 8u);
-  o.box[1] = BOX_ROWS;
-  o.store = store;
-  return o;
-}
 
 static int push_work(demo *d, work_item w) {
   if (d->n_work == d->cap_work) {
@@ -426,14 +343,6 @@ static int parse_int(const char *text, long lo, long hi, long *out) {
   return 0;
 }
 
-/* --devices: 0 when parsed, else -1 after saying why. */
-static int parse_devices(const char *text, demo *d) {
-  char err[256];
-  if (gcl_runarg_parse_devices(text, &d->devices, err, sizeof err)) return 0;
-  fprintf(stderr, "gclaunch demo: %s\n", err);
-  return -1;
-}
-
 static bool parse_l2(const char *s, int *l2) {
   static const char *const names[] = {"none", "64", "128", "256"};
   for (int i = 0; i < 4; i++)
@@ -441,37 +350,83 @@ static bool parse_l2(const char *s, int *l2) {
   return false;
 }
 
+#define STR_(x) #x
+#define STR(x) STR_(x)
+typedef enum demo_option {
+  DEMO_TENSORS, DEMO_MIB, DEMO_ITERS, DEMO_DEVICES, DEMO_STAGES, DEMO_BLOCKS_PER_SM, DEMO_ORDER,
+  DEMO_L2, DEMO_ROW_ALIGN
+} demo_option;
+#define DEMO_OPTION_COUNT (DEMO_ROW_ALIGN + 1)
+static const cli_option demo_options[DEMO_OPTION_COUNT] = {
+    [DEMO_TENSORS] = {"--tensors", "1.." STR(MAX_TENSORS),
+                      "tensors to copy, two maps each (default 32)"},
+    [DEMO_MIB] = {"--mib", "MiB", "the source tensors' size in all (default 512)"},
+    [DEMO_ITERS] = {"--iters", "N", "timed copies (default 20)"},
+    [DEMO_DEVICES] = {"--devices", "all|D,D...",
+                      "tensors round-robin over those devices (one module,\na kernel each)"},
+    [DEMO_STAGES] = {"--stages", "2.." STR(DEMO_RING_MAX),
+                     "the ring's 16 KiB stages per block (default 3);\n"
+                     "stages x blocks x 16 KiB must fit an SM's shared memory"},
+    [DEMO_BLOCKS_PER_SM] = {"--blocks-per-sm", "1..32", "blocks per SM (default 2)"},
+    [DEMO_ORDER] = {"--order", "tensor|interleave",
+                    "the work list tensor by tensor (default), or box i\n"
+                    "of every tensor before box i + 1"},
+    [DEMO_L2] = {"--l2", "none|64|128|256", "the descriptors' L2 promotion, bytes (default none)"},
+    [DEMO_ROW_ALIGN] = {"--row-align", "16..256",
+                        "a power of two: the bytes every view's pitch and\n"
+                        "byte_offset are a multiple of (default 256)"},
+};
+
+void gcl_demo_usage(FILE *f) {
+  fprintf(f, "usage: gclaunch demo [options]\n\n"
+             "A persistent megakernel copies tensors (views at non-zero byte_offsets among\n"
+             "them) through TMA, picking each tile's descriptors by run-time index from the maps\n"
+             "of one grid-constant globals struct, verifies every byte on the host and prints the\n"
+             "bandwidth. Without a GPU it says so and shows the kernel's parameter layout read\n"
+             "from its cubin and the packed argument buffer.\n");
+  cli_options_print(f, "demo", demo_options, DEMO_OPTION_COUNT);
+  fprintf(f, "\nThe kernels (megakernel.fatbin, megakernel.sm_90.cubin) are read from\n"
+             "$GCL_KERNEL_DIR, else the installed share/gclaunch/kernels, else the build tree.\n");
+}
+
+/* Option id with its value v into d; false when v is out of range. */
+static bool parse_option(demo *d, demo_option id, const char *v) {
+  long n = 0;
+  char err[256];
+  switch (id) {
+  case DEMO_TENSORS: return !parse_int(v, 1, MAX_TENSORS, &n) && (d->tensors = (int)n, true);
+  case DEMO_MIB: return !parse_int(v, 1, 16384, &n) && (d->mib = (size_t)n, true);
+  case DEMO_ITERS: return !parse_int(v, 1, 100000, &n) && (d->iters = (int)n, true);
+  case DEMO_STAGES: return !parse_int(v, 2, DEMO_RING_MAX, &n) && (d->stages = (int)n, true);
+  case DEMO_BLOCKS_PER_SM: return !parse_int(v, 1, 32, &n) && (d->blocks_per_sm = (int)n, true);
+  case DEMO_L2: return parse_l2(v, &d->l2);
+  case DEMO_ROW_ALIGN:
+    return !parse_int(v, 16, 256, &n) && !(n & (n - 1)) && (d->row_align = (int)n, true);
+  case DEMO_ORDER:
+    if (strcmp(v, "tensor") && strcmp(v, "interleave")) return false;
+    return d->interleave = !strcmp(v, "interleave"), true;
+  case DEMO_DEVICES:
+    if (gcl_runarg_parse_devices(v, &d->devices, err, sizeof err)) return d->devices_given = true;
+    fprintf(stderr, "gclaunch demo: %s\n", err);
+    return false;
+  }
+  return false;
+}
+
+/* 0 to go on, 1 after --help, -1 after a usage error (said why, then the usage). */
 static int parse_args(int argc, char **argv, demo *d) {
-  for (int i = 1; i < argc; i += 2) { /* options come in pairs: --name value */
-    long v = 0;
-    const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "--tensors") && !parse_int(next, 1, MAX_TENSORS, &v)) d->tensors = (int)v;
-    else if (!strcmp(a, "--mib") && !parse_int(next, 1, 16384, &v)) d->mib = (size_t)v;
-    else if (!strcmp(a, "--iters") && !parse_int(next, 1, 100000, &v)) d->iters = (int)v;
-    else if (!strcmp(a, "--stages") && !parse_int(next, 2, DEMO_RING_MAX, &v)) d->stages = (int)v;
-    else if (!strcmp(a, "--blocks-per-sm") && !parse_int(next, 1, 32, &v))
-      d->blocks_per_sm = (int)v;
-    else if (!strcmp(a, "--l2") && next && parse_l2(next, &d->l2)) ;
-    else if (!strcmp(a, "--row-align") && !parse_int(next, 16, 256, &v) && !(v & (v - 1)))
-      d->row_align = (int)v;
-    else if (!strcmp(a, "--order") && next && !strcmp(next, "tensor")) d->interleave = false;
-    else if (!strcmp(a, "--order") && next && !strcmp(next, "interleave")) d->interleave = true;
-    else if (!strcmp(a, "--devices") && parse_devices(next, d)) return -1;
-    else if (!strcmp(a, "--devices")) d->devices_given = true;
-    else {
-      fprintf(stderr, "usage: gclaunch demo [--tensors 1..%d] [--mib MiB] [--iters N] "
-              "[--devices all|D,D...] [--stages 2..%d] [--blocks-per-sm N]\n"
-              "       [--order tensor|interleave] [--l2 none|64|128|256] [--row-align 16..256 (256)]\n"
-              "  (--stages: the ring's 16 KiB stages per block; --blocks-per-sm: blocks per SM; "
-              "stages x blocks x 16 KiB must fit an SM's shared memory)\n"
-              "  (--order: the work list tensor by tensor, or box i of every tensor before box "
-              "i + 1;\n   --l2: the descriptors' L2 promotion, bytes; --row-align: a power of two, "
-              "the bytes every view's pitch and byte_offset are a multiple of)\n"
-              "  (--devices: tensors round-robin over those devices, one module, a kernel each)\n"
-              "  (GCL_KERNEL_DIR names the folder holding megakernel.fatbin and "
-              "megakernel.sm_90.cubin)\n", MAX_TENSORS, DEMO_RING_MAX);
-      return -1;
-    }
+  for (int i = 1; i < argc; i++) {
+    const char *v;
+    int id = cli_option_next("demo", demo_options, DEMO_OPTION_COUNT, argc, argv, &i, &v);
+    if (id == CLI_HELP) return gcl_demo_usage(stdout), 1;
+    if (id == CLI_OPERAND)
+      fprintf(stderr, "gclaunch demo: unexpected '%s': the demo takes options only\n", argv[i]);
+    else if (id >= 0 && parse_option(d, (demo_option)id, v)) continue;
+    else if (id >= 0 && id != DEMO_DEVICES)
+      fprintf(stderr, "gclaunch demo: %s '%s': expected %s\n", demo_options[id].name, v,
+              demo_options[id].value);
+    gcl_demo_usage(stderr);
+    return -1;
   }
   return 0;
 }
@@ -502,7 +457,8 @@ int gcl_cmd_demo(int argc, char **argv) {
   d.stages = 3;
   d.blocks_per_sm = 2;
   d.row_align = 256;
-  if (parse_args(argc, argv, &d)) return 2;
+  int parsed = parse_args(argc, argv, &d);
+  if (parsed) return parsed > 0 ? 0 : 2;
   printf("gclaunch demo: one persistent kernel copies %d tensors through TMA, choosing each "
          "tile's descriptors\nby run-time index from the maps of ONE grid-constant globals struct "
          "(encoded from DLPack, byte_offset folded in).\n\n", d.tensors);
@@ -516,19 +472,3 @@ int gcl_cmd_demo(int argc, char **argv) {
   return rc == 0 ? 0 : 1;
 }
 
-int demo_resolve_fields(const gcl_layout *layout, size_t n_maps, demo_fields *f) {
-  char path[32];
-  for (size_t e = 0; e < n_maps && e < DEMO_MAX_MAPS; e++) {
-    snprintf(path, sizeof path, "g.maps[%zu]", e);
-    if (gcl_layout_field(layout, path, &f->maps[e]) != GCL_OK) {
-      fprintf(stderr, "demo: %s\n", gcl_last_error());
-      return -1;
-    }
-  }
-  if (gcl_layout_field(layout, "g.work", &f->work) != GCL_OK ||
-      gcl_layout_field(layout, "g.n_work", &f->n_work) != GCL_OK) {
-    fprintf(stderr, "demo: %s\n", gcl_last_error());
-    return -1;
-  }
-  return 0;
-}

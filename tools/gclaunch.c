@@ -6,20 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* demo.c belongs to the demo's own work; its help text lives here so that `demo --help` exits 0
- * without changing its parser (keep it in step with demo.c's parse_args). */
-static void demo_usage(FILE *f) {
-  fprintf(f, "usage: gclaunch demo [--tensors 1..127] [--mib MiB] [--iters N] [--devices all|D,D...]\n\n"
-             "A persistent megakernel copies tensors (views at non-zero byte_offsets among them)\n"
-             "through TMA, picking each tile's descriptors by run-time index from one grid-constant\n"
-             "tensormap[N] parameter, verifies every byte on the host and prints the bandwidth.\n"
-             "Without a GPU it says so and shows the kernel's parameter layout read from its cubin\n"
-             "and the packed argument buffer.\n"
-             "  --devices  tensors round-robin over those devices (one module, a kernel each)\n"
-             "The kernels are read from $GCL_KERNEL_DIR, else the installed share/gclaunch/kernels,\n"
-             "else the build tree.\n");
-}
-
 typedef struct command {
   const char *name;
   int (*run)(int argc, char **argv);
@@ -28,7 +14,7 @@ typedef struct command {
 } command;
 
 static const command commands[] = {
-    {"demo", gcl_cmd_demo, demo_usage, "copy tensors via one tensormap[N] megakernel; layout if no GPU"},
+    {"demo", gcl_cmd_demo, gcl_demo_usage, "copy tensors via one megakernel's struct of maps; layout if no GPU"},
     {"help", NULL, NULL, "help [COMMAND]: this list, or a command's options"},
     {"info", gcl_cmd_info, gcl_info_usage, "driver, devices and NVRTC: found or not, and why (--json)"},
     {"inspect", gcl_cmd_inspect, gcl_inspect_usage,
@@ -41,7 +27,8 @@ static const command commands[] = {
 static void usage(FILE *f) {
   fprintf(f, "gclaunch %s -- launch CUDA kernels with device-exact parameter buffers\n\n",
           gcl_version());
-  fprintf(f, "usage: gclaunch COMMAND [ARGS]   (gclaunch help COMMAND, gclaunch COMMAND --help)\n\n"
+  fprintf(f, "usage: gclaunch COMMAND [ARGS]   (gclaunch help COMMAND, gclaunch COMMAND --help)\n"
+             "       gclaunch --version\n\n"
              "commands:\n");
   for (size_t i = 0; i < COMMAND_COUNT; i++)
     fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);

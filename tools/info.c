@@ -1,16 +1,23 @@
 /* gclaunch info: what this machine offers -- driver, devices, NVRTC -- and why not if not.
  * --json prints the same as one JSON object (also when there is no driver). */
 #include "cli.h"
+#include "cliopts.h"
 
 #include <gclaunch/gclaunch.h>
 #include <stdio.h>
-#include <string.h>
+
+typedef enum info_option { INFO_JSON } info_option;
+#define INFO_OPTION_COUNT (INFO_JSON + 1)
+static const cli_option info_options[INFO_OPTION_COUNT] = {
+    [INFO_JSON] = {"--json", NULL,
+                   "one JSON object {gclaunch, driver, devices, nvrtc}; a part that is missing\n"
+                   "has \"found\": false with the status and the message"},
+};
 
 void gcl_info_usage(FILE *f) {
   fprintf(f, "usage: gclaunch info [--json]\n\n"
-             "Says whether the CUDA driver, devices and NVRTC were found, and why not if not.\n"
-             "--json: one JSON object {gclaunch, driver, devices, nvrtc}; a part that is missing\n"
-             "has \"found\": false with the status and the message.\n");
+             "Says whether the CUDA driver, devices and NVRTC were found, and why not if not.\n");
+  cli_options_print(f, "info", info_options, INFO_OPTION_COUNT);
 }
 
 static void print_devices(void) {
@@ -142,13 +149,13 @@ static void json_nvrtc(void) {
 int gcl_cmd_info(int argc, char **argv) {
   bool json = false;
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return gcl_info_usage(stdout), 0;
-    if (!strcmp(argv[i], "--json")) json = true;
-    else {
-      fprintf(stderr, "gclaunch info: unknown %s '%s'\n", argv[i][0] == '-' ? "option" : "argument",
-              argv[i]);
-      gcl_info_usage(stderr);
-      return 2;
+    const char *value;
+    int id = cli_option_next("info", info_options, INFO_OPTION_COUNT, argc, argv, &i, &value);
+    if (id == CLI_HELP) return gcl_info_usage(stdout), 0;
+    if (id == CLI_OPERAND) fprintf(stderr, "gclaunch info: unknown argument '%s'\n", argv[i]);
+    if (id < 0) return gcl_info_usage(stderr), 2;
+    switch ((info_option)id) {
+    case INFO_JSON: json = true; break;
     }
   }
   if (json) {

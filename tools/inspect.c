@@ -2,6 +2,7 @@
  * --json prints the one object DESIGN.md fixes; the default is a table for people. */
 #include "cli.h"
 #include "climodule.h"
+#include "cliopts.h"
 
 #include <gclaunch/gclaunch.h>
 #include <fnmatch.h>
@@ -15,25 +16,34 @@ typedef struct options {
   bool json;
 } options;
 
+typedef enum inspect_option {
+  INSPECT_ARCH, INSPECT_KERNEL, INSPECT_SIGNATURE, INSPECT_JSON
+} inspect_option;
+#define INSPECT_OPTION_COUNT (INSPECT_JSON + 1)
+static const cli_option inspect_options[INSPECT_OPTION_COUNT] = {
+    [INSPECT_ARCH] = {"--arch", "sm_NN",
+                      "the fatbin entry and the architecture PTX and CUDA source are laid out for\n"
+                      "(default: a cubin's own, a fatbin's highest cubin, a PTX's .target, sm_90)"},
+    [INSPECT_KERNEL] = {"--kernel", "GLOB",
+                        "only kernels whose name or demangled name matches GLOB (fnmatch: * ? [])"},
+    [INSPECT_SIGNATURE] = {"--signature", "TEXT",
+                           "check a declared signature against every kernel shown: exit 1 naming\n"
+                           "the parameter and both offsets and sizes when one differs; without\n"
+                           "FILE, print every leaf of TEXT by path"},
+    [INSPECT_JSON] = {"--json", NULL,
+                      "one JSON object: file, format, arch, kernels (name, demangled, params)"},
+};
+
 void gcl_inspect_usage(FILE *f) {
   fprintf(f, "usage: gclaunch inspect FILE [--arch sm_NN] [--kernel GLOB] [--signature TEXT] [--json]\n"
              "       gclaunch inspect --signature TEXT [--arch sm_NN] [--json]   (every leaf, no file)\n\n"
              "Reads a cubin, fatbin, PTX or host ELF file (an executable, shared library or object\n"
              "whose .nv_fatbin holds fatbin containers: every container is read), or CUDA source\n"
              "(.cu, compiled with NVRTC), and prints each kernel's parameter offsets, sizes and\n"
-             "alignments as the device lays them out, with demangled names. No GPU is needed.\n"
-             "  --arch     the fatbin entry and the architecture PTX and CUDA source are laid out for\n"
-             "             (default: a cubin's own, a fatbin's highest cubin, a PTX's .target, sm_90)\n"
-             "  --kernel   only kernels whose name or demangled name matches GLOB (fnmatch: * ? [])\n"
-             "  --signature  check a declared signature against every kernel shown: exit 1 naming\n"
-             "             the parameter and both offsets and sizes when one differs\n"
-             "  --json     one JSON object: file, format, arch, kernels (name, demangled, params)\n"
-             "A kernel whose parameters end past 32,764 bytes on the device gets a warning: the\n"
+             "alignments as the device lays them out, with demangled names. No GPU is needed.\n");
+  cli_options_print(f, "inspect", inspect_options, INSPECT_OPTION_COUNT);
+  fprintf(f, "\nA kernel whose parameters end past 32,764 bytes on the device gets a warning: the\n"
              "driver refuses to load such a module.\n");
-}
-
-static bool needs_value(const char *a) {
-  return !strcmp(a, "--arch") || !strcmp(a, "--kernel") || !strcmp(a, "--signature");
 }
 
 /* Returns -1 to go on, else the exit status (0 for --help, 2 on a usage error). */
@@ -41,20 +51,24 @@ static int parse_options(int argc, char **argv, options *o) {
   for (int i = 1; i < argc; i++)
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return gcl_inspect_usage(stdout), 0;
   for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--json")) o->json = true;
-    else if (needs_value(a) && i + 1 == argc) return cli_error("inspect", "option '%s' needs a value", a), 2;
-    else if (!strcmp(a, "--kernel")) o->kernel = argv[++i];
-    else if (!strcmp(a, "--signature")) o->signature = argv[++i];
-    else if (!strcmp(a, "--arch")) {
-      if ((o->sm = cli_parse_arch(argv[++i])) == 0)
-        return cli_error("inspect", "--arch '%s': expected an architecture such as sm_90", argv[i]), 2;
-    } else if (a[0] == '-' && a[1] != '\0')
-      return cli_error("inspect", "unknown option '%s' (gclaunch inspect --help)", a), 2;
-    else if (o->file)
+    const char *a = argv[i], *v;
+    int id = cli_option_next("inspect", inspect_options, INSPECT_OPTION_COUNT, argc, argv, &i, &v);
+    if (id == CLI_OPERAND && o->file)
       return cli_error("inspect", "more than one FILE ('%s', '%s')", o->file, a), 2;
-    else
-      o->file = a;
+    if (id == CLI_OPERAND) o->file = a;
+    if (id < 0) {
+      if (id == CLI_OPERAND) continue;
+      return 2; /* CLI_REFUSED said why; CLI_HELP was handled above */
+    }
+    switch ((inspect_option)id) {
+    case INSPECT_JSON: o->json = true; break;
+    case INSPECT_KERNEL: o->kernel = v; break;
+    case INSPECT_SIGNATURE: o->signature = v; break;
+    case INSPECT_ARCH:
+      if ((o->sm = cli_parse_arch(v)) == 0)
+        return cli_error("inspect", "--arch '%s': expected an architecture such as sm_90", v), 2;
+      break;
+    }
   }
   if (o->file || o->signature) return -1;
   gcl_inspect_usage(stderr);
@@ -134,7 +148,8 @@ static void header(const gcl_image *img, const options *o, size_t shown) {
   if (!o->json) printf("\n");
 }
 
-/* The parameters end past what the driver loads (FACTS.md: CUDA_ERROR_INVALID_IMAGE). */
+/* The parameters end past what the driver loads (docs/facts.md "Parameter limit":
+ * CUDA_ERROR_INVALID_IMAGE). */
 static void warn_limit(const gcl_image *img, const options *o, const gcl_image_kernel *info) {
   if (info->param_bytes <= GCL_PARAM_LIMIT) return;
   fprintf(stderr, "gclaunch inspect: warning: %s: kernel '%s': its parameters end at byte %zu on "
@@ -189,9 +204,7 @@ static int check_signature(const gcl_image *img, const options *o) {
 /* --- a signature's fields, with no file: every leaf by path -------------------------------- */
 
 static const char *leaf_kind(const gcl_param_info *p, char *buf, size_t cap) {
-  static const char *const scalars[] = {"void", "bool", "i8", "u8", "i16", "u16", "i32", "u32",
-                                        "i64", "u64", "f16", "bf16", "f32", "f64"};
-  const char *sc = (unsigned)p->scalar < sizeof scalars / sizeof *scalars ? scalars[p->scalar] : "?";
+  const char *sc = gcl_scalar_name(p->scalar);
   switch (p->kind) {
   case GCL_PARAM_SCALAR: snprintf(buf, cap, "%s", sc); break;
   case GCL_PARAM_POINTER: snprintf(buf, cap, "%s%s*", p->is_const ? "const " : "", sc); break;

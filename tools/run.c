@@ -3,27 +3,57 @@
  * input files -- is checked first, so mistakes are reported on any machine; then the driver. */
 #include "cli.h"
 #include "climodule.h"
+#include "cliopts.h"
 #include "run.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
+typedef enum run_option {
+  RUN_GRID, RUN_BLOCK, RUN_CLUSTER, RUN_SMEM, RUN_SIGNATURE, RUN_ARCH, RUN_ARG, RUN_BUFFER, RUN_OUT,
+  RUN_REPEAT, RUN_WARMUP, RUN_DEVICE, RUN_DEVICES, RUN_SEED, RUN_JSON
+} run_option;
+#define RUN_OPTION_COUNT (RUN_JSON + 1)
+static const cli_option run_options[RUN_OPTION_COUNT] = {
+    [RUN_GRID] = {"--grid", "X[,Y,Z]", "blocks in the grid (required)"},
+    [RUN_BLOCK] = {"--block", "X[,Y,Z]", "threads in a block (required)"},
+    [RUN_CLUSTER] = {"--cluster", "X[,Y,Z]", "blocks in a thread-block cluster"},
+    [RUN_SMEM] = {"--smem", "BYTES", "dynamic shared memory per block"},
+    [RUN_SIGNATURE] = {"--signature", "TEXT",
+                       "the kernel's parameters (gclaunch's signature text),\n"
+                       "checked against MODULE's records; without it the\n"
+                       "records alone"},
+    [RUN_ARCH] = {"--arch", "sm_NN",
+                  "the architecture to check and lay out for (default: the\n"
+                  "device's, else the module's own)"},
+    [RUN_ARG] = {"--arg", "SPEC", "one per kernel parameter, in order (SPEC below)"},
+    [RUN_BUFFER] = {"--buffer", "NAME=buf:...",
+                    "a buffer that is no parameter (for tmap: and --out)"},
+    [RUN_OUT] = {"--out", "NAME=FILE", "after the launches, write buffer NAME's view to FILE"},
+    [RUN_REPEAT] = {"--repeat", "N", "timed launches (default 1)"},
+    [RUN_WARMUP] = {"--warmup", "N", "launches before the timed ones (default 0)"},
+    [RUN_DEVICE] = {"--device", "N", "the device to run on (default 0)"},
+    [RUN_DEVICES] = {"--devices", "all|D,D...",
+                     "the same launch on each device listed (all: every\n"
+                     "device present), each with its own context, module,\n"
+                     "buffers and report"},
+    [RUN_SEED] = {"--seed", "N", "the generator of =rand fills (default 1)"},
+    [RUN_JSON] = {"--json", NULL, "the report as JSON: one object per device and line"},
+};
+
 void gcl_run_usage(FILE *f) {
   fprintf(f,
-      "usage: gclaunch run MODULE KERNEL --grid X[,Y,Z] --block X[,Y,Z] [--cluster X[,Y,Z]]\n"
-      "         [--smem BYTES] [--signature TEXT] [--arch sm_NN] --arg SPEC ... [--repeat N]\n"
-      "         [--warmup N]"
-      " [--buffer NAME=buf:...] [--device N | --devices all|D,D...] [--seed N]\n"
-      "         [--out NAME=FILE] [--json]\n\n"
+      "usage: gclaunch run MODULE KERNEL --grid X[,Y,Z] --block X[,Y,Z] --arg SPEC ... [options]\n\n"
       "MODULE is a cubin, fatbin, PTX or host ELF file, or CUDA source (.cu, compiled with NVRTC).\n"
       "KERNEL is its name (mangled, or demangled without parameters when unique).\n"
       "Before any GPU is used, everything is checked against MODULE itself for one architecture\n"
       "(--arch, else the device's, else the module's own): the kernel, --signature against its\n"
       "parameter records, the --arg specs, the block against its thread limits, shared memory,\n"
-      "clusters, tmap lists against tensormap[N]. Exit 1 when MODULE says otherwise.\n"
-      "One --arg per kernel parameter, in order:\n"
+      "clusters, tmap lists against tensormap[N]. Exit 1 when MODULE says otherwise.\n");
+  cli_options_print(f, "run", run_options, RUN_OPTION_COUNT);
+  fprintf(f,
+      "\nSPEC (--arg), one per kernel parameter in order, or PATH=SPEC for a field:\n"
       "  f32:1.5  u64:42  i32:-3  bool:true ...      a scalar (bool i8 u8 i16 u16 i32 u32 i64 u64\n"
       "                                             f16 bf16 f32 f64)\n"
       "  [NAME=]buf:TYPE:SHAPE[@OFFSET][=FILL]       a device buffer; SHAPE 1024 or 64x64; FILL\n"
@@ -32,37 +62,14 @@ void gcl_run_usage(FILE *f) {
       "  tmap:BUF[,BUF...]:box=AxB[:swizzle=128][:oob=nan][:store=1]\n"
       "                                             tensor map(s) over named buffers, one per\n"
       "                                             element of a tensormap[N] (one name: all)\n"
+      "  tmap:BUF:im2col=PIXELSxCHANNELS[:lower=W,H][:upper=W,H]\n"
+      "                                             im2col maps over a channels-last buffer\n"
       "  hex:0011aa                                 raw bytes (struct, bytes(N), ...)\n"
-      "--buffer NAME=buf:... declares a buffer that is no parameter (for tmap: and --out).\n"
-      "--devices runs the same launch on each device listed (all: every device present), each with\n"
-      "its own context, module, buffers and report (--json: one object per device and line).\n"
+      "  PATH=SPEC                                  a field of a by-value struct instead of a whole\n"
+      "                                             parameter (g.maps[3]=tmap:a:box=64x64, g.n=u32:7)\n"
       "After the launches: each buffer's sum, FNV-1a hash and first elements, and the median\n"
       "kernel time (host clock around launch + synchronize). Exit 2 on a usage error or (after\n"
       "every check passed) without a GPU, 1 when the module or the driver fails.\n");
-}
-
-void run_error(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fputs("gclaunch run: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
-  va_end(ap);
-}
-
-void run_json_string(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++)
-    if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
-    else if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", *s);
-    else fputc(*s, f);
-  fputc('"', f);
-}
-
-long run_find_buffer(const run_state *st, const char *name) {
-  for (size_t i = 0; i < st->nargs; i++)
-    if (st->args[i].kind == GCL_RUNARG_BUFFER && !strcmp(st->args[i].name, name)) return (long)i;
-  return -1;
 }
 
 static bool parse_number(const char *opt, const char *v, long long lo, long long hi, long long *out) {
@@ -159,66 +166,54 @@ static bool parse_buffers(run_state *st) {
   return true;
 }
 
-/* One option with its value; false (message printed) when malformed. */
-static bool parse_option(run_state *st, const char *o, const char *v) {
+/* Option id (a run_options index) with its value v; false (message printed) when malformed. */
+static bool parse_option(run_state *st, run_option id, const char *v) {
+  const char *o = run_options[id].name;
   long long n;
-  if (!strcmp(o, "--grid") || !strcmp(o, "--block") || !strcmp(o, "--cluster")) {
-    unsigned *d = o[2] == 'g' ? st->grid : o[2] == 'b' ? st->block : st->cluster;
+  char err[256];
+  switch (id) {
+  case RUN_GRID: case RUN_BLOCK: case RUN_CLUSTER: {
+    unsigned *d = id == RUN_GRID ? st->grid : id == RUN_BLOCK ? st->block : st->cluster;
     if (gcl_runarg_parse_dim3(v, d)) return true;
     run_error("%s '%s': expected X[,Y[,Z]] with each 1 ... 2147483647", o, v);
     return false;
   }
-  if (!strcmp(o, "--arg")) return add_arg(st, v);
-  if (!strcmp(o, "--buffer")) return add_extra(st, v);
-  if (!strcmp(o, "--out")) return add_out(st, v);
-  if (!strcmp(o, "--signature")) return st->signature = v, true;
-  if (!strcmp(o, "--arch")) {
+  case RUN_ARG: return add_arg(st, v);
+  case RUN_BUFFER: return add_extra(st, v);
+  case RUN_OUT: return add_out(st, v);
+  case RUN_SIGNATURE: return st->signature = v, true;
+  case RUN_ARCH:
     if ((st->arch = cli_parse_arch(v)) != 0) return true;
     run_error("--arch '%s': expected an architecture such as sm_90", v);
     return false;
-  }
-  if (!strcmp(o, "--smem")) return parse_number(o, v, 0, 1 << 30, &n) && (st->shared_bytes = (size_t)n, true);
-  if (!strcmp(o, "--repeat")) return parse_number(o, v, 1, 1000000, &n) && (st->repeat = (int)n, true);
-  if (!strcmp(o, "--warmup")) return parse_number(o, v, 0, 1000000, &n) && (st->warmup = (int)n, true);
-  if (!strcmp(o, "--device")) {
+  case RUN_SMEM: return parse_number(o, v, 0, 1 << 30, &n) && (st->shared_bytes = (size_t)n, true);
+  case RUN_REPEAT: return parse_number(o, v, 1, 1000000, &n) && (st->repeat = (int)n, true);
+  case RUN_WARMUP: return parse_number(o, v, 0, 1000000, &n) && (st->warmup = (int)n, true);
+  case RUN_DEVICE:
     st->device_given = true;
     return parse_number(o, v, 0, 1023, &n) && (st->device = (int)n, true);
-  }
-  if (!strcmp(o, "--devices")) {
-    char err[256];
+  case RUN_DEVICES:
     st->devices_given = true;
     if (gcl_runarg_parse_devices(v, &st->devices, err, sizeof err)) return true;
     run_error("%s", err);
     return false;
+  case RUN_SEED: return parse_number(o, v, 0, INT64_MAX, &n) && (st->seed = (uint64_t)n, true);
+  case RUN_JSON: return st->json = true, true;
   }
-  if (!strcmp(o, "--seed")) return parse_number(o, v, 0, INT64_MAX, &n) && (st->seed = (uint64_t)n, true);
-  run_error("unknown option '%s' (gclaunch run --help)", o);
   return false;
 }
 
-static bool known_option(const char *o) {
-  static const char *const options[] = {"--grid", "--block", "--cluster", "--arg", "--buffer",
-                                        "--out", "--signature", "--arch", "--smem", "--repeat",
-                                        "--warmup", "--device", "--devices", "--seed"};
-  for (size_t i = 0; i < sizeof options / sizeof *options; i++)
-    if (!strcmp(o, options[i])) return true;
-  return false;
-}
-
-/* Returns -1 to go on, else the exit status. */
+/* Returns -1 to go on, else the exit status. Goes on after a mistake, to report them all. */
 static int parse_command_line(int argc, char **argv, run_state *st) {
   bool ok = true, help = false;
   const char *pos[2] = {NULL, NULL};
   int npos = 0;
   for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) help = true;
-    else if (!strcmp(a, "--json")) st->json = true;
-    else if (a[0] == '-' && a[1] == '-' && !known_option(a))
-      run_error("unknown option '%s' (gclaunch run --help)", a), ok = false;
-    else if (a[0] == '-' && a[1] == '-' && i + 1 < argc) ok = parse_option(st, a, argv[++i]) && ok;
-    else if (a[0] == '-' && a[1] == '-') run_error("option '%s' needs a value", a), ok = false;
-    else if (a[0] == '-' && a[1]) run_error("unknown option '%s' (gclaunch run --help)", a), ok = false;
+    const char *a = argv[i], *v;
+    int id = cli_option_next("run", run_options, RUN_OPTION_COUNT, argc, argv, &i, &v);
+    if (id == CLI_HELP) help = true;
+    else if (id == CLI_REFUSED) ok = false;
+    else if (id >= 0) ok = parse_option(st, (run_option)id, v) && ok;
     else if (npos < 2) pos[npos++] = a;
     else run_error("unexpected '%s' (MODULE and KERNEL are already '%s' and '%s')", a, pos[0], pos[1]), ok = false;
   }
@@ -232,58 +227,6 @@ static int parse_command_line(int argc, char **argv, run_state *st) {
   st->module = pos[0];
   st->kernel = pos[1];
   return ok ? -1 : 2;
-}
-
-void run_tensor(const gcl_runarg *a, uint64_t base, int device, int64_t *strides, DLTensor *t) {
-  static const uint8_t codes[] = {
-      [GCL_SCALAR_BOOL] = 6 /* kDLBool: not in DLPack 0.6 headers */, [GCL_SCALAR_I8] = kDLInt,    [GCL_SCALAR_U8] = kDLUInt,
-      [GCL_SCALAR_I16] = kDLInt,   [GCL_SCALAR_U16] = kDLUInt,  [GCL_SCALAR_I32] = kDLInt,
-      [GCL_SCALAR_U32] = kDLUInt,  [GCL_SCALAR_I64] = kDLInt,   [GCL_SCALAR_U64] = kDLUInt,
-      [GCL_SCALAR_F16] = kDLFloat, [GCL_SCALAR_BF16] = kDLBfloat, [GCL_SCALAR_F32] = kDLFloat,
-      [GCL_SCALAR_F64] = kDLFloat};
-  int64_t stride = 1;
-  for (size_t d = a->rank; d-- > 0; stride *= (int64_t)a->shape[d]) strides[d] = stride;
-  memset(t, 0, sizeof *t);
-  t->data = (void *)(uintptr_t)base;
-  t->device = (DLDevice){kDLCUDA, device};
-  t->ndim = (int32_t)a->rank;
-  t->dtype = (DLDataType){codes[a->type], (uint8_t)(8 * a->size), 1};
-  t->shape = (int64_t *)a->shape; /* uint64 counts below 2^32: the same bits */
-  t->strides = strides;
-  t->byte_offset = a->offset * a->size;
-}
-
-bool run_tmap_options(const gcl_runarg *tmap, const gcl_runarg *buf, gcl_tensormap_options *o) {
-  if (!tmap->im2col_pixels && tmap->box_rank != buf->rank) {
-    fprintf(stderr, "gclaunch run: %s %d '%s': box has %zu sizes, buffer '%s' has rank %zu\n",
-            tmap->option, tmap->position, tmap->spec, tmap->box_rank, buf->name, buf->rank);
-    return false;
-  }
-  memset(o, 0, sizeof *o);
-  for (size_t i = 0; i < tmap->box_rank; i++) o->box[i] = tmap->box[tmap->box_rank - 1 - i];
-  o->swizzle = tmap->swizzle;
-  o->oob_fill = tmap->oob_fill;
-  o->store = tmap->store;
-  o->im2col.pixels = tmap->im2col_pixels;
-  o->im2col.channels = tmap->im2col_channels;
-  memcpy(o->im2col.lower, tmap->im2col_lower, sizeof o->im2col.lower);
-  memcpy(o->im2col.upper, tmap->im2col_upper, sizeof o->im2col.upper);
-  return true;
-}
-
-gcl_status run_bind_buffer(gcl_args *args, size_t i, const gcl_runarg *a, uint64_t base,
-                           int device) {
-  gcl_param_info p;
-  gcl_status s = gcl_layout_param_info(gcl_args_layout(args), i, &p);
-  if (s != GCL_OK) return s;
-  if (p.kind != GCL_PARAM_POINTER) { /* untyped 8 bytes (no signature): the view's address */
-    uint64_t address = base + a->offset * a->size;
-    return gcl_args_set(args, i, &address, sizeof address);
-  }
-  int64_t strides[GCL_RUNARG_MAX_RANK];
-  DLTensor t;
-  run_tensor(a, base, device, strides, &t);
-  return gcl_args_set_dltensor(args, i, &t);
 }
 
 /* Buffer names are unique; tmaps and --out name buffers; tmap boxes pass gcl_tensormap_check on

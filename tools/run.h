@@ -1,5 +1,8 @@
-/* gclaunch run: state shared by run.c (options and CPU-side validation) and runexec.c (device
- * side: buffers, binding, launch, timing, report). */
+/* gclaunch run: state shared by run.c (options and CPU-side validation), runcheck.c (checks
+ * against the module), runfields.c (field specs), runexec.c (device side: buffers, binding,
+ * launch, timing, report) and runcommon.c (the helpers they all call). The files call each other
+ * top down only: run.c -> runcheck.c -> runfields.c -> runcommon.c, run.c -> runexec.c ->
+ * runfields.c (tests/cli/tools_graph.sh fails on a cycle). */
 #ifndef GCL_RUN_H
 #define GCL_RUN_H
 
@@ -57,6 +60,7 @@ typedef struct run_state {
   double *kernel_us;      /* repeat kernel times: CUDA events around the launch */
 } run_state;
 
+/* --- helpers (runcommon.c, which calls no other file of tools/) --- */
 /* Prints "gclaunch run: " and the message to stderr. */
 void run_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Writes s as a JSON string literal. */

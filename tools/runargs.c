@@ -28,22 +28,17 @@ static bool bad(const parser *p, const char *fmt, ...) {
   return false;
 }
 
-static const char *const type_names[] = {
-    [GCL_SCALAR_BOOL] = "bool", [GCL_SCALAR_I8] = "i8",   [GCL_SCALAR_U8] = "u8",
-    [GCL_SCALAR_I16] = "i16",   [GCL_SCALAR_U16] = "u16", [GCL_SCALAR_I32] = "i32",
-    [GCL_SCALAR_U32] = "u32",   [GCL_SCALAR_I64] = "i64", [GCL_SCALAR_U64] = "u64",
-    [GCL_SCALAR_F16] = "f16",   [GCL_SCALAR_BF16] = "bf16", [GCL_SCALAR_F32] = "f32",
-    [GCL_SCALAR_F64] = "f64"};
-#define TYPE_COUNT (sizeof type_names / sizeof *type_names)
-
+/* The library's scalar names (gcl_scalar_name); "?" for VOID and values outside the enum. */
 const char *gcl_runarg_type_name(gcl_scalar t) {
-  return (size_t)t < TYPE_COUNT && type_names[t] ? type_names[t] : "?";
+  return t == GCL_SCALAR_VOID ? "?" : gcl_scalar_name(t);
 }
 
 /* Type named by the len bytes at s; GCL_SCALAR_VOID if none. */
 static gcl_scalar type_lookup(const char *s, size_t len) {
-  for (size_t t = 1; t < TYPE_COUNT; t++)
-    if (strlen(type_names[t]) == len && !strncmp(type_names[t], s, len)) return (gcl_scalar)t;
+  for (int t = GCL_SCALAR_BOOL; t <= GCL_SCALAR_F64; t++) {
+    const char *name = gcl_scalar_name((gcl_scalar)t);
+    if (strlen(name) == len && !strncmp(name, s, len)) return (gcl_scalar)t;
+  }
   return GCL_SCALAR_VOID;
 }
 
@@ -137,7 +132,7 @@ static bool parse_buffer(const parser *p, const char *s, gcl_runarg *out) {
   size_t tlen = colon ? (size_t)(colon - s) : strcspn(s, "=@");
   gcl_scalar t = type_lookup(s, tlen);
   if (t == GCL_SCALAR_VOID) return bad(p, "unknown element type '%.*s'", (int)tlen, s);
-  if (!colon) return bad(p, "expected buf:%s:COUNT (a shape such as 1024 or 64x64)", type_names[t]);
+  if (!colon) return bad(p, "expected buf:%s:COUNT (a shape such as 1024 or 64x64)", gcl_scalar_name(t));
   out->kind = GCL_RUNARG_BUFFER;
   out->type = t;
   out->size = gcl_runarg_type_size(t);

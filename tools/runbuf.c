@@ -3,60 +3,7 @@
 
 #include <string.h>
 
-size_t gcl_runarg_type_size(gcl_scalar t) {
-  switch (t) {
-  case GCL_SCALAR_BOOL: case GCL_SCALAR_I8: case GCL_SCALAR_U8: return 1;
-  case GCL_SCALAR_I16: case GCL_SCALAR_U16: case GCL_SCALAR_F16: case GCL_SCALAR_BF16: return 2;
-  case GCL_SCALAR_I32: case GCL_SCALAR_U32: case GCL_SCALAR_F32: return 4;
-  case GCL_SCALAR_I64: case GCL_SCALAR_U64: case GCL_SCALAR_F64: return 8;
-  default: return 0;
-  }
-}
-
-/* IEEE binary16 from a float, round to nearest even (subnormals and overflow to inf included).
- * Bit arithmetic only: the tool does not need libm. */
-static uint16_t f16_from(float f) {
-  uint32_t x;
-  memcpy(&x, &f, 4);
-  uint32_t sign = (x >> 16) & 0x8000, mag = x & 0x7fffffff;
-  if (mag > 0x7f800000) return (uint16_t)(sign | 0x7e00);          /* NaN */
-  if (mag >= 0x477ff000) return (uint16_t)(sign | 0x7c00);         /* rounds past 65504: inf */
-  if (mag < 0x38800000) {                                         /* subnormal half or zero */
-    if (mag < 0x33000000) return (uint16_t)sign;                  /* below 2^-25: zero */
-    uint32_t m = (mag & 0x7fffff) | 0x800000, shift = 126 - (mag >> 23);
-    uint32_t q = m >> shift, rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
-    q += rem > half || (rem == half && (q & 1));
-    return (uint16_t)(sign | q);
-  }
-  uint32_t r = mag + 0xfff + ((mag >> 13) & 1);                   /* round to nearest even */
-  return (uint16_t)(sign | ((r - 0x38000000) >> 13));
-}
-
-static float f16_to(uint16_t h) {
-  uint32_t sign = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff, x;
-  if (e == 0) {
-    float mag = (float)m * 0x1p-24f;                              /* exact: m < 2^10 */
-    return sign ? -mag : mag;
-  }
-  x = e == 31 ? sign | 0x7f800000 | (m << 13) : sign | ((e + 112) << 23) | (m << 13);
-  float f;
-  memcpy(&f, &x, 4);
-  return f;
-}
-
-static uint16_t bf16_from(float f) {
-  uint32_t x;
-  memcpy(&x, &f, 4);
-  if ((x & 0x7fffffff) > 0x7f800000) return (uint16_t)((x >> 16) | 0x40);
-  return (uint16_t)((x + 0x7fff + ((x >> 16) & 1)) >> 16);
-}
-
-static float bf16_to(uint16_t b) {
-  uint32_t x = (uint32_t)b << 16;
-  float f;
-  memcpy(&f, &x, 4);
-  return f;
-}
+size_t gcl_runarg_type_size(gcl_scalar t) { return gcl_scalar_size(t); }
 
 /* Integers wrap modulo 2^bits, as a C conversion through int64/uint64 would. */
 static uint64_t to_bits(double v) {
@@ -69,8 +16,8 @@ void gcl_runarg_store(gcl_scalar t, void *dst, double value) {
   float f = (float)value;
   switch (t) {
   case GCL_SCALAR_BOOL: *(unsigned char *)dst = value != 0; return;
-  case GCL_SCALAR_F16: h = f16_from(f); memcpy(dst, &h, 2); return;
-  case GCL_SCALAR_BF16: h = bf16_from(f); memcpy(dst, &h, 2); return;
+  case GCL_SCALAR_F16: h = gcl_f16_from_f32(f); memcpy(dst, &h, 2); return;
+  case GCL_SCALAR_BF16: h = gcl_bf16_from_f32(f); memcpy(dst, &h, 2); return;
   case GCL_SCALAR_F32: memcpy(dst, &f, 4); return;
   case GCL_SCALAR_F64: memcpy(dst, &value, 8); return;
   default: memcpy(dst, &bits, gcl_runarg_type_size(t)); return; /* little-endian: low bytes */
@@ -92,8 +39,8 @@ double gcl_runarg_element(gcl_scalar t, const void *view, uint64_t i) {
   case GCL_SCALAR_U32: return v.u32;
   case GCL_SCALAR_I64: return (double)v.i64;
   case GCL_SCALAR_U64: return (double)v.u64;
-  case GCL_SCALAR_F16: return f16_to(v.u16);
-  case GCL_SCALAR_BF16: return bf16_to(v.u16);
+  case GCL_SCALAR_F16: return gcl_f16_to_f32(v.u16);
+  case GCL_SCALAR_BF16: return gcl_bf16_to_f32(v.u16);
   case GCL_SCALAR_F32: return v.f32;
   case GCL_SCALAR_F64: return v.f64;
   default: return 0;

@@ -4,6 +4,7 @@
 #define GCL_ARGS_INTERNAL_H
 
 #include "internal.h"
+#include "layout_internal.h"
 #include "tmap.h"
 
 /* Releases an owned object (a taken DLPack tensor); called exactly once. */
@@ -75,11 +76,26 @@ typedef struct gcl__tmap_run {
   gcl__tmap_who who;      /* the first map (gcl__tmap_run_who gives map i) */
 } gcl__tmap_run;
 
-/* Maps first ... first + n - 1 (n >= 1) of args. GCL_ERROR_INVALID_ARGUMENT (NULL first, a field
- * of another layout, maps past the end of first's array) or GCL_ERROR_TYPE_MISMATCH (no
- * tensormap leaf), messages naming fn and the field. Changes nothing. */
-gcl_status gcl__args_tmap_run(gcl_args *args, const gcl_field *first, size_t n, const char *fn,
-                              gcl__tmap_run *run);
+/* Why no run of n maps starts at first: GCL_ERROR_INVALID_ARGUMENT (NULL first, a field of
+ * another layout, maps past the end of first's array) or GCL_ERROR_TYPE_MISMATCH (no tensormap
+ * leaf), messages naming fn and the field. Failure paths only. */
+gcl_status gcl__args_tmap_run_error(const gcl_args *args, const gcl_field *first, size_t n,
+                                    const char *fn);
+/* Maps first ... first + n - 1 (n >= 1) of args into *run; else gcl__args_tmap_run_error.
+ * Inline: the one-map calls are this, their checks and the driver call. Changes nothing. */
+static inline gcl_status gcl__args_tmap_run(gcl_args *args, const gcl_field *first, size_t n,
+                                            const char *fn, gcl__tmap_run *run) {
+  if (!first || gcl__f_layout(first) != args->layout || first->param >= args->count ||
+      n - 1 >= gcl__f(first, GCL__F_SPAN)) /* n = 0 wraps: refused too */
+    return gcl__args_tmap_run_error(args, first, n, fn);
+  const struct gcl__lparam *p = &args->lparams[first->param];
+  run->map = args->data + first->offset;
+  run->entry = args->tmaps + gcl__f(first, GCL__F_TMAP);
+  run->who = (gcl__tmap_who){.layout = args->layout, .param = first->param,
+                             .rel = gcl__f(first, GCL__F_REL),
+                             .whole = !p->type || p->type->kind == GCL_PARAM_TENSORMAP};
+  return GCL_OK;
+}
 /* Who map i of run is in messages. */
 static inline gcl__tmap_who gcl__tmap_run_who(const gcl__tmap_run *run, size_t i) {
   gcl__tmap_who w = run->who;
@@ -90,13 +106,28 @@ static inline gcl__tmap_who gcl__tmap_run_who(const gcl__tmap_run *run, size_t i
 /* After n maps were encoded or re-pointed into args->scratch (128 bytes each) with their
  * addresses in args->scratch_addresses: copies them into the buffer, records their inputs
  * (tensors[i] and options[i], or options[0] when options_count is 1) and addresses, marks them
- * set. Cannot fail. */
-void gcl__args_tmap_commit(gcl_args *args, const gcl__tmap_run *run, size_t n,
-                           const DLTensor *const *tensors, const gcl_tensormap_options *options,
-                           size_t options_count);
+ * set. Cannot fail. Inline, fixed-size copies: no call on the way. */
+static inline void gcl__args_tmap_commit(gcl_args *args, const gcl__tmap_run *run, size_t n,
+                                         const DLTensor *const *tensors,
+                                         const gcl_tensormap_options *options,
+                                         size_t options_count) {
+  for (size_t i = 0; i < n; i++) {
+    memcpy(run->map + i * GCL_TENSORMAP_BYTES, args->scratch + i * GCL_TENSORMAP_BYTES,
+           GCL_TENSORMAP_BYTES);
+    run->entry[i].address = args->scratch_addresses[i];
+    gcl__tmap_snap_make(tensors[i], options_count == 1 ? options : options + i,
+                        &run->entry[i].snap);
+  }
+  if (args->unset_bytes[run->who.param]) /* maps own nothing: only set-tracking is left */
+    gcl__args_mark(args, run->who.param, run->who.rel, n * GCL_TENSORMAP_BYTES);
+}
 /* After maps [0, n) of run were re-pointed in place to the addresses at addr (stride bytes
  * apart): records the addresses. Cannot fail. */
-void gcl__args_tmap_repointed(const gcl__tmap_run *run, size_t n, const void *addr, size_t stride);
+static inline void gcl__args_tmap_repointed(const gcl__tmap_run *run, size_t n, const void *addr,
+                                            size_t stride) {
+  for (size_t i = 0; i < n; i++)
+    memcpy(&run->entry[i].address, (const unsigned char *)addr + i * stride, sizeof(uint64_t));
+}
 /* Forgets slots [slot, slot + n): raw bytes were written over them. Cannot fail. */
 void gcl__args_tmap_forget(gcl_args *args, size_t slot, size_t n);
 

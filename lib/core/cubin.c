@@ -1,5 +1,5 @@
 /* Cubin reader: kernel entries from the ELF symbol table and their parameter records from the
- * .nv.info sections (FACTS.md "Cubin metadata"). Records come in no fixed order: the parameters
+ * .nv.info sections (docs/facts.md "Cubin records"). Records come in no fixed order: the parameters
  * are sorted by ordinal. Every record is bounds-checked; a hostile file gives GCL_ERROR_BAD_IMAGE. */
 #include "image_internal.h"
 

@@ -1,6 +1,7 @@
 /* DLPack tensor validation: may tensor t go into a pointer parameter, and at which address?
- * The first element is at data + byte_offset (FACTS.md); producers put a view's offset in either
- * field, so byte_offset may hold any value that keeps the tensor addressable and aligned. */
+ * The first element is at data + byte_offset (docs/facts.md "DLPack"); producers put a view's
+ * offset in either field, so byte_offset may hold any value that keeps the tensor addressable and
+ * aligned. */
 #include "internal.h"
 
 #include <inttypes.h>
@@ -8,8 +9,8 @@
 #include <stdalign.h>
 #include <stdio.h>
 
-/* The layouts gclaunch relies on, unchanged from DLPack 0.6 to 1.3 (FACTS.md). A header that
- * disagrees would make every tensor read garbage, so refuse to build against it. */
+/* The layouts gclaunch relies on, unchanged from DLPack 0.6 to 1.3 (docs/facts.md "DLPack"). A
+ * header that disagrees would make every tensor read garbage, so refuse to build against it. */
 _Static_assert(sizeof(DLDevice) == 8, "DLDevice is 8 bytes");
 _Static_assert(sizeof(DLDataType) == 4, "DLDataType is 4 bytes");
 _Static_assert(offsetof(DLDataType, bits) == 1 && offsetof(DLDataType, lanes) == 2,

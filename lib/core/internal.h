@@ -48,8 +48,8 @@ gcl_status gcl__image_format(const void *data, size_t size, gcl_image_format *fo
 gcl_status gcl__read_file(const char *path, void **data, size_t *size);
 
 /* Parameter base in constant bank 0 for architecture sm and a parameter area of area bytes.
- * 0 for an unknown sm. (FACTS.md: 0x160 on sm_75-89, 0x1a80 there when the area exceeds 4352
- * bytes, 0x210 on sm_90, 0x380 on sm_100 and later.) */
+ * 0 for an unknown sm. (docs/facts.md "Parameter bases": 0x160 on sm_75-89, 0x1a80 there when
+ * the area exceeds 4352 bytes, 0x210 on sm_90, 0x380 on sm_100 and later.) */
 size_t gcl__param_base(int sm, size_t area_bytes);
 /* True for the architectures the layout engine knows. */
 bool gcl__sm_known(int sm);

@@ -1,8 +1,8 @@
 /* The device layout engine: where each parameter sits in the kernel's parameter buffer.
  *
  * ptxas places parameters in constant bank 0 after a per-architecture base and aligns the
- * *absolute* address, not the offset (FACTS.md, checked against cubins and the H200's
- * cuFuncGetParamInfo):  abs = base; for each param: abs = alignup(abs, align);
+ * *absolute* address, not the offset (docs/facts.md "Placement rule", checked against cubins and
+ * the H200's cuFuncGetParamInfo):  abs = base; for each param: abs = alignup(abs, align);
  * offset = abs - base; abs += size.  The buffer is max(offset + size) bytes, no tail padding. */
 #include "layout_internal.h"
 

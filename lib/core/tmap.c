@@ -1,9 +1,9 @@
 /* Tensor maps on the CPU: validates a DLPack tensor and options against the constraints of
- * cuTensorMapEncodeTiled and cuTensorMapEncodeIm2col (CUDA 13 cuda.h; FACTS.md) and translates
- * them into their arguments, so that every mistake is reported with the tensor, the dimension
- * and the value before the driver, which would only say CUDA_ERROR_INVALID_VALUE. No cuda.h
- * here: the enum values are gclaunch's own, asserted equal to the driver's in
- * lib/cuda/tensormap.c. */
+ * cuTensorMapEncodeTiled and cuTensorMapEncodeIm2col (CUDA 13 cuda.h; docs/facts.md "Tensor maps:
+ * encode rules") and translates them into their arguments, so that every mistake is reported
+ * with the tensor, the dimension and the value before the driver, which would only say
+ * CUDA_ERROR_INVALID_VALUE. No cuda.h here: the enum values are gclaunch's own, asserted equal
+ * to the driver's in lib/cuda/tensormap.c. */
 #include "tmap.h"
 #include "layout_internal.h"
 

@@ -1,6 +1,6 @@
 /* Sticky kernel faults. After a kernel fault the driver fails every later call of the process
  * with the same error -- launches, allocations, new events, even a new primary context
- * (FACTS.md, measured on the H200) -- so gclaunch records the first one process-wide and answers
+ * (docs/facts.md "Sticky faults") -- so gclaunch records the first one process-wide and answers
  * every later call with it, without going back to the driver. */
 #include "driver.h"
 
@@ -33,7 +33,8 @@ void gcl__fault_note_tensormaps(void) {
     atomic_store_explicit(&uses_tensormaps, true, memory_order_relaxed);
 }
 
-/* The TMA rule of FACTS.md: the host cannot see device-side coordinates, so name it. */
+/* The TMA rule (docs/facts.md "TMA on the device"): the host cannot see device-side coordinates,
+ * so name it. */
 static const char *hint(CUresult r) {
   if (r != CUDA_ERROR_ILLEGAL_INSTRUCTION || !atomic_load(&uses_tensormaps)) return "";
   return ". This process uses tensor maps; likely cause: a TMA load/store whose innermost "

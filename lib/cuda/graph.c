@@ -113,7 +113,8 @@ static gcl_status capture_order(CUgraph g, CUgraphNode *nodes, size_t n, CUgraph
   size_t *indeg = gcl__calloc(n + 1, sizeof *indeg);
   gcl_status s = GCL_OK;
   if (rc == CUDA_SUCCESS && (!from || !to || !indeg)) s = gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "graph: %zu edges", e);
-  if (s == GCL_OK && rc == CUDA_SUCCESS) rc = gcl__cu.cuGraphGetEdges(g, from, to, NULL, &e);
+  /* No edges (one node): the driver refuses arrays with a count of 0 (INVALID_VALUE, driver 580). */
+  if (s == GCL_OK && rc == CUDA_SUCCESS && e) rc = gcl__cu.cuGraphGetEdges(g, from, to, NULL, &e);
   if (s == GCL_OK && rc != CUDA_SUCCESS) s = gcl__cu_fail(rc, "cuGraphGetEdges");
   for (size_t i = 0; s == GCL_OK && i < e; i++) indeg[index_of(nodes, n, to[i])]++;
   for (size_t done = 0; s == GCL_OK && done < n; done++) {

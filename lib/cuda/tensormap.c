@@ -63,8 +63,9 @@ static inline bool device_ok(const gcl_context *ctx, const DLTensor *t) {
 
 /* Once per call: the device has TMA. (A context exists only once the driver loaded, so there is
  * no gcl__cu_load here.) ctx is not made current here: the encode needs some current context,
- * and its bytes do not depend on which (FACTS.md), so encode_into binds ctx only when the
- * driver refuses without it -- one cuCtxGetCurrent less per map. */
+ * and its bytes should not depend on which (docs/facts.md "Tensor maps: cost and bytes"), so
+ * encode_into binds ctx only when the driver refuses without it -- one cuCtxGetCurrent less per
+ * map. */
 static gcl_status begin(gcl_context *ctx, const gcl__tmap_who *who) {
   if (ctx->sm < 90)
     return gcl__tmap_fail(who, GCL_ERROR_INVALID_ARGUMENT,
@@ -105,26 +106,26 @@ __attribute__((noinline)) static gcl_status encode_failed(const gcl_tensormap_de
                       (unsigned long long)d->dims[0], d->box[0], d->box_bytes);
 }
 
-/* Encodes a translated description into *m (written only on success). */
+/* Encodes a translated description into *m, which may be written also on failure (the args'
+ * scratch, or a caller's temporary). */
 static gcl_status encode_into(gcl_context *ctx, const gcl_tensormap_desc *d,
-                              const gcl__tmap_who *who, void *m) {
-  CUtensorMap tmp;
-  CUresult rc = encode_desc(d, &tmp);
+                              const gcl__tmap_who *who, CUtensorMap *m) {
+  CUresult rc = encode_desc(d, m);
   CUcontext cur = NULL;
   if (rc != CUDA_SUCCESS && (gcl__cu.cuCtxGetCurrent(&cur) != CUDA_SUCCESS || cur != ctx->ctx)) {
     gcl_status s = gcl__context_bind(ctx); /* no context, or another device's, was current */
     if (s != GCL_OK) return s;
-    rc = encode_desc(d, &tmp);
+    rc = encode_desc(d, m);
   }
   if (rc != CUDA_SUCCESS) return encode_failed(d, who, rc);
-  memcpy(m, &tmp, sizeof tmp);
   gcl__fault_note_tensormaps(); /* a later ILLEGAL_INSTRUCTION names the TMA rule */
   return GCL_OK;
 }
 
-/* Translates t with o, checks it against ctx and encodes it into m; *address gets the map's. */
+/* Translates t with o, checks it against ctx and encodes it into m (which the failure may leave
+ * written); *address gets the map's. */
 static gcl_status encode_tensor(gcl_context *ctx, const DLTensor *t, const gcl_tensormap_options *o,
-                                const gcl__tmap_who *who, void *m, uint64_t *address) {
+                                const gcl__tmap_who *who, CUtensorMap *m, uint64_t *address) {
   gcl_tensormap_desc d;
   gcl_status s;
   if ((s = gcl__tmap_translate(t, o, who, &d)) || (s = check_device(ctx, t, who)) ||
@@ -145,8 +146,11 @@ gcl_status gcl_tensormap_encode(gcl_context *ctx, const DLTensor *t,
   if (gcl__faulted()) return gcl__fault_check();
   static const gcl__tmap_who who = {.text = "tensor"};
   uint64_t address;
+  CUtensorMap tmp; /* map stays untouched on failure */
   gcl_status s = begin(ctx, &who);
-  return s ? s : encode_tensor(ctx, t, options, &who, map, &address);
+  if (!s) s = encode_tensor(ctx, t, options, &who, &tmp, &address);
+  if (!s) memcpy(map, &tmp, sizeof tmp);
+  return s;
 }
 
 /* --- re-pointing maps: cuTensorMapReplaceAddress -------------------------------------------- */
@@ -224,7 +228,7 @@ gcl_status gcl_args_repoint_tensormaps(gcl_args *args, gcl_context *ctx, const g
   if (!addresses)
     return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: addresses: expected %zu addresses, got NULL",
                      fn, n);
-  gcl__tmap_run run;
+  gcl__tmap_run run = {0};
   if ((s = gcl__args_tmap_run(args, first, n, fn, &run))) return s;
   for (size_t i = 0; i < n; i++) {
     const gcl__tmap_snap *snap = &run.entry[i].snap;
@@ -264,7 +268,7 @@ static bool all_refreshable(gcl_args *args, const gcl_context *ctx, const gcl__t
 /* Map i into the scratch: copied and re-pointed when refresh allows it, else encoded. */
 static gcl_status stage(gcl_args *args, gcl_context *ctx, const gcl__tmap_run *run, size_t i,
                         const DLTensor *t, const gcl_tensormap_options *o, bool refresh) {
-  unsigned char *out = args->scratch + i * GCL_TENSORMAP_BYTES;
+  CUtensorMap *out = (CUtensorMap *)(void *)(args->scratch + i * GCL_TENSORMAP_BYTES);
   uint64_t *a = &args->scratch_addresses[i];
   gcl__tmap_who who = gcl__tmap_run_who(run, i);
   if (!refresh || !refreshable(ctx, &run->entry[i], t, o, a))
@@ -299,7 +303,7 @@ gcl_status gcl_args_set_tensormaps(gcl_args *args, gcl_context *ctx, const gcl_f
   static const char fn[] = "gcl_args_set_tensormaps";
   gcl_status s = check_batch(args, ctx, n, tensors, options, options_count, flags, fn);
   if (s || n == 0) return s;
-  gcl__tmap_run run;
+  gcl__tmap_run run = {0};
   if ((s = gcl__args_tmap_run(args, first, n, fn, &run)) || (s = begin(ctx, &run.who))) return s;
   if (gcl__faulted()) return gcl__fault_check();
   bool refresh = flags & GCL_TENSORMAP_REFRESH;

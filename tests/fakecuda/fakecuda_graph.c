@@ -161,7 +161,9 @@ CUresult fake_cuGraphGetEdges(CUgraph g, CUgraphNode *from, CUgraphNode *to,
                               CUgraphEdgeData *data, size_t *count) {
   ENTER(cuGraphGetEdges);
   fake_graph *gr = graph_of(g, GRAPH_MAGIC);
-  if (!count || (!from) != (!to) || (data && !from)) return CUDA_ERROR_INVALID_VALUE;
+  /* As driver 580 on the H200: arrays with a count of 0 are refused (a graph of one node). */
+  if (!count || (!from) != (!to) || (data && !from) || (from && !*count))
+    return CUDA_ERROR_INVALID_VALUE;
   if (data) memset(data, 0, *count * sizeof *data); /* default edges */
   if (!gr) return CUDA_ERROR_INVALID_HANDLE;
   size_t edges = gr->count ? gr->count - 1 : 0;

@@ -12,7 +12,8 @@
 /* Any text that gcl_module_load_data takes for PTX; the fake accepts every image. */
 static const char fake_ptx[] = "//\n.version 8.0\n.target sm_90\n.address_size 64\n";
 
-/* The kernel FACTS.md measured on the H200: (grid_constant CUtensorMap m, char c, int *out). */
+/* The kernel measured on the H200 (docs/facts.md "Placement rule"):
+ * (grid_constant CUtensorMap m, char c, int *out). */
 #define FAKE_K_SIGNATURE "grid_constant tensormap m, i8 c, i32* out"
 static inline void fake_declare_k(void) {
   const size_t off[] = {112, 240, 248}, size[] = {128, 1, 8};

@@ -453,8 +453,8 @@ Test(tensormap, wrong_slot_or_device_is_rejected) {
   make_plan(r.ctx, gcl_context_device(r.ctx), 2, &p);
   const DLTensor *t = &p.jobs[0].src.t;
   gcl_tensormap_options o = box_for(&p.jobs[0].src, 0);
-  expect_failure(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 16), 1, (const DLTensor *const[]){t}, &o, 1, 0), GCL_ERROR_INVALID_ARGUMENT,
-                 "parameter 0 'maps'", "element 16");
+  expect_failure(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 15), 2, (const DLTensor *const[]){t, t}, &o, 1, 0), GCL_ERROR_INVALID_ARGUMENT,
+                 "parameter 0 'maps' field 'maps[15]'", "n = 2 maps from here, but only 1");
   expect_failure(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 1, 0), 1, (const DLTensor *const[]){t}, &o, 1, 0), GCL_ERROR_TYPE_MISMATCH,
                  "parameter 1 'work'", "tensormap");
   DLTensor elsewhere = *t;

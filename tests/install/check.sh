@@ -73,8 +73,8 @@ else
   echo "$demo_out" | head -20
 fi
 
-# What consumer.c must print: the sm_90 rule of FACTS.md (param base 0x210, so the 128-aligned
-# tensormap array lands at 112, not at 0 as in C).
+# What consumer.c must print: the sm_90 rule of docs/facts.md ("Parameter bases": param base
+# 0x210, so the 128-aligned tensormap array lands at 112, not at 0 as in C).
 expected="gclaunch $version sm_90
 param 0 maps offset 112 size 256 align 128
 param 1 src offset 368 size 8 align 8

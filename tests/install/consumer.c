@@ -1,6 +1,7 @@
 /* consumer.c -- a program built against an *installed* gclaunch (pkg-config or CMake), CPU only:
  * parses a signature and prints its sm_90 parameter layout. tests/install/check.sh builds it both
- * ways and compares the output with the offsets FACTS.md gives for sm_90. */
+ * ways and compares the output with the offsets docs/facts.md gives for sm_90
+ * ("Placement rule"). */
 #include <gclaunch/gclaunch.h>
 #include <stdio.h>
 

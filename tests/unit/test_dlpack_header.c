@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 
-/* Every size and offset FACTS.md gives, in one order, for both variants. */
+/* Every size and offset docs/facts.md gives ("DLPack"), in one order, for both variants. */
 #define LAYOUT_LIST(X)                                                                            \
   X(sizeof(DLDevice), 8) X(sizeof(DLDataType), 4) X(sizeof(DLTensor), 48)                         \
   X(offsetof(DLTensor, data), 0) X(offsetof(DLTensor, device), 8) X(offsetof(DLTensor, ndim), 16) \

@@ -1,7 +1,8 @@
 /* gcl_image_* on cubins, fatbins and PTX that nvcc built from kernels/params.cu (and NVRTC built
  * from the same source), checked against the compiler's own records: the cubin values below are
  * what ptxas wrote into .nv.info (k_one's are the ones cuFuncGetParamInfo returned on the H200,
- * FACTS.md), and PTX laid out by the engine must equal the cubin of the same architecture. */
+ * docs/facts.md "Placement rule"), and PTX laid out by the engine must equal the cubin of the
+ * same architecture. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,7 +126,7 @@ Test(image, ptx_for_other_architectures) {
   cr_assert_eq(gcl_image_sm(ptx80), 80);
   cr_assert_eq(gcl_image_find_kernel(ptx80, "k_one", &k), GCL_OK);
   cr_assert_eq(gcl_image_param(ptx80, k, 0, &off, NULL, NULL), GCL_OK);
-  cr_assert_eq(off, 32, "FACTS.md: a 128-aligned first parameter sits at 0x20 on sm_80");
+  cr_assert_eq(off, 32, "docs/facts.md: a 128-aligned first parameter sits at 0x20 on sm_80");
   cr_assert_eq(gcl_image_param(ptx100, k, 0, &off, NULL, NULL), GCL_OK);
   cr_assert_eq(off, 0, "and at 0 on sm_100");
   gcl_image_destroy(ptx80);

@@ -1,5 +1,6 @@
-/* Layout engine against the offsets measured in cubins and on the H200 (FACTS.md,
- * reference/cuda_facts.md), the 4352-byte base switch and the 32764-byte limit. */
+/* Layout engine against the offsets measured in cubins and on the H200 (docs/facts.md,
+ * "Parameter bases", "Placement rule", "Parameter limit"), the 4352-byte base switch and the
+ * 32764-byte limit. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>

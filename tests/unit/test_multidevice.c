@@ -174,10 +174,10 @@ Test(multidevice, packed_buffers_and_launches_are_per_device) {
   world_close(&w);
 }
 
-/* The launch runs in the kernel's context, as the real driver decides it (FACTS.md): on a stream
- * of that context whatever context is current -- gcl_launch then leaves the current one alone --
- * and on the default stream only with it current, which gcl_launch arranges when the driver
- * refuses. */
+/* The launch runs in the kernel's context, as the real driver decides it (docs/facts.md
+ * "Contexts"): on a stream of that context whatever context is current -- gcl_launch then leaves
+ * the current one alone -- and on the default stream only with it current, which gcl_launch
+ * arranges when the driver refuses. */
 /* A stream of device d's context and one_block on it in *cfg. */
 static gcl_stream *stream_on(world *w, int d, gcl_launch_config *cfg) {
   gcl_stream *s = NULL;

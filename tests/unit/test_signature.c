@@ -1,5 +1,6 @@
 /* Signature parser: accepted forms, what they describe, column-accurate errors, round trip. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -335,4 +336,74 @@ Test(signature, mutations_fail_cleanly_with_a_column) {
     cr_assert_eq(sscanf(gcl_last_error(), "col %u:", &col), 1, "'%s': %s", text, gcl_last_error());
     cr_assert(col >= 1 && col <= strlen(text) + 1, "'%s': %s", text, gcl_last_error());
   }
+}
+
+/* --- the public scalar helpers: names and sizes as the grammar spells them, f16/bf16 --------- */
+
+Test(scalar, names_and_sizes_round_trip_through_the_grammar) {
+  for (int t = GCL_SCALAR_BOOL; t <= GCL_SCALAR_F64; t++) {
+    char text[32];
+    snprintf(text, sizeof text, "%s x", gcl_scalar_name((gcl_scalar)t));
+    gcl_signature *sig = parse_ok(text);
+    gcl_param_info p = info_of(sig, 0);
+    cr_assert_eq(p.scalar, (gcl_scalar)t, "%s", text);
+    cr_assert_eq(gcl_scalar_size((gcl_scalar)t), p.size, "%s", text);
+    gcl_signature_destroy(sig);
+  }
+  cr_assert_str_eq(gcl_scalar_name(GCL_SCALAR_VOID), "void");
+  cr_assert_eq(gcl_scalar_size(GCL_SCALAR_VOID), 0);
+  cr_assert_str_eq(gcl_scalar_name((gcl_scalar)99), "?");
+  cr_assert_eq(gcl_scalar_size((gcl_scalar)-1), 0);
+}
+
+static uint64_t scalar_rng = 0x2545f4914f6cdd1dull;
+static uint32_t next_bits(void) {
+  scalar_rng ^= scalar_rng << 13, scalar_rng ^= scalar_rng >> 7, scalar_rng ^= scalar_rng << 17;
+  return (uint32_t)(scalar_rng >> 16);
+}
+
+static float from_bits(uint32_t u) {
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+/* The compiler's _Float16 conversion (round to nearest even) is the oracle for f16, both ways. */
+Test(scalar, f16_matches_the_compilers_conversion) {
+  for (int i = 0; i < 200000; i++) {
+    uint32_t u = i < 65536 ? (uint32_t)i << 16 | (next_bits() & 0xffffu) : next_bits();
+    if (i % 3 == 0) u = (u & 0x80ffffffu) | ((100u + next_bits() % 50u) << 23); /* near halves */
+    float x = from_bits(u);
+    _Float16 h = (_Float16)x;
+    uint16_t want;
+    memcpy(&want, &h, sizeof want);
+    uint16_t got = gcl_f16_from_f32(x);
+    if (x != x) cr_assert((got & 0x7c00u) == 0x7c00u && (got & 0x3ffu), "NaN 0x%08x -> 0x%04x", u, got);
+    else cr_assert_eq(got, want, "0x%08x (%g): 0x%04x, the compiler 0x%04x", u, x, got, want);
+    _Float16 back;
+    memcpy(&back, &want, sizeof back);
+    if (x == x) cr_assert_eq(gcl_f16_to_f32(want), (float)back, "0x%04x", want);
+  }
+}
+
+/* bf16 keeps the top 16 bits of a float, rounded to nearest even: the result is the nearer of
+ * the two bf16 values around x (the even one on a tie), and converts back exactly. */
+Test(scalar, bf16_rounds_to_the_nearest_even) {
+  for (int i = 0; i < 200000; i++) {
+    uint32_t u = next_bits();
+    if ((u & 0x7f800000u) == 0x7f800000u) continue; /* inf and NaN: below */
+    float x = from_bits(u);
+    uint16_t got = gcl_bf16_from_f32(x);
+    uint32_t lo = u & 0xffff0000u, hi = lo + 0x10000u;
+    /* Past the largest finite bf16 the next value up is infinity, standing for 2^128 here. */
+    double h = (hi & 0x7fffffffu) == 0x7f800000u ? copysign(ldexp(1.0, 128), (double)x)
+                                                 : (double)from_bits(hi);
+    double dl = fabs((double)x - (double)from_bits(lo)), dh = fabs(h - (double)x);
+    uint16_t want = (uint16_t)((dl < dh || (dl == dh && !((lo >> 16) & 1u))) ? lo >> 16 : hi >> 16);
+    cr_assert_eq(got, want, "0x%08x: 0x%04x, expected 0x%04x", u, got, want);
+    cr_assert_eq(gcl_bf16_to_f32(got), from_bits((uint32_t)got << 16));
+  }
+  cr_assert_eq(gcl_bf16_from_f32(from_bits(0x7f800000u)), 0x7f80u);
+  uint16_t nan = gcl_bf16_from_f32(from_bits(0x7f800001u));
+  cr_assert((nan & 0x7f80u) == 0x7f80u && (nan & 0x7fu), "NaN stays NaN: 0x%04x", nan);
 }
