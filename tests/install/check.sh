@@ -43,6 +43,16 @@ for f in "$lib/libgclaunch.so" "$lib/libgclaunch.so.$version" "$lib/libgclaunch.
   if [[ -e $f ]]; then pass "installed ${f#"$stage"}"; else fail "not installed: ${f#"$stage"}"; fi
 done
 
+# --- the Python package (when the build has it): imports from the staged site-packages ------------
+if [[ -e $build/python/gclaunch/_gclaunch.abi3.so ]]; then
+  ext=$(find "$stage" -name _gclaunch.abi3.so -path '*/gclaunch/*' | head -1)
+  if [[ -n $ext ]] && out=$(cd "$tmp" && PYTHONPATH=$(dirname "$(dirname "$ext")") python3 -c \
+       'import gclaunch, os; print(gclaunch.__version__, os.path.dirname(gclaunch.__file__))' 2>&1) &&
+     [[ $out == "$version $(dirname "$ext")" ]]; then
+    pass "installed the Python package (${ext#"$stage"}) and it imports: gclaunch $version"
+  else echo "$out"; fail "the staged Python package does not import (${ext:-no _gclaunch.abi3.so})"; fi
+fi
+
 # --- the installed tool: `gclaunch demo` without a GPU reads the installed kernels -----------------
 kernels=$stage$prefix/$(option datadir)/gclaunch/kernels
 [[ $(option datadir) == /* ]] && kernels=$stage$(option datadir)/gclaunch/kernels

@@ -2,7 +2,7 @@
 """PyTorch tensors into gclaunch through DLPack capsules, legacy and versioned.
 
 Views with a storage offset (element offsets 0, 4 and 1 of one float32 allocation) go through
-gcl_args_take_dlpack(_legacy) into `f32* align(16) out, u64 n, f32 base` (and align(4) for the
+gcl_args_take_field_dlpack(_legacy) into `f32* align(16) out, u64 n, f32 base` (and align(4) for the
 offset-1 view, which align(16) must reject). Checks, for each capsule:
   - the address gclaunch packs equals torch's data_ptr() (whichever way torch encoded the offset:
     folded into data, or the storage base plus byte_offset);
@@ -57,6 +57,19 @@ class LaunchConfig(C.Structure):  # gcl_launch_config
                 ("reserved", C.c_uint64 * 6)]  # must stay zero (ctypes zeroes it)
 
 
+class ParamInfo(C.Structure):  # gcl_param_info
+    _fields_ = [("name", C.c_char_p), ("kind", C.c_int), ("elem_kind", C.c_int), ("scalar", C.c_int),
+                ("is_const", C.c_bool), ("grid_constant", C.c_bool), ("size", C.c_size_t),
+                ("align", C.c_size_t), ("count", C.c_size_t), ("elem_size", C.c_size_t),
+                ("pointee_align", C.c_size_t)]
+
+
+class Field(C.Structure):  # gcl_field (issue 28: every setter takes one)
+    _fields_ = [("param", C.c_size_t), ("offset", C.c_size_t), ("size", C.c_size_t),
+                ("align", C.c_size_t), ("info", ParamInfo), ("opaque", C.c_uint64 * 8)]
+
+
+GCL_SCALAR_U64, GCL_SCALAR_F32 = 9, 12
 assert C.sizeof(DLTensor) == 48 and C.sizeof(DLManagedTensor) == 64
 assert C.sizeof(DLManagedTensorVersioned) == 80
 
@@ -90,10 +103,11 @@ def load_lib(path):
         "gcl_layout_param": (C.c_int, [vp, sz, psz, psz, psz]),
         "gcl_args_create": (C.c_int, [vp, pvp]),
         "gcl_args_destroy": (None, [vp]),
-        "gcl_args_take_dlpack": (C.c_int, [vp, sz, vp]),
-        "gcl_args_take_dlpack_legacy": (C.c_int, [vp, sz, vp]),
-        "gcl_args_set_u64": (C.c_int, [vp, sz, C.c_uint64]),
-        "gcl_args_set_f32": (C.c_int, [vp, sz, C.c_float]),
+        "gcl_args_layout": (vp, [vp]),
+        "gcl_layout_param_field": (C.c_int, [vp, sz, C.POINTER(Field)]),
+        "gcl_args_take_field_dlpack": (C.c_int, [vp, C.POINTER(Field), vp]),
+        "gcl_args_take_field_dlpack_legacy": (C.c_int, [vp, C.POINTER(Field), vp]),
+        "gcl_args_set_field_scalar": (C.c_int, [vp, C.POINTER(Field), C.c_int, vp]),
         "gcl_args_set_device": (C.c_int, [vp, C.c_int]),
         "gcl_args_buffer": (C.c_int, [vp, pvp, psz]),
         "gcl_context_create": (C.c_int, [C.c_int, pvp]),
@@ -188,9 +202,23 @@ class Run:
         m.deleter = C.cast(cb, C.c_void_p).value
         return ptr, m.dl_tensor
 
+    def field(self, args, index):
+        f = Field()
+        return self.lib.gcl_layout_param_field(self.lib.gcl_args_layout(args), index, C.byref(f)), f
+
     def take(self, args, index, ptr, versioned):
-        fn = self.lib.gcl_args_take_dlpack if versioned else self.lib.gcl_args_take_dlpack_legacy
-        return fn(args, index, ptr)
+        s, f = self.field(args, index)
+        if s != 0:  # no such parameter: the take never ran, the tensor is still ours to delete
+            m = (DLManagedTensorVersioned if versioned else DLManagedTensor).from_address(ptr)
+            DELETER(m.deleter)(ptr)
+            return s
+        fn = (self.lib.gcl_args_take_field_dlpack if versioned
+              else self.lib.gcl_args_take_field_dlpack_legacy)
+        return fn(args, C.byref(f), ptr)
+
+    def set_scalar(self, args, index, scalar, value):
+        _, f = self.field(args, index)
+        return self.lib.gcl_args_set_field_scalar(args, C.byref(f), scalar, C.byref(value))
 
     def view_case(self, base, offset, versioned, sig, expect_ok):
         torch = self.torch
@@ -215,8 +243,8 @@ class Run:
         elif self.check(s == 0, "%s taken (%s) %s" % (what, encoding,
                                                       "" if s == 0 else self.error())):
             self.check(len(calls) == 0, "%s: deleter not run while held" % what)
-            self.lib.gcl_args_set_u64(args, 1, N)
-            self.lib.gcl_args_set_f32(args, 2, 100.0)
+            self.set_scalar(args, 1, GCL_SCALAR_U64, C.c_uint64(N))
+            self.set_scalar(args, 2, GCL_SCALAR_F32, C.c_float(100.0))
             data, size = C.c_void_p(), C.c_size_t()
             s = self.lib.gcl_args_buffer(args, C.byref(data), C.byref(size))
             off = C.c_size_t()

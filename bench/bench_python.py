@@ -1,0 +1,243 @@
+#!/usr/bin/env python3
+"""Host cost of `import gclaunch` launches against C gcl_launch, cuda.core and CuPy (issue 26).
+
+Same protocol as bench/launch.c and bench/peers.py (host submit time per launch, median of 15
+repetitions of 2000 launches after warm-up, kernels/launchcfg.cu's bench_args8 re-setting one
+argument per launch, a non-blocking stream), all Python peers in this one process:
+
+  gclaunch Args        k.launch(1, 32, args, stream=h) after args[7] = i      (prepared Args)
+  gclaunch values      k.launch(1, 32, [a, b, c, d, p0, p1, n, i], stream=h)  (8 plain values)
+  cuda.core launch     peers.py's bench_cuda_core;  CuPy RawKernel: peers.py's bench_cupy
+
+and the megakernel's descriptors: 240 tensor maps from 240 torch views (bench_maps240's
+tensormap[240]) set and launched, per iteration:
+
+  gclaunch set+launch    args['m'] = [TensorMap(t, box) for t in views]; k.launch(...)
+  gclaunch refresh       args.refresh('m', [...]) over views alternating between two buffers
+  gclaunch repoint       args.repoint('m', [addresses]) (ints) + launch
+  cuda.core route        [StridedMemoryView(t, -1).as_tensor_map(box) for t in views] + one launch
+  cuda.core replace      [d.replace_address(t) for d, t in ...] + one launch
+  __dlpack__ alone       240 x t.__dlpack__(max_version, stream=-1): the producer's share
+
+    python3 bench/bench_python.py BUILD [--runs R] [--launch-csv FILE] [--csv FILE] [--maps-only]
+
+--maps-only: only (b); run it again with GCL_DLPACK_C_API=1 to time the DLPack C exchange API path.
+
+--launch-csv: bench_launch's CSV of the same call, for the ratios against C gcl_launch.
+"""
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import peers  # noqa: E402  (the same protocol and the cuda.core / CuPy measurements)
+
+ARGS8 = "i32 a, i32 b, f32 c, f32 d, const f32* p0, f32* p1, u64 n, i32 idx"
+MAPS240 = "grid_constant tensormap[240] m, i32 idx, u64* out"
+MAP_ITERS, MAP_REPS = 20, 11
+
+
+def arg(name, default=None):
+    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
+
+
+def gclaunch_launches(g, torch, cubin):
+    ctx = g.Context(0)
+    k = ctx.load(cubin).kernel("bench_args8", ARGS8)
+    p0, p1 = torch.zeros(16, device="cuda"), torch.zeros(16, device="cuda")
+    s = torch.cuda.Stream()
+    h = s.cuda_stream
+    a = k.args()
+    for i, v in enumerate([1, 2, 3.0, 4.0, p0.data_ptr(), p1.data_ptr(), 5, 0]):
+        a[i] = v
+    p0a, p1a = p0.data_ptr(), p1.data_ptr()
+
+    def prepared(i):
+        a[7] = i
+        k.launch(1, 32, a, stream=h)
+
+    def values(i):
+        k.launch(1, 32, [1, 2, 3.0, 4.0, p0a, p1a, 5, i], stream=h)
+
+    def values_stream_object(i):
+        k.launch(1, 32, [1, 2, 3.0, 4.0, p0a, p1a, 5, i], stream=s)
+
+    return {"gclaunch Args": peers.timed(prepared, s.synchronize),
+            "gclaunch values": peers.timed(values, s.synchronize),
+            "gclaunch values, torch stream object": peers.timed(values_stream_object, s.synchronize)}
+
+
+def per_iteration(fn, sync):
+    """Median us per call of fn over MAP_REPS repetitions of MAP_ITERS calls (after warm-up)."""
+    for _ in range(3):
+        fn(0)
+    sync()
+    per = []
+    for r in range(MAP_REPS):
+        t0 = time.perf_counter()
+        for i in range(MAP_ITERS):
+            fn(i)
+        per.append((time.perf_counter() - t0) / MAP_ITERS)
+        sync()
+    return peers.median(per) * 1e6
+
+
+def views240(torch, buf):
+    # 240 views of 64 x 64 floats with a 68-float pitch and a 16-byte storage offset each
+    return [buf[i * 64 * 68 + 4:].as_strided((64, 64), (68, 1)) for i in range(240)]
+
+
+def maps240(g, torch, cubin):
+    ctx = g.Context(0)
+    k = ctx.load(cubin).kernel("bench_maps240", MAPS240)
+    s = torch.cuda.Stream()
+    h = s.cuda_stream
+    bufs = [torch.zeros(240 * 64 * 68 + 64, device="cuda") for _ in range(2)]
+    sets = [views240(torch, b) for b in bufs]
+    out = torch.zeros(4, dtype=torch.int64, device="cuda")
+    a = k.args()
+    a["idx"], a["out"] = 1, out.data_ptr()
+    box = (64, 64)
+    r = {}
+
+    def set_launch(i):
+        a["m"] = [g.TensorMap(t, box) for t in sets[i & 1]]
+        k.launch(1, 32, a, stream=h)
+
+    def refresh_launch(i):
+        a.refresh("m", [g.TensorMap(t, box) for t in sets[i & 1]])
+        k.launch(1, 32, a, stream=h)
+
+    addrs = [[t.data_ptr() for t in v] for v in sets]
+
+    def repoint_launch(i):
+        a.repoint("m", addrs[i & 1])
+        k.launch(1, 32, a, stream=h)
+
+    def producer(i):
+        for t in sets[i & 1]:
+            t.__dlpack__(max_version=(1, 3), stream=-1)
+
+    r["gclaunch set 240 maps + launch"] = per_iteration(set_launch, s.synchronize)
+    r["gclaunch refresh 240 maps + launch"] = per_iteration(refresh_launch, s.synchronize)
+    r["gclaunch repoint 240 maps + launch"] = per_iteration(repoint_launch, s.synchronize)
+    r["torch __dlpack__ x 240 alone"] = per_iteration(producer, s.synchronize)
+    a["m"] = [g.TensorMap(t, box) for t in sets[0]]
+    a["idx"] = 1
+    r["gclaunch launch alone (tensormap[240])"] = peers.timed(lambda i: k.launch(1, 32, a, stream=h), s.synchronize)
+    return r, sets, box
+
+
+def cuda_core_maps(cubin, sets, box):
+    try:
+        from cuda.core import Device, LaunchConfig, ObjectCode, launch
+        from cuda.core.utils import StridedMemoryView
+    except ImportError:
+        from cuda.core.experimental import Device, LaunchConfig, ObjectCode, launch
+        from cuda.core.experimental.utils import StridedMemoryView
+    import numpy as np
+    dev = Device(0)
+    dev.set_current()
+    stream = dev.create_stream()
+    k = ObjectCode.from_cubin(open(cubin, "rb").read()).get_kernel("bench_args8")
+    b0, b1 = dev.allocate(64, stream=stream), dev.allocate(64, stream=stream)
+    cfg = LaunchConfig(grid=1, block=32)
+    a, b, c, d, n = np.int32(1), np.int32(2), np.float32(3), np.float32(4), np.uint64(5)
+
+    def as_map(t):
+        v = StridedMemoryView(t, stream_ptr=-1)
+        try:
+            return v.as_tensor_map(box_dim=box)
+        except TypeError:
+            try:
+                from cuda.core import TensorMapDescriptorOptions
+            except ImportError:
+                from cuda.core.experimental import TensorMapDescriptorOptions
+            try:
+                return v.as_tensor_map(TensorMapDescriptorOptions(box_dim=box))
+            except TypeError:
+                return v.as_tensor_map(options=TensorMapDescriptorOptions(box_dim=box))
+
+    descs = [as_map(t) for t in sets[0]]
+
+    def route(i):
+        ds = [as_map(t) for t in sets[i & 1]]
+        launch(stream, cfg, k, a, b, c, d, b0, b1, n, np.int32(i))
+        return ds
+
+    def replace(i):
+        for dsc, t in zip(descs, sets[i & 1]):
+            dsc.replace_address(t)
+        launch(stream, cfg, k, a, b, c, d, b0, b1, n, np.int32(i))
+
+    return {"cuda.core as_tensor_map x 240 + launch": per_iteration(route, stream.sync),
+            "cuda.core replace_address x 240 + launch": per_iteration(replace, stream.sync)}
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__)
+        return 2
+    build = sys.argv[1]
+    cubin = os.path.join(build, "kernels", "launchcfg.sm_90.cubin")
+    runs, launch_csv, csv = int(arg("--runs", "3")), arg("--launch-csv"), arg("--csv")
+    import torch
+    import gclaunch as g
+    print(f"gclaunch {g.__version__} (abi3 extension) on Python {sys.version.split()[0]}, "
+          f"torch {torch.__version__}, {torch.cuda.get_device_name()}, "
+          f"DLPack C exchange API {'on' if g.dlpack_c_api else 'off'}"
+          f"{'' if hasattr(torch.Tensor, '__dlpack_c_exchange_api__') else ' (torch has none)'}")
+    rows = {}
+    for run in range(0 if "--maps-only" in sys.argv else runs):  # the peers interleaved, run by run
+        try:
+            for name, us in gclaunch_launches(g, torch, cubin).items():
+                rows.setdefault(name, []).append(us)
+        except Exception as e:
+            print(f"gclaunch launches: FAILED: {type(e).__name__}: {e}")
+        for name, fn in (("cuda.core launch", peers.bench_cuda_core), ("cupy RawKernel", peers.bench_cupy)):
+            try:
+                rows.setdefault(name, []).append(fn(cubin))
+            except Exception as e:  # a missing peer is reported, not timed
+                print(f"{name}: not measured: {type(e).__name__}: {e}")
+    gcl = None
+    if launch_csv:
+        m = peers.launch_csv_medians(launch_csv)
+        gcl = m.get("gcl_launch params")
+        print(f"same call, bench_launch case (a) 8 args: C gcl_launch {gcl:.3f} us")
+    if rows:
+        print("\n(a) 8-argument kernel, us per launch (median of runs; each run the median of 15 x 2000)")
+    for name, per in rows.items():
+        ratio = f"{peers.median(per) / gcl:5.2f}x C gcl_launch" if gcl else ""
+        print(f"  {name:40s} {peers.median(per):7.3f} us  {ratio}  runs: {' '.join(f'{u:.3f}' for u in per)}")
+    try:
+        r, sets, box = maps240(g, torch, cubin)
+    except Exception as e:
+        print(f"gclaunch maps: FAILED: {type(e).__name__}: {e}")
+        return 1
+    try:
+        r.update(cuda_core_maps(cubin, sets, box))
+    except Exception as e:
+        print(f"cuda.core maps: not measured: {type(e).__name__}: {e}")
+    print(f"\n(b) 240 tensor maps from torch views + launch, us per iteration (median of {MAP_REPS} x {MAP_ITERS})")
+    for name, us in r.items():
+        print(f"  {name:45s} {us:9.1f} us   {1000 * us / 240:7.1f} ns/map")
+    core = r.get("cuda.core as_tensor_map x 240 + launch")
+    ours = r["gclaunch set 240 maps + launch"]
+    own = (ours - r["torch __dlpack__ x 240 alone"] - r["gclaunch launch alone (tensormap[240])"]) / 240
+    print(f"  gclaunch's own share per map (set+launch minus __dlpack__ and the launch): {1000 * own:.1f} ns")
+    if core:
+        print(f"  cuda.core route / gclaunch set+launch = {core / ours:.1f}x")
+    if csv:
+        with open(csv, "w") as f:
+            f.write("case,us,run\n")
+            for name, per in rows.items():
+                for i, us in enumerate(per):
+                    f.write(f"{name},{us:.3f},{i + 1}\n")
+            for name, us in r.items():
+                f.write(f"{name},{us:.3f},1\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

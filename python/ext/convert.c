@@ -1,0 +1,312 @@
+/* convert.c -- Python values into fields: one table, keyed by the field's kind.
+ *
+ * What every kind takes:
+ *   any kind       bytes, bytearray or memoryview (any buffer) of the field's exact size: raw bytes
+ *                  (gcl_args_set_field; the library checks the size)
+ *   bool .. u64    an int (or bool, or an object with __index__), range-checked against the C type
+ *   f16 .. f64     a float, an int, or an object with __float__ (f16/bf16 rounded to nearest even
+ *                  from float32; float32 from the double as C converts it)
+ *   pointer        an int address (gcl_args_set_field_ptr), or any __dlpack__ object
+ *                  (gcl_args_take_field_dlpack: the library owns the tensor from then on)
+ *   tensormap      a gclaunch.TensorMap, or a list of them starting at this element
+ *   tensormap[N]   a list (or tuple) of N TensorMaps (one batch)
+ *   scalar[N]      a list (or tuple) of N values (all parsed before any is set)
+ *   struct, array, bytes(N): bytes-like only (untyped 1/2/4/8-byte parameters of a kernel looked
+ *                  up without a signature also take an int of that width)
+ * The range check of ints is the only check made here: the C setters take fixed-width values, so
+ * a Python int must fit before it can be passed. Everything else is checked by the C call. */
+#include "gclpy.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef int (*conv_fn)(gclpy_args *a, gclpy_fieldref *f, PyObject *v);
+typedef struct conv_entry {
+  const char *expects;  /* for TypeError messages */
+  conv_fn fn;
+  int64_t lo;           /* int range (signed kinds) */
+  uint64_t hi;
+} conv_entry;
+
+static int status_to_rc(gcl_status s) { return s == GCL_OK ? 0 : (gclpy_raise(s), -1); }
+
+void gclpy_field_label(gclpy_args *a, gclpy_fieldref *f, char *buf, size_t cap) {
+  gcl_param_info pi;
+  const char *pname = gcl_layout_param_info(a->layout->layout, f->field.param, &pi) == GCL_OK && pi.name
+                          ? pi.name : "";
+  const char *path = f->path ? PyUnicode_AsUTF8AndSize(f->path, NULL) : NULL;
+  if (path && strcmp(path, pname) != 0)
+    snprintf(buf, cap, "parameter %zu '%s' field '%s'", f->field.param, pname, path);
+  else snprintf(buf, cap, "parameter %zu '%s'", f->field.param, pname);
+}
+
+static const conv_entry table[GCLPY_CONV_COUNT];
+static int type_error_only(gclpy_args *a, gclpy_fieldref *f, PyObject *v);
+
+static int set_raw(gclpy_args *a, gclpy_fieldref *f, PyObject *raw) {
+  gcl_status s = gcl_args_set_field(a->args, &f->field, PyBytes_AsString(raw), (size_t)PyBytes_Size(raw));
+  Py_DECREF(raw);
+  return status_to_rc(s);
+}
+
+/* A value the kind does not take: raw bytes when it has the buffer protocol (a NumPy array of
+ * the field's size into a struct), else TypeError naming the field and what it takes. */
+static int type_error(gclpy_args *a, gclpy_fieldref *f, PyObject *v) {
+  bool number = PyLong_Check(v) || PyFloat_Check(v) || PyUnicode_Check(v) ||
+                (f->field.info.kind == GCL_PARAM_SCALAR && PyNumber_Check(v));
+  PyObject *mv = number ? NULL : PyMemoryView_FromObject(v);
+  if (mv) {
+    PyObject *raw = PyBytes_FromObject(mv);
+    Py_DECREF(mv);
+    return raw ? set_raw(a, f, raw) : -1;
+  }
+  PyErr_Clear();
+  return type_error_only(a, f, v);
+}
+
+/* TypeError naming the field and what it takes. */
+static int type_error_only(gclpy_args *a, gclpy_fieldref *f, PyObject *v) {
+  char label[400], what[600];
+  gclpy_field_label(a, f, label, sizeof label);
+  snprintf(what, sizeof what, "%s (%s): expected %s", label,
+           f->field.info.kind == GCL_PARAM_SCALAR ? gclpy_scalar_name(f->field.info.scalar)
+                                                  : gclpy_kind_name(f->field.info.kind),
+           table[f->conv].expects);
+  gclpy_type_error(what, v);
+  return -1;
+}
+
+/* --- scalars: parsed first (type and range), then set -- so a list into an array of scalars is
+ * all or nothing ---------------------------------------------------------------------------- */
+
+typedef union scalar_value { uint64_t u; double d; } scalar_value;
+
+static bool is_float_conv(int conv) { return conv >= GCLPY_CONV_F16 && conv <= GCLPY_CONV_F64; }
+
+/* v as an int of the field's type (bits, two's complement for signed kinds). 0; -1 with an
+ * exception (range); 1 when v is no int (no exception set). */
+static int int_value(gclpy_args *a, gclpy_fieldref *f, PyObject *v, uint64_t *out) {
+  PyObject *n = PyLong_Check(v) ? Py_NewRef(v) : NULL;
+  if (!n) {
+    if (PyFloat_Check(v) || PyUnicode_Check(v) || PyBytes_Check(v)) return 1;
+    n = PyNumber_Index(v);
+    if (!n) return PyErr_ExceptionMatches(PyExc_TypeError) ? (PyErr_Clear(), 1) : -1;
+  }
+  const conv_entry *e = &table[f->conv];
+  int overflow = 0;
+  long long s = PyLong_AsLongLongAndOverflow(n, &overflow);
+  int bad = 0;
+  if (s == -1 && PyErr_Occurred()) bad = -1;
+  else if (overflow > 0 && e->hi > INT64_MAX) {
+    unsigned long long u = PyLong_AsUnsignedLongLong(n);
+    if (u == (unsigned long long)-1 && PyErr_Occurred()) PyErr_Clear(), bad = 2;
+    else *out = u;
+  } else if (overflow || s < e->lo || (s > 0 && (uint64_t)s > e->hi)) bad = 2;
+  else *out = (uint64_t)s;
+  if (bad == 2) {
+    char label[400];
+    gclpy_field_label(a, f, label, sizeof label);
+    gclpy_raise_range("%s: %R is out of range for %s (%lld ... %llu)", label, n,
+                      gclpy_scalar_name(f->field.info.scalar), (long long)e->lo,
+                      (unsigned long long)e->hi);
+  }
+  Py_DECREF(n);
+  return bad ? -1 : 0;
+}
+
+/* v as a float: a float, an int, or an object with __float__ / __index__. 0, -1, 1 as above. */
+static int float_value(PyObject *v, double *out) {
+  if (PyFloat_Check(v)) return *out = PyFloat_AsDouble(v), 0;
+  if (PyUnicode_Check(v) || PyBytes_Check(v)) return 1;
+  *out = PyFloat_AsDouble(v);
+  if (*out == -1.0 && PyErr_Occurred())
+    return PyErr_ExceptionMatches(PyExc_TypeError) ? (PyErr_Clear(), 1) : -1;
+  return 0;
+}
+
+static int scalar_parse(gclpy_args *a, gclpy_fieldref *f, PyObject *v, scalar_value *out) {
+  return is_float_conv(f->conv) ? float_value(v, &out->d) : int_value(a, f, v, &out->u);
+}
+
+static int scalar_apply(gclpy_args *a, const gcl_field *fd, int conv, scalar_value x) {
+  gcl_args *g = a->args;
+  switch (conv) {
+  case GCLPY_CONV_BOOL: return status_to_rc(gcl_args_set_field_bool(g, fd, x.u != 0));
+  case GCLPY_CONV_I8: return status_to_rc(gcl_args_set_field_i8(g, fd, (int8_t)x.u));
+  case GCLPY_CONV_U8: return status_to_rc(gcl_args_set_field_u8(g, fd, (uint8_t)x.u));
+  case GCLPY_CONV_I16: return status_to_rc(gcl_args_set_field_i16(g, fd, (int16_t)x.u));
+  case GCLPY_CONV_U16: return status_to_rc(gcl_args_set_field_u16(g, fd, (uint16_t)x.u));
+  case GCLPY_CONV_I32: return status_to_rc(gcl_args_set_field_i32(g, fd, (int32_t)x.u));
+  case GCLPY_CONV_U32: return status_to_rc(gcl_args_set_field_u32(g, fd, (uint32_t)x.u));
+  case GCLPY_CONV_I64: return status_to_rc(gcl_args_set_field_i64(g, fd, (int64_t)x.u));
+  case GCLPY_CONV_U64: return status_to_rc(gcl_args_set_field_u64(g, fd, x.u));
+  case GCLPY_CONV_F16: return status_to_rc(gcl_args_set_field_f16_from_f32(g, fd, (float)x.d));
+  case GCLPY_CONV_BF16: return status_to_rc(gcl_args_set_field_bf16_from_f32(g, fd, (float)x.d));
+  case GCLPY_CONV_F32: return status_to_rc(gcl_args_set_field_f32(g, fd, (float)x.d));
+  default: return status_to_rc(gcl_args_set_field_f64(g, fd, x.d));
+  }
+}
+
+static int set_scalar(gclpy_args *a, gclpy_fieldref *f, PyObject *v) {
+  scalar_value x;
+  int rc = scalar_parse(a, f, v, &x);
+  if (rc == 1) return type_error(a, f, v);
+  return rc < 0 ? -1 : scalar_apply(a, &f->field, f->conv, x);
+}
+
+/* A list (or tuple) of N values into an array of N scalars: every value is parsed first, then
+ * all are set (nothing changes when one is refused). */
+static int set_scalar_array(gclpy_args *a, gclpy_fieldref *f, PyObject *v) {
+  size_t n = f->field.info.count;
+  if (!PyList_Check(v) && !PyTuple_Check(v)) return type_error(a, f, v);
+  if ((size_t)PySequence_Size(v) != n) {
+    char label[400];
+    gclpy_field_label(a, f, label, sizeof label);
+    gclpy_raise_msg(GCL_ERROR_INVALID_ARGUMENT, "%s: an array of %zu takes %zu values, got %zd",
+                    label, n, n, PySequence_Size(v));
+    return -1;
+  }
+  gcl_field *el = PyMem_Calloc(n, sizeof *el);
+  scalar_value *x = PyMem_Calloc(n, sizeof *x);
+  gclpy_fieldref tmp = *f; /* a stack copy for the element's conversion and messages */
+  int rc = el && x ? 0 : (PyErr_NoMemory(), -1);
+  for (size_t i = 0; rc == 0 && i < n; i++) {
+    gcl_status s = gcl_layout_element_field(a->layout->layout, &f->field, i, &el[i]);
+    if (s != GCL_OK) { rc = (gclpy_raise(s), -1); break; }
+    tmp.field = el[i], tmp.conv = gclpy_conv_of(&el[i]);
+    PyObject *item = PySequence_GetItem(v, (Py_ssize_t)i);
+    rc = item ? scalar_parse(a, &tmp, item, &x[i]) : -1;
+    if (rc == 1) rc = (type_error_only(a, &tmp, item), -1);
+    Py_XDECREF(item);
+  }
+  for (size_t i = 0; rc == 0 && i < n; i++) rc = scalar_apply(a, &el[i], gclpy_conv_of(&el[i]), x[i]);
+  PyMem_Free(el), PyMem_Free(x);
+  return rc;
+}
+
+/* --- pointers, tensor maps, raw bytes -------------------------------------------------------- */
+
+static int set_pointer(gclpy_args *a, gclpy_fieldref *f, PyObject *v) {
+  if (PyLong_Check(v) && !PyBool_Check(v)) {
+    uint64_t x;
+    if (int_value(a, f, v, &x) != 0) return -1; /* an int: 1 cannot happen */
+    return status_to_rc(gcl_args_set_field_ptr(a->args, &f->field, x));
+  }
+  if (!gclpy_has_dlpack(v)) return type_error(a, f, v);
+  gclpy_dlpack d;
+  if (gclpy_dlpack_get(v, &d, false) < 0) return -1;
+  return status_to_rc(gclpy_dlpack_take(&d, a->args, &f->field));
+}
+
+static int set_tensormap(gclpy_args *a, gclpy_fieldref *f, PyObject *v) {
+  if (!PyObject_TypeCheck(v, gclpy.tensormap_type) && !PyList_Check(v) && !PyTuple_Check(v))
+    return type_error(a, f, v);
+  return gclpy_tensormaps_set(a, f, v, false);
+}
+
+static int set_tensormaps(gclpy_args *a, gclpy_fieldref *f, PyObject *v) {
+  if (!PyList_Check(v) && !PyTuple_Check(v)) return type_error(a, f, v);
+  Py_ssize_t n = PySequence_Size(v);
+  if (n < 0) return -1;
+  if ((size_t)n != f->field.info.count) {
+    char label[400];
+    gclpy_field_label(a, f, label, sizeof label);
+    gclpy_raise_msg(GCL_ERROR_INVALID_ARGUMENT, "%s: tensormap[%zu] takes a list of %zu TensorMaps, "
+                    "got %zd (assign a shorter list to element '[i]' to set some of them)", label,
+                    f->field.info.count, f->field.info.count, n);
+    return -1;
+  }
+  gclpy_fieldref *first = gclpy_layout_element0(a->layout, f);
+  if (!first) return -1;
+  int rc = gclpy_tensormaps_set(a, first, v, false);
+  Py_DECREF(first);
+  return rc;
+}
+
+/* Untyped parameters (a kernel looked up without a signature) of 1, 2, 4 or 8 bytes take an int
+ * as the C integer of that width (signed or unsigned: -2^(8n-1) ... 2^(8n)-1), through the typed
+ * setter of that size (the library lets untyped bytes of the same size take any). */
+static int set_raw_int(gclpy_args *a, gclpy_fieldref *f, PyObject *v) {
+  if (!PyLong_Check(v) || PyBool_Check(v)) return type_error(a, f, v);
+  int overflow = 0;
+  long long s = PyLong_AsLongLongAndOverflow(v, &overflow);
+  if (s == -1 && PyErr_Occurred()) return -1;
+  uint64_t x = (uint64_t)s;
+  size_t bits = 8 * f->field.size;
+  bool fits = !overflow && (bits == 64 || (s >= -(1LL << (bits - 1)) && s < (1LL << bits)));
+  if (overflow > 0 && bits == 64) {
+    x = PyLong_AsUnsignedLongLong(v);
+    fits = !(x == (uint64_t)-1 && PyErr_Occurred());
+    PyErr_Clear();
+  }
+  if (!fits) {
+    char label[400];
+    gclpy_field_label(a, f, label, sizeof label);
+    gclpy_raise_range("%s: %R does not fit the untyped %zu-byte parameter", label, v, f->field.size);
+    return -1;
+  }
+  const gcl_field *fd = &f->field;
+  switch (f->field.size) {
+  case 1: return status_to_rc(gcl_args_set_field_u8(a->args, fd, (uint8_t)x));
+  case 2: return status_to_rc(gcl_args_set_field_u16(a->args, fd, (uint16_t)x));
+  case 4: return status_to_rc(gcl_args_set_field_u32(a->args, fd, (uint32_t)x));
+  default: return status_to_rc(gcl_args_set_field_u64(a->args, fd, x));
+  }
+}
+
+static int set_bytes_only(gclpy_args *a, gclpy_fieldref *f, PyObject *v) { return type_error(a, f, v); }
+
+#define INT_ENTRY(lo, hi) {"an int", set_scalar, lo, hi}
+static const conv_entry table[GCLPY_CONV_COUNT] = {
+  [GCLPY_CONV_BOOL] = {"a bool or an int 0 or 1", set_scalar, 0, 1},
+  [GCLPY_CONV_I8] = INT_ENTRY(INT8_MIN, INT8_MAX),
+  [GCLPY_CONV_U8] = INT_ENTRY(0, UINT8_MAX),
+  [GCLPY_CONV_I16] = INT_ENTRY(INT16_MIN, INT16_MAX),
+  [GCLPY_CONV_U16] = INT_ENTRY(0, UINT16_MAX),
+  [GCLPY_CONV_I32] = INT_ENTRY(INT32_MIN, INT32_MAX),
+  [GCLPY_CONV_U32] = INT_ENTRY(0, UINT32_MAX),
+  [GCLPY_CONV_I64] = INT_ENTRY(INT64_MIN, INT64_MAX),
+  [GCLPY_CONV_U64] = INT_ENTRY(0, UINT64_MAX),
+  [GCLPY_CONV_F16] = {"a float", set_scalar, 0, 0},
+  [GCLPY_CONV_BF16] = {"a float", set_scalar, 0, 0},
+  [GCLPY_CONV_F32] = {"a float", set_scalar, 0, 0},
+  [GCLPY_CONV_F64] = {"a float", set_scalar, 0, 0},
+  [GCLPY_CONV_POINTER] = {"an int address or a __dlpack__ tensor", set_pointer, 0, UINT64_MAX},
+  [GCLPY_CONV_TENSORMAP] = {"a gclaunch.TensorMap (or 128 bytes)", set_tensormap, 0, 0},
+  [GCLPY_CONV_TENSORMAPS] = {"a list of gclaunch.TensorMap (or bytes of its size)", set_tensormaps, 0, 0},
+  [GCLPY_CONV_BYTES] = {"bytes of its size", set_bytes_only, 0, 0},
+  [GCLPY_CONV_SCALARS] = {"a list of its values, or bytes of its size", set_scalar_array, 0, 0},
+  [GCLPY_CONV_RAW] = {"an int or bytes of its size (untyped: give the kernel a signature)",
+                      set_raw_int, 0, 0},
+};
+
+int gclpy_conv_of(const gcl_field *f) {
+  const gcl_param_info *i = &f->info;
+  switch (i->kind) {
+  case GCL_PARAM_SCALAR:
+    return i->scalar >= GCL_SCALAR_BOOL && i->scalar <= GCL_SCALAR_F64 ? (int)i->scalar - 1
+                                                                          : GCLPY_CONV_BYTES;
+  case GCL_PARAM_POINTER: return GCLPY_CONV_POINTER;
+  case GCL_PARAM_TENSORMAP: return GCLPY_CONV_TENSORMAP;
+  case GCL_PARAM_ARRAY:
+    return i->elem_kind == GCL_PARAM_TENSORMAP ? GCLPY_CONV_TENSORMAPS
+           : i->elem_kind == GCL_PARAM_SCALAR && i->scalar != GCL_SCALAR_VOID ? GCLPY_CONV_SCALARS
+                                                                                : GCLPY_CONV_BYTES;
+  case GCL_PARAM_BYTES:
+    return f->size == 1 || f->size == 2 || f->size == 4 || f->size == 8 ? GCLPY_CONV_RAW
+                                                                           : GCLPY_CONV_BYTES;
+  default: return GCLPY_CONV_BYTES;
+  }
+}
+
+int gclpy_convert_set(gclpy_args *a, gclpy_fieldref *f, PyObject *value) {
+  const conv_entry *e = &table[f->conv];
+  if (e->fn == set_scalar && (PyLong_Check(value) || PyFloat_Check(value)))
+    return set_scalar(a, f, value); /* the common case */
+  if (PyBytes_Check(value)) return set_raw(a, f, Py_NewRef(value));
+  if (PyByteArray_Check(value) || PyMemoryView_Check(value)) {
+    PyObject *raw = PyBytes_FromObject(value);
+    return raw ? set_raw(a, f, raw) : -1;
+  }
+  return e->fn(a, f, value); /* other buffers: through type_error when the kind does not take them */
+}

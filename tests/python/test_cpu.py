@@ -1,0 +1,381 @@
+"""gclaunch on the CPU, no driver: layouts against the cubins, every setter kind and its bytes,
+bad input of every kind (message, status, nothing changed), DLPack ownership and deleters,
+reference counts over 100k calls, inspect."""
+import ctypes as C
+import gc
+import os
+import struct
+import sys
+import tracemalloc
+import unittest
+
+import gcltest as T
+import gclaunch as g
+
+try:
+    import numpy as np
+except ImportError:  # numpy is optional: its tests skip
+    np = None
+
+SIG_ARGS8 = "i32 a, i32 b, f32 c, f32 d, const f32* p0, f32* p1, u64 n, i32 idx"
+SIG_MAPS = "grid_constant tensormap[{n}] maps, const void* work, u32 n_work"
+SIG_GLOBALS = "grid_constant struct{{tensormap[{n}] maps, const void* work, u32 n_work}} g"
+# (image, kernel, signature): layouts that must equal what the compiler wrote into the cubin.
+CUBIN_CASES = [
+    ("launchcfg.sm_90.cubin", "bench_args8", SIG_ARGS8),
+    ("launchcfg.sm_90.cubin", "bench_maps16", "grid_constant tensormap[16] m, i32 idx, u64* out"),
+    ("launchcfg.sm_90.cubin", "bench_maps240", "grid_constant tensormap[240] m, i32 idx, u64* out"),
+    ("megakernel.sm_90.cubin", "megakernel_copy_16", SIG_MAPS.format(n=16)),
+    ("megakernel.sm_90.cubin", "megakernel_copy_255", SIG_MAPS.format(n=255)),
+    ("megakernel.sm_90.cubin", "megakernel_copy_a64_16",
+     "grid_constant tensormap align(64)[16] maps, const void* work, u32 n_work"),
+    ("megakernel.sm_90.cubin", "megakernel_globals_16", SIG_GLOBALS.format(n=16)),
+]
+NESTED = ("grid_constant struct{tensormap[3] loads, struct{ptr p, u32 n}[4] segs, f32 scale, "
+          "struct{i8, u16 h} pair} g, bool flag, f16 h16, bf16 hb, f64 d, u8 small")
+SCALARS = [  # (type, struct format, lo, hi, a value)
+    ("bool", "?", 0, 1, True), ("i8", "b", -128, 127, -5), ("u8", "B", 0, 255, 200),
+    ("i16", "h", -2**15, 2**15 - 1, -300), ("u16", "H", 0, 2**16 - 1, 60000),
+    ("i32", "i", -2**31, 2**31 - 1, -70000), ("u32", "I", 0, 2**32 - 1, 4000000000),
+    ("i64", "q", -2**63, 2**63 - 1, -2**40), ("u64", "Q", 0, 2**64 - 1, 2**63 + 5),
+]
+FLOATS = [("f32", "f", 1.5), ("f64", "d", -2.25), ("f16", "e", 0.333251953125)]
+
+
+def bf16_bits(x):
+    u = struct.unpack("<I", struct.pack("<f", x))[0]
+    return (u + 0x7FFF + ((u >> 16) & 1)) >> 16
+
+
+def full_args(lay, fill=0):
+    """Args with every parameter set to bytes of `fill`."""
+    a = g.Args(lay)
+    for p in lay.params:
+        a[p.index] = bytes([fill]) * p.size
+    return a
+
+
+class LayoutTest(unittest.TestCase):
+    def test_layouts_equal_the_cubins(self):
+        for image, name, sig in CUBIN_CASES:
+            with self.subTest(kernel=name):
+                ks = {k["name"]: k for k in g.inspect(T.kernel(image))}
+                k = ks[name]
+                lay = g.Layout(sig, 90)
+                self.assertEqual(lay.size, k["param_bytes"])
+                self.assertEqual([(p.offset, p.size) for p in lay.params],
+                                 [(p["offset"], p["size"]) for p in k["params"]])
+
+    def test_params_and_fields(self):
+        lay = g.Layout(NESTED, 90)
+        p = lay.params[0]
+        self.assertEqual((p.index, p.name, p.offset, p.kind), (0, "g", 112, "struct"))
+        self.assertTrue(p.grid_constant)
+        self.assertEqual(tuple(p)[:2], (0, "g"))  # a named tuple
+        self.assertEqual(len(lay), 6)
+        f = lay.field("g.segs[2].n")
+        self.assertEqual((f.path, f.param, f.kind, f.dtype, f.size), ("g.segs[2].n", 0, "scalar", "u32", 4))
+        self.assertEqual(f.offset, 112 + 384 + 2 * 16 + 8)
+        self.assertEqual(lay.field("g.pair.1").path, "g.pair.h")
+        self.assertEqual(lay.field(0).path, "g")
+        self.assertEqual(lay.field("g.loads").count, 3)
+        self.assertEqual(lay.field("g.loads").elem_kind, "tensormap")
+        leaves = lay.leaves()
+        self.assertEqual([x.path for x in leaves[:4]], ["g.loads[0]", "g.loads[1]", "g.loads[2]", "g.segs[0].p"])
+        self.assertEqual(leaves[-1].path, "small")
+        self.assertEqual(sorted(x.offset for x in leaves), [x.offset for x in leaves])
+        self.assertIn("struct{", lay.signature)
+        self.assertEqual(lay.sm, 90)
+
+    def test_other_architectures(self):
+        self.assertEqual(g.Layout("grid_constant tensormap m", 90).params[0].offset, 112)
+        self.assertEqual(g.Layout("grid_constant tensormap m", 80).params[0].offset, 32)
+        self.assertEqual(g.Layout("grid_constant tensormap m", 100).params[0].offset, 0)
+
+    def test_bad_signatures_and_paths(self):
+        cases = [(lambda: g.Layout("f32 x,", 90), "GCL_ERROR_PARSE", "col 7"),
+                 (lambda: g.Layout("u32 n", 12), "GCL_ERROR_INVALID_ARGUMENT", "sm"),
+                 (lambda: g.Layout("bytes(40000) b", 90), "GCL_ERROR_LAYOUT_TOO_LARGE", "bytes"),
+                 (lambda: g.Layout(NESTED, 90).field("g.nope"), "GCL_ERROR_NOT_FOUND", "nope"),
+                 (lambda: g.Layout(NESTED, 90).field("g.loads[3]"), "GCL_ERROR_INVALID_ARGUMENT", "g.loads[3]"),
+                 (lambda: g.Layout(NESTED, 90).field("g..x"), "GCL_ERROR_INVALID_ARGUMENT", "col"),
+                 (lambda: g.Layout(NESTED, 90).field(9), "GCL_ERROR_INVALID_ARGUMENT", "9")]
+        for fn, status, words in cases:
+            with self.subTest(status=status, words=words):
+                with self.assertRaises(g.Error) as cm:
+                    fn()
+                self.assertEqual(cm.exception.status, status)
+                self.assertEqual(cm.exception.code, getattr(g, status))
+                self.assertIn(words, str(cm.exception))
+        with self.assertRaises(TypeError):
+            g.Layout(5, 90)
+        with self.assertRaises(TypeError):
+            g.Layout(NESTED, 90).field(1.0)
+
+
+class SetterTest(unittest.TestCase):
+    def test_every_scalar(self):
+        for t, fmt, lo, hi, v in SCALARS:
+            with self.subTest(type=t):
+                lay = g.Layout(f"{t} x", 90)
+                a = g.Args(lay)
+                for value in (lo, hi, v):
+                    a["x"] = value
+                    self.assertEqual(a.buffer(), struct.pack("<" + fmt, value))
+                for bad in (lo - 1, hi + 1):
+                    with self.assertRaises(g.RangeError) as cm:
+                        a["x"] = bad
+                    self.assertIsInstance(cm.exception, OverflowError)
+                    self.assertIsInstance(cm.exception, g.Error)
+                    self.assertEqual(cm.exception.status, "GCL_ERROR_INVALID_ARGUMENT")
+                    self.assertIn("out of range for " + t, str(cm.exception))
+                    self.assertEqual(a.buffer(), struct.pack("<" + fmt, value))  # unchanged
+                for bad in (1.5, "1", None, [1]):
+                    with self.assertRaises(TypeError):
+                        a["x"] = bad
+                    self.assertEqual(a.buffer(), struct.pack("<" + fmt, value))
+
+    def test_floats(self):
+        for t, fmt, v in FLOATS:
+            with self.subTest(type=t):
+                a = g.Args(g.Layout(f"{t} x", 90))
+                a[0] = v
+                self.assertEqual(a.buffer(), struct.pack("<" + fmt, v))
+                a[0] = 3  # ints convert
+                self.assertEqual(a.buffer(), struct.pack("<" + fmt, 3.0))
+                with self.assertRaises(TypeError):
+                    a[0] = "1.0"
+        a = g.Args(g.Layout("bf16 x", 90))
+        a[0] = 1.7
+        self.assertEqual(a.buffer(), struct.pack("<H", bf16_bits(1.7)))
+
+    def test_nested_fields_and_buffer(self):
+        lay = g.Layout(NESTED, 90)
+        a = g.Args(lay)
+        a["g.loads"] = bytes(range(128)) * 3
+        for i in range(4):
+            a[f"g.segs[{i}].p"] = 0x1000 * (i + 1)
+            a[f"g.segs[{i}].n"] = i + 7
+        a["g.scale"] = 0.5
+        with self.assertRaises(g.Error) as cm:
+            a.buffer()
+        self.assertEqual(cm.exception.status, "GCL_ERROR_UNSET_ARGUMENT")
+        self.assertIn("g.pair.0", str(cm.exception))
+        a["g.pair"] = b"\x05\x00\x34\x12"
+        a["flag"], a["h16"], a["hb"], a["d"], a["small"] = True, 1.0, 2.0, 4.0, 9
+        buf = a.buffer()
+        self.assertEqual(len(buf), lay.size)
+        self.assertEqual(buf[112:112 + 384], bytes(range(128)) * 3)
+        seg2 = lay.field("g.segs[2]").offset
+        self.assertEqual(struct.unpack_from("<QI", buf, seg2), (0x3000, 9))
+        self.assertEqual(struct.unpack_from("<H", buf, lay.field("g.pair.h").offset)[0], 0x1234)
+        self.assertEqual(struct.unpack_from("<d", buf, lay.field("d").offset)[0], 4.0)
+        self.assertTrue(a.is_set("g") and a.is_set(0) and a.is_set("g.segs[3].n"))
+
+    def test_bytes_like_into_anything(self):
+        lay = g.Layout("struct{u32 a, u32 b} s, grid_constant tensormap m, u16[3] arr", 90)
+        a = g.Args(lay)
+        a["s"] = bytearray(b"\x01\x00\x00\x00\x02\x00\x00\x00")
+        a["m"] = memoryview(bytes(range(128)))
+        a["arr"] = struct.pack("<3H", 1, 2, 3)
+        before = a.buffer()
+        for key, bad in (("s", b"123"), ("m", bytes(64)), ("arr", bytes(7))):
+            with self.assertRaises(g.Error) as cm:
+                a[key] = bad
+            self.assertEqual(cm.exception.status, "GCL_ERROR_INVALID_ARGUMENT")
+            self.assertEqual(a.buffer(), before)
+        for key, bad in (("s", 5), ("s", [1, 2]), ("arr", (1, 2, 3.5)), ("m", 1.0)):
+            with self.assertRaises(TypeError):
+                a[key] = bad
+        self.assertEqual(a.buffer(), before)
+        if np is not None:
+            a["s"] = np.array([7, 8], dtype=np.uint32)  # any buffer of the right size
+            self.assertEqual(a.buffer()[lay.params[0].offset:][:8], struct.pack("<2I", 7, 8))
+
+    def test_lists_into_arrays_of_scalars(self):
+        lay = g.Layout("u16[3] a, struct{i8 x, f32[2] y} s", 90)
+        a = g.Args(lay)
+        a["a"], a["s.y"], a["s.x"] = [1, 2, 3], (0.5, 2), -1
+        before = a.buffer()
+        self.assertEqual(struct.unpack_from("<3H", before, 0), (1, 2, 3))
+        self.assertEqual(struct.unpack_from("<2f", before, lay.field("s.y").offset), (0.5, 2.0))
+        for bad, exc in (([1, 2, 70000], g.RangeError), ([1, 2], g.Error), ([1, "x", 3], TypeError),
+                         ([1, b"ab", 3], TypeError), ([1.0, 2, 3], TypeError), (5, TypeError)):
+            with self.assertRaises(exc):
+                a["a"] = bad
+            self.assertEqual(a.buffer(), before)  # all or nothing
+
+    def test_pointer_int_and_alignment(self):
+        a = g.Args(g.Layout("const f32* align(16) src, f32* dst", 90))
+        a["src"], a["dst"] = 0x10000, 0x10004
+        before = a.buffer()
+        with self.assertRaises(g.Error) as cm:
+            a["src"] = 0x10004
+        self.assertEqual(cm.exception.status, "GCL_ERROR_INVALID_ARGUMENT")
+        self.assertIn("16-byte aligned", str(cm.exception))
+        self.assertEqual(a.buffer(), before)
+        with self.assertRaises(g.RangeError):
+            a["dst"] = -16
+        for bad in (None, 1.0, "0x10", object()):
+            with self.assertRaises(TypeError):
+                a["dst"] = bad
+        self.assertEqual(a.buffer(), before)
+
+    def test_keys(self):
+        a = g.Args(g.Layout("u32 a, u32 b", 90))
+        a[-1] = 5  # the last parameter
+        self.assertTrue(a.is_set("b"))
+        with self.assertRaises(g.Error):
+            a[2] = 1
+        with self.assertRaises(TypeError):
+            a[True] = 1
+        with self.assertRaises(TypeError):
+            del a["a"]
+        with self.assertRaises(TypeError):
+            g.Args(5)
+
+
+class DLPackTest(unittest.TestCase):
+    def setUp(self):
+        self.p = T.Producer()
+        self.mem = (C.c_float * 256)()
+        self.base = C.addressof(self.mem)
+
+    def tensor(self, versioned=True, **kw):
+        kw.setdefault("shape", (16,))
+        return (T.FakeTensor if versioned else T.LegacyTensor)(self.p, self.base, **kw)
+
+    def test_versioned_and_legacy_into_pointers(self):
+        lay = g.Layout("const f32* align(16) src, f32* dst", 90)
+        for versioned in (True, False):
+            with self.subTest(versioned=versioned):
+                a = g.Args(lay)
+                t = self.tensor(byte_offset=64, versioned=versioned)
+                a["src"] = t
+                a["dst"] = self.tensor(byte_offset=4, versioned=versioned)
+                src, dst = struct.unpack("<QQ", a.buffer()[-16:] if lay.size == 16 else a.buffer())
+                self.assertEqual(src, self.base + 64)
+                self.assertEqual(dst, self.base + 4)
+                self.assertEqual(t.calls[0]["max_version"], (1, 3) if versioned else None)
+                self.assertEqual(t.calls[0]["stream"], -1)
+                self.assertEqual(self.p.deleted, self.p.exported - 2 if versioned else self.p.exported - 2)
+                del a
+                gc.collect()
+                self.assertEqual(self.p.deleted, self.p.exported)  # the args' tensors went
+                self.p.deleted = self.p.exported = 0
+
+    def test_refusals_run_the_deleter_and_change_nothing(self):
+        a = g.Args(g.Layout("const f32* align(16) src, f32* dst", 90))
+        a["src"], a["dst"] = 0x1000, 0x2000
+        before = a.buffer()
+        cases = [("src", self.tensor(byte_offset=4), "GCL_ERROR_TENSOR", "16"),
+                 ("src", self.tensor(dtype=(T.KDLINT, 32)), "GCL_ERROR_TENSOR", "does not match the element type"),
+                 ("dst", self.tensor(read_only=True), "GCL_ERROR_TENSOR", "read-only"),
+                 ("src", self.tensor(device=(T.KDLCPU, 0)), "GCL_ERROR_TENSOR", "device type 1"),
+                 ("src", self.tensor(major=2), "GCL_ERROR_TENSOR_VERSION", "2")]
+        for key, t, status, words in cases:
+            with self.subTest(status=status, words=words):
+                n = self.p.deleted
+                with self.assertRaises(g.Error) as cm:
+                    a[key] = t
+                self.assertEqual(cm.exception.status, status)
+                self.assertIn(words, str(cm.exception))
+                self.assertEqual(self.p.deleted, n + 1)  # exactly once, before the raise
+                self.assertEqual(a.buffer(), before)
+        a["src"] = self.tensor(read_only=True)  # read-only into const is fine
+
+    def test_overwrite_releases_once(self):
+        a = g.Args(g.Layout("f32* p", 90))
+        for i in range(10):
+            a["p"] = self.tensor()
+            self.assertEqual(self.p.deleted, i)
+        a["p"] = 0x100
+        self.assertEqual(self.p.deleted, 10)
+
+    def test_no_leak_over_100k_calls(self):
+        a = g.Args(g.Layout("f32* p, u64 n", 90))
+        t = self.tensor()
+        a["p"] = t
+        gc.collect()
+        refs = sys.getrefcount(t)
+        tracemalloc.start()
+        a["p"] = t
+        snap = tracemalloc.take_snapshot()
+        for i in range(100_000):
+            a["p"] = t
+            a["n"] = i
+        gc.collect()
+        grown = sum(s.size_diff for s in tracemalloc.take_snapshot().compare_to(snap, "filename"))
+        tracemalloc.stop()
+        self.assertEqual(sys.getrefcount(t), refs)
+        self.assertEqual(self.p.deleted, self.p.exported - 1)  # all but the one held
+        self.assertLess(grown, 64 * 1024, f"{grown} bytes grown over 100k sets")
+
+    @unittest.skipIf(np is None, "numpy is not installed")
+    def test_numpy_cpu_arrays_are_refused_and_released(self):
+        a = g.Args(g.Layout("f32* p", 90))
+        x = np.zeros(8, dtype=np.float32)
+        refs = sys.getrefcount(x)
+        for _ in range(1000):
+            with self.assertRaises(g.Error) as cm:
+                a["p"] = x
+        self.assertEqual(cm.exception.status, "GCL_ERROR_TENSOR")
+        self.assertIn("not CUDA memory", str(cm.exception))
+        self.assertEqual(sys.getrefcount(x), refs)  # numpy's deleter ran every time
+
+    def test_tensormap_descriptions_on_the_cpu(self):
+        t = self.tensor(shape=(8, 16), strides=(32, 1), byte_offset=64)
+        d = g.TensorMap(t, (4, 16)).describe()
+        self.assertEqual(d["dims"], (16, 8))  # TMA order: innermost first
+        self.assertEqual(d["box"], (16, 4))
+        self.assertEqual(d["strides"], (128,))
+        self.assertEqual(d["address"], self.base + 64)
+        self.assertEqual(d["box_bytes"], 4 * 16 * 4)
+        with self.assertRaises(g.Error) as cm:
+            g.TensorMap(t, (4, 16, 2)).describe()
+        self.assertIn("3 sizes for a tensor of 2", str(cm.exception))
+        with self.assertRaises(g.Error) as cm:
+            g.TensorMap(self.tensor(byte_offset=4), (4,)).describe()
+        self.assertEqual(cm.exception.status, "GCL_ERROR_TENSOR")
+        with self.assertRaises(g.Error):
+            g.TensorMap(t, (4, 16), swizzle=48)
+        with self.assertRaises(TypeError):
+            g.TensorMap(5, (4,))
+        self.assertEqual(self.p.deleted, self.p.exported)  # borrowed: released each time
+
+
+class InspectTest(unittest.TestCase):
+    def test_inspect(self):
+        path = T.kernel("megakernel.sm_90.cubin")
+        ks = g.inspect(path)
+        self.assertEqual(ks, g.inspect(open(path, "rb").read()))
+        self.assertEqual(ks, g.inspect(path, arch="sm_90"))
+        k = next(k for k in ks if k["name"] == "megakernel_copy_16")
+        self.assertEqual(k["params"][0], {"index": 0, "offset": 112, "size": 2048})
+        ptx = g.inspect(T.kernel("megakernel.compute_90.ptx"), arch=90)
+        self.assertTrue(any(p.get("kind") for k in ptx for p in k["params"]))
+        fat = g.inspect(T.kernel("megakernel.fatbin"), arch=90)
+        self.assertEqual([k["name"] for k in fat], [k["name"] for k in ks])
+
+    def test_inspect_errors(self):
+        with self.assertRaises(g.Error) as cm:
+            g.inspect("/nonexistent/k.cubin")
+        self.assertEqual(cm.exception.status, "GCL_ERROR_IO")
+        self.assertIn("/nonexistent/k.cubin", str(cm.exception))
+        with self.assertRaises(g.Error) as cm:
+            g.inspect(b"\x7fELF garbage")
+        self.assertEqual(cm.exception.status, "GCL_ERROR_BAD_IMAGE")
+        with self.assertRaises(TypeError):
+            g.inspect(5)
+        with self.assertRaises(g.Error):
+            g.inspect(T.kernel("megakernel.sm_90.cubin"), arch="sm_x")
+
+    def test_version(self):
+        lib = C.CDLL(os.path.join(T.build_dir(), "libgclaunch.so"))
+        lib.gcl_version.restype = C.c_char_p
+        self.assertEqual(g.__version__, lib.gcl_version().decode())
+        self.assertEqual(g.status_name(7), "GCL_ERROR_TENSOR")
+
+
+if __name__ == "__main__":
+    T.main()

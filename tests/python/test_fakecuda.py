@@ -1,0 +1,297 @@
+"""gclaunch's driver side on the CPU, against tests/fakecuda (GCL_LIBCUDA): contexts, modules,
+kernels with and without signatures, launches (the bytes the fake driver received equal
+args.buffer()), streams from ints and __cuda_stream__, values converted per launch, tensor maps
+set from lists (parameters and struct members), refresh and repoint, and refusals."""
+import ctypes as C
+import gc
+import os
+import struct
+import sys
+import unittest
+
+import gcltest as T
+
+FAKE = T.fake_driver()  # sets GCL_LIBCUDA before gclaunch opens a driver
+import gclaunch as g  # noqa: E402
+
+ARGS8 = "i32 a, i32 b, f32 c, f32 d, const f32* p0, f32* p1, u64 n, i32 idx"
+MAPS16 = "grid_constant tensormap[16] maps, const void* work, u32 n_work"
+GLOBALS16 = "grid_constant struct{tensormap[16] maps, const void* work, u32 n_work} g"
+
+
+def declare_from_cubin(image, name):
+    """The fake reports the offsets the compiler wrote into the cubin (as the driver would)."""
+    k = next(k for k in g.inspect(T.kernel(image)) if k["name"] == name)
+    T.declare(FAKE, name, [(p["offset"], p["size"]) for p in k["params"]])
+
+
+class Stream:
+    """An object with __cuda_stream__ (as torch, CuPy and cuda.core streams have)."""
+
+    def __init__(self, handle):
+        self.handle = handle
+
+    def __cuda_stream__(self):
+        return (0, self.handle)
+
+
+class FakeDriverTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        for image, name in (("launchcfg.sm_90.cubin", "bench_args8"),
+                            ("megakernel.sm_90.cubin", "megakernel_copy_16"),
+                            ("megakernel.sm_90.cubin", "megakernel_globals_16")):
+            declare_from_cubin(image, name)
+        cls.ctx = g.Context(0)
+        cls.launchcfg = cls.ctx.load(T.kernel("launchcfg.sm_90.cubin"))
+        cls.mega = cls.ctx.load(open(T.kernel("megakernel.sm_90.cubin"), "rb").read())
+
+    def setUp(self):
+        self.p = T.Producer()
+        self.mem = (C.c_float * 65536)()
+        self.base = (C.addressof(self.mem) + 255) & ~255
+
+    def test_context(self):
+        self.assertEqual((self.ctx.device, self.ctx.sm), (0, 90))
+        self.assertIn("Fake", self.ctx.name)
+        self.assertNotEqual(self.ctx.handle, 0)
+        self.ctx.synchronize()
+
+    def test_launch_prepared_args(self):
+        k = self.launchcfg.kernel("bench_args8", ARGS8)
+        self.assertEqual(k.name, "bench_args8")
+        a = k.args()
+        for i, v in enumerate([1, -2, 3.5, 4.0, 0x1000, 0x2000, 2**40, 7]):
+            a[i] = v
+        n = FAKE.fakecuda_launch_count()
+        k.launch((3, 2), 64, a, shared=1024, stream=None)
+        rec = T.last_launch(FAKE)
+        self.assertEqual(FAKE.fakecuda_launch_count(), n + 1)
+        self.assertEqual(bytes(rec.params[:rec.param_bytes]), a.buffer())
+        self.assertEqual((list(rec.grid), list(rec.block), rec.shared_bytes), ([3, 2, 1], [64, 1, 1], 1024))
+        k.launch(1, (32, 2, 2), a, cluster=(1, 1, 1), cooperative=True)
+        rec = T.last_launch(FAKE)
+        self.assertEqual((list(rec.block), rec.cooperative), ([32, 2, 2], 1))
+
+    def test_launch_values_equal_prepared_args(self):
+        k = self.launchcfg.kernel("bench_args8", ARGS8)
+        values = [5, 6, 0.25, -1.0, 0x3000, 0x4000, 99, -3]
+        k.launch(1, 32, values)
+        first = bytes(T.last_launch(FAKE).params[:k.layout.size])
+        a = g.Args(k.layout)
+        for i, v in enumerate(values):
+            a[i] = v
+        self.assertEqual(first, a.buffer())
+        k.launch(grid=1, block=32, args=tuple(values))
+        self.assertEqual(bytes(T.last_launch(FAKE).params[:k.layout.size]), a.buffer())
+
+    def test_launch_refusals(self):
+        k = self.launchcfg.kernel("bench_args8", ARGS8)
+        n = FAKE.fakecuda_launch_count()
+        a = k.args()
+        with self.assertRaises(g.Error) as cm:
+            k.launch(1, 32, a)
+        self.assertEqual(cm.exception.status, "GCL_ERROR_UNSET_ARGUMENT")
+        for i in range(8):
+            a[i] = 16 * (i + 1)
+        with self.assertRaises(g.Error) as cm:
+            k.launch(0, 32, a)
+        self.assertEqual(cm.exception.status, "GCL_ERROR_INVALID_CONFIG")
+        self.assertIn("grid", str(cm.exception))
+        for bad in (lambda: k.launch(1, 32, [1, 2]), lambda: k.launch(1.0, 32, a),
+                    lambda: k.launch(1, 32, a, stream="s"), lambda: k.launch(1, 32, 5),
+                    lambda: k.launch(1, 32, a, bogus=1), lambda: k.launch(1, 32)):
+            with self.assertRaises(TypeError):
+                bad()
+        with self.assertRaises(g.RangeError):
+            k.launch(-1, 32, a)
+        with self.assertRaises(g.Error):  # a bad value among the values: nothing launched
+            k.launch(1, 32, [1, 2, 3.0, 4.0, 0x10, 0x20, -1, 0])
+        other = g.Args(g.Layout("u32 x", 90))
+        other[0] = 1
+        with self.assertRaises(g.Error):
+            k.launch(1, 32, other)
+        self.assertEqual(FAKE.fakecuda_launch_count(), n)
+
+    def test_streams(self):
+        # a real (fake) CUstream, made through the C library loaded with ctypes: it opens the same
+        # fake driver instance, so the handle is one of the context's streams
+        lib = C.CDLL(os.path.join(T.build_dir(), "libgclaunch.so"))
+        lib.gcl_stream_handle.restype = C.c_void_p
+        lib.gcl_stream_handle.argtypes = [C.c_void_p]
+        ctx, st = C.c_void_p(), C.c_void_p()
+        self.assertEqual(lib.gcl_context_create(0, C.byref(ctx)), 0)
+        self.assertEqual(lib.gcl_stream_create(ctx, 0, C.byref(st)), 0)
+        handle = lib.gcl_stream_handle(st)
+        k = self.launchcfg.kernel("bench_args8", ARGS8)
+        a = k.args()
+        for i in range(8):
+            a[i] = 16
+        try:
+            k.launch(1, 32, a, stream=handle)
+            self.assertEqual(T.last_launch(FAKE).stream, handle)
+            k.launch(1, 32, a, stream=Stream(handle))
+            self.assertEqual(T.last_launch(FAKE).stream, handle)
+            k.launch(1, 32, a, stream=None)
+            self.assertIsNone(T.last_launch(FAKE).stream)
+            with self.assertRaises(TypeError):  # __cuda_stream__ must give (version, handle)
+                k.launch(1, 32, a, stream=type("S", (), {"__cuda_stream__": lambda self: 5})())
+        finally:
+            lib.gcl_stream_destroy(st)
+            lib.gcl_context_destroy(ctx)
+
+    def test_signature_mismatch_and_untyped_kernels(self):
+        with self.assertRaises(g.Error) as cm:
+            self.launchcfg.kernel("bench_args8", "u64 a, u64 b")
+        self.assertEqual(cm.exception.status, "GCL_ERROR_SIGNATURE_MISMATCH")
+        with self.assertRaises(g.Error) as cm:
+            self.launchcfg.kernel("no_such_kernel")
+        self.assertEqual(cm.exception.status, "GCL_ERROR_NOT_FOUND")
+        k = self.launchcfg.kernel("bench_args8")  # untyped: ints by width, bytes
+        self.assertEqual([p.kind for p in k.layout.params], ["bytes"] * 8)
+        k.launch(1, 32, [1, -2, struct.pack("<f", 1.0), b"\0\0\0\0", 0x10, 0x20, 2**64 - 1, -1])
+        rec = T.last_launch(FAKE)
+        self.assertEqual(struct.unpack_from("<ii", bytes(rec.params), 0), (1, -2))
+        with self.assertRaises(g.RangeError):
+            k.launch(1, 32, [2**32, 0, b"\0" * 4, b"\0" * 4, 0, 0, 0, 0])
+        with self.assertRaises(TypeError):
+            k.launch(1, 32, [1.0, 0, b"\0" * 4, b"\0" * 4, 0, 0, 0, 0])
+
+    def tensor(self, offset, rows=8, cols=16, **kw):
+        return T.FakeTensor(self.p, self.base, shape=(rows, cols), strides=(64, 1),
+                            byte_offset=offset, **kw)
+
+    def map_address(self, buf, off):
+        return struct.unpack_from("<Q", buf, off)[0]
+
+    def check_maps(self, k, a, maps_at, offsets):
+        k.launch(1, 32, a)
+        buf = bytes(T.last_launch(FAKE).params[:k.layout.size])
+        self.assertEqual(buf, a.buffer())
+        for i, off in enumerate(offsets):
+            self.assertEqual(self.map_address(buf, maps_at + 128 * i), self.base + off, f"map {i}")
+            self.assertEqual(struct.unpack_from("<2I", buf, maps_at + 128 * i + 88), (16, 8))  # box, TMA order
+
+    def test_tensormap_arrays(self):
+        offsets = [256 * i for i in range(16)]
+        for name, sig, key in (("megakernel_copy_16", MAPS16, "maps"),
+                               ("megakernel_globals_16", GLOBALS16, "g.maps")):
+            with self.subTest(kernel=name):
+                k = self.mega.kernel(name, sig)
+                a = k.args()
+                a[key] = [g.TensorMap(self.tensor(o), (8, 16)) for o in offsets]
+                prefix = "g." if key == "g.maps" else ""
+                a[prefix + "work"] = self.base
+                a[prefix + "n_work"] = 1
+                maps_at = k.layout.field(key).offset
+                self.check_maps(k, a, maps_at, offsets)
+                # one element, then from an element on
+                a[key + "[3]"] = g.TensorMap(self.tensor(4096), (8, 16))
+                a[key + "[14]"] = [g.TensorMap(self.tensor(8192), (8, 16)), g.TensorMap(self.tensor(8448), (8, 16))]
+                offsets2 = offsets[:3] + [4096] + offsets[4:14] + [8192, 8448]
+                self.check_maps(k, a, maps_at, offsets2)
+                # refresh: only addresses changed; repoint: addresses from ints and tensors
+                a.refresh(key, [g.TensorMap(self.tensor(o + 512), (8, 16)) for o in offsets])
+                self.check_maps(k, a, maps_at, [o + 512 for o in offsets])
+                a.repoint(key + "[2]", [self.base + 1024, self.tensor(2048)])
+                self.check_maps(k, a, maps_at, [512, 768, 1024, 2048] + [o + 512 for o in offsets[4:]])
+                self.assertEqual(self.p.deleted, self.p.exported)  # every borrowed tensor released
+
+    def test_tensormap_refusals_change_nothing(self):
+        k = self.mega.kernel("megakernel_copy_16", MAPS16)
+        a = k.args()
+        a["maps"] = [g.TensorMap(self.tensor(256 * i), (8, 16)) for i in range(16)]
+        a["work"], a["n_work"] = self.base, 1
+        before = a.buffer()
+        bad_lists = [
+            ([g.TensorMap(self.tensor(0), (8, 16))] * 15 + [g.TensorMap(self.tensor(4), (8, 16))], "GCL_ERROR_TENSOR"),
+            ([g.TensorMap(self.tensor(0), (8, 16))] * 15 + [g.TensorMap(self.tensor(0), (8, 16, 1))], "GCL_ERROR_INVALID_ARGUMENT"),
+            ([g.TensorMap(self.tensor(0, cols=6), (8, 6), store=True)] * 16, "GCL_ERROR_TENSOR"),
+            ([g.TensorMap(self.tensor(0), (8, 16))] * 3, "GCL_ERROR_INVALID_ARGUMENT"),
+        ]
+        for maps, status in bad_lists:
+            with self.subTest(status=status):
+                with self.assertRaises(g.Error) as cm:
+                    a["maps"] = maps
+                self.assertEqual(cm.exception.status, status)
+                self.assertEqual(a.buffer(), before)
+        with self.assertRaises(TypeError):
+            a["maps"] = [1] * 16
+        with self.assertRaises(TypeError):
+            a["maps[0]"] = self.tensor(0)
+        with self.assertRaises(g.Error) as cm:
+            a["maps[15]"] = [g.TensorMap(self.tensor(0), (8, 16))] * 2  # past the end
+        self.assertEqual(a.buffer(), before)
+        with self.assertRaises(g.Error):
+            a.repoint("maps[0]", [self.base + 8])  # not 16-byte aligned
+        self.assertEqual(a.buffer(), before)
+        gc.collect()
+        self.assertEqual(self.p.deleted, self.p.exported)
+
+    def test_tensormaps_into_cpu_made_args(self):
+        # Args of a Layout (no kernel): maps are encoded in the tensor's device's default context
+        lay = g.Layout(MAPS16, 90)
+        a = g.Args(lay)
+        a["maps[0]"] = g.TensorMap(self.tensor(512), (8, 16))
+        self.assertTrue(a.is_set("maps[0]"))
+        self.assertFalse(a.is_set("maps[1]"))
+        a["maps[1]"] = [g.TensorMap(self.tensor(768), (8, 16))] * 15
+        a["work"], a["n_work"] = 0x100, 0
+        self.assertEqual(self.map_address(a.buffer(), lay.field("maps[0]").offset), self.base + 512)
+        self.assertEqual(self.map_address(a.buffer(), lay.field("maps[15]").offset), self.base + 768)
+
+    def test_compile(self):
+        src = 'extern "C" __global__ void scale(float *x, float a, unsigned n) { if (threadIdx.x < n) x[threadIdx.x] *= a; }'
+        T.declare(FAKE, "scale", [(0, 8), (8, 4), (12, 4)])
+        try:
+            mod = self.ctx.compile(src, name="scale.cu", options=("-lineinfo",))
+        except g.Error as e:
+            if e.status == "GCL_ERROR_NO_NVRTC":
+                T.skip_unless_required(self, "GCL_REQUIRE_NVRTC", f"NVRTC: {e}")
+            raise
+        k = mod.kernel("scale", "f32* x, f32 a, u32 n")
+        k.launch(1, 32, [0x1000, 2.0, 32])
+        self.assertEqual(struct.unpack_from("<QfI", bytes(T.last_launch(FAKE).params)), (0x1000, 2.0, 32))
+        with self.assertRaises(g.Error) as cm:
+            self.ctx.compile("this is not CUDA", name="bad.cu")
+        self.assertEqual(cm.exception.status, "GCL_ERROR_COMPILE")
+        self.assertIn("bad.cu", str(cm.exception))
+        with self.assertRaises(TypeError):
+            self.ctx.compile(src, options=[1])
+        with self.assertRaises(TypeError):
+            self.ctx.compile(b"bytes")
+
+    def test_objects_and_lifetimes(self):
+        live = FAKE.fakecuda_live(b"library")
+        ctx = g.Context(0)
+        mod = ctx.load(T.kernel("launchcfg.sm_90.cubin"))
+        k = mod.kernel("bench_args8", ARGS8)
+        lay = k.layout
+        del ctx, mod, k
+        gc.collect()
+        self.assertEqual(lay.size, 44)  # the layout keeps its module alive
+        self.assertEqual(FAKE.fakecuda_live(b"library"), live + 1)
+        del lay
+        gc.collect()
+        self.assertEqual(FAKE.fakecuda_live(b"library"), live)
+        with self.assertRaises(TypeError):
+            g.Kernel()
+        with self.assertRaises(g.Error):
+            g.Context(5)
+
+    def test_launch_hot_path_does_not_leak(self):
+        k = self.launchcfg.kernel("bench_args8", ARGS8)
+        a = k.args()
+        for i in range(8):
+            a[i] = 16
+        s = Stream(0)
+        refs = (sys.getrefcount(a), sys.getrefcount(s))
+        for i in range(20000):
+            k.launch(1, 32, a)
+            a[7] = i
+            k.launch((1, 1), (32,), [1, 2, 3.0, 4.0, 16, 32, 5, i], stream=s)
+        self.assertEqual((sys.getrefcount(a), sys.getrefcount(s)), refs)
+
+
+if __name__ == "__main__":
+    T.main()

@@ -1,0 +1,160 @@
+"""gclaunch on a GPU with torch: the two reported problems in Python.
+
+- byte_offset (cutlass #3450): torch views at storage offsets into pointers (packed address ==
+  data_ptr(), the kernel writes exactly the view) and into tensor maps (a TMA copy of the view);
+  a view the kernel's align(16) cannot take is refused with the C message, nothing changed.
+- a megakernel with an array of tensor maps as ONE grid-constant parameter, indexed at run time:
+  16 maps from torch views (as a parameter and as a struct member), relaunched after refresh /
+  repoint on new buffers.
+- a Triton-compiled cubin launched by gclaunch with Triton's result.
+Skipped without torch, CUDA or a device (GCL_REQUIRE_GPU=1 makes that a failure).
+"""
+import os
+import unittest
+
+import gcltest as T
+import gclaunch as g
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+MAPS16 = "grid_constant tensormap[16] maps, const void* work, u32 n_work"
+GLOBALS16 = "grid_constant struct{tensormap[16] maps, const void* work, u32 n_work} g"
+
+
+def gpu_or_skip(case):
+    if torch is None:
+        T.skip_unless_required(case, "GCL_REQUIRE_GPU", "torch is not installed")
+    if not torch.cuda.is_available():
+        T.skip_unless_required(case, "GCL_REQUIRE_GPU", "torch sees no CUDA device")
+    try:
+        return g.Context(torch.cuda.current_device())
+    except g.Error as e:
+        T.skip_unless_required(case, "GCL_REQUIRE_GPU", f"gclaunch.Context: {e.status}: {e}")
+
+
+class GpuTest(unittest.TestCase):
+    def setUp(self):
+        self.ctx = gpu_or_skip(self)
+        if self.ctx.sm < 90:
+            self.skipTest("TMA needs sm_90 or later")
+        self.stream = torch.cuda.current_stream()
+
+    def test_byte_offset_views_into_pointers(self):
+        k = self.ctx.load(T.kernel("dlpack_fill.fatbin")).kernel(
+            "fill", "f32* align(16) out, u64 n, f32 base")
+        storage = torch.full((256,), -1.0, device="cuda")
+        view = storage[4:4 + 100]  # storage offset 16 bytes
+        a = k.args()
+        a["out"], a["n"], a["base"] = view, view.numel(), 10.0
+        k.launch(1, 128, a, stream=self.stream)
+        torch.cuda.synchronize()
+        expect = torch.full((256,), -1.0, device="cuda")
+        expect[4:104] = 10.0 + torch.arange(100, device="cuda", dtype=torch.float32)
+        self.assertTrue(torch.equal(storage, expect))
+        before = a.buffer()
+        with self.assertRaises(g.Error) as cm:
+            a["out"] = storage[1:]  # 4 bytes past a 16-byte boundary
+        self.assertEqual(cm.exception.status, "GCL_ERROR_TENSOR")
+        self.assertIn("16", str(cm.exception))
+        self.assertEqual(a.buffer(), before)
+        k4 = self.ctx.load(T.kernel("dlpack_fill.fatbin")).kernel("fill", "f32* align(4) out, u64 n, f32 base")
+        k4.launch(1, 128, [storage[1:9], 8, 0.0], stream=self.stream)  # values converted per launch
+        torch.cuda.synchronize()
+        self.assertTrue(torch.equal(storage[1:9].cpu(), torch.arange(8, dtype=torch.float32)))
+        with self.assertRaises(g.Error):
+            a["out"] = torch.zeros(4, dtype=torch.int32, device="cuda")  # dtype
+
+    def work(self, items):
+        """WorkItem {src, dst, rank, bytes, sc[3], dc[3]} rows as an int32 CUDA tensor."""
+        rows = [[s, d, 2, b, 0, 0, 0, 0, 0, 0] for s, d, b in items]
+        return torch.tensor(rows, dtype=torch.int32, device="cuda")
+
+    def megakernel_copy(self, name, sig, key):
+        k = self.ctx.load(T.kernel("megakernel.fatbin")).kernel(name, sig)
+        big = torch.randn(8 * 32 + 1, 68, device="cuda")  # rows of 272 bytes
+        srcs = [big[1 + 32 * i: 33 + 32 * i, 4:68] for i in range(8)]  # storage offsets != 0
+        self.assertTrue(all(s.storage_offset() > 0 for s in srcs))
+        out = torch.zeros(8, 32, 64, device="cuda")
+        maps = [g.TensorMap(s, (32, 64)) for s in srcs] + [g.TensorMap(out[i], (32, 64), store=True) for i in range(8)]
+        work = self.work([(i, 8 + i, 32 * 64 * 4) for i in range(8)])
+        prefix = key[:-len("maps")]
+        a = k.args()
+        a[key] = maps
+        a[prefix + "work"], a[prefix + "n_work"] = work, 8
+        k.launch(8, 32, a, stream=self.stream)
+        torch.cuda.synchronize()
+        for i in range(8):
+            self.assertTrue(torch.equal(out[i], srcs[i]), f"tile {i}")
+        # relaunch on new buffers: refresh (re-points maps whose description is unchanged)
+        big2 = torch.randn_like(big)
+        srcs2 = [big2[1 + 32 * i: 33 + 32 * i, 4:68] for i in range(8)]
+        a.refresh(key, [g.TensorMap(s, (32, 64)) for s in srcs2] + maps[8:])
+        k.launch(8, 32, a, stream=self.stream)
+        torch.cuda.synchronize()
+        self.assertTrue(all(torch.equal(out[i], srcs2[i]) for i in range(8)))
+        # repoint the destinations to another output of the same shape
+        out2 = torch.zeros_like(out)
+        a.repoint(key + "[8]", [out2[i] for i in range(8)])
+        k.launch(8, 32, a, stream=self.stream)
+        torch.cuda.synchronize()
+        self.assertTrue(all(torch.equal(out2[i], srcs2[i]) for i in range(8)))
+
+    def test_megakernel_tensormap_array(self):
+        self.megakernel_copy("megakernel_copy_16", MAPS16, "maps")
+
+    def test_megakernel_globals_struct(self):
+        self.megakernel_copy("megakernel_globals_16", GLOBALS16, "g.maps")
+
+    def test_torch_stream_and_byte_offset_map(self):
+        k = self.ctx.load(T.kernel("megakernel.fatbin")).kernel("megakernel_copy_16", MAPS16)
+        flat = torch.randn(64 * 64 + 16, device="cuda")
+        src = flat[16:].view(64, 64)  # a view at storage offset 64 bytes
+        dst = torch.zeros(64, 64, device="cuda")
+        a = k.args()
+        a["maps"] = [g.TensorMap(src, (32, 64)), g.TensorMap(dst, (32, 64), store=True)] * 8
+        a["work"] = self.work([(0, 1, 32 * 64 * 4)])
+        a["n_work"] = 1
+        torch.cuda.synchronize()  # the work list was copied on the default stream
+        s = torch.cuda.Stream()
+        with torch.cuda.stream(s):
+            k.launch(1, 32, a, stream=s)  # __cuda_stream__ of a torch stream
+        s.synchronize()
+        self.assertTrue(torch.equal(dst[:32], src[:32]))
+
+    def test_triton_cubin(self):
+        try:
+            import triton
+            import triton.language as tl
+        except ImportError:
+            self.skipTest("triton is not installed")
+
+        @triton.jit
+        def add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+            i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            m = i < n
+            tl.store(out_ptr + i, tl.load(x_ptr + i, mask=m) + tl.load(y_ptr + i, mask=m), mask=m)
+
+        n = 1000
+        x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+        ref = torch.empty_like(x)
+        compiled = add[(triton.cdiv(n, 256),)](x, y, ref, n, BLOCK=256)
+        cubin = compiled.asm["cubin"]
+        name = compiled.metadata.name
+        params = next(k for k in g.inspect(cubin) if k["name"] == name)["params"]
+        # x, y, out (pointers), n (i32), then Triton's own scratch pointers (0: none used)
+        sizes = [p["size"] for p in params]
+        self.assertEqual(sizes[:4], [8, 8, 8, 4])
+        sig = ", ".join(["ptr x", "ptr y", "ptr out", "i32 n"] + [f"ptr s{i}" for i in range(len(sizes) - 4)])
+        k = self.ctx.load(cubin).kernel(name, sig)
+        out = torch.zeros_like(x)
+        k.launch(triton.cdiv(n, 256), 32 * compiled.metadata.num_warps, [x, y, out, n] + [0] * (len(sizes) - 4),
+                 shared=compiled.metadata.shared, stream=torch.cuda.current_stream())
+        torch.cuda.synchronize()
+        self.assertTrue(torch.equal(out, ref))
+
+
+if __name__ == "__main__":
+    T.main()
