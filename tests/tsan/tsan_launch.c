@@ -33,7 +33,7 @@ static void body(int i) {
     CHECK(gcl_launch(kernel, &cfg, args));
     if (r % 50 == 0) { /* this thread's message, not another's */
       EXPECT(gcl_args_set_i32(args, 40 + (size_t)i, 1) == GCL_ERROR_INVALID_ARGUMENT, "bad index accepted");
-      snprintf(want, sizeof want, "gcl_args_set_i32: index %d out of range", 40 + i);
+      snprintf(want, sizeof want, "parameter index %d out of range", 40 + i);
       EXPECT(strncmp(gcl_last_error(), want, strlen(want)) == 0, "thread %d read: %s", i, gcl_last_error());
     }
   }
