@@ -21,7 +21,7 @@ tensormap[240]) set and launched, per iteration:
 
     python3 bench/bench_python.py BUILD [--runs R] [--launch-csv FILE] [--csv FILE] [--maps-only]
 
---maps-only: only (b); run it again with GCL_DLPACK_C_API=1 to time the DLPack C exchange API path.
+--maps-only: only (b); run it again with GCL_DLPACK_C_API=0 to time the __dlpack__ protocol path.
 
 --launch-csv: bench_launch's CSV of the same call, for the ratios against C gcl_launch.
 """

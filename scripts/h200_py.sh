@@ -12,9 +12,9 @@ o=${OUT:-out}; mkdir -p "$o"
 { timeout 60 build/bench/bench_launch --runs 1 --reps 31 --csv "$o/launch.csv"
   timeout 120 python3 bench/bench_python.py build --runs 3 --launch-csv "$o/launch.csv" --csv "$o/python.csv"
   echo "bench_python exit $?"
-  echo "== the same maps with the DLPack C exchange API (GCL_DLPACK_C_API=1; experimental)"
-  GCL_DLPACK_C_API=1 timeout 60 python3 tests/python/test_gpu.py 2>&1 | tail -3
-  GCL_DLPACK_C_API=1 timeout 60 python3 bench/bench_python.py build --maps-only
+  echo "== the same through __dlpack__ calls (GCL_DLPACK_C_API=0: the C exchange API off)"
+  GCL_DLPACK_C_API=0 timeout 60 python3 tests/python/test_gpu.py 2>&1 | tail -3
+  GCL_DLPACK_C_API=0 timeout 60 python3 bench/bench_python.py build --maps-only
   echo "== bench_refresh (the C calls per map, same call)"
   timeout 60 build/bench/bench_refresh --reps 11 --csv "$o/refresh.csv"; } > "$o/bench.log" 2>&1
 [ -f "$o/tests.log" ] && tail -40 "$o/tests.log"; tail -60 "$o/bench.log"

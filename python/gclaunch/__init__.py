@@ -23,10 +23,10 @@ GPU::
     k.launch(grid, block, args, stream=torch.cuda.current_stream())
     k.launch(grid, block, [maps_bytes, x, 1024])   # or one value per parameter
 
-DLPack: __dlpack__ is called as the protocol says (a versioned capsule first, stream=-1). With
-GCL_DLPACK_C_API=1 in the environment at import (experimental; gclaunch.dlpack_c_api tells), a
-producer type carrying DLPack 1.3's __dlpack_c_exchange_api__ table is read through it instead,
-without a Python call per tensor.
+DLPack: a producer type carrying DLPack 1.3's __dlpack_c_exchange_api__ table (torch does) is
+read through it, without a Python call per tensor (GCL_DLPACK_C_API=0 in the environment at
+import turns this off; gclaunch.dlpack_c_api tells); otherwise __dlpack__ is called as the protocol
+says (a versioned capsule first, stream=-1).
 
 Errors: gclaunch.Error with .status ("GCL_ERROR_TENSOR"), .code and the library's message;
 TypeError for values of the wrong Python type; gclaunch.RangeError (an Error and an

@@ -4,7 +4,7 @@ from typing import Any, Iterable, NamedTuple, Protocol, Sequence, Union
 
 __version__: str
 version_number: int
-dlpack_c_api: int  # 1 when GCL_DLPACK_C_API=1 was set at import (the DLPack C exchange API is used)
+dlpack_c_api: int  # 1 unless GCL_DLPACK_C_API=0 was set at import (the DLPack C exchange API is used)
 
 class _DLPack(Protocol):
     def __dlpack__(self, *, stream: Any = ..., max_version: Any = ...) -> Any: ...

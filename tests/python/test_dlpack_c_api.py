@@ -1,5 +1,5 @@
-"""The experimental DLPack 1.3 C exchange API path (GCL_DLPACK_C_API=1), against a producer
-written with ctypes: __dlpack_c_exchange_api__ on the type, a PyCapsule "dlpack_exchange_api"
+"""The DLPack 1.3 C exchange API path (on by default; GCL_DLPACK_C_API=0 turns it off), against
+a producer written with ctypes: __dlpack_c_exchange_api__ on the type, a PyCapsule "dlpack_exchange_api"
 holding a DLPackExchangeAPI table. Pointers take an owned DLManagedTensorVersioned
 (managed_tensor_from_py_object_no_sync: its deleter runs once, by the library), tensor maps and
 addresses a borrowed view (dltensor_from_py_object_no_sync: nothing to delete); __dlpack__ is
