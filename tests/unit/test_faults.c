@@ -574,3 +574,44 @@ Test(faults, launch_mode_defaults_to_kernel_params_and_is_checked) {
   world_destroy(&w);
   assert_nothing_live();
 }
+
+/* Args of another layout object: accepted when every offset and size equals the kernel's
+ * (compared one by one: no digest can prove two layouts equal), refused naming the parameter
+ * when one differs -- also a difference a 64-bit digest of the layouts could hide. */
+Test(faults, launch_compares_another_layouts_offsets_and_sizes) {
+  world w = {0};
+  cr_assert_eq(world_build(&w), GCL_OK, "%s", gcl_last_error());
+  static const char *const sigs[] = {FAKE_K_SIGNATURE, "grid_constant tensormap m, i8 c, u32 out"};
+  for (int i = 0; i < 2; i++) {
+    gcl_signature *sig;
+    gcl_layout *l;
+    gcl_args *a;
+    cr_assert_eq(gcl_signature_parse(sigs[i], &sig), GCL_OK);
+    cr_assert_eq(gcl_layout_create(sig, 90, &l), GCL_OK, "%s", gcl_last_error());
+    cr_assert_eq(gcl_args_create(l, &a), GCL_OK);
+    const void *data;
+    size_t size;
+    cr_assert_eq(gcl_args_buffer(w.args, &data, &size), GCL_OK);
+    unsigned char raw[128];
+    memcpy(raw, (const unsigned char *)data + 112, sizeof raw);
+    int8_t c = 7;
+    cr_assert_eq(gcl_args_set(a, 0, raw, sizeof raw), GCL_OK);
+    cr_assert_eq(gcl_args_set(a, 1, &c, 1), GCL_OK);
+    cr_assert_eq(i == 0 ? gcl_args_set_ptr(a, 2, w.buf) : gcl_args_set_u32(a, 2, 1), GCL_OK);
+    long before = fakecuda_launch_count();
+    gcl_status s = gcl_launch(w.kernel, &launch2x128, a);
+    if (i == 0) {
+      cr_assert_eq(s, GCL_OK, "an equal layout object: %s", gcl_last_error());
+      cr_assert_eq(fakecuda_launch_count(), before + 1);
+    } else {
+      cr_assert_eq(s, GCL_ERROR_INVALID_ARGUMENT);
+      assert_msg_has("parameter 2 'out' has offset 244 size 4, kernel 'k' has offset 248 size 8");
+      cr_assert_eq(fakecuda_launch_count(), before, "a refused launch reached the driver");
+    }
+    gcl_args_destroy(a);
+    gcl_layout_destroy(l);
+    gcl_signature_destroy(sig);
+  }
+  world_destroy(&w);
+  assert_nothing_live();
+}
