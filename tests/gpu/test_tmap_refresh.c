@@ -1,5 +1,5 @@
-/* Re-pointing tensor maps on the real driver (issue 16): after gcl_args_replace_tensormap_address
- * (cuTensorMapReplaceAddress) or gcl_args_refresh_tensormap(s) the 128 bytes must equal a fresh
+/* Re-pointing tensor maps on the real driver (issue 16): after gcl_args_repoint_tensormaps
+ * (cuTensorMapReplaceAddress) or a GCL_TENSORMAP_REFRESH set the 128 bytes must equal a fresh
  * cuTensorMapEncodeTiled / cuTensorMapEncodeIm2col of the same description at the new address,
  * byte for byte, for random shapes, strides, boxes, options and im2col maps (seed printed); and a
  * megakernel relaunched after re-pointing its destination map must write the new buffer. */

@@ -1,4 +1,4 @@
-/* gcl_args_set_tensormap on the CPU, against libfakecuda.so (whose cuTensorMapEncodeTiled writes
+/* gcl_args_set_tensormaps on the CPU, against libfakecuda.so (whose cuTensorMapEncodeTiled writes
  * recomputable bytes: u64 address, u32 type, u32 rank, u64 dims[5] at 16, u64 strides[4] at 56,
  * u32 box[5] at 88): each descriptor must land in its element of the tensormap[N] parameter at
  * the offset the device reads, with byte_offset folded in; rejected tensors must not reach the

@@ -1,6 +1,6 @@
-/* The refresh fast path (issue 16): gcl_args_refresh_tensormap(s) compare the tensor and options
- * with a snapshot of the last refresh's inputs and, when only data / byte_offset differ, check the
- * address and re-point the map without translating. Against libfakecuda.so: the bytes must equal
+/* The refresh fast path: gcl_args_set_tensormaps with GCL_TENSORMAP_REFRESH compares the tensor
+ * and options with a snapshot of the inputs of the map's last encode and, when only data /
+ * byte_offset differ, checks the address and re-points the map without translating. Against libfakecuda.so: the bytes must equal
  * a fresh encode, every other change must reach a full translation (and an encode when the
  * description changed), every writer of a map must drop its snapshot, and a failure changes
  * nothing. */
@@ -229,7 +229,7 @@ Test(tmap_snap, other_writers_drop_the_snapshot) {
   make_desc(&b, r.mem, true, false);
   prime(&r, 1, &a);
   cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 1), 1, (const DLTensor *const[]){&b.t}, &b.o, 1, 0), GCL_OK);
-  refresh_expect(&r, 1, &a, 1, "after gcl_args_set_tensormap");
+  refresh_expect(&r, 1, &a, 1, "after gcl_args_set_tensormaps of another tensor");
   const DLTensor *t[2] = {&b.t, &b.t};
   cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 0), 2, t, &b.o, 1, 0), GCL_OK);
   refresh_expect(&r, 1, &a, 1, "after gcl_args_set_tensormaps");
