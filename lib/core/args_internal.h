@@ -36,7 +36,8 @@ typedef struct gcl__owner_slot {
 } gcl__owner_slot;
 
 /* Visible here so that the launch path reads it inline (no calls, no PLT). Only args.c and
- * tensormap.c write it. */
+ * args_tmap.c (with its inline half below) change it; lib/cuda/tensormap.c writes map bytes only
+ * through a gcl__tmap_run (re-points in place) and hands the rest to args_tmap.c. */
 struct gcl_args {
   const gcl_layout *layout;
   size_t count, size, unset, bit_bytes, owner_count;

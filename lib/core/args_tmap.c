@@ -5,8 +5,7 @@
  * and its inline half in args_internal.h (the hot paths: finding the slots of a field,
  * committing staged maps, recording re-points) change slots; here are the failure messages and
  * forgetting slots when raw bytes are written over their maps. */
-#include "args_internal.h"
-#include "layout_internal.h"
+#include "args_internal.h" /* and layout_internal.h */
 
 #include <string.h>
 
