@@ -11,7 +11,6 @@
 #include "tmap.h"
 #include "args_internal.h"
 
-#include <stdio.h>
 #include <string.h>
 
 /* lib/core keeps its own copies of the driver's enum values; they must not drift. */
