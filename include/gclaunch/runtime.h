@@ -483,6 +483,50 @@ GCL_API gcl_status gcl_args_repoint_tensormaps(gcl_args *args, gcl_context *ctx,
                                                const gcl_field *first, size_t n,
                                                const uint64_t *addresses);
 
+/* --- Tensor-map tables in device memory (runtime edge) ------------------------------------------
+ *
+ * For megakernels with more descriptors than the parameter holds (240 maps in 32,764 bytes): K
+ * maps in device memory, 128 bytes and 128-byte aligned each (map i at
+ * gcl_tensormap_table_address + 128 i), any K the device memory holds. The maps are written
+ * through the same checks, cache and all-or-nothing batches as gcl_args_set_tensormaps (a host
+ * copy is changed; nothing reaches the device until gcl_tensormap_table_upload, which copies only
+ * the maps changed since the last upload). The kernel takes the address as a pointer parameter
+ * and fences each map before its first use (kernels/gclaunch_tmap_table.cuh,
+ * gcl_tmap_table_acquire), because the maps were written by another proxy. Up to 240 maps a
+ * grid-constant tensormap[K] parameter is faster (README: "Where descriptors live"). Messages
+ * name the entry ("gcl_tensormap_table entry 17: ..."). Not thread-safe on one table. */
+typedef struct gcl_tensormap_table gcl_tensormap_table;
+
+/* A table of k >= 1 maps on ctx's device (ctx borrowed: it must outlive the table), every map
+ * zeros (not a valid map) on the device until set and uploaded. */
+GCL_API gcl_status gcl_tensormap_table_create(gcl_context *ctx, size_t k, gcl_tensormap_table **out);
+/* Frees the device and host memory. NULL is fine. A kernel still reading the table must have
+ * finished (synchronize its stream first). */
+GCL_API void gcl_tensormap_table_destroy(gcl_tensormap_table *t);
+/* Encodes entries first ... first + n - 1 from tensors[i] with options[i] (options_count n) or
+ * options[0] (options_count 1), flags 0 or GCL_TENSORMAP_REFRESH, exactly as
+ * gcl_args_set_tensormaps (checks, refresh by re-point, all or nothing), into the host copy; the
+ * entries that changed become dirty. GCL_ERROR_INVALID_ARGUMENT also for entries past k. */
+GCL_API gcl_status gcl_tensormap_table_set(gcl_tensormap_table *t, size_t first, size_t n,
+                                           const DLTensor *const *tensors,
+                                           const gcl_tensormap_options *options,
+                                           size_t options_count, unsigned flags);
+/* Re-points entries first ... first + n - 1 to addresses[i], as gcl_args_repoint_tensormaps;
+ * the entries whose address changed become dirty. */
+GCL_API gcl_status gcl_tensormap_table_repoint(gcl_tensormap_table *t, size_t first, size_t n,
+                                               const uint64_t *addresses);
+/* Copies the dirty maps to the device on stream s (NULL: the context's default stream), one
+ * asynchronous copy per run of consecutive dirty maps; a kernel launched on s afterwards sees
+ * them. The host copy may be changed again as soon as this returns. On failure the maps not
+ * copied stay dirty. */
+GCL_API gcl_status gcl_tensormap_table_upload(gcl_tensormap_table *t, gcl_stream *s);
+/* The device address of map 0 (128-byte aligned), for the kernel's pointer parameter. */
+GCL_API uint64_t gcl_tensormap_table_address(const gcl_tensormap_table *t);
+/* k; the number of maps changed since the last upload; the host copy of map i (NULL past k). */
+GCL_API size_t gcl_tensormap_table_count(const gcl_tensormap_table *t);
+GCL_API size_t gcl_tensormap_table_dirty(const gcl_tensormap_table *t);
+GCL_API const void *gcl_tensormap_table_map(const gcl_tensormap_table *t, size_t i);
+
 #ifdef __cplusplus
 }
 #endif
