@@ -229,8 +229,14 @@ typedef struct gcl_launch_config {
   bool cooperative;
   bool programmatic_dependent_launch;
   int priority;              /* 0: none */
-  uint64_t reserved[6];      /* must be zero: room for new fields (see above) */
+  uint64_t flags;            /* GCL_LAUNCH_* flags (0.3: took reserved[0]); unknown bits are
+                                GCL_ERROR_INVALID_CONFIG */
+  uint64_t reserved[5];      /* must be zero: room for new fields (see above) */
 } gcl_launch_config;
+
+/* gcl_launch_config.flags: launch with programmatic_dependent_launch even though the kernel's
+ * code never executes griddepcontrol.wait (see "Launch-safety checks" below). */
+#define GCL_LAUNCH_PDL_UNCHECKED 1u
 
 /* Launches kernel with args (whose layout must be the kernel's). Checks the config before the
  * driver where it can. Allocates nothing. Safe to call from several threads on one kernel with
@@ -526,6 +532,44 @@ GCL_API uint64_t gcl_tensormap_table_address(const gcl_tensormap_table *t);
 GCL_API size_t gcl_tensormap_table_count(const gcl_tensormap_table *t);
 GCL_API size_t gcl_tensormap_table_dirty(const gcl_tensormap_table *t);
 GCL_API const void *gcl_tensormap_table_map(const gcl_tensormap_table *t, size_t i);
+
+/* ---------------------------------------------------------------------------------------------
+ * Launch-safety checks (gcl_image_kernel_waits, the CPU model's reading, is in core.h)
+ *
+ * - Programmatic dependent launch (PDL): a kernel launched with
+ *   config.programmatic_dependent_launch may start before the previous kernel on its stream has
+ *   finished; it must execute griddepcontrol.wait (cudaGridDependencySynchronize) before it reads
+ *   what that kernel wrote. gclaunch reads whether the kernel's code holds that instruction: in
+ *   PTX (loaded, or NVRTC's) from the entry's body; in a cubin from its SASS (the instruction's
+ *   encoding, known for sm_90, 100, 103, 110, 120, 121). gcl_launch refuses a PDL launch of a
+ *   kernel that never waits (GCL_ERROR_INVALID_CONFIG naming the kernel) unless config.flags has
+ *   GCL_LAUNCH_PDL_UNCHECKED; where the image does not tell (another architecture's SASS, a wait
+ *   only in a device function the kernel may call, a module whose records gclaunch cannot read)
+ *   the launch goes ahead: "unknown" is never a refusal. gclaunch inspect reports "waits".
+ * - Stale kernels: gcl_module_destroy does not free its kernels' handles: each becomes a
+ *   tombstone (name and layout kept, everything else freed, its CUfunction forgotten) that every
+ *   later call refuses by name -- the driver reuses CUfunction values after an unload, so a
+ *   stale handle must never reach it. Args made from such a kernel's layout stay valid (their
+ *   layout lives on) and are refused by gcl_launch on any kernel. The tombstones (a few hundred
+ *   bytes plus the layout each) are freed when the process exits.
+ * - Grids that cannot all be resident: a cooperative launch needs every block resident at once;
+ *   gcl_launch checks it with the occupancy API before the driver and refuses with the numbers.
+ *   gcl_launch_check does that and the cluster check for a prepared launch without launching.
+ * ------------------------------------------------------------------------------------------- */
+
+/* The same for a looked-up kernel, from its module's records (-1 for NULL or a stale kernel). */
+GCL_API int gcl_kernel_waits(const gcl_kernel *kernel);
+/* Checks everything gcl_launch checks for kernel, config and args (args may be NULL: not
+ * checked) without launching, and more: for a cooperative launch, that the whole grid can be
+ * resident (grid blocks <= blocks per SM x SMs, cuOccupancyMaxActiveBlocksPerMultiprocessor);
+ * for a cluster launch, that one cluster of its shape fits (cuOccupancyMaxActiveClusters >= 1)
+ * and, if also cooperative, that every cluster of the grid fits at once.
+ * GCL_ERROR_INVALID_CONFIG naming the kernel and the numbers (grid, blocks per SM, SMs, the
+ * maximum resident, the cluster shape); the errors of gcl_launch otherwise. May raise the
+ * kernel's dynamic shared memory limit, as the launch would. */
+GCL_API gcl_status gcl_launch_check(gcl_kernel *kernel, const gcl_launch_config *config,
+                                    const gcl_args *args);
+
 
 #ifdef __cplusplus
 }
