@@ -37,7 +37,8 @@ version=$(meson introspect "$build" --projectinfo |
   python3 -c 'import json,sys; print(json.load(sys.stdin)["version"])')
 
 for f in "$lib/libgclaunch.so" "$lib/libgclaunch.so.$version" "$lib/libgclaunch.a" \
-         "$inc/gclaunch/gclaunch.h" "$inc/gclaunch/dlpack.h" "$lib/pkgconfig/gclaunch.pc" \
+         "$inc/gclaunch/gclaunch.h" "$inc/gclaunch/core.h" "$inc/gclaunch/runtime.h" \
+         "$inc/gclaunch/ffi.h" "$inc/gclaunch/dlpack.h" "$lib/pkgconfig/gclaunch.pc" \
          "$root/lib/cmake/gclaunch/gclaunchConfig.cmake" \
          "$root/lib/cmake/gclaunch/gclaunchConfigVersion.cmake" "$root/bin/gclaunch"; do
   if [[ -e $f ]]; then pass "installed ${f#"$stage"}"; else fail "not installed: ${f#"$stage"}"; fi
