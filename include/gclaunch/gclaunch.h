@@ -834,6 +834,15 @@ GCL_API gcl_context *gcl_stream_context(const gcl_stream *s);
 /* The priority the stream was created with (0 for NULL). Reads. */
 GCL_API int gcl_stream_priority(const gcl_stream *s);
 
+/* --- runtime layer (issue 32, for streams made by others: torch, CuPy, cuda.core) --- */
+/* A gcl_stream over a CUstream someone else created (handle; NULL, CU_STREAM_LEGACY (1) and
+ * CU_STREAM_PER_THREAD (2) are the default streams) of ctx's device, so that events, copies and
+ * graph captures can use it. The driver checks the handle (cuStreamGetPriority: GCL_ERROR_DRIVER
+ * naming the handle when it is no stream); gcl_stream_priority gives the driver's priority of
+ * it. gcl_stream_destroy frees the wrapper only: the CUstream stays its creator's, who must keep
+ * it alive while the wrapper is used. Thread-safe on ctx. */
+GCL_API gcl_status gcl_stream_wrap(gcl_context *ctx, void *handle, gcl_stream **out);
+
 /* Creates an event of ctx's device with timing enabled. */
 GCL_API gcl_status gcl_event_create(gcl_context *ctx, gcl_event **out);
 GCL_API void gcl_event_destroy(gcl_event *e); /* NULL is fine */

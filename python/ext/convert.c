@@ -187,6 +187,7 @@ static int set_scalar_array(gclpy_args *a, gclpy_fieldref *f, PyObject *v) {
 /* --- pointers, tensor maps, raw bytes -------------------------------------------------------- */
 
 static int set_pointer(gclpy_args *a, gclpy_fieldref *f, PyObject *v) {
+  if (Py_IS_TYPE(v, gclpy.buffer_type)) return gclpy_buffer_take(a, f, v); /* rt_buffer.c */
   if (PyLong_Check(v) && !PyBool_Check(v)) {
     uint64_t x;
     if (int_value(a, f, v, &x) != 0) return -1; /* an int: 1 cannot happen */

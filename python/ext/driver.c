@@ -24,7 +24,9 @@ static PyObject *context_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
   static char *kw[] = {"device", NULL};
   int device = 0;
   if (!PyArg_ParseTupleAndKeywords(args, kwds, "|i:Context", kw, &device)) return NULL;
-  return (PyObject *)context_create(device);
+  /* One Context per device for the process (the primary context is one per device): streams,
+   * events and buffers of Context(0) and of a stream wrapped for device 0 then belong together. */
+  return Py_XNewRef((PyObject *)gclpy_default_context(device));
 }
 
 gclpy_context *gclpy_default_context(int device) {
@@ -140,6 +142,16 @@ static PyMethodDef context_methods[] = {
    "compiler log; GCL_ERROR_NO_NVRTC when NVRTC is not found."},
   {"synchronize", context_synchronize, METH_NOARGS,
    "synchronize()\n\nWaits for all work of the context (GCL_ERROR_KERNEL_FAULT after a fault)."},
+  /* the runtime (rt_stream.c, rt_buffer.c) */
+  {"create_stream", GCLPY_METH(gclpy_context_create_stream), METH_FASTCALL | METH_KEYWORDS,
+   "create_stream(priority=0) -> Stream\n\nA non-blocking stream of this device; priority 0 is\n"
+   "the lowest, lower numbers are higher (a priority outside the device's range is refused,\n"
+   "naming the range)."},
+  {"create_event", gclpy_context_create_event, METH_NOARGS,
+   "create_event() -> Event\n\nA CUDA event with timing of this device."},
+  {"alloc", gclpy_context_alloc, METH_O,
+   "alloc(nbytes) -> Buffer\n\nDevice memory of nbytes bytes (cuMemAlloc), freed by close() or\n"
+   "when the Buffer is collected."},
   {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef context_getset[] = {
@@ -153,6 +165,7 @@ static PyType_Slot context_slots[] = {
   {Py_tp_new, context_new}, {Py_tp_dealloc, context_dealloc}, {Py_tp_methods, context_methods},
   {Py_tp_getset, context_getset}, {Py_tp_repr, context_repr},
   {Py_tp_doc, "Context(device=0)\n\n"
+              "The Context of a device: Context(d) is the same object every time.\n"
               "The primary context of a CUDA device (the driver is opened at run time: without one,\n"
               "gclaunch.Error GCL_ERROR_NO_DRIVER / GCL_ERROR_NO_DEVICE). Loads and compiles modules."},
   {0, NULL}};
@@ -262,6 +275,17 @@ static PyMethodDef kernel_methods[] = {
    "shared memory bytes (over 48 KiB opted in). stream: None (the context's default stream), an\n"
    "int CUstream, or any object with __cuda_stream__ (torch, CuPy, cuda.core streams).\n"
    "The driver copies the parameters: args may change as soon as launch returns."},
+  /* the runtime (rt_device.c) */
+  {"occupancy", GCLPY_METH(gclpy_kernel_occupancy), METH_FASTCALL | METH_KEYWORDS, gclpy_doc_occupancy},
+  {"max_cooperative_grid", GCLPY_METH(gclpy_kernel_max_cooperative_grid),
+   METH_FASTCALL | METH_KEYWORDS, gclpy_doc_max_cooperative_grid},
+  {"active_clusters", GCLPY_METH(gclpy_kernel_active_clusters), METH_FASTCALL | METH_KEYWORDS,
+   gclpy_doc_active_clusters},
+  {"persistent_config", GCLPY_METH(gclpy_kernel_persistent_config), METH_FASTCALL | METH_KEYWORDS,
+   gclpy_doc_persistent_config},
+  {"attribute", gclpy_kernel_attribute, METH_O, gclpy_doc_attribute},
+  {"set_attribute", GCLPY_METH(gclpy_kernel_set_attribute), METH_FASTCALL | METH_KEYWORDS,
+   gclpy_doc_set_attribute},
   {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef kernel_getset[] = {
@@ -269,6 +293,7 @@ static PyGetSetDef kernel_getset[] = {
   {"name", kernel_get, NULL, "the kernel's name", (void *)1},
   {"handle", kernel_get, NULL, "the CUfunction as an int", (void *)2},
   {"context", kernel_get, NULL, "the Context the kernel runs in", (void *)3},
+  {"attributes", gclpy_kernel_attributes, NULL, gclpy_doc_attributes, NULL},
   {NULL, NULL, NULL, NULL, NULL}};
 
 static PyType_Slot kernel_slots[] = {

@@ -30,10 +30,12 @@ typedef struct gclpy_state {
   PyTypeObject *layout_type, *args_type, *fieldref_type, *tensormap_type;
   PyTypeObject *context_type, *module_type, *kernel_type;
   PyTypeObject *param_type, *field_type; /* struct sequences */
+  PyTypeObject *stream_type, *event_type, *graph_type, *buffer_type; /* the runtime (rt_*.c) */
   PyObject *contexts;       /* dict device -> Context made for tensor maps of CPU-made Args */
   PyObject *empty_tuple;
   PyObject *str_dlpack, *str_cuda_stream, *str_fspath;
   PyObject *kw_shared, *kw_stream, *kw_cluster, *kw_cooperative, *kw_grid, *kw_block, *kw_args;
+  PyObject *kw_pdl, *kw_priority;
 } gclpy_state;
 extern gclpy_state gclpy;
 
@@ -165,6 +167,9 @@ int gclpy_driver_init_types(PyObject *module);
 gclpy_context *gclpy_default_context(int device);
 PyObject *gclpy_kernel_launch(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
                               PyObject *kwnames);
+/* A sequence of one value per parameter converted into the kernel's own buffer (launch.c).
+ * Borrowed; NULL with an exception set. */
+gclpy_args *gclpy_kernel_values(gclpy_kernel *k, PyObject *values);
 
 /* --- tensor maps (tensormap.c): every tensor-map call of the library is made there --- */
 typedef struct gclpy_tensormap {
@@ -179,6 +184,64 @@ int gclpy_tensormap_init_types(PyObject *module);
 int gclpy_tensormaps_set(gclpy_args *a, gclpy_fieldref *first, PyObject *maps, bool refresh);
 /* Re-points n consecutive maps from first to addresses (ints or __dlpack__ objects). */
 int gclpy_tensormaps_repoint(gclpy_args *a, gclpy_fieldref *first, PyObject *addresses);
+
+/* --- the runtime: streams, events, graphs (rt_stream.c), device memory (rt_buffer.c), devices,
+ * occupancy and kernel attributes (rt_device.c) --- */
+typedef struct gclpy_stream {
+  PyObject_HEAD
+  gcl_stream *stream;       /* NULL after close() */
+  void *handle;             /* the CUstream */
+  PyObject *context;        /* the gclpy_context it belongs to */
+  PyObject *owner;          /* the object wrapped by Stream.from_handle (kept alive), or NULL */
+  PyObject *captured;       /* list of the Kernels launched on it during a capture, else NULL */
+} gclpy_stream;
+typedef struct gclpy_event {
+  PyObject_HEAD
+  gcl_event *event;
+  PyObject *context;
+} gclpy_event;
+int gclpy_rt_stream_init_types(PyObject *module);  /* Stream, Event, Graph */
+int gclpy_rt_buffer_init_types(PyObject *module);  /* Buffer */
+/* A zeroed instance of a heap type (tracked when it is a GC type), and its free. */
+PyObject *gclpy_alloc(PyTypeObject *tp);
+void gclpy_free(PyObject *self);
+/* A launch's stream= on a gclaunch.Stream: its handle, and the kernel remembered when the stream
+ * is capturing a graph (the graph keeps it alive). 0, or -1 with an exception set. */
+int gclpy_stream_for_launch(gclpy_stream *s, PyObject *kernel, void **handle);
+/* A stream argument (None: the context's default stream; a gclaunch.Stream; an int CUstream or
+ * a __cuda_stream__ object, wrapped for the call) as a gcl_stream: *tmp is a wrapper to destroy
+ * after the call (gcl_stream_destroy), or NULL. ctx: the context a None or foreign stream is of.
+ * 0, or -1 with an exception set. */
+int gclpy_stream_arg(PyObject *v, gclpy_context *ctx, gcl_stream **out, gcl_stream **tmp,
+                     const char *what);
+/* An int argument in 0 ... max (TypeError for non-ints, RangeError naming `what` otherwise). */
+int gclpy_uint_arg(PyObject *v, const char *what, unsigned long long max, unsigned long long *out);
+/* A signed int in lo ... hi, the same way. */
+int gclpy_int_arg(PyObject *v, const char *what, long long lo, long long hi, long long *out);
+/* Context methods and module functions of the runtime (rt_*.c, in driver.c's and module.c's
+ * method tables). */
+PyObject *gclpy_context_create_stream(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
+                                      PyObject *kwnames);
+PyObject *gclpy_context_create_event(PyObject *self, PyObject *unused);
+PyObject *gclpy_context_alloc(PyObject *self, PyObject *nbytes);
+PyObject *gclpy_device_count(PyObject *self, PyObject *unused);
+PyObject *gclpy_device_info(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
+                            PyObject *kwnames);
+typedef PyObject *(*gclpy_fastcall)(PyObject *, PyObject *const *, Py_ssize_t, PyObject *);
+PyObject *gclpy_kernel_occupancy(PyObject *, PyObject *const *, Py_ssize_t, PyObject *);
+PyObject *gclpy_kernel_max_cooperative_grid(PyObject *, PyObject *const *, Py_ssize_t, PyObject *);
+PyObject *gclpy_kernel_active_clusters(PyObject *, PyObject *const *, Py_ssize_t, PyObject *);
+PyObject *gclpy_kernel_persistent_config(PyObject *, PyObject *const *, Py_ssize_t, PyObject *);
+PyObject *gclpy_kernel_attribute(PyObject *self, PyObject *name);
+PyObject *gclpy_kernel_set_attribute(PyObject *, PyObject *const *, Py_ssize_t, PyObject *);
+PyObject *gclpy_kernel_attributes(PyObject *self, void *closure);
+/* The docstrings of those (rt_device.c). */
+extern const char gclpy_doc_occupancy[], gclpy_doc_max_cooperative_grid[],
+    gclpy_doc_active_clusters[], gclpy_doc_persistent_config[], gclpy_doc_attribute[],
+    gclpy_doc_set_attribute[], gclpy_doc_attributes[];
+/* A gclaunch.Buffer into a pointer field: the args own a reference to it until overwritten
+ * (gcl_args_take_field_dlpack); an untyped buffer is given the pointer's element type. */
+int gclpy_buffer_take(gclpy_args *a, gclpy_fieldref *f, PyObject *buffer);
 
 /* --- module functions (module.c) --- */
 PyObject *gclpy_inspect(PyObject *self, PyObject *const *argv, Py_ssize_t nargs, PyObject *kwnames);

@@ -38,10 +38,13 @@ static int dims(PyObject *v, unsigned out[3], const char *what) {
   return 0;
 }
 
-/* None: the context's default stream; an int CUstream; an object with __cuda_stream__. */
-static int stream_of(PyObject *v, void **out) {
+/* None: the context's default stream; a gclaunch.Stream; an int CUstream; an object with
+ * __cuda_stream__. */
+static int stream_of(PyObject *v, PyObject *kernel, void **out) {
   *out = NULL;
   if (v == Py_None) return 0;
+  if (Py_IS_TYPE(v, gclpy.stream_type))
+    return gclpy_stream_for_launch((gclpy_stream *)v, kernel, out);
   if (PyLong_Check(v)) {
     *out = PyLong_AsVoidPtr(v);
     return *out == NULL && PyErr_Occurred() ? -1 : 0;
@@ -76,7 +79,7 @@ static int stream_of(PyObject *v, void **out) {
 }
 
 /* A sequence of one value per parameter into the kernel's own buffer. */
-static gclpy_args *values_into_scratch(gclpy_kernel *k, PyObject *values) {
+gclpy_args *gclpy_kernel_values(gclpy_kernel *k, PyObject *values) {
   bool list = PyList_Check(values);
   if (!list && !PyTuple_Check(values))
     return (gclpy_args *)gclpy_type_error("launch: args_or_values takes a gclaunch.Args or a list "
@@ -93,11 +96,12 @@ static gclpy_args *values_into_scratch(gclpy_kernel *k, PyObject *values) {
   return k->scratch;
 }
 
-enum { A_GRID, A_BLOCK, A_ARGS, A_SHARED, A_STREAM, A_CLUSTER, A_COOP, A_COUNT };
+enum { A_GRID, A_BLOCK, A_ARGS, A_SHARED, A_STREAM, A_CLUSTER, A_COOP, A_PDL, A_PRIORITY, A_COUNT };
 
 static int keyword_slot(PyObject *key) {
   PyObject *const known[A_COUNT] = {gclpy.kw_grid, gclpy.kw_block, gclpy.kw_args, gclpy.kw_shared,
-                                    gclpy.kw_stream, gclpy.kw_cluster, gclpy.kw_cooperative};
+                                    gclpy.kw_stream, gclpy.kw_cluster, gclpy.kw_cooperative,
+                                    gclpy.kw_pdl, gclpy.kw_priority};
   for (int i = 0; i < A_COUNT; i++)
     if (key == known[i]) return i;
   for (int i = 0; i < A_COUNT; i++)
@@ -138,15 +142,26 @@ PyObject *gclpy_kernel_launch(PyObject *self, PyObject *const *argv, Py_ssize_t 
     cfg.shared_bytes = PyLong_AsSize_t(v[A_SHARED]);
     if (cfg.shared_bytes == (size_t)-1 && PyErr_Occurred()) return NULL;
   }
-  if (v[A_STREAM] && stream_of(v[A_STREAM], &cfg.stream) < 0) return NULL;
+  if (v[A_STREAM] && stream_of(v[A_STREAM], self, &cfg.stream) < 0) return NULL;
   if (v[A_COOP]) {
     int c = PyObject_IsTrue(v[A_COOP]);
     if (c < 0) return NULL;
     cfg.cooperative = c;
   }
+  if (v[A_PDL]) { /* programmatic dependent launch (the driver's programmatic stream serialization) */
+    int c = PyObject_IsTrue(v[A_PDL]);
+    if (c < 0) return NULL;
+    cfg.programmatic_dependent_launch = c;
+  }
+  if (v[A_PRIORITY]) { /* the launch priority attribute (0: none) */
+    long long p;
+    if (gclpy_int_arg(v[A_PRIORITY], "launch: priority takes an int", INT_MIN, INT_MAX, &p) < 0)
+      return NULL;
+    cfg.priority = (int)p;
+  }
   gclpy_args *a;
   if (PyObject_TypeCheck(v[A_ARGS], gclpy.args_type)) a = (gclpy_args *)v[A_ARGS];
-  else if (!(a = values_into_scratch(k, v[A_ARGS]))) return NULL;
+  else if (!(a = gclpy_kernel_values(k, v[A_ARGS]))) return NULL;
   gcl_status s = gcl_launch(k->kernel, &cfg, a->args);
   if (s != GCL_OK) return gclpy_raise(s);
   Py_RETURN_NONE;

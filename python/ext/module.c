@@ -233,6 +233,11 @@ static PyMethodDef module_methods[] = {
    "images add 'kind', the parameter's type as signature text). arch: None (the image's own;\n"
    "PTX: sm_90), 90 or 'sm_90' (the fatbin entry, and the architecture PTX offsets are for).\n"
    "Raises gclaunch.Error (GCL_ERROR_IO, GCL_ERROR_BAD_IMAGE) with the library's message."},
+  {"device_count", gclpy_device_count, METH_NOARGS,
+   "device_count() -> int\n\nThe number of CUDA devices (gclaunch.Error without a driver)."},
+  {"_device_info", GCLPY_METH(gclpy_device_info), METH_FASTCALL | METH_KEYWORDS,
+   "_device_info(device=0) -> dict\n\nThe fields of gcl_device_info (gclaunch.device_info wraps\n"
+   "them in a DeviceInfo)."},
   {"status_name", status_name, METH_O,
    "status_name(code) -> str\n\nThe name of a gcl_status value (\"GCL_ERROR_TENSOR\" for 7)."},
   {NULL, NULL, 0, NULL}};
@@ -279,6 +284,7 @@ static int intern_strings(void) {
   GCLPY_S(str_fspath, "__fspath__") GCLPY_S(kw_shared, "shared") GCLPY_S(kw_stream, "stream")
   GCLPY_S(kw_cluster, "cluster") GCLPY_S(kw_cooperative, "cooperative")
   GCLPY_S(kw_grid, "grid") GCLPY_S(kw_block, "block") GCLPY_S(kw_args, "args")
+  GCLPY_S(kw_pdl, "pdl") GCLPY_S(kw_priority, "priority")
 #undef GCLPY_S
   const char *c_api = getenv("GCL_DLPACK_C_API");
   gclpy_use_c_api = !(c_api && strcmp(c_api, "0") == 0); /* on unless GCL_DLPACK_C_API=0 */
@@ -293,7 +299,8 @@ PyMODINIT_FUNC PyInit__gclaunch(void) {
   if (!m) return NULL;
   if (intern_strings() < 0 || add_errors(m) < 0 || add_constants(m) < 0 ||
       gclpy_layout_init_types(m) < 0 || gclpy_args_init_types(m) < 0 ||
-      gclpy_tensormap_init_types(m) < 0 || gclpy_driver_init_types(m) < 0) {
+      gclpy_tensormap_init_types(m) < 0 || gclpy_driver_init_types(m) < 0 ||
+      gclpy_rt_stream_init_types(m) < 0 || gclpy_rt_buffer_init_types(m) < 0) {
     Py_DECREF(m);
     return NULL;
   }
