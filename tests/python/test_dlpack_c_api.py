@@ -29,6 +29,14 @@ class XApi(C.Structure):
                 ("managed_to_py", C.c_void_p), ("view_from_py", VIEW_FN), ("work_stream", C.c_void_p)]
 
 
+# A capsule keeps a pointer to its name, not a reference: each name lives in a buffer of this
+# module for as long as the process (a bytes literal in the class body below belongs to the
+# module's code object, which is freed once the module is imported -- run by `unittest discover`,
+# the capsule's name then pointed at freed memory and the table was not recognised).
+_API_NAME = C.create_string_buffer(b"dlpack_exchange_api")
+_USED_NAME = C.create_string_buffer(b"used_dltensor_versioned")
+
+
 class Counts:
     managed = views = 0
 
@@ -38,7 +46,7 @@ def _managed(obj, out):
     cap = obj.__class__.__bases__[0].__dlpack__(obj, max_version=(1, 3))  # build the struct only
     name = b"dltensor_versioned"
     ptr = T._capsule_ptr(C.c_void_p(id(cap)), name)
-    T._capsule_set_name(cap, b"used_dltensor_versioned")  # the struct now belongs to the caller
+    T._capsule_set_name(cap, C.cast(_USED_NAME, C.c_char_p))  # the struct now belongs to the caller
     out[0] = ptr
     return 0
 
@@ -58,7 +66,8 @@ T._capsule_set_name.argtypes = [C.py_object, C.c_char_p]
 
 
 class ApiTensor(T.FakeTensor):
-    __dlpack_c_exchange_api__ = T._capsule_new(C.addressof(API), b"dlpack_exchange_api", None)
+    __dlpack_c_exchange_api__ = T._capsule_new(C.addressof(API), C.cast(_API_NAME, C.c_char_p),
+                                               None)
 
     def __dlpack__(self, **kw):
         raise AssertionError("__dlpack__ must not be called when the C exchange API is used")
