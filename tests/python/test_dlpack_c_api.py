@@ -43,7 +43,7 @@ class Counts:
 
 def _managed(obj, out):
     Counts.managed += 1
-    cap = obj.__class__.__bases__[0].__dlpack__(obj, max_version=(1, 3))  # build the struct only
+    cap = T.FakeTensor.__dlpack__(obj, max_version=(1, 3))  # build the struct only
     name = b"dltensor_versioned"
     ptr = T._capsule_ptr(C.c_void_p(id(cap)), name)
     T._capsule_set_name(cap, C.cast(_USED_NAME, C.c_char_p))  # the struct now belongs to the caller
@@ -133,6 +133,20 @@ class CApiTest(unittest.TestCase):
         self.assertEqual(d["address"], self.base + 512)
         gc.collect()
         self.assertEqual(self.p.deleted, 0)  # views: nothing was owned, nothing deleted
+
+    def test_every_producer_type_is_remembered(self):
+        # no bound on the producer types seen: the 40th type still goes through the exchange API
+        # (its __dlpack__ raises when called)
+        a = g.Args(g.Layout("const f32* align(16) src", 90))
+        n = Counts.managed
+        for i in range(40):
+            cls = type(f"ApiTensor{i}", (ApiTensor,), {})
+            a["src"] = cls(self.p, self.base, byte_offset=16 * i, shape=(8, 16), strides=(64, 1))
+            a["src"] = cls(self.p, self.base, byte_offset=16 * i, shape=(8, 16), strides=(64, 1))
+        self.assertEqual(Counts.managed, n + 80)
+        del a
+        gc.collect()
+        self.assertEqual(self.p.deleted, 80)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-/* rt_buffer.c -- gclaunch.Buffer: device memory (gcl_mem_alloc) with copies, fills, DLPack and
+/* buffer.c -- L2: gclaunch.Buffer: device memory (gcl_mem_alloc) with copies, fills, DLPack and
  * CUDA Array Interface export, and typed views.
  *
  * A Buffer keeps its Context alive. Every DLPack export (a capsule, or a Buffer taken by Args as
@@ -12,25 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BUF_MAX_NDIM 8
-#define KDL_BOOL 6 /* kDLBool (DLPack 0.8 headers do not name it) */
-
-typedef struct gclpy_buffer {
-  PyObject_HEAD
-  uint64_t ptr;             /* 0 after close() */
-  size_t size;              /* bytes the buffer (or view) covers */
-  PyObject *context;        /* the gclpy_context */
-  PyObject *base;           /* a view's owner Buffer; NULL for the owner */
-  Py_ssize_t exports;       /* live capsules, taken tensors and views of the owner */
-  bool typed;               /* a view with a dtype (else 1-D uint8) */
-  DLDataType dtype;
-  int ndim;
-  int64_t shape[BUF_MAX_NDIM];
-} gclpy_buffer;
-
 /* dtype names: the signature's and NumPy's. */
 static const struct { const char *name, *alt, *typestr; uint8_t code, bits; } dtypes[] = {
-  {"bool", "bool", "|b1", KDL_BOOL, 8},     {"i8", "int8", "|i1", kDLInt, 8},
+  {"bool", "bool", "|b1", 6 /* kDLBool */, 8},     {"i8", "int8", "|i1", kDLInt, 8},
   {"u8", "uint8", "|u1", kDLUInt, 8},      {"i16", "int16", "<i2", kDLInt, 16},
   {"u16", "uint16", "<u2", kDLUInt, 16},   {"i32", "int32", "<i4", kDLInt, 32},
   {"u32", "uint32", "<u4", kDLUInt, 32},   {"i64", "int64", "<i8", kDLInt, 64},
@@ -45,16 +29,8 @@ static int dtype_index(DLDataType t) {
   return DTYPE_U8;
 }
 
-static gclpy_buffer *owner_of(gclpy_buffer *b) { return b->base ? (gclpy_buffer *)b->base : b; }
-
-static int buffer_open(gclpy_buffer *b, const char *what) {
-  if (b->ptr && owner_of(b)->ptr) return 0;
-  gclpy_raise_msg(GCL_ERROR_INVALID_ARGUMENT, "%s: the Buffer was closed", what);
-  return -1;
-}
-
-static gclpy_buffer *buffer_make(gclpy_context *c, uint64_t ptr, size_t size, PyObject *base) {
-  gclpy_buffer *b = (gclpy_buffer *)gclpy_alloc(gclpy.buffer_type);
+static gclpy_buffer *buffer_make(gclpy_state *st, gclpy_context *c, uint64_t ptr, size_t size, PyObject *base) {
+  gclpy_buffer *b = (gclpy_buffer *)gclpy_alloc(st->buffer_type);
   if (!b) return NULL;
   b->ptr = ptr, b->size = size, b->context = Py_NewRef((PyObject *)c), b->base = Py_XNewRef(base);
   b->dtype = (DLDataType){kDLUInt, 8, 1}, b->ndim = 1, b->shape[0] = (int64_t)size;
@@ -62,15 +38,20 @@ static gclpy_buffer *buffer_make(gclpy_context *c, uint64_t ptr, size_t size, Py
   return b;
 }
 
+const char gclpy_doc_alloc[] =
+    "alloc($self, nbytes, /)\n--\n\nDevice memory of nbytes bytes (cuMemAlloc) as a Buffer, freed\n"
+    "by close() or when the Buffer is collected.";
+
 PyObject *gclpy_context_alloc(PyObject *self, PyObject *nbytes) {
+  gclpy_state *st = GCLPY_ST(self);
   gclpy_context *c = (gclpy_context *)self;
-  unsigned long long n;
-  if (gclpy_uint_arg(nbytes, "alloc: nbytes takes an int", (unsigned long long)PY_SSIZE_T_MAX, &n) < 0)
+  long long n;
+  if (gclpy_long_arg(st, nbytes, "alloc: nbytes", 0, PY_SSIZE_T_MAX, &n) < 0)
     return NULL;
   uint64_t ptr = 0;
   gcl_status s = gcl_mem_alloc(c->ctx, (size_t)n, &ptr);
-  if (s != GCL_OK) return gclpy_raise(s);
-  gclpy_buffer *b = buffer_make(c, ptr, (size_t)n, NULL);
+  if (s != GCL_OK) return gclpy_raise(st, s);
+  gclpy_buffer *b = buffer_make(st, c, ptr, (size_t)n, NULL);
   if (!b) gcl_mem_free(c->ctx, ptr);
   return (PyObject *)b;
 }
@@ -88,10 +69,11 @@ static void buffer_release(gclpy_buffer *b) {
 }
 
 static PyObject *buffer_close(PyObject *self, PyObject *unused) {
+  gclpy_state *st = GCLPY_ST(self);
   (void)unused;
   gclpy_buffer *b = (gclpy_buffer *)self;
   if (!b->base && b->exports > 0)
-    return gclpy_raise_msg(GCL_ERROR_INVALID_ARGUMENT,
+    return gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT,
                            "close: %zd views or DLPack exports of this Buffer are still alive "
                            "(the memory would be freed under them)", b->exports);
   buffer_release(b);
@@ -116,7 +98,7 @@ static void buffer_dealloc(PyObject *self) {
 
 /* --- views -------------------------------------------------------------------------------------- */
 
-static int parse_dtype(PyObject *v, DLDataType *out) {
+static int parse_dtype(gclpy_state *st, PyObject *v, DLDataType *out) {
   const char *s = v && PyUnicode_Check(v) ? PyUnicode_AsUTF8AndSize(v, NULL) : NULL;
   if (!s) {
     if (!PyErr_Occurred()) gclpy_type_error("view: dtype takes a str ('f32' or 'float32', ...)", v);
@@ -125,50 +107,51 @@ static int parse_dtype(PyObject *v, DLDataType *out) {
   for (int i = 0; i < NDTYPES; i++)
     if (strcmp(s, dtypes[i].name) == 0 || strcmp(s, dtypes[i].alt) == 0)
       return *out = (DLDataType){dtypes[i].code, dtypes[i].bits, 1}, 0;
-  gclpy_raise_msg(GCL_ERROR_INVALID_ARGUMENT, "view: dtype: expected one of bool, i8, u8, i16, "
+  gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "view: dtype: expected one of bool, i8, u8, i16, "
                   "u16, i32, u32, i64, u64, f16, bf16, f32, f64 (or NumPy's names), got '%s'", s);
   return -1;
 }
 
 static PyObject *buffer_view(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
                              PyObject *kwnames) {
+  gclpy_state *st = GCLPY_ST(self);
   static const char *const names[] = {"dtype", "shape"};
   PyObject *v[2];
   gclpy_buffer *b = (gclpy_buffer *)self;
   DLDataType dt;
-  if (gclpy_parse("view", argv, nargs, kwnames, names, 2, 2, 1, v) < 0 || buffer_open(b, "view") < 0 ||
-      parse_dtype(v[0], &dt) < 0)
+  if (gclpy_parse(&(const gclpy_params){"view", names, 2, 2, 1}, NULL, argv, nargs, kwnames, v) < 0 || gclpy_buffer_open(st, b, "view") < 0 ||
+      parse_dtype(st, v[0], &dt) < 0)
     return NULL;
   size_t item = dt.bits / 8;
-  int64_t shape[BUF_MAX_NDIM];
+  int64_t shape[GCLPY_BUF_MAX_NDIM];
   int ndim = 1;
   shape[0] = (int64_t)(b->size / item);
   if (v[1] && v[1] != Py_None) {
     PyObject *t = PyLong_Check(v[1]) ? PyTuple_Pack(1, v[1]) : PySequence_Tuple(v[1]);
     if (!t) return NULL;
     Py_ssize_t n = PyTuple_Size(t);
-    if (n < 1 || n > BUF_MAX_NDIM) {
+    if (n < 1 || n > GCLPY_BUF_MAX_NDIM) {
       Py_DECREF(t);
-      return gclpy_raise_msg(GCL_ERROR_INVALID_ARGUMENT, "view: shape takes 1 ... %d dimensions, "
-                             "got %zd", BUF_MAX_NDIM, n);
+      return gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "view: shape takes 1 ... %d dimensions, "
+                             "got %zd", GCLPY_BUF_MAX_NDIM, n);
     }
     unsigned long long total = 1;
     for (Py_ssize_t i = 0; i < n; i++) {
-      unsigned long long d;
-      if (gclpy_uint_arg(PyTuple_GetItem(t, i), "view: shape takes ints", INT64_MAX, &d) < 0)
+      long long d;
+      if (gclpy_long_arg(st, PyTuple_GetItem(t, i), "view: shape", 0, INT64_MAX, &d) < 0)
         return Py_DECREF(t), NULL;
       shape[i] = (int64_t)d;
-      total = d && total > ULLONG_MAX / d ? ULLONG_MAX : total * d;
+      total = d && total > ULLONG_MAX / (unsigned long long)d ? ULLONG_MAX : total * (unsigned long long)d;
     }
     Py_DECREF(t);
     ndim = (int)n;
     if (total > b->size / item)
-      return gclpy_raise_msg(GCL_ERROR_INVALID_ARGUMENT, "view: shape %R of %s needs %llu bytes, "
+      return gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "view: shape %R of %s needs %llu bytes, "
                              "the buffer has %zu", v[1], dtypes[dtype_index(dt)].name,
                              total > ULLONG_MAX / item ? ULLONG_MAX : total * item, b->size);
   }
-  gclpy_buffer *owner = owner_of(b);
-  gclpy_buffer *w = buffer_make((gclpy_context *)b->context, b->ptr, b->size, (PyObject *)owner);
+  gclpy_buffer *owner = (b->base ? (gclpy_buffer *)b->base : b);
+  gclpy_buffer *w = buffer_make(st, (gclpy_context *)b->context, b->ptr, b->size, (PyObject *)owner);
   if (!w) return NULL;
   w->typed = true, w->dtype = dt, w->ndim = ndim;
   memcpy(w->shape, shape, sizeof shape);
@@ -176,50 +159,6 @@ static PyObject *buffer_view(PyObject *self, PyObject *const *argv, Py_ssize_t n
 }
 
 /* --- DLPack export ------------------------------------------------------------------------------ */
-
-typedef struct export_ctx {
-  PyObject *owner;          /* the owner Buffer (a reference) */
-  int64_t shape[BUF_MAX_NDIM];
-  bool versioned;
-  union { DLManagedTensorVersioned v; DLManagedTensor l; } m;
-} export_ctx;
-
-static void export_release(export_ctx *x) {
-  PyGILState_STATE g = PyGILState_Ensure(); /* deleters may run on any thread */
-  ((gclpy_buffer *)x->owner)->exports--;
-  Py_DECREF(x->owner);
-  free(x);
-  PyGILState_Release(g);
-}
-static void delete_versioned(DLManagedTensorVersioned *m) { export_release(m->manager_ctx); }
-static void delete_legacy(DLManagedTensor *m) { export_release(m->manager_ctx); }
-
-/* A managed tensor over b (its dtype and shape; untyped: `as` when given), owning a reference. */
-static export_ctx *export_new(gclpy_buffer *b, bool versioned, const DLDataType *as) {
-  export_ctx *x = calloc(1, sizeof *x);
-  if (!x) return (export_ctx *)PyErr_NoMemory();
-  gclpy_buffer *owner = owner_of(b);
-  x->owner = Py_NewRef((PyObject *)owner), x->versioned = versioned;
-  owner->exports++;
-  DLTensor *t = versioned ? &x->m.v.dl_tensor : &x->m.l.dl_tensor;
-  t->data = (void *)(uintptr_t)b->ptr;
-  t->device = (DLDevice){kDLCUDA, ((gclpy_context *)b->context)->device};
-  t->dtype = b->dtype;
-  t->ndim = b->ndim;
-  memcpy(x->shape, b->shape, sizeof x->shape);
-  if (!b->typed && as && as->bits >= 8) { /* untyped memory as the elements the field expects */
-    t->dtype = *as;
-    x->shape[0] = (int64_t)(b->size / (as->bits / 8u));
-  }
-  t->shape = x->shape, t->strides = NULL, t->byte_offset = 0;
-  if (versioned) {
-    x->m.v.version = (DLPackVersion){DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION};
-    x->m.v.manager_ctx = x, x->m.v.deleter = delete_versioned, x->m.v.flags = 0;
-  } else {
-    x->m.l.manager_ctx = x, x->m.l.deleter = delete_legacy;
-  }
-  return x;
-}
 
 static void capsule_gone(PyObject *cap) {
   /* Unconsumed (the name was not changed to used_...): the producer deletes. */
@@ -235,11 +174,12 @@ static void capsule_gone(PyObject *cap) {
 
 static PyObject *buffer_dlpack(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
                                PyObject *kwnames) {
+  gclpy_state *st = GCLPY_ST(self);
   static const char *const names[] = {"stream", "max_version", "dl_device", "copy"};
   PyObject *v[4];
   gclpy_buffer *b = (gclpy_buffer *)self;
-  if (gclpy_parse("__dlpack__", argv, nargs, kwnames, names, 4, 0, 0, v) < 0 ||
-      buffer_open(b, "__dlpack__") < 0)
+  if (gclpy_parse(&(const gclpy_params){"__dlpack__", names, 4, 0, 0}, NULL, argv, nargs, kwnames, v) < 0 ||
+      gclpy_buffer_open(st, b, "__dlpack__") < 0)
     return NULL;
   if (v[3] && PyObject_IsTrue(v[3]) == 1)
     return PyErr_Format(PyExc_BufferError, "gclaunch.Buffer.__dlpack__: copy=True is not supported");
@@ -258,11 +198,11 @@ static PyObject *buffer_dlpack(PyObject *self, PyObject *const *argv, Py_ssize_t
     versioned = major >= 1;
   }
   /* stream: the memory has no pending work of its own to order; any value is accepted. */
-  export_ctx *x = export_new(b, versioned, NULL);
+  void *x = gclpy_buffer_export(b, versioned, NULL);
   if (!x) return NULL;
-  PyObject *cap = versioned ? PyCapsule_New(&x->m.v, "dltensor_versioned", capsule_gone)
-                            : PyCapsule_New(&x->m.l, "dltensor", capsule_gone);
-  if (!cap) export_release(x);
+  PyObject *cap = PyCapsule_New(x, versioned ? "dltensor_versioned" : "dltensor", capsule_gone);
+  if (!cap && versioned) ((DLManagedTensorVersioned *)x)->deleter(x);
+  else if (!cap) ((DLManagedTensor *)x)->deleter(x);
   return cap;
 }
 
@@ -271,29 +211,13 @@ static PyObject *buffer_dlpack_device(PyObject *self, PyObject *unused) {
   return Py_BuildValue("(ii)", kDLCUDA, ((gclpy_context *)((gclpy_buffer *)self)->context)->device);
 }
 
-int gclpy_buffer_take(gclpy_args *a, gclpy_fieldref *f, PyObject *buffer) {
-  gclpy_buffer *b = (gclpy_buffer *)buffer;
-  if (buffer_open(b, "Buffer") < 0) return -1;
-  DLDataType as = {kDLUInt, 8, 1};
-  gcl_scalar el = f->field.info.scalar;
-  if (f->field.info.kind == GCL_PARAM_POINTER && el != GCL_SCALAR_VOID) {
-    static const uint8_t codes[] = {0, KDL_BOOL, kDLInt, kDLUInt, kDLInt, kDLUInt, kDLInt, kDLUInt,
-                                    kDLInt, kDLUInt, kDLFloat, kDLBfloat, kDLFloat, kDLFloat};
-    if ((size_t)el < sizeof codes) as = (DLDataType){codes[el], (uint8_t)(8 * gcl_scalar_size(el)), 1};
-  }
-  export_ctx *x = export_new(b, true, &as);
-  if (!x) return -1;
-  gcl_status s = gcl_args_take_field_dlpack(a->args, &f->field, &x->m.v); /* deletes on failure */
-  if (s != GCL_OK) return gclpy_raise(s), -1;
-  return 0;
-}
-
 /* --- CUDA Array Interface ---------------------------------------------------------------------- */
 
 static PyObject *buffer_cai(PyObject *self, void *closure) {
+  gclpy_state *st = GCLPY_ST(self);
   (void)closure;
   gclpy_buffer *b = (gclpy_buffer *)self;
-  if (buffer_open(b, "__cuda_array_interface__") < 0) return NULL;
+  if (gclpy_buffer_open(st, b, "__cuda_array_interface__") < 0) return NULL;
   PyObject *shape = PyTuple_New(b->ndim);
   for (int i = 0; shape && i < b->ndim; i++)
     PyTuple_SetItem(shape, i, PyLong_FromLongLong(b->shape[i]));
@@ -307,17 +231,17 @@ static PyObject *buffer_cai(PyObject *self, void *closure) {
 /* --- copies and fills -------------------------------------------------------------------------- */
 
 /* The stream of a copy: None is synchronous; else the stream (ctx: its own). */
-static int copy_stream(gclpy_buffer *b, PyObject *v, gcl_stream **s, gcl_stream **tmp) {
+static int copy_stream(gclpy_state *st, gclpy_buffer *b, PyObject *v, gcl_stream **s, gcl_stream **tmp) {
   *s = NULL, *tmp = NULL;
   if (!v || v == Py_None) return 0;
-  return gclpy_stream_arg(v, (gclpy_context *)b->context, s, tmp,
+  return gclpy_stream_arg(st, v, (gclpy_context *)b->context, s, tmp,
                           "stream takes None, a gclaunch.Stream, an int CUstream or an object "
                           "with __cuda_stream__");
 }
 
-static int range_check(gclpy_buffer *b, const char *what, unsigned long long offset, size_t n) {
-  if (offset <= b->size && n <= b->size - offset) return 0;
-  gclpy_raise_range("%s: %zu bytes at offset %llu do not fit the buffer's %zu", what, n, offset,
+static int range_check(gclpy_state *st, gclpy_buffer *b, const char *what, long long offset, size_t n) {
+  if (offset >= 0 && (size_t)offset <= b->size && n <= b->size - (size_t)offset) return 0;
+  gclpy_raise_range(st, "%s: %zu bytes at offset %lld do not fit the buffer's %zu", what, n, offset,
                     b->size);
   return -1;
 }
@@ -326,20 +250,21 @@ static gcl_context *ctx_of(gclpy_buffer *b, gcl_stream *s) {
   return s ? gcl_stream_context(s) : ((gclpy_context *)b->context)->ctx;
 }
 
-static PyObject *finish(gcl_status st, gcl_stream *tmp) {
+static PyObject *finish(gclpy_state *st, gcl_status rc, gcl_stream *tmp) {
   gcl_stream_destroy(tmp);
-  if (st != GCL_OK) return gclpy_raise(st);
+  if (rc != GCL_OK) return gclpy_raise(st, rc);
   Py_RETURN_NONE;
 }
 
 static PyObject *buffer_upload(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
                                PyObject *kwnames) {
+  gclpy_state *st = GCLPY_ST(self);
   static const char *const names[] = {"src", "offset", "stream"};
   PyObject *v[3];
   gclpy_buffer *b = (gclpy_buffer *)self;
-  unsigned long long off = 0;
-  if (gclpy_parse("upload", argv, nargs, kwnames, names, 3, 1, 1, v) < 0 || buffer_open(b, "upload") < 0 ||
-      (v[1] && gclpy_uint_arg(v[1], "upload: offset takes an int", ULLONG_MAX, &off) < 0))
+  long long off = 0;
+  if (gclpy_parse(&(const gclpy_params){"upload", names, 3, 1, 1}, NULL, argv, nargs, kwnames, v) < 0 || gclpy_buffer_open(st, b, "upload") < 0 ||
+      (v[1] && gclpy_long_arg(st, v[1], "upload: offset", 0, LLONG_MAX, &off) < 0))
     return NULL;
   PyObject *mv = PyMemoryView_FromObject(v[0]);
   if (!mv) return PyErr_Clear(), gclpy_type_error("upload: src takes a bytes-like object (any "
@@ -349,39 +274,40 @@ static PyObject *buffer_upload(PyObject *self, PyObject *const *argv, Py_ssize_t
   if (!bytes) return NULL;
   size_t n = (size_t)PyBytes_Size(bytes);
   gcl_stream *s, *tmp;
-  if (range_check(b, "upload", off, n) < 0 || copy_stream(b, v[2], &s, &tmp) < 0)
+  if (range_check(st, b, "upload", off, n) < 0 || copy_stream(st, b, v[2], &s, &tmp) < 0)
     return Py_DECREF(bytes), NULL;
-  gcl_status st = GCL_OK;
+  gcl_status rc = GCL_OK;
   const char *src = PyBytes_AsString(bytes);
   /* The driver stages pageable memory before an asynchronous upload returns, so the temporary
    * copy may go right after the call. */
-  if (n && s) st = gcl_mem_upload_async(ctx_of(b, s), b->ptr + off, src, n, s);
-  else if (n) st = gcl_mem_upload(ctx_of(b, s), b->ptr + off, src, n);
+  if (n && s) rc = gcl_mem_upload_async(ctx_of(b, s), b->ptr + off, src, n, s);
+  else if (n) rc = gcl_mem_upload(ctx_of(b, s), b->ptr + off, src, n);
   Py_DECREF(bytes);
-  return finish(st, tmp);
+  return finish(st, rc, tmp);
 }
 
 static PyObject *buffer_download(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
                                  PyObject *kwnames) {
+  gclpy_state *st = GCLPY_ST(self);
   static const char *const names[] = {"dst", "offset", "stream"};
   PyObject *v[3];
   gclpy_buffer *b = (gclpy_buffer *)self;
-  unsigned long long off = 0;
-  if (gclpy_parse("download", argv, nargs, kwnames, names, 3, 1, 0, v) < 0 ||
-      buffer_open(b, "download") < 0 ||
-      (v[1] && gclpy_uint_arg(v[1], "download: offset takes an int", ULLONG_MAX, &off) < 0))
+  long long off = 0;
+  if (gclpy_parse(&(const gclpy_params){"download", names, 3, 1, 0}, NULL, argv, nargs, kwnames, v) < 0 ||
+      gclpy_buffer_open(st, b, "download") < 0 ||
+      (v[1] && gclpy_long_arg(st, v[1], "download: offset", 0, LLONG_MAX, &off) < 0))
     return NULL;
   gcl_stream *s, *tmp;
   if (!v[0] || v[0] == Py_None) { /* a new bytearray of the rest of the buffer */
-    if (off > b->size) return range_check(b, "download", off, 0), NULL;
+    if ((size_t)off > b->size) return range_check(st, b, "download", off, 0), NULL;
     PyObject *out = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(b->size - off));
-    if (!out || copy_stream(b, v[2], &s, &tmp) < 0) return Py_XDECREF(out), NULL;
+    if (!out || copy_stream(st, b, v[2], &s, &tmp) < 0) return Py_XDECREF(out), NULL;
     size_t n = b->size - (size_t)off;
-    gcl_status st = GCL_OK;
-    if (n && s) st = gcl_mem_download_async(ctx_of(b, s), PyByteArray_AsString(out), b->ptr + off, n, s);
-    else if (n) st = gcl_mem_download(ctx_of(b, s), PyByteArray_AsString(out), b->ptr + off, n);
+    gcl_status rc = GCL_OK;
+    if (n && s) rc = gcl_mem_download_async(ctx_of(b, s), PyByteArray_AsString(out), b->ptr + off, n, s);
+    else if (n) rc = gcl_mem_download(ctx_of(b, s), PyByteArray_AsString(out), b->ptr + off, n);
     gcl_stream_destroy(tmp);
-    if (st != GCL_OK) return Py_DECREF(out), gclpy_raise(st);
+    if (rc != GCL_OK) return Py_DECREF(out), gclpy_raise(st, rc);
     return out;
   }
   /* The limited API of 3.10 has no Py_buffer: a bytearray is written directly; any other
@@ -404,55 +330,57 @@ static PyObject *buffer_download(PyObject *self, PyObject *const *argv, Py_ssize
   Py_ssize_t len = bytes_view ? PyObject_Size(bytes_view) : PyByteArray_Size(target);
   size_t n = len < 0 ? 0 : (size_t)len;
   PyObject *into = bytes_view ? PyByteArray_FromStringAndSize(NULL, len < 0 ? 0 : len) : Py_NewRef(target);
-  if (len < 0 || !into || range_check(b, "download", off, n) < 0 || copy_stream(b, v[2], &s, &tmp) < 0)
+  if (len < 0 || !into || range_check(st, b, "download", off, n) < 0 || copy_stream(st, b, v[2], &s, &tmp) < 0)
     return Py_XDECREF(bytes_view), Py_XDECREF(into), NULL;
   /* Into pageable memory the driver returns once the data is there. */
-  gcl_status st = GCL_OK;
-  if (n && s) st = gcl_mem_download_async(ctx_of(b, s), PyByteArray_AsString(into), b->ptr + off, n, s);
-  else if (n) st = gcl_mem_download(ctx_of(b, s), PyByteArray_AsString(into), b->ptr + off, n);
+  gcl_status rc = GCL_OK;
+  if (n && s) rc = gcl_mem_download_async(ctx_of(b, s), PyByteArray_AsString(into), b->ptr + off, n, s);
+  else if (n) rc = gcl_mem_download(ctx_of(b, s), PyByteArray_AsString(into), b->ptr + off, n);
   gcl_stream_destroy(tmp);
-  int rc = st == GCL_OK ? 0 : (gclpy_raise(st), -1);
-  if (rc == 0 && bytes_view) rc = PySequence_SetSlice(bytes_view, 0, len, into);
+  int ok = rc == GCL_OK ? 0 : (gclpy_raise(st, rc), -1);
+  if (ok == 0 && bytes_view) ok = PySequence_SetSlice(bytes_view, 0, len, into);
   Py_XDECREF(bytes_view), Py_DECREF(into);
-  return rc == 0 ? Py_NewRef(v[0]) : NULL;
+  return ok == 0 ? Py_NewRef(v[0]) : NULL;
 }
 
 static PyObject *buffer_copy_from(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
                                   PyObject *kwnames) {
+  gclpy_state *st = GCLPY_ST(self);
   static const char *const names[] = {"src", "stream"};
   PyObject *v[2];
   gclpy_buffer *b = (gclpy_buffer *)self;
-  if (gclpy_parse("copy_from", argv, nargs, kwnames, names, 2, 1, 1, v) < 0 ||
-      buffer_open(b, "copy_from") < 0)
+  if (gclpy_parse(&(const gclpy_params){"copy_from", names, 2, 1, 1}, NULL, argv, nargs, kwnames, v) < 0 ||
+      gclpy_buffer_open(st, b, "copy_from") < 0)
     return NULL;
-  if (!PyObject_TypeCheck(v[0], gclpy.buffer_type))
+  if (!Py_IS_TYPE(v[0], st->buffer_type))
     return gclpy_type_error("copy_from: src takes a gclaunch.Buffer", v[0]);
   gclpy_buffer *src = (gclpy_buffer *)v[0];
   gcl_stream *s, *tmp;
-  if (buffer_open(src, "copy_from: src") < 0 || range_check(b, "copy_from", 0, src->size) < 0 ||
-      copy_stream(b, v[1], &s, &tmp) < 0)
+  if (gclpy_buffer_open(st, src, "copy_from: src") < 0 || range_check(st, b, "copy_from", 0, src->size) < 0 ||
+      copy_stream(st, b, v[1], &s, &tmp) < 0)
     return NULL;
-  gcl_status st = GCL_OK;
-  if (src->size && s) st = gcl_mem_copy_async(ctx_of(b, s), b->ptr, src->ptr, src->size, s);
-  else if (src->size) st = gcl_mem_copy(ctx_of(b, s), b->ptr, src->ptr, src->size);
-  return finish(st, tmp);
+  gcl_status rc = GCL_OK;
+  if (src->size && s) rc = gcl_mem_copy_async(ctx_of(b, s), b->ptr, src->ptr, src->size, s);
+  else if (src->size) rc = gcl_mem_copy(ctx_of(b, s), b->ptr, src->ptr, src->size);
+  return finish(st, rc, tmp);
 }
 
 static PyObject *buffer_fill(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
                              PyObject *kwnames) {
+  gclpy_state *st = GCLPY_ST(self);
   static const char *const names[] = {"value", "stream"};
   PyObject *v[2];
   gclpy_buffer *b = (gclpy_buffer *)self;
-  unsigned long long value;
-  if (gclpy_parse("fill", argv, nargs, kwnames, names, 2, 1, 1, v) < 0 || buffer_open(b, "fill") < 0 ||
-      gclpy_uint_arg(v[0], "fill: value takes an int (a byte)", 255, &value) < 0)
+  long long value;
+  if (gclpy_parse(&(const gclpy_params){"fill", names, 2, 1, 1}, NULL, argv, nargs, kwnames, v) < 0 || gclpy_buffer_open(st, b, "fill") < 0 ||
+      gclpy_long_arg(st, v[0], "fill: value", 0, 255, &value) < 0)
     return NULL;
   gcl_stream *s, *tmp;
-  if (copy_stream(b, v[1], &s, &tmp) < 0) return NULL;
-  gcl_status st = GCL_OK;
-  if (b->size && s) st = gcl_mem_fill_u8_async(ctx_of(b, s), b->ptr, (uint8_t)value, b->size, s);
-  else if (b->size) st = gcl_mem_fill_u8(ctx_of(b, s), b->ptr, (uint8_t)value, b->size);
-  return finish(st, tmp);
+  if (copy_stream(st, b, v[1], &s, &tmp) < 0) return NULL;
+  gcl_status rc = GCL_OK;
+  if (b->size && s) rc = gcl_mem_fill_u8_async(ctx_of(b, s), b->ptr, (uint8_t)value, b->size, s);
+  else if (b->size) rc = gcl_mem_fill_u8(ctx_of(b, s), b->ptr, (uint8_t)value, b->size);
+  return finish(st, rc, tmp);
 }
 
 /* --- type ----------------------------------------------------------------------------------------- */
@@ -470,7 +398,7 @@ static PyObject *buffer_get(PyObject *self, void *what) {
     for (int i = 0; t && i < b->ndim; i++) PyTuple_SetItem(t, i, PyLong_FromLongLong(b->shape[i]));
     return t;
   }
-  default: return PyBool_FromLong(b->ptr == 0 || owner_of(b)->ptr == 0);
+  default: return PyBool_FromLong(b->ptr == 0 || (b->base ? (gclpy_buffer *)b->base : b)->ptr == 0);
   }
 }
 
@@ -496,33 +424,34 @@ static PyObject *buffer_exit(PyObject *self, PyObject *const *argv, Py_ssize_t n
 }
 
 static PyMethodDef buffer_methods[] = {
-  {"upload", GCLPY_METH(buffer_upload), METH_FASTCALL | METH_KEYWORDS,
-   "upload(src, offset=0, stream=None)\n\nCopies the bytes of src (any bytes-like object: bytes,\n"
+  {"upload", GCLPY_METH(buffer_upload), GCLPY_FASTKW,
+   "upload($self, /, src, offset=0, stream=None)\n--\n\nCopies the bytes of src (any bytes-like object: bytes,\n"
    "bytearray, memoryview, a NumPy array) into the buffer at offset. stream None: returns when\n"
    "done; else queued on the stream (gclaunch.Stream, int CUstream or __cuda_stream__ object)."},
-  {"download", GCLPY_METH(buffer_download), METH_FASTCALL | METH_KEYWORDS,
-   "download(dst=None, offset=0, stream=None) -> bytearray | dst\n\nCopies len(dst) bytes from\n"
+  {"download", GCLPY_METH(buffer_download), GCLPY_FASTKW,
+   "download($self, /, dst=None, offset=0, stream=None)\n--\n\n-> bytearray | dst. Copies len(dst) bytes from\n"
    "offset into dst (a writable C-contiguous buffer), or the rest of the buffer into a new\n"
    "bytearray. Into pageable memory the copy has finished when this returns, also on a stream."},
-  {"copy_from", GCLPY_METH(buffer_copy_from), METH_FASTCALL | METH_KEYWORDS,
-   "copy_from(src, stream=None)\n\nCopies all of src (a Buffer, at most this one's size) to the\n"
+  {"copy_from", GCLPY_METH(buffer_copy_from), GCLPY_FASTKW,
+   "copy_from($self, /, src, stream=None)\n--\n\nCopies all of src (a Buffer, at most this one's size) to the\n"
    "start of this buffer, device to device."},
-  {"fill", GCLPY_METH(buffer_fill), METH_FASTCALL | METH_KEYWORDS,
-   "fill(value, stream=None)\n\nSets every byte to value (0 ... 255)."},
-  {"view", GCLPY_METH(buffer_view), METH_FASTCALL | METH_KEYWORDS,
-   "view(dtype, shape=None) -> Buffer\n\nThe same memory typed: dtype 'f32' (or 'float32', ...),\n"
+  {"fill", GCLPY_METH(buffer_fill), GCLPY_FASTKW,
+   "fill($self, /, value, stream=None)\n--\n\nSets every byte to value (0 ... 255)."},
+  {"view", GCLPY_METH(buffer_view), GCLPY_FASTKW,
+   "view($self, /, dtype, shape=None)\n--\n\nThe same memory typed: dtype 'f32' (or 'float32', ...),\n"
    "shape an int or a tuple (None: 1-D, as many elements as fit). __dlpack__ and\n"
    "__cuda_array_interface__ of the view describe it so; the view keeps the buffer alive."},
   {"close", buffer_close, METH_NOARGS,
-   "close()\n\nFrees the memory now (a view: lets its buffer go). Refused while views or DLPack\n"
+   "close($self, /)\n--\n\nFrees the memory now (a view: lets its buffer go). Refused while views or DLPack\n"
    "exports (tensors made from it, Args holding it) are alive."},
-  {"__dlpack__", GCLPY_METH(buffer_dlpack), METH_FASTCALL | METH_KEYWORDS,
-   "__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)\n\nDLPack export:\n"
+  {"__dlpack__", GCLPY_METH(buffer_dlpack), GCLPY_FASTKW,
+   "__dlpack__($self, /, *, stream=None, max_version=None, dl_device=None, copy=None)\n--\n\n"
+   "DLPack export: "
    "a versioned capsule when max_version >= (1, 0), else a legacy one; 1-D uint8 of size bytes,\n"
    "or the view's dtype and shape. The tensor keeps the buffer alive."},
-  {"__dlpack_device__", buffer_dlpack_device, METH_NOARGS, "(kDLCUDA, device)"},
-  {"__enter__", buffer_enter, METH_NOARGS, NULL},
-  {"__exit__", GCLPY_METH(buffer_exit), METH_FASTCALL, NULL},
+  {"__dlpack_device__", buffer_dlpack_device, METH_NOARGS, "__dlpack_device__($self, /)\n--\n\n(kDLCUDA, device)"},
+  {"__enter__", buffer_enter, METH_NOARGS, "__enter__($self, /)\n--\n\n"},
+  {"__exit__", GCLPY_METH(buffer_exit), METH_FASTCALL, "__exit__($self, /, *exc)\n--\n\nclose()"},
   {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef buffer_getset[] = {
@@ -548,11 +477,11 @@ static PyType_Slot buffer_slots[] = {
               "address and kept alive by the Args; an untyped buffer takes the pointer's type."},
   {0, NULL}};
 static PyType_Spec buffer_spec = {"gclaunch.Buffer", sizeof(gclpy_buffer), 0,
-                                  Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
+                                  Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_GC |
                                       Py_TPFLAGS_DISALLOW_INSTANTIATION, buffer_slots};
 
-int gclpy_rt_buffer_init_types(PyObject *m) {
-  gclpy.buffer_type = (PyTypeObject *)PyType_FromSpec(&buffer_spec);
-  if (!gclpy.buffer_type) return -1;
-  return PyModule_AddObjectRef(m, "Buffer", (PyObject *)gclpy.buffer_type);
+int gclpy_buffer_init_types(PyObject *m, gclpy_state *st) {
+  st->buffer_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &buffer_spec, NULL);
+  if (!st->buffer_type) return -1;
+  return PyModule_AddType(m, st->buffer_type);
 }
