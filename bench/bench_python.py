@@ -203,7 +203,20 @@ def fake_profile(build, runs):
     def prepared_only_launch(i):
         k.launch(1, 32, a, stream=h)
 
+    vals8 = [1, 2, 3.0, 4.0, p0, p1, 5, 0]
+    keys = range(8)
+
+    def convert_only(i):  # the conversion without the fake's launch (its 32 KB record copy)
+        for j in keys:
+            a[j] = vals8[j]
+
+    def loop_only(i):  # the same loop storing into a list: the interpreter's share of convert_only
+        for j in keys:
+            vals8[j] = vals8[j]
+
     forms = {
+        "8 x args[j] = v, no launch": convert_only,
+        "8 x list[j] = v, no launch (baseline)": loop_only,
         "prepared Args (args[7] = i; launch)": prepared,
         "prepared Args, launch alone": prepared_only_launch,
         "8 plain values, int stream": lambda i: k.launch(1, 32, [1, 2, 3.0, 4.0, p0, p1, 5, i], stream=h),
@@ -218,6 +231,8 @@ def fake_profile(build, runs):
     print(f"FAKE DRIVER (tests/fakecuda, no GPU): CPU-side ns per launch, median of {runs} runs "
           f"(each the median of {peers.REPS} x {peers.LAUNCHES}); only differences between forms "
           "are meaningful")
+    conv = peers.median(rows["8 x args[j] = v, no launch"]) - peers.median(rows["8 x list[j] = v, no launch (baseline)"])
+    print(f"  converting 8 values (args[j] = v minus the loop): {conv:.0f} ns (fake-driver build, this machine)")
     base = peers.median(rows["prepared Args (args[7] = i; launch)"])
     for name, per in rows.items():
         med = peers.median(per)

@@ -450,6 +450,11 @@ class RuntimeTest(unittest.TestCase):
         buf = self.params()
         self.assertEqual(struct.unpack_from("<Q", buf, lay.field("p0").offset)[0], ptr)
         self.assertEqual(struct.unpack_from("<Q", buf, lay.field("p1").offset)[0], ptr)
+        for _ in range(3):  # relaunching on the same buffers takes nothing more of them
+            self.k.launch(1, 32, values)
+        with self.assertRaises(g.Error) as cm:
+            b.close()
+        self.assertIn("3 views or DLPack exports", str(cm.exception))  # the view + 2 fields
         a = self.k.args()
         a["p0"] = b
         del values, b
