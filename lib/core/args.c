@@ -96,6 +96,7 @@ gcl_status gcl_args_create(const gcl_layout *layout, gcl_args **out) {
   gcl_args *a = alloc_args(layout, &block);
   if (!a) return GCL_ERROR_OUT_OF_MEMORY;
   a->block = block;
+  gcl__layout_retain(layout); /* a kernel's layout lives as long as args made from it */
   *out = a;
   return GCL_OK;
 }
@@ -107,6 +108,7 @@ gcl_status gcl_args_clone(const gcl_args *args, gcl_args **out) {
   gcl_args *c = alloc_args(args->layout, &block);
   if (!c) return GCL_ERROR_OUT_OF_MEMORY;
   c->block = block;
+  gcl__layout_retain(args->layout);
   c->device_id = args->device_id;
   c->unset = args->unset;
   memcpy(c->unset_bytes, args->unset_bytes, args->count * sizeof *args->unset_bytes);
@@ -132,7 +134,9 @@ static void release_owners(gcl_args *a, size_t first, size_t n) {
 void gcl_args_destroy(gcl_args *args) {
   if (!args) return;
   release_owners(args, 0, args->owner_count);
+  const gcl_layout *layout = args->layout;
   gcl__free(args->block);
+  gcl__layout_release(layout);
 }
 
 const gcl_layout *gcl_args_layout(const gcl_args *args) { return args ? args->layout : NULL; }
