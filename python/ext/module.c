@@ -159,8 +159,10 @@ static PyObject *kernel_dict(const gcl_image *img, size_t k) {
     Py_XDECREF(d);
   }
   if (!params) return NULL;
-  return Py_BuildValue("{s:s,s:n,s:N}", "name", info.name, "param_bytes",
-                       (Py_ssize_t)info.param_bytes, "params", params);
+  int waits = gcl_image_kernel_waits(img, k); /* griddepcontrol.wait: True, False, None */
+  PyObject *w = waits > 0 ? Py_True : waits == 0 ? Py_False : Py_None;
+  return Py_BuildValue("{s:s,s:n,s:N,s:O}", "name", info.name, "param_bytes",
+                       (Py_ssize_t)info.param_bytes, "params", params, "waits", w);
 }
 
 /* The bytes of path_or_bytes: a file read by the library, or a bytes-like object. */
