@@ -536,7 +536,15 @@ class RuntimeTest(unittest.TestCase):
     # --- launch keywords ----------------------------------------------------------------------
     def test_launch_pdl_and_priority(self):
         a = self.args()
-        self.k.launch(1, 32, a, pdl=True, priority=-2)
+        # bench_args8 never executes griddepcontrol.wait: PDL is refused before the driver,
+        # naming the kernel; "unchecked" launches it anyway
+        n = FAKE.fakecuda_launch_count()
+        with self.assertRaisesRegex(g.Error, "bench_args8.*griddepcontrol.wait"):
+            self.k.launch(1, 32, a, pdl=True)
+        with self.assertRaises(TypeError):
+            self.k.launch(1, 32, a, pdl="yes")
+        self.assertEqual(FAKE.fakecuda_launch_count(), n)
+        self.k.launch(1, 32, a, pdl="unchecked", priority=-2)
         rec = self.last()
         self.assertEqual((rec.programmatic, rec.priority), (1, -2))
         self.k.launch(1, 32, a)
@@ -555,7 +563,7 @@ class RuntimeTest(unittest.TestCase):
         a = self.args()
         refs = (sys.getrefcount(s), sys.getrefcount(b), sys.getrefcount(a))
         for i in range(5000):
-            self.k.launch(1, 32, a, stream=s, pdl=True)
+            self.k.launch(1, 32, a, stream=s, pdl="unchecked")
             self.k.launch(1, 32, [1, 2, 3.0, 4.0, b, b, 5, i], stream=s)
         gc.collect()
         self.k.launch(1, 32, VALUES8)
