@@ -62,6 +62,25 @@ else fail "wheel contents: missing:${missing:- none}; not the package's: ${extra
 if unzip -p "$whl" '*.dist-info/WHEEL' | grep -qx "Tag: cp310-abi3-linux_$(uname -m)"; then
   ok "WHEEL says Tag: cp310-abi3-linux_$(uname -m)"
 else fail "WHEEL's tag: $(unzip -p "$whl" '*.dist-info/WHEEL' | grep Tag)"; fi
+# RECORD lists every file with its sha256 and size (the backend rewrote WHEEL and RECORD).
+if out=$("$py" - "$whl" <<'PY' 2>&1
+import base64, csv, hashlib, io, sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+rec = next(n for n in z.namelist() if n.endswith(".dist-info/RECORD"))
+rows = {r[0]: r[1:] for r in csv.reader(io.StringIO(z.read(rec).decode())) if r}
+bad = [n for n in z.namelist() if n not in rows]
+for n, (h, size) in rows.items():
+    if n == rec:
+        continue
+    data = z.read(n)
+    d = "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    if h != d or int(size) != len(data):
+        bad.append(n)
+print(f"{len(rows)} entries" if not bad else f"wrong: {bad}")
+sys.exit(1 if bad else 0)
+PY
+); then ok "RECORD matches the wheel's files ($out)"
+else fail "RECORD: $out"; fi
 # The module: only libc's libraries, no RPATH/RUNPATH, no path of the build machine.
 mkdir -p "$tmp/unz" && unzip -q "$whl" -d "$tmp/unz"
 so=$tmp/unz/gclaunch/_gclaunch.abi3.so
