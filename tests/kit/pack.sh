@@ -48,6 +48,7 @@ while IFS= read -r f; do
     kernels/*|bench/*.cubin|python/gclaunch/*) keep=1 ;;
     tools/gclaunch.p/*.o) keep=1 ;;                      # tests/cli/tools_graph.sh reads them
     tests/*.sh|tests/*/*.sh) keep=1 ;;                   # scripts meson copied (tests/install)
+    tests/oracle_*) keep=1 ;;                            # nvcc's and fatbinary's (test_fatbin_oracle.c)
     *.so|*.so.*) [[ -L $f ]] || is_elf "$f" && keep=1 ;;
     *) [[ -x $f && ! -L $f ]] && is_elf "$f" && keep=1 ;;
   esac
