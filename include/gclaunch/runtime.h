@@ -304,6 +304,27 @@ GCL_API void *gcl_stream_handle(const gcl_stream *s);
 GCL_API gcl_context *gcl_stream_context(const gcl_stream *s);
 /* The priority the stream was created with (0 for NULL). Reads. */
 GCL_API int gcl_stream_priority(const gcl_stream *s);
+/* Whether `stream`, a CUstream handle from outside gclaunch (an int from Python, another
+ * library's stream), can be given to a launch in ctx: GCL_OK for NULL, CU_STREAM_LEGACY (1),
+ * CU_STREAM_PER_THREAD (2) and a live stream of ctx's context. Refused without touching the
+ * handle's memory (GCL_ERROR_INVALID_ARGUMENT naming the handle): any other value below 4096,
+ * a value with the top bit set (a negative int), an address no memory is mapped at (asked of the
+ * kernel, not read); then the driver is asked (cuStreamGetCtx): a handle it refuses is
+ * GCL_ERROR_DRIVER with its error, a stream of another context GCL_ERROR_INVALID_ARGUMENT.
+ * flags: GCL_STREAM_CHECK_MAPPED skips the mapping question (the caller saw this handle pass
+ * before). A handle the driver freed may still pass (its memory mapped, the driver's answer is
+ * the driver's): keep streams alive while you launch on them. */
+#define GCL_STREAM_CHECK_MAPPED 1u
+GCL_API gcl_status gcl_stream_check(gcl_context *ctx, void *stream, unsigned flags);
+/* A gcl_stream over a CUstream someone else created (handle; NULL, CU_STREAM_LEGACY (1) and
+ * CU_STREAM_PER_THREAD (2) are the default streams) of ctx's device, so that events, copies and
+ * graph captures can use it (torch, CuPy and cuda.core streams in Python). The handle is checked
+ * as gcl_stream_check does (refusals as it words them), then asked its priority
+ * (cuStreamGetPriority);
+ * gcl_stream_priority gives the driver's priority of it. gcl_stream_destroy frees the wrapper
+ * only: the CUstream stays its creator's, who must keep it alive while the wrapper is used.
+ * Thread-safe on ctx. */
+GCL_API gcl_status gcl_stream_wrap(gcl_context *ctx, void *handle, gcl_stream **out);
 
 /* Whether `stream`, a CUstream handle from outside gclaunch (an int from Python, another
  * library's stream), can be given to a launch in ctx: GCL_OK for NULL, CU_STREAM_LEGACY (1),
