@@ -129,9 +129,9 @@ runpy.run_path(test, run_name="__main__")
 PY
 mkdir -p "$tmp/run"
 fake=$build/tests/fakecuda/libfakecuda.so
-for t in test_cpu test_structs_cc test_fakecuda test_dlpack_c_api test_gpu; do
+for t in test_cpu test_structs_cc test_fakecuda test_runtime_fakecuda test_dlpack_c_api test_gpu; do
   env_=(GCL_BUILD_DIR="$build")
-  [[ $t == test_fakecuda || $t == test_dlpack_c_api ]] && env_+=(GCL_LIBCUDA="$fake")
+  [[ $t == test_*fakecuda || $t == test_dlpack_c_api ]] && env_+=(GCL_LIBCUDA="$fake")
   (cd "$tmp/run" && env -u PYTHONPATH -u LD_LIBRARY_PATH "${env_[@]}" \
      timeout 600 "$vpy" "$runner" "$venv" "$src/tests/python/$t.py") >"$tmp/$t.txt" 2>&1
   t_rc=$?
