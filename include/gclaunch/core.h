@@ -350,6 +350,11 @@ GCL_API gcl_status gcl_args_take_field_dlpack_legacy(gcl_args *args, const gcl_f
                                                      DLManagedTensor *t);
 /* True when every leaf byte of field was set. Reads. */
 GCL_API bool gcl_args_field_is_set(const gcl_args *args, const gcl_field *field);
+/* Copies the field's bytes (size must equal field->size) into out, as the device will read them.
+ * GCL_ERROR_UNSET_ARGUMENT when a leaf byte of it was never set; GCL_ERROR_INVALID_ARGUMENT
+ * for a field of another layout or a wrong size. Reads. */
+GCL_API gcl_status gcl_args_get_field(const gcl_args *args, const gcl_field *field, void *out,
+                                      size_t size);
 
 /* Typed field setters (gcl_args_set_field_scalar with the type spelled in the name). */
 #define GCL_ARGS_FIELD_SETTER_(suffix, ctype, type)                                                \
@@ -517,6 +522,10 @@ GCL_API gcl_status gcl_image_param(const gcl_image *img, size_t k, size_t p, siz
 GCL_API const char *gcl_image_param_kind(const gcl_image *img, size_t k, size_t p);
 /* Index of the kernel called name. GCL_ERROR_NOT_FOUND if none. Reads. */
 GCL_API gcl_status gcl_image_find_kernel(const gcl_image *img, const char *name, size_t *index);
+/* Whether kernel k of img executes griddepcontrol.wait (what a programmatic dependent launch
+ * needs; runtime.h, "Launch-safety checks"): 1 it does, 0 it never does, -1 unknown (the image
+ * does not tell; also for NULL img or k out of range). Reads. */
+GCL_API int gcl_image_kernel_waits(const gcl_image *img, size_t k);
 
 /* Reads the whole file at path (the reader gcl_module_load_file uses; the gclaunch tools use it
  * too): *data gets the bytes plus a terminating NUL (not counted in *size), to be freed with

@@ -27,9 +27,19 @@ class Error(Exception):
     cuda_error: int
 
 class RangeError(Error, OverflowError):
-    """An int out of the range of the field's C type (status GCL_ERROR_INVALID_ARGUMENT)."""
+    """An int out of the range its C type or argument takes -- anywhere: fields, parameter
+    indices (args[-9] on 8 parameters), Layout sm, Context device, inspect arch, status_name,
+    TensorMap box/element_strides/swizzle/l2/interleave, launch grid/block/cluster/shared, stream
+    handles below 0 -- or a finite float that would become inf in an f32/f16/bf16 field (inf and
+    nan given as such are kept). status GCL_ERROR_INVALID_ARGUMENT.
+
+    The contract of every callable: a value, a gclaunch.Error subclass, or TypeError for an
+    argument of the wrong Python type; a refused call changes nothing. str arguments with a NUL
+    or a lone surrogate raise gclaunch.Error (not ValueError / UnicodeEncodeError)."""
 
 class Param(NamedTuple):
+    """A collections.namedtuple subclass: _asdict(), _fields and _replace() work on the six
+    fields; the rest are attributes of the instance."""
     index: int
     name: str | None
     offset: int
@@ -96,15 +106,26 @@ class TensorMap:
 _Value = Union[int, float, bool, _Buffer, _DLPack, TensorMap, Sequence[TensorMap], Sequence[Union[int, float]]]
 
 class Args:
-    """A parameter buffer: args[path_or_index] = value."""
+    """A parameter buffer: args[path_or_index] = value, and args[path_or_index] to read back.
+
+    Keep-alive: the args hold every object a tensor-map or pointer leaf points into (the
+    TensorMap's tensor, a pointer's __dlpack__ producer) until the leaf is overwritten or the
+    args go; clone() holds the same. An int address is the caller's to keep alive."""
     def __init__(self, layout: Layout) -> None: ...
     @property
     def layout(self) -> Layout: ...
     def __setitem__(self, key: _Key, value: _Value) -> None: ...
+    def __getitem__(self, key: _Key) -> Union[int, float, bool, bytes, list[Any]]:
+        """The field as the device will read it: a scalar as int/float/bool, a pointer as its
+        int address, an array of scalars as a list, a tensormap as its 128 bytes, a tensormap[N]
+        as a list of N bytes objects, anything else (structs, untyped parameters) as bytes.
+        gclaunch.Error GCL_ERROR_UNSET_ARGUMENT while a byte of it is unset."""
     def is_set(self, path_or_index: _Key) -> bool: ...
     def buffer(self) -> bytes: ...
-    def refresh(self, path: _Key, tensormaps: Union[TensorMap, Sequence[TensorMap]]) -> None: ...
-    def repoint(self, path: _Key, addresses: Union[int, _DLPack, Sequence[Union[int, _DLPack]]]) -> None: ...
+    def refresh(self, path: _Key, tensormaps: Union[TensorMap, Sequence[TensorMap]]) -> None:
+        """gclaunch.Error GCL_ERROR_TYPE_MISMATCH when path is no tensormap / tensormap[N]."""
+    def repoint(self, path: _Key, addresses: Union[int, _DLPack, Sequence[Union[int, _DLPack]]]) -> None:
+        """gclaunch.Error GCL_ERROR_TYPE_MISMATCH when path is no tensormap / tensormap[N]."""
     def clone(self) -> Args: ...
 
 class Kernel:
@@ -121,7 +142,12 @@ class Kernel:
                shared: int = 0, stream: _StreamLike = None,
                cluster: _Dims | None = None, cooperative: bool = False, pdl: bool = False,
                priority: int = 0) -> None:
-        """grid: blocks (not clusters) per dimension; block: threads per block; cluster: blocks
+        """stream: None, an int CUstream (0, 1 = CU_STREAM_LEGACY, 2 = CU_STREAM_PER_THREAD, or a
+        live stream of this kernel's context), an object with __cuda_stream__, or a
+        gclaunch.Stream. A handle that is no live stream raises gclaunch.Error (RangeError below
+        0) before the driver launches: values 3 ... 4095 are refused, the memory at the handle is
+        checked to be mapped (asked of the kernel), then the driver says whose stream it is
+        (cuStreamGetCtx). grid: blocks (not clusters) per dimension; block: threads per block; cluster: blocks
         per cluster per dimension (cuLaunchKernelEx's cluster dimension: grid must be a multiple
         of it), None for no cluster. pdl: programmatic dependent launch (this kernel may start
         while the previous kernel on the stream finishes; it must wait with

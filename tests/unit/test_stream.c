@@ -26,6 +26,7 @@ gcl_status gcl_graph_capture_end(gcl_stream *s, gcl_graph **out);     /* instant
 gcl_status gcl_graph_kernel_count(const gcl_graph *g, size_t *count);
 gcl_status gcl_graph_set_args(gcl_graph *g, size_t kernel_node, gcl_kernel *k, const gcl_args *args);
 gcl_status gcl_graph_launch(gcl_graph *g, gcl_stream *s);
+gcl_status gcl_stream_check(gcl_context *ctx, void *stream, unsigned flags);
 void       gcl_graph_destroy(gcl_graph *g);
 
 TestSuite(stream, .init = fake_use);
@@ -292,6 +293,40 @@ Test(stream, stream_of_another_context_is_refused) {
   cr_assert_eq(gcl_stream_wait_event(s1, e0), GCL_OK, "another device's event may gate a stream: %s", gcl_last_error());
   gcl_mem_free(c0, a);
   gcl_event_destroy(e0);
+  gcl_stream_destroy(s1);
+  gcl_context_destroy(c0);
+  gcl_context_destroy(c1);
+  assert_nothing_live();
+}
+
+/* gcl_stream_check: handles from outside (Python ints, other libraries) are refused without
+ * being read unless mapped, then the driver says whose stream it is. */
+Test(stream, handles_from_outside_are_checked_without_a_fault) {
+  cr_assert_eq(fakecuda_set_devices(2), 0);
+  gcl_context *c0, *c1;
+  gcl_stream *s0, *s1;
+  cr_assert_eq(gcl_context_create(0, &c0), GCL_OK);
+  cr_assert_eq(gcl_context_create(1, &c1), GCL_OK);
+  cr_assert_eq(gcl_stream_create(c0, 0, &s0), GCL_OK);
+  cr_assert_eq(gcl_stream_create(c1, 0, &s1), GCL_OK);
+  for (uintptr_t ok = 0; ok <= 2; ok++) cr_assert_eq(gcl_stream_check(c0, (void *)ok, 0), GCL_OK);
+  cr_assert_eq(gcl_stream_check(c0, gcl_stream_handle(s0), 0), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_stream_check(c0, gcl_stream_handle(s0), GCL_STREAM_CHECK_MAPPED), GCL_OK);
+  static const uintptr_t small[] = {3, 12345 % 4096, 4095, (uintptr_t)-1, (uintptr_t)-5, (uintptr_t)1 << 63};
+  for (size_t i = 0; i < sizeof small / sizeof *small; i++) {
+    cr_assert_eq(gcl_stream_check(c0, (void *)small[i], 0), GCL_ERROR_INVALID_ARGUMENT);
+    assert_msg_has("not a stream handle");
+  }
+  cr_assert_eq(gcl_stream_check(c0, (void *)(uintptr_t)12345, 0), GCL_ERROR_INVALID_ARGUMENT);
+  assert_msg_has("stream 0x3039: not a live stream (no memory is mapped there)");
+  char junk[64] = {0}; /* mapped, no stream */
+  cr_assert_neq(gcl_stream_check(c0, junk, 0), GCL_OK);
+  assert_msg_has("not a live stream (cuStreamGetCtx)");
+  cr_assert_eq(gcl_stream_check(c0, gcl_stream_handle(s1), 0), GCL_ERROR_INVALID_ARGUMENT);
+  assert_msg_has("a stream of another context, expected one of device 0's");
+  cr_assert_eq(gcl_stream_check(NULL, NULL, 0), GCL_ERROR_INVALID_ARGUMENT);
+  cr_assert_eq(gcl_stream_check(c0, NULL, 4), GCL_ERROR_INVALID_ARGUMENT);
+  gcl_stream_destroy(s0);
   gcl_stream_destroy(s1);
   gcl_context_destroy(c0);
   gcl_context_destroy(c1);
