@@ -1,6 +1,6 @@
 """Type stub of the gclaunch package (the _gclaunch C extension)."""
 from os import PathLike
-from typing import Any, Iterable, NamedTuple, Protocol, Sequence, Union
+from typing import Any, Iterable, Literal, NamedTuple, Protocol, Sequence, Union
 
 __version__: str
 version_number: int
@@ -140,7 +140,8 @@ class Kernel:
     def args(self) -> Args: ...
     def launch(self, grid: _Dims, block: _Dims, args_or_values: Union[Args, Sequence[_Value]], *,
                shared: int = 0, stream: _StreamLike = None,
-               cluster: _Dims | None = None, cooperative: bool = False, pdl: bool = False,
+               cluster: _Dims | None = None, cooperative: bool = False,
+               pdl: Union[bool, Literal["unchecked"]] = False,
                priority: int = 0) -> None:
         """stream: None, an int CUstream (0, 1 = CU_STREAM_LEGACY, 2 = CU_STREAM_PER_THREAD, or a
         live stream of this kernel's context), an object with __cuda_stream__, or a
@@ -151,7 +152,8 @@ class Kernel:
         per cluster per dimension (cuLaunchKernelEx's cluster dimension: grid must be a multiple
         of it), None for no cluster. pdl: programmatic dependent launch (this kernel may start
         while the previous kernel on the stream finishes; it must wait with
-        griddepcontrol.wait / cudaGridDependencySynchronize). priority: the launch priority
+        griddepcontrol.wait / cudaGridDependencySynchronize; a kernel whose code never waits is
+        refused with GCL_ERROR_INVALID_CONFIG unless pdl='unchecked'). priority: the launch priority
         attribute (0: none; lower numbers are higher, as stream priorities)."""
     # occupancy (each mirrors one C call)
     def occupancy(self, block: _Dims, shared: int = 0) -> int: ...
