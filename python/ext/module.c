@@ -57,8 +57,10 @@ static PyObject *kernel_dict(gclpy_state *st, const gcl_image *img, size_t k) {
   if (!params) return NULL;
   PyObject *name = PyUnicode_DecodeUTF8(info.name, (Py_ssize_t)strlen(info.name), "backslashreplace");
   if (!name) return Py_DECREF(params), NULL;
-  return Py_BuildValue("{s:N,s:n,s:N}", "name", name, "param_bytes", (Py_ssize_t)info.param_bytes,
-                       "params", params);
+  int waits = gcl_image_kernel_waits(img, k); /* griddepcontrol.wait: True, False, None */
+  PyObject *w = waits > 0 ? Py_True : waits == 0 ? Py_False : Py_None;
+  return Py_BuildValue("{s:N,s:n,s:N,s:O}", "name", name, "param_bytes",
+                       (Py_ssize_t)info.param_bytes, "params", params, "waits", w);
 }
 
 static const char *const inspect_names[] = {"path_or_bytes", "arch"};

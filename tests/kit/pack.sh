@@ -15,6 +15,7 @@
 #                         (Criterion and what it loads, libffi, ...; not glibc, libgcc_s, libstdc++,
 #                         the CUDA driver or NVRTC), found with ldd
 #   src/                  the repository's files the tests read (tests/, kernels/*.cu, include/, ...)
+#                         and the GPU runner's scripts (scripts/h200.sh KIT, bench/*.py)
 # Every ELF program and library finds its libraries through an $ORIGIN-relative RUNPATH (patched
 # here with patchelf); nothing needs LD_LIBRARY_PATH. Then tests/kit/check_paths.sh greps every
 # file of the kit for the absolute paths of the build and source trees: none may be inside.
@@ -58,7 +59,7 @@ done
 cp "$ctestfile" "$kit/CTestTestfile.cmake"
 
 # 2. The repository's files the tests read.
-for d in tests kernels include tools examples python/gclaunch; do
+for d in tests kernels include tools examples python/gclaunch bench scripts; do
   mkdir -p "$kit/src/$(dirname "$d")"
   (cd "$src" && tar -cf - --exclude=__pycache__ --exclude='*.pyc' "$d") | tar -xf - -C "$kit/src"
 done
