@@ -346,7 +346,8 @@ static bool in_declaration(const char *text, size_t n, unsigned line) {
     char *c = strstr(buf, "//");
     if (c) *c = 0;
     if (strstr(buf, ".entry")) start = cur;
-    if (start && cur == line) return true;
+    /* A line that also holds a body's brace is not judged: its error may be the body's. */
+    if (start && cur == line) return !strchr(buf, '{') && !strchr(buf, '}');
     if (start && (strchr(buf, '{') || strchr(buf, ';'))) start = 0;
     if (cur > line) return false;
     p = eol + 1;
