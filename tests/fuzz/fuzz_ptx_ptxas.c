@@ -22,6 +22,16 @@ static uint64_t fnv(const uint8_t *p, size_t n) {
 enum { CACHE = 65536 };
 static uint64_t seen[CACHE];
 
+static unsigned long judged[PTX_NO_PTXAS + 1];
+
+static void report(void) {
+  unsigned long total = 0;
+  for (int v = 0; v <= PTX_NO_PTXAS; v++) total += judged[v];
+  fprintf(stderr, "fuzz_ptx_ptxas: %lu accepted inputs judged by ptxas:", total);
+  for (int v = 0; v <= PTX_NO_PTXAS; v++) fprintf(stderr, " %s %lu;", ptx_verdict_name((ptx_verdict)v), judged[v]);
+  fprintf(stderr, "\n");
+}
+
 static bool first_time(uint64_t h) {
   uint64_t *slot = &seen[h % CACHE];
   if (*slot == h) return false;
@@ -42,6 +52,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     have_ptxas = ptx_oracle_ptxas() != NULL;
     snprintf(dir, sizeof dir, "/tmp/gcl-fuzz-ptxas-XXXXXX");
     if (have_ptxas && !mkdtemp(dir)) have_ptxas = false;
+#ifndef LLVMFuzzerTestOneInput
+    atexit(report);
+#endif
   }
   char *text = malloc(size + 1); /* the reader stops at a NUL; ptxas gets the same text */
   if (!text) return 0;
@@ -55,6 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (accepted && have_ptxas && h % every == 0 && first_time(h)) {
     char why[1024];
     ptx_verdict v = ptx_oracle_judge(text, n, dir, why, sizeof why);
+    judged[v]++;
     if (ptx_oracle_disagrees(v)) {
       fprintf(stderr, "fuzz_ptx_ptxas: %s: %s\n--- input ---\n%s\n--- end ---\n",
               ptx_verdict_name(v), why, text);
