@@ -409,7 +409,10 @@ gcl_status gcl_tensormap_check(const DLTensor *t, const gcl_tensormap_options *o
 
 const char *gcl__tmap_who_format(const gcl__tmap_who *who, char *buf, size_t cap) {
   if (!who->text) return gcl__leaf_label(who->layout, who->param, who->rel, who->whole, buf, cap);
-  snprintf(buf, cap, "%s", who->text);
+  if (who->indexed)
+    snprintf(buf, cap, "%s entry %zu", who->text, who->rel / GCL_TENSORMAP_BYTES);
+  else
+    snprintf(buf, cap, "%s", who->text);
   return buf;
 }
 

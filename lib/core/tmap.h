@@ -11,12 +11,12 @@
 /* Who a map is in messages, as pieces: the text is formatted only when a call fails, so that
  * the success path does no snprintf. text non-NULL: used as is ("tensor"); otherwise the map at
  * byte rel of parameter param: "parameter 0 'g' field 'g.maps[3]'", or "parameter 2 'm'" when
- * the map is the whole parameter. */
+ * the map is the whole parameter. indexed: "<text> entry <rel / 128>" (a table's map). */
 typedef struct gcl__tmap_who {
   const char *text;
   const gcl_layout *layout;
   size_t param, rel;
-  bool whole;
+  bool whole, indexed;
 } gcl__tmap_who;
 
 /* Formats who into buf (cap bytes) and returns buf. */
@@ -89,6 +89,7 @@ static inline bool gcl__tmap_options_equal(const gcl_tensormap_options *a,
   const unsigned char *x = (const unsigned char *)a, *y = (const unsigned char *)b;
   uint64_t diff = 0, u, v;
   size_t i = 0;
+#pragma GCC unroll 16 /* 15 words: straight-line loads, no loop (the refresh path runs this) */
   for (; i + 8 <= sizeof *a; i += 8) memcpy(&u, x + i, 8), memcpy(&v, y + i, 8), diff |= u ^ v;
   for (; i < sizeof *a; i += 4) {
     uint32_t p, q;

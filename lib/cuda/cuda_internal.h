@@ -15,6 +15,13 @@ struct gcl_context {
 /* Makes ctx current on this thread if it is not already. */
 gcl_status gcl__context_bind(gcl_context *ctx);
 
+/* Executes a tensor-map plan (lib/core/tmap_plan.h) into its scratch: one loop, re-points
+ * (cuTensorMapReplaceAddress on a copy of the map) and encodes; the maps are not written. After a
+ * kernel fault GCL_ERROR_KERNEL_FAULT without a driver call. The caller commits on GCL_OK
+ * (tensormap.c). */
+struct gcl__tmap_plan;
+gcl_status gcl__tmap_execute(gcl_context *ctx, const struct gcl__tmap_plan *plan);
+
 /* --- Streams, events, graphs (stream.c, event.c, graph.c) ------------------------------------ */
 
 /* Set at create, cleared at destroy: a handle whose magic is wrong was never created or was
@@ -27,6 +34,7 @@ struct gcl_stream {
   CUstream stream;
   int priority;
   bool capturing;            /* between gcl_graph_capture_begin and _end */
+  bool borrowed;             /* gcl_stream_wrap: the CUstream is the caller's (never destroyed) */
 };
 
 struct gcl_event {
