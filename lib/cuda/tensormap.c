@@ -73,6 +73,48 @@ static gcl_status begin(gcl_context *ctx, const gcl__tmap_who *who) {
   return GCL_OK;
 }
 
+/* --- NVIDIA's Blackwell descriptor defect (docs/tensormap-rules.md) ---------------------------
+ * The 595.71.05 driver release notes (known issues): on Blackwell, cuTensorMapEncodeTiled and
+ * cuTensorMapEncodeIm2col* may configure a descriptor wrongly when the tensor's allocation is
+ * under 128 KB and the tensor is not dense and non-overlapping (sporadic illegal memory accesses,
+ * MMU faults); the documented fix-up clears bit 85 of the encoded bytes (bit 21 of the second
+ * 8-byte word) after the encode. CUTLASS, Triton and CCCL apply it on drivers up to CUDA 13.1
+ * (13010); 595.71.05 is a CUDA 13.2 driver (13020) and lists the issue as its own. So: devices
+ * sm_100 ... sm_12x (Blackwell), drivers reporting 13020 or less, maps gcl__tmap_sparse_small
+ * calls small and not dense. A re-point (cuTensorMapReplaceAddress) applies it again. */
+#define GCL__TMAP_BIT85_LAST_DRIVER 13020
+
+static bool bit85_device(const gcl_context *ctx) {
+  if (ctx->sm < 100 || ctx->sm >= 130) return false; /* Hopper pays one comparison */
+  int v = 0;
+  return gcl_driver_version(&v) == GCL_OK && v <= GCL__TMAP_BIT85_LAST_DRIVER;
+}
+
+static void clear_bit85(void *map) {
+  uint64_t q;
+  memcpy(&q, (unsigned char *)map + 8, sizeof q);
+  q &= ~(1ull << 21);
+  memcpy((unsigned char *)map + 8, &q, sizeof q);
+}
+
+/* After cuTensorMapReplaceAddress of a map gclaunch encoded from snap: the fix-up again (the
+ * description, and so the predicate, is the snapshot's). */
+__attribute__((noinline)) static void bit85_after_replace(const gcl_context *ctx,
+                                                          const gcl__tmap_snap *snap, void *map) {
+  if (!snap->ndim || !bit85_device(ctx)) return;
+  DLTensor t = {.data = (void *)(uintptr_t)256, .device = snap->device, .ndim = snap->ndim,
+                .dtype = snap->dtype, .shape = (int64_t *)(uintptr_t)snap->shape,
+                .strides = snap->has_strides ? (int64_t *)(uintptr_t)snap->strides : NULL};
+  static const gcl__tmap_who who = {.text = "tensor"};
+  gcl_tensormap_desc d;
+  if (gcl__tmap_translate(&t, &snap->options, &who, &d) == GCL_OK && gcl__tmap_sparse_small(&d))
+    clear_bit85(map);
+}
+#define BIT85_AFTER_REPLACE(ctx, snap, map)                                                       \
+  do {                                                                                            \
+    if ((ctx)->sm >= 100) bit85_after_replace((ctx), (snap), (map));                             \
+  } while (0)
+
 /* cuTensorMapEncodeTiled or, for im2col.pixels > 0, cuTensorMapEncodeIm2col. */
 static CUresult encode_desc(const gcl_tensormap_desc *d, CUtensorMap *m) {
   void *address = (void *)(uintptr_t)d->address;
@@ -117,6 +159,7 @@ static gcl_status encode_into(gcl_context *ctx, const gcl_tensormap_desc *d,
     rc = encode_desc(d, m);
   }
   if (rc != CUDA_SUCCESS) return encode_failed(d, who, rc);
+  if (ctx->sm >= 100 && bit85_device(ctx) && gcl__tmap_sparse_small(d)) clear_bit85(m);
   gcl__fault_note_tensormaps(); /* a later ILLEGAL_INSTRUCTION names the TMA rule */
   return GCL_OK;
 }
@@ -170,7 +213,10 @@ __attribute__((noinline)) static gcl_status replace_failed(gcl_context *ctx,
                                                            const gcl__tmap_run *run, size_t i,
                                                            void *m, uint64_t a, CUresult rc) {
   if (rc == CUDA_ERROR_INVALID_CONTEXT && gcl__context_bind(ctx) == GCL_OK) rc = replace(m, a);
-  if (rc == CUDA_SUCCESS) return GCL_OK;
+  if (rc == CUDA_SUCCESS) {
+    BIT85_AFTER_REPLACE(ctx, &run->entry[i].snap, m);
+    return GCL_OK;
+  }
   char w[768];
   gcl__tmap_who who = gcl__tmap_run_who(run, i);
   return gcl__cu_fail(rc, "%s: cuTensorMapReplaceAddress(0x%llx)",
@@ -189,11 +235,16 @@ static gcl_status repoint_run(gcl_context *ctx, const gcl__tmap_run *run, size_t
     unsigned char *m = run->map + i * GCL_TENSORMAP_BYTES;
     if (a == run->entry[i].address) continue;
     CUresult rc = replace(m, a);
-    if (rc == CUDA_SUCCESS) continue;
+    if (rc == CUDA_SUCCESS) {
+      BIT85_AFTER_REPLACE(ctx, &run->entry[i].snap, m);
+      continue;
+    }
     gcl_status s = replace_failed(ctx, run, i, m, a, rc);
     if (s == GCL_OK) continue;
-    for (size_t j = 0; j < i; j++)
+    for (size_t j = 0; j < i; j++) {
       replace(run->map + j * GCL_TENSORMAP_BYTES, run->entry[j].address);
+      BIT85_AFTER_REPLACE(ctx, &run->entry[j].snap, run->map + j * GCL_TENSORMAP_BYTES);
+    }
     return s;
   }
   gcl__args_tmap_repointed(run, n, addr, stride);
@@ -273,8 +324,11 @@ static gcl_status stage(gcl_args *args, gcl_context *ctx, const gcl__tmap_run *r
   if (!refresh || !refreshable(ctx, &run->entry[i], t, o, a))
     return encode_tensor(ctx, t, o, &who, out, a);
   memcpy(out, run->map + i * GCL_TENSORMAP_BYTES, GCL_TENSORMAP_BYTES);
-  CUresult rc = *a == run->entry[i].address ? CUDA_SUCCESS : replace(out, *a);
-  return rc == CUDA_SUCCESS ? GCL_OK : replace_failed(ctx, run, i, out, *a, rc);
+  if (*a == run->entry[i].address) return GCL_OK;
+  CUresult rc = replace(out, *a);
+  if (rc != CUDA_SUCCESS) return replace_failed(ctx, run, i, out, *a, rc);
+  BIT85_AFTER_REPLACE(ctx, &run->entry[i].snap, out);
+  return GCL_OK;
 }
 
 static gcl_status check_batch(const gcl_args *args, const gcl_context *ctx, size_t n,
