@@ -33,13 +33,7 @@
 #include <time.h>
 
 #include "desc.h"
-
-#ifndef GCL_KERNEL_DIR
-#define GCL_KERNEL_DIR "build/bench"
-#endif
-#ifndef GCL_KERNELS_DIR
-#define GCL_KERNELS_DIR "build/kernels"
-#endif
+#include "exedir.h"
 
 static uint32_t ks[8] = {1, 8, 64, 240, 1024, 4096};
 static size_t nks = 6;
@@ -170,12 +164,12 @@ static int parse(int argc, char **argv, options *o, bench *b) {
  * the kernels' directory, without D (tensormap.replace is sm_90a only). */
 static void load_module(bench *b) {
   const char *dir = getenv("GCL_BENCH_KERNEL_DIR");
-  if (!dir) dir = GCL_KERNEL_DIR;
+  if (!dir) dir = bench_exe_rel(".");
   char path[1024];
   snprintf(path, sizeof path, "%s/descbench.sm_90a.cubin", dir);
   if (gcl_module_load_file(b->ctx, path, &b->mod) == GCL_OK) return;
   printf("bench_descriptors: %s: %s; loading the sm_90 build, without D\n", path, gcl_last_error());
-  snprintf(path, sizeof path, "%s/descbench.sm_90.cubin", GCL_KERNELS_DIR);
+  snprintf(path, sizeof path, "%s/descbench.sm_90.cubin", bench_exe_rel("../kernels"));
   CHECK(gcl_module_load_file(b->ctx, path, &b->mod));
   b->placements &= ~(1u << PL_D);
 }

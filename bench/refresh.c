@@ -35,6 +35,7 @@
 #include "cuda_internal.h"
 #include "bench_util.h"
 #include "tmap.h"
+#include "exedir.h"
 
 
 #define MAPS 240
@@ -414,7 +415,7 @@ static void write_csv(const results *res, const options *o) {
 }
 
 static options parse(int argc, char **argv) {
-  options o = {21, 200, GCL_KERNEL_DIR, NULL};
+  options o = {21, 200, bench_exe_rel("../kernels"), NULL};
   for (int i = 1; i < argc; i++) {
     bool more = i + 1 < argc;
     if (more && strcmp(argv[i], "--reps") == 0) o.reps = atoi(argv[++i]);

@@ -205,6 +205,18 @@ static void read_directives(lexer *lx, gcl__image_kernel *k) {
   }
 }
 
+/* Whether the body starting at lx's `{` holds griddepcontrol.wait (cudaGridDependencySynchronize
+ * compiles to it); leaves lx on the matching `}` (or at the end). 1 or 0. */
+static int body_waits(lexer *lx) {
+  int waits = 0;
+  for (size_t depth = 1; depth && next(lx);) {
+    if (is(lx, "{")) depth++;
+    else if (is(lx, "}")) depth--;
+    else if (is(lx, "griddepcontrol.wait")) waits = 1;
+  }
+  return waits;
+}
+
 static gcl_status read_entry(lexer *lx, gcl_image *img, int sm) {
   if (!next(lx) || !ident_char(lx->tok[0]))
     return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: .entry is not followed by a kernel name");
@@ -215,6 +227,7 @@ static gcl_status read_entry(lexer *lx, gcl_image *img, int sm) {
     return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%s' ends after its name", k->name);
   if ((s = read_params(lx, k, sm)) != GCL_OK) return s;
   read_directives(lx, k);
+  if (is(lx, "{")) k->waits = body_waits(lx);
   return GCL_OK;
 }
 
@@ -231,11 +244,13 @@ static void target_sm(lexer *lx, int *sm) {
 gcl_status gcl__ptx_read(gcl_image *img, gcl__bytes data, int sm) {
   const char *text = (const char *)data.p;
   lexer lx = {.p = text, .end = text + strnlen(text, data.n)}; /* text ends at a NUL if any */
-  bool version = false, own = sm == 0;
+  bool version = false, own = sm == 0, elsewhere = false;
+  size_t first = img->count;
   gcl_status s = GCL_OK;
   if (sm == 0) sm = 90;
   while (s == GCL_OK && next(&lx)) {
     if (is(&lx, ".version")) version = true;
+    else if (is(&lx, "griddepcontrol.wait")) elsewhere = true; /* in a .func an entry may call */
     else if (is(&lx, ".target") && own) target_sm(&lx, &sm);
     else if (is(&lx, ".entry")) s = version ? read_entry(&lx, img, sm)
                                             : gcl__fail(GCL_ERROR_BAD_IMAGE,
@@ -243,6 +258,8 @@ gcl_status gcl__ptx_read(gcl_image *img, gcl__bytes data, int sm) {
   }
   if (s == GCL_OK && !version) s = gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: no .version directive");
   if (s != GCL_OK) return s;
+  for (size_t k = first; k < img->count; k++) /* no body (a declaration): unknown */
+    if (img->kernels[k].waits == 0 && elsewhere) img->kernels[k].waits = -1;
   img->format = GCL_IMAGE_PTX;
   img->sm = sm;
   return GCL_OK;

@@ -600,7 +600,10 @@ bool gcl__tmap_sparse_small(const gcl_tensormap_desc *d) {
 
 const char *gcl__tmap_who_format(const gcl__tmap_who *who, char *buf, size_t cap) {
   if (!who->text) return gcl__leaf_label(who->layout, who->param, who->rel, who->whole, buf, cap);
-  snprintf(buf, cap, "%s", who->text);
+  if (who->indexed)
+    snprintf(buf, cap, "%s entry %zu", who->text, who->rel / GCL_TENSORMAP_BYTES);
+  else
+    snprintf(buf, cap, "%s", who->text);
   return buf;
 }
 

@@ -11,12 +11,12 @@
 /* Who a map is in messages, as pieces: the text is formatted only when a call fails, so that
  * the success path does no snprintf. text non-NULL: used as is ("tensor"); otherwise the map at
  * byte rel of parameter param: "parameter 0 'g' field 'g.maps[3]'", or "parameter 2 'm'" when
- * the map is the whole parameter. */
+ * the map is the whole parameter. indexed: "<text> entry <rel / 128>" (a table's map). */
 typedef struct gcl__tmap_who {
   const char *text;
   const gcl_layout *layout;
   size_t param, rel;
-  bool whole;
+  bool whole, indexed;
 } gcl__tmap_who;
 
 /* Formats who into buf (cap bytes) and returns buf. */

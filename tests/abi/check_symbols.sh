@@ -22,4 +22,19 @@ if [ -z "$missing" ]; then
 else
   echo "FAIL: symbols: declared GCL_API but not exported by $lib:"; echo "$missing" | sed 's/^/  /'; rc=1
 fi
+# The layers: each function is declared in exactly one header (core.h, runtime.h, ffi.h); the
+# umbrella gclaunch.h declares none itself. The count per header is printed.
+counts= dup=
+for h in include/gclaunch/*.h; do
+  n=$(tests/abi/public_api.sh "$h" 2>/dev/null | tee "$tmp/h.$(basename "$h")" | wc -l)
+  [ "$n" -gt 0 ] && counts="$counts $(basename "$h") $n,"
+done
+dup=$(cat "$tmp"/h.* | sort | uniq -d)
+if [ -n "$dup" ]; then
+  echo "FAIL: symbols: declared GCL_API in more than one header:"; echo "$dup" | sed 's/^/  /'; rc=1
+elif [ -s "$tmp/h.gclaunch.h" ]; then
+  echo "FAIL: symbols: gclaunch.h declares functions itself; they belong in the layer headers"; rc=1
+else
+  echo "PASS: symbols: each function in one layer header (${counts%,} )"
+fi
 exit $rc

@@ -80,6 +80,11 @@ int fakecuda_set_params_on(int device, const char *name, size_t count, const siz
 /* The value cuFuncGetAttribute reports for attribute attr (a CUfunction_attribute) of every
  * kernel looked up afterwards. */
 void fakecuda_set_func_attribute(int attr, int value);
+/* While on, cuLibraryUnload keeps its kernels' memory and cuLibraryGetKernel hands it out again
+ * (the most recently unloaded first), so a kernel looked up after an unload gets the CUkernel
+ * and CUfunction values of an unloaded one -- as the real driver does. Off (the default) frees
+ * what was kept. Not changed by fakecuda_reset. */
+void fakecuda_reuse_handles(int on);
 
 /* Calls made to entry point `entry` since load or the last reset (failed ones included);
  * "cuGetProcAddress_v2" counts look-ups, "*" all calls a "*" fault counts (every entry point but

@@ -131,7 +131,7 @@ Test(tmap_refresh_gpu, relaunch_after_replace_writes_the_new_buffer) {
   gcl_args *args;
   seed_rng_for("test_tmap_refresh");
   CHECK(gcl_context_create(0, &ctx));
-  CHECK(gcl_module_load_file(ctx, GCL_KERNEL_DIR "/megakernel.fatbin", &mod));
+  CHECK(gcl_module_load_file(ctx, GCL_KERNEL("megakernel.fatbin"), &mod));
   CHECK(gcl_kernel_get(mod, "megakernel_copy_16",
                        "grid_constant tensormap[16] maps, const void* work, u32 n_work", &k));
   CHECK(gcl_args_create(gcl_kernel_layout(k), &args));
@@ -189,7 +189,7 @@ Test(tmap_refresh_gpu, ring_kernel_copies_exactly_for_every_stage_count) {
   gcl_args *args;
   seed_rng_for("test_tmap_refresh");
   CHECK(gcl_context_create(0, &ctx));
-  CHECK(gcl_module_load_file(ctx, GCL_KERNEL_DIR "/megakernel.fatbin", &mod));
+  CHECK(gcl_module_load_file(ctx, GCL_KERNEL("megakernel.fatbin"), &mod));
   CHECK(gcl_kernel_get(mod, "megakernel_ring_16",
                        "grid_constant tensormap[16] maps, const void* work, u32 n_work", &k));
   CHECK(gcl_args_create(gcl_kernel_layout(k), &args));

@@ -377,5 +377,141 @@ class InspectTest(unittest.TestCase):
         self.assertEqual(g.status_name(7), "GCL_ERROR_TENSOR")
 
 
+EXT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python", "ext")
+
+
+def public_callables():
+    """(name, callable) for every public callable of the package: functions, classes, and every
+    method of every class (the runtime objects too, as they are added to __all__)."""
+    import inspect as pyinspect
+    out = []
+    for name in g.__all__:
+        obj = getattr(g, name)
+        if not callable(obj) or isinstance(obj, type) and issubclass(obj, BaseException):
+            continue
+        out.append((name, obj))
+        if isinstance(obj, type) and obj.__module__ == "gclaunch" and not hasattr(obj, "_fields"):
+            for attr, m in vars(obj).items():
+                if not attr.startswith("_") and (pyinspect.ismethoddescriptor(m) or callable(m)):
+                    out.append((f"{name}.{attr}", getattr(obj, attr)))
+    return out
+
+
+class ExtensionTest(unittest.TestCase):
+    """The extension as CPython wants one: signatures, NamedTuples, module state, GC, layering."""
+
+    def test_every_callable_has_a_signature(self):
+        import inspect as pyinspect
+        seen = public_callables()
+        self.assertGreater(len(seen), 20)
+        for name, obj in seen:
+            with self.subTest(callable=name):
+                sig = pyinspect.signature(obj)
+                self.assertIsNotNone(sig)
+        self.assertEqual(str(pyinspect.signature(g.Layout)), "(signature, sm)")
+        self.assertEqual(list(pyinspect.signature(g.Kernel.launch).parameters)[:4],
+                         ["self", "grid", "block", "args_or_values"])
+        self.assertEqual(str(pyinspect.signature(g.inspect)), "(path_or_bytes, arch=None)")
+
+    def test_keywords_follow_the_signatures(self):
+        # every keyword a text signature names is accepted by the parser (and nothing else is)
+        lay = g.Layout(signature="u32 n", sm=90)
+        self.assertEqual(lay.size, 4)
+        a = g.Args(layout=lay)
+        a.refresh  # bound
+        with self.assertRaises(TypeError) as cm:
+            g.Layout("u32 n", 90, 1)
+        self.assertIn("positional", str(cm.exception))
+        with self.assertRaises(TypeError) as cm:
+            g.Layout("u32 n", smm=90)
+        self.assertIn("smm", str(cm.exception))
+        with self.assertRaises(TypeError):
+            g.Layout("u32 n", 90, sm=90)
+        with self.assertRaises(TypeError):
+            g.Layout("u32 n")
+        with self.assertRaises(TypeError):
+            g.inspect(path_or_bytes=b"", nope=1)
+
+    def test_param_and_field_are_named_tuples(self):
+        lay = g.Layout("struct{u32 a, f32* p} s, u8 x", 90)
+        p = lay.params[0]
+        self.assertEqual(p._asdict(), {"index": 0, "name": "s", "offset": 0, "size": 16,
+                                       "align": 8, "kind": "struct"})
+        self.assertEqual(g.Param._fields, ("index", "name", "offset", "size", "align", "kind"))
+        self.assertIsInstance(p, tuple)
+        self.assertEqual(len(p), 6)
+        self.assertEqual((p.dtype, p.count, p.grid_constant), (None, 0, False))
+        f = lay.field("s.p")
+        self.assertEqual(f._asdict()["path"], "s.p")
+        self.assertEqual((f.kind, f.dtype, f.offset), ("pointer", "f32", 8))
+        self.assertEqual(type(f).__module__, "gclaunch")
+        self.assertEqual(f._replace(offset=1).offset, 1)
+
+    def test_module_state_per_instance(self):
+        # multi-phase init: a second instance of the module has its own types and errors
+        import importlib.util
+        spec = importlib.util.find_spec("gclaunch._gclaunch")
+        m2 = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(m2)
+        self.assertIsNot(m2.Layout, g.Layout)
+        self.assertIsNot(m2.Error, g.Error)
+        lay2 = m2.Layout("u32 n", 90)
+        with self.assertRaises(m2.Error):
+            m2.Layout("u33 n", 90)
+        with self.assertRaises(TypeError):  # a Layout of another instance is not this one's
+            g.Args(lay2)
+        a2 = m2.Args(lay2)
+        a2["n"] = 7
+        self.assertEqual(a2.buffer(), struct.pack("<I", 7))
+        del a2, lay2, m2
+        gc.collect()
+
+    def test_gc_tracks_and_collects_cycles(self):
+        import weakref
+        p = T.Producer()
+        mem = (C.c_float * 1024)()
+        base = (C.addressof(mem) + 255) & ~255
+        lay = g.Layout("f32* p, u32 n", 90)
+        for obj in (lay, g.Args(lay), g.TensorMap(T.FakeTensor(p, base, (8, 16)), (8, 16))):
+            self.assertTrue(gc.is_tracked(obj), type(obj).__name__)
+
+        class Holder(T.FakeTensor):
+            pass
+        t = Holder(p, base, (16,))
+        a = g.Args(lay)
+        a["p"] = t
+        t.args = a  # a cycle: args -> keep -> t -> args
+        w = weakref.ref(t)
+        del a, t
+        gc.collect()
+        self.assertIsNone(w())
+        self.assertEqual(p.deleted, 1)
+
+    def test_files_have_no_call_cycle(self):
+        """python/ext: a file calls only gclpy_ functions of files of a lower layer (the order in
+        gclpy.h's comment), so the files form no include or call cycle."""
+        import re
+        header = open(os.path.join(EXT_DIR, "gclpy.h")).read()
+        level, cur = {}, None
+        for line in header.split("*/")[0].splitlines():
+            m = re.match(r"\s*\*\s+(?:L(\d+)\s+)?(\w+\.c)\s", line)
+            if m:
+                cur = int(m.group(1)) if m.group(1) else cur
+                level[m.group(2)] = cur
+        files = sorted(f for f in os.listdir(EXT_DIR) if f.endswith(".c"))
+        self.assertEqual(sorted(level), files, "every file has a layer in gclpy.h")
+        defined = {}
+        for f in files:
+            for name in re.findall(r"^[A-Za-z][^;\n(]*\b(gclpy_\w+)\(", open(os.path.join(EXT_DIR, f)).read(), re.M):
+                defined.setdefault(name, f)
+        for f in files:
+            text = open(os.path.join(EXT_DIR, f)).read()
+            for name in set(re.findall(r"\b(gclpy_\w+)\s*\(", text)):
+                owner = defined.get(name)
+                if owner and owner != f:
+                    with self.subTest(caller=f, callee=name):
+                        self.assertLess(level[owner], level[f], f"{f} calls {name} of {owner}")
+
+
 if __name__ == "__main__":
     T.main()

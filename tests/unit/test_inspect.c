@@ -9,7 +9,8 @@
 
 #include "gclaunch/gclaunch.h"
 
-#define GCLAUNCH GCL_KERNEL_DIR "/../tools/gclaunch"
+/* The tool next to the kernels: BUILD/tools/gclaunch (or the test kit's). */
+#define GCLAUNCH GCL_KERNEL("../tools/gclaunch")
 
 /* Runs `gclaunch inspect args` with stderr joined to stdout; returns the exit status. */
 static int run_inspect(const char *args, char *out, size_t cap) {
@@ -25,7 +26,7 @@ static int run_inspect(const char *args, char *out, size_t cap) {
 
 Test(inspect, json_contract_for_a_cubin) {
   char out[8192], want[2048];
-  const char *file = GCL_KERNEL_DIR "/params.sm_90.cubin";
+  const char *file = GCL_KERNEL("params.sm_90.cubin");
   char args[1024];
   snprintf(args, sizeof args, "'%s' --kernel k_one --json", file);
   cr_assert_eq(run_inspect(args, out, sizeof out), 0, "%s", out);
@@ -54,7 +55,7 @@ Test(inspect, json_for_ptx_has_alignments) {
 /* Every kernel of the fatbin, in symbol-table order, with the values the library reads. */
 Test(inspect, json_lists_every_kernel_of_a_fatbin) {
   char out[16384], args[1024], want[16384];
-  const char *file = GCL_KERNEL_DIR "/params.fatbin";
+  const char *file = GCL_KERNEL("params.fatbin");
   snprintf(args, sizeof args, "'%s' --json --arch sm_90", file);
   cr_assert_eq(run_inspect(args, out, sizeof out), 0, "%s", out);
   FILE *f = fopen(file, "rb");
@@ -104,7 +105,7 @@ Test(inspect, errors_name_the_file) {
   char out[4096], args[1024];
   cr_assert_eq(run_inspect("/nonexistent/k.cubin", out, sizeof out), 1);
   cr_assert(strstr(out, "/nonexistent/k.cubin"), "%s", out);
-  snprintf(args, sizeof args, "'%s/meson.build'", GCL_SOURCE_DIR "/kernels"); /* not CUDA */
+  snprintf(args, sizeof args, "'%s'", GCL_SOURCE("kernels/meson.build")); /* not CUDA */
   cr_assert_eq(run_inspect(args, out, sizeof out), 1);
   cr_assert(strstr(out, "meson.build") && strstr(out, "not a cubin"), "%s", out);
   snprintf(args, sizeof args, "'%s/params.sm_90.cubin' --kernel nope", GCL_KERNEL_DIR);
@@ -131,7 +132,7 @@ Test(inspect, options_and_help) {
 /* CUDA source through NVRTC; C++ names demangled beside the mangled ones. */
 Test(inspect, cuda_source_and_demangled_names) {
   char out[16384], args[1024];
-  snprintf(args, sizeof args, "'%s/smoke.cu' --json", GCL_SOURCE_DIR "/kernels");
+  snprintf(args, sizeof args, "'%s' --json", GCL_SOURCE("kernels/smoke.cu"));
   cr_assert_eq(run_inspect(args, out, sizeof out), 0, "%s", out);
   cr_assert(strstr(out, "{\"name\": \"saxpy\", \"param_bytes\": 32"), "%s", out);
   char src[] = "/tmp/gcl-inspect-XXXXXX.cu";
@@ -178,8 +179,10 @@ Test(inspect, signature_checked_offline) {
   snprintf(args, sizeof args, "'%s/smoke.sm_90.cubin' --signature 'f32 a, const f32* x, f32* y, u32 n'",
            GCL_KERNEL_DIR);
   cr_assert_eq(run_inspect(args, out, sizeof out), 1, "%s", out);
-  cr_assert(strstr(out, "kernel 'saxpy' in '" GCL_KERNEL_DIR "/smoke.sm_90.cubin' (sm_90): parameter 3 "
-                        "'n': declared offset 24 size 4, kernel has offset 24 size 8"), "%s", out);
+  char want[2048];
+  snprintf(want, sizeof want, "kernel 'saxpy' in '%s' (sm_90): parameter 3 "
+           "'n': declared offset 24 size 4, kernel has offset 24 size 8", GCL_KERNEL("smoke.sm_90.cubin"));
+  cr_assert(strstr(out, want), "%s", out);
   snprintf(args, sizeof args, "'%s/echo.fatbin' --kernel echo_maps4 --signature "
            "'grid_constant tensormap[4] m, f32 f, u8* out'", GCL_KERNEL_DIR);
   cr_assert_eq(run_inspect(args, out, sizeof out), 0, "%s", out);
@@ -190,8 +193,10 @@ Test(inspect, warns_past_the_parameter_limit) {
   char out[8192], args[1024];
   snprintf(args, sizeof args, "'%s/params_limit.sm_90.cubin' --json", GCL_KERNEL_DIR);
   cr_assert_eq(run_inspect(args, out, sizeof out), 0, "%s", out);
-  cr_assert(strstr(out, "warning: " GCL_KERNEL_DIR "/params_limit.sm_90.cubin: kernel 'k_maps255': "
-                        "its parameters end at byte 32768 on sm_90, past the 32764 bytes"), "%s", out);
+  char want[2048];
+  snprintf(want, sizeof want, "warning: %s: kernel 'k_maps255': "
+           "its parameters end at byte 32768 on sm_90, past the 32764 bytes", GCL_KERNEL("params_limit.sm_90.cubin"));
+  cr_assert(strstr(out, want), "%s", out);
 }
 
 /* --signature alone: every leaf by path, at device offsets, without a file. */

@@ -1,0 +1,577 @@
+/* gclaunch/runtime.h -- the runtime edge: NVRTC, the driver (opened at run time, never linked),
+ * devices, contexts, memory, modules, kernels, launch, streams, events, occupancy, graphs, and
+ * the tensor-map calls that need a context (encode, set and re-point maps in args). lib/cuda
+ * implements it; without a driver every call returns a status. The conventions are written in
+ * gclaunch.h.
+ */
+#ifndef GCLAUNCH_RUNTIME_H
+#define GCLAUNCH_RUNTIME_H
+
+#include "gclaunch/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------------------------------
+ * NVRTC on the CPU
+ * ------------------------------------------------------------------------------------------- */
+
+/* Compiles CUDA source with NVRTC on the CPU -- no driver, no GPU -- as gcl_module_compile does
+ * (options as given, -arch=sm_SM unless an -arch/--gpu-architecture option is given, the
+ * toolkit's CCCL headers on the include path): *image gets the cubin (or the PTX, NUL-terminated,
+ * for a virtual architecture), to be freed with gcl_file_free. GCL_ERROR_NO_NVRTC without NVRTC;
+ * GCL_ERROR_COMPILE with the compiler log in the message. Outputs untouched on failure.
+ * Thread-safe. */
+GCL_API gcl_status gcl_nvrtc_compile(const char *source, const char *name,
+                                     const char *const *options, size_t option_count, int sm,
+                                     void **image, size_t *size);
+
+/* ---------------------------------------------------------------------------------------------
+ * Driver, devices, contexts (opens libcuda.so.1 at run time; never linked)
+ * ------------------------------------------------------------------------------------------- */
+
+/* Loads the driver once (thread-safe, cached). GCL_ERROR_NO_DRIVER (dlopen failed),
+ * GCL_ERROR_STUB_DRIVER (CUDA_ERROR_STUB_LIBRARY, 34), GCL_ERROR_NO_DEVICE (100),
+ * GCL_ERROR_DRIVER_TOO_OLD, GCL_ERROR_DRIVER. The environment variable GCL_LIBCUDA names another
+ * library to open instead of libcuda.so.1. */
+GCL_API gcl_status gcl_driver_init(void);
+/* Driver version as 1000*major + 10*minor. */
+GCL_API gcl_status gcl_driver_version(int *version);
+/* The path (or name) the driver was looked for at. Never NULL. */
+GCL_API const char *gcl_driver_path(void);
+GCL_API gcl_status gcl_device_count(int *count);
+
+typedef struct gcl_device_info {
+  char name[256];
+  int sm;               /* 90 for sm_90 */
+  int multiprocessors;
+  size_t total_memory;
+  int max_threads_per_block;
+  int max_shared_per_block_optin;
+} gcl_device_info;
+GCL_API gcl_status gcl_device_get_info(int device, gcl_device_info *info);
+
+/* NVRTC, loaded lazily (GCL_LIBNVRTC overrides; else libnvrtc.so.13, then .12, also under
+ * $CUDA_PATH/lib64 and /usr/local/cuda/lib64). */
+GCL_API gcl_status gcl_nvrtc_init(void);
+GCL_API gcl_status gcl_nvrtc_version(int *major, int *minor);
+/* Fills archs with up to cap supported SM numbers; *count gets the total. */
+GCL_API gcl_status gcl_nvrtc_archs(int *archs, size_t cap, size_t *count);
+GCL_API const char *gcl_nvrtc_path(void);
+
+typedef struct gcl_context gcl_context;
+/* Retains the device's primary context. Thread-safe. */
+GCL_API gcl_status gcl_context_create(int device, gcl_context **out);
+/* Releases the primary context. A context does not own the modules loaded in it nor the kernels
+ * looked up for it: destroy those first (they borrow ctx and use it until destroyed). */
+GCL_API void gcl_context_destroy(gcl_context *ctx);
+GCL_API int gcl_context_device(const gcl_context *ctx);
+GCL_API int gcl_context_sm(const gcl_context *ctx);
+/* Makes the context current on the calling thread. */
+GCL_API gcl_status gcl_context_bind(gcl_context *ctx);
+
+/* Device memory helpers for tests, tools and benchmarks (thin wrappers, context made current). */
+GCL_API gcl_status gcl_mem_alloc(gcl_context *ctx, size_t bytes, uint64_t *address);
+GCL_API gcl_status gcl_mem_free(gcl_context *ctx, uint64_t address);
+GCL_API gcl_status gcl_mem_upload(gcl_context *ctx, uint64_t dst, const void *src, size_t bytes);
+GCL_API gcl_status gcl_mem_download(gcl_context *ctx, void *dst, uint64_t src, size_t bytes);
+GCL_API gcl_status gcl_mem_fill_u8(gcl_context *ctx, uint64_t dst, uint8_t value, size_t bytes);
+/* Device-to-device copy (cuMemcpyDtoD; synchronous with respect to the host). */
+GCL_API gcl_status gcl_mem_copy(gcl_context *ctx, uint64_t dst, uint64_t src, size_t bytes);
+GCL_API gcl_status gcl_context_synchronize(gcl_context *ctx);
+
+/* A timer: two gcl_events of ctx's device (a thin layer over gcl_event_*, for raw CUstreams), to
+ * time work on a stream by the device's clock
+ * (resolution about 0.5 us), without the host's launch overhead in it:
+ *   gcl_timer_start(t, stream); gcl_launch(...); gcl_timer_stop(t, stream);
+ *   gcl_timer_elapsed_us(t, &us);       // waits for the stop event
+ * The timer borrows ctx (it must outlive the timer). Streams must be of ctx's device (NULL: the
+ * default stream). A timer is not thread-safe; different timers are independent. */
+typedef struct gcl_timer gcl_timer;
+/* GCL_ERROR_INVALID_ARGUMENT (NULL ctx or out), a driver status (event creation failed; nothing
+ * is left behind). */
+GCL_API gcl_status gcl_timer_create(gcl_context *ctx, gcl_timer **out);
+GCL_API void gcl_timer_destroy(gcl_timer *timer); /* NULL is fine */
+/* Records the start event on stream; forgets an earlier stop. GCL_ERROR_DRIVER on a bad stream. */
+GCL_API gcl_status gcl_timer_start(gcl_timer *timer, void *stream);
+/* Records the stop event on stream. GCL_ERROR_INVALID_ARGUMENT if the timer was never started. */
+GCL_API gcl_status gcl_timer_stop(gcl_timer *timer, void *stream);
+/* Waits until the stop event completed and gives the time between start and stop in
+ * microseconds. GCL_ERROR_INVALID_ARGUMENT without a start and a stop (the message says which
+ * is missing); GCL_ERROR_DRIVER when the work failed (the driver's error, e.g. a kernel fault). */
+GCL_API gcl_status gcl_timer_elapsed_us(gcl_timer *timer, double *us);
+
+/* ---------------------------------------------------------------------------------------------
+ * Modules and kernels
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct gcl_module gcl_module;
+typedef struct gcl_kernel gcl_kernel;
+
+/* Loads a cubin, fatbin or PTX image (format from the content) context-independently; PTX JIT
+ * errors are in the message and in gcl_module_log. */
+GCL_API gcl_status gcl_module_load_data(gcl_context *ctx, const void *data, size_t size,
+                                        gcl_module **out);
+GCL_API gcl_status gcl_module_load_file(gcl_context *ctx, const char *path, gcl_module **out);
+/* Compiles CUDA source with NVRTC (options as given; -arch=sm_NN of the context's device unless
+ * an -arch/--gpu-architecture option is given) and loads the cubin. On GCL_ERROR_COMPILE the
+ * message carries the compiler log. */
+GCL_API gcl_status gcl_module_compile(gcl_context *ctx, const char *source, const char *name,
+                                      const char *const *options, size_t option_count,
+                                      gcl_module **out);
+/* JIT or compiler log of the last load or compile ("" if none). Reads. */
+GCL_API const char *gcl_module_log(const gcl_module *mod);
+/* Destroys the module and its kernels. */
+GCL_API void gcl_module_destroy(gcl_module *mod);
+
+/* Looks up kernel name. Its layout comes from the driver (cuFuncGetParamInfo) on the context's
+ * device, for as many parameters as the module's own records list (read once when the module was
+ * loaded: a cubin's EIATTR_KPARAM_INFO, a PTX's .entry list, the fatbin entry the driver picks
+ * for the device's sm): the driver confirms each index below that count and is never asked past
+ * it, so a lookup makes no failing driver call (compute-sanitizer reports each one as an API
+ * error). If the driver refuses a listed index the image and the loaded kernel disagree:
+ * GCL_ERROR_BAD_IMAGE naming the kernel, the count and the index (a kernel with more parameters
+ * than its records list cannot be told apart; a signature declaring them is still refused).
+ * Only when the records say nothing of the kernel (an LZ4-compressed fatbin entry, zstd without
+ * libzstd.so.1) is the count found by asking until the driver refuses: one failing call. When
+ * signature is not NULL each parameter's offset and size are checked against it
+ * (GCL_ERROR_SIGNATURE_MISMATCH naming the device, its sm, the parameter and both offsets and
+ * sizes). Without a signature the parameters are untyped bytes of the driver's sizes.
+ * Same as gcl_kernel_get_on(mod, <the context mod was loaded in>, ...). */
+GCL_API gcl_status gcl_kernel_get(gcl_module *mod, const char *name, const char *signature,
+                                  gcl_kernel **out);
+/* Several GPUs: the module's library (cuLibraryLoadData) is context-independent, so one module
+ * serves every device. This looks up kernel name for the device of ctx (any context, not only
+ * the module's): the function handle (cuKernelGetFunction with ctx current), the driver's layout
+ * on that device, and the signature laid out for that device's architecture (gcl_context_sm)
+ * and checked against it -- devices of different architectures place parameters differently
+ * (a tensor map first sits at offset 112 on sm_90, 0 on sm_100), so a signature may be refused
+ * on one device only; the message names that device and its sm. Args for the kernel must be
+ * created from its own gcl_kernel_layout (layouts of two devices may differ); call
+ * gcl_args_set_device(args, gcl_context_device(ctx)) to have tensors checked against the device.
+ * Ownership: the module owns the kernel (gcl_module_destroy frees it, with the module's kernels
+ * on every device); ctx is borrowed and must outlive the module's kernels on it.
+ * Thread safety: calls on one module must not run concurrently (they add to its kernel list);
+ * kernels of one module on different devices may then be launched from different threads.
+ * GCL_ERROR_INVALID_ARGUMENT for NULL mod, ctx, name or out; errors of gcl_kernel_get. */
+GCL_API gcl_status gcl_kernel_get_on(gcl_module *mod, gcl_context *ctx, const char *name,
+                                     const char *signature, gcl_kernel **out);
+/* The context the kernel runs in (borrowed; NULL for a NULL kernel). Reads. */
+GCL_API gcl_context *gcl_kernel_context(const gcl_kernel *kernel);
+/* The kernel's layout (owned by the kernel). Reads. */
+GCL_API const gcl_layout *gcl_kernel_layout(const gcl_kernel *kernel);
+
+/* How gcl_launch (and gcl_graph_kernel_node_set_args) hand the parameters to the driver: an array
+ * of pointers into the packed buffer (kernelParams, the default) or the packed buffer itself
+ * (CU_LAUNCH_PARAM_BUFFER_POINTER in `extra`). Both give the kernel the same bytes; the choice is
+ * for benchmarks and for working around a driver that mishandles one of them. */
+typedef enum gcl_launch_mode {
+  GCL_LAUNCH_KERNEL_PARAMS = 0,
+  GCL_LAUNCH_EXTRA_BUFFER = 1
+} gcl_launch_mode;
+/* Sets the kernel's launch mode. GCL_ERROR_INVALID_ARGUMENT for NULL kernel or another mode.
+ * Changes the kernel: not concurrently with a launch of it. */
+GCL_API gcl_status gcl_kernel_set_launch_mode(gcl_kernel *kernel, gcl_launch_mode mode);
+/* The kernel's launch mode (GCL_LAUNCH_KERNEL_PARAMS for NULL). Reads. */
+GCL_API gcl_launch_mode gcl_kernel_launch_mode(const gcl_kernel *kernel);
+
+typedef enum gcl_kernel_attr {
+  GCL_KERNEL_MAX_THREADS_PER_BLOCK, GCL_KERNEL_STATIC_SHARED_BYTES, GCL_KERNEL_REGISTERS,
+  GCL_KERNEL_MAX_DYNAMIC_SHARED_BYTES, GCL_KERNEL_LOCAL_BYTES,
+  /* appended (values 5 ...), settable with gcl_kernel_set_attribute: */
+  GCL_KERNEL_PREFERRED_CARVEOUT,               /* percent of L1 as shared memory, -1: default */
+  GCL_KERNEL_CLUSTER_SCHEDULING_POLICY,        /* 0 default, 1 spread, 2 load balancing */
+  GCL_KERNEL_NONPORTABLE_CLUSTER_SIZE_ALLOWED  /* 0 or 1: clusters of more than 8 blocks */
+} gcl_kernel_attr;
+/* The kernel's attribute attr on its device (cuFuncGetAttribute). Reads. */
+GCL_API gcl_status gcl_kernel_attribute(const gcl_kernel *kernel, gcl_kernel_attr attr, int *value);
+/* Sets what persistent kernels set before their first launch (cuFuncSetAttribute):
+ * GCL_KERNEL_MAX_DYNAMIC_SHARED_BYTES (0 ... the device's opt-in limit minus the kernel's static
+ * shared memory; gcl_launch also raises it by itself when a launch asks for more),
+ * GCL_KERNEL_PREFERRED_CARVEOUT (-1 ... 100), GCL_KERNEL_CLUSTER_SCHEDULING_POLICY (0 ... 2),
+ * GCL_KERNEL_NONPORTABLE_CLUSTER_SIZE_ALLOWED (0 or 1; gcl_launch sets it by itself for clusters
+ * of more than 8). GCL_ERROR_INVALID_ARGUMENT for a read-only attribute or a value out of range
+ * (the message gives the range). Changes the kernel: not concurrently with its launches'
+ * opt-ins of the same attribute (they are serialized by a lock inside; a launch racing a lower
+ * limit may see either). */
+GCL_API gcl_status gcl_kernel_set_attribute(gcl_kernel *kernel, gcl_kernel_attr attr, int value);
+
+/* Interop with code that uses the driver API itself. Each returns the underlying handle as
+ * void * (cast it to the CUDA type), owned by gclaunch and valid as long as the object; NULL for
+ * NULL. Reads. */
+GCL_API void *gcl_context_cu_context(const gcl_context *ctx);  /* CUcontext (the primary one) */
+GCL_API void *gcl_module_cu_library(const gcl_module *mod);    /* CUlibrary */
+GCL_API void *gcl_kernel_cu_function(const gcl_kernel *kernel);/* CUfunction in its context */
+
+/* ---------------------------------------------------------------------------------------------
+ * Launch
+ * ------------------------------------------------------------------------------------------- */
+
+/* How the structs the caller fills grow (gcl_launch_config, gcl_tensormap_options, and the ones
+ * nested in them): zero-initialise them (`= {0}` or designated initialisers) -- zero is the
+ * default of every field, today's and tomorrow's. Each ends in reserved members that must be
+ * zero (GCL_ERROR_INVALID_CONFIG / GCL_ERROR_INVALID_ARGUMENT otherwise); a later minor version
+ * gives a new field a reserved slot, so sizeof and the existing offsets never change and a
+ * program built against an older header keeps working with a newer library. (libuv keeps
+ * reserved members in its public structs the same way; zstd, whose parameter structs cannot
+ * grow, keeps them out of its stable API and adds setters instead -- the fallback here too if
+ * the reserved room runs out.) README "ABI and versioning". */
+typedef struct gcl_launch_config {
+  unsigned grid[3];          /* blocks; grid[0] >= 1. y, z left 0 after the last given dimension
+                                are 1 ({.grid = {n}} is n x 1 x 1); a 0 in x, or before a given
+                                dimension, is GCL_ERROR_INVALID_CONFIG naming config.grid[i] */
+  unsigned block[3];         /* threads; the same rule as grid */
+  unsigned cluster[3];       /* all 0: no cluster attribute */
+  size_t shared_bytes;       /* dynamic shared memory; > 48 KiB opted in on first use */
+  void *stream;              /* a CUstream: gcl_stream_handle(s), or your own; NULL is the
+                                context's default stream */
+  bool cooperative;
+  bool programmatic_dependent_launch;
+  int priority;              /* 0: none */
+  uint64_t flags;            /* GCL_LAUNCH_* flags (0.3: took reserved[0]); unknown bits are
+                                GCL_ERROR_INVALID_CONFIG */
+  uint64_t reserved[5];      /* must be zero: room for new fields (see above) */
+} gcl_launch_config;
+
+/* gcl_launch_config.flags: launch with programmatic_dependent_launch even though the kernel's
+ * code never executes griddepcontrol.wait (see "Launch-safety checks" below). */
+#define GCL_LAUNCH_PDL_UNCHECKED 1u
+
+/* Launches kernel with args (whose layout must be the kernel's). Checks the config before the
+ * driver where it can. Allocates nothing. Safe to call from several threads on one kernel with
+ * different args. Launches on config->stream, which must be a stream of the kernel's context (or
+ * NULL, its default stream): a stream of another context is the driver's error. The launch runs
+ * in the kernel's context whatever context is current on the calling thread: on a stream of
+ * that context the driver needs none, and the current one is left as it is (no driver call but
+ * the launch); on the default stream, or when the driver refuses the launch for want of the
+ * context, gcl_launch makes the kernel's context current (it stays current) and launches again.
+ * So does the first launch that raises the kernel's dynamic shared memory or allows
+ * non-portable clusters. When the launch fails again after that binding, the previous context
+ * is made current again.
+ * The driver copies the parameters when the launch is submitted: args may be changed, reused
+ * for the next launch or destroyed as soon as gcl_launch returns, even before the kernel ran
+ * (device memory the args point to must of course stay valid until it did).
+ * GCL_ERROR_INVALID_CONFIG for a grid or block of 0 (naming the field) and the other config
+ * checks; GCL_ERROR_KERNEL_FAULT after a kernel fault (see gcl_stream_synchronize). */
+GCL_API gcl_status gcl_launch(gcl_kernel *kernel, const gcl_launch_config *config,
+                              const gcl_args *args);
+
+/* ---------------------------------------------------------------------------------------------
+ * Streams, events, asynchronous copies, pinned host memory, occupancy
+ *
+ * Everything a persistent-kernel host program needs without cuda.h or libcuda. A stream or
+ * event belongs to the context it was made in (borrowed: the context must outlive it); calls
+ * that take a context and a stream refuse a stream of another context (GCL_ERROR_INVALID_ARGUMENT
+ * naming "s"). Where a stream parameter may be NULL it means the context's default stream.
+ * A handle passed after its destroy is detected while its memory was not reused ("not a live
+ * stream"); do not rely on it. One stream or event must not be used from two threads at once;
+ * different ones are independent.
+ *
+ * Kernel faults. A kernel that faults (CUDA_ERROR_ILLEGAL_ADDRESS, ILLEGAL_INSTRUCTION,
+ * MISALIGNED_ADDRESS, INVALID_ADDRESS_SPACE, INVALID_PC, HARDWARE_STACK_ERROR, LAUNCH_FAILED,
+ * LAUNCH_TIMEOUT, ASSERT, CONTAINED, EXTERNAL_DEVICE) leaves the whole process's CUDA state lost:
+ * the driver fails every later call, even a new primary context. The first call that sees such
+ * a CUresult (a launch, synchronize, event, copy ...) returns GCL_ERROR_KERNEL_FAULT with a
+ * message naming the CUresult; gclaunch records the fault process-wide and every later call that
+ * would reach the driver returns the same status and message at once, without calling it
+ * (the destroy functions and gcl_host_free still give their handles back;
+ * gcl_mem_free returns the fault, and releasing the context frees device memory). gcl_last_cuda_error() gives the
+ * CUresult. Only a new process recovers. After ILLEGAL_INSTRUCTION in a process that uses tensor
+ * maps (gclaunch encoded one, or looked up a kernel with a tensormap parameter) the message names
+ * the likely cause: a TMA load/store whose innermost coordinate x element size is not a multiple
+ * of 16 bytes.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct gcl_stream gcl_stream;
+typedef struct gcl_event gcl_event;
+
+/* Creates a non-blocking stream (it does not synchronize with the legacy default stream) of
+ * ctx's device. priority: 0 is the lowest (the default); lower numbers are higher priorities,
+ * down to the device's greatest (cuCtxGetStreamPriorityRange). Out of range is refused, not
+ * clamped: GCL_ERROR_INVALID_ARGUMENT "priority: expected -5 (highest) ... 0 (lowest) on
+ * device 0, got 3" (the device's range in the message).
+ * Thread-safe on ctx. */
+GCL_API gcl_status gcl_stream_create(gcl_context *ctx, int priority, gcl_stream **out);
+/* Destroys s (pending work still runs; an unfinished capture is discarded). NULL is fine. */
+GCL_API void gcl_stream_destroy(gcl_stream *s);
+/* Waits for the stream's work. GCL_ERROR_INVALID_ARGUMENT while the stream is capturing a
+ * graph; GCL_ERROR_KERNEL_FAULT when a kernel on it faulted. */
+GCL_API gcl_status gcl_stream_synchronize(gcl_stream *s);
+/* The CUstream as void *: put it in gcl_launch_config.stream. NULL for NULL. Reads. */
+GCL_API void *gcl_stream_handle(const gcl_stream *s);
+/* The stream's context (borrowed), NULL for NULL. Reads. */
+GCL_API gcl_context *gcl_stream_context(const gcl_stream *s);
+/* The priority the stream was created with (0 for NULL). Reads. */
+GCL_API int gcl_stream_priority(const gcl_stream *s);
+
+/* Whether `stream`, a CUstream handle from outside gclaunch (an int from Python, another
+ * library's stream), can be given to a launch in ctx: GCL_OK for NULL, CU_STREAM_LEGACY (1),
+ * CU_STREAM_PER_THREAD (2) and a live stream of ctx's context. Refused without touching the
+ * handle's memory (GCL_ERROR_INVALID_ARGUMENT naming the handle): any other value below 4096,
+ * a value with the top bit set (a negative int), an address no memory is mapped at (asked of the
+ * kernel, not read); then the driver is asked (cuStreamGetCtx): a handle it refuses is
+ * GCL_ERROR_DRIVER with its error, a stream of another context GCL_ERROR_INVALID_ARGUMENT.
+ * flags: GCL_STREAM_CHECK_MAPPED skips the mapping question (the caller saw this handle pass
+ * before). A handle the driver freed may still pass (its memory mapped, the driver's answer is
+ * the driver's): keep streams alive while you launch on them. */
+#define GCL_STREAM_CHECK_MAPPED 1u
+GCL_API gcl_status gcl_stream_check(gcl_context *ctx, void *stream, unsigned flags);
+
+
+/* Creates an event of ctx's device with timing enabled. */
+GCL_API gcl_status gcl_event_create(gcl_context *ctx, gcl_event **out);
+GCL_API void gcl_event_destroy(gcl_event *e); /* NULL is fine */
+/* Records e at the current end of s (NULL: the default stream of e's context). s must be of
+ * e's context. */
+GCL_API gcl_status gcl_event_record(gcl_event *e, gcl_stream *s);
+/* Waits until the work before e's last record completed (at once if never recorded). */
+GCL_API gcl_status gcl_event_synchronize(gcl_event *e);
+/* *done = whether the work before e's last record completed (true if never recorded); does not
+ * wait. A failed query leaves *done alone. */
+GCL_API gcl_status gcl_event_query(gcl_event *e, bool *done);
+/* Waits for stop, then *us = device time from start to stop in microseconds (resolution about
+ * 0.5 us). Both must be recorded events of one context (GCL_ERROR_INVALID_ARGUMENT naming the
+ * one that was not). */
+GCL_API gcl_status gcl_event_elapsed_us(gcl_event *start, gcl_event *stop, double *us);
+/* Makes work submitted to s after this call wait for e's last record (events of another device
+ * are fine). Does not block the host. */
+GCL_API gcl_status gcl_stream_wait_event(gcl_stream *s, gcl_event *e);
+
+/* Asynchronous copies and fills on s (a stream of ctx; NULL: ctx's default stream), ordered with
+ * the stream's launches. They return once queued; the host memory must stay valid and untouched
+ * until the stream reached them (synchronize, or an event). Pageable host memory makes the driver
+ * stage the copy (it may then return only after the data was read); memory from gcl_host_alloc
+ * is copied truly asynchronously. A bad address is the driver's error (GCL_ERROR_DRIVER naming
+ * the call). */
+GCL_API gcl_status gcl_mem_upload_async(gcl_context *ctx, uint64_t dst, const void *src,
+                                        size_t bytes, gcl_stream *s);
+GCL_API gcl_status gcl_mem_download_async(gcl_context *ctx, void *dst, uint64_t src, size_t bytes,
+                                          gcl_stream *s);
+/* Device-to-device copy (cuMemcpyDtoDAsync). */
+GCL_API gcl_status gcl_mem_copy_async(gcl_context *ctx, uint64_t dst, uint64_t src, size_t bytes,
+                                      gcl_stream *s);
+/* bytes bytes of value (cuMemsetD8Async). */
+GCL_API gcl_status gcl_mem_fill_u8_async(gcl_context *ctx, uint64_t dst, uint8_t value,
+                                         size_t bytes, gcl_stream *s);
+/* count 32-bit words of value (cuMemsetD32Async); dst must be 4-byte aligned. */
+GCL_API gcl_status gcl_mem_fill_u32_async(gcl_context *ctx, uint64_t dst, uint32_t value,
+                                          size_t count, gcl_stream *s);
+/* Pinned (page-locked) host memory of bytes (>= 1) bytes, portable to every context
+ * (cuMemHostAlloc): the source or destination of truly asynchronous copies. Free it with
+ * gcl_host_free before the context is destroyed. *out untouched on failure. */
+GCL_API gcl_status gcl_host_alloc(gcl_context *ctx, size_t bytes, void **out);
+/* Frees memory from gcl_host_alloc; NULL p is fine. */
+GCL_API gcl_status gcl_host_free(gcl_context *ctx, void *p);
+
+/* Occupancy. *blocks_per_sm = how many blocks of block_threads threads with dynamic_smem bytes
+ * of dynamic shared memory can be resident on one SM at once
+ * (cuOccupancyMaxActiveBlocksPerMultiprocessor); 0 when none fits. block_threads must be
+ * 1 ... the kernel's maximum and dynamic_smem within its limit (GCL_ERROR_INVALID_CONFIG naming
+ * them); a dynamic_smem over the kernel's current limit raises it as gcl_launch would. */
+GCL_API gcl_status gcl_kernel_occupancy(const gcl_kernel *k, unsigned block_threads,
+                                        size_t dynamic_smem, int *blocks_per_sm);
+/* The largest cooperative (or persistent) grid: blocks per SM x the device's SM count.
+ * GCL_ERROR_INVALID_CONFIG when not one block fits on an SM. */
+GCL_API gcl_status gcl_kernel_max_cooperative_grid(const gcl_kernel *k, unsigned block_threads,
+                                                   size_t dynamic_smem, unsigned *blocks);
+/* *clusters = how many clusters of config->cluster (all dimensions given) with config->block
+ * threads and config->shared_bytes can be active at once on the device
+ * (cuOccupancyMaxActiveClusters; config->grid is ignored). Clusters of more than 8 blocks need
+ * GCL_KERNEL_NONPORTABLE_CLUSTER_SIZE_ALLOWED set first. */
+GCL_API gcl_status gcl_kernel_active_clusters(const gcl_kernel *k, const gcl_launch_config *config,
+                                              int *clusters);
+/* Fills config for a persistent launch: grid = {SMs x blocks per SM, 1, 1},
+ * block = {block_threads, 1, 1}, shared_bytes = dynamic_smem; the other fields (stream,
+ * cooperative, cluster, ...) stay as the caller set them. config untouched on failure. */
+GCL_API gcl_status gcl_kernel_persistent_config(const gcl_kernel *k, unsigned block_threads,
+                                                size_t dynamic_smem, gcl_launch_config *config);
+
+/* ---------------------------------------------------------------------------------------------
+ * CUDA graphs
+ *
+ * Capture launches on a gcl_stream into a graph, replace the arguments of one kernel node, replay:
+ *   gcl_graph_capture_begin(s);
+ *   gcl_launch(k, &cfg, args0); gcl_launch(k2, &cfg2, args1); ...   // cfg.stream = handle of s
+ *   gcl_graph_capture_end(s, &g);               // instantiated; kernel nodes 0, 1, ... in order
+ *   gcl_graph_set_args(g, 1, k2, new_args);     // node 1 now runs with new_args
+ *   gcl_graph_launch(g, s);
+ * Async copies and fills captured on the stream become graph nodes too (not counted as kernel
+ * nodes). During a capture the stream must not be synchronized. A graph borrows its context; it
+ * must not be used from two threads at once.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct gcl_graph gcl_graph;
+
+/* Starts capturing s (thread-local mode: only this thread's unsafe calls are refused).
+ * GCL_ERROR_INVALID_ARGUMENT if s is already capturing. */
+GCL_API gcl_status gcl_graph_capture_begin(gcl_stream *s);
+/* Ends the capture and instantiates the graph. The capture has ended when this returns, also on
+ * failure. GCL_ERROR_INVALID_ARGUMENT naming "s" when no capture was begun or the capture
+ * launched no kernel (no graph is made); the driver's error when the capture was invalidated. */
+GCL_API gcl_status gcl_graph_capture_end(gcl_stream *s, gcl_graph **out);
+/* Number of kernel nodes (>= 1). Reads. */
+GCL_API gcl_status gcl_graph_kernel_count(const gcl_graph *g, size_t *count);
+/* Replaces the arguments of kernel node kernel_node (0 = the first kernel launched in the
+ * capture) with args, which must be complete and of k's layout; k must be the kernel the node
+ * was captured from (GCL_ERROR_INVALID_ARGUMENT "kernel_node 2: it runs another kernel than
+ * 'k'"), of the graph's device. Any parameter size up to GCL_PARAM_LIMIT, grid-constant
+ * aggregates included. The driver copies the values: args may change or go away afterwards.
+ * Grid, block and attributes of the node are kept. Takes effect for later gcl_graph_launch
+ * calls. Nothing changes on failure (index out of range, args of another layout, unset args). */
+GCL_API gcl_status gcl_graph_set_args(gcl_graph *g, size_t kernel_node, gcl_kernel *k,
+                                      const gcl_args *args);
+/* Replays the graph on s (a stream of the graph's context; NULL: its default stream). */
+GCL_API gcl_status gcl_graph_launch(gcl_graph *g, gcl_stream *s);
+/* Destroys the graph (a replay in flight still completes). NULL is fine. */
+GCL_API void gcl_graph_destroy(gcl_graph *g);
+
+
+/* Replaces the parameters of kernel node `node` (a CUgraphNode captured from a gcl_launch of
+ * kernel, or added for it) in the instantiated graph `graph_exec` (a CUgraphExec) with args,
+ * whose layout must be the kernel's and which must be complete. The driver copies the values:
+ * args may change or go away after the call. GCL_ERROR_INVALID_ARGUMENT when the node is not a
+ * kernel node or runs another kernel. Grid, block and attributes of the node are kept. */
+GCL_API gcl_status gcl_graph_kernel_node_set_args(void *graph_exec, void *node, gcl_kernel *kernel,
+                                                  const gcl_args *args);
+
+/* ---------------------------------------------------------------------------------------------
+ * Tensor maps encoded by the driver (the types, options and the CPU check are in core.h)
+ * ------------------------------------------------------------------------------------------- */
+
+/* Encodes a tiled (or im2col) descriptor for t into map (GCL_TENSORMAP_BYTES bytes, 64-byte
+ * aligned), e.g. to upload descriptors to global memory. Checks as gcl_tensormap_check, then
+ * that the context's device is sm_90 or later and that a kDLCUDA tensor lives on it; makes ctx
+ * current. map is untouched on failure. */
+GCL_API gcl_status gcl_tensormap_encode(gcl_context *ctx, const DLTensor *t,
+                                        const gcl_tensormap_options *options, void *map);
+/* --- Tensor maps in args, addressed like everything else ---------------------------------------
+ *
+ * `first` is a tensormap leaf: a tensormap parameter, a struct member, an element of an array of
+ * maps (top level, in a struct, in an array of structs), any align(N), or a raw 128-byte
+ * parameter; an array of maps as `first` means its element 0. n > 1 covers elements
+ * first ... first + n - 1 of its array. Every tensormap leaf has a cache slot in the args (made
+ * with them, no allocation later): every map gclaunch encodes there remembers the inputs it was
+ * encoded from (the DLPack description but data and byte_offset, and the options) and its
+ * address, so a refresh re-points instead of re-encoding and a re-point needs no tensor at all.
+ * Raw setters over a map (gcl_args_set_field on it or on a field containing it) make the args
+ * forget it. None of these calls allocates or formats text on success; on failure nothing
+ * changes (batches are all or nothing) and the message names the parameter and the map's path
+ * ("parameter 0 'g' field 'g.loads[7]'"). After a kernel fault they return
+ * GCL_ERROR_KERNEL_FAULT without calling the driver. Not thread-safe on one args. */
+
+#define GCL_TENSORMAP_REFRESH 1u /* flag: a map whose tensor and options equal those of its last
+                                    encode but for data + byte_offset is re-pointed
+                                    (cuTensorMapReplaceAddress: the bytes of a fresh encode), not
+                                    re-encoded; nothing is called when the address is the same */
+
+/* Encodes n maps, tensors[i] (borrowed; only their description is read) into map first + i, with
+ * options[i] (options_count == n) or options[0] for every map (options_count == 1). Checks as
+ * gcl_tensormap_encode. flags: 0 or GCL_TENSORMAP_REFRESH. n = 0 does nothing.
+ * GCL_ERROR_INVALID_ARGUMENT for NULL args, ctx, first, tensors or options, an options_count
+ * other than 1 or n, unknown flags, a field of another layout, or maps past the end of first's
+ * array (n > 1 on a map that is no array element); GCL_ERROR_TYPE_MISMATCH when first is no
+ * tensormap leaf (nor an array of them); the tensor and driver errors of gcl_tensormap_encode. */
+GCL_API gcl_status gcl_args_set_tensormaps(gcl_args *args, gcl_context *ctx,
+                                           const gcl_field *first, size_t n,
+                                           const DLTensor *const *tensors,
+                                           const gcl_tensormap_options *options,
+                                           size_t options_count, unsigned flags);
+/* Re-points maps first ... first + n - 1 to addresses[i] (the new data + byte_offset), keeping the
+ * rest of their descriptions: the cheapest way to relaunch a megakernel on new buffers of the
+ * same shapes (cuTensorMapReplaceAddress only; nothing for a map already at its address). Each
+ * map must have been encoded by gclaunch into these args (GCL_ERROR_UNSET_ARGUMENT otherwise, or
+ * after a raw setter wrote there); each address nonzero and 16-byte aligned (32 with 32-byte
+ * interleave), GCL_ERROR_INVALID_ARGUMENT otherwise. The tensors' shapes, strides and devices
+ * are not seen here: use gcl_args_set_tensormaps with GCL_TENSORMAP_REFRESH when they may have
+ * changed. ctx is made current only if the driver asks for it. */
+GCL_API gcl_status gcl_args_repoint_tensormaps(gcl_args *args, gcl_context *ctx,
+                                               const gcl_field *first, size_t n,
+                                               const uint64_t *addresses);
+
+/* --- Tensor-map tables in device memory (runtime edge) ------------------------------------------
+ *
+ * For megakernels with more descriptors than the parameter holds (240 maps in 32,764 bytes): K
+ * maps in device memory, 128 bytes and 128-byte aligned each (map i at
+ * gcl_tensormap_table_address + 128 i), any K the device memory holds. The maps are written
+ * through the same checks, cache and all-or-nothing batches as gcl_args_set_tensormaps (a host
+ * copy is changed; nothing reaches the device until gcl_tensormap_table_upload, which copies only
+ * the maps changed since the last upload). The kernel takes the address as a pointer parameter
+ * and fences each map before its first use (kernels/gclaunch_tmap_table.cuh,
+ * gcl_tmap_table_acquire), because the maps were written by another proxy. Up to 240 maps a
+ * grid-constant tensormap[K] parameter is faster (README: "Where descriptors live"). Messages
+ * name the entry ("gcl_tensormap_table entry 17: ..."). Not thread-safe on one table. */
+typedef struct gcl_tensormap_table gcl_tensormap_table;
+
+/* A table of k >= 1 maps on ctx's device (ctx borrowed: it must outlive the table), every map
+ * zeros (not a valid map) on the device until set and uploaded. */
+GCL_API gcl_status gcl_tensormap_table_create(gcl_context *ctx, size_t k, gcl_tensormap_table **out);
+/* Frees the device and host memory. NULL is fine. A kernel still reading the table must have
+ * finished (synchronize its stream first). */
+GCL_API void gcl_tensormap_table_destroy(gcl_tensormap_table *t);
+/* Encodes entries first ... first + n - 1 from tensors[i] with options[i] (options_count n) or
+ * options[0] (options_count 1), flags 0 or GCL_TENSORMAP_REFRESH, exactly as
+ * gcl_args_set_tensormaps (checks, refresh by re-point, all or nothing), into the host copy; the
+ * entries that changed become dirty. GCL_ERROR_INVALID_ARGUMENT also for entries past k. */
+GCL_API gcl_status gcl_tensormap_table_set(gcl_tensormap_table *t, size_t first, size_t n,
+                                           const DLTensor *const *tensors,
+                                           const gcl_tensormap_options *options,
+                                           size_t options_count, unsigned flags);
+/* Re-points entries first ... first + n - 1 to addresses[i], as gcl_args_repoint_tensormaps;
+ * the entries whose address changed become dirty. */
+GCL_API gcl_status gcl_tensormap_table_repoint(gcl_tensormap_table *t, size_t first, size_t n,
+                                               const uint64_t *addresses);
+/* Copies the dirty maps to the device on stream s (NULL: the context's default stream), one
+ * asynchronous copy per run of consecutive dirty maps; a kernel launched on s afterwards sees
+ * them. The host copy may be changed again as soon as this returns. On failure the maps not
+ * copied stay dirty. */
+GCL_API gcl_status gcl_tensormap_table_upload(gcl_tensormap_table *t, gcl_stream *s);
+/* The device address of map 0 (128-byte aligned), for the kernel's pointer parameter. */
+GCL_API uint64_t gcl_tensormap_table_address(const gcl_tensormap_table *t);
+/* k; the number of maps changed since the last upload; the host copy of map i (NULL past k). */
+GCL_API size_t gcl_tensormap_table_count(const gcl_tensormap_table *t);
+GCL_API size_t gcl_tensormap_table_dirty(const gcl_tensormap_table *t);
+GCL_API const void *gcl_tensormap_table_map(const gcl_tensormap_table *t, size_t i);
+
+/* ---------------------------------------------------------------------------------------------
+ * Launch-safety checks (gcl_image_kernel_waits, the CPU model's reading, is in core.h)
+ *
+ * - Programmatic dependent launch (PDL): a kernel launched with
+ *   config.programmatic_dependent_launch may start before the previous kernel on its stream has
+ *   finished; it must execute griddepcontrol.wait (cudaGridDependencySynchronize) before it reads
+ *   what that kernel wrote. gclaunch reads whether the kernel's code holds that instruction: in
+ *   PTX (loaded, or NVRTC's) from the entry's body; in a cubin from its SASS (the instruction's
+ *   encoding, known for sm_90, 100, 103, 110, 120, 121). gcl_launch refuses a PDL launch of a
+ *   kernel that never waits (GCL_ERROR_INVALID_CONFIG naming the kernel) unless config.flags has
+ *   GCL_LAUNCH_PDL_UNCHECKED; where the image does not tell (another architecture's SASS, a wait
+ *   only in a device function the kernel may call, a module whose records gclaunch cannot read)
+ *   the launch goes ahead: "unknown" is never a refusal. gclaunch inspect reports "waits".
+ * - Stale kernels: gcl_module_destroy does not free its kernels' handles: each becomes a
+ *   tombstone (name and layout kept, everything else freed, its CUfunction forgotten) that every
+ *   later call refuses by name -- the driver reuses CUfunction values after an unload, so a
+ *   stale handle must never reach it. Args made from such a kernel's layout stay valid (their
+ *   layout lives on) and are refused by gcl_launch on any kernel. The tombstones (a few hundred
+ *   bytes plus the layout each) are freed when the process exits.
+ * - Grids that cannot all be resident: a cooperative launch needs every block resident at once;
+ *   gcl_launch checks it with the occupancy API before the driver and refuses with the numbers.
+ *   gcl_launch_check does that and the cluster check for a prepared launch without launching.
+ * ------------------------------------------------------------------------------------------- */
+
+/* The same for a looked-up kernel, from its module's records (-1 for NULL or a stale kernel). */
+GCL_API int gcl_kernel_waits(const gcl_kernel *kernel);
+/* Checks everything gcl_launch checks for kernel, config and args (args may be NULL: not
+ * checked) without launching, and more: for a cooperative launch, that the whole grid can be
+ * resident (grid blocks <= blocks per SM x SMs, cuOccupancyMaxActiveBlocksPerMultiprocessor);
+ * for a cluster launch, that one cluster of its shape fits (cuOccupancyMaxActiveClusters >= 1)
+ * and, if also cooperative, that every cluster of the grid fits at once.
+ * GCL_ERROR_INVALID_CONFIG naming the kernel and the numbers (grid, blocks per SM, SMs, the
+ * maximum resident, the cluster shape); the errors of gcl_launch otherwise. May raise the
+ * kernel's dynamic shared memory limit, as the launch would. */
+GCL_API gcl_status gcl_launch_check(gcl_kernel *kernel, const gcl_launch_config *config,
+                                    const gcl_args *args);
+
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GCLAUNCH_RUNTIME_H */
