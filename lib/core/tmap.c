@@ -272,7 +272,8 @@ static gcl_status fill_box(const gcl_tensormap_options *o, const gcl__tmap_who *
   if (bytes >= TMAP_BOX_BYTES_REFUSED)
     return tfail(who, GCL_ERROR_TENSOR,
                  "box = {%u, %u, %u, %u, %u} (TMA order) holds %llu bytes: the driver refuses "
-                 "boxes of %u bytes (512 KiB) and more (measured on the H200, undocumented)",
+                 "boxes of %u bytes (512 KiB) and more (seen on the H200; the documentation names no "
+                 "limit)",
                  d->box[0], d->rank > 1 ? d->box[1] : 0, d->rank > 2 ? d->box[2] : 0,
                  d->rank > 3 ? d->box[3] : 0, d->rank > 4 ? d->box[4] : 0,
                  (unsigned long long)bytes, TMAP_BOX_BYTES_REFUSED);

@@ -30,7 +30,9 @@ says (a versioned capsule first, stream=-1).
 
 Errors: gclaunch.Error with .status ("GCL_ERROR_TENSOR"), .code and the library's message;
 TypeError for values of the wrong Python type; gclaunch.RangeError (an Error and an
-OverflowError) for ints out of a C type's range. A refused call changes nothing.
+OverflowError) for ints out of a C type's range; gclaunch.TensorError (an Error, status
+GCL_ERROR_TENSOR) for a tensor or tensor map refused, before any driver call, by the rule named
+in its message (docs/tensormap-rules.md). A refused call changes nothing.
 """
 from ._gclaunch import (  # noqa: F401
     Args,
@@ -42,6 +44,7 @@ from ._gclaunch import (  # noqa: F401
     Module,
     Param,
     RangeError,
+    TensorError,
     TensorMap,
     __version__,
     dlpack_c_api,
@@ -56,6 +59,6 @@ from . import _gclaunch
 globals().update({k: v for k, v in vars(_gclaunch).items() if k.startswith("GCL_")})
 
 __all__ = [
-    "Args", "Context", "Error", "Field", "Kernel", "Layout", "Module", "Param", "RangeError",
+    "Args", "Context", "Error", "Field", "Kernel", "Layout", "Module", "Param", "RangeError", "TensorError",
     "TensorMap", "__version__", "dlpack_c_api", "inspect", "status_name", "version_number",
 ] + sorted(k for k in vars(_gclaunch) if k.startswith("GCL_"))

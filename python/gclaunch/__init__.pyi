@@ -27,6 +27,10 @@ class Error(Exception):
 class RangeError(Error, OverflowError):
     """An int out of the range of the field's C type (status GCL_ERROR_INVALID_ARGUMENT)."""
 
+class TensorError(Error):
+    """A tensor or tensor map refused (status GCL_ERROR_TENSOR) before any driver call; the
+    message names the tensor, the DLPack dimension or option, the value and the limit."""
+
 class Param(NamedTuple):
     index: int
     name: str | None
