@@ -37,6 +37,10 @@ class RangeError(Error, OverflowError):
     argument of the wrong Python type; a refused call changes nothing. str arguments with a NUL
     or a lone surrogate raise gclaunch.Error (not ValueError / UnicodeEncodeError)."""
 
+class TensorError(Error):
+    """A tensor or tensor map refused (status GCL_ERROR_TENSOR) before any driver call; the
+    message names the tensor, the DLPack dimension or option, the value and the limit."""
+
 class Param(NamedTuple):
     """A collections.namedtuple subclass: _asdict(), _fields and _replace() work on the six
     fields; the rest are attributes of the instance."""
