@@ -11,7 +11,9 @@
 # "wheel: N passed, N failed, N skipped" at the end; exits 1 if any failed. No GPU needed: the GPU
 # suite shows as skipped (exit 77) without one.
 # Environment: GCL_PYTHON (default /usr/bin/python3, Debian's: python3-mesonpy, python3-build and
-# python3-venv are its packages), GCL_KEEP=1 keeps the temporary directory.
+# python3-venv are its packages), GCL_KEEP=1 keeps the temporary directory, GCL_VENV_SYSTEM_SITE=1
+# gives the test venv the system's site-packages (numpy, and torch for the GPU suite on a GPU
+# machine; the import check still requires the venv's gclaunch).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
@@ -95,9 +97,11 @@ else ok "the wheel's module holds no absolute build path"; fi
 
 # --- a fresh venv, the wheel installed, imported from / -----------------------------------------
 venv=$tmp/venv
-if "$py" -m venv "$venv" >"$tmp/venv.log" 2>&1 &&
+venv_opts=() venv_what="no system site-packages"
+[[ ${GCL_VENV_SYSTEM_SITE:-0} == 1 ]] && venv_opts=(--system-site-packages) venv_what="--system-site-packages"
+if "$py" -m venv "${venv_opts[@]}" "$venv" >"$tmp/venv.log" 2>&1 &&
    "$venv/bin/python" -m pip install --no-index --no-deps "$whl" >>"$tmp/venv.log" 2>&1; then
-  ok "pip install $name into a fresh venv (no system site-packages, no index)"
+  ok "pip install $name into a fresh venv ($venv_what, no index)"
 else cat "$tmp/venv.log"; fail "venv + pip install of the wheel"; finish; fi
 vpy=$venv/bin/python
 site=$("$vpy" -c 'import sysconfig; print(sysconfig.get_path("platlib"))')
