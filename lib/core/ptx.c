@@ -93,6 +93,33 @@ static gcl_status bad(const char *kernel, size_t index, const char *what) {
                    what);
 }
 
+/* The PTX ISA's identifier: [a-zA-Z][a-zA-Z0-9_$]* or [_$%][a-zA-Z0-9_$]+ (ASCII only). */
+static bool is_identifier(const char *t, size_t n) {
+  if (!n) return false;
+  bool letter = isalpha((unsigned char)t[0]) && (unsigned char)t[0] < 0x80;
+  if (!letter && t[0] != '_' && t[0] != '$' && t[0] != '%') return false;
+  if (!letter && n < 2) return false;
+  for (size_t i = 1; i < n; i++)
+    if (!(isalnum((unsigned char)t[i]) && (unsigned char)t[i] < 0x80) && t[i] != '_' && t[i] != '$')
+      return false;
+  return true;
+}
+
+#define PTX_IDENT_RULE "PTX identifiers are ASCII: [a-zA-Z][a-zA-Z0-9_$]* or [_$%%][a-zA-Z0-9_$]+" /* a format */
+
+/* A token that is no part of a parameter declaration's grammar (a directive, a number, [ ], or
+ * the name): a non-ASCII byte, or a name outside the identifier grammar. ptxas refuses both. */
+static gcl_status bad_token(const lexer *lx, const char *kernel, size_t index) {
+  char what[160];
+  if ((unsigned char)lx->tok[0] >= 0x80)
+    snprintf(what, sizeof what, "non-ASCII byte 0x%02X in the declaration (" PTX_IDENT_RULE ")",
+             (unsigned char)lx->tok[0]);
+  else
+    snprintf(what, sizeof what, "'%.*s' is not a PTX identifier (" PTX_IDENT_RULE ")",
+             (int)(lx->len > 40 ? 40 : lx->len), lx->tok);
+  return bad(kernel, index, what);
+}
+
 /* One `.param ...` up to the token after it (`,` or `)`), left in lx. */
 static gcl_status read_param(lexer *lx, const char *kernel, size_t index, ptx_param *p) {
   ptx_param r = {.count = 1};
@@ -112,6 +139,7 @@ static gcl_status read_param(lexer *lx, const char *kernel, size_t index, ptx_pa
       if (!read_number(lx, &r.count) || !next(lx) || !is(lx, "]"))
         return bad(kernel, index, "array size is not a positive number in [ ]");
     } else if ((size = type_size(lx, &r.scalar)) != 0) r.elem = size;
+    else if (lx->tok[0] != '.' && !is_identifier(lx->tok, lx->len)) return bad_token(lx, kernel, index);
   }
   if (!is(lx, ",") && !is(lx, ")")) return bad(kernel, index, "the parameter list is not closed");
   if (r.elem == 0) return bad(kernel, index, "no type");
@@ -218,8 +246,21 @@ static int body_waits(lexer *lx) {
 }
 
 static gcl_status read_entry(lexer *lx, gcl_image *img, int sm) {
-  if (!next(lx) || !ident_char(lx->tok[0]))
+  if (!next(lx) || !ident_char(lx->tok[0])) {
+    if (lx->p <= lx->end && lx->tok && (unsigned char)lx->tok[0] >= 0x80)
+      return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: .entry name starts with the non-ASCII byte 0x%02X "
+                       "(" PTX_IDENT_RULE ")", (unsigned char)lx->tok[0]);
     return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: .entry is not followed by a kernel name");
+  }
+  /* the whole name, as ptxas reads it: no byte of another character may follow it */
+  if (!is_identifier(lx->tok, lx->len) || (lx->p < lx->end && (unsigned char)*lx->p >= 0x80)) {
+    int n = (int)(lx->len > 200 ? 200 : lx->len);
+    if (lx->p < lx->end && (unsigned char)*lx->p >= 0x80)
+      return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: .entry name '%.*s' is followed by the non-ASCII "
+                       "byte 0x%02X (" PTX_IDENT_RULE ")", n, lx->tok, (unsigned char)*lx->p);
+    return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: .entry name '%.*s' is not a PTX identifier ("
+                     PTX_IDENT_RULE ")", n, lx->tok);
+  }
   gcl__image_kernel *k;
   gcl_status s = gcl__image_add_kernel(img, lx->tok, lx->len, 0, &k);
   if (s != GCL_OK) return s;
