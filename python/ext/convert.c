@@ -220,6 +220,25 @@ static int set_scalar_array(gclpy_args *a, gclpy_fieldref *f, PyObject *v) {
 /* A tensor's pointer: the library owns the managed tensor (its deleter runs once, when the field
  * is overwritten or the args go); the args also keep the producer object, so a clone of the args
  * (which does not own the tensor) still points into live memory. An int address keeps nothing. */
+/* The field already holds this Buffer, set by the branch below (its keep entry is the buffer,
+ * which raw setters over the field would have dropped) at the address it still has: nothing to
+ * do. Launches of values on the same buffers then cost no allocation. */
+static bool buffer_in_place(gclpy_args *a, gclpy_fieldref *f, gclpy_buffer *b) {
+  if (!a->keep || !b->ptr) return false;
+  PyObject *key = PyLong_FromSize_t(f->field.offset);
+  PyObject *held = key ? PyDict_GetItemWithError(a->keep, key) : NULL;
+  Py_XDECREF(key);
+  PyErr_Clear();
+  const void *data = NULL;
+  size_t size = 0;
+  uint64_t now = 0;
+  if (held != (PyObject *)b || !gcl_args_field_is_set(a->args, &f->field) ||
+      gcl_args_buffer(a->args, &data, &size) != GCL_OK)
+    return false;
+  memcpy(&now, (const char *)data + f->field.offset, sizeof now);
+  return now == b->ptr;
+}
+
 static int set_pointer(gclpy_args *a, gclpy_fieldref *f, PyObject *v) {
   gclpy_state *st = GCLPY_ST(a);
   if (PyLong_Check(v) && !PyBool_Check(v)) {
@@ -227,6 +246,11 @@ static int set_pointer(gclpy_args *a, gclpy_fieldref *f, PyObject *v) {
     if (int_value(a, f, v, &x) != 0) return -1; /* an int: 1 cannot happen */
     if (status_to_rc(gcl_args_set_field_ptr(a->args, &f->field, x)) < 0) return -1;
     return gclpy_keep_set(a, f->field.offset, f->field.size, NULL);
+  }
+  if (Py_IS_TYPE(v, st->buffer_type)) { /* a gclaunch.Buffer: no capsule, no Python call */
+    if (buffer_in_place(a, f, (gclpy_buffer *)v)) return 0; /* relaunch on the same buffer */
+    if (gclpy_buffer_take(st, a->args, &f->field, (gclpy_buffer *)v) < 0) return -1;
+    return gclpy_keep_set(a, f->field.offset, f->field.size, v);
   }
   if (!gclpy_has_dlpack(st, v)) return type_error(a, f, v);
   gclpy_dlpack d;

@@ -357,6 +357,17 @@ class InspectTest(unittest.TestCase):
         fat = g.inspect(T.kernel("megakernel.fatbin"), arch=90)
         self.assertEqual([k["name"] for k in fat], [k["name"] for k in ks])
 
+    def test_inspect_waits(self):
+        # griddepcontrol.wait (for PDL launches): True / False from SASS and PTX, None unknown.
+        for image in ("pdl.check.sm_90.cubin", "pdl.compute_90.ptx"):
+            ks = {k["name"]: k["waits"] for k in g.inspect(T.kernel(image))}
+            self.assertEqual(ks, {"pdl_producer": False, "pdl_waits": True,
+                                  "pdl_nowait": False, "pdl_waits_api": True}, image)
+        ptx = (b".version 8.0\n.target sm_90\n.address_size 64\n"
+               b".func w() { griddepcontrol.wait; ret; }\n"
+               b".visible .entry u(.param .u64 p) { call w; ret; }\n")
+        self.assertIsNone(g.inspect(ptx)[0]["waits"])
+
     def test_inspect_errors(self):
         with self.assertRaises(g.Error) as cm:
             g.inspect("/nonexistent/k.cubin")

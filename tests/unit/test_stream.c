@@ -404,3 +404,39 @@ Test(stream, kernel_attribute_misuse_is_named) {
   gcl_context_destroy(ctx);
   assert_nothing_live();
 }
+
+/* gcl_stream_wrap: a borrowed stream over someone else's CUstream (issue 32: torch, CuPy,
+ * cuda.core streams in Python): usable for events and copies, destroyed without the CUstream. */
+Test(stream, wrap_borrows_a_foreign_stream) {
+  gcl_context *ctx = open_ctx();
+  gcl_stream *own = NULL, *w = NULL, *def = NULL;
+  cr_assert_eq(gcl_stream_create(ctx, -4, &own), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_stream_wrap(ctx, gcl_stream_handle(own), &w), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(fakecuda_live("stream"), 1);
+  cr_assert_eq(gcl_stream_handle(w), gcl_stream_handle(own));
+  cr_assert_eq(gcl_stream_priority(w), -4); /* the driver's priority of it */
+  cr_assert_eq(gcl_stream_context(w), ctx);
+  gcl_event *e = NULL;
+  cr_assert_eq(gcl_event_create(ctx, &e), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_event_record(e, w), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_stream_wait_event(w, e), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_stream_synchronize(w), GCL_OK, "%s", gcl_last_error());
+  gcl_stream_destroy(w);
+  cr_assert_eq(fakecuda_live("stream"), 1); /* the CUstream stays its creator's */
+  cr_assert_eq(gcl_stream_synchronize(own), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_stream_wrap(ctx, NULL, &def), GCL_OK, "%s", gcl_last_error()); /* the default stream */
+  cr_assert_null(gcl_stream_handle(def));
+  gcl_stream_destroy(def);
+  /* live memory holding no stream: refused as gcl_stream_check refuses it, nothing is made */
+  uint32_t not_a_stream[16] = {0};
+  gcl_stream *bad = (gcl_stream *)0x1;
+  cr_assert_eq(gcl_stream_wrap(ctx, not_a_stream, &bad), GCL_ERROR_DRIVER);
+  cr_assert_eq(bad, (gcl_stream *)0x1);
+  cr_assert(strstr(gcl_last_error(), "not a live stream") != NULL, "%s", gcl_last_error());
+  cr_assert_eq(gcl_stream_wrap(NULL, NULL, &bad), GCL_ERROR_INVALID_ARGUMENT);
+  cr_assert_eq(gcl_stream_wrap(ctx, NULL, NULL), GCL_ERROR_INVALID_ARGUMENT);
+  gcl_event_destroy(e);
+  gcl_stream_destroy(own);
+  cr_assert_eq(fakecuda_live("stream"), 0);
+  gcl_context_destroy(ctx);
+}
