@@ -24,6 +24,7 @@ static uint64_t seen[CACHE];
 
 static unsigned long judged[PTX_NO_PTXAS + 1];
 
+#ifndef LLVMFuzzerTestOneInput
 static void report(void) {
   unsigned long total = 0;
   for (int v = 0; v <= PTX_NO_PTXAS; v++) total += judged[v];
@@ -31,6 +32,7 @@ static void report(void) {
   for (int v = 0; v <= PTX_NO_PTXAS; v++) fprintf(stderr, " %s %lu;", ptx_verdict_name((ptx_verdict)v), judged[v]);
   fprintf(stderr, "\n");
 }
+#endif
 
 static bool first_time(uint64_t h) {
   uint64_t *slot = &seen[h % CACHE];

@@ -44,7 +44,7 @@ for t in "${targets[@]}"; do
   dict=(); [[ -f $here/dict/${corpus[$t]}.dict ]] && dict=(-dict="$here/dict/${corpus[$t]}.dict")
   if "$exe" "$work" "${dict[@]}" -max_total_time="$seconds" -max_len="${max_len[$t]}" -timeout=10 \
        -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$artifacts/$t-" >"$log" 2>&1; then
-    echo "ok   $t: $(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}') runs in ${seconds}s, corpus $(ls "$work" | wc -l)"
+    echo "ok   $t: $(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}') runs in ${seconds}s, corpus $(ls "$work" | wc -l)$(grep -hE '^fuzz_ptx_ptxas: ' "$log" | tail -1 | sed 's/^fuzz_ptx_ptxas:/;/')"
   else
     echo "FAIL $t (log: $log; inputs: $artifacts/$t-*)"
     grep -E 'ERROR|SUMMARY|Test unit written' "$log" | head -5
