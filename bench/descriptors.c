@@ -227,7 +227,7 @@ static const char table_header[] = "tile_bytes,dtype,box_w,box_h,k,order,placeme
 static int print_registers(void) {
   const char *dir = getenv("GCL_BENCH_KERNEL_DIR");
   char path[1024];
-  snprintf(path, sizeof path, "%s/descbench.sm_90a.cubin", dir ? dir : GCL_KERNEL_DIR);
+  snprintf(path, sizeof path, "%s/descbench.sm_90a.cubin", dir ? dir : bench_exe_rel("."));
   FILE *f = fopen(path, "rb");
   if (!f) return printf("bench_descriptors: cannot read %s\n", path), 1;
   fseek(f, 0, SEEK_END);
