@@ -520,7 +520,7 @@ GCL_API gcl_status gcl_args_repoint_tensormaps(gcl_args *args, gcl_context *ctx,
  * the maps changed since the last upload). The kernel takes the address as a pointer parameter
  * and fences each map before its first use (kernels/gclaunch_tmap_table.cuh,
  * gcl_tmap_table_acquire), because the maps were written by another proxy. Up to 240 maps a
- * grid-constant tensormap[K] parameter is faster (README: "Where descriptors live"). Messages
+ * grid-constant tensormap[K] parameter is faster (docs/tensormaps.md has the study). Messages
  * name the entry ("gcl_tensormap_table entry 17: ..."). Not thread-safe on one table. */
 typedef struct gcl_tensormap_table gcl_tensormap_table;
 
