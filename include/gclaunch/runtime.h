@@ -304,6 +304,27 @@ GCL_API void *gcl_stream_handle(const gcl_stream *s);
 GCL_API gcl_context *gcl_stream_context(const gcl_stream *s);
 /* The priority the stream was created with (0 for NULL). Reads. */
 GCL_API int gcl_stream_priority(const gcl_stream *s);
+/* Whether `stream`, a CUstream handle from outside gclaunch (an int from Python, another
+ * library's stream), can be given to a launch in ctx: GCL_OK for NULL, CU_STREAM_LEGACY (1),
+ * CU_STREAM_PER_THREAD (2) and a live stream of ctx's context. Refused without touching the
+ * handle's memory (GCL_ERROR_INVALID_ARGUMENT naming the handle): any other value below 4096,
+ * a value with the top bit set (a negative int), an address no memory is mapped at (asked of the
+ * kernel, not read); then the driver is asked (cuStreamGetCtx): a handle it refuses is
+ * GCL_ERROR_DRIVER with its error, a stream of another context GCL_ERROR_INVALID_ARGUMENT.
+ * flags: GCL_STREAM_CHECK_MAPPED skips the mapping question (the caller saw this handle pass
+ * before). A handle the driver freed may still pass (its memory mapped, the driver's answer is
+ * the driver's): keep streams alive while you launch on them. */
+#define GCL_STREAM_CHECK_MAPPED 1u
+GCL_API gcl_status gcl_stream_check(gcl_context *ctx, void *stream, unsigned flags);
+/* A gcl_stream over a CUstream someone else created (handle; NULL, CU_STREAM_LEGACY (1) and
+ * CU_STREAM_PER_THREAD (2) are the default streams) of ctx's device, so that events, copies and
+ * graph captures can use it (torch, CuPy and cuda.core streams in Python). The handle is checked
+ * as gcl_stream_check does (refusals as it words them), then asked its priority
+ * (cuStreamGetPriority);
+ * gcl_stream_priority gives the driver's priority of it. gcl_stream_destroy frees the wrapper
+ * only: the CUstream stays its creator's, who must keep it alive while the wrapper is used.
+ * Thread-safe on ctx. */
+GCL_API gcl_status gcl_stream_wrap(gcl_context *ctx, void *handle, gcl_stream **out);
 
 /* Whether `stream`, a CUstream handle from outside gclaunch (an int from Python, another
  * library's stream), can be given to a launch in ctx: GCL_OK for NULL, CU_STREAM_LEGACY (1),
@@ -547,17 +568,20 @@ GCL_API const void *gcl_tensormap_table_map(const gcl_tensormap_table *t, size_t
  *   only in a device function the kernel may call, a module whose records gclaunch cannot read)
  *   the launch goes ahead: "unknown" is never a refusal. gclaunch inspect reports "waits".
  * - Stale kernels: gcl_module_destroy does not free its kernels' handles: each becomes a
- *   tombstone (name and layout kept, everything else freed, its CUfunction forgotten) that every
- *   later call refuses by name -- the driver reuses CUfunction values after an unload, so a
- *   stale handle must never reach it. Args made from such a kernel's layout stay valid (their
- *   layout lives on) and are refused by gcl_launch on any kernel. The tombstones (a few hundred
- *   bytes plus the layout each) are freed when the process exits.
+ *   tombstone (its name kept, its CUfunction, module and context forgotten, the rest freed) that
+ *   every later call refuses by name -- the driver reuses CUfunction values after an unload, so
+ *   a stale handle must never reach it; gcl_kernel_layout, gcl_kernel_context and
+ *   gcl_kernel_cu_function return NULL for it. A kernel's layout is shared with the args made
+ *   from it: args outliving the module stay valid (the layout goes with the last of them) and
+ *   are refused by gcl_launch on any kernel. Tombstones (a few hundred bytes each, C library
+ *   memory) are freed when the process exits. docs/launchsafety.md.
  * - Grids that cannot all be resident: a cooperative launch needs every block resident at once;
  *   gcl_launch checks it with the occupancy API before the driver and refuses with the numbers.
  *   gcl_launch_check does that and the cluster check for a prepared launch without launching.
  * ------------------------------------------------------------------------------------------- */
 
-/* The same for a looked-up kernel, from its module's records (-1 for NULL or a stale kernel). */
+/* Whether a looked-up kernel executes griddepcontrol.wait (gcl_image_kernel_waits of its module's
+ * records): 1, 0, or -1 unknown (also for NULL or a stale kernel). Reads. */
 GCL_API int gcl_kernel_waits(const gcl_kernel *kernel);
 /* Checks everything gcl_launch checks for kernel, config and args (args may be NULL: not
  * checked) without launching, and more: for a cooperative launch, that the whole grid can be

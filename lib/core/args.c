@@ -413,6 +413,23 @@ static gcl_status unset_error(const gcl_args *a) {
                    a->unset, a->count);
 }
 
+gcl_status gcl_args_get_field(const gcl_args *args, const gcl_field *field, void *out, size_t size) {
+  if (!args || !field || !out)
+    return gcl__fail_null("gcl_args_get_field", 3, "args", (const void *)args, "field",
+                          (const void *)field, "out", (const void *)out);
+  if (gcl__f_layout(field) != args->layout || field->param >= args->count)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "field: a field of another layout");
+  if (size != field->size)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "size: the field at offset %zu has %zu bytes, "
+                     "got %zu", field->offset, field->size, size);
+  if (!range_set(args, field->param, gcl__f(field, GCL__F_REL), field->size))
+    return gcl__fail(GCL_ERROR_UNSET_ARGUMENT, "the field at offset %zu (%zu bytes, parameter "
+                     "%zu) is not set (every leaf byte of it must be)", field->offset, field->size,
+                     field->param);
+  memcpy(out, args->data + field->offset, size);
+  return GCL_OK;
+}
+
 gcl_status gcl_args_buffer(const gcl_args *args, const void **data, size_t *size) {
   if (!args || !data || !size)
     return gcl__fail_null("gcl_args_buffer", 3, "args", (const void *)args, "data", (const void *)data, "size", (const void *)size);

@@ -59,6 +59,21 @@ __attribute__((noinline)) static gcl_status device_error(const gcl__tmap_run *ru
                         "device %d", (int)t->device.device_id, dev.device);
 }
 
+/* Field by field: a compound literal of the whole plan becomes `rep stos`, which costs more than
+ * planning a one-map re-point. */
+static inline void plan_fill(gcl__tmap_plan *p, size_t n,
+                             size_t encodes, size_t repoints, const gcl__tmap_space *space,
+                             const DLTensor *const *tensors, const gcl_tensormap_options *options,
+                             size_t options_count) {
+  p->n = n;
+  p->encodes = encodes;
+  p->repoints = repoints;
+  p->space = space;
+  p->tensors = tensors;
+  p->options = options;
+  p->options_count = options_count;
+}
+
 static inline bool batch_ok(size_t n, const DLTensor *const *tensors,
                             const gcl_tensormap_options *options, size_t options_count,
                             unsigned flags) {
@@ -72,10 +87,11 @@ static inline bool device_ok(gcl__tmap_device dev, const DLTensor *t) {
 }
 
 gcl_status gcl__tmap_plan_set(gcl__tmap_plan *plan, const gcl__tmap_space *space,
-                              const gcl__tmap_run *run, gcl__tmap_device dev, size_t n,
+                              gcl__tmap_device dev, size_t n,
                               const DLTensor *const *tensors,
                               const gcl_tensormap_options *options, size_t options_count,
                               unsigned flags, const char *fn) {
+  const gcl__tmap_run *run = &plan->run;
   if (!batch_ok(n, tensors, options, options_count, flags))
     return batch_error(n, tensors, options, options_count, flags, fn);
   if (dev.sm < 90) return device_error(run, 0, dev, NULL);
@@ -104,9 +120,7 @@ gcl_status gcl__tmap_plan_set(gcl__tmap_plan *plan, const gcl__tmap_space *space
     space->addresses[i] = d->address;
     encodes++;
   }
-  *plan = (gcl__tmap_plan){.run = *run, .n = n, .encodes = encodes, .repoints = repoints,
-                           .space = space, .tensors = tensors, .options = options,
-                           .options_count = options_count};
+  plan_fill(plan, n, encodes, repoints, space, tensors, options, options_count);
   return GCL_OK;
 }
 
@@ -130,8 +144,9 @@ __attribute__((noinline)) static gcl_status repoint_refused(const gcl__tmap_run 
 }
 
 gcl_status gcl__tmap_plan_repoint(gcl__tmap_plan *plan, const gcl__tmap_space *space,
-                                  const gcl__tmap_run *run, size_t n, const uint64_t *addresses,
+                                  size_t n, const uint64_t *addresses,
                                   const char *fn) {
+  const gcl__tmap_run *run = &plan->run;
   if (!addresses) return addresses_null(n, fn);
   size_t repoints = 0;
   for (size_t i = 0; i < n; i++) {
@@ -144,7 +159,7 @@ gcl_status gcl__tmap_plan_repoint(gcl__tmap_plan *plan, const gcl__tmap_space *s
     space->addresses[i] = a;
     repoints += op;
   }
-  *plan = (gcl__tmap_plan){.run = *run, .n = n, .repoints = repoints, .space = space};
+  plan_fill(plan, n, 0, repoints, space, NULL, NULL, 0);
   return GCL_OK;
 }
 
@@ -154,19 +169,17 @@ gcl_status gcl__args_tmap_plan_set(gcl_args *args, const gcl_field *first, size_
                                    unsigned flags, const char *fn, gcl__tmap_plan *plan) {
   if (!batch_ok(n, tensors, options, options_count, flags))
     return batch_error(n, tensors, options, options_count, flags, fn);
-  gcl__tmap_run run;
-  gcl_status s = gcl__args_tmap_run(args, first, n, fn, &run);
+  gcl_status s = gcl__args_tmap_run(args, first, n, fn, &plan->run);
   if (s != GCL_OK) return s;
-  return gcl__tmap_plan_set(plan, &args->tspace, &run, dev, n, tensors, options, options_count,
-                            flags, fn);
+  return gcl__tmap_plan_set(plan, &args->tspace, dev, n, tensors, options, options_count, flags,
+                            fn);
 }
 
 gcl_status gcl__args_tmap_plan_repoint(gcl_args *args, const gcl_field *first, size_t n,
                                        const uint64_t *addresses, const char *fn,
                                        gcl__tmap_plan *plan) {
   if (!addresses) return addresses_null(n, fn);
-  gcl__tmap_run run;
-  gcl_status s = gcl__args_tmap_run(args, first, n, fn, &run);
+  gcl_status s = gcl__args_tmap_run(args, first, n, fn, &plan->run);
   if (s != GCL_OK) return s;
-  return gcl__tmap_plan_repoint(plan, &args->tspace, &run, n, addresses, fn);
+  return gcl__tmap_plan_repoint(plan, &args->tspace, n, addresses, fn);
 }

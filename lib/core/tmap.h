@@ -105,6 +105,7 @@ static inline bool gcl__tmap_options_equal(const gcl_tensormap_options *a,
   const unsigned char *x = (const unsigned char *)a, *y = (const unsigned char *)b;
   uint64_t diff = 0, u, v;
   size_t i = 0;
+#pragma GCC unroll 16 /* 15 words: straight-line loads, no loop (the refresh path runs this) */
   for (; i + 8 <= sizeof *a; i += 8) memcpy(&u, x + i, 8), memcpy(&v, y + i, 8), diff |= u ^ v;
   for (; i < sizeof *a; i += 4) {
     uint32_t p, q;

@@ -34,6 +34,7 @@ struct gcl_stream {
   CUstream stream;
   int priority;
   bool capturing;            /* between gcl_graph_capture_begin and _end */
+  bool borrowed;             /* gcl_stream_wrap: the CUstream is the caller's (never destroyed) */
 };
 
 struct gcl_event {

@@ -57,8 +57,37 @@ gcl_status gcl_stream_create(gcl_context *ctx, int priority, gcl_stream **out) {
   return GCL_OK;
 }
 
+gcl_status gcl_stream_wrap(gcl_context *ctx, void *handle, gcl_stream **out) {
+  if (!out) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "out: expected a pointer, got NULL");
+  if (!ctx) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "ctx: expected a context, got NULL");
+  gcl_status s = gcl__context_bind(ctx);
+  if (s == GCL_OK) s = gcl_stream_check(ctx, handle, 0); /* never reads an unmapped handle */
+  if (s != GCL_OK) return s;
+  int priority = 0;
+  /* The driver's priority of it (as the driver clamped it when it was made). */
+  CUresult rc = gcl__cu.cuStreamGetPriority((CUstream)handle, &priority);
+  if (rc != CUDA_SUCCESS)
+    return gcl__cu_fail(rc, "cuStreamGetPriority(handle %p, device %d): handle is no stream of "
+                        "the device", handle, ctx->device);
+  gcl_stream *st = gcl__calloc(1, sizeof *st);
+  if (!st) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "gcl_stream_wrap: out of memory");
+  st->magic = GCL__STREAM_MAGIC, st->ctx = ctx, st->stream = (CUstream)handle;
+  st->priority = priority, st->borrowed = true;
+  *out = st;
+  return GCL_OK;
+}
+
 void gcl_stream_destroy(gcl_stream *s) {
   if (!s || s->magic != GCL__STREAM_MAGIC) return;
+  if (s->borrowed) { /* the CUstream stays its owner's; an unfinished capture is still ended */
+    if (s->capturing && gcl__context_bind(s->ctx) == GCL_OK) {
+      CUgraph g = NULL;
+      if (gcl__cu.cuStreamEndCapture(s->stream, &g) == CUDA_SUCCESS && g) gcl__cu.cuGraphDestroy(g);
+    }
+    s->magic = 0;
+    gcl__free(s);
+    return;
+  }
   /* Best effort: after a kernel fault binding fails, and the stream must still be given back. */
   (void)gcl__context_bind(s->ctx);
   if (s->capturing) { /* an unfinished capture is discarded */

@@ -226,6 +226,17 @@ static gcl_status encode_bound(gcl_context *ctx, const gcl_tensormap_desc *d, CU
   return GCL_OK;
 }
 
+/* Execute failed at step i: the maps re-pointed in place before it (steps [0, i)) get their
+ * saved bytes back. Map i itself is as it was: the driver refused it (a refused
+ * cuTensorMapReplaceAddress leaves the map alone; an encode writes only the scratch). */
+__attribute__((noinline)) static void restore(const gcl__tmap_plan *plan, size_t i) {
+  const gcl__tmap_space *sp = plan->space;
+  for (size_t j = 0; j < i; j++)
+    if (sp->ops[j] == GCL__TMAP_REPOINT)
+      memcpy(plan->run.map + j * GCL_TENSORMAP_BYTES, sp->out + j * GCL_TENSORMAP_BYTES,
+             GCL_TENSORMAP_BYTES);
+}
+
 gcl_status gcl__tmap_execute(gcl_context *ctx, const gcl__tmap_plan *plan) {
   if (gcl__faulted()) return gcl__fault_check();
   if (!(plan->encodes | plan->repoints)) return GCL_OK;
@@ -235,18 +246,23 @@ gcl_status gcl__tmap_execute(gcl_context *ctx, const gcl__tmap_plan *plan) {
     unsigned op = sp->ops[i];
     unsigned char *out = sp->out + i * GCL_TENSORMAP_BYTES;
     if (op == GCL__TMAP_REPOINT) {
-      memcpy(out, plan->run.map + i * GCL_TENSORMAP_BYTES, GCL_TENSORMAP_BYTES);
-      CUresult rc = replace(out, sp->addresses[i]);
+      /* In place. The old bytes are saved in the scratch when a later step could fail, so that
+       * restore() can put them back; the last step needs no copy (which in a loop of one-map
+       * re-points would read bytes the driver just wrote: a store-forwarding stall that cost
+       * more than the rest of the call). */
+      unsigned char *m = plan->run.map + i * GCL_TENSORMAP_BYTES;
+      if (i + 1 < plan->n) memcpy(out, m, GCL_TENSORMAP_BYTES);
+      CUresult rc = replace(m, sp->addresses[i]);
       if (rc != CUDA_SUCCESS) {
-        gcl_status s = replace_failed(ctx, plan, i, out, sp->addresses[i], rc);
-        if (s != GCL_OK) return s;
+        gcl_status s = replace_failed(ctx, plan, i, m, sp->addresses[i], rc);
+        if (s != GCL_OK) return restore(plan, i), s;
       }
-      if (bit85) bit85_after_replace(&plan->run.entry[i].snap, out);
+      if (bit85) bit85_after_replace(&plan->run.entry[i].snap, m);
     } else if (op == GCL__TMAP_ENCODE) {
       CUresult rc;
       gcl_status s = encode_bound(ctx, &sp->descs[i], (CUtensorMap *)(void *)out, &rc);
-      if (s != GCL_OK) return s;
-      if (rc != CUDA_SUCCESS) return step_encode_failed(plan, i, rc);
+      if (s == GCL_OK && rc != CUDA_SUCCESS) s = step_encode_failed(plan, i, rc);
+      if (s != GCL_OK) return restore(plan, i), s;
       if (bit85 && gcl__tmap_sparse_small(&sp->descs[i])) clear_bit85(out);
     }
   }

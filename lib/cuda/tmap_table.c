@@ -135,12 +135,11 @@ gcl_status gcl_tensormap_table_set(gcl_tensormap_table *t, size_t first, size_t 
                                    unsigned flags) {
   static const char fn[] = "gcl_tensormap_table_set";
   if (t && n == 0) return GCL_OK;
-  gcl__tmap_run run;
   gcl__tmap_plan plan;
-  gcl_status s = table_run(t, first, n, fn, &run);
+  gcl_status s = table_run(t, first, n, fn, &plan.run);
   if (s != GCL_OK) return s;
   const gcl__tmap_device dev = {.device = t->ctx->device, .sm = t->ctx->sm};
-  if ((s = gcl__tmap_plan_set(&plan, &t->space, &run, dev, n, tensors, options, options_count,
+  if ((s = gcl__tmap_plan_set(&plan, &t->space, dev, n, tensors, options, options_count,
                               flags, fn)) ||
       (s = gcl__tmap_execute(t->ctx, &plan)))
     return s;
@@ -153,11 +152,10 @@ gcl_status gcl_tensormap_table_repoint(gcl_tensormap_table *t, size_t first, siz
                                        const uint64_t *addresses) {
   static const char fn[] = "gcl_tensormap_table_repoint";
   if (t && n == 0) return GCL_OK;
-  gcl__tmap_run run;
   gcl__tmap_plan plan;
-  gcl_status s = table_run(t, first, n, fn, &run);
+  gcl_status s = table_run(t, first, n, fn, &plan.run);
   if (s != GCL_OK) return s;
-  if ((s = gcl__tmap_plan_repoint(&plan, &t->space, &run, n, addresses, fn)) ||
+  if ((s = gcl__tmap_plan_repoint(&plan, &t->space, n, addresses, fn)) ||
       (s = gcl__tmap_execute(t->ctx, &plan)))
     return s;
   gcl__tmap_plan_commit(&plan);

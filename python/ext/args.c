@@ -62,6 +62,16 @@ static int args_ass_subscript(PyObject *self, PyObject *key, PyObject *value) {
   return rc;
 }
 
+static PyObject *args_subscript(PyObject *self, PyObject *key) {
+  gclpy_args *a = (gclpy_args *)self;
+  gclpy_fieldref *f = gclpy_layout_lookup(a->layout, key);
+  if (!f) return NULL;
+  Py_INCREF(f);
+  PyObject *r = gclpy_convert_get(a, f);
+  Py_DECREF(f);
+  return r;
+}
+
 static PyObject *args_is_set(PyObject *self, PyObject *key) {
   gclpy_args *a = (gclpy_args *)self;
   gclpy_fieldref *f = gclpy_layout_lookup(a->layout, key);
@@ -186,7 +196,7 @@ static PyType_Slot args_slots[] = {
   {Py_tp_new, args_new}, {Py_tp_dealloc, args_dealloc}, {Py_tp_methods, args_methods},
   {Py_tp_traverse, args_traverse}, {Py_tp_clear, args_clear},
   {Py_tp_getset, args_getset}, {Py_tp_repr, args_repr},
-  {Py_mp_ass_subscript, args_ass_subscript},
+  {Py_mp_ass_subscript, args_ass_subscript}, {Py_mp_subscript, args_subscript},
   {Py_tp_doc, "Args(layout)\n--\n\n"
               "A parameter buffer for layout, every parameter unset (or kernel.args()).\n"
               "  args[path_or_index] = value\n"
@@ -199,7 +209,12 @@ static PyType_Slot args_slots[] = {
               "  a TensorMap into a tensormap; a list of TensorMaps into tensormap[N] (a parameter\n"
               "    or a struct's member), encoded in the kernel's context\n"
               "  a list of N numbers into an array of N scalars (all checked before any is set)\n"
-              "A refused value raises gclaunch.Error with the library's message and changes nothing."},
+              "A refused value raises gclaunch.Error with the library's message and changes nothing.\n"
+              "  args[path_or_index]\n"
+              "reads a field back as the device will see it: scalars as int/float/bool, pointers as\n"
+              "int addresses, arrays of scalars as lists, a tensormap as its 128 bytes, a\n"
+              "tensormap[N] as a list of them, anything else (structs, untyped parameters) as bytes;\n"
+              "gclaunch.Error GCL_ERROR_UNSET_ARGUMENT while a byte of it is unset."},
   {0, NULL}};
 static PyType_Spec args_spec = {"gclaunch.Args", sizeof(gclpy_args), 0,
                                 Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_GC,

@@ -220,6 +220,25 @@ static int set_scalar_array(gclpy_args *a, gclpy_fieldref *f, PyObject *v) {
 /* A tensor's pointer: the library owns the managed tensor (its deleter runs once, when the field
  * is overwritten or the args go); the args also keep the producer object, so a clone of the args
  * (which does not own the tensor) still points into live memory. An int address keeps nothing. */
+/* The field already holds this Buffer, set by the branch below (its keep entry is the buffer,
+ * which raw setters over the field would have dropped) at the address it still has: nothing to
+ * do. Launches of values on the same buffers then cost no allocation. */
+static bool buffer_in_place(gclpy_args *a, gclpy_fieldref *f, gclpy_buffer *b) {
+  if (!a->keep || !b->ptr) return false;
+  PyObject *key = PyLong_FromSize_t(f->field.offset);
+  PyObject *held = key ? PyDict_GetItemWithError(a->keep, key) : NULL;
+  Py_XDECREF(key);
+  PyErr_Clear();
+  const void *data = NULL;
+  size_t size = 0;
+  uint64_t now = 0;
+  if (held != (PyObject *)b || !gcl_args_field_is_set(a->args, &f->field) ||
+      gcl_args_buffer(a->args, &data, &size) != GCL_OK)
+    return false;
+  memcpy(&now, (const char *)data + f->field.offset, sizeof now);
+  return now == b->ptr;
+}
+
 static int set_pointer(gclpy_args *a, gclpy_fieldref *f, PyObject *v) {
   gclpy_state *st = GCLPY_ST(a);
   if (PyLong_Check(v) && !PyBool_Check(v)) {
@@ -227,6 +246,11 @@ static int set_pointer(gclpy_args *a, gclpy_fieldref *f, PyObject *v) {
     if (int_value(a, f, v, &x) != 0) return -1; /* an int: 1 cannot happen */
     if (status_to_rc(gcl_args_set_field_ptr(a->args, &f->field, x)) < 0) return -1;
     return gclpy_keep_set(a, f->field.offset, f->field.size, NULL);
+  }
+  if (Py_IS_TYPE(v, st->buffer_type)) { /* a gclaunch.Buffer: no capsule, no Python call */
+    if (buffer_in_place(a, f, (gclpy_buffer *)v)) return 0; /* relaunch on the same buffer */
+    if (gclpy_buffer_take(st, a->args, &f->field, (gclpy_buffer *)v) < 0) return -1;
+    return gclpy_keep_set(a, f->field.offset, f->field.size, v);
   }
   if (!gclpy_has_dlpack(st, v)) return type_error(a, f, v);
   gclpy_dlpack d;
@@ -327,4 +351,59 @@ int gclpy_convert_set(gclpy_args *a, gclpy_fieldref *f, PyObject *value) {
     return raw ? set_raw(a, f, raw) : -1;
   }
   return e->fn(a, f, value); /* other buffers: through type_error when the kind does not take them */
+}
+
+/* --- reading back: args[key] ------------------------------------------------------------------- */
+
+static PyObject *scalar_value_of(gclpy_args *a, const gcl_field *fd, int conv, const unsigned char *b) {
+  (void)a;
+  switch (conv) {
+  case GCLPY_CONV_BOOL: return PyBool_FromLong(b[0] != 0);
+  case GCLPY_CONV_I8: { int8_t x; memcpy(&x, b, 1); return PyLong_FromLong(x); }
+  case GCLPY_CONV_U8: return PyLong_FromLong(b[0]);
+  case GCLPY_CONV_I16: { int16_t x; memcpy(&x, b, 2); return PyLong_FromLong(x); }
+  case GCLPY_CONV_U16: { uint16_t x; memcpy(&x, b, 2); return PyLong_FromLong(x); }
+  case GCLPY_CONV_I32: { int32_t x; memcpy(&x, b, 4); return PyLong_FromLong(x); }
+  case GCLPY_CONV_U32: { uint32_t x; memcpy(&x, b, 4); return PyLong_FromUnsignedLong(x); }
+  case GCLPY_CONV_I64: { int64_t x; memcpy(&x, b, 8); return PyLong_FromLongLong(x); }
+  case GCLPY_CONV_U64: case GCLPY_CONV_POINTER: {
+    uint64_t x = 0;
+    memcpy(&x, b, fd->size < 8 ? fd->size : 8);
+    return PyLong_FromUnsignedLongLong(x);
+  }
+  case GCLPY_CONV_F16: { uint16_t x; memcpy(&x, b, 2); return PyFloat_FromDouble(gcl_f16_to_f32(x)); }
+  case GCLPY_CONV_BF16: { uint16_t x; memcpy(&x, b, 2); return PyFloat_FromDouble(gcl_bf16_to_f32(x)); }
+  case GCLPY_CONV_F32: { float x; memcpy(&x, b, 4); return PyFloat_FromDouble(x); }
+  case GCLPY_CONV_F64: { double x; memcpy(&x, b, 8); return PyFloat_FromDouble(x); }
+  default: return PyBytes_FromStringAndSize((const char *)b, (Py_ssize_t)fd->size);
+  }
+}
+
+PyObject *gclpy_convert_get(gclpy_args *a, gclpy_fieldref *f) {
+  gclpy_state *st = GCLPY_ST(a);
+  size_t n = f->field.size;
+  unsigned char small[128], *b = n <= sizeof small ? small : PyMem_Malloc(n);
+  if (!b) return PyErr_NoMemory();
+  gcl_status s = gcl_args_get_field(a->args, &f->field, b, n);
+  PyObject *r = NULL;
+  if (s != GCL_OK) {
+    r = gclpy_raise(st, s);
+  } else if (f->conv == GCLPY_CONV_SCALARS || f->conv == GCLPY_CONV_TENSORMAPS) {
+    size_t count = f->field.info.count;
+    r = PyList_New((Py_ssize_t)count);
+    for (size_t i = 0; r && i < count; i++) {
+      gcl_field el;
+      s = gcl_layout_element_field(a->layout->layout, &f->field, i, &el);
+      PyObject *x = s != GCL_OK ? gclpy_raise(st, s)
+                                : scalar_value_of(a, &el, f->conv == GCLPY_CONV_TENSORMAPS
+                                                              ? GCLPY_CONV_BYTES : gclpy_conv_of(&el),
+                                                  b + (el.offset - f->field.offset));
+      if (!x) Py_CLEAR(r);
+      else PyList_SetItem(r, (Py_ssize_t)i, x);
+    }
+  } else {
+    r = scalar_value_of(a, &f->field, f->conv, b);
+  }
+  if (b != small) PyMem_Free(b);
+  return r;
 }

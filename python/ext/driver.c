@@ -20,7 +20,10 @@ static PyObject *context_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
   long long device = 0;
   if (gclpy_parse_tuple(&context_params, args, kwds, v) < 0) return NULL;
   if (v[0] && gclpy_long_arg(st, v[0], "Context device", 0, INT32_MAX, &device) < 0) return NULL;
-  return (PyObject *)gclpy_context_new(st, (int)device);
+  /* One Context per device for the module's life (the primary context is one per device):
+   * streams, events and buffers of Context(0) and of a stream wrapped for device 0 then belong
+   * to the same gcl_context, which the library's checks compare. */
+  return Py_XNewRef((PyObject *)gclpy_default_context(st, (int)device));
 }
 
 static void context_dealloc(PyObject *self) {
@@ -125,6 +128,10 @@ static PyMethodDef context_methods[] = {
    "compiler log; GCL_ERROR_NO_NVRTC when NVRTC is not found."},
   {"synchronize", context_synchronize, METH_NOARGS,
    "synchronize($self, /)\n--\n\nWaits for all work of the context (GCL_ERROR_KERNEL_FAULT after a fault)."},
+  /* the runtime (stream.c, buffer.c) */
+  {"create_stream", GCLPY_METH(gclpy_context_create_stream), GCLPY_FASTKW, gclpy_doc_create_stream},
+  {"create_event", gclpy_context_create_event, METH_NOARGS, gclpy_doc_create_event},
+  {"alloc", gclpy_context_alloc, METH_O, gclpy_doc_alloc},
   {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef context_getset[] = {
@@ -138,6 +145,7 @@ static PyType_Slot context_slots[] = {
   {Py_tp_new, context_new}, {Py_tp_dealloc, context_dealloc}, {Py_tp_methods, context_methods},
   {Py_tp_getset, context_getset}, {Py_tp_repr, context_repr},
   {Py_tp_doc, "Context(device=0)\n--\n\n"
+              "The Context of a device: Context(d) is the same object every time.\n"
               "The primary context of a CUDA device (the driver is opened at run time: without one,\n"
               "gclaunch.Error GCL_ERROR_NO_DRIVER / GCL_ERROR_NO_DEVICE). Loads and compiles modules."},
   {0, NULL}};
@@ -265,6 +273,16 @@ static PyMethodDef kernel_methods[] = {
   {"args", kernel_args, METH_NOARGS,
    "args($self, /)\n--\n\nA new parameter buffer for this kernel (tensors checked against its device)."},
   {"launch", GCLPY_METH(gclpy_kernel_launch), GCLPY_FASTKW, gclpy_launch_doc},
+  /* the runtime (device.c) */
+  {"occupancy", GCLPY_METH(gclpy_kernel_occupancy), GCLPY_FASTKW, gclpy_doc_occupancy},
+  {"max_cooperative_grid", GCLPY_METH(gclpy_kernel_max_cooperative_grid), GCLPY_FASTKW,
+   gclpy_doc_max_cooperative_grid},
+  {"active_clusters", GCLPY_METH(gclpy_kernel_active_clusters), GCLPY_FASTKW,
+   gclpy_doc_active_clusters},
+  {"persistent_config", GCLPY_METH(gclpy_kernel_persistent_config), GCLPY_FASTKW,
+   gclpy_doc_persistent_config},
+  {"attribute", gclpy_kernel_attribute, METH_O, gclpy_doc_attribute},
+  {"set_attribute", GCLPY_METH(gclpy_kernel_set_attribute), GCLPY_FASTKW, gclpy_doc_set_attribute},
   {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef kernel_getset[] = {
@@ -272,6 +290,7 @@ static PyGetSetDef kernel_getset[] = {
   {"name", kernel_get, NULL, "the kernel's name", (void *)1},
   {"handle", kernel_get, NULL, "the CUfunction as an int", (void *)2},
   {"context", kernel_get, NULL, "the Context the kernel runs in", (void *)3},
+  {"attributes", gclpy_kernel_attributes, NULL, gclpy_doc_attributes, NULL},
   {NULL, NULL, NULL, NULL, NULL}};
 
 static PyType_Slot kernel_slots[] = {

@@ -11,7 +11,12 @@
  *   L1  dlpack.c     consuming __dlpack__ (the protocol and the DLPack C exchange API)
  *       layout.c     Layout, Param, Field, the resolved-field cache (_FieldRef)
  *       context.c    making contexts; the default context per device; a layout's context
+ *       handles.c    stream arguments as gcl_streams (ours, or another library's wrapped); a
+ *                    Buffer's DLPack export and its take into a pointer field
+ *       device.c     devices, occupancy and kernel attributes (Kernel methods, module functions)
  *   L2  tensormap.c  TensorMap, and every tensor-map call of the library
+ *       stream.c     Stream, Event, Graph (streams of other libraries wrapped; graph capture)
+ *       buffer.c     Buffer: device memory, copies, fills, views, __dlpack__, CUDA Array Interface
  *   L3  convert.c    the conversion table: Python values into fields
  *   L4  args.c       Args
  *   L5  launch.c     Kernel.launch (the hot path)
@@ -71,9 +76,11 @@
   X(producers) X(empty_tuple) X(str_dlpack) X(str_cuda_stream) X(str_fspath) X(dlpack_kwargs[0])  \
   X(dlpack_kwargs[1]) X(dlpack_kwargs[2]) X(dlpack_kwargs[3]) X(launch_kw[0]) X(launch_kw[1])     \
   X(launch_kw[2]) X(launch_kw[3]) X(launch_kw[4]) X(launch_kw[5]) X(launch_kw[6])                 \
-  X(launch_kw[7])
+  X(launch_kw[7]) X(launch_kw[8]) X(launch_kw[9]) X(stream_type) X(event_type) X(graph_type)     \
+  X(buffer_type)
 
-#define GCLPY_LAUNCH_KW 8 /* grid, block, args_or_values, shared, stream, cluster, cooperative, args */
+#define GCLPY_LAUNCH_KW 10 /* grid, block, args_or_values, shared, stream, cluster, cooperative,
+                             args, pdl, priority */
 
 typedef struct gclpy_state {
   PyObject *error;          /* gclaunch.Error */
@@ -81,6 +88,7 @@ typedef struct gclpy_state {
   PyObject *tensor_error;   /* gclaunch.TensorError: GCL_ERROR_TENSOR (a tensor or tensor map refused) */
   PyTypeObject *layout_type, *args_type, *fieldref_type, *tensormap_type;
   PyTypeObject *context_type, *module_type, *kernel_type;
+  PyTypeObject *stream_type, *event_type, *graph_type, *buffer_type; /* stream.c, buffer.c */
   PyObject *param_type, *field_type; /* NamedTuple subclasses (attributes beyond the tuple) */
   PyObject *contexts;       /* dict device -> Context made for tensor maps of CPU-made Args */
   PyObject *producers;      /* dict type -> capsule of a gclpy_producer (dlpack.c), one per type */
@@ -229,6 +237,89 @@ gclpy_context *gclpy_default_context(gclpy_state *st, int device);
 /* The context tensor maps of args over lay are encoded in: the kernel's, or the default one of
  * device (the tensor's). Borrowed; NULL with an exception set. */
 gcl_context *gclpy_layout_context(gclpy_state *st, gclpy_layout *lay, int device);
+
+/* ============================== L1: handles.c =============================================== */
+
+typedef struct gclpy_stream {
+  PyObject_HEAD
+  gcl_stream *stream;       /* NULL after close() */
+  void *handle;             /* the CUstream */
+  PyObject *context;        /* the gclpy_context it belongs to */
+  PyObject *owner;          /* the object wrapped by Stream.from_handle (kept alive), or NULL */
+  PyObject *captured;       /* list of the Kernels launched on it during a capture, else NULL */
+} gclpy_stream;
+
+typedef struct gclpy_event {
+  PyObject_HEAD
+  gcl_event *event;
+  PyObject *context;        /* the gclpy_context */
+} gclpy_event;
+
+#define GCLPY_BUF_MAX_NDIM 8
+typedef struct gclpy_buffer {
+  PyObject_HEAD
+  uint64_t ptr;             /* 0 after close() */
+  size_t size;              /* bytes the buffer (or view) covers */
+  PyObject *context;        /* the gclpy_context */
+  PyObject *base;           /* a view's owner Buffer; NULL for the owner */
+  Py_ssize_t exports;       /* the owner's live capsules, taken tensors and views */
+  bool typed;               /* a view with a dtype (else 1-D uint8) */
+  DLDataType dtype;
+  int ndim;
+  int64_t shape[GCLPY_BUF_MAX_NDIM];
+} gclpy_buffer;
+
+/* A stream argument as a gcl_stream: None -> *out NULL (the caller's default); a gclaunch.Stream
+ * (open); an int CUstream or a __cuda_stream__ object, wrapped for the call (gcl_stream_wrap in
+ * ctx, checked as gcl_stream_check does): *tmp is that wrapper, for the caller to destroy after
+ * the call (else NULL). `what` starts the TypeError message. 0, or -1 with an exception set. */
+int gclpy_stream_arg(gclpy_state *st, PyObject *v, gclpy_context *ctx, gcl_stream **out,
+                     gcl_stream **tmp, const char *what);
+/* The CUstream of an int or of a __cuda_stream__ object (torch streams older than the protocol:
+ * their int attribute cuda_stream). 0, or -1 with an exception set. */
+int gclpy_foreign_handle(gclpy_state *st, PyObject *v, void **out, const char *what);
+/* A launch's stream= on a gclaunch.Stream: its handle, and the kernel remembered when the stream
+ * is capturing a graph (the graph keeps it alive). 0, or -1 with an exception set (closed). */
+int gclpy_stream_for_launch(gclpy_state *st, gclpy_stream *s, PyObject *kernel, void **handle);
+/* 0 when b and the memory it views are open, else gclaunch.Error "<what>: the Buffer was closed". */
+int gclpy_buffer_open(gclpy_state *st, gclpy_buffer *b, const char *what);
+/* A managed DLPack tensor over b (its dtype and shape; an untyped buffer as elements of `as`
+ * when given) owning a reference to b's owner and counted in its exports; the deleter takes
+ * the GIL. versioned: a DLManagedTensorVersioned, else a DLManagedTensor. NULL with an
+ * exception set. */
+void *gclpy_buffer_export(gclpy_buffer *b, bool versioned, const DLDataType *as);
+/* A Buffer into a pointer field: the args own a reference to it until the field is overwritten
+ * (gcl_args_take_field_dlpack); an untyped buffer takes the pointer's element type. */
+int gclpy_buffer_take(gclpy_state *st, gcl_args *args, const gcl_field *f, gclpy_buffer *b);
+
+/* ============================== L1: device.c ================================================ */
+
+PyObject *gclpy_device_count(PyObject *module, PyObject *unused);
+PyObject *gclpy_device_info(PyObject *module, PyObject *const *argv, Py_ssize_t nargs,
+                            PyObject *kwnames);
+/* Kernel methods (in driver.c's tables); self is a Kernel (struct gclpy_kernel). */
+PyObject *gclpy_kernel_occupancy(PyObject *, PyObject *const *, Py_ssize_t, PyObject *);
+PyObject *gclpy_kernel_max_cooperative_grid(PyObject *, PyObject *const *, Py_ssize_t, PyObject *);
+PyObject *gclpy_kernel_active_clusters(PyObject *, PyObject *const *, Py_ssize_t, PyObject *);
+PyObject *gclpy_kernel_persistent_config(PyObject *, PyObject *const *, Py_ssize_t, PyObject *);
+PyObject *gclpy_kernel_attribute(PyObject *self, PyObject *name);
+PyObject *gclpy_kernel_set_attribute(PyObject *, PyObject *const *, Py_ssize_t, PyObject *);
+PyObject *gclpy_kernel_attributes(PyObject *self, void *closure);
+extern const char gclpy_doc_occupancy[], gclpy_doc_max_cooperative_grid[],
+    gclpy_doc_active_clusters[], gclpy_doc_persistent_config[], gclpy_doc_attribute[],
+    gclpy_doc_set_attribute[], gclpy_doc_attributes[], gclpy_doc_device_count[],
+    gclpy_doc_device_info[];
+
+/* ============================== L2: stream.c, buffer.c ====================================== */
+
+int gclpy_stream_init_types(PyObject *module, gclpy_state *st); /* Stream, Event, Graph */
+int gclpy_buffer_init_types(PyObject *module, gclpy_state *st); /* Buffer */
+/* Context methods (in driver.c's table). */
+PyObject *gclpy_context_create_stream(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
+                                      PyObject *kwnames);
+PyObject *gclpy_context_create_event(PyObject *self, PyObject *unused);
+PyObject *gclpy_context_alloc(PyObject *self, PyObject *nbytes);
+extern const char gclpy_doc_create_stream[], gclpy_doc_create_event[], gclpy_doc_alloc[];
 
 /* ============================== L2: tensormap.c ============================================= */
 

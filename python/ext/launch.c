@@ -115,23 +115,30 @@ static gclpy_args *values_into_scratch(gclpy_state *st, gclpy_kernel *k, PyObjec
 
 /* The keywords, in st->launch_kw's order (module.c interns them); "args" is an alias of
  * args_or_values. */
-enum { A_GRID, A_BLOCK, A_ARGS, A_SHARED, A_STREAM, A_CLUSTER, A_COOP, A_ARGS_ALIAS, A_COUNT };
+enum { A_GRID, A_BLOCK, A_ARGS, A_SHARED, A_STREAM, A_CLUSTER, A_COOP, A_ARGS_ALIAS, A_PDL,
+       A_PRIORITY, A_COUNT };
 static const char *const launch_names[A_COUNT] = {"grid", "block", "args_or_values", "shared",
-                                                  "stream", "cluster", "cooperative", "args"};
+                                                  "stream", "cluster", "cooperative", "args",
+                                                  "pdl", "priority"};
 static const gclpy_params launch_params = {"launch", launch_names, A_COUNT, 3, 2};
 
 const char gclpy_launch_doc[] =
   "launch($self, /, grid, block, args_or_values, *, shared=0, stream=None, cluster=None, "
-  "cooperative=False)\n--\n\n"
+  "cooperative=False, pdl=False, priority=0)\n--\n\n"
   "Launches the kernel (cuLaunchKernelEx through gcl_launch). grid, block, cluster: an int or a\n"
   "tuple of up to 3 ints (0 ... 2**32-1; gclaunch.RangeError outside). args_or_values (or args=):\n"
   "an Args of this kernel, or a sequence of one value per parameter (each converted as\n"
   "args[i] = v into a buffer kept by the kernel). shared: dynamic shared memory bytes (over 48 KiB\n"
   "opted in). stream: None (the context's default stream), an int CUstream (0, 1 =\n"
   "CU_STREAM_LEGACY, 2 = CU_STREAM_PER_THREAD, or a live stream of the kernel's context), or any\n"
-  "object with __cuda_stream__ (torch, CuPy, cuda.core streams); a handle that is no live stream\n"
-  "raises gclaunch.Error. The driver copies the parameters: args may change as soon as launch\n"
-  "returns.";
+  "object with __cuda_stream__ (torch, CuPy, cuda.core streams), or a gclaunch.Stream; a handle\n"
+  "that is no live stream raises gclaunch.Error. grid counts blocks (not clusters); cluster: blocks\n"
+  "per cluster per dimension (the grid a multiple of it; None: no cluster). pdl: programmatic\n"
+  "dependent launch (the kernel may start before the previous one on the stream ends: it must\n"
+  "wait, griddepcontrol.wait, before reading that one's results; a kernel whose code never waits\n"
+  "is refused, GCL_ERROR_INVALID_CONFIG, unless pdl='unchecked'). priority: the launch priority\n"
+  "attribute (0: none; lower numbers are higher). The driver copies the parameters: args may\n"
+  "change as soon as launch returns.";
 
 PyObject *gclpy_kernel_launch(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
                               PyObject *kwnames) {
@@ -158,8 +165,11 @@ PyObject *gclpy_kernel_launch(PyObject *self, PyObject *const *argv, Py_ssize_t 
     if (gclpy_long_arg(st, v[A_SHARED], "launch: shared", 0, UINT32_MAX, &shared) < 0) return NULL;
     cfg.shared_bytes = (size_t)shared;
   }
-  if (v[A_STREAM] && stream_of(st, v[A_STREAM], &cfg.stream) < 0) return NULL;
-  if ((uintptr_t)cfg.stream > 2) { /* a handle from outside: a live stream of the kernel's context */
+  bool ours = v[A_STREAM] && Py_IS_TYPE(v[A_STREAM], st->stream_type); /* checked when made */
+  if (ours && gclpy_stream_for_launch(st, (gclpy_stream *)v[A_STREAM], self, &cfg.stream) < 0)
+    return NULL;
+  if (!ours && v[A_STREAM] && stream_of(st, v[A_STREAM], &cfg.stream) < 0) return NULL;
+  if (!ours && (uintptr_t)cfg.stream > 2) { /* a handle from outside: a live stream of the kernel's context */
     gcl_context *ctx = ((gclpy_context *)((gclpy_module *)k->module)->context)->ctx;
     gcl_status s = gcl_stream_check(ctx, cfg.stream, cfg.stream == k->stream_seen ? GCL_STREAM_CHECK_MAPPED : 0);
     if (s != GCL_OK) return gclpy_raise(st, s);
@@ -169,6 +179,21 @@ PyObject *gclpy_kernel_launch(PyObject *self, PyObject *const *argv, Py_ssize_t 
     int c = PyObject_IsTrue(v[A_COOP]);
     if (c < 0) return NULL;
     cfg.cooperative = c;
+  }
+  if (v[A_PDL]) { /* programmatic dependent launch (programmatic stream serialization) */
+    int c = PyUnicode_Check(v[A_PDL]) ? 2 : PyObject_IsTrue(v[A_PDL]);
+    if (c < 0) return NULL;
+    if (c == 2) { /* "unchecked": launch even though the kernel's code never waits */
+      if (PyUnicode_CompareWithASCIIString(v[A_PDL], "unchecked") != 0)
+        return gclpy_type_error("launch: pdl takes True, False or 'unchecked'", v[A_PDL]);
+      cfg.flags |= GCL_LAUNCH_PDL_UNCHECKED;
+    }
+    cfg.programmatic_dependent_launch = c != 0;
+  }
+  if (v[A_PRIORITY]) { /* the launch priority attribute (0: none) */
+    long long p;
+    if (gclpy_long_arg(st, v[A_PRIORITY], "launch: priority", INT_MIN, INT_MAX, &p) < 0) return NULL;
+    cfg.priority = (int)p;
   }
   gclpy_args *a;
   if (PyObject_TypeCheck(v[A_ARGS], st->args_type)) a = (gclpy_args *)v[A_ARGS];

@@ -57,8 +57,10 @@ static PyObject *kernel_dict(gclpy_state *st, const gcl_image *img, size_t k) {
   if (!params) return NULL;
   PyObject *name = PyUnicode_DecodeUTF8(info.name, (Py_ssize_t)strlen(info.name), "backslashreplace");
   if (!name) return Py_DECREF(params), NULL;
-  return Py_BuildValue("{s:N,s:n,s:N}", "name", name, "param_bytes", (Py_ssize_t)info.param_bytes,
-                       "params", params);
+  int waits = gcl_image_kernel_waits(img, k); /* griddepcontrol.wait: True, False, None */
+  PyObject *w = waits > 0 ? Py_True : waits == 0 ? Py_False : Py_None;
+  return Py_BuildValue("{s:N,s:n,s:N,s:O}", "name", name, "param_bytes",
+                       (Py_ssize_t)info.param_bytes, "params", params, "waits", w);
 }
 
 static const char *const inspect_names[] = {"path_or_bytes", "arch"};
@@ -106,6 +108,8 @@ static PyMethodDef module_methods[] = {
    "PTX: sm_90), 90 or 'sm_90' (the fatbin entry, and the architecture PTX offsets are for;\n"
    "gclaunch.RangeError outside 0 ... 1000). Raises gclaunch.Error (GCL_ERROR_IO,\n"
    "GCL_ERROR_BAD_IMAGE) with the library's message."},
+  {"device_count", gclpy_device_count, METH_NOARGS, gclpy_doc_device_count},
+  {"_device_info", GCLPY_METH(gclpy_device_info), GCLPY_FASTKW, gclpy_doc_device_info},
   {"status_name", status_name, METH_O,
    "status_name($module, code, /)\n--\n\nThe name of a gcl_status value (\"GCL_ERROR_TENSOR\" for 7;\n"
    "\"GCL_UNKNOWN_STATUS\"-like text for an unknown one; gclaunch.RangeError outside int32)."},
@@ -156,7 +160,8 @@ static int add_constants(PyObject *m, gclpy_state *st) {
 
 static int intern_strings(gclpy_state *st) {
   static const char *const launch[GCLPY_LAUNCH_KW] = {"grid", "block", "args_or_values", "shared",
-                                                      "stream", "cluster", "cooperative", "args"};
+                                                      "stream", "cluster", "cooperative", "args",
+                                                      "pdl", "priority"};
   for (int i = 0; i < GCLPY_LAUNCH_KW; i++)
     if (!(st->launch_kw[i] = PyUnicode_InternFromString(launch[i]))) return -1;
   if (!(st->str_dlpack = PyUnicode_InternFromString("__dlpack__")) ||
@@ -173,7 +178,8 @@ static int module_exec(PyObject *m) {
   if (intern_strings(st) < 0 || gclpy_dlpack_init(st) < 0 || add_errors(m, st) < 0 ||
       add_constants(m, st) < 0 || gclpy_layout_init_types(m, st) < 0 ||
       gclpy_tensormap_init_types(m, st) < 0 || gclpy_args_init_types(m, st) < 0 ||
-      gclpy_driver_init_types(m, st) < 0)
+      gclpy_driver_init_types(m, st) < 0 || gclpy_stream_init_types(m, st) < 0 ||
+      gclpy_buffer_init_types(m, st) < 0)
     return -1;
   return 0;
 }

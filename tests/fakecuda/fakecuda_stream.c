@@ -77,6 +77,15 @@ CUresult fake_cuStreamDestroy(CUstream s) {
   return CUDA_SUCCESS;
 }
 
+CUresult fake_cuStreamGetPriority(CUstream s, int *priority) {
+  ENTER(cuStreamGetPriority);
+  if (!priority) return CUDA_ERROR_INVALID_VALUE;
+  if (!fake_valid_stream(s)) return CUDA_ERROR_INVALID_HANDLE;
+  fake_stream *st = stream_of(s);
+  *priority = st ? st->priority : 0;
+  return CUDA_SUCCESS;
+}
+
 /* The stream's context: the primary context of its device, or the current one for a default
  * stream. */
 CUresult fake_cuStreamGetCtx(CUstream s, CUcontext *out) {

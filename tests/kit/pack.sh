@@ -15,6 +15,7 @@
 #                         (Criterion and what it loads, libffi, ...; not glibc, libgcc_s, libstdc++,
 #                         the CUDA driver or NVRTC), found with ldd
 #   src/                  the repository's files the tests read (tests/, kernels/*.cu, include/, ...)
+#                         and the GPU runner's scripts (scripts/h200.sh KIT, bench/*.py)
 # Every ELF program and library finds its libraries through an $ORIGIN-relative RUNPATH (patched
 # here with patchelf); nothing needs LD_LIBRARY_PATH. Then tests/kit/check_paths.sh greps every
 # file of the kit for the absolute paths of the build and source trees: none may be inside.
@@ -47,6 +48,7 @@ while IFS= read -r f; do
     kernels/*|bench/*.cubin|python/gclaunch/*) keep=1 ;;
     tools/gclaunch.p/*.o) keep=1 ;;                      # tests/cli/tools_graph.sh reads them
     tests/*.sh|tests/*/*.sh) keep=1 ;;                   # scripts meson copied (tests/install)
+    tests/oracle_*) keep=1 ;;                            # nvcc's and fatbinary's (test_fatbin_oracle.c)
     *.so|*.so.*) [[ -L $f ]] || is_elf "$f" && keep=1 ;;
     *) [[ -x $f && ! -L $f ]] && is_elf "$f" && keep=1 ;;
   esac
@@ -58,7 +60,7 @@ done
 cp "$ctestfile" "$kit/CTestTestfile.cmake"
 
 # 2. The repository's files the tests read.
-for d in tests kernels include tools examples python/gclaunch; do
+for d in tests kernels include tools examples python/gclaunch bench scripts; do
   mkdir -p "$kit/src/$(dirname "$d")"
   (cd "$src" && tar -cf - --exclude=__pycache__ --exclude='*.pyc' "$d") | tar -xf - -C "$kit/src"
 done

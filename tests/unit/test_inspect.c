@@ -35,7 +35,7 @@ Test(inspect, json_contract_for_a_cubin) {
            "[{\"name\": \"k_one\", \"param_bytes\": 256, \"params\": ["
            "{\"index\": 0, \"offset\": 112, \"size\": 128}, "
            "{\"index\": 1, \"offset\": 240, \"size\": 1}, "
-           "{\"index\": 2, \"offset\": 248, \"size\": 8}]}]}\n",
+           "{\"index\": 2, \"offset\": 248, \"size\": 8}], \"waits\": false}]}\n",
            file);
   cr_assert_str_eq(out, want);
 }
@@ -48,7 +48,8 @@ Test(inspect, json_for_ptx_has_alignments) {
   cr_assert(strstr(out, "{\"name\": \"k_one\", \"param_bytes\": 176, \"params\": ["
                         "{\"index\": 0, \"offset\": 32, \"size\": 128, \"align\": 128}, "
                         "{\"index\": 1, \"offset\": 160, \"size\": 1, \"align\": 1}, "
-                        "{\"index\": 2, \"offset\": 168, \"size\": 8, \"align\": 8}]}"),
+                        "{\"index\": 2, \"offset\": 168, \"size\": 8, \"align\": 8}], "
+                        "\"waits\": false}"),
             "%s", out);
 }
 
@@ -80,7 +81,9 @@ Test(inspect, json_lists_every_kernel_of_a_fatbin) {
                                "%s{\"index\": %zu, \"offset\": %zu, \"size\": %zu}",
                                p ? ", " : "", p, off, size);
     }
-    used += (size_t)snprintf(want + used, sizeof want - used, "]}");
+    int waits = gcl_image_kernel_waits(img, k);
+    used += (size_t)snprintf(want + used, sizeof want - used, "], \"waits\": %s}",
+                             waits > 0 ? "true" : waits == 0 ? "false" : "null");
   }
   snprintf(want + used, sizeof want - used, "]}\n");
   cr_assert_str_eq(out, want);
@@ -93,6 +96,7 @@ Test(inspect, table_for_people) {
   cr_assert_eq(run_inspect(args, out, sizeof out), 0, "%s", out);
   cr_assert(strstr(out, "cubin, offsets for sm_90, 6 kernels"), "%s", out);
   cr_assert(strstr(out, "kernel k_one: 3 parameters, 256 bytes"), "%s", out);
+  cr_assert(strstr(out, "never waits (no griddepcontrol.wait: PDL launches refused)\n"), "%s", out);
   cr_assert(strstr(out, "index   offset     size  align  kind"), "%s", out);
   cr_assert(strstr(out, "      0      112      128      -  -\n"), "%s", out);
   snprintf(args, sizeof args, "'%s/params.compute_90.ptx' --kernel k_maps", GCL_KERNEL_DIR);
@@ -216,4 +220,33 @@ Test(inspect, signature_fields_without_a_file) {
   rc = run_inspect("--signature 'struct{u32 n, u32 n} s'", out, sizeof out);
   cr_assert_eq(rc, 2, "%s", out);
   cr_assert(strstr(out, "duplicate member name 'n'"), "%s", out);
+}
+
+/* "waits" (griddepcontrol.wait, for PDL launches): true, false and null from the image. */
+Test(inspect, waits_for_pdl) {
+  char out[16384], args[1024];
+  snprintf(args, sizeof args, "'%s/pdl.check.sm_90.cubin' --json --kernel 'pdl_*wait*'", GCL_KERNEL_DIR);
+  cr_assert_eq(run_inspect(args, out, sizeof out), 0, "%s", out);
+  cr_assert(strstr(out, "{\"name\": \"pdl_waits\", \"param_bytes\": 20, \"params\": ["), "%s", out);
+  cr_assert(strstr(out, "{\"index\": 2, \"offset\": 16, \"size\": 4}], \"waits\": true}"), "%s", out);
+  cr_assert(strstr(out, "\"name\": \"pdl_nowait\"") && strstr(out, "], \"waits\": false}"), "%s", out);
+  snprintf(args, sizeof args, "'%s/pdl.check.sm_90.cubin' --kernel pdl_waits", GCL_KERNEL_DIR);
+  cr_assert_eq(run_inspect(args, out, sizeof out), 0, "%s", out);
+  cr_assert(strstr(out, "kernel pdl_waits: 3 parameters, 20 bytes") &&
+            strstr(out, ", waits (griddepcontrol.wait)\n"), "%s", out);
+  char ptx[] = "/tmp/gcl-inspect-XXXXXX.ptx";
+  int fd = mkstemps(ptx, 4);
+  cr_assert_geq(fd, 0);
+  const char *text = ".version 8.0\n.target sm_90\n.address_size 64\n"
+                     ".func w() { griddepcontrol.wait; ret; }\n"
+                     ".visible .entry u(.param .u64 p) { call w; ret; }\n";
+  cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+  close(fd);
+  snprintf(args, sizeof args, "'%s' --json", ptx);
+  cr_assert_eq(run_inspect(args, out, sizeof out), 0, "%s", out);
+  cr_assert(strstr(out, "\"waits\": null}"), "%s", out);
+  snprintf(args, sizeof args, "'%s'", ptx);
+  cr_assert_eq(run_inspect(args, out, sizeof out), 0, "%s", out);
+  cr_assert(strstr(out, ", wait unknown\n"), "%s", out);
+  unlink(ptx);
 }

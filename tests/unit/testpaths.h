@@ -89,6 +89,10 @@ static inline const char *gcl_test_fakecuda_path(void) {
 #define FAKECUDA_PATH gcl_test_fakecuda_path()
 #endif
 
+/* A file next to the test program (BUILD/tests/NAME, built there by tests/meson.build); NULL when
+ * it is not there. */
+static inline const char *gcl_test_beside(const char *name) { return gcl_test_from_exe_(name); }
+
 /* dir/name into a ring buffer. */
 static inline const char *gcl_test_join(const char *dir, const char *name) {
   char *out = gcl_test_path_buf_();
