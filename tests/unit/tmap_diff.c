@@ -51,7 +51,25 @@ static CUresult driver_encode(const tmap_raw *r) {
                (CUtensorMapL2promotion)r->l2_promotion, (CUtensorMapFloatOOBfill)r->oob_fill);
 }
 
-enum { MAX_AIMS = 32 };
+enum { MAX_AIMS = 32, MAX_RULES = 64 };
+
+/* B by the rule gclaunch named: its message after "tensor: ", numbers as N, cut at 56 bytes. */
+typedef struct rule_tally { char key[64]; long n; } rule_tally;
+static void count_rule(rule_tally *r, int *nr, const char *msg) {
+  const char *p = strstr(msg, "tensor: ");
+  p = p ? p + 8 : msg;
+  char key[64];
+  size_t k = 0;
+  for (; *p && k < 56; p++) {
+    if (*p >= '0' && *p <= '9') {
+      if (k == 0 || key[k - 1] != 'N') key[k++] = 'N';
+    } else key[k++] = *p;
+  }
+  key[k] = 0;
+  for (int i = 0; i < *nr; i++)
+    if (!strcmp(r[i].key, key)) return (void)r[i].n++;
+  if (*nr < MAX_RULES) snprintf(r[*nr].key, sizeof r[*nr].key, "%s", key), r[(*nr)++].n = 1;
+}
 typedef struct tally { long cases, agree, a, b; } tally;
 
 int tmap_diff_run(gcl_context *ctx, const tmap_diff_options *o, FILE *out, tmap_diff_result *res) {
@@ -66,7 +84,8 @@ int tmap_diff_run(gcl_context *ctx, const tmap_diff_options *o, FILE *out, tmap_
   tally by[MAX_AIMS + 2][2] = {{{0}}}; /* [aim or valid][tiled, im2col] */
   tmap_gen g;
   tmap_gen_seed(&g, o->seed);
-  int shown_a = 0, shown_b = 0, share = o->valid_share > 0 ? o->valid_share : 4;
+  int shown_a = 0, shown_b = 0, share = o->valid_share > 0 ? o->valid_share : 4, nrules = 0;
+  static rule_tally rules[MAX_RULES];
   uint64_t mem = 0x7f1200000000ull;
   for (long n = 0; n < o->count; n++) {
     tmap_case c;
@@ -101,6 +120,7 @@ int tmap_diff_run(gcl_context *ctx, const tmap_diff_options *o, FILE *out, tmap_
       if (shown_a++ < o->show) fprintf(out, "A (gclaunch accepts, driver %d): %s\n", (int)rc, line);
     } else {
       t->b++, res->b++;
+      count_rule(rules, &nrules, why);
       if (shown_b++ < o->show) fprintf(out, "B (driver encodes, gclaunch: %s): %s\n", why, line);
     }
   }
@@ -112,6 +132,8 @@ int tmap_diff_run(gcl_context *ctx, const tmap_diff_options *o, FILE *out, tmap_
       fprintf(out, "%-16s %-7s %9ld %9ld %7ld %7ld\n", k < naims ? aims[k] : "valid",
               m ? "im2col" : "tiled", t->cases, t->agree, t->a, t->b);
     }
+  if (nrules) fprintf(out, "B by the rule gclaunch named:\n");
+  for (int i = 0; i < nrules; i++) fprintf(out, "  %7ld  %s\n", rules[i].n, rules[i].key);
   fprintf(out, "tmap_diff: seed %llu, %ld descriptions, %ld without driver arguments (rules only "
           "gclaunch can apply), %ld both accept, %ld both refuse; A (accepted by gclaunch, refused "
           "by the driver) = %ld, B (refused by gclaunch, encoded by the driver) = %ld\n",
