@@ -60,7 +60,7 @@ done
 cp "$ctestfile" "$kit/CTestTestfile.cmake"
 
 # 2. The repository's files the tests read.
-for d in tests kernels include tools examples python/gclaunch bench scripts; do
+for d in tests kernels include tools examples python bench scripts; do
   mkdir -p "$kit/src/$(dirname "$d")"
   (cd "$src" && tar -cf - --exclude=__pycache__ --exclude='*.pyc' "$d") | tar -xf - -C "$kit/src"
 done

@@ -536,17 +536,23 @@ class RuntimeTest(unittest.TestCase):
     # --- launch keywords ----------------------------------------------------------------------
     def test_launch_pdl_and_priority(self):
         a = self.args()
-        # bench_args8 never executes griddepcontrol.wait: PDL is refused before the driver,
-        # naming the kernel; "unchecked" launches it anyway
         n = FAKE.fakecuda_launch_count()
-        with self.assertRaisesRegex(g.Error, "bench_args8.*griddepcontrol.wait"):
+        with self.assertRaises(g.Error) as cm:  # bench_args8's code never waits (its SASS says so)
             self.k.launch(1, 32, a, pdl=True)
-        with self.assertRaises(TypeError):
-            self.k.launch(1, 32, a, pdl="yes")
+        self.assertEqual(cm.exception.status, "GCL_ERROR_INVALID_CONFIG")
+        self.assertIn("bench_args8", str(cm.exception))
         self.assertEqual(FAKE.fakecuda_launch_count(), n)
         self.k.launch(1, 32, a, pdl="unchecked", priority=-2)
         rec = self.last()
         self.assertEqual((rec.programmatic, rec.priority), (1, -2))
+        with self.assertRaises(TypeError):
+            self.k.launch(1, 32, a, pdl="yes")
+        img = T.kernel("pdl.check.sm_90.cubin")
+        info = next(k for k in g.inspect(img) if k["name"] == "pdl_waits")
+        T.declare(FAKE, "pdl_waits", [(p["offset"], p["size"]) for p in info["params"]])
+        waits = self.ctx.load(img).kernel("pdl_waits", "const i32* src, i32* dst, i32 n")
+        waits.launch(1, 32, [0x1000, 0x2000, 32], pdl=True)  # it waits: launched
+        self.assertEqual((self.last().kernel, self.last().programmatic), (b"pdl_waits", 1))
         self.k.launch(1, 32, a)
         rec = self.last()
         self.assertEqual((rec.programmatic, rec.priority), (0, 0))
