@@ -358,7 +358,12 @@ def main():
     if "--fake" in sys.argv:
         os.environ["GCL_LIBCUDA"] = os.path.join(build, "tests", "fakecuda", "libfakecuda.so")
         return fake_profile(build, runs)
-    import torch
+    try:
+        import torch
+    except ImportError:
+        print("bench_python.py: the GPU comparison needs torch (and a GPU); --fake times the CPU side "
+              "against tests/fakecuda")
+        return 2
     import gclaunch as g
     print(f"gclaunch {g.__version__} (abi3 extension) on Python {sys.version.split()[0]}, "
           f"torch {torch.__version__}, {torch.cuda.get_device_name()}, "

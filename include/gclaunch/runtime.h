@@ -520,7 +520,7 @@ GCL_API gcl_status gcl_args_repoint_tensormaps(gcl_args *args, gcl_context *ctx,
  * the maps changed since the last upload). The kernel takes the address as a pointer parameter
  * and fences each map before its first use (kernels/gclaunch_tmap_table.cuh,
  * gcl_tmap_table_acquire), because the maps were written by another proxy. Up to 240 maps a
- * grid-constant tensormap[K] parameter is faster (README: "Where descriptors live"). Messages
+ * grid-constant tensormap[K] parameter is faster (docs/tensormaps.md has the study). Messages
  * name the entry ("gcl_tensormap_table entry 17: ..."). Not thread-safe on one table. */
 typedef struct gcl_tensormap_table gcl_tensormap_table;
 
@@ -568,17 +568,20 @@ GCL_API const void *gcl_tensormap_table_map(const gcl_tensormap_table *t, size_t
  *   only in a device function the kernel may call, a module whose records gclaunch cannot read)
  *   the launch goes ahead: "unknown" is never a refusal. gclaunch inspect reports "waits".
  * - Stale kernels: gcl_module_destroy does not free its kernels' handles: each becomes a
- *   tombstone (name and layout kept, everything else freed, its CUfunction forgotten) that every
- *   later call refuses by name -- the driver reuses CUfunction values after an unload, so a
- *   stale handle must never reach it. Args made from such a kernel's layout stay valid (their
- *   layout lives on) and are refused by gcl_launch on any kernel. The tombstones (a few hundred
- *   bytes plus the layout each) are freed when the process exits.
+ *   tombstone (its name kept, its CUfunction, module and context forgotten, the rest freed) that
+ *   every later call refuses by name -- the driver reuses CUfunction values after an unload, so
+ *   a stale handle must never reach it; gcl_kernel_layout, gcl_kernel_context and
+ *   gcl_kernel_cu_function return NULL for it. A kernel's layout is shared with the args made
+ *   from it: args outliving the module stay valid (the layout goes with the last of them) and
+ *   are refused by gcl_launch on any kernel. Tombstones (a few hundred bytes each, C library
+ *   memory) are freed when the process exits. docs/launchsafety.md.
  * - Grids that cannot all be resident: a cooperative launch needs every block resident at once;
  *   gcl_launch checks it with the occupancy API before the driver and refuses with the numbers.
  *   gcl_launch_check does that and the cluster check for a prepared launch without launching.
  * ------------------------------------------------------------------------------------------- */
 
-/* The same for a looked-up kernel, from its module's records (-1 for NULL or a stale kernel). */
+/* Whether a looked-up kernel executes griddepcontrol.wait (gcl_image_kernel_waits of its module's
+ * records): 1, 0, or -1 unknown (also for NULL or a stale kernel). Reads. */
 GCL_API int gcl_kernel_waits(const gcl_kernel *kernel);
 /* Checks everything gcl_launch checks for kernel, config and args (args may be NULL: not
  * checked) without launching, and more: for a cooperative launch, that the whole grid can be

@@ -91,7 +91,7 @@ gcl_status gcl__args_tmap_plan_repoint(gcl_args *args, const gcl_field *first, s
                                        gcl__tmap_plan *plan);
 /* After the plan was executed: commits it (gcl__tmap_plan_commit) and marks the maps set. Cannot
  * fail. Inline: no call on the way. */
-static inline void gcl__args_tmap_commit(gcl_args *args, const gcl__tmap_plan *plan) {
+__attribute__((always_inline)) static inline void gcl__args_tmap_commit(gcl_args *args, const gcl__tmap_plan *plan) {
   gcl__tmap_plan_commit(plan);
   if (plan->encodes && args->unset_bytes[plan->run.who.param]) /* set-tracking is all that is left */
     gcl__args_mark(args, plan->run.who.param, plan->run.who.rel, plan->n * GCL_TENSORMAP_BYTES);

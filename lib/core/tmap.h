@@ -32,13 +32,29 @@ gcl_status gcl__tmap_fail(const gcl__tmap_who *who, gcl_status s, const char *fm
  * and bad option values. Formats nothing on success. */
 gcl_status gcl__tmap_translate(const DLTensor *t, const gcl_tensormap_options *o,
                                const gcl__tmap_who *who, gcl_tensormap_desc *out);
-/* For bench_refresh's cost of each check (issue 25): the first `stages` of the translation's
- * GCL__TMAP_STAGES stages (0 ... GCL__TMAP_STAGES), in the order gcl__tmap_translate runs them,
- * and their names. The output is complete only with all of them. */
-#define GCL__TMAP_STAGES 11
+/* The same checks one by one in a fixed order (the path that forms the message when the one
+ * pass of gcl__tmap_translate refuses), for the test that the two agree. */
+gcl_status gcl__tmap_translate_slow(const DLTensor *t, const gcl_tensormap_options *o,
+                                    const gcl__tmap_who *who, gcl_tensormap_desc *out);
+/* The one pass alone (t and o non-NULL, reserved words not checked): true and *out filled when
+ * every rule passes. For the same test. */
+bool gcl__tmap_one_pass(const DLTensor *t, const gcl_tensormap_options *o,
+                        gcl_tensormap_desc *out);
+/* For bench_refresh's cost of the checks (issues 25, 36): the first `stages` of the
+ * translation's GCL__TMAP_STAGES stages (1: arguments and reserved words; 2: the one pass), and
+ * their names. The output is complete only with all of them. */
+#define GCL__TMAP_STAGES 2
 gcl_status gcl__tmap_translate_upto(const DLTensor *t, const gcl_tensormap_options *o,
                                     gcl_tensormap_desc *out, int stages);
 const char *gcl__tmap_stage_name(int stage);
+
+/* True when a map of d is one NVIDIA's Blackwell defect concerns (driver 595.71.05 release
+ * notes, known issues): the tensor is not dense and non-overlapping, and its footprint (the
+ * bytes from its first to its last element) is under 128 KiB, so that its allocation may be too
+ * (gclaunch does not know the allocation; the footprint is a lower bound of it). The driver edge
+ * clears descriptor bit 85 of such maps on the drivers and architectures concerned
+ * (docs/tensormap-rules.md). */
+bool gcl__tmap_sparse_small(const gcl_tensormap_desc *d);
 
 /* "float32", "uint8", "bfloat16", ... for messages; "?" for values outside the enum. */
 const char *gcl__tmap_type_name(gcl_tensormap_type type);

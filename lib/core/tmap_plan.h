@@ -96,7 +96,7 @@ gcl_status gcl__tmap_plan_repoint(gcl__tmap_plan *plan, const gcl__tmap_space *s
 /* After gcl__tmap_execute succeeded: the scratch of every ENCODE step into its map, entries
  * updated (the address of every REPOINT and ENCODE step; the snapshot of every ENCODE step).
  * Cannot fail. */
-static inline void gcl__tmap_plan_commit(const gcl__tmap_plan *p) {
+__attribute__((always_inline)) static inline void gcl__tmap_plan_commit(const gcl__tmap_plan *p) {
   const gcl__tmap_space *sp = p->space;
   for (size_t i = 0; i < p->n; i++) {
     unsigned op = sp->ops[i];

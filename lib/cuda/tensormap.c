@@ -70,6 +70,43 @@ static gcl_status begin(gcl_context *ctx, const gcl__tmap_who *who) {
   return GCL_OK;
 }
 
+/* --- NVIDIA's Blackwell descriptor defect (docs/tensormap-rules.md) ---------------------------
+ * The 595.71.05 driver release notes (known issues): on Blackwell, cuTensorMapEncodeTiled and
+ * cuTensorMapEncodeIm2col* may configure a descriptor wrongly when the tensor's allocation is
+ * under 128 KB and the tensor is not dense and non-overlapping (sporadic illegal memory accesses,
+ * MMU faults); the documented fix-up clears bit 85 of the encoded bytes (bit 21 of the second
+ * 8-byte word) after the encode. CUTLASS, Triton and CCCL apply it on drivers up to CUDA 13.1
+ * (13010); 595.71.05 is a CUDA 13.2 driver (13020) and lists the issue as its own. So: devices
+ * sm_100 ... sm_12x (Blackwell), drivers reporting 13020 or less, maps gcl__tmap_sparse_small
+ * calls small and not dense. A re-point (cuTensorMapReplaceAddress) applies it again. */
+#define GCL__TMAP_BIT85_LAST_DRIVER 13020
+
+static bool bit85_device(const gcl_context *ctx) {
+  if (ctx->sm < 100 || ctx->sm >= 130) return false; /* Hopper pays one comparison */
+  int v = 0;
+  return gcl_driver_version(&v) == GCL_OK && v <= GCL__TMAP_BIT85_LAST_DRIVER;
+}
+
+static void clear_bit85(void *map) {
+  uint64_t q;
+  memcpy(&q, (unsigned char *)map + 8, sizeof q);
+  q &= ~(1ull << 21);
+  memcpy((unsigned char *)map + 8, &q, sizeof q);
+}
+
+/* After cuTensorMapReplaceAddress of a map gclaunch encoded from snap: the fix-up again (the
+ * description, and so the predicate, is the snapshot's). */
+__attribute__((noinline)) static void bit85_after_replace(const gcl__tmap_snap *snap, void *map) {
+  if (!snap->ndim) return;
+  DLTensor t = {.data = (void *)(uintptr_t)256, .device = snap->device, .ndim = snap->ndim,
+                .dtype = snap->dtype, .shape = (int64_t *)(uintptr_t)snap->shape,
+                .strides = snap->has_strides ? (int64_t *)(uintptr_t)snap->strides : NULL};
+  static const gcl__tmap_who who = {.text = "tensor"};
+  gcl_tensormap_desc d;
+  if (gcl__tmap_translate(&t, &snap->options, &who, &d) == GCL_OK && gcl__tmap_sparse_small(&d))
+    clear_bit85(map);
+}
+
 /* cuTensorMapEncodeTiled or, for im2col.pixels > 0, cuTensorMapEncodeIm2col. */
 static CUresult encode_desc(const gcl_tensormap_desc *d, CUtensorMap *m) {
   void *address = (void *)(uintptr_t)d->address;
@@ -113,6 +150,7 @@ static gcl_status encode_into(gcl_context *ctx, const gcl_tensormap_desc *d,
   gcl_status s = encode_bound(ctx, d, m, &rc);
   if (s != GCL_OK) return s;
   if (rc != CUDA_SUCCESS) return encode_failed(d, who, rc);
+  if (bit85_device(ctx) && gcl__tmap_sparse_small(d)) clear_bit85(m);
   gcl__fault_note_tensormaps(); /* a later ILLEGAL_INSTRUCTION names the TMA rule */
   return GCL_OK;
 }
@@ -203,6 +241,7 @@ gcl_status gcl__tmap_execute(gcl_context *ctx, const gcl__tmap_plan *plan) {
   if (gcl__faulted()) return gcl__fault_check();
   if (!(plan->encodes | plan->repoints)) return GCL_OK;
   const gcl__tmap_space *sp = plan->space;
+  const bool bit85 = bit85_device(ctx); /* the Blackwell fix-up applies (once per plan) */
   for (size_t i = 0; i < plan->n; i++) {
     unsigned op = sp->ops[i];
     unsigned char *out = sp->out + i * GCL_TENSORMAP_BYTES;
@@ -218,11 +257,13 @@ gcl_status gcl__tmap_execute(gcl_context *ctx, const gcl__tmap_plan *plan) {
         gcl_status s = replace_failed(ctx, plan, i, m, sp->addresses[i], rc);
         if (s != GCL_OK) return restore(plan, i), s;
       }
+      if (bit85) bit85_after_replace(&plan->run.entry[i].snap, m);
     } else if (op == GCL__TMAP_ENCODE) {
       CUresult rc;
       gcl_status s = encode_bound(ctx, &sp->descs[i], (CUtensorMap *)(void *)out, &rc);
       if (s == GCL_OK && rc != CUDA_SUCCESS) s = step_encode_failed(plan, i, rc);
       if (s != GCL_OK) return restore(plan, i), s;
+      if (bit85 && gcl__tmap_sparse_small(&sp->descs[i])) clear_bit85(out);
     }
   }
   if (plan->encodes) gcl__fault_note_tensormaps(); /* a later ILLEGAL_INSTRUCTION names TMA */

@@ -71,7 +71,7 @@
 
 /* Every Python object the state owns (visited by m_traverse, dropped by m_clear). */
 #define GCLPY_STATE_OBJECTS(X)                                                                   \
-  X(error) X(range_error) X(layout_type) X(args_type) X(fieldref_type) X(tensormap_type)          \
+  X(error) X(range_error) X(tensor_error) X(layout_type) X(args_type) X(fieldref_type) X(tensormap_type)          \
   X(context_type) X(module_type) X(kernel_type) X(param_type) X(field_type) X(contexts)           \
   X(producers) X(empty_tuple) X(str_dlpack) X(str_cuda_stream) X(str_fspath) X(dlpack_kwargs[0])  \
   X(dlpack_kwargs[1]) X(dlpack_kwargs[2]) X(dlpack_kwargs[3]) X(launch_kw[0]) X(launch_kw[1])     \
@@ -85,6 +85,7 @@
 typedef struct gclpy_state {
   PyObject *error;          /* gclaunch.Error */
   PyObject *range_error;    /* gclaunch.Error and OverflowError: an int out of a C type's range */
+  PyObject *tensor_error;   /* gclaunch.TensorError: GCL_ERROR_TENSOR (a tensor or tensor map refused) */
   PyTypeObject *layout_type, *args_type, *fieldref_type, *tensormap_type;
   PyTypeObject *context_type, *module_type, *kernel_type;
   PyTypeObject *stream_type, *event_type, *graph_type, *buffer_type; /* stream.c, buffer.c */

@@ -135,7 +135,8 @@ const char gclpy_launch_doc[] =
   "that is no live stream raises gclaunch.Error. grid counts blocks (not clusters); cluster: blocks\n"
   "per cluster per dimension (the grid a multiple of it; None: no cluster). pdl: programmatic\n"
   "dependent launch (the kernel may start before the previous one on the stream ends: it must\n"
-  "wait, griddepcontrol.wait, before reading that one's results). priority: the launch priority\n"
+  "wait, griddepcontrol.wait, before reading that one's results; a kernel whose code never waits\n"
+  "is refused, GCL_ERROR_INVALID_CONFIG, unless pdl='unchecked'). priority: the launch priority\n"
   "attribute (0: none; lower numbers are higher). The driver copies the parameters: args may\n"
   "change as soon as launch returns.";
 
@@ -180,9 +181,14 @@ PyObject *gclpy_kernel_launch(PyObject *self, PyObject *const *argv, Py_ssize_t 
     cfg.cooperative = c;
   }
   if (v[A_PDL]) { /* programmatic dependent launch (programmatic stream serialization) */
-    int c = PyObject_IsTrue(v[A_PDL]);
+    int c = PyUnicode_Check(v[A_PDL]) ? 2 : PyObject_IsTrue(v[A_PDL]);
     if (c < 0) return NULL;
-    cfg.programmatic_dependent_launch = c;
+    if (c == 2) { /* "unchecked": launch even though the kernel's code never waits */
+      if (PyUnicode_CompareWithASCIIString(v[A_PDL], "unchecked") != 0)
+        return gclpy_type_error("launch: pdl takes True, False or 'unchecked'", v[A_PDL]);
+      cfg.flags |= GCL_LAUNCH_PDL_UNCHECKED;
+    }
+    cfg.programmatic_dependent_launch = c != 0;
   }
   if (v[A_PRIORITY]) { /* the launch priority attribute (0: none) */
     long long p;

@@ -135,7 +135,16 @@ static int add_errors(PyObject *m, gclpy_state *st) {
       "OverflowError).", bases, NULL);
   Py_DECREF(bases);
   if (!st->range_error) return -1;
-  if (PyModule_AddObjectRef(m, "Error", st->error) < 0) return -1;
+  st->tensor_error = PyErr_NewExceptionWithDoc(
+      "gclaunch.TensorError",
+      "A tensor or a tensor map was refused (a gclaunch.Error with status GCL_ERROR_TENSOR),\n"
+      "before any driver call: the message names the tensor, the DLPack dimension or option,\n"
+      "the value and the limit (docs/tensormap-rules.md lists the tensor-map rules).",
+      st->error, NULL);
+  if (!st->tensor_error) return -1;
+  if (PyModule_AddObjectRef(m, "Error", st->error) < 0 ||
+      PyModule_AddObjectRef(m, "TensorError", st->tensor_error) < 0)
+    return -1;
   return PyModule_AddObjectRef(m, "RangeError", st->range_error);
 }
 

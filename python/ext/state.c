@@ -40,7 +40,8 @@ static PyObject *raise_with(PyObject *type, gcl_status s, const char *msg, int c
 }
 
 PyObject *gclpy_raise(gclpy_state *st, gcl_status s) {
-  return raise_with(st->error, s, gcl_last_error(), gcl_last_cuda_error());
+  PyObject *type = s == GCL_ERROR_TENSOR ? st->tensor_error : st->error;
+  return raise_with(type, s, gcl_last_error(), gcl_last_cuda_error());
 }
 
 /* Messages are formatted by PyUnicode_FromFormatV (%R, %zd, %llu ...). */
@@ -58,7 +59,7 @@ static PyObject *raise_v(PyObject *type, gcl_status s, const char *fmt, va_list 
 PyObject *gclpy_raise_msg(gclpy_state *st, gcl_status s, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  raise_v(st->error, s, fmt, ap);
+  raise_v(s == GCL_ERROR_TENSOR ? st->tensor_error : st->error, s, fmt, ap);
   va_end(ap);
   return NULL;
 }

@@ -43,7 +43,9 @@ says (a versioned capsule first, stream=-1).
 
 Errors: gclaunch.Error with .status ("GCL_ERROR_TENSOR"), .code and the library's message;
 TypeError for values of the wrong Python type; gclaunch.RangeError (an Error and an
-OverflowError) for ints out of a C type's range. A refused call changes nothing.
+OverflowError) for ints out of a C type's range; gclaunch.TensorError (an Error, status
+GCL_ERROR_TENSOR) for a tensor or tensor map refused, before any driver call, by the rule named
+in its message (docs/tensormap-rules.md). A refused call changes nothing.
 """
 from typing import NamedTuple
 
@@ -61,6 +63,7 @@ from ._gclaunch import (  # noqa: F401
     Param,
     RangeError,
     Stream,
+    TensorError,
     TensorMap,
     __version__,
     device_count,
@@ -95,6 +98,6 @@ globals().update({k: v for k, v in vars(_gclaunch).items() if k.startswith("GCL_
 
 __all__ = [
     "Args", "Buffer", "Context", "DeviceInfo", "Error", "Event", "Field", "Graph", "Kernel",
-    "Layout", "Module", "Param", "RangeError", "Stream", "TensorMap", "__version__",
+    "Layout", "Module", "Param", "RangeError", "Stream", "TensorError", "TensorMap", "__version__",
     "device_count", "device_info", "dlpack_c_api", "inspect", "status_name", "version_number",
 ] + sorted(k for k in vars(_gclaunch) if k.startswith("GCL_"))

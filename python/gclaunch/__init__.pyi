@@ -1,6 +1,6 @@
 """Type stub of the gclaunch package (the _gclaunch C extension)."""
 from os import PathLike
-from typing import Any, Iterable, NamedTuple, Protocol, Sequence, Union
+from typing import Any, Iterable, Literal, NamedTuple, Protocol, Sequence, Union
 
 __version__: str
 version_number: int
@@ -36,6 +36,10 @@ class RangeError(Error, OverflowError):
     The contract of every callable: a value, a gclaunch.Error subclass, or TypeError for an
     argument of the wrong Python type; a refused call changes nothing. str arguments with a NUL
     or a lone surrogate raise gclaunch.Error (not ValueError / UnicodeEncodeError)."""
+
+class TensorError(Error):
+    """A tensor or tensor map refused (status GCL_ERROR_TENSOR) before any driver call; the
+    message names the tensor, the DLPack dimension or option, the value and the limit."""
 
 class Param(NamedTuple):
     """A collections.namedtuple subclass: _asdict(), _fields and _replace() work on the six
@@ -140,19 +144,21 @@ class Kernel:
     def args(self) -> Args: ...
     def launch(self, grid: _Dims, block: _Dims, args_or_values: Union[Args, Sequence[_Value]], *,
                shared: int = 0, stream: _StreamLike = None,
-               cluster: _Dims | None = None, cooperative: bool = False, pdl: bool = False,
+               cluster: _Dims | None = None, cooperative: bool = False,
+               pdl: Union[bool, Literal["unchecked"]] = False,
                priority: int = 0) -> None:
-        """grid: blocks (not clusters) per dimension; block: threads per block; cluster: blocks
+        """stream: None, an int CUstream (0, 1 = CU_STREAM_LEGACY, 2 = CU_STREAM_PER_THREAD, or a
+        live stream of this kernel's context), an object with __cuda_stream__, or a
+        gclaunch.Stream. A handle that is no live stream raises gclaunch.Error (RangeError below
+        0) before the driver launches: values 3 ... 4095 are refused, the memory at the handle is
+        checked to be mapped (asked of the kernel), then the driver says whose stream it is
+        (cuStreamGetCtx). grid: blocks (not clusters) per dimension; block: threads per block; cluster: blocks
         per cluster per dimension (cuLaunchKernelEx's cluster dimension: grid must be a multiple
         of it), None for no cluster. pdl: programmatic dependent launch (this kernel may start
         while the previous kernel on the stream finishes; it must wait with
-        griddepcontrol.wait / cudaGridDependencySynchronize). priority: the launch priority
-        attribute (0: none; lower numbers are higher, as stream priorities).
-        stream: None, a gclaunch.Stream, an int CUstream (0, 1 = CU_STREAM_LEGACY, 2 = CU_STREAM_PER_THREAD, or a
-        live stream of this kernel's context), or an object with __cuda_stream__. A handle that
-        is no live stream raises gclaunch.Error (RangeError below 0) before the driver launches:
-        values 3 ... 4095 are refused, the memory at the handle is checked to be mapped (asked of
-        the kernel), then the driver says whose stream it is (cuStreamGetCtx)."""
+        griddepcontrol.wait / cudaGridDependencySynchronize; a kernel whose code never waits is
+        refused with GCL_ERROR_INVALID_CONFIG unless pdl='unchecked'). priority: the launch priority
+        attribute (0: none; lower numbers are higher, as stream priorities)."""
     # occupancy (each mirrors one C call)
     def occupancy(self, block: _Dims, shared: int = 0) -> int: ...
     def max_cooperative_grid(self, block: _Dims, shared: int = 0) -> int: ...
@@ -288,6 +294,9 @@ class DeviceInfo(NamedTuple):
 def device_count() -> int: ...
 def device_info(device: int = 0) -> DeviceInfo: ...
 
+# One dict per kernel, as `gclaunch inspect --json` lists them: name, param_bytes, params
+# (index, offset, size, align and kind where the image tells), and waits: True / False / None
+# (unknown) -- whether the kernel executes griddepcontrol.wait, which a PDL launch needs.
 def inspect(path_or_bytes: Union[_Path, _Buffer], arch: Union[int, str, None] = None) -> list[dict[str, Any]]: ...
 def status_name(code: int) -> str: ...
 

@@ -11,7 +11,9 @@
 # "wheel: N passed, N failed, N skipped" at the end; exits 1 if any failed. No GPU needed: the GPU
 # suite shows as skipped (exit 77) without one.
 # Environment: GCL_PYTHON (default /usr/bin/python3, Debian's: python3-mesonpy, python3-build and
-# python3-venv are its packages), GCL_KEEP=1 keeps the temporary directory.
+# python3-venv are its packages), GCL_KEEP=1 keeps the temporary directory, GCL_VENV_SYSTEM_SITE=1
+# gives the test venv the system's site-packages (numpy, and torch for the GPU suite on a GPU
+# machine; the import check still requires the venv's gclaunch).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
@@ -62,6 +64,25 @@ else fail "wheel contents: missing:${missing:- none}; not the package's: ${extra
 if unzip -p "$whl" '*.dist-info/WHEEL' | grep -qx "Tag: cp310-abi3-linux_$(uname -m)"; then
   ok "WHEEL says Tag: cp310-abi3-linux_$(uname -m)"
 else fail "WHEEL's tag: $(unzip -p "$whl" '*.dist-info/WHEEL' | grep Tag)"; fi
+# RECORD lists every file with its sha256 and size (the backend rewrote WHEEL and RECORD).
+if out=$("$py" - "$whl" <<'PY' 2>&1
+import base64, csv, hashlib, io, sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+rec = next(n for n in z.namelist() if n.endswith(".dist-info/RECORD"))
+rows = {r[0]: r[1:] for r in csv.reader(io.StringIO(z.read(rec).decode())) if r}
+bad = [n for n in z.namelist() if n not in rows]
+for n, (h, size) in rows.items():
+    if n == rec:
+        continue
+    data = z.read(n)
+    d = "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    if h != d or int(size) != len(data):
+        bad.append(n)
+print(f"{len(rows)} entries" if not bad else f"wrong: {bad}")
+sys.exit(1 if bad else 0)
+PY
+); then ok "RECORD matches the wheel's files ($out)"
+else fail "RECORD: $out"; fi
 # The module: only libc's libraries, no RPATH/RUNPATH, no path of the build machine.
 mkdir -p "$tmp/unz" && unzip -q "$whl" -d "$tmp/unz"
 so=$tmp/unz/gclaunch/_gclaunch.abi3.so
@@ -76,9 +97,11 @@ else ok "the wheel's module holds no absolute build path"; fi
 
 # --- a fresh venv, the wheel installed, imported from / -----------------------------------------
 venv=$tmp/venv
-if "$py" -m venv "$venv" >"$tmp/venv.log" 2>&1 &&
+venv_opts=() venv_what="no system site-packages"
+[[ ${GCL_VENV_SYSTEM_SITE:-0} == 1 ]] && venv_opts=(--system-site-packages) venv_what="--system-site-packages"
+if "$py" -m venv "${venv_opts[@]}" "$venv" >"$tmp/venv.log" 2>&1 &&
    "$venv/bin/python" -m pip install --no-index --no-deps "$whl" >>"$tmp/venv.log" 2>&1; then
-  ok "pip install $name into a fresh venv (no system site-packages, no index)"
+  ok "pip install $name into a fresh venv ($venv_what, no index)"
 else cat "$tmp/venv.log"; fail "venv + pip install of the wheel"; finish; fi
 vpy=$venv/bin/python
 site=$("$vpy" -c 'import sysconfig; print(sysconfig.get_path("platlib"))')

@@ -285,6 +285,35 @@ class FakeDriverTest(unittest.TestCase):
         gc.collect()
         self.assertEqual(self.p.deleted, self.p.exported)
 
+    def test_tensormap_rules_refuse_before_the_driver(self):
+        # Issue 36: each rule refuses with gclaunch.TensorError naming the DLPack dimension or
+        # option, the value and the limit, and no encode reaches the driver.
+        k = self.mega.kernel("megakernel_copy_16", MAPS16)
+        a = k.args()
+        FAKE.fakecuda_calls.restype = C.c_long
+        enc = lambda: FAKE.fakecuda_calls(b"cuTensorMapEncodeTiled") + FAKE.fakecuda_calls(b"cuTensorMapEncodeIm2col")
+        cases = [
+            (g.TensorMap(self.tensor(4), (8, 16)), "is not 16-byte aligned"),
+            (g.TensorMap(self.tensor(0), (8, 3)), "box[0] (dimension 1) = 3 elements of 4 bytes = 12 bytes"),
+            (g.TensorMap(self.tensor(0), (8, 64), swizzle=128), "exceeds the 128-byte swizzle span"),
+            (g.TensorMap(self.tensor(0), (300, 16)), "box[1] (dimension 0) = 300"),
+            (g.TensorMap(self.tensor(0), (8, 16), element_strides=(9, 1)), "element_strides[1] (dimension 0) = 9"),
+            (g.TensorMap(self.tensor(0), (8, 16), oob_nan=True, interleave=1), "interleave 1 needs rank >= 3"),
+        ]
+        for tm, text in cases:
+            with self.subTest(text=text):
+                before = enc()
+                with self.assertRaises(g.TensorError) as cm:
+                    a["maps[0]"] = tm
+                self.assertIsInstance(cm.exception, g.Error)
+                self.assertEqual(cm.exception.status, "GCL_ERROR_TENSOR")
+                self.assertIn("parameter 0 'maps' field 'maps[0]'", str(cm.exception))
+                self.assertIn(text, str(cm.exception))
+                self.assertEqual(enc(), before, "the driver was called")
+                with self.assertRaises(g.TensorError) as cm2:
+                    tm.describe()  # gcl_tensormap_check: the same rule, the same words
+                self.assertIn(text, str(cm2.exception))
+
     def test_tensormaps_into_cpu_made_args(self):
         # Args of a Layout (no kernel): maps are encoded in the tensor's device's default context
         lay = g.Layout(MAPS16, 90)

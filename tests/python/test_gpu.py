@@ -216,7 +216,7 @@ class RuntimeGpuTest(unittest.TestCase):
         t = torch.cuda.ExternalStream(s.handle)  # ours, used by torch
         out = torch.zeros(64, device="cuda")
         torch.cuda.synchronize()
-        self.k.launch(1, 64, [out, 64, 0.0], stream=s, pdl=True, priority=-1)
+        self.k.launch(1, 64, [out, 64, 0.0], stream=s, priority=-1)
         with torch.cuda.stream(t):
             out2 = out * 2  # ordered after the launch on the same stream
         t.synchronize()
@@ -225,6 +225,24 @@ class RuntimeGpuTest(unittest.TestCase):
             self.ctx.create_stream(priority=1)
         self.assertIn("(lowest)", str(cm.exception))
         print(f"streams tried: {ran}")
+
+    def test_pdl_pair_on_a_stream(self):
+        mod = self.ctx.load(T.kernel("pdl.fatbin"))
+        producer = mod.kernel("pdl_producer", "i32* out, i32 n")
+        waits = mod.kernel("pdl_waits", "const i32* src, i32* dst, i32 n")
+        n = 1 << 20
+        src = torch.zeros(n, dtype=torch.int32, device="cuda")
+        dst = torch.zeros(n, dtype=torch.int32, device="cuda")
+        torch.cuda.synchronize()
+        s = self.ctx.create_stream()
+        producer.launch(n // 256, 256, [src, n], stream=s)
+        waits.launch(n // 256, 256, [src, dst, n], stream=s, pdl=True)  # starts early, waits
+        s.synchronize()
+        self.assertTrue(torch.equal(dst, torch.arange(1, n + 1, dtype=torch.int32, device="cuda")))
+        with self.assertRaises(g.Error) as cm:
+            mod.kernel("pdl_nowait", "const i32* src, i32* dst, i32 n").launch(
+                1, 32, [src, dst, 32], stream=s, pdl=True)
+        self.assertEqual(cm.exception.status, "GCL_ERROR_INVALID_CONFIG")
 
     def test_graph_replayed_with_new_args(self):
         s = self.ctx.create_stream()

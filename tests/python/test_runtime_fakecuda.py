@@ -536,9 +536,23 @@ class RuntimeTest(unittest.TestCase):
     # --- launch keywords ----------------------------------------------------------------------
     def test_launch_pdl_and_priority(self):
         a = self.args()
-        self.k.launch(1, 32, a, pdl=True, priority=-2)
+        n = FAKE.fakecuda_launch_count()
+        with self.assertRaises(g.Error) as cm:  # bench_args8's code never waits (its SASS says so)
+            self.k.launch(1, 32, a, pdl=True)
+        self.assertEqual(cm.exception.status, "GCL_ERROR_INVALID_CONFIG")
+        self.assertIn("bench_args8", str(cm.exception))
+        self.assertEqual(FAKE.fakecuda_launch_count(), n)
+        self.k.launch(1, 32, a, pdl="unchecked", priority=-2)
         rec = self.last()
         self.assertEqual((rec.programmatic, rec.priority), (1, -2))
+        with self.assertRaises(TypeError):
+            self.k.launch(1, 32, a, pdl="yes")
+        img = T.kernel("pdl.check.sm_90.cubin")
+        info = next(k for k in g.inspect(img) if k["name"] == "pdl_waits")
+        T.declare(FAKE, "pdl_waits", [(p["offset"], p["size"]) for p in info["params"]])
+        waits = self.ctx.load(img).kernel("pdl_waits", "const i32* src, i32* dst, i32 n")
+        waits.launch(1, 32, [0x1000, 0x2000, 32], pdl=True)  # it waits: launched
+        self.assertEqual((self.last().kernel, self.last().programmatic), (b"pdl_waits", 1))
         self.k.launch(1, 32, a)
         rec = self.last()
         self.assertEqual((rec.programmatic, rec.priority), (0, 0))
@@ -555,7 +569,7 @@ class RuntimeTest(unittest.TestCase):
         a = self.args()
         refs = (sys.getrefcount(s), sys.getrefcount(b), sys.getrefcount(a))
         for i in range(5000):
-            self.k.launch(1, 32, a, stream=s, pdl=True)
+            self.k.launch(1, 32, a, stream=s, pdl="unchecked")
             self.k.launch(1, 32, [1, 2, 3.0, 4.0, b, b, 5, i], stream=s)
         gc.collect()
         self.k.launch(1, 32, VALUES8)

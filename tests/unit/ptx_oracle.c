@@ -44,9 +44,11 @@ static void push(toks *ts, const char *fmt, ...) {
   ts->t[ts->n++] = strdup(buf);
 }
 
+/* The .param types ptxas 13.0 accepts (.bf16, .pred and vectors it refuses there); .b128 last,
+ * only from PTX ISA 8.3. */
 static const char *const scalar_types[] = {".u8", ".s8", ".b8", ".u16", ".s16", ".b16", ".f16",
-                                           ".bf16", ".u32", ".s32", ".b32", ".f32", ".u64",
-                                           ".s64", ".b64", ".f64"};
+                                           ".u32", ".s32", ".b32", ".f32", ".u64",
+                                           ".s64", ".b64", ".f64", ".b128"};
 enum { N_SCALARS = sizeof scalar_types / sizeof *scalar_types };
 
 /* An identifier by the PTX ISA: [a-zA-Z][a-zA-Z0-9_$]* or [_$%][a-zA-Z0-9_$]+. */
@@ -75,13 +77,15 @@ static void number(rng *r, toks *ts, unsigned v) {
   }
 }
 
+static int types_n = N_SCALARS;
+
 static void param(rng *r, toks *ts, unsigned id) {
   char name[64];
   identifier(r, name, sizeof name, id);
   push(ts, ".param");
   unsigned kind = below(r, 10);
   if (kind < 5) { /* scalar, maybe aligned */
-    push(ts, "%s", scalar_types[below(r, N_SCALARS)]);
+    push(ts, "%s", scalar_types[below(r, (unsigned)types_n)]);
     push(ts, "%s", name);
   } else if (kind < 8) { /* array: .align A .b8 name[N], element types too */
     if (chance(r, 70)) {
@@ -89,10 +93,10 @@ static void param(rng *r, toks *ts, unsigned id) {
       unsigned a = 1u << below(r, 8);
       number(r, ts, a);
     }
-    push(ts, "%s", scalar_types[below(r, N_SCALARS)]);
+    push(ts, "%s", scalar_types[below(r, (unsigned)types_n)]);
     push(ts, "%s", name);
     push(ts, "[");
-    number(r, ts, 1 + below(r, chance(r, 80) ? 64 : 3000));
+    number(r, ts, 1 + below(r, chance(r, 90) ? 64 : 1000));
     push(ts, "]");
   } else { /* .ptr: .u64 .ptr [.space] [.align N] name */
     push(ts, "%s", chance(r, 50) ? ".u64" : ".b64");
@@ -139,7 +143,7 @@ static void entry(rng *r, toks *ts, unsigned *id) {
     push(ts, ")");
   }
   if (chance(r, 20)) push(ts, ".maxntid"), push(ts, "128"), push(ts, ","), push(ts, "1"), push(ts, ","), push(ts, "1");
-  if (chance(r, 10)) push(ts, ".reqntid"), push(ts, "64");
+  else if (chance(r, 10)) push(ts, ".reqntid"), push(ts, "64"); /* not both (ptxas) */
   push(ts, "{");
   if (chance(r, 30)) push(ts, ".reg"), push(ts, ".b32"), push(ts, "%%r<4>"), push(ts, ";");
   push(ts, "ret");
@@ -184,7 +188,8 @@ static void mutate(rng *r, toks *ts) {
 }
 
 static const char *separator(rng *r, const char *prev, const char *next) {
-  (void)prev, (void)next;
+  /* A body on lines of its own: ptxas's errors in it are then told from the declaration's. */
+  if (strcmp(next, "{") == 0 || strcmp(prev, "{") == 0 || strcmp(prev, "}") == 0) return "\n";
   switch (below(r, 12)) {
   case 0: return "\n";
   case 1: return "\t";
@@ -199,7 +204,10 @@ char *ptx_gen_module(uint64_t seed, int mutations) {
   rng r = {seed};
   toks ts = {0};
   unsigned id = 0;
-  push(&ts, ".version"), push(&ts, "8.0"), push(&ts, ".target"), push(&ts, "sm_90"),
+  unsigned version = below(&r, 4); /* 8.0 (4352 parameter bytes), 8.8, 9.0 (.b128) */
+  types_n = version == 3 ? N_SCALARS : N_SCALARS - 1;
+  push(&ts, ".version"), push(&ts, version == 0 ? "8.0" : version == 3 ? "9.0" : "8.8"),
+      push(&ts, ".target"), push(&ts, "sm_90"),
       push(&ts, ".address_size"), push(&ts, "64"), push(&ts, "//");
   unsigned before = below(&r, 3), entries = 1 + below(&r, 3);
   for (unsigned i = 0; i < before; i++) directive(&r, &ts, id++);
@@ -214,7 +222,7 @@ char *ptx_gen_module(uint64_t seed, int mutations) {
   p += sprintf(p, "// generated, seed %llu, %d mutations\n", (unsigned long long)seed, mutations);
   for (size_t i = 0; i < ts.n; i++) {
     if (i == 6) { p += sprintf(p, "\n"); free(ts.t[i]); continue; } /* the header's end */
-    p += sprintf(p, "%s%s", ts.t[i], i + 1 < ts.n ? separator(&r, ts.t[i], ts.t[i + 1]) : "\n");
+    p += sprintf(p, "%s%s", ts.t[i], i < 6 ? " " : i + 1 < ts.n ? separator(&r, ts.t[i], ts.t[i + 1]) : "\n");
     free(ts.t[i]);
   }
   free(ts.t);
@@ -338,7 +346,8 @@ static bool in_declaration(const char *text, size_t n, unsigned line) {
     char *c = strstr(buf, "//");
     if (c) *c = 0;
     if (strstr(buf, ".entry")) start = cur;
-    if (start && cur == line) return true;
+    /* A line that also holds a body's brace is not judged: its error may be the body's. */
+    if (start && cur == line) return !strchr(buf, '{') && !strchr(buf, '}');
     if (start && (strchr(buf, '{') || strchr(buf, ';'))) start = 0;
     if (cur > line) return false;
     p = eol + 1;

@@ -4,7 +4,8 @@
  * gcl_image_parse for sm_90 and compiled by `ptxas -arch=sm_90`. Where ptxas accepts, the reader
  * must give the kernels of ptxas's cubin (read by the cubin reader) with the same parameter
  * offsets and sizes; where ptxas refuses a line of an entry declaration, the reader must refuse
- * too. The modules as generated (no mutation) must be accepted by both.
+ * too. The modules as generated (no mutation) must be accepted by both (or, past the 4352
+ * parameter bytes of PTX ISA 8.0, refused by both).
  * Seeded: GCL_PTX_SEED (printed), GCL_PTX_CASES (default 300). Skipped when ptxas is missing
  * (GCL_PTXAS names it; GCL_REQUIRE_PTXAS=1 makes that a failure). */
 #include <criterion/criterion.h>
@@ -39,7 +40,9 @@ Test(ptx_ptxas, generated_and_mutated_modules_agree_with_ptxas, .timeout = 900) 
     ptx_verdict v = ptx_oracle_judge(text, strlen(text), dir, why, sizeof why);
     cr_assert_neq(v, PTX_NO_PTXAS, "case %llu: %s", i, why);
     counts[v]++;
-    bool bad_generated = mutations == 0 && v != PTX_AGREE;
+    /* As generated, both must accept -- or both refuse (a PTX ISA 8.0 module past 4352 bytes of
+     * parameters, the generator does not avoid it). */
+    bool bad_generated = mutations == 0 && v != PTX_AGREE && v != PTX_BOTH_REFUSE;
     generated_bad += bad_generated;
     if (ptx_oracle_disagrees(v) || bad_generated)
       fprintf(stderr, "case %llu (seed %llu, %d mutations): %s: %s\n--- module ---\n%s--- end ---\n",
