@@ -5,7 +5,7 @@
  * reading that must agree (a mismatch aborts with a message; libFuzzer keeps the input):
  *   cubin  the same bytes wrapped here in a fatbin container (one uncompressed ELF entry) read
  *          through the fatbin reader: the same status, the same kernels;
- *   PTX    likewise as a PTX entry for the architecture asked for;
+ *   PTX    likewise as a PTX entry for the architecture asked for (80 or 100);
  *   fatbin this file's own walk of the container (the layout nvcc 13's fatbinary writes,
  *          lib/core/fatbin.c) finds the entry the documented rule picks -- the exact cubin, else
  *          the highest cubin of the same major below, else the highest PTX below -- and that
@@ -185,11 +185,13 @@ static void parse(const uint8_t *data, size_t size, int sm) {
   int wsm = 0;                                         /* sm 0: the highest cubin, this one */
   int claim = s == GCL_OK && gcl_image_get_format(img) == GCL_IMAGE_CUBIN;
 #else
-  unsigned kind = 1, arch = sm ? (unsigned)sm : 90;    /* what sm 0 means for PTX alone */
+  /* An entry for the architecture asked for. sm 0 is no claim: alone, PTX is then laid out for
+   * its own .target, an entry for the entry's architecture. */
+  unsigned kind = 1, arch = (unsigned)sm;
   int wsm = sm;
   /* PTX alone: not taken for an ELF or a fatbin, and past the detector */
   int other_magic = size >= 4 && (!memcmp(data, "\x7f" "ELF", 4) || get32(data) == 0xba55ed50u);
-  int claim = !other_magic && (s == GCL_OK || strncmp(why, "not a cubin", 11) != 0);
+  int claim = sm != 0 && !other_magic && (s == GCL_OK || strncmp(why, "not a cubin", 11) != 0);
 #endif
   size_t wn = 0;
   uint8_t *w = claim ? wrap(data, size, kind, arch, &wn) : NULL;
