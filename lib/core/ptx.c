@@ -164,6 +164,10 @@ static gcl_status read_param(lexer *lx, const char *kernel, size_t index, const 
       if ((s = read_align(lx, kernel, index, &a)) != GCL_OK) return s;
       if (!next(lx)) return bad(kernel, index, "the module ends in the declaration");
     }
+  if ((unsigned char)lx->tok[0] >= 0x80 || (lx->p < lx->end && (unsigned char)*lx->p >= 0x80 &&
+                                              identifier(lx->tok, lx->len)))
+    return bad(kernel, index, "a non-ASCII byte in the parameter name (an identifier is ASCII: "
+                              "[a-zA-Z][a-zA-Z0-9_$]* or [_$%][a-zA-Z0-9_$]+)");
   if (!identifier(lx->tok, lx->len)) return bad(kernel, index, "expected a parameter name");
   snprintf(r.name, sizeof r.name, "%.*s", (int)(lx->len < 63 ? lx->len : 63), lx->tok);
   if (!next(lx)) return bad(kernel, index, "the parameter list is not closed");
@@ -335,9 +339,17 @@ static int body_waits(lexer *lx) {
 }
 
 static gcl_status read_entry(lexer *lx, gcl_image *img, size_t first, const ptx_module *m) {
-  if (!next(lx) || !identifier(lx->tok, lx->len))
+  if (next(lx) && (unsigned char)lx->tok[0] >= 0x80)
+    return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: .entry name starts with the non-ASCII byte 0x%02X "
+                     "(an identifier is ASCII: [a-zA-Z][a-zA-Z0-9_$]* or [_$%%][a-zA-Z0-9_$]+)",
+                     (unsigned char)lx->tok[0]);
+  if (lx->p > lx->end || !lx->tok || !identifier(lx->tok, lx->len))
     return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: .entry is not followed by a kernel name (an "
                      "identifier: [a-zA-Z][a-zA-Z0-9_$]* or [_$%%][a-zA-Z0-9_$]+)");
+  if (lx->p < lx->end && (unsigned char)*lx->p >= 0x80) /* "k\xc3\xa9(": never kernel 'k' */
+    return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: .entry name '%.*s' is followed by the non-ASCII byte "
+                     "0x%02X (an identifier is ASCII: [a-zA-Z][a-zA-Z0-9_$]* or [_$%%][a-zA-Z0-9_$]+)",
+                     (int)(lx->len > 200 ? 200 : lx->len), lx->tok, (unsigned char)*lx->p);
   for (size_t i = first; i < img->count; i++)
     if (strlen(img->kernels[i].name) == lx->len && memcmp(img->kernels[i].name, lx->tok, lx->len) == 0)
       return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%s' is declared twice", img->kernels[i].name);

@@ -99,11 +99,10 @@ static void buffer_dealloc(PyObject *self) {
 /* --- views -------------------------------------------------------------------------------------- */
 
 static int parse_dtype(gclpy_state *st, PyObject *v, DLDataType *out) {
-  const char *s = v && PyUnicode_Check(v) ? PyUnicode_AsUTF8AndSize(v, NULL) : NULL;
-  if (!s) {
-    if (!PyErr_Occurred()) gclpy_type_error("view: dtype takes a str ('f32' or 'float32', ...)", v);
-    return -1;
-  }
+  if (!v || !PyUnicode_Check(v))
+    return gclpy_type_error("view: dtype takes a str ('f32' or 'float32', ...)", v ? v : Py_None), -1;
+  const char *s = gclpy_str_arg(st, v, "view: dtype"); /* NUL, lone surrogate: gclaunch.Error */
+  if (!s) return -1;
   for (int i = 0; i < NDTYPES; i++)
     if (strcmp(s, dtypes[i].name) == 0 || strcmp(s, dtypes[i].alt) == 0)
       return *out = (DLDataType){dtypes[i].code, dtypes[i].bits, 1}, 0;

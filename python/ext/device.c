@@ -181,12 +181,10 @@ static const struct { const char *name; gcl_kernel_attr attr; } attrs[] = {
 enum { NATTRS = sizeof attrs / sizeof *attrs };
 
 static int attr_of(gclpy_state *st, PyObject *name, const char *fn, gcl_kernel_attr *out) {
-  const char *s = PyUnicode_Check(name) ? PyUnicode_AsUTF8AndSize(name, NULL) : NULL;
-  if (!s) {
-    if (!PyErr_Occurred())
-      PyErr_Format(PyExc_TypeError, "%s: name takes a str ('max_dynamic_shared_bytes', ...)", fn);
-    return -1;
-  }
+  if (!PyUnicode_Check(name))
+    return PyErr_Format(PyExc_TypeError, "%s: name takes a str ('max_dynamic_shared_bytes', ...)", fn), -1;
+  const char *s = gclpy_str_arg(st, name, "attribute name"); /* NUL, lone surrogate: gclaunch.Error */
+  if (!s) return -1;
   for (int i = 0; i < NATTRS; i++)
     if (strcmp(s, attrs[i].name) == 0) return *out = attrs[i].attr, 0;
   gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "%s: name: expected one of max_threads_per_block, "

@@ -427,8 +427,8 @@ def run_case(snippet, checked, world):
         raise Violation(f"{type(e).__name__} outside the contract: {e!r}\n{traceback.format_exc()}")
     if checked:
         after = world.leaves(getattr(world, checked))
-        if after != before:
-            diff = [(b, a) for b, a in zip(before, after) if b != a]
+        if repr(after) != repr(before):  # repr: nan equals nan
+            diff = [(b, a) for b, a in zip(before, after) if repr(b) != repr(a)]
             raise Violation(f"a refused call changed the args: {diff[:3]}")
     return outcome
 

@@ -135,8 +135,8 @@ Test(messages_utf8, ptx_entry_names_are_ascii_identifiers) {
     cr_assert_eq(gcl_image_parse(bad[i], strlen(bad[i]), 0, &im), GCL_ERROR_BAD_IMAGE, "case %zu read", i);
     cr_assert_null(im);
     cr_assert(valid_utf8(gcl_last_error()), "case %zu", i);
-    cr_assert(strstr(gcl_last_error(), "non-ASCII") || strstr(gcl_last_error(), "not a PTX identifier"),
-              "case %zu: %s", i, gcl_last_error());
+    if (i < 4) /* the non-ASCII ones are named as such */
+      cr_assert(strstr(gcl_last_error(), "non-ASCII"), "case %zu: %s", i, gcl_last_error());
   }
   static const char *const good[] = {
       ".version 8.0\n.target sm_90\n.visible .entry _Z1kPf$1(.param .u64 _Z1kPf_param_0){ret;}",
