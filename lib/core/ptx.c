@@ -307,8 +307,10 @@ static gcl_status read_params(lexer *lx, gcl__image_kernel *k, const ptx_module 
   return s;
 }
 
-/* `.maxntid x, y, z` and `.reqntid x, y, z` between the parameter list and the body. */
-static void read_directives(lexer *lx, gcl__image_kernel *k) {
+/* `.maxntid x[, y[, z]]` and `.reqntid x[, y[, z]]` between the parameter list and the body:
+ * 1 to 3 positive numbers (ptxas refuses 0 and a missing number); other directives there are
+ * passed over. */
+static gcl_status read_directives(lexer *lx, gcl__image_kernel *k) {
   bool here = !is(lx, ")"); /* no parameter list: lx is on the first token after the name */
   while ((here || next(lx)) && !is(lx, "{") && !is(lx, ";") && !is(lx, ".entry")) {
     here = false;
@@ -316,7 +318,9 @@ static void read_directives(lexer *lx, gcl__image_kernel *k) {
     if (!max && !req) continue;
     size_t xyz[3] = {1, 1, 1};
     for (int i = 0; i < 3; i++) {
-      if (!read_number(lx, &xyz[i])) break;
+      if (!read_number(lx, &xyz[i]) || xyz[i] == 0)
+        return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%.200s': %s expects 1 to 3 positive "
+                         "numbers separated by ','", k->name, max ? ".maxntid" : ".reqntid");
       lexer peek = *lx;
       if (!next(&peek) || !is(&peek, ",")) break;
       *lx = peek;
@@ -324,6 +328,7 @@ static void read_directives(lexer *lx, gcl__image_kernel *k) {
     if (max) k->info.max_threads = (int)(xyz[0] * xyz[1] * xyz[2] > (1u << 20) ? 0 : xyz[0] * xyz[1] * xyz[2]);
     for (int i = 0; req && i < 3; i++) k->info.reqntid[i] = (int)xyz[i];
   }
+  return GCL_OK;
 }
 
 /* Whether the body starting at lx's `{` holds griddepcontrol.wait (cudaGridDependencySynchronize
@@ -359,7 +364,7 @@ static gcl_status read_entry(lexer *lx, gcl_image *img, size_t first, const ptx_
   if (!next(lx))
     return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%s' ends after its name", k->name);
   if ((s = read_params(lx, k, m)) != GCL_OK) return s;
-  read_directives(lx, k);
+  if ((s = read_directives(lx, k)) != GCL_OK) return s;
   if (is(lx, "{")) k->waits = body_waits(lx);
   return GCL_OK;
 }

@@ -309,6 +309,8 @@ Test(image, ptx_errors_name_the_problem) {
       {".version 8.2\n.entry k(.param .b128 a)", "PTX ISA 8.3"},
       {".version 8.0\n.entry k(.param .b8 a[4353])", "4352 bytes"},
       {".version 8.8\n.entry k(.param .b8 a[0])", "array size"},
+      {".version 8.8\n.entry k(.param .u32 a) .maxntid 0 { ret; }", ".maxntid expects 1 to 3 positive"},
+      {".version 8.8\n.entry k(.param .u32 a) .reqntid 32, { ret; }", ".reqntid expects"},
       {".version 8.8\n.entry k(.param .align 3 .b8 a[4])", "power of two"},
       {".version 8.8\n.entry k(.param a)", "expected a type"},
       {".version 8.8\n.entry k(.param .b8 a[])", "array size"},
