@@ -386,7 +386,8 @@ void gcl_demo_usage(FILE *f) {
              "from its cubin and the packed argument buffer.\n");
   cli_options_print(f, "demo", demo_options, DEMO_OPTION_COUNT);
   fprintf(f, "\nThe kernels (megakernel.fatbin, megakernel.sm_90.cubin) are read from\n"
-             "$GCL_KERNEL_DIR, else the installed share/gclaunch/kernels, else the build tree.\n");
+             "$GCL_KERNEL_DIR, else the kernels folder next to tools/ (a build tree or the test\n"
+             "kit), else the installed share/gclaunch/kernels.\n");
 }
 
 /* Option id with its value v into d; false when v is out of range. */
