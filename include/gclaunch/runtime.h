@@ -308,7 +308,7 @@ GCL_API int gcl_stream_priority(const gcl_stream *s);
  * library's stream), can be given to a launch in ctx: GCL_OK for NULL, CU_STREAM_LEGACY (1),
  * CU_STREAM_PER_THREAD (2) and a live stream of ctx's context. Refused without touching the
  * handle's memory (GCL_ERROR_INVALID_ARGUMENT naming the handle): any other value below 4096,
- * a value with the top bit set (a negative int), an address no memory is mapped at (asked of the
+ * a value with the top bit set (a negative int), one not 8-byte aligned, an address no memory is mapped at (asked of the
  * kernel, not read); then the driver is asked (cuStreamGetCtx): a handle it refuses is
  * GCL_ERROR_DRIVER with its error, a stream of another context GCL_ERROR_INVALID_ARGUMENT.
  * flags: GCL_STREAM_CHECK_MAPPED skips the mapping question (the caller saw this handle pass

@@ -143,7 +143,7 @@ gcl_status gcl_stream_check(gcl_context *ctx, void *stream, unsigned flags) {
   uintptr_t h = (uintptr_t)stream;
   if (h == 0 || stream == (void *)CU_STREAM_LEGACY || stream == (void *)CU_STREAM_PER_THREAD)
     return GCL_OK;
-  if (h < 4096 || h > (uintptr_t)INTPTR_MAX)
+  if (h < 4096 || h > (uintptr_t)INTPTR_MAX || h % 8) /* the driver's streams are allocations */
     return gcl__fail(GCL_ERROR_INVALID_ARGUMENT,
                      "stream 0x%llx: not a stream handle (0: the default stream, 1: "
                      "CU_STREAM_LEGACY, 2: CU_STREAM_PER_THREAD, or a CUstream)",

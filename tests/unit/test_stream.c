@@ -312,13 +312,14 @@ Test(stream, handles_from_outside_are_checked_without_a_fault) {
   for (uintptr_t ok = 0; ok <= 2; ok++) cr_assert_eq(gcl_stream_check(c0, (void *)ok, 0), GCL_OK);
   cr_assert_eq(gcl_stream_check(c0, gcl_stream_handle(s0), 0), GCL_OK, "%s", gcl_last_error());
   cr_assert_eq(gcl_stream_check(c0, gcl_stream_handle(s0), GCL_STREAM_CHECK_MAPPED), GCL_OK);
-  static const uintptr_t small[] = {3, 12345 % 4096, 4095, (uintptr_t)-1, (uintptr_t)-5, (uintptr_t)1 << 63};
+  static const uintptr_t small[] = {3, 12345 % 4096, 4095, (uintptr_t)-1, (uintptr_t)-5, (uintptr_t)1 << 63,
+                                    0x7fffffff, 0x10004};
   for (size_t i = 0; i < sizeof small / sizeof *small; i++) {
     cr_assert_eq(gcl_stream_check(c0, (void *)small[i], 0), GCL_ERROR_INVALID_ARGUMENT);
     assert_msg_has("not a stream handle");
   }
-  cr_assert_eq(gcl_stream_check(c0, (void *)(uintptr_t)12345, 0), GCL_ERROR_INVALID_ARGUMENT);
-  assert_msg_has("stream 0x3039: not a live stream (no memory is mapped there)");
+  cr_assert_eq(gcl_stream_check(c0, (void *)(uintptr_t)0x3038, 0), GCL_ERROR_INVALID_ARGUMENT);
+  assert_msg_has("stream 0x3038: not a live stream (no memory is mapped there)");
   char junk[64] = {0}; /* mapped, no stream */
   cr_assert_neq(gcl_stream_check(c0, junk, 0), GCL_OK);
   assert_msg_has("not a live stream (cuStreamGetCtx)");
