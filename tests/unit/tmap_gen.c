@@ -184,7 +184,8 @@ void tmap_gen_edge(tmap_gen *g, tmap_case *c, uint64_t mem) {
   int dl = rank - 1 - (int)i;
   if (!c->t.strides && aim >= A_STRIDE && aim <= A_INNER) { /* make them explicit first */
     int64_t s = 1;
-    for (int k = rank - 1; k >= 0; k--) c->strides[k] = s, s *= c->shape[k];
+    for (int k = rank - 1; k >= 0; k--) /* dense; saturated where huge shapes overflow int64 */
+      if (c->strides[k] = s, __builtin_mul_overflow(s, c->shape[k], &s)) s = INT64_MAX;
     c->t.strides = c->strides;
   }
   int64_t unit = 16 / eb; /* 16 bytes in elements */
