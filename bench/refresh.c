@@ -438,11 +438,11 @@ static void setup(rig *r, const options *o, gcl_module **m) {
   char path[1024];
   snprintf(path, sizeof path, "%s/launchcfg.fatbin", o->kernels);
   TRY(gcl_module_load_file(r->ctx, path, m));
-  TRY(gcl_kernel_get(*m, "bench_maps240", "grid_constant tensormap[240] m, i32 idx, u64* out",
+  TRY(gcl_module_find_kernel(*m, "bench_maps240", "grid_constant tensormap[240] m, i32 idx, u64* out",
                      &r->k));
   TRY(gcl_args_create(gcl_kernel_layout(r->k), &r->args));
   TRY(gcl_layout_field(gcl_kernel_layout(r->k), "m[0]", &r->maps));
-  TRY(gcl_kernel_get(*m, "bench_globals240", "grid_constant struct{tensormap[240] maps, u64* out, "
+  TRY(gcl_module_find_kernel(*m, "bench_globals240", "grid_constant struct{tensormap[240] maps, u64* out, "
                      "i32 idx} g", &r->kg));
   TRY(gcl_args_create(gcl_kernel_layout(r->kg), &r->gargs));
   TRY(gcl_layout_field(gcl_kernel_layout(r->kg), "g.maps[0]", &r->gmaps));
@@ -533,7 +533,7 @@ int main(int argc, char **argv) {
   }
   TRY(gcl_context_bind(r.ctx));
   gcl_device_info info;
-  TRY(gcl_device_get_info(0, &info));
+  TRY(gcl_device_query(0, &info));
   printf("bench_refresh: %s (sm_%d), %d maps\n", info.name, info.sm, MAPS);
   gcl_module *m = NULL;
   setup(&r, &o, &m);

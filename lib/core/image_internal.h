@@ -75,7 +75,7 @@ typedef struct gcl__image_param {
 } gcl__image_param;
 
 typedef struct gcl__image_kernel {
-  gcl_image_kernel info;      /* info.name points at name */
+  gcl_image_kernel_info info;      /* info.name points at name */
   char *name;
   gcl__image_param *params;
   uint32_t symbol;            /* ELF symbol index (cubins) */
@@ -83,7 +83,7 @@ typedef struct gcl__image_kernel {
 } gcl__image_kernel;
 
 struct gcl_image {
-  gcl_image_format format;
+  gcl_format format;
   int sm;
   size_t count, cap;
   gcl__image_kernel *kernels;

@@ -31,9 +31,9 @@ typedef struct conv_entry {
 static int status_to_rc(gcl_status s) { return s == GCL_OK ? 0 : (gclpy_raise(s), -1); }
 
 void gclpy_field_label(gclpy_args *a, gclpy_fieldref *f, char *buf, size_t cap) {
-  gcl_param_info pi;
-  const char *pname = gcl_layout_param_info(a->layout->layout, f->field.param, &pi) == GCL_OK && pi.name
-                          ? pi.name : "";
+  gcl_field pf;
+  const char *pname = gcl_layout_param_field(a->layout->layout, f->field.param, &pf) == GCL_OK &&
+                              pf.info.name ? pf.info.name : "";
   const char *path = f->path ? PyUnicode_AsUTF8AndSize(f->path, NULL) : NULL;
   if (path && strcmp(path, pname) != 0)
     snprintf(buf, cap, "parameter %zu '%s' field '%s'", f->field.param, pname, path);

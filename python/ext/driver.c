@@ -119,7 +119,7 @@ static PyObject *context_get(PyObject *self, void *what) {
   case 2: return PyLong_FromVoidPtr(gcl_context_cu_context(c->ctx));
   default: {
     gcl_device_info info;
-    gcl_status s = gcl_device_get_info(c->device, &info);
+    gcl_status s = gcl_device_query(c->device, &info);
     return s == GCL_OK ? PyUnicode_FromString(info.name) : gclpy_raise(s);
   }
   }
@@ -182,7 +182,7 @@ static PyObject *module_kernel(PyObject *self, PyObject *const *argv, Py_ssize_t
   if (v[1] && v[1] != Py_None && !(sig = PyUnicode_Check(v[1]) ? PyUnicode_AsUTF8AndSize(v[1], NULL) : NULL))
     return PyErr_Occurred() ? NULL : gclpy_type_error("kernel: signature must be a str or None", v[1]);
   gcl_kernel *k = NULL;
-  gcl_status s = gcl_kernel_get(m->mod, name, sig, &k);
+  gcl_status s = gcl_module_find_kernel(m->mod, name, sig, &k);
   if (s != GCL_OK) return gclpy_raise(s);
   gclpy_kernel *ko = PyObject_New(gclpy_kernel, gclpy.kernel_type);
   if (!ko) return NULL;

@@ -65,10 +65,11 @@ static int set_info(PyObject *seq, Py_ssize_t first, const gcl_param_info *i) {
 
 static PyObject *param_info(const gcl_layout *layout, size_t index) {
   size_t off = 0, size = 0, align = 0;
-  gcl_param_info i;
+  gcl_field f;
   gcl_status s = gcl_layout_param(layout, index, &off, &size, &align);
-  if (s == GCL_OK) s = gcl_layout_param_info(layout, index, &i);
+  if (s == GCL_OK) s = gcl_layout_param_field(layout, index, &f);
   if (s != GCL_OK) return gclpy_raise(s);
+  const gcl_param_info i = f.info;
   PyObject *p = PyStructSequence_New(gclpy.param_type);
   if (!p) return NULL;
   PyStructSequence_SetItem(p, 0, PyLong_FromSize_t(index));

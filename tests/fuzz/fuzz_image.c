@@ -19,11 +19,11 @@
 
 static void walk(const gcl_image *img) {
   size_t n = gcl_image_kernel_count(img);
-  CHECK(gcl_image_get_format(img) >= GCL_IMAGE_CUBIN && gcl_image_get_format(img) <= GCL_IMAGE_ELF);
-  CHECK(gcl_image_format_name(gcl_image_get_format(img)) != NULL);
+  CHECK(gcl_image_format(img) >= GCL_IMAGE_CUBIN && gcl_image_format(img) <= GCL_IMAGE_ELF);
+  CHECK(gcl_format_name(gcl_image_format(img)) != NULL);
   for (size_t k = 0; k < n; k++) {
-    gcl_image_kernel info;
-    CHECK(gcl_image_get_kernel(img, k, &info) == GCL_OK);
+    gcl_image_kernel_info info;
+    CHECK(gcl_image_kernel(img, k, &info) == GCL_OK);
     CHECK(info.name != NULL);
     size_t found = (size_t)-1;
     CHECK(gcl_image_find_kernel(img, info.name, &found) == GCL_OK);
@@ -31,16 +31,23 @@ static void walk(const gcl_image *img) {
     for (size_t p = 0; p < info.param_count; p++) {
       size_t off, size, align;
       CHECK(gcl_image_param(img, k, p, &off, &size, &align) == GCL_OK);
-      CHECK(gcl_image_param_kind(img, k, p) != NULL);
+      gcl_param_kind kind = GCL_PARAM_STRUCT;
+      gcl_scalar scalar = GCL_SCALAR_VOID;
+      gcl_status ts = gcl_image_param_type(img, k, p, &kind, &scalar);
+      CHECK(ts == GCL_OK || ts == GCL_ERROR_NOT_FOUND); /* typed (PTX) or not (cubin records) */
+      CHECK(ts != GCL_OK || kind == GCL_PARAM_SCALAR || kind == GCL_PARAM_POINTER ||
+            kind == GCL_PARAM_BYTES);
+      CHECK(kind != GCL_PARAM_SCALAR || gcl_scalar_size(scalar) > 0);
       (void)strlen(info.name);
     }
     size_t off;
     size_t sz, al;
     CHECK(gcl_image_param(img, k, info.param_count, &off, &sz, &al) != GCL_OK);
-    CHECK(gcl_image_param_kind(img, k, info.param_count)[0] == 0);
+    CHECK(gcl_image_param_type(img, k, info.param_count, NULL, NULL) ==
+          GCL_ERROR_INVALID_ARGUMENT);
   }
-  gcl_image_kernel info;
-  CHECK(gcl_image_get_kernel(img, n, &info) != GCL_OK);
+  gcl_image_kernel_info info;
+  CHECK(gcl_image_kernel(img, n, &info) != GCL_OK);
 }
 
 static void parse(const uint8_t *data, size_t size, int sm) {

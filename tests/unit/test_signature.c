@@ -69,11 +69,7 @@ Test(signature, design_example) {
   cr_assert_eq(tile.kind, GCL_PARAM_STRUCT);
   cr_assert_eq(tile.size, 12);
   cr_assert_eq(tile.align, 4);
-  size_t idx = 99;
-  cr_assert_eq(gcl_signature_find(sig, "dst", &idx), GCL_OK);
-  cr_assert_eq(idx, 2);
-  cr_assert_eq(gcl_signature_find(sig, "nope", &idx), GCL_ERROR_NOT_FOUND);
-  cr_assert_eq(idx, 2);
+  cr_assert_str_eq(info_of(sig, 2).name, "dst");
   gcl_signature_destroy(sig);
 }
 
@@ -221,8 +217,9 @@ Test(signature, format_is_canonical) {
                          "struct{i8, struct{u16}} s");
   char small[8];
   size_t need = 0;
-  cr_assert_eq(gcl_signature_format(sig, small, sizeof small, &need), GCL_ERROR_INVALID_ARGUMENT);
+  cr_assert_eq(gcl_signature_format(sig, small, sizeof small, &need), GCL_OK, "cut, as snprintf");
   cr_assert_eq(need, strlen(text));
+  cr_assert_str_eq(small, "grid_co");
   free(text);
   gcl_signature_destroy(sig);
 }
