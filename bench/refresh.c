@@ -34,7 +34,7 @@
 
 #include "cuda_internal.h"
 #include "bench_util.h"
-#include "tmap.h"
+#include "tmap_stages.h"
 
 
 #define MAPS 240
@@ -491,7 +491,7 @@ static void check_costs(const options *o) {
   static rig c;
   c.buf[0] = 0x7f0000000000ull, c.buf[1] = 0x7f4000000000ull; /* addresses only: not read */
   for (int i = 0; i < MAPS; i++) make_view(&c, i);
-  enum { K = GCL__TMAP_STAGES + 1 };
+  enum { K = BENCH_TMAP_STAGES + 1 };
   double *ns = calloc((size_t)o->reps * K, sizeof *ns), med[K], step[K][64];
   int reps = o->reps < 64 ? o->reps : 64;
   gcl_tensormap_desc d;
@@ -502,7 +502,7 @@ static void check_costs(const options *o) {
       for (int it = 0; it < o->iters; it++)
         for (int i = 0; i < MAPS; i++) {
           if (k == 0) __asm__ volatile("" : : "r"(&c.v[i].t[0]) : "memory");
-          else (void)gcl__tmap_translate_upto(&c.v[i].t[0], &c.v[i].o, &d, k);
+          else (void)bench_tmap_translate_upto(&c.v[i].t[0], &c.v[i].o, &d, k);
           __asm__ volatile("" : : : "memory");
         }
       ns[rep * K + k] = (bench_now_ns() - t0) / o->iters / MAPS;
@@ -517,7 +517,7 @@ static void check_costs(const options *o) {
   printf("gcl_tensormap_check's checks, 240 views, median ns per map (cumulative, and this "
          "stage's own cost)\n");
   for (int k = 1; k < K; k++)
-    printf("  %-58s %7.2f  %+6.2f\n", gcl__tmap_stage_name(k - 1), med[k],
+    printf("  %-58s %7.2f  %+6.2f\n", bench_tmap_stage_name(k - 1), med[k],
            bench_median(step[k], reps - 1));
   printf("  %-58s %7.2f\n\n", "(the loop alone)", med[0]);
   free(ns);

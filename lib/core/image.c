@@ -32,7 +32,8 @@ gcl_status gcl__image_add_kernel(gcl_image *img, const char *name, size_t name_l
   return GCL_OK;
 }
 
-void gcl__image_clear(gcl_image *img) {
+/* Frees the kernels (not img itself). */
+static void image_clear(gcl_image *img) {
   for (size_t k = 0; k < img->count; k++) {
     gcl__free(img->kernels[k].name);
     gcl__free(img->kernels[k].params);
@@ -135,7 +136,7 @@ gcl_status gcl_image_parse(const void *data, size_t size, int sm, gcl_image **ou
 
 void gcl_image_destroy(gcl_image *img) {
   if (!img) return;
-  gcl__image_clear(img);
+  image_clear(img);
   gcl__free(img);
 }
 

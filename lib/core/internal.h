@@ -16,7 +16,6 @@
 
 /* Records a failure: formats this thread's message and returns s. Never call it on success. */
 gcl_status gcl__fail(gcl_status s, const char *fmt, ...) GCL__PRINTF(2, 3);
-gcl_status gcl__vfail(gcl_status s, const char *fmt, va_list ap);
 /* GCL_ERROR_INVALID_ARGUMENT naming the first NULL among n (const char *name, const void *value)
  * pairs: "fn: name is NULL" (the one style for NULL arguments). Call it only when one of them is NULL. */
 gcl_status gcl__fail_null(const char *fn, int n, ...);

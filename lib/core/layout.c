@@ -271,11 +271,6 @@ gcl_status gcl_layout_param(const gcl_layout *layout, size_t index, size_t *offs
   return GCL_OK;
 }
 
-/* The type tree of parameter index; NULL for raw layouts. For args.c's libffi checks. */
-const gcl__type *gcl__layout_type(const gcl_layout *layout, size_t index) {
-  return gcl__signature_type(layout->sig, index);
-}
-
 const gcl__lparam *gcl__layout_lparam(const gcl_layout *layout, size_t index) {
   return &layout->params[index];
 }

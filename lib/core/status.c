@@ -41,7 +41,7 @@ int gcl_last_cuda_error(void) { return last_cuda_error; }
 
 void gcl__set_last_cuda_error(int cuda_error) { last_cuda_error = cuda_error; }
 
-gcl_status gcl__vfail(gcl_status s, const char *fmt, va_list ap) {
+static gcl_status vfail(gcl_status s, const char *fmt, va_list ap) {
   vsnprintf(last_error, sizeof last_error, fmt, ap);
   last_cuda_error = 0;
   return s;
@@ -50,7 +50,7 @@ gcl_status gcl__vfail(gcl_status s, const char *fmt, va_list ap) {
 gcl_status gcl__fail(gcl_status s, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  gcl__vfail(s, fmt, ap);
+  vfail(s, fmt, ap);
   va_end(ap);
   return s;
 }

@@ -337,21 +337,9 @@ static void zero_desc(gcl_tensormap_desc *d) {
   d->interleave = d->swizzle = d->l2_promotion = d->oob_fill = 0;
 }
 
-/* The checks in the order they run; a prefix of them runs in gcl__tmap_translate_upto (for
- * bench_refresh's cost of each check: issue 25). */
-static const char *const stage_names[GCL__TMAP_STAGES] = {
-    "arguments, reserved words, zeroing", "option values (interleave, swizzle, L2, fill)",
-    "tensor (device, rank, shape, data)", "element type",  "dims (1 ... 2^32)",
-    "option/tensor combination",          "store extent",  "innermost stride 1",
-    "strides (multiples of 16, < 2^40)",  "address (alignment, overflow)",
-    "box or im2col (sizes, element strides, swizzle span)"};
-
-const char *gcl__tmap_stage_name(int stage) {
-  return stage >= 0 && stage < GCL__TMAP_STAGES ? stage_names[stage] : "?";
-}
-
-/* Stages [0, upto) of the translation; gcl__tmap_translate is all of them (upto is a constant
- * there, so the comparisons fold away). */
+/* Stages [0, upto) of the translation, in the order they run; gcl__tmap_translate is all
+ * GCL__TMAP_STAGES of them (upto is a constant there, so the comparisons fold away).
+ * bench/tmap_stages.c compiles this file into bench_refresh to time a prefix of them. */
 static inline gcl_status translate_upto(const DLTensor *t, const gcl_tensormap_options *o,
                                         const gcl__tmap_who *who, gcl_tensormap_desc *out,
                                         int upto) {
@@ -385,12 +373,6 @@ static inline gcl_status translate_upto(const DLTensor *t, const gcl_tensormap_o
 gcl_status gcl__tmap_translate(const DLTensor *t, const gcl_tensormap_options *o,
                                const gcl__tmap_who *who, gcl_tensormap_desc *out) {
   return translate_upto(t, o, who, out, GCL__TMAP_STAGES);
-}
-
-gcl_status gcl__tmap_translate_upto(const DLTensor *t, const gcl_tensormap_options *o,
-                                    gcl_tensormap_desc *out, int stages) {
-  static const gcl__tmap_who who = {.text = "tensor"};
-  return translate_upto(t, o, &who, out, stages);
 }
 
 gcl_status gcl_tensormap_check(const DLTensor *t, const gcl_tensormap_options *options,

@@ -32,13 +32,8 @@ gcl_status gcl__tmap_fail(const gcl__tmap_who *who, gcl_status s, const char *fm
  * and bad option values. Formats nothing on success. */
 gcl_status gcl__tmap_translate(const DLTensor *t, const gcl_tensormap_options *o,
                                const gcl__tmap_who *who, gcl_tensormap_desc *out);
-/* For bench_refresh's cost of each check (issue 25): the first `stages` of the translation's
- * GCL__TMAP_STAGES stages (0 ... GCL__TMAP_STAGES), in the order gcl__tmap_translate runs them,
- * and their names. The output is complete only with all of them. */
+/* The number of check stages gcl__tmap_translate runs (bench/tmap_stages.c times them). */
 #define GCL__TMAP_STAGES 11
-gcl_status gcl__tmap_translate_upto(const DLTensor *t, const gcl_tensormap_options *o,
-                                    gcl_tensormap_desc *out, int stages);
-const char *gcl__tmap_stage_name(int stage);
 
 /* "float32", "uint8", "bfloat16", ... for messages; "?" for values outside the enum. */
 const char *gcl__tmap_type_name(gcl_tensormap_type type);
