@@ -200,7 +200,7 @@ typedef struct gcl_layout gcl_layout;
 /* Device-side parameter offsets for architecture sm: exactly the architectures nvcc/NVRTC 13.0
  * build (75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121; unit_differential checks every
  * one against NVRTC's cubins with alignments up to 4096, and that the list equals NVRTC's). The
- * placement rule depends on the architecture's parameter base (FACTS.md, lib/core/layout.c):
+ * placement rule depends on the architecture's parameter base (docs/facts.md, lib/core/layout.c):
  * from 0x160 (sm_75-89) and 0x210 (sm_90) the absolute constant-bank address is aligned, from
  * 0x380 (sm_100 and later) and 0x1a80 (sm_75-89 past 4352 bytes) the offset; they differ only
  * for alignments above 128. GCL_ERROR_LAYOUT_TOO_LARGE

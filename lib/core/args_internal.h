@@ -35,9 +35,11 @@ typedef struct gcl__owner_slot {
   void *owner;
 } gcl__owner_slot;
 
-/* Visible here so that the launch path reads it inline (no calls, no PLT). Only args.c and
- * args_tmap.c (with its inline half below) change it; lib/cuda/tensormap.c writes map bytes only
- * through a gcl__tmap_run (re-points in place) and hands the rest to args_tmap.c. */
+/* Visible here so that the launch path reads it inline (no calls, no PLT). args.c and
+ * args_tmap.c (with its inline half below) change it; lib/cuda/tensormap.c writes two things
+ * only: a batch's maps and their addresses into scratch / scratch_addresses (encoded, copied or
+ * re-pointed there, never into the buffer), and map bytes re-pointed in place through a
+ * gcl__tmap_run; the commit into the buffer is args_tmap.c's. */
 struct gcl_args {
   const gcl_layout *layout;
   size_t count, size, unset, bit_bytes, owner_count;
@@ -51,8 +53,9 @@ struct gcl_args {
   unsigned char *bits;    /* set-tracking; starts as the layout's initial bitmap */
   unsigned char *data;    /* BUFFER_ALIGN-aligned, size bytes */
   unsigned char *scratch; /* 128 bytes per map of the parameter with the most maps, and */
-  uint64_t *scratch_addresses; /* one address each: batches land here first, so that a failure
-                             changes nothing (args_tmap.c commits them) */
+  uint64_t *scratch_addresses; /* one address each: lib/cuda/tensormap.c writes a batch here
+                             first, so that a failure changes nothing; args_tmap.c's commit
+                             copies it into data */
   void *block;            /* what calloc returned; args sit at block + up to BUFFER_ALIGN */
 };
 

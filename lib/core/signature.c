@@ -1,4 +1,4 @@
-/* Signature text -> parameter list (grammar in gclaunch.h / DESIGN.md), canonical formatting.
+/* Signature text -> parameter list (grammar in gclaunch/core.h), canonical formatting.
  * Errors carry the 1-based column of the offending token: "col 17: expected a type after
  * 'const'". The parser is recursive descent over a one-token lookahead lexer. */
 #include "nameset.h"
