@@ -315,17 +315,34 @@ Test(launch, attributes_cooperative_pdl_priority) {
   gcl_module_destroy(m);
 }
 
+/* cfg_noparams counts its runs in the module global cfg_noparams_runs (read through the
+ * driver's own cuLibraryGetGlobal, from the libcuda.so.1 gclaunch opened): one launch of one
+ * thread adds exactly 1, in both launch modes. */
 Test(launch, kernel_without_parameters) {
   gcl_module *m = load("launchcfg.fatbin");
+  void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  cr_assert_not_null(cuda, "libcuda.so.1 is not loaded: %s", dlerror());
+  CUresult (*get_global)(CUdeviceptr *, size_t *, CUlibrary, const char *) =
+      (CUresult(*)(CUdeviceptr *, size_t *, CUlibrary, const char *))dlsym(cuda, "cuLibraryGetGlobal");
+  cr_assert_not_null(get_global, "no cuLibraryGetGlobal in libcuda.so.1");
+  CUdeviceptr runs = 0;
+  size_t bytes = 0;
+  CU(get_global(&runs, &bytes, (CUlibrary)gcl_module_cu_library(m), "cfg_noparams_runs"));
+  cr_assert_eq(bytes, sizeof(unsigned));
   for (int extra = 0; extra < 2; extra++) {
     gcl_kernel *k = get(m, "cfg_noparams", "", extra);
     gcl_args *args = NULL;
     CHECK(gcl_args_create(gcl_kernel_layout(k), &args));
+    CHECK(gcl_mem_fill_u8(ctx, (uint64_t)runs, 0, sizeof(unsigned)));
     gcl_launch_config cfg = one_thread();
     CHECK(gcl_launch(k, &cfg, args));
     CHECK(gcl_context_synchronize(ctx));
+    unsigned got = 0;
+    CHECK(gcl_mem_download(ctx, &got, (uint64_t)runs, sizeof got));
+    cr_assert_eq(got, 1, "mode %d: the kernel ran %u times, expected once", extra, got);
     gcl_args_destroy(args);
   }
+  dlclose(cuda);
   gcl_module_destroy(m);
 }
 
