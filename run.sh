@@ -9,7 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")"
 build=${BUILD_DIR:-build}
 packages=(meson ninja-build pkg-config gcc libffi-dev libcriterion-dev libdlpack-dev cmake
-          clang libclang-rt-14-dev valgrind python3 python3-dev python3-numpy libiberty-dev)
+          clang libclang-rt-14-dev valgrind python3 python3-dev python3-numpy libiberty-dev
+          python3-mesonpy python3-build python3-venv python3-pip patchelf)
 
 deps() {
   local missing=()

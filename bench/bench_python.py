@@ -7,7 +7,19 @@ argument per launch, a non-blocking stream), all Python peers in this one proces
 
   gclaunch Args        k.launch(1, 32, args, stream=h) after args[7] = i      (prepared Args)
   gclaunch values      k.launch(1, 32, [a, b, c, d, p0, p1, n, i], stream=h)  (8 plain values)
-  cuda.core launch     peers.py's bench_cuda_core;  CuPy RawKernel: peers.py's bench_cupy
+  ... and the same values with stream= a torch stream object, torch.cuda.current_stream()
+  (fetched per launch, as users write it), a gclaunch.Stream, a CuPy and a cuda.core stream
+  object, and with gclaunch Buffers as the two pointers
+  cuda.core launch     peers.py's bench_cuda_core (numpy scalars + cuda.core Buffers, its own
+                       non-blocking stream); also on torch's current stream with int pointers
+  CuPy RawKernel       peers.py's bench_cupy
+Targets (issue 32): values <= prepared + 150 ns; every gclaunch form ahead of cuda.core;
+prepared <= 1.10x C gcl_launch (with --launch-csv). The verdicts are printed, not asserted.
+
+--fake: no GPU needed. The CPU side of the same calls against tests/fakecuda (GCL_LIBCUDA set to
+BUILD/tests/fakecuda/libfakecuda.so): prepared Args vs 8 plain values vs values with Buffers and
+stream objects, ns per launch. The fake's launch is not the driver's: only the differences
+between the forms (the argument conversion) mean anything; the numbers are labelled so.
 
 and the megakernel's descriptors: 240 tensor maps from 240 torch views (bench_maps240's
 tensormap[240]) set and launched, per iteration:
@@ -42,6 +54,72 @@ def arg(name, default=None):
     return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
 
 
+def ratio_lines(rows, gcl=None):
+    """The issue's targets against the medians of rows (us)."""
+    med = {k: peers.median(v) for k, v in rows.items()}
+    core = med.get("cuda.core launch")
+    prep = med.get("gclaunch Args")
+    out = []
+    if prep is not None:
+        for name, us in med.items():
+            if name.startswith("gclaunch values"):
+                d = 1000 * (us - prep)
+                out.append(f"  {name:45s} - prepared = {d:+7.0f} ns  (target <= +150: "
+                           f"{'met' if d <= 150 else 'NOT met'})")
+    if core:
+        for name, us in med.items():
+            if name.startswith("gclaunch"):
+                out.append(f"  cuda.core / {name:45s} = {core / us:5.2f}x  "
+                           f"({'ahead' if us < core else 'NOT ahead'})")
+    if gcl and prep:
+        out.append(f"  prepared / C gcl_launch = {prep / gcl:5.2f}x  (target <= 1.10: "
+                   f"{'met' if prep / gcl <= 1.10 else 'NOT met'})")
+    return out
+
+
+def stream_objects(torch):
+    """(name, stream object) of every library present, each a non-blocking stream."""
+    objs = [("torch stream object", torch.cuda.Stream())]
+    try:
+        import cupy as cp
+        objs.append(("CuPy stream object", cp.cuda.Stream(non_blocking=True)))
+    except ImportError:
+        pass
+    try:
+        try:
+            from cuda.core import Device
+        except ImportError:
+            from cuda.core.experimental import Device
+        dev = Device(0)
+        dev.set_current()
+        objs.append(("cuda.core stream object", dev.create_stream()))
+    except ImportError:
+        pass
+    return objs
+
+
+def cuda_core_torch_stream(torch, cubin):
+    """cuda.core's launch on torch's current stream, numpy scalars and int pointers."""
+    import numpy as np
+    try:
+        from cuda.core import Device, LaunchConfig, ObjectCode, launch
+    except ImportError:
+        from cuda.core.experimental import Device, LaunchConfig, ObjectCode, launch
+    dev = Device(0)
+    dev.set_current()
+    stream = dev.create_stream(torch.cuda.current_stream())
+    k = ObjectCode.from_cubin(open(cubin, "rb").read()).get_kernel("bench_args8")
+    p0, p1 = torch.zeros(16, device="cuda"), torch.zeros(16, device="cuda")
+    q0, q1 = np.uint64(p0.data_ptr()), np.uint64(p1.data_ptr())
+    cfg = LaunchConfig(grid=1, block=32)
+    a, b, c, d, n = np.int32(1), np.int32(2), np.float32(3), np.float32(4), np.uint64(5)
+
+    def one(i):
+        launch(stream, cfg, k, a, b, c, d, q0, q1, n, np.int32(i))
+
+    return peers.timed(one, stream.sync)
+
+
 def gclaunch_launches(g, torch, cubin):
     ctx = g.Context(0)
     k = ctx.load(cubin).kernel("bench_args8", ARGS8)
@@ -60,12 +138,107 @@ def gclaunch_launches(g, torch, cubin):
     def values(i):
         k.launch(1, 32, [1, 2, 3.0, 4.0, p0a, p1a, 5, i], stream=h)
 
-    def values_stream_object(i):
-        k.launch(1, 32, [1, 2, 3.0, 4.0, p0a, p1a, 5, i], stream=s)
+    r = {"gclaunch Args": peers.timed(prepared, s.synchronize),
+         "gclaunch values": peers.timed(values, s.synchronize)}
+    cur = torch.cuda.current_stream
 
-    return {"gclaunch Args": peers.timed(prepared, s.synchronize),
-            "gclaunch values": peers.timed(values, s.synchronize),
-            "gclaunch values, torch stream object": peers.timed(values_stream_object, s.synchronize)}
+    def values_current(i):
+        k.launch(1, 32, [1, 2, 3.0, 4.0, p0a, p1a, 5, i], stream=cur())
+
+    r["gclaunch values, torch.cuda.current_stream()"] = peers.timed(values_current, torch.cuda.synchronize)
+    gs = g.Stream.from_handle(s)
+
+    def values_gclaunch_stream(i):
+        k.launch(1, 32, [1, 2, 3.0, 4.0, p0a, p1a, 5, i], stream=gs)
+
+    r["gclaunch values, gclaunch.Stream"] = peers.timed(values_gclaunch_stream, s.synchronize)
+    for name, obj in stream_objects(torch):
+        sync = torch.cuda.synchronize
+
+        def values_obj(i, obj=obj):
+            k.launch(1, 32, [1, 2, 3.0, 4.0, p0a, p1a, 5, i], stream=obj)
+
+        r[f"gclaunch values, {name}"] = peers.timed(values_obj, sync)
+    b0, b1 = ctx.alloc(64), ctx.alloc(64)
+
+    def values_buffers(i):
+        k.launch(1, 32, [1, 2, 3.0, 4.0, b0, b1, 5, i], stream=h)
+
+    r["gclaunch values, gclaunch Buffers"] = peers.timed(values_buffers, s.synchronize)
+    return r
+
+
+def fake_profile(build, runs):
+    """The CPU side against tests/fakecuda: ns per launch of each form (fake-driver numbers)."""
+    import ctypes as C
+    fake = os.path.join(build, "tests", "fakecuda", "libfakecuda.so")
+    lib = C.CDLL(fake)
+    import gclaunch as g
+    cubin = os.path.join(build, "kernels", "launchcfg.sm_90.cubin")
+    info = next(k for k in g.inspect(cubin) if k["name"] == "bench_args8")
+    n = len(info["params"])
+    off = (C.c_size_t * n)(*[p["offset"] for p in info["params"]])
+    size = (C.c_size_t * n)(*[p["size"] for p in info["params"]])
+    lib.fakecuda_set_params(b"bench_args8", n, off, size)
+    ctx = g.Context(0)
+    k = ctx.load(cubin).kernel("bench_args8", ARGS8)
+    s = ctx.create_stream()
+    h = s.handle
+    b0, b1 = ctx.alloc(64), ctx.alloc(64)
+    p0, p1 = b0.ptr, b1.ptr
+    a = k.args()
+    for i, v in enumerate([1, 2, 3.0, 4.0, p0, p1, 5, 0]):
+        a[i] = v
+
+    class Foreign:
+        def __cuda_stream__(self):
+            return (0, h)
+
+    foreign = Foreign()
+
+    def prepared(i):
+        a[7] = i
+        k.launch(1, 32, a, stream=h)
+
+    def prepared_only_launch(i):
+        k.launch(1, 32, a, stream=h)
+
+    vals8 = [1, 2, 3.0, 4.0, p0, p1, 5, 0]
+    keys = range(8)
+
+    def convert_only(i):  # the conversion without the fake's launch (its 32 KB record copy)
+        for j in keys:
+            a[j] = vals8[j]
+
+    def loop_only(i):  # the same loop storing into a list: the interpreter's share of convert_only
+        for j in keys:
+            vals8[j] = vals8[j]
+
+    forms = {
+        "8 x args[j] = v, no launch": convert_only,
+        "8 x list[j] = v, no launch (baseline)": loop_only,
+        "prepared Args (args[7] = i; launch)": prepared,
+        "prepared Args, launch alone": prepared_only_launch,
+        "8 plain values, int stream": lambda i: k.launch(1, 32, [1, 2, 3.0, 4.0, p0, p1, 5, i], stream=h),
+        "8 plain values, gclaunch.Stream": lambda i: k.launch(1, 32, [1, 2, 3.0, 4.0, p0, p1, 5, i], stream=s),
+        "8 plain values, __cuda_stream__ object": lambda i: k.launch(1, 32, [1, 2, 3.0, 4.0, p0, p1, 5, i], stream=foreign),
+        "8 values, 2 gclaunch Buffers": lambda i: k.launch(1, 32, [1, 2, 3.0, 4.0, b0, b1, 5, i], stream=h),
+    }
+    rows = {}
+    for _ in range(runs):
+        for name, fn in forms.items():
+            rows.setdefault(name, []).append(peers.timed(fn, lambda: None) * 1000)
+    print(f"FAKE DRIVER (tests/fakecuda, no GPU): CPU-side ns per launch, median of {runs} runs "
+          f"(each the median of {peers.REPS} x {peers.LAUNCHES}); only differences between forms "
+          "are meaningful")
+    conv = peers.median(rows["8 x args[j] = v, no launch"]) - peers.median(rows["8 x list[j] = v, no launch (baseline)"])
+    print(f"  converting 8 values (args[j] = v minus the loop): {conv:.0f} ns (fake-driver build, this machine)")
+    base = peers.median(rows["prepared Args (args[7] = i; launch)"])
+    for name, per in rows.items():
+        med = peers.median(per)
+        print(f"  {name:42s} {med:8.0f} ns  ({med - base:+6.0f} ns vs prepared)  runs: "
+              f"{' '.join(f'{u:.0f}' for u in per)}")
+    return 0
 
 
 def per_iteration(fn, sync):
@@ -182,7 +355,15 @@ def main():
     build = sys.argv[1]
     cubin = os.path.join(build, "kernels", "launchcfg.sm_90.cubin")
     runs, launch_csv, csv = int(arg("--runs", "3")), arg("--launch-csv"), arg("--csv")
-    import torch
+    if "--fake" in sys.argv:
+        os.environ["GCL_LIBCUDA"] = os.path.join(build, "tests", "fakecuda", "libfakecuda.so")
+        return fake_profile(build, runs)
+    try:
+        import torch
+    except ImportError:
+        print("bench_python.py: the GPU comparison needs torch (and a GPU); --fake times the CPU side "
+              "against tests/fakecuda")
+        return 2
     import gclaunch as g
     print(f"gclaunch {g.__version__} (abi3 extension) on Python {sys.version.split()[0]}, "
           f"torch {torch.__version__}, {torch.cuda.get_device_name()}, "
@@ -195,7 +376,10 @@ def main():
                 rows.setdefault(name, []).append(us)
         except Exception as e:
             print(f"gclaunch launches: FAILED: {type(e).__name__}: {e}")
-        for name, fn in (("cuda.core launch", peers.bench_cuda_core), ("cupy RawKernel", peers.bench_cupy)):
+        for name, fn in (("cuda.core launch", peers.bench_cuda_core),
+                         ("cuda.core launch, torch current stream, int pointers",
+                          lambda c: cuda_core_torch_stream(torch, c)),
+                         ("cupy RawKernel", peers.bench_cupy)):
             try:
                 rows.setdefault(name, []).append(fn(cubin))
             except Exception as e:  # a missing peer is reported, not timed
@@ -209,7 +393,10 @@ def main():
         print("\n(a) 8-argument kernel, us per launch (median of runs; each run the median of 15 x 2000)")
     for name, per in rows.items():
         ratio = f"{peers.median(per) / gcl:5.2f}x C gcl_launch" if gcl else ""
-        print(f"  {name:40s} {peers.median(per):7.3f} us  {ratio}  runs: {' '.join(f'{u:.3f}' for u in per)}")
+        print(f"  {name:55s} {peers.median(per):7.3f} us  {ratio}  runs: {' '.join(f'{u:.3f}' for u in per)}")
+    if rows:
+        print("\n(a) against the targets")
+        print("\n".join(ratio_lines(rows, gcl)))
     try:
         r, sets, box = maps240(g, torch, cubin)
     except Exception as e:

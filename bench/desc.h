@@ -49,8 +49,10 @@ typedef struct config {
 } config;
 
 /* P: one tensormap[K+1]; S: K+1 separate parameters; G, GP: a global table (+ prefetch);
- * D: made on the device; H: the host re-encodes the global table before every launch. */
-typedef enum placement { PL_P, PL_S, PL_G, PL_GP, PL_D, PL_H, PL_COUNT } placement;
+ * D: made on the device; H: the host re-encodes the global table before every launch;
+ * C: a __constant__ array of the module (uploaded to its symbol), K+1 <= CONST_MAPS_MAX. */
+typedef enum placement { PL_P, PL_S, PL_G, PL_GP, PL_D, PL_H, PL_C, PL_COUNT } placement;
+#define CONST_MAPS_MAX 480       /* kernels/descbench.cu GCL_DESC_CONST_MAX */
 extern const char *const placement_names[PL_COUNT];
 
 typedef struct bench {
@@ -80,7 +82,8 @@ typedef struct runner {
   int64_t *shp;          /* their shapes */
   uint64_t *addr;        /* their addresses */
   gcl_tensormap_options o;
-  unsigned char *table;  /* G, GP, H: the K+1 maps on the host */
+  unsigned char *table;  /* G, GP, H, C: the K+1 maps on the host */
+  uint64_t const_at;     /* C: the device address of the __constant__ array */
   gcl_field *maps;       /* per parameter: its first map (resolved once; NULL: not yet) */
 } runner;
 
@@ -95,6 +98,8 @@ void runner_launch(runner *r);  /* runner_prepare + gcl_launch */
 void runner_repoint(runner *r, uint64_t src, uint64_t dst);
 void runner_close(runner *r);
 double desc_now_s(void);
+/* The kernel each placement runs at K (NULL: none at this K), for --registers. */
+const char *desc_kernel_name(placement pl, uint32_t k, char *buf, size_t size);
 
 /* desc_measure.c */
 int runner_check(runner *r);

@@ -8,7 +8,7 @@
 #include "bench_util.h"
 #include "desc.h"
 
-const char *const placement_names[PL_COUNT] = {"P", "S", "G", "G+prefetch", "D", "H"};
+const char *const placement_names[PL_COUNT] = {"P", "S", "G", "G+prefetch", "D", "H", "C"};
 
 double desc_now_s(void) { return bench_now_ns() / 1e9; }
 
@@ -165,6 +165,27 @@ static void upload_table(runner *r) {
                              r->b->stream));
 }
 
+/* C: the address of the module's __constant__ array (cuLibraryGetGlobal of the libcuda.so.1
+ * gclaunch loaded; 0 without one, e.g. under a fake driver). */
+typedef int (*get_global_fn)(uint64_t *dptr, size_t *bytes, void *library, const char *name);
+static uint64_t const_maps(runner *r) {
+  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  void *sym = lib ? dlsym(lib, "cuLibraryGetGlobal") : NULL;
+  get_global_fn fn;
+  memcpy(&fn, &sym, sizeof fn);
+  uint64_t at = 0;
+  size_t bytes = 0;
+  if (!fn || fn(&at, &bytes, gcl_module_cu_library(r->b->mod), "desc_const_maps") != 0 ||
+      bytes < 128 * (size_t)(r->c.k + 1))
+    return 0;
+  return at;
+}
+
+static void upload_const(runner *r) {
+  CHECK(gcl_mem_upload_async(r->b->ctx, r->const_at, r->table, 128 * (size_t)(r->c.k + 1),
+                             r->b->stream));
+}
+
 static void upload_addresses(runner *r) {
   CHECK(gcl_mem_upload_async(r->b->ctx, r->b->addrs, r->addr, 8 * (size_t)(r->c.k + 1),
                              r->b->stream));
@@ -177,7 +198,12 @@ static int kernel_for(const runner *r, char *name, size_t name_size, char *sig, 
   uint32_t k = r->c.k;
   int param = r->pl == PL_P || r->pl == PL_S;
   if (param && k != 1 && k != 8 && k != 64 && k != 240) return 1;
+  if (r->pl == PL_C && k + 1 > CONST_MAPS_MAX) return 1;
   switch (r->pl) {
+  case PL_C:
+    snprintf(name, name_size, "desc_const");
+    snprintf(sig, sig_size, SHAPE_SIG);
+    return 0;
   case PL_P:
     snprintf(name, name_size, "desc_param_%u", k + 1);
     snprintf(sig, sig_size, "grid_constant tensormap[%u] maps, " SHAPE_SIG, k + 1);
@@ -203,7 +229,13 @@ static int kernel_for(const runner *r, char *name, size_t name_size, char *sig, 
 }
 
 static size_t shape_index(const runner *r) {
-  return r->pl == PL_S ? r->c.k + 1 : r->pl == PL_D ? 3 : 1;
+  return r->pl == PL_S ? r->c.k + 1 : r->pl == PL_D ? 3 : r->pl == PL_C ? 0 : 1;
+}
+
+const char *desc_kernel_name(placement pl, uint32_t k, char *buf, size_t size) {
+  runner r = {.pl = pl, .c = {.k = k}};
+  char sig[32 * 260];
+  return kernel_for(&r, buf, size, sig, sizeof sig) ? NULL : buf;
 }
 
 /* Puts the descriptors where the placement wants them. */
@@ -213,6 +245,11 @@ static void place_descriptors(runner *r) {
   case PL_P: maps_set(r, 0, 0, k + 1, r->tp); break;
   case PL_S:
     for (uint32_t i = 0; i <= k; i++) maps_set(r, i, 0, 1, r->tp + i);
+    break;
+  case PL_C:
+    r->table = aligned_alloc(128, 128 * (size_t)(k + 1));
+    encode_table(r);
+    upload_const(r);
     break;
   case PL_D:
     maps_set(r, 0, 0, 1, r->tp);          /* the sources' template */
@@ -248,7 +285,8 @@ int runner_open(runner *r, bench *b, const config *c, placement pl, uint64_t src
   size_t sig_size = 32 * (size_t)(c->k + 2) + 256;
   char name[64], *sig = malloc(sig_size);
   int skip = kernel_for(r, name, sizeof name, sig, sig_size) ||
-             (pl == PL_D && grid > (uint32_t)b->sms * BLOCKS_MAX_PER_SM);
+             (pl == PL_D && grid > (uint32_t)b->sms * BLOCKS_MAX_PER_SM) ||
+             (pl == PL_C && !(r->const_at = const_maps(r)));
   if (!skip) {
     CHECK(gcl_module_find_kernel(b->mod, name, sig, &r->kern));
     CHECK(gcl_args_create(gcl_kernel_layout(r->kern), &r->args));
@@ -288,7 +326,7 @@ void runner_launch(runner *r) {
 
 /* Re-points every map at the tensor set (src, dst) as the placement must: gclaunch's
  * replace-address into the parameters (P, S), the host's replace-address into its table and an
- * upload (G, GP), nothing before the launch's own re-encode (H), an upload of the K+1 addresses
+ * upload (G, GP; C to its __constant__ array), nothing before the launch's own re-encode (H), an upload of the K+1 addresses
  * (D). */
 void runner_repoint(runner *r, uint64_t src, uint64_t dst) {
   uint32_t k = r->c.k;
@@ -299,6 +337,7 @@ void runner_repoint(runner *r, uint64_t src, uint64_t dst) {
     for (uint32_t i = 0; i <= k; i++) maps_repoint(r, i, 0, 1, r->addr + i);
     break;
   case PL_G: case PL_GP: repoint_table(r); upload_table(r); break;
+  case PL_C: repoint_table(r); upload_const(r); break;
   case PL_D: upload_addresses(r); break;
   default: break;
   }

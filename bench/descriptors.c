@@ -10,6 +10,8 @@
  *                the slot's tensor changes) with tensormap.replace in shared memory, published to
  *                a global slot and fenced (CUTLASS's grouped GEMMs),
  *   H          - in the global table, which the host re-encodes and uploads before every launch,
+ *   C          - in a __constant__ array of the module, uploaded to its symbol (up to K = 240
+ *                here; the array holds 480 maps),
  * for K = 1, 8, 64, 240, 1024, 4096 (P and S only up to 240: the parameter space ends at 32,764
  * bytes), bf16 tiles of 8, 16 and 32 KiB (64x64, 128x64, 128x128), the work in tensor-by-tensor
  * and in shuffled order, each configuration moving >= 2 GiB (read + written) so the 60 MB L2
@@ -24,22 +26,17 @@
  *
  *   bench_descriptors [--csv FILE] [--relaunch-csv FILE] [--sweep-csv FILE] [--reps N]
  *                     [--k LIST] [--placements LIST] [--size MIB] [--cols N] [--quick]
- *                     [--no-table] [--no-relaunch] [--sweep] [--probe]
+ *                     [--no-table] [--no-relaunch] [--sweep] [--probe] [--registers]
  * --k 1,8 measures only those K, --placements P,D only those placements; --size and --cols
  * shrink every tensor set (for a smoke test); --quick: the 16 KiB tile only. Without a GPU it
- * says so and exits 0.
+ * says so and exits 0. --registers prints the registers each placement's kernel uses, read from
+ * the cubin's records (no GPU needed), and exits.
  */
 #include <string.h>
 #include <time.h>
 
 #include "desc.h"
-
-#ifndef GCL_KERNEL_DIR
-#define GCL_KERNEL_DIR "build/bench"
-#endif
-#ifndef GCL_KERNELS_DIR
-#define GCL_KERNELS_DIR "build/kernels"
-#endif
+#include "exedir.h"
 
 static uint32_t ks[8] = {1, 8, 64, 240, 1024, 4096};
 static size_t nks = 6;
@@ -115,7 +112,7 @@ static void fill_random(bench *b) {
 
 typedef struct options {
   FILE *csv, *relaunch_csv, *sweep_csv;
-  int quick, table, relaunch, sweep, probe;
+  int quick, table, relaunch, sweep, probe, registers;
   size_t size;   /* --size in bytes, 0: each configuration's own */
   uint32_t cols; /* --cols, 0: each configuration's own */
 } options;
@@ -160,6 +157,7 @@ static int parse(int argc, char **argv, options *o, bench *b) {
     else if (!strcmp(a, "--no-relaunch")) o->relaunch = 0;
     else if (!strcmp(a, "--sweep")) o->sweep = 1;
     else if (!strcmp(a, "--probe")) o->probe = 1;
+    else if (!strcmp(a, "--registers")) o->registers = 1;
     else return 1;
   }
   if (b->reps < 1 || b->reps > 64) b->reps = 15;
@@ -170,12 +168,12 @@ static int parse(int argc, char **argv, options *o, bench *b) {
  * the kernels' directory, without D (tensormap.replace is sm_90a only). */
 static void load_module(bench *b) {
   const char *dir = getenv("GCL_BENCH_KERNEL_DIR");
-  if (!dir) dir = GCL_KERNEL_DIR;
+  if (!dir) dir = bench_exe_rel(".");
   char path[1024];
   snprintf(path, sizeof path, "%s/descbench.sm_90a.cubin", dir);
   if (gcl_module_load_file(b->ctx, path, &b->mod) == GCL_OK) return;
   printf("bench_descriptors: %s: %s; loading the sm_90 build, without D\n", path, gcl_last_error());
-  snprintf(path, sizeof path, "%s/descbench.sm_90.cubin", GCL_KERNELS_DIR);
+  snprintf(path, sizeof path, "%s/descbench.sm_90.cubin", bench_exe_rel("../kernels"));
   CHECK(gcl_module_load_file(b->ctx, path, &b->mod));
   b->placements &= ~(1u << PL_D);
 }
@@ -224,6 +222,51 @@ static void teardown(bench *b) {
 static const char table_header[] = "tile_bytes,dtype,box_w,box_h,k,order,placement,bytes_moved,"
                                    "ms,GBps,memcpy_GBps,fraction,stages,blocks_per_sm,lag,boxes\n";
 
+/* Registers per placement and K from the sm_90a cubin's records (EIATTR_REGCOUNT, through
+ * gcl_image_*): a CPU-only table. */
+static int print_registers(void) {
+  const char *dir = getenv("GCL_BENCH_KERNEL_DIR");
+  char path[1024];
+  snprintf(path, sizeof path, "%s/descbench.sm_90a.cubin", dir ? dir : bench_exe_rel("."));
+  FILE *f = fopen(path, "rb");
+  if (!f) return printf("bench_descriptors: cannot read %s\n", path), 1;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  void *data = malloc((size_t)n);
+  size_t got = data ? fread(data, 1, (size_t)n, f) : 0;
+  fclose(f);
+  gcl_image *img;
+  if (got != (size_t)n) return printf("bench_descriptors: cannot read %s\n", path), 1;
+  CHECK(gcl_image_parse(data, (size_t)n, 0, &img));
+  free(data);
+  printf("registers per thread of each placement's kernel (%s, from the cubin's records)\n", path);
+  printf("%-12s", "K");
+  for (int pl = 0; pl < PL_COUNT; pl++) printf(" %10s", placement_names[pl]);
+  printf("\n");
+  static const uint32_t rk[] = {1, 8, 64, 240, 1024, 4096};
+  int missing = 0; /* kernels a placement should have at that K but the cubin lacks */
+  for (size_t i = 0; i < sizeof rk / sizeof *rk; i++) {
+    printf("%-12u", rk[i]);
+    for (int pl = 0; pl < PL_COUNT; pl++) {
+      char name[64];
+      size_t index;
+      gcl_image_kernel_info info;
+      const char *kn = desc_kernel_name((placement)pl, rk[i], name, sizeof name);
+      if (kn && gcl_image_find_kernel(img, kn, &index) == GCL_OK &&
+          gcl_image_kernel(img, index, &info) == GCL_OK)
+        printf(" %10d", info.registers);
+      else
+        printf(" %10s", "--"), missing += kn != NULL;
+    }
+    printf("\n");
+  }
+  printf("(H runs G's kernel; P and S exist up to K = 240, C up to K = %d)\n", CONST_MAPS_MAX - 1);
+  gcl_image_destroy(img);
+  if (missing) printf("bench_descriptors: %d kernels missing from the cubin\n", missing);
+  return missing != 0;
+}
+
 int main(int argc, char **argv) {
   bench b = {.reps = 15, .launches = 3, .placements = (1u << PL_COUNT) - 1};
   options o = {.table = 1, .relaunch = 1};
@@ -231,7 +274,7 @@ int main(int argc, char **argv) {
   if (parse(argc, argv, &o, &b)) {
     fprintf(stderr, "usage: bench_descriptors [--csv FILE] [--relaunch-csv FILE] [--sweep-csv "
                     "FILE] [--reps N] [--k LIST] [--placements LIST] [--size MIB] [--cols N] "
-                    "[--quick] [--no-table] [--no-relaunch] [--sweep] [--probe]\n");
+                    "[--quick] [--no-table] [--no-relaunch] [--sweep] [--probe] [--registers]\n");
     return 2;
   }
   config tiles[] = {{"bf16", kDLBfloat, 16, 64, 64, 0, {0, 0, 0, 0}, 0, 0, o.cols, o.size},
@@ -239,6 +282,7 @@ int main(int argc, char **argv) {
                     {"bf16", kDLBfloat, 16, 128, 128, 0, {0, 0, 0, 0}, 0, 0, o.cols, o.size}};
   const config *run = o.quick ? tiles + 1 : tiles;
   size_t ntiles = o.quick ? 1 : sizeof tiles / sizeof *tiles;
+  if (o.registers) return print_registers();
   if (setup(&b, max_src_bytes(tiles, sizeof tiles / sizeof *tiles))) return 0;
   if (o.csv) fputs(table_header, o.csv);
   if (o.sweep_csv && (o.sweep || o.probe)) fputs(table_header, o.sweep_csv);

@@ -37,6 +37,7 @@
 
 #include "cuda_internal.h"
 #include "bench_util.h"
+#include "exedir.h"
 
 static double now_us(void) { return bench_now_ns() / 1e3; }
 
@@ -305,7 +306,7 @@ static void write_csv(FILE *f, bench_case *cases, int n, const options *o, int r
 }
 
 static options parse(int argc, char **argv) {
-  options o = {21, 2000, 1, 1, PATH_COUNT, GCL_KERNEL_DIR, NULL};
+  options o = {21, 2000, 1, 1, PATH_COUNT, bench_exe_rel("../kernels"), NULL};
   for (int i = 1; i < argc; i++) {
     bool more = i + 1 < argc;
     if (more && strcmp(argv[i], "--reps") == 0) o.reps = atoi(argv[++i]);

@@ -4,6 +4,10 @@
 //   S  - in K+1 separate grid-constant parameters, picked by a switch (desc_sep_N),
 //   G  - in global memory, fenced (fence.proxy.tensormap::generic.acquire) in each block first,
 //   GP - in global memory, fenced, and prefetched (prefetch.tensormap) before use,
+//   C  - in a __constant__ array of the module (desc_const): the host encodes them and uploads
+//        them to the symbol (cuLibraryGetGlobal) before the launch; read through the constant
+//        bank like P, but not a kernel parameter (Kokkos went back to it when grid-constant
+//        parameters cost registers), up to GCL_DESC_CONST_MAX maps (64 KiB of constant memory),
 //   D  - made on the device (desc_device, sm_90a only): one template per shape in a grid-constant
 //        parameter, the address of each tile's tensor patched into a copy in shared memory with
 //        tensormap.replace, published to a global slot of the block and fenced (release, then
@@ -235,6 +239,16 @@ DESC_SEP(2)
 DESC_SEP(9)
 DESC_SEP(65)
 DESC_SEP(241)
+
+// --- C: a __constant__ array, indexed at run time --------------------------------------------------
+
+#define GCL_DESC_CONST_MAX 480 // 60 KiB of the module's 64 KiB constant bank
+__constant__ TM desc_const_maps[GCL_DESC_CONST_MAX];
+
+extern "C" __global__ void __launch_bounds__(32) desc_const(Shape s) {
+  copy_ring<false>(index_maps([](unsigned i) -> const void * { return &desc_const_maps[i]; }, s.k),
+                   s);
+}
 
 // --- G, GP (and H): descriptors in global memory -----------------------------------------------
 

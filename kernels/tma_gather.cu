@@ -1,4 +1,4 @@
-// The user's case of ../shared/cases/tma_gather.cu as a test kernel: block b reads
+// A user's TMA gather (a reported ILLEGAL_INSTRUCTION) as a test kernel: block b reads
 // (map index, column, row) from work[3b .. 3b+2] and TMA-loads one 16 x 16 f32 box from that map
 // (picked by run-time index from ONE grid-constant tensormap[16] parameter) into shared memory,
 // then copies it to out + 256 b. The column is the innermost TMA coordinate: column x 4 bytes must

@@ -1,18 +1,25 @@
 #!/usr/bin/env bash
-# Runs the GPU side of gclaunch on a GPU runner from a build directory made elsewhere (see
-# README: ../shared/gpu/pack-libs BUILD first). Writes logs and CSVs under $OUT (default ./out).
-#   scripts/h200.sh BUILD [stages...]   stages: ctest demo torch bench tiles descriptors sanitize cli
-#   persistent
-#   (default: all)
+# Runs the GPU side of gclaunch on a GPU runner. Takes the relocatable test kit (tests/kit/: built
+# on a CPU runner with `ninja -C build testkit`; the runner needs no Criterion, no build tools, no
+# LD_LIBRARY_PATH) or a build directory of this checkout. Writes logs and CSVs under $OUT
+# (default ./out).
+#   scripts/h200.sh KIT|BUILD [stages...]   stages: ctest demo torch bench tiles descriptors
+#                                           sanitize cli persistent   (default: all but descriptors)
+# KIT is build/gclaunch-testkit.tar.gz (unpacked here into ./gclaunch-testkit) or the unpacked
+# gclaunch-testkit folder; the kit carries this script too (gclaunch-testkit/src/scripts/h200.sh).
 set -uo pipefail
-build=${1:?usage: scripts/h200.sh BUILD [stages...]}
+build=${1:?usage: scripts/h200.sh KIT|BUILD [stages...]}
 shift
 stages=${*:-ctest demo torch bench tiles sanitize cli persistent}
 out=${OUT:-out}
 mkdir -p "$out"
-export LD_LIBRARY_PATH=$PWD/$build/devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-s=$(cat "$build/devlibs/SOURCE_ROOT")
-[ -e "$s" ] || { mkdir -p "${s%/*}" && ln -s "$PWD" "$s"; }
+if [[ -f $build && $build == *.tar.gz ]]; then
+  tar -xzf "$build" && build=gclaunch-testkit
+fi
+# The repository's files the stages read (tests/, bench/*.py): the kit's copy, or this checkout.
+if [[ -d $build/src/tests && -d $build/libs ]]; then src=$build/src
+else src=$(cd "$(dirname "$0")/.." && pwd)
+fi
 export PYTHONUNBUFFERED=1
 # A GPU runner has a device and the toolkit: "no GPU" and "no NVRTC" skips are failures here
 # (tests/unit/suite.h, tests/gpu/gpu_main.c), so a broken loader cannot pass as skipped suites.
@@ -29,7 +36,7 @@ for stage in $stages; do
       { "$build/tools/gclaunch" demo; echo "demo exit $?"; } 2>&1 | tee "$out/demo.log" | tail -30
       ;;
     torch)
-      { python3 tests/python/torch_interop.py "$build/libgclaunch.so"; echo "torch_interop exit $?"; } 2>&1 | tee "$out/torch.log" | tail -30
+      { python3 "$src/tests/python/torch_interop.py" "$build/libgclaunch.so"; echo "torch_interop exit $?"; } 2>&1 | tee "$out/torch.log" | tail -30
       ;;
     bench)
       # Issue 16: everything measured in this one call, on this one machine; CSVs and the log go
@@ -41,14 +48,14 @@ for stage in $stages; do
         echo "== bench_launch --runs 3 --decompose (launch cost: gcl_launch against the fastest raw path)"
         "$build/bench/bench_launch" --runs 3 --reps ${LAUNCH_REPS:-101} --decompose --csv "$b/launch.csv"
         echo "== bench/peers.py (same call as the launch table)"
-        python3 bench/peers.py "$build/kernels/launchcfg.sm_90.cubin" --runs 3 \
+        python3 "$src/bench/peers.py" "$build/kernels/launchcfg.sm_90.cubin" --runs 3 \
           --csv "$b/peers.csv" --launch-csv "$b/launch.csv"
         echo "== bench_refresh (encode / refresh / replace-address, relaunch loop)"
         "$build/bench/bench_refresh" --csv "$b/refresh.csv"
         echo "== bench_pack"
         "$build/bench/bench_pack"
         echo "== hot paths without PLT calls"
-        sh tests/unit/test_hotpath.sh "$build/libgclaunch.so"; } 2>&1 | tee "$b/bench.log" | tail -120
+        sh "$src/tests/unit/test_hotpath.sh" "$build/libgclaunch.so"; } 2>&1 | tee "$b/bench.log" | tail -120
       cp "$b/bench.log" "$out/bench.log"
       tar -C "$out" -czf "$out/bench.tar.gz" bench && rm -rf "$b"
       ;;
@@ -100,7 +107,7 @@ for stage in $stages; do
         done
         cuobjdump -sass "$build/bench/descbench.sm_90a.cubin" > "$d/descbench_sm90a.sass" 2>&1
         echo "cuobjdump exit $?"
-        python3 bench/plot_descriptors.py plot "$d/table_run1.csv" "$d/relaunch_run1.csv" "$d"
+        python3 "$src/bench/plot_descriptors.py" plot "$d/table_run1.csv" "$d/relaunch_run1.csv" "$d"
         echo "plot exit $?"; } 2>&1 | tee "$d/descriptors.log" | tail -200
       cp "$d/descriptors.log" "$out/descriptors.log"
       tar -C "$out" -czf "$out/descriptors.tar.gz" descriptors && rm -rf "$d"

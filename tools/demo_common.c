@@ -12,10 +12,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef GCL_KERNEL_DIR
-#define GCL_KERNEL_DIR "kernels"
-#endif
-
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
 uint64_t demo_rng(void) {
   rng_state ^= rng_state << 13;
@@ -30,9 +26,6 @@ double demo_now_s(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-#ifndef GCL_TOOL_BUILD_DIR
-#define GCL_TOOL_BUILD_DIR ""
-#endif
 #ifndef GCL_KERNEL_REL_DIR
 #define GCL_KERNEL_REL_DIR ""
 #endif
@@ -46,35 +39,34 @@ static bool has_kernels(const char *dir) {
   return *dir && n > 0 && (size_t)n < sizeof path && access(path, R_OK) == 0;
 }
 
-/* $GCL_KERNEL_DIR; else, for the tool in the build tree, the build's kernels; else the installed
- * kernels, found from this executable's folder (<bindir>/../share/gclaunch/kernels: staged and
- * relocated installs work) or at the configured install path; else a copied build tree's
- * tools/../kernels; else the build's folder. */
+/* <this executable's folder>/rel when it holds the kernels, made absolute (realpath: no bin/.. in
+ * what the demo prints); NULL otherwise. */
+static const char *kernels_from_exe(const char *exe, const char *rel, char *out) {
+  char joined[PATH_MAX];
+  int len = snprintf(joined, sizeof joined, "%s/%s", exe, rel);
+  if (len > 0 && (size_t)len < sizeof joined && has_kernels(joined) && realpath(joined, out)) return out;
+  return NULL;
+}
+
+/* $GCL_KERNEL_DIR; else tools/../kernels, for the tool in a build tree or in the relocatable test
+ * kit (no path of the build machine is compiled in); else the installed kernels, found from this
+ * executable's folder (<bindir>/../share/gclaunch/kernels: staged and relocated installs work) or
+ * at the configured install path; else "kernels". */
 const char *demo_kernel_dir(void) {
-  static char installed[PATH_MAX];
+  static char found[PATH_MAX];
   const char *env = getenv("GCL_KERNEL_DIR");
   if (env && *env) return env;
-  char exe[900], build[PATH_MAX];
+  char exe[900];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n > 0) {
     exe[n] = 0;
     char *slash = strrchr(exe, '/');
     if (slash) *slash = 0;
-  }
-  if (n > 0 && realpath(GCL_TOOL_BUILD_DIR, build) && !strcmp(build, exe))
-    return GCL_KERNEL_DIR; /* the uninstalled tool in the build tree: its own kernels */
-  if (n > 0 && GCL_KERNEL_REL_DIR[0]) {
-    char joined[PATH_MAX];
-    int len = snprintf(joined, sizeof joined, "%s/%s", exe, GCL_KERNEL_REL_DIR);
-    if (len > 0 && (size_t)len < sizeof joined && has_kernels(joined) && realpath(joined, installed))
-      return installed; /* realpath: no bin/.. in what the demo prints */
+    if (kernels_from_exe(exe, "../kernels", found)) return found;
+    if (GCL_KERNEL_REL_DIR[0] && kernels_from_exe(exe, GCL_KERNEL_REL_DIR, found)) return found;
   }
   if (has_kernels(GCL_KERNEL_INSTALL_DIR)) return GCL_KERNEL_INSTALL_DIR;
-  if (n > 0) { /* a build tree copied elsewhere (a GPU runner): tools/../kernels */
-    int len = snprintf(installed, sizeof installed, "%s/../kernels", exe);
-    if (len > 0 && (size_t)len < sizeof installed && has_kernels(installed)) return installed;
-  }
-  return GCL_KERNEL_DIR;
+  return "kernels";
 }
 
 const DLDataType demo_dtypes[3] = {{kDLFloat, 32, 1}, {kDLBfloat, 16, 1}, {kDLUInt, 8, 1}};

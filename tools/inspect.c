@@ -100,7 +100,8 @@ static void json_kernel(const gcl_image *img, size_t k, const gcl_image_kernel_i
     if (align) printf(", \"align\": %zu", align);
     putchar('}');
   }
-  printf("]}");
+  int waits = gcl_image_kernel_waits(img, k); /* griddepcontrol.wait: for PDL launches */
+  printf("], \"waits\": %s}", waits > 0 ? "true" : waits == 0 ? "false" : "null");
 }
 
 /* What the image says parameter p is, as signature text ("u32", "ptr", "bytes(2048) align(128)");
@@ -124,6 +125,10 @@ static void table_kernel(const gcl_image *img, size_t k, const gcl_image_kernel_
   if (info->max_threads > 0) printf(", max %d threads", info->max_threads);
   if (info->reqntid[0] > 0)
     printf(", requires %dx%dx%d threads", info->reqntid[0], info->reqntid[1], info->reqntid[2]);
+  int waits = gcl_image_kernel_waits(img, k);
+  printf(", %s", waits > 0 ? "waits (griddepcontrol.wait)"
+                 : waits == 0 ? "never waits (no griddepcontrol.wait: PDL launches refused)"
+                              : "wait unknown");
   printf("\n");
   char *d = cli_demangle(info->name, true);
   if (d) printf("  %s\n", d);

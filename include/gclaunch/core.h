@@ -355,6 +355,11 @@ GCL_API gcl_status gcl_args_take_field_dlpack_legacy(gcl_args *args, const gcl_f
                                                      DLManagedTensor *t);
 /* True when every leaf byte of field was set. Reads. */
 GCL_API bool gcl_args_field_is_set(const gcl_args *args, const gcl_field *field);
+/* Copies the field's bytes (size must equal field->size) into out, as the device will read them.
+ * GCL_ERROR_UNSET_ARGUMENT when a leaf byte of it was never set; GCL_ERROR_INVALID_ARGUMENT
+ * for a field of another layout or a wrong size. Reads. */
+GCL_API gcl_status gcl_args_get_field(const gcl_args *args, const gcl_field *field, void *out,
+                                      size_t size);
 
 /* Typed field setters (gcl_args_set_field_scalar with the type spelled in the name). */
 #define GCL_ARGS_FIELD_SETTER_(suffix, ctype, type)                                                \
@@ -538,6 +543,10 @@ GCL_API gcl_status gcl_image_param_type(const gcl_image *img, size_t k, size_t p
                                         gcl_param_kind *kind, gcl_scalar *scalar);
 /* Index of the kernel called name. GCL_ERROR_NOT_FOUND if none. Reads. */
 GCL_API gcl_status gcl_image_find_kernel(const gcl_image *img, const char *name, size_t *index);
+/* Whether kernel k of img executes griddepcontrol.wait (what a programmatic dependent launch
+ * needs; runtime.h, "Launch-safety checks"): 1 it does, 0 it never does, -1 unknown (the image
+ * does not tell; also for NULL img or k out of range). Reads. */
+GCL_API int gcl_image_kernel_waits(const gcl_image *img, size_t k);
 
 /* Reads the whole file at path (the reader gcl_module_load_file uses; the gclaunch tools use it
  * too): *data gets the bytes plus a terminating NUL (not counted in *size), to be freed with
@@ -634,18 +643,20 @@ typedef struct gcl_tensormap_desc {
                                   cuTensorMapEncodeIm2col with these, unused corners zeroed */
 } gcl_tensormap_desc;
 
-/* Checks tensor t and options against every documented cuTensorMapEncodeTiled constraint without
- * the driver (device type CUDA or CUDA managed; rank 1-5; innermost dimension contiguous; address
- * after byte_offset 16-byte aligned, 32 with 32-byte interleave; strides positive multiples of 16
- * below 2^40; dims 1 ... 2^32; box 1-256 with inner box bytes a multiple of 16 and within the
- * swizzle span; element strides 1-8; interleave, swizzle, L2 and fill values; with
- * options->store, an innermost extent in bytes that is a multiple of 16). With
- * options->im2col.pixels > 0 the cuTensorMapEncodeIm2col ones instead of the box's: rank 3-5,
- * pixels 1-1024, channels 1-256 with channels * element size within the swizzle span, corners
- * within their rank's range. A size-1 dimension's stride is irrelevant and replaced by a valid
- * one. On success fills *desc when desc is not NULL. GCL_ERROR_TENSOR naming "tensor", the
- * DLPack dimension and the value; GCL_ERROR_INVALID_ARGUMENT for NULL t or options or a bad enum
- * value. Thread-safe. */
+/* Checks tensor t and options against every rule of cuTensorMapEncodeTiled (or Im2col) that
+ * gclaunch knows, documented or not, in one pass without the driver (docs/tensormap-rules.md
+ * lists them with their sources): device type CUDA or CUDA managed; rank 1-5; innermost
+ * dimension contiguous; address after byte_offset 16-byte aligned, 32 with 32-byte interleave;
+ * strides positive multiples of 16 (32) below 2^40; dims 1 ... 2^32; box 1-256 with inner box
+ * bytes a multiple of 16 and within the swizzle span, and under 512 KiB in all; element strides
+ * 1-8; interleave, swizzle, L2 and fill values and their combinations; with options->store, an
+ * innermost extent in bytes that is a multiple of 16. With options->im2col.pixels > 0 the
+ * cuTensorMapEncodeIm2col ones instead of the box's: rank 3-5, pixels 1-1024, channels 1-256
+ * with channels * element size a multiple of 16 and within the swizzle span, corners within
+ * their rank's range and a bounding box of non-zero area. A size-1 dimension's stride is
+ * irrelevant and replaced by a valid one. On success fills *desc when desc is not NULL.
+ * GCL_ERROR_TENSOR naming "tensor", the DLPack dimension or option, the value and the limit;
+ * GCL_ERROR_INVALID_ARGUMENT for NULL t or options or a bad enum value. Thread-safe. */
 GCL_API gcl_status gcl_tensormap_check(const DLTensor *t, const gcl_tensormap_options *options,
                                        gcl_tensormap_desc *desc);
 

@@ -7,8 +7,9 @@
  *                       tensor-map options and their CPU check. Needs no driver and no GPU
  *                       (implemented by lib/core, which never includes cuda.h).
  * - gclaunch/runtime.h  the runtime edge -- NVRTC, driver, devices, contexts, memory, modules,
- *                       kernels, launch, streams, events, occupancy, graphs, and the tensor-map
- *                       calls that need a context (encode; set and re-point maps in args).
+ *                       kernels, launch and its safety checks, streams (own and wrapped),
+ *                       events, occupancy, graphs, and the tensor-map calls that need a context
+ *                       (encode; set and re-point maps in args; device-resident map tables).
  *                       Opens libcuda.so.1 at run time; never linked (lib/cuda). Includes core.h.
  * - gclaunch/ffi.h      the libffi bridge -- the calls that take a libffi ffi_type. Includes
  *                       core.h.

@@ -213,8 +213,14 @@ typedef struct gcl_launch_config {
   bool cooperative;
   bool programmatic_dependent_launch;
   int priority;              /* 0: none */
-  uint64_t reserved[6];      /* must be zero: room for new fields (see above) */
+  uint64_t flags;            /* GCL_LAUNCH_* flags (0.3: took reserved[0]); unknown bits are
+                                GCL_ERROR_INVALID_CONFIG */
+  uint64_t reserved[5];      /* must be zero: room for new fields (see above) */
 } gcl_launch_config;
+
+/* gcl_launch_config.flags: launch with programmatic_dependent_launch even though the kernel's
+ * code never executes griddepcontrol.wait (see "Launch-safety checks" below). */
+#define GCL_LAUNCH_PDL_UNCHECKED 1u
 
 /* Launches kernel with args (whose layout must be the kernel's). Checks the config before the
  * driver where it can. Allocates nothing. Safe to call from several threads on one kernel with
@@ -282,6 +288,28 @@ GCL_API void *gcl_stream_handle(const gcl_stream *s);
 GCL_API gcl_context *gcl_stream_context(const gcl_stream *s);
 /* The priority the stream was created with (0 for NULL). Reads. */
 GCL_API int gcl_stream_priority(const gcl_stream *s);
+/* Whether `stream`, a CUstream handle from outside gclaunch (an int from Python, another
+ * library's stream), can be given to a launch in ctx: GCL_OK for NULL, CU_STREAM_LEGACY (1),
+ * CU_STREAM_PER_THREAD (2) and a live stream of ctx's context. Refused without touching the
+ * handle's memory (GCL_ERROR_INVALID_ARGUMENT naming the handle): any other value below 4096,
+ * a value with the top bit set (a negative int), an address no memory is mapped at (asked of the
+ * kernel, not read); then the driver is asked (cuStreamGetCtx): a handle it refuses is
+ * GCL_ERROR_DRIVER with its error, a stream of another context GCL_ERROR_INVALID_ARGUMENT.
+ * flags: GCL_STREAM_CHECK_MAPPED skips the mapping question (the caller saw this handle pass
+ * before). A handle the driver freed may still pass (its memory mapped, the driver's answer is
+ * the driver's): keep streams alive while you launch on them. */
+#define GCL_STREAM_CHECK_MAPPED 1u
+GCL_API gcl_status gcl_stream_check(gcl_context *ctx, void *stream, unsigned flags);
+/* A gcl_stream over a CUstream someone else created (handle; NULL, CU_STREAM_LEGACY (1) and
+ * CU_STREAM_PER_THREAD (2) are the default streams) of ctx's device, so that events, copies and
+ * graph captures can use it (torch, CuPy and cuda.core streams in Python). The handle is checked
+ * as gcl_stream_check does (refusals as it words them), then asked its priority
+ * (cuStreamGetPriority);
+ * gcl_stream_priority gives the driver's priority of it. gcl_stream_destroy frees the wrapper
+ * only: the CUstream stays its creator's, who must keep it alive while the wrapper is used.
+ * Thread-safe on ctx. */
+GCL_API gcl_status gcl_stream_wrap(gcl_context *ctx, void *handle, gcl_stream **out);
+
 
 /* Creates an event of ctx's device with timing enabled. */
 GCL_API gcl_status gcl_event_create(gcl_context *ctx, gcl_event **out);
@@ -444,6 +472,91 @@ GCL_API gcl_status gcl_args_set_tensormaps(gcl_args *args, gcl_context *ctx,
 GCL_API gcl_status gcl_args_repoint_tensormaps(gcl_args *args, gcl_context *ctx,
                                                const gcl_field *first, size_t n,
                                                const uint64_t *addresses);
+
+/* --- Tensor-map tables in device memory (runtime edge) ------------------------------------------
+ *
+ * For megakernels with more descriptors than the parameter holds (240 maps in 32,764 bytes): K
+ * maps in device memory, 128 bytes and 128-byte aligned each (map i at
+ * gcl_tensormap_table_address + 128 i), any K the device memory holds. The maps are written
+ * through the same checks, cache and all-or-nothing batches as gcl_args_set_tensormaps (a host
+ * copy is changed; nothing reaches the device until gcl_tensormap_table_upload, which copies only
+ * the maps changed since the last upload). The kernel takes the address as a pointer parameter
+ * and fences each map before its first use (kernels/gclaunch_tmap_table.cuh,
+ * gcl_tmap_table_acquire), because the maps were written by another proxy. Up to 240 maps a
+ * grid-constant tensormap[K] parameter is faster (docs/tensormaps.md has the study). Messages
+ * name the entry ("gcl_tensormap_table entry 17: ..."). Not thread-safe on one table. */
+typedef struct gcl_tensormap_table gcl_tensormap_table;
+
+/* A table of k >= 1 maps on ctx's device (ctx borrowed: it must outlive the table), every map
+ * zeros (not a valid map) on the device until set and uploaded. */
+GCL_API gcl_status gcl_tensormap_table_create(gcl_context *ctx, size_t k, gcl_tensormap_table **out);
+/* Frees the device and host memory. NULL is fine. A kernel still reading the table must have
+ * finished (synchronize its stream first). */
+GCL_API void gcl_tensormap_table_destroy(gcl_tensormap_table *t);
+/* Encodes entries first ... first + n - 1 from tensors[i] with options[i] (options_count n) or
+ * options[0] (options_count 1), flags 0 or GCL_TENSORMAP_REFRESH, exactly as
+ * gcl_args_set_tensormaps (checks, refresh by re-point, all or nothing), into the host copy; the
+ * entries that changed become dirty. GCL_ERROR_INVALID_ARGUMENT also for entries past k. */
+GCL_API gcl_status gcl_tensormap_table_set(gcl_tensormap_table *t, size_t first, size_t n,
+                                           const DLTensor *const *tensors,
+                                           const gcl_tensormap_options *options,
+                                           size_t options_count, unsigned flags);
+/* Re-points entries first ... first + n - 1 to addresses[i], as gcl_args_repoint_tensormaps;
+ * the entries whose address changed become dirty. */
+GCL_API gcl_status gcl_tensormap_table_repoint(gcl_tensormap_table *t, size_t first, size_t n,
+                                               const uint64_t *addresses);
+/* Copies the dirty maps to the device on stream s (NULL: the context's default stream), one
+ * asynchronous copy per run of consecutive dirty maps; a kernel launched on s afterwards sees
+ * them. The host copy may be changed again as soon as this returns. On failure the maps not
+ * copied stay dirty. */
+GCL_API gcl_status gcl_tensormap_table_upload(gcl_tensormap_table *t, gcl_stream *s);
+/* The device address of map 0 (128-byte aligned), for the kernel's pointer parameter. */
+GCL_API uint64_t gcl_tensormap_table_address(const gcl_tensormap_table *t);
+/* k; the number of maps changed since the last upload; the host copy of map i (NULL past k). */
+GCL_API size_t gcl_tensormap_table_count(const gcl_tensormap_table *t);
+GCL_API size_t gcl_tensormap_table_dirty(const gcl_tensormap_table *t);
+GCL_API const void *gcl_tensormap_table_map(const gcl_tensormap_table *t, size_t i);
+
+/* ---------------------------------------------------------------------------------------------
+ * Launch-safety checks (gcl_image_kernel_waits, the CPU model's reading, is in core.h)
+ *
+ * - Programmatic dependent launch (PDL): a kernel launched with
+ *   config.programmatic_dependent_launch may start before the previous kernel on its stream has
+ *   finished; it must execute griddepcontrol.wait (cudaGridDependencySynchronize) before it reads
+ *   what that kernel wrote. gclaunch reads whether the kernel's code holds that instruction: in
+ *   PTX (loaded, or NVRTC's) from the entry's body; in a cubin from its SASS (the instruction's
+ *   encoding, known for sm_90, 100, 103, 110, 120, 121). gcl_launch refuses a PDL launch of a
+ *   kernel that never waits (GCL_ERROR_INVALID_CONFIG naming the kernel) unless config.flags has
+ *   GCL_LAUNCH_PDL_UNCHECKED; where the image does not tell (another architecture's SASS, a wait
+ *   only in a device function the kernel may call, a module whose records gclaunch cannot read)
+ *   the launch goes ahead: "unknown" is never a refusal. gclaunch inspect reports "waits".
+ * - Stale kernels: gcl_module_destroy does not free its kernels' handles: each becomes a
+ *   tombstone (its name kept, its CUfunction, module and context forgotten, the rest freed) that
+ *   every later call refuses by name -- the driver reuses CUfunction values after an unload, so
+ *   a stale handle must never reach it; gcl_kernel_layout, gcl_kernel_context and
+ *   gcl_kernel_cu_function return NULL for it. A kernel's layout is shared with the args made
+ *   from it: args outliving the module stay valid (the layout goes with the last of them) and
+ *   are refused by gcl_launch on any kernel. Tombstones (a few hundred bytes each, C library
+ *   memory) are freed when the process exits. docs/launchsafety.md.
+ * - Grids that cannot all be resident: a cooperative launch needs every block resident at once;
+ *   gcl_launch checks it with the occupancy API before the driver and refuses with the numbers.
+ *   gcl_launch_check does that and the cluster check for a prepared launch without launching.
+ * ------------------------------------------------------------------------------------------- */
+
+/* Whether a looked-up kernel executes griddepcontrol.wait (gcl_image_kernel_waits of its module's
+ * records): 1, 0, or -1 unknown (also for NULL or a stale kernel). Reads. */
+GCL_API int gcl_kernel_waits(const gcl_kernel *kernel);
+/* Checks everything gcl_launch checks for kernel, config and args (args may be NULL: not
+ * checked) without launching, and more: for a cooperative launch, that the whole grid can be
+ * resident (grid blocks <= blocks per SM x SMs, cuOccupancyMaxActiveBlocksPerMultiprocessor);
+ * for a cluster launch, that one cluster of its shape fits (cuOccupancyMaxActiveClusters >= 1)
+ * and, if also cooperative, that every cluster of the grid fits at once.
+ * GCL_ERROR_INVALID_CONFIG naming the kernel and the numbers (grid, blocks per SM, SMs, the
+ * maximum resident, the cluster shape); the errors of gcl_launch otherwise. May raise the
+ * kernel's dynamic shared memory limit, as the launch would. */
+GCL_API gcl_status gcl_launch_check(gcl_kernel *kernel, const gcl_launch_config *config,
+                                    const gcl_args *args);
+
 
 #ifdef __cplusplus
 }

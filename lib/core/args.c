@@ -21,11 +21,11 @@ static size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
 /* --- creation ---------------------------------------------------------------------------- */
 
-typedef struct parts { size_t unset, ptrs, owners, tmaps, bits, scratch, scratch_addresses, data, total; } parts;
+typedef struct parts { size_t unset, ptrs, owners, tmaps, bits, scratch, scratch_addresses, plan_descs, plan_ops, data, total; } parts;
 
 /* The single allocation: header, unset counts, pointers, owner slots, tensor-map cache slots,
- * bitmap, the batch scratch (128 bytes and an address per map of the parameter with the most),
- * then the aligned buffer. */
+ * bitmap, the batch's plan space (tmap_plan.h: 128 bytes of scratch, an address, the driver's
+ * arguments and a step per map of the parameter with the most), then the aligned buffer. */
 static parts plan(const gcl_layout *l) {
   size_t n = gcl_layout_count(l), bit_bytes, widest, maps = gcl__layout_tmap_count(l, &widest);
   gcl__layout_bits(l, &bit_bytes);
@@ -37,7 +37,9 @@ static parts plan(const gcl_layout *l) {
   p.bits = p.tmaps + maps * sizeof(gcl__tmap_entry);
   p.scratch = round_up(p.bits + bit_bytes, BUFFER_ALIGN);
   p.scratch_addresses = p.scratch + widest * GCL_TENSORMAP_BYTES;
-  p.data = round_up(p.scratch_addresses + widest * sizeof(uint64_t), BUFFER_ALIGN);
+  p.plan_descs = round_up(p.scratch_addresses + widest * sizeof(uint64_t), 16);
+  p.plan_ops = p.plan_descs + widest * sizeof(gcl_tensormap_desc);
+  p.data = round_up(p.plan_ops + widest, BUFFER_ALIGN);
   p.total = p.data + gcl_layout_size(l) + BUFFER_ALIGN; /* slack to align the block itself */
   return p;
 }
@@ -52,8 +54,12 @@ static void init_args(gcl_args *a, const gcl_layout *layout, const parts *p) {
   a->device_id = -1;
   a->tmaps = (gcl__tmap_entry *)(void *)(base + p->tmaps);
   a->lparams = a->count ? gcl__layout_lparam(layout, 0) : NULL;
-  a->scratch = base + p->scratch;
-  a->scratch_addresses = (uint64_t *)(void *)(base + p->scratch_addresses);
+  size_t widest;
+  gcl__layout_tmap_count(layout, &widest);
+  a->tspace = (gcl__tmap_space){.cap = widest, .ops = base + p->plan_ops,
+                                .addresses = (uint64_t *)(void *)(base + p->scratch_addresses),
+                                .descs = (gcl_tensormap_desc *)(void *)(base + p->plan_descs),
+                                .out = base + p->scratch};
   a->unset_bytes = (size_t *)(void *)(base + p->unset);
   a->ptrs = (void **)(void *)(base + p->ptrs);
   a->owners = (owner_slot *)(void *)(base + p->owners);
@@ -90,6 +96,7 @@ gcl_status gcl_args_create(const gcl_layout *layout, gcl_args **out) {
   gcl_args *a = alloc_args(layout, &block);
   if (!a) return GCL_ERROR_OUT_OF_MEMORY;
   a->block = block;
+  gcl__layout_retain(layout); /* a kernel's layout lives as long as args made from it */
   *out = a;
   return GCL_OK;
 }
@@ -101,6 +108,7 @@ gcl_status gcl_args_clone(const gcl_args *args, gcl_args **out) {
   gcl_args *c = alloc_args(args->layout, &block);
   if (!c) return GCL_ERROR_OUT_OF_MEMORY;
   c->block = block;
+  gcl__layout_retain(args->layout);
   c->device_id = args->device_id;
   c->unset = args->unset;
   memcpy(c->unset_bytes, args->unset_bytes, args->count * sizeof *args->unset_bytes);
@@ -126,7 +134,9 @@ static void release_owners(gcl_args *a, size_t first, size_t n) {
 void gcl_args_destroy(gcl_args *args) {
   if (!args) return;
   release_owners(args, 0, args->owner_count);
+  const gcl_layout *layout = args->layout;
   gcl__free(args->block);
+  gcl__layout_release(layout);
 }
 
 const gcl_layout *gcl_args_layout(const gcl_args *args) { return args ? args->layout : NULL; }
@@ -390,6 +400,23 @@ static gcl_status unset_error(const gcl_args *a) {
   }
   return gcl__fail(GCL_ERROR_UNSET_ARGUMENT, "%s was never set (%zu of %zu parameters unset)", l,
                    a->unset, a->count);
+}
+
+gcl_status gcl_args_get_field(const gcl_args *args, const gcl_field *field, void *out, size_t size) {
+  if (!args || !field || !out)
+    return gcl__fail_null("gcl_args_get_field", 3, "args", (const void *)args, "field",
+                          (const void *)field, "out", (const void *)out);
+  if (gcl__f_layout(field) != args->layout || field->param >= args->count)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "field: a field of another layout");
+  if (size != field->size)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "size: the field at offset %zu has %zu bytes, "
+                     "got %zu", field->offset, field->size, size);
+  if (!range_set(args, field->param, gcl__f(field, GCL__F_REL), field->size))
+    return gcl__fail(GCL_ERROR_UNSET_ARGUMENT, "the field at offset %zu (%zu bytes, parameter "
+                     "%zu) is not set (every leaf byte of it must be)", field->offset, field->size,
+                     field->param);
+  memcpy(out, args->data + field->offset, size);
+  return GCL_OK;
 }
 
 gcl_status gcl_args_buffer(const gcl_args *args, const void **data, size_t *size) {

@@ -5,7 +5,7 @@
 
 #include "internal.h"
 #include "layout_internal.h"
-#include "tmap.h"
+#include "tmap_plan.h"
 
 /* Releases an owned object (a taken DLPack tensor); called exactly once. */
 typedef void (*gcl__release_fn)(void *owner);
@@ -22,24 +22,14 @@ gcl_status gcl__args_pointer_field(const gcl_args *args, const gcl_field *field,
 void gcl__args_store_field_pointer(gcl_args *args, const gcl_field *field, uint64_t address,
                                    gcl__release_fn release, void *owner);
 
-/* The cache slot of one tensormap leaf (args_tmap.c owns them): where the map points now and
- * the inputs gclaunch last encoded it from. snap.ndim 0: the bytes there are not a map gclaunch
- * encoded (never set, or overwritten by a raw setter), so only a full encode may write there. */
-typedef struct gcl__tmap_entry {
-  uint64_t address;
-  gcl__tmap_snap snap;
-} gcl__tmap_entry;
-
 typedef struct gcl__owner_slot {
   gcl__release_fn release; /* NULL: the slot owns nothing */
   void *owner;
 } gcl__owner_slot;
 
-/* Visible here so that the launch path reads it inline (no calls, no PLT). args.c and
- * args_tmap.c (with its inline half below) change it; lib/cuda/tensormap.c writes two things
- * only: a batch's maps and their addresses into scratch / scratch_addresses (encoded, copied or
- * re-pointed there, never into the buffer), and map bytes re-pointed in place through a
- * gcl__tmap_run; the commit into the buffer is args_tmap.c's. */
+/* Visible here so that the launch path reads it inline (no calls, no PLT). Only args.c and
+ * args_tmap.c (with its inline half below) change it; lib/cuda/tensormap.c executes plans into
+ * tspace and hands the commit to args_tmap.c. */
 struct gcl_args {
   const gcl_layout *layout;
   size_t count, size, unset, bit_bytes, owner_count;
@@ -52,10 +42,8 @@ struct gcl_args {
                              so that the setters find one without a call */
   unsigned char *bits;    /* set-tracking; starts as the layout's initial bitmap */
   unsigned char *data;    /* BUFFER_ALIGN-aligned, size bytes */
-  unsigned char *scratch; /* 128 bytes per map of the parameter with the most maps, and */
-  uint64_t *scratch_addresses; /* one address each: lib/cuda/tensormap.c writes a batch here
-                             first, so that a failure changes nothing; args_tmap.c's commit
-                             copies it into data */
+  gcl__tmap_space tspace; /* plans of up to the parameter with the most maps (tmap_plan.h):
+                             batches land here first, so that a failure changes nothing */
   void *block;            /* what calloc returned; args sit at block + up to BUFFER_ALIGN */
 };
 
@@ -71,14 +59,6 @@ static inline size_t gcl__args_unset_count(const gcl_args *args) { return args->
 void gcl__args_mark(gcl_args *args, size_t param, size_t rel, size_t n);
 
 /* --- the tensor-map cache (args_tmap.c; lib/cuda/tensormap.c encodes and re-points) --------- */
-
-/* n consecutive maps of args found from a field: their bytes and cache entries, and who the
- * first one is for messages. */
-typedef struct gcl__tmap_run {
-  unsigned char *map;     /* the first map's bytes in the buffer; map i at map + 128 i */
-  gcl__tmap_entry *entry; /* its entry; entry i for map i */
-  gcl__tmap_who who;      /* the first map (gcl__tmap_run_who gives map i) */
-} gcl__tmap_run;
 
 /* Why no run of n maps starts at first: GCL_ERROR_INVALID_ARGUMENT (NULL first, a field of
  * another layout, maps past the end of first's array) or GCL_ERROR_TYPE_MISMATCH (no tensormap
@@ -100,37 +80,21 @@ static inline gcl_status gcl__args_tmap_run(gcl_args *args, const gcl_field *fir
                              .whole = !p->type || p->type->kind == GCL_PARAM_TENSORMAP};
   return GCL_OK;
 }
-/* Who map i of run is in messages. */
-static inline gcl__tmap_who gcl__tmap_run_who(const gcl__tmap_run *run, size_t i) {
-  gcl__tmap_who w = run->who;
-  w.rel += i * GCL_TENSORMAP_BYTES;
-  w.whole = w.whole && i == 0;
-  return w;
-}
-/* After n maps were encoded or re-pointed into args->scratch (128 bytes each) with their
- * addresses in args->scratch_addresses: copies them into the buffer, records their inputs
- * (tensors[i] and options[i], or options[0] when options_count is 1) and addresses, marks them
- * set. Cannot fail. Inline, fixed-size copies: no call on the way. */
-static inline void gcl__args_tmap_commit(gcl_args *args, const gcl__tmap_run *run, size_t n,
-                                         const DLTensor *const *tensors,
-                                         const gcl_tensormap_options *options,
-                                         size_t options_count) {
-  for (size_t i = 0; i < n; i++) {
-    memcpy(run->map + i * GCL_TENSORMAP_BYTES, args->scratch + i * GCL_TENSORMAP_BYTES,
-           GCL_TENSORMAP_BYTES);
-    run->entry[i].address = args->scratch_addresses[i];
-    gcl__tmap_snap_make(tensors[i], options_count == 1 ? options : options + i,
-                        &run->entry[i].snap);
-  }
-  if (args->unset_bytes[run->who.param]) /* maps own nothing: only set-tracking is left */
-    gcl__args_mark(args, run->who.param, run->who.rel, n * GCL_TENSORMAP_BYTES);
-}
-/* After maps [0, n) of run were re-pointed in place to the addresses at addr (stride bytes
- * apart): records the addresses. Cannot fail. */
-static inline void gcl__args_tmap_repointed(const gcl__tmap_run *run, size_t n, const void *addr,
-                                            size_t stride) {
-  for (size_t i = 0; i < n; i++)
-    memcpy(&run->entry[i].address, (const unsigned char *)addr + i * stride, sizeof(uint64_t));
+/* Plans for args (tmap_plan.h): the run of n maps from first (gcl__args_tmap_run's checks), then
+ * gcl__tmap_plan_set / gcl__tmap_plan_repoint in the args' space. Change nothing. */
+gcl_status gcl__args_tmap_plan_set(gcl_args *args, const gcl_field *first, size_t n,
+                                   gcl__tmap_device dev, const DLTensor *const *tensors,
+                                   const gcl_tensormap_options *options, size_t options_count,
+                                   unsigned flags, const char *fn, gcl__tmap_plan *plan);
+gcl_status gcl__args_tmap_plan_repoint(gcl_args *args, const gcl_field *first, size_t n,
+                                       const uint64_t *addresses, const char *fn,
+                                       gcl__tmap_plan *plan);
+/* After the plan was executed: commits it (gcl__tmap_plan_commit) and marks the maps set. Cannot
+ * fail. Inline: no call on the way. */
+__attribute__((always_inline)) static inline void gcl__args_tmap_commit(gcl_args *args, const gcl__tmap_plan *plan) {
+  gcl__tmap_plan_commit(plan);
+  if (plan->encodes && args->unset_bytes[plan->run.who.param]) /* set-tracking is all that is left */
+    gcl__args_mark(args, plan->run.who.param, plan->run.who.rel, plan->n * GCL_TENSORMAP_BYTES);
 }
 /* Forgets slots [slot, slot + n): raw bytes were written over them. Cannot fail. */
 void gcl__args_tmap_forget(gcl_args *args, size_t slot, size_t n);

@@ -239,6 +239,49 @@ static gcl_status read_kernel_sections(gcl_image *img, const gcl__elf *elf,
   return read_kernel_info(img, ki, sec.body, where);
 }
 
+/* Whether a kernel waits on its prerequisite grid (griddepcontrol.wait, which
+ * cudaGridDependencySynchronize compiles to): read from its SASS. The instruction was found by
+ * compiling kernels with and without the wait (nvcc -cubin, CUDA 13.0) and diffing .text: it is
+ * the one 128-bit instruction whose low word is 0x?82e (the nibble ? is the guard predicate)
+ * and whose high word has no bits below bit 40 (only scheduling control above), the same on
+ * sm_90, 100, 103, 110, 120 and 121; no .nv.info record or section flag differs. Other
+ * architectures: unknown (-1). Before sm_90 there is no griddepcontrol: no kernel waits. */
+static bool sass_known(int sm) {
+  return sm == 90 || sm == 100 || sm == 103 || sm == 110 || sm == 120 || sm == 121;
+}
+
+static bool text_waits(gcl__bytes text) {
+  for (size_t i = 0; i + 16 <= text.n; i += 16) {
+    uint64_t lo = gcl__le64(text.p + i), hi = gcl__le64(text.p + i + 8);
+    if ((lo & ~(uint64_t)0xf000) == 0x82e && (hi & 0xffffffffffull) == 0) return true;
+  }
+  return false;
+}
+
+/* Sets waits of kernels first ... img->count: 1 when its own .text holds the wait; else 0,
+ * unless another function's .text (a device function it may call) holds one: then -1. */
+static gcl_status read_waits(gcl_image *img, const gcl__elf *elf, size_t first) {
+  int sm = (int)((elf->flags >> 8) & 0xff);
+  if (sm < 90 || !sass_known(sm)) {
+    for (size_t k = first; k < img->count; k++) img->kernels[k].waits = sm < 90 ? 0 : -1;
+    return GCL_OK;
+  }
+  bool elsewhere = false;
+  for (size_t si = 1; si < elf->shnum; si++) {
+    gcl__elf_section sec;
+    gcl_status s = gcl__elf_section_get(elf, si, &sec);
+    if (s != GCL_OK) return s;
+    if (strncmp(sec.name, ".text.", 6) != 0 || !text_waits(sec.body)) continue;
+    bool kernel = false;
+    for (size_t k = first; k < img->count; k++)
+      if (img->kernels[k].text_section == si) kernel = true, img->kernels[k].waits = 1;
+    elsewhere = elsewhere || !kernel;
+  }
+  for (size_t k = first; k < img->count; k++)
+    if (img->kernels[k].waits != 1) img->kernels[k].waits = elsewhere ? -1 : 0;
+  return GCL_OK;
+}
+
 gcl_status gcl__cubin_read(gcl_image *img, gcl__bytes data) {
   gcl__elf elf;
   kernel_sections ks = {NULL, NULL};
@@ -246,6 +289,7 @@ gcl_status gcl__cubin_read(gcl_image *img, gcl__bytes data) {
   gcl_status s = gcl__elf_open(&elf, data);
   if (s == GCL_OK) s = collect_kernels(img, &elf);
   if (s == GCL_OK) s = index_sections(&elf, &ks);
+  if (s == GCL_OK) s = read_waits(img, &elf, first);
   for (size_t k = first; s == GCL_OK && k < img->count; k++)
     s = read_kernel_sections(img, &elf, &ks, k);
   gcl__free(ks.info);

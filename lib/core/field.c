@@ -222,7 +222,8 @@ static gcl_status bad(const walk *w, gcl_status s, size_t col, const char *fmt, 
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  return gcl__fail(s, "path '%.200s', col %zu: %s", w->path, col + 1, msg);
+  return gcl__fail(s, "path '%.*s', col %zu: %s", (int)gcl__utf8_cut(w->path, 200), w->path,
+                   col + 1, msg);
 }
 
 static bool ident_char(char c, bool first) {
@@ -246,7 +247,7 @@ static size_t component(const walk *w, bool *is_num, uint64_t *num) {
 }
 
 /* 'g.segs' -- the path up to pos, for messages. */
-static int upto(size_t pos) { return pos > 200 ? 200 : (int)pos; }
+static int upto(const char *path, size_t pos) { return (int)gcl__utf8_cut(path, pos > 200 ? 200 : pos); }
 
 static gcl_status first_param(walk *w) {
   bool is_num;
@@ -279,7 +280,7 @@ static const char *what_so_far(const walk *w, size_t end, char *buf, size_t cap)
   char type[128];
   if (w->t) gcl__type_name(w->t, type, sizeof type);
   else snprintf(type, sizeof type, "bytes(%zu), untyped: a layout without a signature", w->p->size);
-  snprintf(buf, cap, "'%.*s' (%s)", upto(end), w->path, type);
+  snprintf(buf, cap, "'%.*s' (%s)", upto(w->path, end), w->path, type);
   return buf;
 }
 
@@ -365,8 +366,11 @@ gcl_status gcl_layout_field(const gcl_layout *layout, const char *path, gcl_fiel
   while (!s && path[w.pos]) {
     if (path[w.pos] == '.') s = step_member(&w);
     else if (path[w.pos] == '[') s = step_element(&w);
-    else s = bad(&w, GCL_ERROR_INVALID_ARGUMENT, w.pos, "expected '.', '[' or the end of the "
-                 "path, got '%c'", path[w.pos]);
+    else {
+      size_t len = gcl__utf8_len((const unsigned char *)path + w.pos, strnlen(path + w.pos, 4));
+      s = bad(&w, GCL_ERROR_INVALID_ARGUMENT, w.pos, "expected '.', '[' or the end of the "
+              "path, got '%.*s'", (int)(len ? len : 1), path + w.pos);
+    }
   }
   if (s) return s;
   gcl__field_make(layout, w.p, w.t, w.pl, w.name, out);

@@ -15,7 +15,8 @@ gcl_status gcl__image_add_kernel(gcl_image *img, const char *name, size_t name_l
     img->cap = cap;
   }
   gcl__image_kernel k = {.info = {.param_count = param_count, .registers = -1,
-                                  .shared_bytes = -1}};
+                                  .shared_bytes = -1},
+                         .waits = -1};
   k.name = gcl__malloc(name_len + 1);
   k.params = param_count ? gcl__calloc(param_count, sizeof *k.params) : NULL;
   if (!k.name || (param_count && !k.params)) {
@@ -227,4 +228,9 @@ gcl_status gcl_image_find_kernel(const gcl_image *img, const char *name, size_t 
     }
   return gcl__fail(GCL_ERROR_NOT_FOUND, "no kernel '%s' in the image (%zu kernels)", name,
                    img->count);
+}
+
+int gcl_image_kernel_waits(const gcl_image *img, size_t k) {
+  if (!img || k >= img->count) return -1;
+  return img->kernels[k].waits;
 }

@@ -78,6 +78,8 @@ typedef struct gcl__image_kernel {
   gcl__image_param *params;
   uint32_t symbol;            /* ELF symbol index (cubins) */
   uint32_t text_section;      /* ELF section of its code (cubins) */
+  int waits;                  /* griddepcontrol.wait in its code: 1 yes, 0 no, -1 unknown
+                                 (gcl_image_kernel_waits) */
 } gcl__image_kernel;
 
 struct gcl_image {

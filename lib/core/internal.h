@@ -24,6 +24,16 @@ void gcl__set_last_cuda_error(int cuda_error);
 /* Adds text to the end of this thread's message (for logs), truncating at GCL__MESSAGE_MAX. */
 void gcl__fail_append(const char *text);
 
+/* Messages are valid UTF-8 whatever the input (issue 38): gcl__fail and gcl__fail_append end by
+ * rewriting the message so that a byte starting no valid UTF-8 sequence reads "\xNN" and a cut
+ * never splits a character. Excerpts of user text are cut with gcl__utf8_cut. */
+/* Length of the valid UTF-8 sequence at s (1 ... 4; n bytes available), 0 when the bytes there
+ * are none (a stray continuation, an overlong form, a surrogate, past U+10FFFF, truncated). */
+size_t gcl__utf8_len(const unsigned char *s, size_t n);
+/* The longest m <= n such that s[0 .. m) does not end inside a UTF-8 sequence that would
+ * continue past n (s holds at least n bytes, or a NUL before them). */
+size_t gcl__utf8_cut(const char *s, size_t n);
+
 /* Allocation through the allocator of gcl_replace_allocator (alloc.c): every block lib/ allocates
  * comes from these and goes back through gcl__free. Blocks handed to callers (gcl__read_file,
  * gcl__nvrtc_compile) must be freed with gcl__free too. */

@@ -12,6 +12,7 @@
  * The buffer is max(offset + size) bytes, no tail padding. */
 #include "layout_internal.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,7 +27,36 @@ struct gcl_layout {
   lparam *params;
   unsigned char *bits; /* initial set-tracking bitmap: see layout_internal.h */
   size_t bit_bytes, owners, tmaps, widest_tmaps;
+  bool owned;                  /* a kernel's (gcl__layout_own): refs counts, the last frees */
+  _Atomic size_t refs;
+  _Atomic(const char *) orphan_of;
 };
+
+void gcl__layout_own(gcl_layout *layout) {
+  layout->owned = true;
+  atomic_store(&layout->refs, 1);
+}
+
+void gcl__layout_retain(const gcl_layout *layout) {
+  if (layout->owned) atomic_fetch_add(&((gcl_layout *)layout)->refs, 1);
+}
+
+void gcl__layout_release(const gcl_layout *layout) {
+  if (!layout || !layout->owned) return;
+  if (atomic_fetch_sub(&((gcl_layout *)layout)->refs, 1) == 1) {
+    gcl_layout *l = (gcl_layout *)layout;
+    l->owned = false;
+    gcl_layout_destroy(l);
+  }
+}
+
+void gcl__layout_orphan(const gcl_layout *layout, const char *kernel_name) {
+  atomic_store(&((gcl_layout *)layout)->orphan_of, kernel_name);
+}
+
+const char *gcl__layout_orphan_of(const gcl_layout *layout) {
+  return atomic_load(&((gcl_layout *)layout)->orphan_of);
+}
 
 static const int known_sms[] = {75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121};
 

@@ -48,6 +48,20 @@ size_t gcl__layout_owner_count(const gcl_layout *layout);
 /* Tensor-map cache slots of all parameters, and the most in one parameter (the longest batch). */
 size_t gcl__layout_tmap_count(const gcl_layout *layout, size_t *widest);
 
+/* Kernel-owned layouts (lib/cuda/kernel.c): reference-counted so that args made from a kernel's
+ * layout stay valid after its module was destroyed, and are refused by name then.
+ * gcl__layout_own makes layout counted with one reference (the kernel's); args take one more
+ * each (gcl_args_create, gcl_args_clone) and give it back at gcl_args_destroy; the last
+ * gcl__layout_release frees the layout. Both do nothing for a layout never owned (the caller's:
+ * gcl_layout_destroy frees those). gcl__layout_orphan records the kernel's name (a string that
+ * outlives the layout) when its module is destroyed; gcl__layout_orphan_of returns it, NULL
+ * while the kernel lives. Thread-safe. */
+void gcl__layout_own(gcl_layout *layout);
+void gcl__layout_retain(const gcl_layout *layout);
+void gcl__layout_release(const gcl_layout *layout);
+void gcl__layout_orphan(const gcl_layout *layout, const char *kernel_name);
+const char *gcl__layout_orphan_of(const gcl_layout *layout);
+
 /* Where a walk down a parameter's type tree is: the byte offset and the first owner and
  * tensor-map slots there, and (for a map reached as an array element) the maps from it to the
  * end of its array. */

@@ -56,17 +56,26 @@ static bool is(const lexer *lx, const char *word) {
 
 typedef struct ptx_param {
   size_t elem, count, align;
-  const char *scalar; /* signature scalar for one element, NULL for .b/.u widths mapped below */
-  bool ptr, explicit_align;
+  const char *scalar; /* signature scalar of one element; NULL: bytes(N) align(A) */
+  bool ptr;
+  char name[64];      /* for the duplicate check (longer names are compared by prefix) */
 } ptx_param;
 
-/* Element size and signature scalar of a PTX type directive; 0 if tok is not a type. */
+/* What the reader needs of the module: its PTX ISA version (10 * major + minor, for the
+ * features that depend on it) and the architecture offsets are computed for. */
+typedef struct ptx_module {
+  int version;
+  int sm;
+} ptx_module;
+
+/* Element size and signature scalar of a .param type; 0 if tok is none. The PTX ISA's .param
+ * types (ptxas 13.0 refuses .bf16, .pred and vector types there; .b128 needs PTX ISA 8.3). */
 static size_t type_size(const lexer *lx, const char **scalar) {
   static const struct { const char *ptx, *sig; size_t size; } types[] = {
       {".b8", "u8", 1},    {".u8", "u8", 1},    {".s8", "i8", 1},    {".b16", "u16", 2},
-      {".u16", "u16", 2},  {".s16", "i16", 2},  {".f16", "f16", 2},  {".bf16", "bf16", 2},
-      {".b32", "u32", 4},  {".u32", "u32", 4},  {".s32", "i32", 4},  {".f32", "f32", 4},
-      {".b64", "u64", 8},  {".u64", "u64", 8},  {".s64", "i64", 8},  {".f64", "f64", 8}};
+      {".u16", "u16", 2},  {".s16", "i16", 2},  {".f16", "f16", 2},  {".b32", "u32", 4},
+      {".u32", "u32", 4},  {".s32", "i32", 4},  {".f32", "f32", 4},  {".b64", "u64", 8},
+      {".u64", "u64", 8},  {".s64", "i64", 8},  {".f64", "f64", 8},  {".b128", NULL, 16}};
   for (size_t i = 0; i < sizeof types / sizeof *types; i++)
     if (is(lx, types[i].ptx)) {
       *scalar = types[i].sig;
@@ -75,15 +84,38 @@ static size_t type_size(const lexer *lx, const char **scalar) {
   return 0;
 }
 
+/* An identifier by the PTX ISA: [a-zA-Z][a-zA-Z0-9_$]* or [_$%][a-zA-Z0-9_$]+ (ASCII only). */
+static bool identifier(const char *t, size_t n) {
+  if (n == 0) return false;
+  bool letter = (t[0] >= 'a' && t[0] <= 'z') || (t[0] >= 'A' && t[0] <= 'Z');
+  if (!letter && !(t[0] == '_' || t[0] == '$' || t[0] == '%')) return false;
+  if (!letter && n < 2) return false;
+  for (size_t i = 1; i < n; i++) {
+    char c = t[i];
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '$'))
+      return false;
+  }
+  return true;
+}
+
+/* An integer literal by the PTX ISA (decimal, 0x hex, 0b binary, 0 octal; a U suffix) from the
+ * next token, at most 2^32 - 1; false if the token is none. */
 static bool read_number(lexer *lx, size_t *out) {
   if (!next(lx) || !isdigit((unsigned char)lx->tok[0])) return false;
-  char buf[24];
-  if (lx->len >= sizeof buf) return false;
-  memcpy(buf, lx->tok, lx->len);
-  buf[lx->len] = 0;
-  char *e;
-  unsigned long long v = strtoull(buf, &e, 10);
-  if (*e || v == 0 || v > (1u << 20)) return false;
+  const char *t = lx->tok;
+  size_t n = lx->len, i = 0;
+  if (n > 1 && (t[n - 1] == 'U' || t[n - 1] == 'u')) n--;
+  unsigned base = 10;
+  if (n > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) base = 16, i = 2;
+  else if (n > 2 && t[0] == '0' && (t[1] == 'b' || t[1] == 'B')) base = 2, i = 2;
+  else if (n > 1 && t[0] == '0') base = 8, i = 1;
+  uint64_t v = 0;
+  for (; i < n; i++) {
+    int c = (unsigned char)t[i], d = isdigit(c) ? c - '0' : isxdigit(c) ? 10 + (tolower(c) - 'a') : 99;
+    if (d >= (int)base) return false;
+    v = v * base + (unsigned)d;
+    if (v > 0xffffffffu) return false;
+  }
   *out = (size_t)v;
   return true;
 }
@@ -93,36 +125,67 @@ static gcl_status bad(const char *kernel, size_t index, const char *what) {
                    what);
 }
 
-/* One `.param ...` up to the token after it (`,` or `)`), left in lx. */
-static gcl_status read_param(lexer *lx, const char *kernel, size_t index, ptx_param *p) {
+static gcl_status read_align(lexer *lx, const char *kernel, size_t index, size_t *a) {
+  if (!read_number(lx, a) || *a == 0 || (*a & (*a - 1)))
+    return bad(kernel, index, ".align is not followed by a power of two");
+  return GCL_OK;
+}
+
+/* One parameter declaration by the PTX ISA's grammar, as ptxas 13.0 reads it:
+ *   .param {.align N} TYPE [.ptr [.global|.const|.local|.shared] [.align N] | {.align N}] NAME [[N]]
+ * The alignment is the largest of the type's and every .align before the type; an .align after
+ * the type (of the data a .ptr points to, or none) does not place the parameter. Leaves lx on
+ * the token after it (`,` or `)`). */
+static gcl_status read_param(lexer *lx, const char *kernel, size_t index, const ptx_module *m,
+                             ptx_param *p) {
   ptx_param r = {.count = 1};
+  size_t a, align = 1;
+  gcl_status s;
   if (!is(lx, ".param")) return bad(kernel, index, "expected .param");
-  while (next(lx) && !is(lx, ",") && !is(lx, ")")) {
-    size_t size;
+  while (next(lx) && is(lx, ".align"))
+    if ((s = read_align(lx, kernel, index, &a)) != GCL_OK) return s;
+    else if (a > align) align = a;
+  if ((r.elem = type_size(lx, &r.scalar)) == 0)
+    return bad(kernel, index, "expected a type (.u8 .s8 .b8 .u16 .s16 .b16 .f16 .u32 .s32 .b32 "
+                              ".f32 .u64 .s64 .b64 .f64 .b128) after .param and .align");
+  if (r.elem == 16 && m->version < 83) return bad(kernel, index, ".b128 needs PTX ISA 8.3");
+  if (!next(lx)) return bad(kernel, index, "the module ends in the declaration");
+  if (is(lx, ".ptr")) {
+    r.ptr = true;
+    if (!next(lx)) return bad(kernel, index, "the module ends in the declaration");
+    if (is(lx, ".global") || is(lx, ".const") || is(lx, ".local") || is(lx, ".shared"))
+      if (!next(lx)) return bad(kernel, index, "the module ends in the declaration");
     if (is(lx, ".align")) {
-      size_t a;
-      if (!read_number(lx, &a) || (a & (a - 1)))
-        return bad(kernel, index, ".align is not followed by a power of two");
-      if (!r.ptr) { /* after .ptr it is the alignment of the data pointed to */
-        r.align = a;
-        r.explicit_align = true;
-      }
-    } else if (is(lx, ".ptr")) r.ptr = true;
-    else if (is(lx, "[")) {
-      if (!read_number(lx, &r.count) || !next(lx) || !is(lx, "]"))
-        return bad(kernel, index, "array size is not a positive number in [ ]");
-    } else if ((size = type_size(lx, &r.scalar)) != 0) r.elem = size;
+      if ((s = read_align(lx, kernel, index, &a)) != GCL_OK) return s;
+      if (!next(lx)) return bad(kernel, index, "the module ends in the declaration");
+    }
+  } else
+    while (is(lx, ".align")) {
+      if ((s = read_align(lx, kernel, index, &a)) != GCL_OK) return s;
+      if (!next(lx)) return bad(kernel, index, "the module ends in the declaration");
+    }
+  if ((unsigned char)lx->tok[0] >= 0x80 || (lx->p < lx->end && (unsigned char)*lx->p >= 0x80 &&
+                                              identifier(lx->tok, lx->len)))
+    return bad(kernel, index, "a non-ASCII byte in the parameter name (an identifier is ASCII: "
+                              "[a-zA-Z][a-zA-Z0-9_$]* or [_$%][a-zA-Z0-9_$]+)");
+  if (!identifier(lx->tok, lx->len)) return bad(kernel, index, "expected a parameter name");
+  snprintf(r.name, sizeof r.name, "%.*s", (int)(lx->len < 63 ? lx->len : 63), lx->tok);
+  if (!next(lx)) return bad(kernel, index, "the parameter list is not closed");
+  if (is(lx, "[")) {
+    if (!read_number(lx, &r.count) || r.count == 0 || !next(lx) || !is(lx, "]"))
+      return bad(kernel, index, "array size is not a positive number in [ ]");
+    if (!next(lx)) return bad(kernel, index, "the parameter list is not closed");
   }
-  if (!is(lx, ",") && !is(lx, ")")) return bad(kernel, index, "the parameter list is not closed");
-  if (r.elem == 0) return bad(kernel, index, "no type");
-  if (!r.explicit_align) r.align = r.elem;
+  if (!is(lx, ",") && !is(lx, ")"))
+    return bad(kernel, index, "expected ',' or ')' after the parameter");
+  r.align = align > r.elem ? align : r.elem;
   *p = r;
   return GCL_OK;
 }
 
 /* Signature text of one parameter into buf. */
 static void param_text(const ptx_param *p, char *buf, size_t cap) {
-  if (p->count == 1 && p->align == p->elem)
+  if (p->count == 1 && p->align == p->elem && p->scalar)
     snprintf(buf, cap, "%s", p->ptr && p->elem == 8 ? "ptr" : p->scalar);
   else
     snprintf(buf, cap, "bytes(%zu) align(%zu)", p->elem * p->count, p->align);
@@ -148,17 +211,65 @@ static gcl_status place(gcl__image_kernel *k, const char *sig_text, int sm) {
   return s;
 }
 
+/* Offset of a parameter of `text` placed after `end` bytes of parameters on sm, by the layout
+ * engine (the rule for alignments above 128 depends on the architecture's base). */
+static gcl_status offset_after(size_t end, const char *text, int sm, size_t *offset) {
+  char sig_text[128];
+  if (end) snprintf(sig_text, sizeof sig_text, "bytes(%zu), %s", end, text);
+  else snprintf(sig_text, sizeof sig_text, "%s", text);
+  gcl_signature *sig = NULL;
+  gcl_layout *layout = NULL;
+  gcl_status s = gcl_signature_parse(sig_text, &sig);
+  if (s == GCL_OK) s = gcl_layout_create(sig, sm, &layout);
+  if (s == GCL_OK) s = gcl_layout_param(layout, end ? 1 : 0, offset, NULL, NULL);
+  gcl_layout_destroy(layout);
+  gcl_signature_destroy(sig);
+  return s;
+}
+
+/* A PTX parameter's size is its elements' (`.align 16 .b32 a[7]` is 28 bytes, as the cubin
+ * records it), not rounded up to its alignment as bytes(28) align(16) is in C: so the next
+ * parameter may start inside that rounding. The layout engine placed the whole list (its
+ * checks); the offsets are placed again here from the exact sizes: up to 16-byte alignment the
+ * offset is aligned (every architecture's parameter base is), above it the layout engine's rule
+ * for sm decides (offset_after: nvcc aligns the constant-bank address, not the offset). */
+static gcl_status exact_sizes(gcl__image_kernel *k, const ptx_param *params, size_t n, int sm) {
+  size_t end = 0;
+  for (size_t p = 0; p < n; p++) {
+    size_t size = params[p].elem * params[p].count, align = params[p].align, off;
+    if (align <= 16) off = (end + align - 1) / align * align; /* every base is 16-aligned */
+    else {
+      gcl_status s = offset_after(end, k->params[p].kind, sm, &off);
+      if (s != GCL_OK) return s;
+    }
+    k->params[p].offset = off;
+    k->params[p].size = size;
+    k->params[p].align = align;
+    end = off + size;
+  }
+  k->info.param_bytes = end;
+  return GCL_OK;
+}
+
 static gcl_status fill_kernel(gcl__image_kernel *k, const ptx_param *params, size_t n,
-                              const char *text, int sm) {
+                              const char *text, const ptx_module *m) {
   k->params = gcl__calloc(n ? n : 1, sizeof *k->params);
   if (!k->params) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "ptx: out of memory");
   k->info.param_count = n;
   for (size_t p = 0; p < n; p++) param_text(&params[p], k->params[p].kind, sizeof k->params[p].kind);
-  return n ? place(k, text, sm) : GCL_OK;
+  gcl_status s = n ? place(k, text, m->sm) : GCL_OK;
+  if (s == GCL_OK && n) s = exact_sizes(k, params, n, m->sm);
+  /* The parameter space ptxas allows: 4352 bytes before PTX ISA 8.1, 32764 from it (the layout
+   * engine refuses more than that). */
+  size_t end = n ? k->params[n - 1].offset + k->params[n - 1].size : 0;
+  if (s == GCL_OK && m->version < 81 && end > 4352)
+    s = gcl__fail(GCL_ERROR_LAYOUT_TOO_LARGE, "ptx: kernel '%.200s': its parameters end at byte "
+                  "%zu, past the 4352 bytes PTX ISA versions before 8.1 allow", k->name, end);
+  return s;
 }
 
 /* Parameters of one .entry; lx is on the token after the kernel name. */
-static gcl_status read_params(lexer *lx, gcl__image_kernel *k, int sm) {
+static gcl_status read_params(lexer *lx, gcl__image_kernel *k, const ptx_module *m) {
   size_t cap = 256, used = 0, n = 0;
   char *text = gcl__malloc(cap);
   ptx_param *params = NULL;
@@ -168,7 +279,13 @@ static gcl_status read_params(lexer *lx, gcl__image_kernel *k, int sm) {
   while (s == GCL_OK && open) {
     ptx_param p;
     char item[64];
-    if ((s = read_param(lx, k->name, n, &p)) != GCL_OK) break;
+    if ((s = read_param(lx, k->name, n, m, &p)) != GCL_OK) break;
+    for (size_t q = 0; q < n; q++)
+      if (strcmp(params[q].name, p.name) == 0) {
+        s = bad(k->name, n, "a parameter of that name was declared before");
+        break;
+      }
+    if (s != GCL_OK) break;
     param_text(&p, item, sizeof item);
     if (used + strlen(item) + 3 > cap) {
       char *t = gcl__realloc(text, cap *= 2);
@@ -182,20 +299,28 @@ static gcl_status read_params(lexer *lx, gcl__image_kernel *k, int sm) {
     params[n++] = p;
     open = is(lx, ",") && next(lx);
   }
-  if (s == GCL_OK) s = fill_kernel(k, params, n, text, sm);
+  if (s == GCL_OK && is(lx, "(") && !is(lx, ")")) /* "(" then not ")" nor a parameter */
+    s = bad(k->name, 0, "expected .param or ')'");
+  if (s == GCL_OK) s = fill_kernel(k, params, n, text, m);
   gcl__free(params);
   gcl__free(text);
   return s;
 }
 
-/* `.maxntid x, y, z` and `.reqntid x, y, z` between the parameter list and the body. */
-static void read_directives(lexer *lx, gcl__image_kernel *k) {
-  while (next(lx) && !is(lx, "{") && !is(lx, ";") && !is(lx, ".entry")) {
+/* `.maxntid x[, y[, z]]` and `.reqntid x[, y[, z]]` between the parameter list and the body:
+ * 1 to 3 positive numbers (ptxas refuses 0 and a missing number); other directives there are
+ * passed over. */
+static gcl_status read_directives(lexer *lx, gcl__image_kernel *k) {
+  bool here = !is(lx, ")"); /* no parameter list: lx is on the first token after the name */
+  while ((here || next(lx)) && !is(lx, "{") && !is(lx, ";") && !is(lx, ".entry")) {
+    here = false;
     bool max = is(lx, ".maxntid"), req = is(lx, ".reqntid");
     if (!max && !req) continue;
     size_t xyz[3] = {1, 1, 1};
     for (int i = 0; i < 3; i++) {
-      if (!read_number(lx, &xyz[i])) break;
+      if (!read_number(lx, &xyz[i]) || xyz[i] == 0)
+        return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%.200s': %s expects 1 to 3 positive "
+                         "numbers separated by ','", k->name, max ? ".maxntid" : ".reqntid");
       lexer peek = *lx;
       if (!next(&peek) || !is(&peek, ",")) break;
       *lx = peek;
@@ -203,19 +328,57 @@ static void read_directives(lexer *lx, gcl__image_kernel *k) {
     if (max) k->info.max_threads = (int)(xyz[0] * xyz[1] * xyz[2] > (1u << 20) ? 0 : xyz[0] * xyz[1] * xyz[2]);
     for (int i = 0; req && i < 3; i++) k->info.reqntid[i] = (int)xyz[i];
   }
+  return GCL_OK;
 }
 
-static gcl_status read_entry(lexer *lx, gcl_image *img, int sm) {
-  if (!next(lx) || !ident_char(lx->tok[0]))
-    return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: .entry is not followed by a kernel name");
+/* Whether the body starting at lx's `{` holds griddepcontrol.wait (cudaGridDependencySynchronize
+ * compiles to it); leaves lx on the matching `}` (or at the end). 1 or 0. */
+static int body_waits(lexer *lx) {
+  int waits = 0;
+  for (size_t depth = 1; depth && next(lx);) {
+    if (is(lx, "{")) depth++;
+    else if (is(lx, "}")) depth--;
+    else if (is(lx, "griddepcontrol.wait")) waits = 1;
+  }
+  return waits;
+}
+
+static gcl_status read_entry(lexer *lx, gcl_image *img, size_t first, const ptx_module *m) {
+  if (next(lx) && (unsigned char)lx->tok[0] >= 0x80)
+    return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: .entry name starts with the non-ASCII byte 0x%02X "
+                     "(an identifier is ASCII: [a-zA-Z][a-zA-Z0-9_$]* or [_$%%][a-zA-Z0-9_$]+)",
+                     (unsigned char)lx->tok[0]);
+  if (lx->p > lx->end || !lx->tok || !identifier(lx->tok, lx->len))
+    return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: .entry is not followed by a kernel name (an "
+                     "identifier: [a-zA-Z][a-zA-Z0-9_$]* or [_$%%][a-zA-Z0-9_$]+)");
+  if (lx->p < lx->end && (unsigned char)*lx->p >= 0x80) /* "k\xc3\xa9(": never kernel 'k' */
+    return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: .entry name '%.*s' is followed by the non-ASCII byte "
+                     "0x%02X (an identifier is ASCII: [a-zA-Z][a-zA-Z0-9_$]* or [_$%%][a-zA-Z0-9_$]+)",
+                     (int)(lx->len > 200 ? 200 : lx->len), lx->tok, (unsigned char)*lx->p);
+  for (size_t i = first; i < img->count; i++)
+    if (strlen(img->kernels[i].name) == lx->len && memcmp(img->kernels[i].name, lx->tok, lx->len) == 0)
+      return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%s' is declared twice", img->kernels[i].name);
   gcl__image_kernel *k;
   gcl_status s = gcl__image_add_kernel(img, lx->tok, lx->len, 0, &k);
   if (s != GCL_OK) return s;
   if (!next(lx))
     return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%s' ends after its name", k->name);
-  if ((s = read_params(lx, k, sm)) != GCL_OK) return s;
-  read_directives(lx, k);
+  if ((s = read_params(lx, k, m)) != GCL_OK) return s;
+  if ((s = read_directives(lx, k)) != GCL_OK) return s;
+  if (is(lx, "{")) k->waits = body_waits(lx);
   return GCL_OK;
+}
+
+/* `.version MAJOR.MINOR` into 10 * major + minor (minor < 10). */
+static gcl_status read_version(lexer *lx, int *version) {
+  const char *t = lx->tok;
+  if (next(lx) && lx->len == 3 && isdigit((unsigned char)lx->tok[0]) && lx->tok[1] == '.' &&
+      isdigit((unsigned char)lx->tok[2])) {
+    *version = 10 * (lx->tok[0] - '0') + (lx->tok[2] - '0');
+    return GCL_OK;
+  }
+  (void)t;
+  return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: .version is not followed by MAJOR.MINOR");
 }
 
 /* sm 0 means the PTX's own `.target sm_NN` (the architecture it was written for): the sm of the
@@ -231,18 +394,26 @@ static void target_sm(lexer *lx, int *sm) {
 gcl_status gcl__ptx_read(gcl_image *img, gcl__bytes data, int sm) {
   const char *text = (const char *)data.p;
   lexer lx = {.p = text, .end = text + strnlen(text, data.n)}; /* text ends at a NUL if any */
-  bool version = false, own = sm == 0;
+  bool version = false, own = sm == 0, elsewhere = false;
+  size_t first = img->count;
   gcl_status s = GCL_OK;
   if (sm == 0) sm = 90;
+  ptx_module m = {.version = 0, .sm = sm};
   while (s == GCL_OK && next(&lx)) {
-    if (is(&lx, ".version")) version = true;
-    else if (is(&lx, ".target") && own) target_sm(&lx, &sm);
-    else if (is(&lx, ".entry")) s = version ? read_entry(&lx, img, sm)
+    if (is(&lx, ".version") && !version) {
+      version = true;
+      s = read_version(&lx, &m.version);
+    } else if (is(&lx, "griddepcontrol.wait")) elsewhere = true; /* in a .func an entry may call */
+    else if (is(&lx, ".target") && own) target_sm(&lx, &m.sm);
+    else if (is(&lx, ".entry")) s = version ? read_entry(&lx, img, first, &m)
                                             : gcl__fail(GCL_ERROR_BAD_IMAGE,
                                                         "ptx: .entry before the .version directive");
   }
+  sm = m.sm;
   if (s == GCL_OK && !version) s = gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: no .version directive");
   if (s != GCL_OK) return s;
+  for (size_t k = first; k < img->count; k++) /* no body (a declaration): unknown */
+    if (img->kernels[k].waits == 0 && elsewhere) img->kernels[k].waits = -1;
   img->format = GCL_IMAGE_PTX;
   img->sm = sm;
   return GCL_OK;

@@ -66,8 +66,11 @@ static void next(parser *p) {
       p->num = p->num > UINT32_MAX ? p->num : p->num * 10 + (uint64_t)(s[p->pos] - '0');
     p->kind = TK_NUM;
   } else {
-    p->pos++;
-    p->kind = strchr(",*()[]{}", c) ? TK_PUNCT : TK_BAD;
+    /* a bad token is one whole character: quoted whole in messages (a byte that starts no
+     * UTF-8 sequence alone; the message writer shows it as \xNN) */
+    size_t len = gcl__utf8_len((const unsigned char *)s + p->pos, strnlen(s + p->pos, 4));
+    p->pos += len ? len : 1;
+    p->kind = c != '\0' && strchr(",*()[]{}", c) ? TK_PUNCT : TK_BAD;
   }
   p->tlen = p->pos - p->tpos;
 }
@@ -82,7 +85,7 @@ static bool is_punct(const parser *p, char c) {
 /* Describes the current token for messages: "'foo'" or "the end of the signature". */
 static const char *tok_text(const parser *p, char *buf, size_t cap) {
   if (p->kind == TK_END) return "the end of the signature";
-  int n = p->tlen > 40 ? 40 : (int)p->tlen;
+  int n = (int)gcl__utf8_cut(p->text + p->tpos, p->tlen > 40 ? 40 : p->tlen);
   snprintf(buf, cap, "'%.*s'", n, p->text + p->tpos);
   return buf;
 }

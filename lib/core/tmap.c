@@ -11,11 +11,15 @@
 #include <string.h>
 
 #define tfail(...) gcl__tmap_fail(__VA_ARGS__)
+#define HOT static inline __attribute__((always_inline))
 
 #define TMAP_DIM_MAX (1ull << 32)     /* globalDim[i] <= 2^32 */
 #define TMAP_STRIDE_LIMIT (1ull << 40) /* globalStrides[i] < 2^40 */
 #define TMAP_BOX_MAX 256u
 #define TMAP_ESTRIDE_MAX 8u
+/* A tiled box of this many bytes or more is refused: the driver refused a 512 KiB and a 1 MiB box
+ * on the H200 (docs/facts.md) while the documentation names no limit; docs/tensormap-rules.md. */
+#define TMAP_BOX_BYTES_REFUSED (512u * 1024u)
 /* Numeric, because Debian's DLPack 0.6 header lacks the names. */
 #define GCL_DL_FLOAT8_FIRST 7
 #define GCL_DL_FLOAT8_LAST 14
@@ -28,13 +32,13 @@ const char *gcl__tmap_type_name(gcl_tensormap_type type) {
   return type_names[type];
 }
 
-static bool is_float(gcl_tensormap_type type) {
+HOT bool is_float(gcl_tensormap_type type) {
   return type == GCL_TENSORMAP_F16 || type == GCL_TENSORMAP_F32 || type == GCL_TENSORMAP_F64 ||
          type == GCL_TENSORMAP_BF16;
 }
 
 /* TMA moves bytes, so integer signedness matters only where the driver has both (32, 64 bits). */
-static int int_type(unsigned bits, bool is_signed) {
+HOT int int_type(unsigned bits, bool is_signed) {
   switch (bits) {
   case 8: return GCL_TENSORMAP_U8;
   case 16: return GCL_TENSORMAP_U16;
@@ -44,7 +48,7 @@ static int int_type(unsigned bits, bool is_signed) {
   }
 }
 
-static int dtype_to_type(DLDataType dt) {
+HOT int dtype_to_type(DLDataType dt) {
   if (dt.lanes != 1) return -1;
   switch (dt.code) {
   case kDLInt: return int_type(dt.bits, true);
@@ -121,14 +125,31 @@ static gcl_status check_innermost(const DLTensor *t, const gcl__tmap_who *who) {
   return GCL_OK;
 }
 
+/* The stride that stands in for a size-1 dimension's (TMA dimension i >= 1), which TMA never
+ * steps over: the padded row for i = 1, else the previous stride times the previous dimension,
+ * in multiples of `multiple` (16, or 32 with 32-byte interleave). False when that would reach
+ * 2^40 (the given stride is checked then). */
+HOT bool size1_stride(const gcl_tensormap_desc *d, uint32_t i, unsigned multiple,
+                                uint64_t *out) {
+  uint64_t s;
+  if (i == 1)
+    s = (d->dims[0] * d->element_bytes + multiple - 1u) & ~(uint64_t)(multiple - 1u);
+  else if (__builtin_mul_overflow(d->strides[i - 2], d->dims[i - 1], &s))
+    return false;
+  *out = s;
+  return s < TMAP_STRIDE_LIMIT;
+}
+
 static gcl_status fill_strides(const DLTensor *t, const gcl__tmap_who *who, unsigned multiple,
                                gcl_tensormap_desc *d) {
   for (uint32_t i = 1; i < d->rank; i++) {
     int dl = t->ndim - 1 - (int)i;
     if (t->shape[dl] == 1) { /* never stepped over: any valid stride describes it */
-      d->strides[i - 1] = i == 1 ? (d->dims[0] * d->element_bytes + 15u) / 16u * 16u
-                                 : d->strides[i - 2] * d->dims[i - 1];
-      if (d->strides[i - 1] < TMAP_STRIDE_LIMIT) continue;
+      uint64_t sub;
+      if (size1_stride(d, i, multiple, &sub)) {
+        d->strides[i - 1] = sub;
+        continue;
+      }
     }
     int64_t s = stride_elems(t, dl);
     /* element_bytes is 1, 2, 4 or 8: shifts, not divisions (this path runs per map) */
@@ -165,7 +186,7 @@ static gcl_status fill_address(const DLTensor *t, const gcl__tmap_who *who, unsi
   return GCL_OK;
 }
 
-static unsigned swizzle_span(int swizzle) { return swizzle ? 16u << swizzle : 0u; }
+HOT unsigned swizzle_span(int swizzle) { return swizzle ? 16u << swizzle : 0u; }
 
 static gcl_status check_enums(const gcl_tensormap_options *o, const gcl__tmap_who *who,
                               gcl_tensormap_desc *d) {
@@ -248,9 +269,14 @@ static gcl_status fill_box(const gcl_tensormap_options *o, const gcl__tmap_who *
     /* Without interleave TMA ignores element_strides[0]. */
     bytes *= (i == 0 && !d->interleave) || e == 1 ? b : (b + e - 1) / e;
   }
-  if (bytes > UINT32_MAX) /* 256^5 * 8 bytes would not fit the transaction count */
-    return tfail(who, GCL_ERROR_TENSOR, "the box holds %llu bytes: too large",
-                     (unsigned long long)bytes);
+  if (bytes >= TMAP_BOX_BYTES_REFUSED)
+    return tfail(who, GCL_ERROR_TENSOR,
+                 "box = {%u, %u, %u, %u, %u} (TMA order) holds %llu bytes: the driver refuses "
+                 "boxes of %u bytes (512 KiB) and more (seen on the H200; the documentation names no "
+                 "limit)",
+                 d->box[0], d->rank > 1 ? d->box[1] : 0, d->rank > 2 ? d->box[2] : 0,
+                 d->rank > 3 ? d->box[3] : 0, d->rank > 4 ? d->box[4] : 0,
+                 (unsigned long long)bytes, TMAP_BOX_BYTES_REFUSED);
   d->box_bytes = (uint32_t)bytes;
   return GCL_OK;
 }
@@ -313,7 +339,21 @@ static gcl_status fill_im2col(const gcl_tensormap_options *o, const gcl__tmap_wh
     return s;
   for (uint32_t i = 0; i < d->rank; i++)
     if ((s = fill_element_stride(o, i, who, d)) != GCL_OK) return s;
+  for (uint32_t i = 0; i + 2 < d->rank; i++) {
+    int64_t extent = (int64_t)d->dims[i + 1] + m->upper[i] - m->lower[i];
+    if (extent < 1)
+      return tfail(who, GCL_ERROR_TENSOR,
+                   "im2col bounding box along %s (dimension %d): size %llu + upper %d - lower %d "
+                   "= %lld pixels: the box must have non-zero area", spatial_names[i],
+                   (int)(d->rank - 2 - i), (unsigned long long)d->dims[i + 1], (int)m->upper[i],
+                   (int)m->lower[i], (long long)extent);
+  }
   uint32_t inner = m->channels * d->element_bytes, span = swizzle_span(d->swizzle);
+  if (!d->interleave && (inner & 15u))
+    return tfail(who, GCL_ERROR_TENSOR,
+                 "im2col.channels (dimension %d) = %u elements of %u bytes = %u bytes: the "
+                 "channels of a pixel must be a multiple of 16 bytes", (int)d->rank - 1,
+                 m->channels, d->element_bytes, inner);
   if (!d->interleave && span && inner > span)
     return tfail(who, GCL_ERROR_TENSOR,
                      "im2col.channels (dimension %d) = %u elements = %u bytes exceeds the "
@@ -327,7 +367,7 @@ static gcl_status fill_im2col(const gcl_tensormap_options *o, const gcl__tmap_wh
 /* Unused entries must be zero (the refresh key and the driver see them). Field by field: one
  * memset of the whole struct becomes `rep stos`, which costs more than the rest of a
  * translation; pieces of at most 40 bytes become a few vector stores. */
-static void zero_desc(gcl_tensormap_desc *d) {
+HOT void zero_desc(gcl_tensormap_desc *d) {
   memset(d->dims, 0, sizeof d->dims);
   memset(d->strides, 0, sizeof d->strides);
   memset(d->box, 0, sizeof d->box);
@@ -335,6 +375,125 @@ static void zero_desc(gcl_tensormap_desc *d) {
   memset(&d->im2col, 0, sizeof d->im2col);
   d->type = 0, d->rank = 0, d->element_bytes = 0, d->box_bytes = 0, d->address = 0;
   d->interleave = d->swizzle = d->l2_promotion = d->oob_fill = 0;
+}
+
+/* --- the slow path: the checks one by one, for the message ---------------------------------
+ *
+ * Runs only when the one pass below refused (or for gcl__tmap_translate_slow): the same rules,
+ * checked in a fixed order by small functions, so that the message names the first rule broken
+ * in that order. The one pass and this must agree on every description (tests/unit/
+ * test_tmap_diff_cpu.c compares them on random descriptions at every limit). */
+static gcl_status translate_slow(const DLTensor *t, const gcl_tensormap_options *o,
+                                 const gcl__tmap_who *who, gcl_tensormap_desc *d) {
+  zero_desc(d);
+  gcl_status s = GCL_OK;
+  unsigned align = o->interleave == GCL_TENSORMAP_INTERLEAVE_32B ? 32u : 16u;
+  if ((s = check_enums(o, who, d)) || (s = check_tensor(t, who)) || (s = fill_type(t, who, d)) ||
+      (s = fill_dims(t, who, d)) || (s = check_combination(who, d)) ||
+      (s = check_store_extent(o, who, d)) || (s = check_innermost(t, who)) ||
+      (s = fill_strides(t, who, align, d)) || (s = fill_address(t, who, align, d)))
+    return s;
+  if (o->im2col.pixels ? (s = fill_im2col(o, who, d)) != GCL_OK
+                       : ((s = fill_box(o, who, d)) || (s = check_inner_box(who, d))))
+    return s;
+  return GCL_OK;
+}
+
+/* --- the one pass ------------------------------------------------------------------------------
+ *
+ * Every rule of the slow path above, in one walk over the dimensions (dims, strides, element
+ * strides and box together), branch-light and without calls or messages: true and *d filled
+ * when t and o pass every rule, false (d scratch) when any fails; the slow path then says which. */
+HOT bool one_pass(const DLTensor *t, const gcl_tensormap_options *o,
+                            gcl_tensormap_desc *d) {
+  if ((unsigned)o->interleave > GCL_TENSORMAP_INTERLEAVE_32B ||
+      (unsigned)o->swizzle > GCL_TENSORMAP_SWIZZLE_128B ||
+      (unsigned)o->l2_promotion > GCL_TENSORMAP_L2_256B || (unsigned)o->oob_fill > 1u)
+    return false;
+  int dev = (int)t->device.device_type;
+  if ((dev != kDLCUDA && dev != GCL_DL_DEVICE_CUDA_MANAGED) ||
+      (unsigned)(t->ndim - 1) >= GCL_TENSORMAP_MAX_RANK || !t->shape || !t->data)
+    return false;
+  int type = dtype_to_type(t->dtype);
+  if (type < 0) return false;
+  uint32_t rank = (uint32_t)t->ndim, eb = t->dtype.bits / 8u, pixels = o->im2col.pixels;
+  unsigned shift = (unsigned)__builtin_ctz(eb), il = (unsigned)o->interleave;
+  unsigned align = il == GCL_TENSORMAP_INTERLEAVE_32B ? 32u : 16u;
+  if ((il && rank < 3) || (il == GCL_TENSORMAP_INTERLEAVE_32B && o->swizzle != 1) ||
+      (o->oob_fill && !is_float((gcl_tensormap_type)type)) || (pixels && rank < 3))
+    return false;
+  uint64_t base = (uint64_t)(uintptr_t)t->data, address = base + t->byte_offset;
+  if (address < base || (address & (align - 1u))) return false;
+  zero_desc(d);
+  d->type = (gcl_tensormap_type)type, d->rank = rank, d->element_bytes = eb;
+  d->address = address;
+  d->interleave = o->interleave, d->swizzle = o->swizzle;
+  d->l2_promotion = o->l2_promotion, d->oob_fill = o->oob_fill;
+  const int64_t *shape = t->shape + rank - 1, *strides = t->strides;
+  int64_t compact = 1; /* the stride of a NULL-strides tensor, in elements (saturating) */
+  uint64_t box_bytes = eb;
+  for (uint32_t i = 0; i < rank; i++) {
+    int64_t n = shape[-(int64_t)i];
+    if (n < 1 || (uint64_t)n > TMAP_DIM_MAX) return false;
+    d->dims[i] = (uint64_t)n;
+    int64_t s = strides ? strides[rank - 1 - i] : compact;
+    if (!strides && __builtin_mul_overflow(compact, n, &compact)) compact = INT64_MAX;
+    if (i == 0) {
+      if (n > 1 && s != 1) return false;
+    } else {
+      uint64_t sub;
+      if (n == 1 && size1_stride(d, i, align, &sub)) {
+        d->strides[i - 1] = sub;
+      } else {
+        if (s < 1 || (uint64_t)s >= TMAP_STRIDE_LIMIT >> shift) return false;
+        uint64_t bytes = (uint64_t)s << shift;
+        if (bytes & (align - 1u)) return false;
+        d->strides[i - 1] = bytes;
+      }
+    }
+    uint32_t e = o->element_strides[i] ? o->element_strides[i] : 1u;
+    if (e > TMAP_ESTRIDE_MAX) return false;
+    d->element_strides[i] = e;
+    if (!pixels) {
+      uint32_t b = o->box[i];
+      if (b - 1u >= TMAP_BOX_MAX) return false;
+      d->box[i] = b;
+      box_bytes *= (i == 0 && !il) || e == 1 ? b : (b + e - 1) / e;
+    }
+  }
+  if (o->store && ((d->dims[0] * eb) & 15u)) return false;
+  unsigned span = swizzle_span(o->swizzle);
+  if (!pixels) {
+    uint32_t inner = d->box[0] * eb;
+    if ((!il && ((inner & 15u) || (span && inner > span))) || box_bytes >= TMAP_BOX_BYTES_REFUSED)
+      return false;
+    d->box_bytes = (uint32_t)box_bytes;
+    return true;
+  }
+  const gcl_tensormap_im2col *m = &o->im2col;
+  if (pixels > TMAP_IM2COL_PIXELS_MAX || m->channels - 1u >= TMAP_IM2COL_CHANNELS_MAX) return false;
+  static const int32_t lo[] = {-32768, -128, -16}, hi[] = {32767, 127, 15};
+  int32_t min = lo[rank - 3], max = hi[rank - 3];
+  for (uint32_t i = 0; i + 2 < rank; i++) {
+    int32_t l = m->lower[i], u = m->upper[i];
+    if (l < min || l > max || u < min || u > max || (int64_t)d->dims[i + 1] + u - l < 1)
+      return false;
+    d->im2col.lower[i] = l, d->im2col.upper[i] = u;
+  }
+  uint32_t inner = m->channels * eb;
+  if (!il && ((inner & 15u) || (span && inner > span))) return false;
+  d->im2col.pixels = pixels, d->im2col.channels = m->channels;
+  d->box_bytes = pixels * inner; /* at most 1024 * 256 * 8 bytes */
+  return true;
+}
+
+/* The slow path behind a refusal of the one pass: it names the rule. Should it accept (the two
+ * disagree: a bug the CPU differential test exists to catch), its verdict stands. */
+__attribute__((noinline, cold)) static gcl_status refused(const DLTensor *t,
+                                                          const gcl_tensormap_options *o,
+                                                          const gcl__tmap_who *who,
+                                                          gcl_tensormap_desc *d) {
+  return translate_slow(t, o, who, d);
 }
 
 /* Stages [0, upto) of the translation, in the order they run; gcl__tmap_translate is all
@@ -346,33 +505,32 @@ static inline gcl_status translate_upto(const DLTensor *t, const gcl_tensormap_o
   if (!t) return tfail(who, GCL_ERROR_INVALID_ARGUMENT, "expected a DLTensor, got NULL");
   if (!o) return tfail(who, GCL_ERROR_INVALID_ARGUMENT, "options: expected a pointer, got NULL");
   if (!out) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "out: expected a pointer, got NULL");
-  uint32_t any = 0; /* the growth rule; one branch, the index only on failure */
-  for (size_t i = 0; i < sizeof o->reserved / sizeof *o->reserved; i++) any |= o->reserved[i];
+  /* The growth rule: four 8-byte words ORed (no vector reduction), the index only on failure. */
+  _Static_assert(sizeof o->reserved == 32, "reserved is 8 words");
+  uint64_t w[4];
+  memcpy(w, o->reserved, sizeof w);
+  bool any = (w[0] | w[1] | w[2] | w[3]) != 0;
   for (size_t i = 0; any && i < sizeof o->reserved / sizeof *o->reserved; i++)
     if (o->reserved[i])
       return tfail(who, GCL_ERROR_INVALID_ARGUMENT, "options.reserved[%zu] is %u, expected 0 "
                    "(zero-initialise the options)", i, (unsigned)o->reserved[i]);
-  gcl_tensormap_desc *d = out; /* filled in place: the callers pass scratch (see tmap.h) */
-  zero_desc(d);
-  gcl_status s = GCL_OK;
-  unsigned align = o->interleave == GCL_TENSORMAP_INTERLEAVE_32B ? 32u : 16u;
-  if ((upto > 1 && (s = check_enums(o, who, d))) || (upto > 2 && (s = check_tensor(t, who))) ||
-      (upto > 3 && (s = fill_type(t, who, d))) || (upto > 4 && (s = fill_dims(t, who, d))) ||
-      (upto > 5 && (s = check_combination(who, d))) ||
-      (upto > 6 && (s = check_store_extent(o, who, d))) ||
-      (upto > 7 && (s = check_innermost(t, who))) ||
-      (upto > 8 && (s = fill_strides(t, who, align, d))) ||
-      (upto > 9 && (s = fill_address(t, who, align, d))) || upto <= 10)
-    return s;
-  if (o->im2col.pixels ? (s = fill_im2col(o, who, d)) != GCL_OK
-                       : ((s = fill_box(o, who, d)) || (s = check_inner_box(who, d))))
-    return s;
-  return GCL_OK;
+  if (upto < 2) return GCL_OK;
+  return one_pass(t, o, out) ? GCL_OK : refused(t, o, who, out);
 }
 
 gcl_status gcl__tmap_translate(const DLTensor *t, const gcl_tensormap_options *o,
                                const gcl__tmap_who *who, gcl_tensormap_desc *out) {
   return translate_upto(t, o, who, out, GCL__TMAP_STAGES);
+}
+
+gcl_status gcl__tmap_translate_slow(const DLTensor *t, const gcl_tensormap_options *o,
+                                    const gcl__tmap_who *who, gcl_tensormap_desc *out) {
+  return translate_slow(t, o, who, out);
+}
+
+bool gcl__tmap_one_pass(const DLTensor *t, const gcl_tensormap_options *o,
+                        gcl_tensormap_desc *out) {
+  return one_pass(t, o, out);
 }
 
 gcl_status gcl_tensormap_check(const DLTensor *t, const gcl_tensormap_options *options,
@@ -387,11 +545,51 @@ gcl_status gcl_tensormap_check(const DLTensor *t, const gcl_tensormap_options *o
   return s;
 }
 
+/* --- the Blackwell descriptor defect (driver edge: lib/cuda/tensormap.c) ------------------- */
+
+#define TMAP_SMALL_ALLOCATION (128u * 1024u)
+
+/* Dense and non-overlapping: the dimensions of size > 1, ordered by stride, tile memory without
+ * gaps or overlap (each stride equals the extent of the ones below it). At most 5 dimensions:
+ * an insertion sort. */
+static bool dense(const gcl_tensormap_desc *d) {
+  uint64_t st[GCL_TENSORMAP_MAX_RANK], n[GCL_TENSORMAP_MAX_RANK];
+  int k = 0;
+  for (uint32_t i = 0; i < d->rank; i++) {
+    if (d->dims[i] == 1) continue;
+    uint64_t s = i == 0 ? d->element_bytes : d->strides[i - 1];
+    int j = k++;
+    for (; j > 0 && st[j - 1] > s; j--) st[j] = st[j - 1], n[j] = n[j - 1];
+    st[j] = s, n[j] = d->dims[i];
+  }
+  uint64_t extent = d->element_bytes;
+  for (int j = 0; j < k; j++) {
+    if (st[j] != extent) return false;
+    extent *= n[j];
+  }
+  return true;
+}
+
+bool gcl__tmap_sparse_small(const gcl_tensormap_desc *d) {
+  uint64_t last = 0; /* byte offset of the last element: at most 5 * 2^32 * 2^40, no overflow
+                        below the 128 KiB test that matters (saturated) */
+  for (uint32_t i = 0; i < d->rank; i++) {
+    uint64_t s = i == 0 ? d->element_bytes : d->strides[i - 1], step;
+    if (__builtin_mul_overflow(d->dims[i] - 1, s, &step) || step >= TMAP_SMALL_ALLOCATION)
+      return false;
+    last += step;
+  }
+  return last + d->element_bytes < TMAP_SMALL_ALLOCATION && !dense(d);
+}
+
 /* --- messages, built only on failure ------------------------------------------------------- */
 
 const char *gcl__tmap_who_format(const gcl__tmap_who *who, char *buf, size_t cap) {
   if (!who->text) return gcl__leaf_label(who->layout, who->param, who->rel, who->whole, buf, cap);
-  snprintf(buf, cap, "%s", who->text);
+  if (who->indexed)
+    snprintf(buf, cap, "%s entry %zu", who->text, who->rel / GCL_TENSORMAP_BYTES);
+  else
+    snprintf(buf, cap, "%s", who->text);
   return buf;
 }
 

@@ -11,12 +11,12 @@
 /* Who a map is in messages, as pieces: the text is formatted only when a call fails, so that
  * the success path does no snprintf. text non-NULL: used as is ("tensor"); otherwise the map at
  * byte rel of parameter param: "parameter 0 'g' field 'g.maps[3]'", or "parameter 2 'm'" when
- * the map is the whole parameter. */
+ * the map is the whole parameter. indexed: "<text> entry <rel / 128>" (a table's map). */
 typedef struct gcl__tmap_who {
   const char *text;
   const gcl_layout *layout;
   size_t param, rel;
-  bool whole;
+  bool whole, indexed;
 } gcl__tmap_who;
 
 /* Formats who into buf (cap bytes) and returns buf. */
@@ -32,8 +32,25 @@ gcl_status gcl__tmap_fail(const gcl__tmap_who *who, gcl_status s, const char *fm
  * and bad option values. Formats nothing on success. */
 gcl_status gcl__tmap_translate(const DLTensor *t, const gcl_tensormap_options *o,
                                const gcl__tmap_who *who, gcl_tensormap_desc *out);
-/* The number of check stages gcl__tmap_translate runs (bench/tmap_stages.c times them). */
-#define GCL__TMAP_STAGES 11
+/* The same checks one by one in a fixed order (the path that forms the message when the one
+ * pass of gcl__tmap_translate refuses), for the test that the two agree. */
+gcl_status gcl__tmap_translate_slow(const DLTensor *t, const gcl_tensormap_options *o,
+                                    const gcl__tmap_who *who, gcl_tensormap_desc *out);
+/* The one pass alone (t and o non-NULL, reserved words not checked): true and *out filled when
+ * every rule passes. For the same test. */
+bool gcl__tmap_one_pass(const DLTensor *t, const gcl_tensormap_options *o,
+                        gcl_tensormap_desc *out);
+/* The number of check stages gcl__tmap_translate runs (1: arguments and reserved words; 2: the
+ * one pass); bench/tmap_stages.c times them (issues 25, 36). */
+#define GCL__TMAP_STAGES 2
+
+/* True when a map of d is one NVIDIA's Blackwell defect concerns (driver 595.71.05 release
+ * notes, known issues): the tensor is not dense and non-overlapping, and its footprint (the
+ * bytes from its first to its last element) is under 128 KiB, so that its allocation may be too
+ * (gclaunch does not know the allocation; the footprint is a lower bound of it). The driver edge
+ * clears descriptor bit 85 of such maps on the drivers and architectures concerned
+ * (docs/tensormap-rules.md). */
+bool gcl__tmap_sparse_small(const gcl_tensormap_desc *d);
 
 /* "float32", "uint8", "bfloat16", ... for messages; "?" for values outside the enum. */
 const char *gcl__tmap_type_name(gcl_tensormap_type type);
@@ -84,6 +101,7 @@ static inline bool gcl__tmap_options_equal(const gcl_tensormap_options *a,
   const unsigned char *x = (const unsigned char *)a, *y = (const unsigned char *)b;
   uint64_t diff = 0, u, v;
   size_t i = 0;
+#pragma GCC unroll 16 /* 15 words: straight-line loads, no loop (the refresh path runs this) */
   for (; i + 8 <= sizeof *a; i += 8) memcpy(&u, x + i, 8), memcpy(&v, y + i, 8), diff |= u ^ v;
   for (; i < sizeof *a; i += 4) {
     uint32_t p, q;

@@ -15,6 +15,13 @@ struct gcl_context {
 /* Makes ctx current on this thread if it is not already. */
 gcl_status gcl__context_bind(gcl_context *ctx);
 
+/* Executes a tensor-map plan (lib/core/tmap_plan.h) into its scratch: one loop, re-points
+ * (cuTensorMapReplaceAddress on a copy of the map) and encodes; the maps are not written. After a
+ * kernel fault GCL_ERROR_KERNEL_FAULT without a driver call. The caller commits on GCL_OK
+ * (tensormap.c). */
+struct gcl__tmap_plan;
+gcl_status gcl__tmap_execute(gcl_context *ctx, const struct gcl__tmap_plan *plan);
+
 /* --- Streams, events, graphs (stream.c, event.c, graph.c) ------------------------------------ */
 
 /* Set at create, cleared at destroy: a handle whose magic is wrong was never created or was
@@ -27,6 +34,7 @@ struct gcl_stream {
   CUstream stream;
   int priority;
   bool capturing;            /* between gcl_graph_capture_begin and _end */
+  bool borrowed;             /* gcl_stream_wrap: the CUstream is the caller's (never destroyed) */
 };
 
 struct gcl_event {
@@ -90,7 +98,17 @@ struct gcl_kernel {
   _Atomic size_t smem_max;
   _Atomic bool nonportable;
   pthread_mutex_t opt_lock;
+  int waits;                 /* gcl_kernel_waits: 1, 0, -1 unknown (from the module's records) */
+  /* Set by gcl_module_destroy: the kernel is a tombstone (module.c): name, layout, offsets and
+   * sizes kept, mod, kern and fn cleared; every call but the accessors refuses it. */
+  bool stale;
+  bool owned_layout;         /* gcl__layout_own was called on layout (the lookup succeeded) */
 };
+
+/* GCL_OK for a live kernel; for a tombstone GCL_ERROR_INVALID_ARGUMENT "fn: kernel 'name': its
+ * module was destroyed ..." (fn the public function). */
+gcl_status gcl__kernel_stale(const gcl_kernel *k, const char *fn);
+
 
 /* gcl__image_format and gcl__read_file are lib/core's (internal.h): one detector, one reader. */
 /* Compiles source with NVRTC for sm (an -arch option in options wins). On success *image is a
@@ -106,10 +124,18 @@ gcl_status gcl__launch_check_args(const gcl_kernel *k, const gcl_args *args);
 /* A launch config's grid or block (field "grid"/"block") with trailing zeros taken as 1; x = 0
  * or a zero before a given dimension is GCL_ERROR_INVALID_CONFIG naming config.field[i]. */
 gcl_status gcl__config_dims(const unsigned v[3], const char *field, unsigned out[3]);
+/* Whether config's grid can be resident at once (occupancy.c): for a cooperative launch every
+ * block (every cluster with clusters); with clusters (the flag) that one cluster fits at least.
+ * GCL_ERROR_INVALID_CONFIG with the numbers otherwise. Binds the kernel's context; calls the
+ * occupancy API. The config's grid, block and cluster were checked (check_config). */
+gcl_status gcl__launch_check_resident(gcl_kernel *k, const gcl_launch_config *c, bool clusters);
 /* Raises the kernel's dynamic shared memory limit to bytes, once (launch.c). */
 gcl_status gcl__kernel_opt_in_shared(gcl_kernel *k, size_t bytes);
 /* Frees a kernel (module.c unlinks it first). */
 void gcl__kernel_free(gcl_kernel *k);
+/* Makes k a tombstone: marks its layout orphaned (when k->stale), gives its layout reference
+ * back and frees its offsets and sizes; name and lock stay (kernel.c). */
+void gcl__kernel_bury(gcl_kernel *k);
 /* The number of parameters the module's records give kernel name; false when they say nothing
  * of it (records unreadable, or no kernel of that name in them). *what names the source for
  * messages ("cubin", "PTX", "fatbin"). (module.c) */

@@ -67,7 +67,9 @@
   /* the launch edge (issue 15): streams, events, async copies, occupancy, graphs */             \
   X(cuStreamCreateWithPriority, 5050, 1)                                                          \
   X(cuCtxGetStreamPriorityRange, 5050, 1)                                                         \
+  X(cuStreamGetPriority, 5050, 1)                                                                 \
   X(cuStreamWaitEvent, 3020, 1)                                                                   \
+  X(cuStreamGetCtx, 9020, 0) /* gcl_stream_check: whose stream a handle is */                      \
   X(cuEventQuery, 2000, 1)                                                                        \
   X(cuMemcpyHtoDAsync, 3020, 1)                                                                   \
   X(cuMemcpyDtoHAsync, 3020, 1)                                                                   \

@@ -39,7 +39,7 @@ static gcl_status set_node_args(CUgraphExec exec, CUgraphNode node, const char *
                                 gcl_kernel *kernel, const gcl_args *args) {
   CUDA_KERNEL_NODE_PARAMS p;
   gcl_status s;
-  if ((s = gcl__launch_check_args(kernel, args)) || (s = gcl__context_bind(kernel->ctx)) ||
+  if ((s = gcl__kernel_stale(kernel, "gcl_graph_set_args")) || (s = gcl__launch_check_args(kernel, args)) || (s = gcl__context_bind(kernel->ctx)) ||
       (s = check_node(kernel, node, what, &p)))
     return s;
   size_t size = kernel->param_bytes;
@@ -215,6 +215,7 @@ gcl_status gcl_graph_set_args(gcl_graph *g, size_t kernel_node, gcl_kernel *k, c
                      g->kernel_count, kernel_node);
   if (!k) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "k: expected a kernel, got NULL");
   if (!args) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_graph_set_args: args is NULL");
+  if ((s = gcl__kernel_stale(k, "gcl_graph_set_args")) != GCL_OK) return s;
   if (k->ctx != g->ctx)
     return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "k: kernel '%s' runs on device %d, the graph on "
                      "device %d", k->name, k->ctx->device, g->ctx->device);

@@ -203,8 +203,21 @@ static gcl_status resolve(gcl_kernel *k) {
   return s;
 }
 
+__attribute__((noinline)) gcl_status gcl__kernel_stale(const gcl_kernel *k, const char *fn) {
+  if (!k->stale) return GCL_OK;
+  return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: kernel '%s': its module was destroyed "
+                   "(gcl_module_destroy); the driver may have given its function handle to another "
+                   "module's kernel: look the kernel up again in a loaded module", fn, k->name);
+}
+
+int gcl_kernel_waits(const gcl_kernel *kernel) {
+  return kernel && !kernel->stale ? kernel->waits : -1;
+}
+
 gcl_status gcl_kernel_set_launch_mode(gcl_kernel *kernel, gcl_launch_mode mode) {
   if (!kernel) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_kernel_set_launch_mode: kernel is NULL");
+  gcl_status stale = gcl__kernel_stale(kernel, "gcl_kernel_set_launch_mode");
+  if (stale != GCL_OK) return stale;
   if (mode != GCL_LAUNCH_KERNEL_PARAMS && mode != GCL_LAUNCH_EXTRA_BUFFER)
     return gcl__fail(GCL_ERROR_INVALID_ARGUMENT,
                      "gcl_kernel_set_launch_mode: mode %d: expected GCL_LAUNCH_KERNEL_PARAMS (0) "
@@ -243,9 +256,11 @@ gcl_status gcl_module_find_kernel_on(gcl_module *mod, gcl_context *ctx, const ch
   if (!mod) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_module_find_kernel_on: mod is NULL");
   if (!ctx) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_module_find_kernel_on: ctx is NULL");
   if (!name || !*name) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_module_find_kernel_on: name is %s", name ? "empty" : "NULL");
-  gcl_kernel *k = gcl__calloc(1, sizeof *k);
-  if (!k || !(k->name = gcl__strdup(name))) {
-    gcl__free(k);
+  /* From the C library, not gcl_replace_allocator's: a kernel of a destroyed module stays as a
+   * tombstone until exit (module.c), and must not keep the replaceable allocator busy. */
+  gcl_kernel *k = calloc(1, sizeof *k);
+  if (!k || !(k->name = strdup(name))) {
+    free(k);
     return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "kernel '%s': out of memory", name);
   }
   k->mod = mod;
@@ -256,6 +271,14 @@ gcl_status gcl_module_find_kernel_on(gcl_module *mod, gcl_context *ctx, const ch
     gcl__kernel_free(k);
     return s;
   }
+  k->waits = -1; /* no records, or no kernel of that name in them: unknown */
+  for (size_t i = 0; mod->records && i < gcl_image_kernel_count(mod->records); i++) {
+    gcl_image_kernel_info info;
+    if (gcl_image_kernel(mod->records, i, &info) == GCL_OK && strcmp(info.name, name) == 0)
+      k->waits = gcl_image_kernel_waits(mod->records, i);
+  }
+  gcl__layout_own(k->layout); /* args made from it keep it alive (layout_internal.h) */
+  k->owned_layout = true;
   k->param_bytes = gcl_layout_size(k->layout);
   k->use_extra = false; /* kernelParams until gcl_kernel_set_launch_mode says otherwise */
   if (layout_has_tensormap(k->layout)) gcl__fault_note_tensormaps();
@@ -265,14 +288,28 @@ gcl_status gcl_module_find_kernel_on(gcl_module *mod, gcl_context *ctx, const ch
   return GCL_OK;
 }
 
-void gcl__kernel_free(gcl_kernel *k) {
-  if (!k) return;
-  gcl_layout_destroy(k->layout);
-  pthread_mutex_destroy(&k->opt_lock);
+/* Frees what a live kernel holds but its name and lock, and gives its layout reference back:
+ * what is left is a tombstone (module.c). */
+void gcl__kernel_bury(gcl_kernel *k) {
+  if (k->layout) {
+    if (k->layout && gcl__layout_orphan_of(k->layout) == NULL && k->stale)
+      gcl__layout_orphan(k->layout, k->name);
+    gcl__layout_release(k->layout); /* owned (gcl__layout_own), or never shared: see below */
+  }
+  k->layout = NULL;
   gcl__free(k->offsets);
   gcl__free(k->sizes);
-  gcl__free(k->name);
-  gcl__free(k);
+  k->offsets = k->sizes = NULL;
+}
+
+void gcl__kernel_free(gcl_kernel *k) {
+  if (!k) return;
+  /* A kernel that failed its lookup never owned its layout: destroy it directly. */
+  if (k->layout && !k->stale && !k->owned_layout) gcl_layout_destroy(k->layout), k->layout = NULL;
+  gcl__kernel_bury(k);
+  pthread_mutex_destroy(&k->opt_lock);
+  free(k->name);
+  free(k);
 }
 
 const gcl_layout *gcl_kernel_layout(const gcl_kernel *kernel) { return kernel ? kernel->layout : NULL; }
@@ -282,6 +319,8 @@ gcl_context *gcl_kernel_context(const gcl_kernel *kernel) { return kernel ? kern
 gcl_status gcl_kernel_attribute(const gcl_kernel *kernel, gcl_kernel_attr attr, int *value) {
   if (!kernel) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_kernel_attribute: kernel is NULL");
   if (!value) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_kernel_attribute: value is NULL");
+  gcl_status stale = gcl__kernel_stale(kernel, "gcl_kernel_attribute");
+  if (stale != GCL_OK) return stale;
   static const struct { CUfunction_attribute a; const char *what; } map[] = {
       [GCL_KERNEL_MAX_THREADS_PER_BLOCK] = {CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, "max threads"},
       [GCL_KERNEL_STATIC_SHARED_BYTES] = {CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, "static shared"},
@@ -326,6 +365,8 @@ static bool settable(const gcl_kernel *k, gcl_kernel_attr attr, int *lo, int *hi
 
 gcl_status gcl_kernel_set_attribute(gcl_kernel *kernel, gcl_kernel_attr attr, int value) {
   if (!kernel) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "kernel: expected a kernel, got NULL");
+  gcl_status stale = gcl__kernel_stale(kernel, "gcl_kernel_set_attribute");
+  if (stale != GCL_OK) return stale;
   int lo = 0, hi = 0;
   CUfunction_attribute a;
   if (!settable(kernel, attr, &lo, &hi, &a))

@@ -53,6 +53,11 @@ gcl_status gcl__launch_check_args(const gcl_kernel *k, const gcl_args *args) {
   const gcl_layout *l = args->layout;
   if (l != k->layout) {
     if (!l) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "args: they have no layout");
+    const char *stale = gcl__layout_orphan_of(l);
+    if (stale)
+      return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "args: they were made for kernel '%s', whose "
+                       "module was destroyed (gcl_module_destroy); kernel '%s' is not theirs",
+                       stale, k->name);
     gcl_status s = layout_mismatch(k, l);
     if (s != GCL_OK) return s;
   }
@@ -65,11 +70,28 @@ gcl_status gcl__launch_check_args(const gcl_kernel *k, const gcl_args *args) {
                    gcl__args_unset_count(args), k->name);
 }
 
+/* PDL on a kernel whose code never executes griddepcontrol.wait: it may read its predecessor's
+ * output before that kernel wrote it. Unknown (-1) is let through (gclaunch.h). */
+static gcl_status check_pdl(const gcl_kernel *k, const gcl_launch_config *c) {
+  if (!c->programmatic_dependent_launch || k->waits != 0 || (c->flags & GCL_LAUNCH_PDL_UNCHECKED))
+    return GCL_OK;
+  return gcl__fail(GCL_ERROR_INVALID_CONFIG,
+                   "config.programmatic_dependent_launch: kernel '%s' never executes "
+                   "griddepcontrol.wait (cudaGridDependencySynchronize), so it may start reading "
+                   "before the previous kernel on the stream has written; add the wait, launch "
+                   "without PDL, or set GCL_LAUNCH_PDL_UNCHECKED in config.flags", k->name);
+}
+
 static gcl_status check_config(const gcl_kernel *k, const gcl_launch_config *c) {
   for (size_t i = 0; i < sizeof c->reserved / sizeof *c->reserved; i++) /* the growth rule */
     if (c->reserved[i])
       return gcl__fail(GCL_ERROR_INVALID_CONFIG, "gcl_launch: config.reserved[%zu] is %llu, expected 0 (zero-initialise the config)",
                        i, (unsigned long long)c->reserved[i]);
+  if (c->flags & ~(uint64_t)GCL_LAUNCH_PDL_UNCHECKED)
+    return gcl__fail(GCL_ERROR_INVALID_CONFIG, "gcl_launch: config.flags is 0x%llx, expected 0 or "
+                     "GCL_LAUNCH_PDL_UNCHECKED (0x1)", (unsigned long long)c->flags);
+  gcl_status pdl = check_pdl(k, c);
+  if (pdl != GCL_OK) return pdl;
   unsigned gd[3], bd[3];
   gcl_status s;
   if ((s = gcl__config_dims(c->grid, "grid", gd)) || (s = gcl__config_dims(c->block, "block", bd)))
@@ -174,6 +196,7 @@ static inline bool plain_config(const gcl_kernel *k, const gcl_launch_config *c,
                    (uint64_t)c->cooperative | (uint64_t)c->programmatic_dependent_launch |
                    (uint32_t)c->priority;
   for (size_t i = 0; i < sizeof c->reserved / sizeof *c->reserved; i++) other |= c->reserved[i];
+  other |= c->flags;
   const unsigned *g = c->grid, *b = c->block;
   if (other || !g[0] || (!g[1] && g[2]) || !b[0] || (!b[1] && b[2])) return false;
   unsigned by = dim(b[1]), bz = dim(b[2]);
@@ -191,7 +214,8 @@ __attribute__((noinline)) static gcl_status prepare(gcl_kernel *k, const gcl_lau
                                                     const gcl_args *args, CUlaunchConfig *cfg,
                                                     CUlaunchAttribute *attrs) {
   gcl_status s;
-  if ((s = gcl__launch_check_args(k, args)) || (s = check_config(k, c)) || (s = opt_ins(k, c)))
+  if ((s = gcl__launch_check_args(k, args)) || (s = check_config(k, c)) || (s = opt_ins(k, c)) ||
+      (c->cooperative && (s = gcl__launch_check_resident(k, c, false))))
     return s;
   *cfg = (CUlaunchConfig){dim(c->grid[0]), dim(c->grid[1]), dim(c->grid[2]), dim(c->block[0]),
                           dim(c->block[1]), dim(c->block[2]), (unsigned)c->shared_bytes,
@@ -241,6 +265,7 @@ gcl_status gcl_launch(gcl_kernel *kernel, const gcl_launch_config *config, const
   if (!kernel) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_launch: kernel is NULL");
   if (!config) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_launch: config is NULL");
   if (!args) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_launch: args is NULL");
+  if (kernel->stale) return gcl__kernel_stale(kernel, "gcl_launch"); /* never its old handle */
   if (gcl__faulted()) return gcl__fault_check(); /* after a kernel fault: no driver call at all */
   CUlaunchConfig cfg;
   CUlaunchAttribute attrs[4];
@@ -252,4 +277,19 @@ gcl_status gcl_launch(gcl_kernel *kernel, const gcl_launch_config *config, const
   }
   CUresult rc = submit(kernel, &cfg, args);
   return rc == CUDA_SUCCESS ? GCL_OK : retry(kernel, &cfg, args, rc);
+}
+
+gcl_status gcl_launch_check(gcl_kernel *kernel, const gcl_launch_config *config,
+                            const gcl_args *args) {
+  if (!kernel) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_launch_check: kernel is NULL");
+  if (!config) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_launch_check: config is NULL");
+  gcl_status s = gcl__kernel_stale(kernel, "gcl_launch_check");
+  if (s == GCL_OK && gcl__faulted()) s = gcl__fault_check();
+  if (s == GCL_OK && args) s = gcl__launch_check_args(kernel, args);
+  if (s == GCL_OK) s = check_config(kernel, config);
+  if (s == GCL_OK) s = opt_ins(kernel, config);
+  bool cluster = config->cluster[0] || config->cluster[1] || config->cluster[2];
+  if (s == GCL_OK && (config->cooperative || cluster))
+    s = gcl__launch_check_resident(kernel, config, cluster);
+  return s;
 }

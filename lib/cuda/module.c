@@ -147,12 +147,44 @@ const char *gcl_module_log(const gcl_module *mod) {
   return mod->jit_error[0] ? mod->jit_error : mod->jit_info;
 }
 
+/* Tombstones of the kernels of destroyed modules (gclaunch.h "Stale kernels"): kept so that a
+ * stale gcl_kernel pointer always points at a kernel that says it is stale -- never at freed
+ * memory that a new kernel may occupy -- and its CUfunction, which the driver may hand to
+ * another module's kernel after the unload, is forgotten. A tombstone holds its name and lock
+ * (C library memory, not the replaceable allocator's); its layout lives on only while args
+ * made from it do (layout_internal.h). Freed at exit. */
+static pthread_mutex_t graveyard_lock = PTHREAD_MUTEX_INITIALIZER;
+static gcl_kernel *graveyard;
+
+static void bury(gcl_kernel *k) {
+  k->stale = true;
+  k->mod = NULL;
+  k->ctx = NULL;
+  k->kern = NULL;
+  k->fn = NULL;
+  gcl__kernel_bury(k);
+  pthread_mutex_lock(&graveyard_lock);
+  k->next = graveyard;
+  graveyard = k;
+  pthread_mutex_unlock(&graveyard_lock);
+}
+
+__attribute__((destructor)) static void free_graveyard(void) {
+  pthread_mutex_lock(&graveyard_lock);
+  while (graveyard) {
+    gcl_kernel *k = graveyard;
+    graveyard = k->next;
+    gcl__kernel_free(k);
+  }
+  pthread_mutex_unlock(&graveyard_lock);
+}
+
 void gcl_module_destroy(gcl_module *mod) {
   if (!mod) return;
   while (mod->kernels) {
     gcl_kernel *k = mod->kernels;
     mod->kernels = k->next;
-    gcl__kernel_free(k);
+    bury(k);
   }
   if (mod->lib) gcl__cu.cuLibraryUnload(mod->lib);
   gcl_image_destroy(mod->records);

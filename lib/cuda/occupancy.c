@@ -8,6 +8,8 @@
  * kernel's dynamic shared memory limit as gcl_launch would, so the driver counts what a launch
  * will get. */
 static gcl_status check_shape(gcl_kernel *k, unsigned block_threads, size_t smem) {
+  gcl_status stale = gcl__kernel_stale(k, "occupancy");
+  if (stale != GCL_OK) return stale;
   if (block_threads == 0 || block_threads > (unsigned)k->max_threads)
     return gcl__fail(GCL_ERROR_INVALID_CONFIG, "block_threads: expected 1 ... %d (kernel '%s'), "
                      "got %u", k->max_threads, k->name, block_threads);
@@ -97,4 +99,48 @@ gcl_status gcl_kernel_active_clusters(const gcl_kernel *k, const gcl_launch_conf
                         "%ux%ux%u)", k->name, c[0], c[1], c[2], b[0], b[1], b[2]);
   *clusters = n;
   return GCL_OK;
+}
+
+gcl_status gcl__launch_check_resident(gcl_kernel *k, const gcl_launch_config *c, bool clusters) {
+  unsigned g[3], b[3], cl[3];
+  gcl_status s;
+  if ((s = gcl__config_dims(c->grid, "grid", g)) || (s = gcl__config_dims(c->block, "block", b)))
+    return s;
+  unsigned long long blocks = (unsigned long long)g[0] * g[1] * g[2];
+  unsigned long long threads = (unsigned long long)b[0] * b[1] * b[2];
+  const char *what = c->cooperative ? "cooperative" : "cluster";
+  if (!clusters) {
+    int per_sm = 0, sms = 0;
+    if ((s = blocks_per_sm(k, threads > UINT_MAX ? 0 : (unsigned)threads, c->shared_bytes, &per_sm)))
+      return s;
+    CUresult rc = gcl__cu.cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, k->ctx->dev);
+    if (rc != CUDA_SUCCESS)
+      return gcl__cu_fail(rc, "cuDeviceGetAttribute(SM count, device %d)", k->ctx->device);
+    unsigned long long most = (unsigned long long)(per_sm > 0 ? per_sm : 0) * (unsigned)sms;
+    if (blocks <= most) return GCL_OK;
+    return gcl__fail(GCL_ERROR_INVALID_CONFIG,
+                     "config.grid: cooperative launch of kernel '%s': grid %ux%ux%u = %llu blocks, "
+                     "at most %llu can be resident at once (%d blocks of %llu threads with %zu "
+                     "bytes of dynamic shared memory per SM x %d SMs on device %d)",
+                     k->name, g[0], g[1], g[2], blocks, most, per_sm, threads, c->shared_bytes, sms,
+                     k->ctx->device);
+  }
+  int most = 0;
+  if ((s = gcl_kernel_active_clusters(k, c, &most)) != GCL_OK) return s;
+  if ((s = gcl__config_dims(c->cluster, "cluster", cl)) != GCL_OK) return s;
+  unsigned long long size = (unsigned long long)cl[0] * cl[1] * cl[2], count = blocks / size;
+  if (most < 1)
+    return gcl__fail(GCL_ERROR_INVALID_CONFIG,
+                     "config.cluster: %s launch of kernel '%s': not one cluster of %ux%ux%u = %llu "
+                     "blocks of %llu threads with %zu bytes of dynamic shared memory fits on "
+                     "device %d (cuOccupancyMaxActiveClusters: 0)",
+                     what, k->name, cl[0], cl[1], cl[2], size, threads, c->shared_bytes,
+                     k->ctx->device);
+  if (!c->cooperative || count <= (unsigned long long)most) return GCL_OK;
+  return gcl__fail(GCL_ERROR_INVALID_CONFIG,
+                   "config.grid: cooperative launch of kernel '%s': grid %ux%ux%u = %llu clusters "
+                   "of %ux%ux%u blocks, at most %d clusters (%llu threads each block, %zu bytes of "
+                   "dynamic shared memory) can be resident at once on device %d",
+                   k->name, g[0], g[1], g[2], count, cl[0], cl[1], cl[2], most, threads,
+                   c->shared_bytes, k->ctx->device);
 }

@@ -4,9 +4,11 @@
  * sit in the args and what they were made from is lib/core/args_tmap.c's: this file translates,
  * calls the driver, and hands the results to it.
  *
- * The hot paths format nothing (messages are built from their pieces on failure only), allocate
- * nothing (the cache and the batch scratch come with the args), call the driver only after the
- * fault check, and change nothing when they fail. */
+ * Batches are planned in lib/core (args_tmap.c: every check, the cache, the messages; see
+ * tmap_plan.h), executed here in one loop into the plan's scratch (gcl__tmap_execute), and
+ * committed by the core. The hot paths format nothing (messages are built from their pieces on
+ * failure only), allocate nothing (the plan space and the cache come with the args or the table),
+ * call the driver only after the fault check, and change nothing when they fail. */
 #include "cuda_internal.h"
 #include "tmap.h"
 #include "args_internal.h"
@@ -55,11 +57,6 @@ static gcl_status check_device(const gcl_context *ctx, const DLTensor *t, const 
   return GCL_OK;
 }
 
-/* t is on ctx's device (check_device, without its message). */
-static inline bool device_ok(const gcl_context *ctx, const DLTensor *t) {
-  return t->device.device_type != kDLCUDA || t->device.device_id == ctx->device;
-}
-
 /* Once per call: the device has TMA. (A context exists only once the driver loaded, so there is
  * no gcl__cu_load here.) ctx is not made current here: the encode needs some current context,
  * and its bytes should not depend on which (docs/facts.md "Tensor maps: cost and bytes"), so
@@ -71,6 +68,43 @@ static gcl_status begin(gcl_context *ctx, const gcl__tmap_who *who) {
                           "device %d is sm_%d: tensor maps need sm_90 or later", ctx->device,
                           ctx->sm);
   return GCL_OK;
+}
+
+/* --- NVIDIA's Blackwell descriptor defect (docs/tensormap-rules.md) ---------------------------
+ * The 595.71.05 driver release notes (known issues): on Blackwell, cuTensorMapEncodeTiled and
+ * cuTensorMapEncodeIm2col* may configure a descriptor wrongly when the tensor's allocation is
+ * under 128 KB and the tensor is not dense and non-overlapping (sporadic illegal memory accesses,
+ * MMU faults); the documented fix-up clears bit 85 of the encoded bytes (bit 21 of the second
+ * 8-byte word) after the encode. CUTLASS, Triton and CCCL apply it on drivers up to CUDA 13.1
+ * (13010); 595.71.05 is a CUDA 13.2 driver (13020) and lists the issue as its own. So: devices
+ * sm_100 ... sm_12x (Blackwell), drivers reporting 13020 or less, maps gcl__tmap_sparse_small
+ * calls small and not dense. A re-point (cuTensorMapReplaceAddress) applies it again. */
+#define GCL__TMAP_BIT85_LAST_DRIVER 13020
+
+static bool bit85_device(const gcl_context *ctx) {
+  if (ctx->sm < 100 || ctx->sm >= 130) return false; /* Hopper pays one comparison */
+  int v = 0;
+  return gcl_driver_version(&v) == GCL_OK && v <= GCL__TMAP_BIT85_LAST_DRIVER;
+}
+
+static void clear_bit85(void *map) {
+  uint64_t q;
+  memcpy(&q, (unsigned char *)map + 8, sizeof q);
+  q &= ~(1ull << 21);
+  memcpy((unsigned char *)map + 8, &q, sizeof q);
+}
+
+/* After cuTensorMapReplaceAddress of a map gclaunch encoded from snap: the fix-up again (the
+ * description, and so the predicate, is the snapshot's). */
+__attribute__((noinline)) static void bit85_after_replace(const gcl__tmap_snap *snap, void *map) {
+  if (!snap->ndim) return;
+  DLTensor t = {.data = (void *)(uintptr_t)256, .device = snap->device, .ndim = snap->ndim,
+                .dtype = snap->dtype, .shape = (int64_t *)(uintptr_t)snap->shape,
+                .strides = snap->has_strides ? (int64_t *)(uintptr_t)snap->strides : NULL};
+  static const gcl__tmap_who who = {.text = "tensor"};
+  gcl_tensormap_desc d;
+  if (gcl__tmap_translate(&t, &snap->options, &who, &d) == GCL_OK && gcl__tmap_sparse_small(&d))
+    clear_bit85(map);
 }
 
 /* cuTensorMapEncodeTiled or, for im2col.pixels > 0, cuTensorMapEncodeIm2col. */
@@ -107,16 +141,16 @@ __attribute__((noinline)) static gcl_status encode_failed(const gcl_tensormap_de
 
 /* Encodes a translated description into *m, which may be written also on failure (the args'
  * scratch, or a caller's temporary). */
+static gcl_status encode_bound(gcl_context *ctx, const gcl_tensormap_desc *d, CUtensorMap *m,
+                               CUresult *rc);
+
 static gcl_status encode_into(gcl_context *ctx, const gcl_tensormap_desc *d,
                               const gcl__tmap_who *who, CUtensorMap *m) {
-  CUresult rc = encode_desc(d, m);
-  CUcontext cur = NULL;
-  if (rc != CUDA_SUCCESS && (gcl__cu.cuCtxGetCurrent(&cur) != CUDA_SUCCESS || cur != ctx->ctx)) {
-    gcl_status s = gcl__context_bind(ctx); /* no context, or another device's, was current */
-    if (s != GCL_OK) return s;
-    rc = encode_desc(d, m);
-  }
+  CUresult rc;
+  gcl_status s = encode_bound(ctx, d, m, &rc);
+  if (s != GCL_OK) return s;
   if (rc != CUDA_SUCCESS) return encode_failed(d, who, rc);
+  if (bit85_device(ctx) && gcl__tmap_sparse_small(d)) clear_bit85(m);
   gcl__fault_note_tensormaps(); /* a later ILLEGAL_INSTRUCTION names the TMA rule */
   return GCL_OK;
 }
@@ -152,65 +186,88 @@ gcl_status gcl_tensormap_encode(gcl_context *ctx, const DLTensor *t,
   return s;
 }
 
-/* --- re-pointing maps: cuTensorMapReplaceAddress -------------------------------------------- */
+/* --- executing a plan (lib/core/tmap_plan.h) ------------------------------------------------ */
 
 static CUresult replace(void *map, uint64_t address) {
   return gcl__cu.cuTensorMapReplaceAddress((CUtensorMap *)map, (void *)(uintptr_t)address);
 }
 
-static uint64_t address_at(const void *base, size_t stride, size_t i) {
-  uint64_t a;
-  memcpy(&a, (const unsigned char *)base + stride * i, sizeof a);
-  return a;
-}
-
-/* Map i of run (at m) whose re-point to a gave rc: with INVALID_CONTEXT, ctx is bound and the
- * call made once more; if it still fails, the failure is reported. Off the fast path. */
+/* Step i of plan (its scratch at m), a re-point to a, gave rc: with INVALID_CONTEXT, ctx is bound
+ * and the call made once more; if it still fails, the failure is reported. Off the fast path. */
 __attribute__((noinline)) static gcl_status replace_failed(gcl_context *ctx,
-                                                           const gcl__tmap_run *run, size_t i,
+                                                           const gcl__tmap_plan *plan, size_t i,
                                                            void *m, uint64_t a, CUresult rc) {
   if (rc == CUDA_ERROR_INVALID_CONTEXT && gcl__context_bind(ctx) == GCL_OK) rc = replace(m, a);
   if (rc == CUDA_SUCCESS) return GCL_OK;
   char w[768];
-  gcl__tmap_who who = gcl__tmap_run_who(run, i);
+  gcl__tmap_who who = gcl__tmap_run_who(&plan->run, i);
   return gcl__cu_fail(rc, "%s: cuTensorMapReplaceAddress(0x%llx)",
                       gcl__tmap_who_format(&who, w, sizeof w), (unsigned long long)a);
 }
 
-/* Re-points maps [0, n) of run in place to the addresses at addr (stride bytes apart), skipping
- * those already there, then has the cache record them. The driver may want a current context
- * (CUDA_ERROR_INVALID_CONTEXT): ctx is bound then and the call retried, so the common case
- * costs no context check. On failure maps [0, i) go back to the addresses their entries still
- * hold (replace-address gives the bytes of a fresh encode, so this restores them exactly). */
-static gcl_status repoint_run(gcl_context *ctx, const gcl__tmap_run *run, size_t n,
-                              const void *addr, size_t stride) {
-  for (size_t i = 0; i < n; i++) {
-    uint64_t a = address_at(addr, stride, i);
-    unsigned char *m = run->map + i * GCL_TENSORMAP_BYTES;
-    if (a == run->entry[i].address) continue;
-    CUresult rc = replace(m, a);
-    if (rc == CUDA_SUCCESS) continue;
-    gcl_status s = replace_failed(ctx, run, i, m, a, rc);
-    if (s == GCL_OK) continue;
-    for (size_t j = 0; j < i; j++)
-      replace(run->map + j * GCL_TENSORMAP_BYTES, run->entry[j].address);
-    return s;
+/* Step i of plan, an encode, gave rc (encode_into's retry done). Off the fast path. */
+__attribute__((noinline)) static gcl_status step_encode_failed(const gcl__tmap_plan *plan,
+                                                               size_t i, CUresult rc) {
+  gcl__tmap_who who = gcl__tmap_run_who(&plan->run, i);
+  return encode_failed(&plan->space->descs[i], &who, rc);
+}
+
+/* cuTensorMapEncode* of d into m, its result in *rc; with a refusal and no (or another) context
+ * current, ctx is bound and the call made once more. Not GCL_OK only when that bind failed. */
+static gcl_status encode_bound(gcl_context *ctx, const gcl_tensormap_desc *d, CUtensorMap *m,
+                               CUresult *rc) {
+  *rc = encode_desc(d, m);
+  CUcontext cur = NULL;
+  if (*rc != CUDA_SUCCESS && (gcl__cu.cuCtxGetCurrent(&cur) != CUDA_SUCCESS || cur != ctx->ctx)) {
+    gcl_status s = gcl__context_bind(ctx); /* no context, or another device's, was current */
+    if (s != GCL_OK) return s;
+    *rc = encode_desc(d, m);
   }
-  gcl__args_tmap_repointed(run, n, addr, stride);
   return GCL_OK;
 }
 
-__attribute__((noinline)) static gcl_status repoint_refused(const gcl__tmap_run *run, size_t i,
-                                                            uint64_t a) {
-  gcl__tmap_who who = gcl__tmap_run_who(run, i);
-  const gcl__tmap_snap *snap = &run->entry[i].snap;
-  if (!snap->ndim)
-    return gcl__tmap_fail(&who, GCL_ERROR_UNSET_ARGUMENT,
-                          "no tensor map encoded by gclaunch here to re-point (encode it with "
-                          "gcl_args_set_tensormaps first; raw setters forget it)");
-  return gcl__tmap_fail(&who, GCL_ERROR_INVALID_ARGUMENT,
-                        "address 0x%llx: TMA needs a nonzero %u-byte aligned global address",
-                        (unsigned long long)a, snap->align);
+/* Execute failed at step i: the maps re-pointed in place before it (steps [0, i)) get their
+ * saved bytes back. Map i itself is as it was: the driver refused it (a refused
+ * cuTensorMapReplaceAddress leaves the map alone; an encode writes only the scratch). */
+__attribute__((noinline)) static void restore(const gcl__tmap_plan *plan, size_t i) {
+  const gcl__tmap_space *sp = plan->space;
+  for (size_t j = 0; j < i; j++)
+    if (sp->ops[j] == GCL__TMAP_REPOINT)
+      memcpy(plan->run.map + j * GCL_TENSORMAP_BYTES, sp->out + j * GCL_TENSORMAP_BYTES,
+             GCL_TENSORMAP_BYTES);
+}
+
+gcl_status gcl__tmap_execute(gcl_context *ctx, const gcl__tmap_plan *plan) {
+  if (gcl__faulted()) return gcl__fault_check();
+  if (!(plan->encodes | plan->repoints)) return GCL_OK;
+  const gcl__tmap_space *sp = plan->space;
+  const bool bit85 = bit85_device(ctx); /* the Blackwell fix-up applies (once per plan) */
+  for (size_t i = 0; i < plan->n; i++) {
+    unsigned op = sp->ops[i];
+    unsigned char *out = sp->out + i * GCL_TENSORMAP_BYTES;
+    if (op == GCL__TMAP_REPOINT) {
+      /* In place. The old bytes are saved in the scratch when a later step could fail, so that
+       * restore() can put them back; the last step needs no copy (which in a loop of one-map
+       * re-points would read bytes the driver just wrote: a store-forwarding stall that cost
+       * more than the rest of the call). */
+      unsigned char *m = plan->run.map + i * GCL_TENSORMAP_BYTES;
+      if (i + 1 < plan->n) memcpy(out, m, GCL_TENSORMAP_BYTES);
+      CUresult rc = replace(m, sp->addresses[i]);
+      if (rc != CUDA_SUCCESS) {
+        gcl_status s = replace_failed(ctx, plan, i, m, sp->addresses[i], rc);
+        if (s != GCL_OK) return restore(plan, i), s;
+      }
+      if (bit85) bit85_after_replace(&plan->run.entry[i].snap, m);
+    } else if (op == GCL__TMAP_ENCODE) {
+      CUresult rc;
+      gcl_status s = encode_bound(ctx, &sp->descs[i], (CUtensorMap *)(void *)out, &rc);
+      if (s == GCL_OK && rc != CUDA_SUCCESS) s = step_encode_failed(plan, i, rc);
+      if (s != GCL_OK) return restore(plan, i), s;
+      if (bit85 && gcl__tmap_sparse_small(&sp->descs[i])) clear_bit85(out);
+    }
+  }
+  if (plan->encodes) gcl__fault_note_tensormaps(); /* a later ILLEGAL_INSTRUCTION names TMA */
+  return GCL_OK;
 }
 
 static gcl_status need(const gcl_args *args, const gcl_context *ctx, const char *fn) {
@@ -224,74 +281,11 @@ gcl_status gcl_args_repoint_tensormaps(gcl_args *args, gcl_context *ctx, const g
   static const char fn[] = "gcl_args_repoint_tensormaps";
   gcl_status s = need(args, ctx, fn);
   if (s || n == 0) return s;
-  if (!addresses)
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: addresses: expected %zu addresses, got NULL",
-                     fn, n);
-  gcl__tmap_run run = {0};
-  if ((s = gcl__args_tmap_run(args, first, n, fn, &run))) return s;
-  for (size_t i = 0; i < n; i++) {
-    const gcl__tmap_snap *snap = &run.entry[i].snap;
-    uint64_t a = addresses[i];
-    if (!snap->ndim || !a || (a & (snap->align - 1u))) return repoint_refused(&run, i, a);
-  }
-  if (gcl__faulted()) return gcl__fault_check();
-  return repoint_run(ctx, &run, n, addresses, sizeof *addresses);
-}
-
-/* --- setting and refreshing maps ------------------------------------------------------------ */
-
-static const gcl_tensormap_options *option_at(const gcl_tensormap_options *o, size_t count,
-                                              size_t i) {
-  return count == 1 ? o : o + i;
-}
-
-/* Map i may be re-pointed for a refresh: its entry holds inputs equal to t and o but for the
- * address, and t's address is usable (tmap.h); *a gets it. */
-static inline bool refreshable(const gcl_context *ctx, const gcl__tmap_entry *e, const DLTensor *t,
-                               const gcl_tensormap_options *o, uint64_t *a) {
-  return gcl__tmap_snap_match(&e->snap, t, o) && gcl__tmap_snap_address(t, e->snap.align, a) &&
-         device_ok(ctx, t);
-}
-
-/* The refresh fast path: every map is refreshable; the addresses go to the scratch. */
-static bool all_refreshable(gcl_args *args, const gcl_context *ctx, const gcl__tmap_run *run,
-                            size_t n, const DLTensor *const *tensors,
-                            const gcl_tensormap_options *options, size_t options_count) {
-  for (size_t i = 0; i < n; i++)
-    if (!refreshable(ctx, &run->entry[i], tensors[i], option_at(options, options_count, i),
-                     &args->scratch_addresses[i]))
-      return false;
-  return true;
-}
-
-/* Map i into the scratch: copied and re-pointed when refresh allows it, else encoded. */
-static gcl_status stage(gcl_args *args, gcl_context *ctx, const gcl__tmap_run *run, size_t i,
-                        const DLTensor *t, const gcl_tensormap_options *o, bool refresh) {
-  CUtensorMap *out = (CUtensorMap *)(void *)(args->scratch + i * GCL_TENSORMAP_BYTES);
-  uint64_t *a = &args->scratch_addresses[i];
-  gcl__tmap_who who = gcl__tmap_run_who(run, i);
-  if (!refresh || !refreshable(ctx, &run->entry[i], t, o, a))
-    return encode_tensor(ctx, t, o, &who, out, a);
-  memcpy(out, run->map + i * GCL_TENSORMAP_BYTES, GCL_TENSORMAP_BYTES);
-  CUresult rc = *a == run->entry[i].address ? CUDA_SUCCESS : replace(out, *a);
-  return rc == CUDA_SUCCESS ? GCL_OK : replace_failed(ctx, run, i, out, *a, rc);
-}
-
-static gcl_status check_batch(const gcl_args *args, const gcl_context *ctx, size_t n,
-                              const DLTensor *const *tensors, const gcl_tensormap_options *options,
-                              size_t options_count, unsigned flags, const char *fn) {
-  gcl_status s = need(args, ctx, fn);
-  if (s || n == 0) return s;
-  if (!tensors)
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: tensors: expected %zu tensors, got NULL", fn, n);
-  if (!options)
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: options: expected a pointer, got NULL", fn);
-  if (options_count != 1 && options_count != n)
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: options_count = %zu: expected 1 (the same "
-                     "options for every map) or n = %zu", fn, options_count, n);
-  if (flags & ~GCL_TENSORMAP_REFRESH)
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: flags = 0x%x: expected 0 or "
-                     "GCL_TENSORMAP_REFRESH (0x1)", fn, flags);
+  gcl__tmap_plan plan;
+  if ((s = gcl__args_tmap_plan_repoint(args, first, n, addresses, fn, &plan)) ||
+      (s = gcl__tmap_execute(ctx, &plan)))
+    return s;
+  gcl__args_tmap_commit(args, &plan);
   return GCL_OK;
 }
 
@@ -300,17 +294,14 @@ gcl_status gcl_args_set_tensormaps(gcl_args *args, gcl_context *ctx, const gcl_f
                                    const gcl_tensormap_options *options, size_t options_count,
                                    unsigned flags) {
   static const char fn[] = "gcl_args_set_tensormaps";
-  gcl_status s = check_batch(args, ctx, n, tensors, options, options_count, flags, fn);
+  gcl_status s = need(args, ctx, fn);
   if (s || n == 0) return s;
-  gcl__tmap_run run = {0};
-  if ((s = gcl__args_tmap_run(args, first, n, fn, &run)) || (s = begin(ctx, &run.who))) return s;
-  if (gcl__faulted()) return gcl__fault_check();
-  bool refresh = flags & GCL_TENSORMAP_REFRESH;
-  if (refresh && all_refreshable(args, ctx, &run, n, tensors, options, options_count))
-    return repoint_run(ctx, &run, n, args->scratch_addresses, sizeof *args->scratch_addresses);
-  for (size_t i = 0; i < n; i++)
-    if ((s = stage(args, ctx, &run, i, tensors[i], option_at(options, options_count, i), refresh)))
-      return s;
-  gcl__args_tmap_commit(args, &run, n, tensors, options, options_count);
+  gcl__tmap_plan plan;
+  const gcl__tmap_device dev = {.device = ctx->device, .sm = ctx->sm};
+  if ((s = gcl__args_tmap_plan_set(args, first, n, dev, tensors, options, options_count, flags,
+                                   fn, &plan)) ||
+      (s = gcl__tmap_execute(ctx, &plan)))
+    return s;
+  gcl__args_tmap_commit(args, &plan);
   return GCL_OK;
 }

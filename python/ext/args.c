@@ -1,39 +1,54 @@
-/* args.c -- gclaunch.Args: a gcl_args with setting by path or index (args[key] = value). */
+/* args.c -- L4: gclaunch.Args, a gcl_args with setting by path or index (args[key] = value).
+ *
+ * Keep-alive: an Args holds (in `keep`, leaf offset -> object) every object a tensor-map or
+ * pointer leaf points into -- the TensorMap's tensor, the pointer's producer -- until that leaf is
+ * overwritten or the args go, and a clone holds the same; a launch never reads freed memory. */
 #include "gclpy.h"
 
-gclpy_args *gclpy_args_new(gclpy_layout *lay) {
-  gclpy_args *a = PyObject_New(gclpy_args, gclpy.args_type);
+gclpy_args *gclpy_args_new(gclpy_state *st, gclpy_layout *lay) {
+  gclpy_args *a = (gclpy_args *)gclpy_alloc(st->args_type);
   if (!a) return NULL;
-  a->args = NULL;
   a->layout = (gclpy_layout *)Py_NewRef((PyObject *)lay);
   gcl_status s = gcl_args_create(lay->layout, &a->args);
   if (s == GCL_OK && lay->context) /* a kernel's args: tensors are checked against its device */
     s = gcl_args_restrict_device(a->args, ((gclpy_context *)lay->context)->device);
-  if (s != GCL_OK) return Py_DECREF(a), (gclpy_args *)gclpy_raise(s);
+  if (s != GCL_OK) return Py_DECREF(a), (gclpy_args *)gclpy_raise(st, s);
   return a;
 }
 
+static const char *const args_names[] = {"layout"};
+static const gclpy_params args_params = {"Args", args_names, 1, 1, 1};
+
 static PyObject *args_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
-  (void)type;
-  static char *kw[] = {"layout", NULL};
+  gclpy_state *st = (gclpy_state *)PyType_GetModuleState(type);
   PyObject *lay;
-  if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!:Args", kw, gclpy.layout_type, &lay)) return NULL;
-  return (PyObject *)gclpy_args_new((gclpy_layout *)lay);
+  if (gclpy_parse_tuple(&args_params, args, kwds, &lay) < 0) return NULL;
+  if (!PyObject_TypeCheck(lay, st->layout_type))
+    return gclpy_type_error("Args: layout must be a gclaunch.Layout", lay);
+  return (PyObject *)gclpy_args_new(st, (gclpy_layout *)lay);
+}
+
+static int args_traverse(PyObject *self, visitproc visit, void *arg) {
+  Py_VISIT(Py_TYPE(self));
+  Py_VISIT(((gclpy_args *)self)->layout);
+  Py_VISIT(((gclpy_args *)self)->keep);
+  return 0;
+}
+
+/* The kept tensors may refer back to the args (a cycle); the layout is kept to the end: the
+ * gcl_args points into it. */
+static int args_clear(PyObject *self) {
+  Py_CLEAR(((gclpy_args *)self)->keep);
+  return 0;
 }
 
 static void args_dealloc(PyObject *self) {
   gclpy_args *a = (gclpy_args *)self;
-  PyTypeObject *tp = Py_TYPE(self);
+  PyObject_GC_UnTrack(self);
   gcl_args_destroy(a->args); /* runs the deleters of the tensors it took (the GIL is held) */
-  Py_XDECREF(a->layout);
-  ((freefunc)PyType_GetSlot(tp, Py_tp_free))(self);
-  Py_DECREF(tp);
-}
-
-gcl_context *gclpy_args_context(gclpy_args *a, int device) {
-  if (a->layout->context) return ((gclpy_context *)a->layout->context)->ctx;
-  gclpy_context *c = gclpy_default_context(device < 0 ? 0 : device);
-  return c ? c->ctx : NULL;
+  Py_CLEAR(a->keep);         /* after: the tensors stay alive until the args stop pointing */
+  Py_CLEAR(a->layout);
+  gclpy_free(self);
 }
 
 static int args_ass_subscript(PyObject *self, PyObject *key, PyObject *value) {
@@ -45,6 +60,16 @@ static int args_ass_subscript(PyObject *self, PyObject *key, PyObject *value) {
   int rc = gclpy_convert_set(a, f, value);
   Py_DECREF(f);
   return rc;
+}
+
+static PyObject *args_subscript(PyObject *self, PyObject *key) {
+  gclpy_args *a = (gclpy_args *)self;
+  gclpy_fieldref *f = gclpy_layout_lookup(a->layout, key);
+  if (!f) return NULL;
+  Py_INCREF(f);
+  PyObject *r = gclpy_convert_get(a, f);
+  Py_DECREF(f);
+  return r;
 }
 
 static PyObject *args_is_set(PyObject *self, PyObject *key) {
@@ -59,17 +84,33 @@ static PyObject *args_buffer(PyObject *self, PyObject *unused) {
   const void *data;
   size_t size;
   gcl_status s = gcl_args_buffer(((gclpy_args *)self)->args, &data, &size);
-  if (s != GCL_OK) return gclpy_raise(s);
+  if (s != GCL_OK) return gclpy_raise(GCLPY_ST(self), s);
   return PyBytes_FromStringAndSize(data, (Py_ssize_t)size);
 }
 
+/* The tensor-map field a refresh or repoint names: a tensormap leaf or a tensormap[N]. */
+static gclpy_fieldref *tensormap_field(gclpy_args *a, PyObject *key, const char *fn) {
+  gclpy_fieldref *f = gclpy_layout_lookup(a->layout, key);
+  if (!f || f->conv == GCLPY_CONV_TENSORMAP || f->conv == GCLPY_CONV_TENSORMAPS) return f;
+  char label[400];
+  gclpy_field_label(a, f, label, sizeof label);
+  return gclpy_raise_msg(GCLPY_ST(a), GCL_ERROR_TYPE_MISMATCH, "%s: %s is a %s, not a tensormap or "
+                         "tensormap[N]", fn, label, f->field.info.kind == GCL_PARAM_SCALAR
+                         ? gclpy_scalar_name(f->field.info.scalar) : gclpy_kind_name(f->field.info.kind)),
+         NULL;
+}
+
+static const char *const refresh_names[] = {"path", "tensormaps"};
+static const gclpy_params refresh_params = {"refresh", refresh_names, 2, 2, 2};
+static const char *const repoint_names[] = {"path", "addresses"};
+static const gclpy_params repoint_params = {"repoint", repoint_names, 2, 2, 2};
+
 static PyObject *args_refresh(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
                               PyObject *kwnames) {
-  static const char *const names[] = {"path", "tensormaps"};
   PyObject *v[2];
   gclpy_args *a = (gclpy_args *)self;
-  if (gclpy_parse("refresh", argv, nargs, kwnames, names, 2, 2, 2, v) < 0) return NULL;
-  gclpy_fieldref *f = gclpy_layout_lookup(a->layout, v[0]), *first = f;
+  if (gclpy_parse(&refresh_params, NULL, argv, nargs, kwnames, v) < 0) return NULL;
+  gclpy_fieldref *f = tensormap_field(a, v[0], "refresh"), *first = f;
   if (!f) return NULL;
   if (f->conv == GCLPY_CONV_TENSORMAPS && !(first = gclpy_layout_element0(a->layout, f))) return NULL;
   if (first == f) Py_INCREF(first); /* held: the maps' __dlpack__ calls run Python code */
@@ -81,11 +122,10 @@ static PyObject *args_refresh(PyObject *self, PyObject *const *argv, Py_ssize_t 
 
 static PyObject *args_repoint(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
                               PyObject *kwnames) {
-  static const char *const names[] = {"path", "addresses"};
   PyObject *v[2];
   gclpy_args *a = (gclpy_args *)self;
-  if (gclpy_parse("repoint", argv, nargs, kwnames, names, 2, 2, 2, v) < 0) return NULL;
-  gclpy_fieldref *f = gclpy_layout_lookup(a->layout, v[0]), *first = f;
+  if (gclpy_parse(&repoint_params, NULL, argv, nargs, kwnames, v) < 0) return NULL;
+  gclpy_fieldref *f = tensormap_field(a, v[0], "repoint"), *first = f;
   if (!f) return NULL;
   if (f->conv == GCLPY_CONV_TENSORMAPS && !(first = gclpy_layout_element0(a->layout, f))) return NULL;
   if (first == f) Py_INCREF(first); /* held: the maps' __dlpack__ calls run Python code */
@@ -98,12 +138,14 @@ static PyObject *args_repoint(PyObject *self, PyObject *const *argv, Py_ssize_t 
 static PyObject *args_clone(PyObject *self, PyObject *unused) {
   (void)unused;
   gclpy_args *a = (gclpy_args *)self;
-  gclpy_args *c = PyObject_New(gclpy_args, gclpy.args_type);
+  gclpy_state *st = GCLPY_ST(self);
+  gclpy_args *c = (gclpy_args *)gclpy_alloc(st->args_type);
   if (!c) return NULL;
-  c->args = NULL;
   c->layout = (gclpy_layout *)Py_NewRef((PyObject *)a->layout);
+  /* the copy keeps alive what the original keeps (it points at the same tensors) */
+  if (a->keep && !(c->keep = PyDict_Copy(a->keep))) return Py_DECREF(c), NULL;
   gcl_status s = gcl_args_clone(a->args, &c->args);
-  if (s != GCL_OK) return Py_DECREF(c), gclpy_raise(s);
+  if (s != GCL_OK) return Py_DECREF(c), gclpy_raise(st, s);
   return (PyObject *)c;
 }
 
@@ -122,24 +164,28 @@ static PyObject *args_repr(PyObject *self) {
 
 static PyMethodDef args_methods[] = {
   {"is_set", args_is_set, METH_O,
-   "is_set(path_or_index) -> bool\n\nTrue when every leaf byte of the field was set."},
+   "is_set($self, path_or_index, /)\n--\n\nTrue when every leaf byte of the field was set."},
   {"buffer", args_buffer, METH_NOARGS,
-   "buffer() -> bytes\n\nThe packed parameter buffer, exactly as the device reads it (layout.size\n"
+   "buffer($self, /)\n--\n\nThe packed parameter buffer, exactly as the device reads it (layout.size\n"
    "bytes). Raises gclaunch.Error GCL_ERROR_UNSET_ARGUMENT naming the first unset leaf by path."},
   {"refresh", GCLPY_METH(args_refresh), METH_FASTCALL | METH_KEYWORDS,
-   "refresh(path, tensormaps)\n\nSets tensor maps like args[path] = tensormaps, but a map whose\n"
+   "refresh($self, /, path, tensormaps)\n--\n\nSets tensor maps like args[path] = tensormaps, but a map whose\n"
    "description differs from the one already there only in its address is re-pointed\n"
    "(cuTensorMapReplaceAddress) instead of re-encoded: gcl_args_set_tensormaps with\n"
    "GCL_TENSORMAP_REFRESH. path: a tensormap (one TensorMap or a list from that element on) or a\n"
-   "tensormap[N] (a list of N). All or nothing."},
+   "tensormap[N] (a list of N). All or nothing; gclaunch.Error GCL_ERROR_TYPE_MISMATCH for a\n"
+   "field that is no tensor map."},
   {"repoint", GCLPY_METH(args_repoint), METH_FASTCALL | METH_KEYWORDS,
-   "repoint(path, addresses)\n\nRe-points maps gclaunch encoded earlier to new addresses, keeping\n"
+   "repoint($self, /, path, addresses)\n--\n\nRe-points maps gclaunch encoded earlier to new addresses, keeping\n"
    "the rest of their description (gcl_args_repoint_tensormaps): the cheapest relaunch on new\n"
    "buffers of the same shapes. addresses: one or a list of ints (data + byte_offset) or\n"
-   "__dlpack__ tensors (their data + byte_offset; nothing else of them is checked). All or nothing."},
+   "__dlpack__ tensors (their data + byte_offset; nothing else of them is checked; a tensor is\n"
+   "kept alive by the args, an int address is yours to keep). All or nothing; GCL_ERROR_TYPE_MISMATCH\n"
+   "for a field that is no tensor map."},
   {"clone", args_clone, METH_NOARGS,
-   "clone() -> Args\n\nA copy (gcl_args_clone): same bytes and set state; tensors the original\n"
-   "took stay owned by it, so keep the original alive while the copy is launched."},
+   "clone($self, /)\n--\n\nA copy (gcl_args_clone): same bytes and set state. The copy keeps\n"
+   "alive every tensor the original points at (the deleters of tensors the original took still run\n"
+   "once, when the original lets them go)."},
   {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef args_getset[] = {
@@ -148,9 +194,10 @@ static PyGetSetDef args_getset[] = {
 
 static PyType_Slot args_slots[] = {
   {Py_tp_new, args_new}, {Py_tp_dealloc, args_dealloc}, {Py_tp_methods, args_methods},
+  {Py_tp_traverse, args_traverse}, {Py_tp_clear, args_clear},
   {Py_tp_getset, args_getset}, {Py_tp_repr, args_repr},
-  {Py_mp_ass_subscript, args_ass_subscript},
-  {Py_tp_doc, "Args(layout)\n\n"
+  {Py_mp_ass_subscript, args_ass_subscript}, {Py_mp_subscript, args_subscript},
+  {Py_tp_doc, "Args(layout)\n--\n\n"
               "A parameter buffer for layout, every parameter unset (or kernel.args()).\n"
               "  args[path_or_index] = value\n"
               "sets a parameter (by index) or any field (by path: 'g.loads[3]', 'g.segs[2].n'):\n"
@@ -162,13 +209,19 @@ static PyType_Slot args_slots[] = {
               "  a TensorMap into a tensormap; a list of TensorMaps into tensormap[N] (a parameter\n"
               "    or a struct's member), encoded in the kernel's context\n"
               "  a list of N numbers into an array of N scalars (all checked before any is set)\n"
-              "A refused value raises gclaunch.Error with the library's message and changes nothing."},
+              "A refused value raises gclaunch.Error with the library's message and changes nothing.\n"
+              "  args[path_or_index]\n"
+              "reads a field back as the device will see it: scalars as int/float/bool, pointers as\n"
+              "int addresses, arrays of scalars as lists, a tensormap as its 128 bytes, a\n"
+              "tensormap[N] as a list of them, anything else (structs, untyped parameters) as bytes;\n"
+              "gclaunch.Error GCL_ERROR_UNSET_ARGUMENT while a byte of it is unset."},
   {0, NULL}};
-static PyType_Spec args_spec = {"gclaunch.Args", sizeof(gclpy_args), 0, Py_TPFLAGS_DEFAULT,
+static PyType_Spec args_spec = {"gclaunch.Args", sizeof(gclpy_args), 0,
+                                Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_GC,
                                 args_slots};
 
-int gclpy_args_init_types(PyObject *m) {
-  gclpy.args_type = (PyTypeObject *)PyType_FromSpec(&args_spec);
-  if (!gclpy.args_type) return -1;
-  return PyModule_AddObjectRef(m, "Args", (PyObject *)gclpy.args_type);
+int gclpy_args_init_types(PyObject *m, gclpy_state *st) {
+  st->args_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &args_spec, NULL);
+  if (!st->args_type) return -1;
+  return PyModule_AddType(m, st->args_type);
 }

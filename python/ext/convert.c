@@ -17,6 +17,7 @@
  * a Python int must fit before it can be passed. Everything else is checked by the C call. */
 #include "gclpy.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -28,13 +29,15 @@ typedef struct conv_entry {
   uint64_t hi;
 } conv_entry;
 
-static int status_to_rc(gcl_status s) { return s == GCL_OK ? 0 : (gclpy_raise(s), -1); }
+static int status_rc(gclpy_state *st, gcl_status s) { return s == GCL_OK ? 0 : (gclpy_raise(st, s), -1); }
+#define status_to_rc(s) status_rc(GCLPY_ST(a), (s))
 
 void gclpy_field_label(gclpy_args *a, gclpy_fieldref *f, char *buf, size_t cap) {
   gcl_field pf;
   const char *pname = gcl_layout_param_field(a->layout->layout, f->field.param, &pf) == GCL_OK &&
                               pf.info.name ? pf.info.name : "";
   const char *path = f->path ? PyUnicode_AsUTF8AndSize(f->path, NULL) : NULL;
+  if (!path) PyErr_Clear();
   if (path && strcmp(path, pname) != 0)
     snprintf(buf, cap, "parameter %zu '%s' field '%s'", f->field.param, pname, path);
   else snprintf(buf, cap, "parameter %zu '%s'", f->field.param, pname);
@@ -46,7 +49,8 @@ static int type_error_only(gclpy_args *a, gclpy_fieldref *f, PyObject *v);
 static int set_raw(gclpy_args *a, gclpy_fieldref *f, PyObject *raw) {
   gcl_status s = gcl_args_set_field(a->args, &f->field, PyBytes_AsString(raw), (size_t)PyBytes_Size(raw));
   Py_DECREF(raw);
-  return status_to_rc(s);
+  if (s != GCL_OK) return status_to_rc(s);
+  return gclpy_keep_set(a, f->field.offset, f->field.size, NULL); /* raw bytes point into nothing kept */
 }
 
 /* A value the kind does not take: raw bytes when it has the buffer protocol (a NumPy array of
@@ -106,7 +110,7 @@ static int int_value(gclpy_args *a, gclpy_fieldref *f, PyObject *v, uint64_t *ou
   if (bad == 2) {
     char label[400];
     gclpy_field_label(a, f, label, sizeof label);
-    gclpy_raise_range("%s: %R is out of range for %s (%lld ... %llu)", label, n,
+    gclpy_raise_range(GCLPY_ST(a), "%s: %R is out of range for %s (%lld ... %llu)", label, n,
                       gclpy_scalar_name(f->field.info.scalar), (long long)e->lo,
                       (unsigned long long)e->hi);
   }
@@ -124,8 +128,35 @@ static int float_value(PyObject *v, double *out) {
   return 0;
 }
 
+/* A finite value that the field's type rounds to infinity is out of its range (inf and nan given
+ * as such are kept). */
+static int float_range(gclpy_args *a, gclpy_fieldref *f, double d) {
+  if (!isfinite(d) || f->conv == GCLPY_CONV_F64) return 0;
+  float x = (float)d;
+  bool inf = isinf(x) || (f->conv == GCLPY_CONV_F16 && isinf(gcl_f16_to_f32(gcl_f16_from_f32(x)))) ||
+             (f->conv == GCLPY_CONV_BF16 && isinf(gcl_bf16_to_f32(gcl_bf16_from_f32(x))));
+  if (!inf) return 0;
+  char label[400];
+  gclpy_field_label(a, f, label, sizeof label);
+  PyObject *v = PyFloat_FromDouble(d);
+  if (v) gclpy_raise_range(GCLPY_ST(a), "%s: %R is out of range for %s (it would become inf)", label, v,
+                           gclpy_scalar_name(f->field.info.scalar));
+  Py_XDECREF(v);
+  return -1;
+}
+
 static int scalar_parse(gclpy_args *a, gclpy_fieldref *f, PyObject *v, scalar_value *out) {
-  return is_float_conv(f->conv) ? float_value(v, &out->d) : int_value(a, f, v, &out->u);
+  if (!is_float_conv(f->conv)) return int_value(a, f, v, &out->u);
+  int rc = float_value(v, &out->d);
+  if (rc == -1 && PyErr_ExceptionMatches(PyExc_OverflowError)) { /* an int too large for a double */
+    PyErr_Clear();
+    char label[400];
+    gclpy_field_label(a, f, label, sizeof label);
+    gclpy_raise_range(GCLPY_ST(a), "%s: %R is out of range for %s", label, v,
+                      gclpy_scalar_name(f->field.info.scalar));
+    return -1;
+  }
+  return rc == 0 ? float_range(a, f, out->d) : rc;
 }
 
 static int scalar_apply(gclpy_args *a, const gcl_field *fd, int conv, scalar_value x) {
@@ -162,7 +193,7 @@ static int set_scalar_array(gclpy_args *a, gclpy_fieldref *f, PyObject *v) {
   if ((size_t)PySequence_Size(v) != n) {
     char label[400];
     gclpy_field_label(a, f, label, sizeof label);
-    gclpy_raise_msg(GCL_ERROR_INVALID_ARGUMENT, "%s: an array of %zu takes %zu values, got %zd",
+    gclpy_raise_msg(GCLPY_ST(a), GCL_ERROR_INVALID_ARGUMENT, "%s: an array of %zu takes %zu values, got %zd",
                     label, n, n, PySequence_Size(v));
     return -1;
   }
@@ -172,7 +203,7 @@ static int set_scalar_array(gclpy_args *a, gclpy_fieldref *f, PyObject *v) {
   int rc = el && x ? 0 : (PyErr_NoMemory(), -1);
   for (size_t i = 0; rc == 0 && i < n; i++) {
     gcl_status s = gcl_layout_element_field(a->layout->layout, &f->field, i, &el[i]);
-    if (s != GCL_OK) { rc = (gclpy_raise(s), -1); break; }
+    if (s != GCL_OK) { rc = (gclpy_raise(GCLPY_ST(a), s), -1); break; }
     tmp.field = el[i], tmp.conv = gclpy_conv_of(&el[i]);
     PyObject *item = PySequence_GetItem(v, (Py_ssize_t)i);
     rc = item ? scalar_parse(a, &tmp, item, &x[i]) : -1;
@@ -186,20 +217,50 @@ static int set_scalar_array(gclpy_args *a, gclpy_fieldref *f, PyObject *v) {
 
 /* --- pointers, tensor maps, raw bytes -------------------------------------------------------- */
 
+/* A tensor's pointer: the library owns the managed tensor (its deleter runs once, when the field
+ * is overwritten or the args go); the args also keep the producer object, so a clone of the args
+ * (which does not own the tensor) still points into live memory. An int address keeps nothing. */
+/* The field already holds this Buffer, set by the branch below (its keep entry is the buffer,
+ * which raw setters over the field would have dropped) at the address it still has: nothing to
+ * do. Launches of values on the same buffers then cost no allocation. */
+static bool buffer_in_place(gclpy_args *a, gclpy_fieldref *f, gclpy_buffer *b) {
+  if (!a->keep || !b->ptr) return false;
+  PyObject *key = PyLong_FromSize_t(f->field.offset);
+  PyObject *held = key ? PyDict_GetItemWithError(a->keep, key) : NULL;
+  Py_XDECREF(key);
+  PyErr_Clear();
+  const void *data = NULL;
+  size_t size = 0;
+  uint64_t now = 0;
+  if (held != (PyObject *)b || !gcl_args_field_is_set(a->args, &f->field) ||
+      gcl_args_buffer(a->args, &data, &size) != GCL_OK)
+    return false;
+  memcpy(&now, (const char *)data + f->field.offset, sizeof now);
+  return now == b->ptr;
+}
+
 static int set_pointer(gclpy_args *a, gclpy_fieldref *f, PyObject *v) {
+  gclpy_state *st = GCLPY_ST(a);
   if (PyLong_Check(v) && !PyBool_Check(v)) {
     uint64_t x;
     if (int_value(a, f, v, &x) != 0) return -1; /* an int: 1 cannot happen */
-    return status_to_rc(gcl_args_set_field_ptr(a->args, &f->field, x));
+    if (status_to_rc(gcl_args_set_field_ptr(a->args, &f->field, x)) < 0) return -1;
+    return gclpy_keep_set(a, f->field.offset, f->field.size, NULL);
   }
-  if (!gclpy_has_dlpack(v)) return type_error(a, f, v);
+  if (Py_IS_TYPE(v, st->buffer_type)) { /* a gclaunch.Buffer: no capsule, no Python call */
+    if (buffer_in_place(a, f, (gclpy_buffer *)v)) return 0; /* relaunch on the same buffer */
+    if (gclpy_buffer_take(st, a->args, &f->field, (gclpy_buffer *)v) < 0) return -1;
+    return gclpy_keep_set(a, f->field.offset, f->field.size, v);
+  }
+  if (!gclpy_has_dlpack(st, v)) return type_error(a, f, v);
   gclpy_dlpack d;
-  if (gclpy_dlpack_get(v, &d, false) < 0) return -1;
-  return status_to_rc(gclpy_dlpack_take(&d, a->args, &f->field));
+  if (gclpy_dlpack_get(st, v, &d, false) < 0) return -1;
+  if (status_to_rc(gclpy_dlpack_take(&d, a->args, &f->field)) < 0) return -1;
+  return gclpy_keep_set(a, f->field.offset, f->field.size, v);
 }
 
 static int set_tensormap(gclpy_args *a, gclpy_fieldref *f, PyObject *v) {
-  if (!PyObject_TypeCheck(v, gclpy.tensormap_type) && !PyList_Check(v) && !PyTuple_Check(v))
+  if (!PyObject_TypeCheck(v, GCLPY_ST(a)->tensormap_type) && !PyList_Check(v) && !PyTuple_Check(v))
     return type_error(a, f, v);
   return gclpy_tensormaps_set(a, f, v, false);
 }
@@ -211,7 +272,7 @@ static int set_tensormaps(gclpy_args *a, gclpy_fieldref *f, PyObject *v) {
   if ((size_t)n != f->field.info.count) {
     char label[400];
     gclpy_field_label(a, f, label, sizeof label);
-    gclpy_raise_msg(GCL_ERROR_INVALID_ARGUMENT, "%s: tensormap[%zu] takes a list of %zu TensorMaps, "
+    gclpy_raise_msg(GCLPY_ST(a), GCL_ERROR_INVALID_ARGUMENT, "%s: tensormap[%zu] takes a list of %zu TensorMaps, "
                     "got %zd (assign a shorter list to element '[i]' to set some of them)", label,
                     f->field.info.count, f->field.info.count, n);
     return -1;
@@ -242,7 +303,7 @@ static int set_raw_int(gclpy_args *a, gclpy_fieldref *f, PyObject *v) {
   if (!fits) {
     char label[400];
     gclpy_field_label(a, f, label, sizeof label);
-    gclpy_raise_range("%s: %R does not fit the untyped %zu-byte parameter", label, v, f->field.size);
+    gclpy_raise_range(GCLPY_ST(a), "%s: %R does not fit the untyped %zu-byte parameter", label, v, f->field.size);
     return -1;
   }
   const gcl_field *fd = &f->field;
@@ -280,25 +341,6 @@ static const conv_entry table[GCLPY_CONV_COUNT] = {
                       set_raw_int, 0, 0},
 };
 
-int gclpy_conv_of(const gcl_field *f) {
-  const gcl_param_info *i = &f->info;
-  switch (i->kind) {
-  case GCL_PARAM_SCALAR:
-    return i->scalar >= GCL_SCALAR_BOOL && i->scalar <= GCL_SCALAR_F64 ? (int)i->scalar - 1
-                                                                          : GCLPY_CONV_BYTES;
-  case GCL_PARAM_POINTER: return GCLPY_CONV_POINTER;
-  case GCL_PARAM_TENSORMAP: return GCLPY_CONV_TENSORMAP;
-  case GCL_PARAM_ARRAY:
-    return i->elem_kind == GCL_PARAM_TENSORMAP ? GCLPY_CONV_TENSORMAPS
-           : i->elem_kind == GCL_PARAM_SCALAR && i->scalar != GCL_SCALAR_VOID ? GCLPY_CONV_SCALARS
-                                                                                : GCLPY_CONV_BYTES;
-  case GCL_PARAM_BYTES:
-    return f->size == 1 || f->size == 2 || f->size == 4 || f->size == 8 ? GCLPY_CONV_RAW
-                                                                           : GCLPY_CONV_BYTES;
-  default: return GCLPY_CONV_BYTES;
-  }
-}
-
 int gclpy_convert_set(gclpy_args *a, gclpy_fieldref *f, PyObject *value) {
   const conv_entry *e = &table[f->conv];
   if (e->fn == set_scalar && (PyLong_Check(value) || PyFloat_Check(value)))
@@ -309,4 +351,59 @@ int gclpy_convert_set(gclpy_args *a, gclpy_fieldref *f, PyObject *value) {
     return raw ? set_raw(a, f, raw) : -1;
   }
   return e->fn(a, f, value); /* other buffers: through type_error when the kind does not take them */
+}
+
+/* --- reading back: args[key] ------------------------------------------------------------------- */
+
+static PyObject *scalar_value_of(gclpy_args *a, const gcl_field *fd, int conv, const unsigned char *b) {
+  (void)a;
+  switch (conv) {
+  case GCLPY_CONV_BOOL: return PyBool_FromLong(b[0] != 0);
+  case GCLPY_CONV_I8: { int8_t x; memcpy(&x, b, 1); return PyLong_FromLong(x); }
+  case GCLPY_CONV_U8: return PyLong_FromLong(b[0]);
+  case GCLPY_CONV_I16: { int16_t x; memcpy(&x, b, 2); return PyLong_FromLong(x); }
+  case GCLPY_CONV_U16: { uint16_t x; memcpy(&x, b, 2); return PyLong_FromLong(x); }
+  case GCLPY_CONV_I32: { int32_t x; memcpy(&x, b, 4); return PyLong_FromLong(x); }
+  case GCLPY_CONV_U32: { uint32_t x; memcpy(&x, b, 4); return PyLong_FromUnsignedLong(x); }
+  case GCLPY_CONV_I64: { int64_t x; memcpy(&x, b, 8); return PyLong_FromLongLong(x); }
+  case GCLPY_CONV_U64: case GCLPY_CONV_POINTER: {
+    uint64_t x = 0;
+    memcpy(&x, b, fd->size < 8 ? fd->size : 8);
+    return PyLong_FromUnsignedLongLong(x);
+  }
+  case GCLPY_CONV_F16: { uint16_t x; memcpy(&x, b, 2); return PyFloat_FromDouble(gcl_f16_to_f32(x)); }
+  case GCLPY_CONV_BF16: { uint16_t x; memcpy(&x, b, 2); return PyFloat_FromDouble(gcl_bf16_to_f32(x)); }
+  case GCLPY_CONV_F32: { float x; memcpy(&x, b, 4); return PyFloat_FromDouble(x); }
+  case GCLPY_CONV_F64: { double x; memcpy(&x, b, 8); return PyFloat_FromDouble(x); }
+  default: return PyBytes_FromStringAndSize((const char *)b, (Py_ssize_t)fd->size);
+  }
+}
+
+PyObject *gclpy_convert_get(gclpy_args *a, gclpy_fieldref *f) {
+  gclpy_state *st = GCLPY_ST(a);
+  size_t n = f->field.size;
+  unsigned char small[128], *b = n <= sizeof small ? small : PyMem_Malloc(n);
+  if (!b) return PyErr_NoMemory();
+  gcl_status s = gcl_args_get_field(a->args, &f->field, b, n);
+  PyObject *r = NULL;
+  if (s != GCL_OK) {
+    r = gclpy_raise(st, s);
+  } else if (f->conv == GCLPY_CONV_SCALARS || f->conv == GCLPY_CONV_TENSORMAPS) {
+    size_t count = f->field.info.count;
+    r = PyList_New((Py_ssize_t)count);
+    for (size_t i = 0; r && i < count; i++) {
+      gcl_field el;
+      s = gcl_layout_element_field(a->layout->layout, &f->field, i, &el);
+      PyObject *x = s != GCL_OK ? gclpy_raise(st, s)
+                                : scalar_value_of(a, &el, f->conv == GCLPY_CONV_TENSORMAPS
+                                                              ? GCLPY_CONV_BYTES : gclpy_conv_of(&el),
+                                                  b + (el.offset - f->field.offset));
+      if (!x) Py_CLEAR(r);
+      else PyList_SetItem(r, (Py_ssize_t)i, x);
+    }
+  } else {
+    r = scalar_value_of(a, &f->field, f->conv, b);
+  }
+  if (b != small) PyMem_Free(b);
+  return r;
 }

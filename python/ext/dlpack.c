@@ -5,8 +5,8 @@
  * TypeError for the keyword and is asked again without max_version (a legacy "dltensor"
  * capsule). stream=-1 asks for no synchronisation: gclaunch reads only the description and the
  * address, and launches are ordered by the caller's streams; a producer that refuses it (NumPy
- * accepts only stream=None) is asked without it. What each type of producer accepted is kept (a
- * few entries), so later calls ask once.
+ * accepts only stream=None) is asked without it. What each type of producer accepted is kept (one
+ * entry per producer type, in the module state, with no bound), so later calls ask once.
  *
  * Ownership: a tensor stored in args is handed to gcl_args_take_field_dlpack(_legacy) after the
  * capsule was renamed "used_dltensor[_versioned]": from then on the library runs the deleter
@@ -28,7 +28,6 @@
 #include <string.h>
 
 enum { ASK_VERSIONED_NOSYNC, ASK_VERSIONED, ASK_LEGACY_NOSYNC, ASK_LEGACY, ASK_COUNT };
-#define CACHE_SIZE 8
 
 /* DLPack 1.3's exchange table (dlpack.h's DLPackExchangeAPI), as far as it is used here. */
 typedef struct xapi_header {
@@ -44,57 +43,48 @@ typedef struct xapi {
   void *current_work_stream;
 } xapi;
 
-bool gclpy_use_c_api;
-
-static struct {
-  PyObject *type;
-  int ask;
+/* What is known of a producer type: kept for every type seen (the module state's `producers`
+ * dict, type -> a capsule of this; no bound, no eviction), so each type is looked at once. */
+typedef struct gclpy_producer {
+  int ask;              /* the way of asking __dlpack__ that worked (-1: not asked yet) */
   const xapi *api;      /* the type's exchange table, NULL when none (or the API is off) */
-} cache[CACHE_SIZE];    /* strong refs to the types */
-static PyObject *kwargs[ASK_COUNT];                           /* the keyword dicts, made once */
+} gclpy_producer;
 
-static int make_kwargs(void) {
+#define PRODUCER_CAPSULE "gclaunch._producer"
+
+static void producer_free(PyObject *cap) { PyMem_Free(PyCapsule_GetPointer(cap, PRODUCER_CAPSULE)); }
+
+int gclpy_dlpack_init(gclpy_state *st) {
+  const char *c_api = getenv("GCL_DLPACK_C_API");
+  st->use_c_api = !(c_api && strcmp(c_api, "0") == 0); /* on unless GCL_DLPACK_C_API=0 */
+  if (!(st->producers = PyDict_New())) return -1;
   PyObject *version = Py_BuildValue("(ii)", DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION);
   PyObject *minus1 = PyLong_FromLong(-1);
-  if (!version || !minus1) return Py_XDECREF(version), Py_XDECREF(minus1), -1;
-  for (int i = 0; i < ASK_COUNT; i++) {
-    if (!(kwargs[i] = PyDict_New())) return -1;
-    if ((i == ASK_VERSIONED_NOSYNC || i == ASK_VERSIONED) &&
-        PyDict_SetItemString(kwargs[i], "max_version", version) < 0)
-      return -1;
-    if ((i == ASK_VERSIONED_NOSYNC || i == ASK_LEGACY_NOSYNC) &&
-        PyDict_SetItemString(kwargs[i], "stream", minus1) < 0)
-      return -1;
+  int rc = version && minus1 ? 0 : -1;
+  for (int i = 0; rc == 0 && i < ASK_COUNT; i++) {
+    if (!(st->dlpack_kwargs[i] = PyDict_New())) rc = -1;
+    else if ((i == ASK_VERSIONED_NOSYNC || i == ASK_VERSIONED) &&
+             PyDict_SetItemString(st->dlpack_kwargs[i], "max_version", version) < 0)
+      rc = -1;
+    else if ((i == ASK_VERSIONED_NOSYNC || i == ASK_LEGACY_NOSYNC) &&
+             PyDict_SetItemString(st->dlpack_kwargs[i], "stream", minus1) < 0)
+      rc = -1;
   }
-  Py_DECREF(version), Py_DECREF(minus1);
-  return 0;
+  Py_XDECREF(version), Py_XDECREF(minus1);
+  return rc;
 }
 
-bool gclpy_has_dlpack(PyObject *obj) {
-  PyObject *m = PyObject_GetAttr((PyObject *)Py_TYPE(obj), gclpy.str_dlpack);
+bool gclpy_has_dlpack(gclpy_state *st, PyObject *obj) {
+  PyObject *m = PyObject_GetAttr((PyObject *)Py_TYPE(obj), st->str_dlpack);
   if (!m) return PyErr_Clear(), false;
   Py_DECREF(m);
   return true;
 }
 
-/* The cache slot of type (made on first sight: its exchange table looked up once), or NULL
- * when the cache is full. */
-static int slot_of(PyObject *type);
-
-static int cached_ask(PyObject *type) {
-  int i = slot_of(type);
-  return i < 0 ? -1 : cache[i].ask;
-}
-
-static void remember(PyObject *type, int ask) {
-  int i = slot_of(type);
-  if (i >= 0) cache[i].ask = ask;
-}
-
 /* type.__dlpack_c_exchange_api__ when usable: a capsule "dlpack_exchange_api" or an int, a table
  * of major version 1 with the managed-tensor entry. */
-static const xapi *find_api(PyObject *type) {
-  if (!gclpy_use_c_api) return NULL;
+static const xapi *find_api(gclpy_state *st, PyObject *type) {
+  if (!st->use_c_api) return NULL;
   PyObject *v = PyObject_GetAttrString(type, "__dlpack_c_exchange_api__");
   const xapi *api = NULL;
   if (v && PyCapsule_IsValid(v, "dlpack_exchange_api")) api = PyCapsule_GetPointer(v, "dlpack_exchange_api");
@@ -106,15 +96,25 @@ static const xapi *find_api(PyObject *type) {
   return api;
 }
 
-static int slot_of(PyObject *type) {
-  for (int i = 0; i < CACHE_SIZE; i++) {
-    if (cache[i].type == type) return i;
-    if (!cache[i].type) {
-      cache[i].type = Py_NewRef(type), cache[i].ask = -1, cache[i].api = find_api(type);
-      return i;
-    }
+/* What is known of type (made on first sight: its exchange table looked up once). Borrowed
+ * (the dict keeps it); NULL with an exception set. */
+static gclpy_producer *producer_of(gclpy_state *st, PyObject *type) {
+  if (type == st->last_producer_type) return st->last_producer;
+  PyObject *cap = PyDict_GetItemWithError(st->producers, type);
+  gclpy_producer *p;
+  if (cap) {
+    p = PyCapsule_GetPointer(cap, PRODUCER_CAPSULE);
+  } else {
+    if (PyErr_Occurred()) return NULL;
+    if (!(p = PyMem_Malloc(sizeof *p))) return PyErr_NoMemory(), NULL;
+    p->ask = -1, p->api = find_api(st, type);
+    if (!(cap = PyCapsule_New(p, PRODUCER_CAPSULE, producer_free))) return PyMem_Free(p), NULL;
+    int rc = PyDict_SetItem(st->producers, type, cap);
+    Py_DECREF(cap); /* the dict holds it */
+    if (rc < 0) return NULL;
   }
-  return -1;
+  st->last_producer_type = type, st->last_producer = p;
+  return p;
 }
 
 /* Through the exchange table: a borrowed view when allowed and offered, else an owned tensor. */
@@ -156,17 +156,16 @@ static int open_capsule(PyObject *cap, gclpy_dlpack *out) {
   return 0;
 }
 
-int gclpy_dlpack_get(PyObject *obj, gclpy_dlpack *out, bool borrow) {
-  PyObject *type = (PyObject *)Py_TYPE(obj);
-  int slot = slot_of(type);
-  if (slot >= 0 && cache[slot].api) return from_api(cache[slot].api, obj, out, borrow);
-  if (!kwargs[0] && make_kwargs() < 0) return -1;
-  PyObject *fn = PyObject_GetAttr(obj, gclpy.str_dlpack);
+int gclpy_dlpack_get(gclpy_state *st, PyObject *obj, gclpy_dlpack *out, bool borrow) {
+  gclpy_producer *p = producer_of(st, (PyObject *)Py_TYPE(obj));
+  if (!p) return -1;
+  if (p->api) return from_api(p->api, obj, out, borrow);
+  PyObject *fn = PyObject_GetAttr(obj, st->str_dlpack);
   if (!fn) return -1;
-  int known = cached_ask(type), ask = known >= 0 ? known : 0;
+  int known = p->ask, ask = known >= 0 ? known : 0;
   PyObject *cap = NULL;
   for (; ask < ASK_COUNT; ask++) {
-    cap = PyObject_Call(fn, gclpy.empty_tuple, kwargs[ask]);
+    cap = PyObject_Call(fn, st->empty_tuple, st->dlpack_kwargs[ask]);
     if (cap) break;
     /* TypeError: an unknown keyword; others (NumPy's RuntimeError/BufferError for a stream):
      * ask again with less. The last attempt's error is the one raised. */
@@ -174,7 +173,7 @@ int gclpy_dlpack_get(PyObject *obj, gclpy_dlpack *out, bool borrow) {
   }
   Py_DECREF(fn);
   if (!cap) return -1;
-  if (ask != known) remember(type, ask);
+  p->ask = ask; /* p is still the dict's: entries are never removed while the module lives */
   if (open_capsule(cap, out) < 0) return Py_DECREF(cap), -1;
   return 0;
 }

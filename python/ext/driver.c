@@ -1,4 +1,5 @@
-/* driver.c -- gclaunch.Context, gclaunch.Module, gclaunch.Kernel.
+/* driver.c -- L6: the types gclaunch.Context, gclaunch.Module, gclaunch.Kernel (making a
+ * context and the default contexts are context.c's; launch is launch.c's).
  *
  * Lifetimes follow the C library's ownership: a Module keeps its Context alive, a Kernel its
  * Module (which owns the gcl_kernel and its layout), a kernel's Layout its Module. No object
@@ -6,49 +7,32 @@
 #include "gclpy.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* --- Context ---------------------------------------------------------------------------------- */
 
-static gclpy_context *context_create(int device) {
-  gcl_context *ctx = NULL;
-  gcl_status s = gcl_context_create(device, &ctx);
-  if (s != GCL_OK) return (gclpy_context *)gclpy_raise(s);
-  gclpy_context *c = PyObject_New(gclpy_context, gclpy.context_type);
-  if (!c) return gcl_context_destroy(ctx), NULL;
-  c->ctx = ctx, c->device = device;
-  return c;
-}
+static const char *const context_names[] = {"device"};
+static const gclpy_params context_params = {"Context", context_names, 1, 1, 0};
 
 static PyObject *context_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
-  (void)type;
-  static char *kw[] = {"device", NULL};
-  int device = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwds, "|i:Context", kw, &device)) return NULL;
-  return (PyObject *)context_create(device);
-}
-
-gclpy_context *gclpy_default_context(int device) {
-  PyObject *key = PyLong_FromLong(device);
-  if (!key) return NULL;
-  PyObject *c = PyDict_GetItemWithError(gclpy.contexts, key);
-  if (!c && !PyErr_Occurred() && (c = (PyObject *)context_create(device))) {
-    int rc = PyDict_SetItem(gclpy.contexts, key, c);
-    Py_DECREF(c); /* the dict keeps it for the process */
-    if (rc < 0) c = NULL;
-  }
-  Py_DECREF(key);
-  return (gclpy_context *)c;
+  gclpy_state *st = (gclpy_state *)PyType_GetModuleState(type);
+  PyObject *v[1];
+  long long device = 0;
+  if (gclpy_parse_tuple(&context_params, args, kwds, v) < 0) return NULL;
+  if (v[0] && gclpy_long_arg(st, v[0], "Context device", 0, INT32_MAX, &device) < 0) return NULL;
+  /* One Context per device for the module's life (the primary context is one per device):
+   * streams, events and buffers of Context(0) and of a stream wrapped for device 0 then belong
+   * to the same gcl_context, which the library's checks compare. */
+  return Py_XNewRef((PyObject *)gclpy_default_context(st, (int)device));
 }
 
 static void context_dealloc(PyObject *self) {
-  PyTypeObject *tp = Py_TYPE(self);
   gcl_context_destroy(((gclpy_context *)self)->ctx);
-  ((freefunc)PyType_GetSlot(tp, Py_tp_free))(self);
-  Py_DECREF(tp);
+  gclpy_free(self);
 }
 
 static PyObject *module_wrap(gclpy_context *c, gcl_module *mod) {
-  gclpy_module *m = PyObject_New(gclpy_module, gclpy.module_type);
+  gclpy_module *m = (gclpy_module *)gclpy_alloc(GCLPY_ST(c)->module_type);
   if (!m) return gcl_module_destroy(mod), NULL;
   m->mod = mod, m->context = Py_NewRef((PyObject *)c);
   return (PyObject *)m;
@@ -56,7 +40,7 @@ static PyObject *module_wrap(gclpy_context *c, gcl_module *mod) {
 
 static PyObject *context_load(PyObject *self, PyObject *src) {
   gclpy_context *c = (gclpy_context *)self;
-  PyObject *bytes = gclpy_image_bytes(src); /* a path is read by gcl_file_read */
+  PyObject *bytes = gclpy_image_bytes(GCLPY_ST(self), src); /* a path is read by gcl_file_read */
   if (!bytes) return NULL;
   gcl_module *mod = NULL;
   const char *data = PyBytes_AsString(bytes);
@@ -66,30 +50,33 @@ static PyObject *context_load(PyObject *self, PyObject *src) {
   s = gcl_module_load_data(c->ctx, data, size, &mod);
   Py_END_ALLOW_THREADS
   Py_DECREF(bytes);
-  return s == GCL_OK ? module_wrap(c, mod) : gclpy_raise(s);
+  return s == GCL_OK ? module_wrap(c, mod) : gclpy_raise(GCLPY_ST(self), s);
 }
+
+static const char *const compile_names[] = {"source", "name", "options"};
+static const gclpy_params compile_params = {"compile", compile_names, 3, 3, 1};
 
 static PyObject *context_compile(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
                                  PyObject *kwnames) {
-  static const char *const names[] = {"source", "name", "options"};
   PyObject *v[3];
   gclpy_context *c = (gclpy_context *)self;
-  if (gclpy_parse("compile", argv, nargs, kwnames, names, 3, 1, 1, v) < 0) return NULL;
-  const char *src = PyUnicode_Check(v[0]) ? PyUnicode_AsUTF8AndSize(v[0], NULL) : NULL;
-  if (!src) return PyErr_Occurred() ? NULL : gclpy_type_error("compile: source must be a str", v[0]);
+  gclpy_state *st = GCLPY_ST(self);
+  if (gclpy_parse(&compile_params, NULL, argv, nargs, kwnames, v) < 0) return NULL;
+  const char *src = gclpy_str_arg(st, v[0], "compile source");
+  if (!src) return NULL;
   const char *name = "kernel.cu";
-  if (v[1] && v[1] != Py_None && !(name = PyUnicode_Check(v[1]) ? PyUnicode_AsUTF8AndSize(v[1], NULL) : NULL))
-    return PyErr_Occurred() ? NULL : gclpy_type_error("compile: name must be a str", v[1]);
+  if (v[1] && v[1] != Py_None && !(name = gclpy_str_arg(st, v[1], "compile name"))) return NULL;
+  if (v[2] && (PyUnicode_Check(v[2]) || PyBytes_Check(v[2])))
+    return gclpy_type_error("compile: options must be a sequence of strs", v[2]);
   PyObject *opts = v[2] ? PySequence_Tuple(v[2]) : PyTuple_New(0);
   if (!opts) return NULL;
   Py_ssize_t n = PyTuple_Size(opts);
   const char **o = calloc(n ? (size_t)n : 1, sizeof *o);
   if (!o) return Py_DECREF(opts), PyErr_NoMemory();
   for (Py_ssize_t i = 0; i < n; i++) {
-    PyObject *it = PyTuple_GetItem(opts, i);
-    if (!PyUnicode_Check(it) || !(o[i] = PyUnicode_AsUTF8AndSize(it, NULL))) {
+    if (!(o[i] = gclpy_str_arg(st, PyTuple_GetItem(opts, i), "compile option"))) {
       free(o), Py_DECREF(opts);
-      return PyErr_Occurred() ? NULL : gclpy_type_error("compile: options must be strs", it);
+      return NULL;
     }
   }
   gcl_module *mod = NULL;
@@ -98,7 +85,7 @@ static PyObject *context_compile(PyObject *self, PyObject *const *argv, Py_ssize
   s = gcl_module_compile(c->ctx, src, name, o, (size_t)n, &mod);
   Py_END_ALLOW_THREADS
   free(o), Py_DECREF(opts);
-  return s == GCL_OK ? module_wrap(c, mod) : gclpy_raise(s);
+  return s == GCL_OK ? module_wrap(c, mod) : gclpy_raise(st, s);
 }
 
 static PyObject *context_synchronize(PyObject *self, PyObject *unused) {
@@ -107,7 +94,7 @@ static PyObject *context_synchronize(PyObject *self, PyObject *unused) {
   Py_BEGIN_ALLOW_THREADS
   s = gcl_context_synchronize(((gclpy_context *)self)->ctx);
   Py_END_ALLOW_THREADS
-  if (s != GCL_OK) return gclpy_raise(s);
+  if (s != GCL_OK) return gclpy_raise(GCLPY_ST(self), s);
   Py_RETURN_NONE;
 }
 
@@ -120,7 +107,8 @@ static PyObject *context_get(PyObject *self, void *what) {
   default: {
     gcl_device_info info;
     gcl_status s = gcl_device_query(c->device, &info);
-    return s == GCL_OK ? PyUnicode_FromString(info.name) : gclpy_raise(s);
+    return s == GCL_OK ? PyUnicode_DecodeUTF8(info.name, (Py_ssize_t)strlen(info.name), "backslashreplace")
+                       : gclpy_raise(GCLPY_ST(self), s);
   }
   }
 }
@@ -132,14 +120,18 @@ static PyObject *context_repr(PyObject *self) {
 
 static PyMethodDef context_methods[] = {
   {"load", context_load, METH_O,
-   "load(path_or_bytes) -> Module\n\nLoads a cubin, fatbin, PTX or host-ELF image (format from the\n"
+   "load($self, path_or_bytes, /)\n--\n\nLoads a cubin, fatbin, PTX or host-ELF image (format from the\n"
    "content), from a path or a bytes-like object. PTX JIT errors are in the message."},
   {"compile", GCLPY_METH(context_compile), METH_FASTCALL | METH_KEYWORDS,
-   "compile(source, name='kernel.cu', options=()) -> Module\n\nCompiles CUDA C++ with NVRTC for\n"
+   "compile($self, /, source, name='kernel.cu', options=())\n--\n\nCompiles CUDA C++ with NVRTC for\n"
    "this device (-arch=sm_NN unless options give one) and loads it. GCL_ERROR_COMPILE carries the\n"
    "compiler log; GCL_ERROR_NO_NVRTC when NVRTC is not found."},
   {"synchronize", context_synchronize, METH_NOARGS,
-   "synchronize()\n\nWaits for all work of the context (GCL_ERROR_KERNEL_FAULT after a fault)."},
+   "synchronize($self, /)\n--\n\nWaits for all work of the context (GCL_ERROR_KERNEL_FAULT after a fault)."},
+  /* the runtime (stream.c, buffer.c) */
+  {"create_stream", GCLPY_METH(gclpy_context_create_stream), GCLPY_FASTKW, gclpy_doc_create_stream},
+  {"create_event", gclpy_context_create_event, METH_NOARGS, gclpy_doc_create_event},
+  {"alloc", gclpy_context_alloc, METH_O, gclpy_doc_alloc},
   {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef context_getset[] = {
@@ -152,42 +144,50 @@ static PyGetSetDef context_getset[] = {
 static PyType_Slot context_slots[] = {
   {Py_tp_new, context_new}, {Py_tp_dealloc, context_dealloc}, {Py_tp_methods, context_methods},
   {Py_tp_getset, context_getset}, {Py_tp_repr, context_repr},
-  {Py_tp_doc, "Context(device=0)\n\n"
+  {Py_tp_doc, "Context(device=0)\n--\n\n"
+              "The Context of a device: Context(d) is the same object every time.\n"
               "The primary context of a CUDA device (the driver is opened at run time: without one,\n"
               "gclaunch.Error GCL_ERROR_NO_DRIVER / GCL_ERROR_NO_DEVICE). Loads and compiles modules."},
   {0, NULL}};
 static PyType_Spec context_spec = {"gclaunch.Context", sizeof(gclpy_context), 0,
-                                   Py_TPFLAGS_DEFAULT, context_slots};
+                                   Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE, context_slots};
 
 /* --- Module ----------------------------------------------------------------------------------- */
 
+static int module_traverse(PyObject *self, visitproc visit, void *arg) {
+  Py_VISIT(Py_TYPE(self));
+  Py_VISIT(((gclpy_module *)self)->context);
+  return 0;
+}
+
 static void module_dealloc(PyObject *self) {
   gclpy_module *m = (gclpy_module *)self;
-  PyTypeObject *tp = Py_TYPE(self);
+  PyObject_GC_UnTrack(self);
   gcl_module_destroy(m->mod); /* and its kernels: every Kernel object kept the module alive */
-  Py_XDECREF(m->context);
-  ((freefunc)PyType_GetSlot(tp, Py_tp_free))(self);
-  Py_DECREF(tp);
+  Py_CLEAR(m->context);
+  gclpy_free(self);
 }
+
+static const char *const kernel_names[] = {"name", "signature"};
+static const gclpy_params kernel_params = {"kernel", kernel_names, 2, 2, 1};
 
 static PyObject *module_kernel(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
                                PyObject *kwnames) {
-  static const char *const names[] = {"name", "signature"};
   PyObject *v[2];
   gclpy_module *m = (gclpy_module *)self;
-  if (gclpy_parse("kernel", argv, nargs, kwnames, names, 2, 2, 1, v) < 0) return NULL;
-  const char *name = PyUnicode_Check(v[0]) ? PyUnicode_AsUTF8AndSize(v[0], NULL) : NULL;
-  if (!name) return PyErr_Occurred() ? NULL : gclpy_type_error("kernel: name must be a str", v[0]);
+  gclpy_state *st = GCLPY_ST(self);
+  if (gclpy_parse(&kernel_params, NULL, argv, nargs, kwnames, v) < 0) return NULL;
+  const char *name = gclpy_str_arg(st, v[0], "kernel name");
+  if (!name) return NULL;
   const char *sig = NULL;
-  if (v[1] && v[1] != Py_None && !(sig = PyUnicode_Check(v[1]) ? PyUnicode_AsUTF8AndSize(v[1], NULL) : NULL))
-    return PyErr_Occurred() ? NULL : gclpy_type_error("kernel: signature must be a str or None", v[1]);
+  if (v[1] && v[1] != Py_None && !(sig = gclpy_str_arg(st, v[1], "kernel signature"))) return NULL;
   gcl_kernel *k = NULL;
   gcl_status s = gcl_module_find_kernel(m->mod, name, sig, &k);
-  if (s != GCL_OK) return gclpy_raise(s);
-  gclpy_kernel *ko = PyObject_New(gclpy_kernel, gclpy.kernel_type);
+  if (s != GCL_OK) return gclpy_raise(st, s);
+  gclpy_kernel *ko = (gclpy_kernel *)gclpy_alloc(st->kernel_type);
   if (!ko) return NULL;
-  ko->kernel = k, ko->module = Py_NewRef(self), ko->name = Py_NewRef(v[0]), ko->scratch = NULL;
-  ko->layout = (gclpy_layout *)gclpy_layout_wrap(gcl_kernel_layout(k), self, m->context);
+  ko->kernel = k, ko->module = Py_NewRef(self), ko->name = Py_NewRef(v[0]);
+  ko->layout = (gclpy_layout *)gclpy_layout_wrap(st, gcl_kernel_layout(k), self, m->context);
   if (!ko->layout) return Py_DECREF(ko), NULL;
   return (PyObject *)ko;
 }
@@ -195,12 +195,13 @@ static PyObject *module_kernel(PyObject *self, PyObject *const *argv, Py_ssize_t
 static PyObject *module_get(PyObject *self, void *what) {
   gclpy_module *m = (gclpy_module *)self;
   if (what) return Py_NewRef(m->context);
-  return PyUnicode_FromString(gcl_module_log(m->mod));
+  const char *log = gcl_module_log(m->mod);
+  return PyUnicode_DecodeUTF8(log, (Py_ssize_t)strlen(log), "backslashreplace");
 }
 
 static PyMethodDef module_methods[] = {
   {"kernel", GCLPY_METH(module_kernel), METH_FASTCALL | METH_KEYWORDS,
-   "kernel(name, signature=None) -> Kernel\n\nLooks up a kernel. Its layout comes from the driver;\n"
+   "kernel($self, /, name, signature=None)\n--\n\nLooks up a kernel. Its layout comes from the driver;\n"
    "a signature is checked against it (GCL_ERROR_SIGNATURE_MISMATCH naming the parameter and both\n"
    "offsets and sizes) and gives the parameters their types. Without one the parameters are\n"
    "untyped bytes (ints of their width or bytes-like values)."},
@@ -212,27 +213,44 @@ static PyGetSetDef module_getset[] = {
   {NULL, NULL, NULL, NULL, NULL}};
 
 static PyType_Slot module_slots[] = {
-  {Py_tp_dealloc, module_dealloc}, {Py_tp_methods, module_methods}, {Py_tp_getset, module_getset},
+  {Py_tp_dealloc, module_dealloc}, {Py_tp_traverse, module_traverse},
+  {Py_tp_methods, module_methods}, {Py_tp_getset, module_getset},
   {Py_tp_doc, "A loaded module (Context.load / Context.compile); owns its kernels."}, {0, NULL}};
 static PyType_Spec module_spec = {"gclaunch.Module", sizeof(gclpy_module), 0,
-                                  Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION, module_slots};
+                                  Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_GC |
+                                      Py_TPFLAGS_DISALLOW_INSTANTIATION, module_slots};
 
 /* --- Kernel ----------------------------------------------------------------------------------- */
 
+static int kernel_traverse(PyObject *self, visitproc visit, void *arg) {
+  gclpy_kernel *k = (gclpy_kernel *)self;
+  Py_VISIT(Py_TYPE(self));
+  Py_VISIT(k->scratch);
+  Py_VISIT(k->layout);
+  Py_VISIT(k->name);
+  Py_VISIT(k->module);
+  return 0;
+}
+
+/* The scratch args may keep user objects that refer back to the kernel. */
+static int kernel_clear(PyObject *self) {
+  Py_CLEAR(((gclpy_kernel *)self)->scratch);
+  return 0;
+}
+
 static void kernel_dealloc(PyObject *self) {
   gclpy_kernel *k = (gclpy_kernel *)self;
-  PyTypeObject *tp = Py_TYPE(self);
-  Py_XDECREF(k->scratch);
-  Py_XDECREF(k->layout);
-  Py_XDECREF(k->name);
-  Py_XDECREF(k->module); /* last: it owns the gcl_kernel */
-  ((freefunc)PyType_GetSlot(tp, Py_tp_free))(self);
-  Py_DECREF(tp);
+  PyObject_GC_UnTrack(self);
+  Py_CLEAR(k->scratch);
+  Py_CLEAR(k->layout);
+  Py_CLEAR(k->name);
+  Py_CLEAR(k->module); /* last: it owns the gcl_kernel */
+  gclpy_free(self);
 }
 
 static PyObject *kernel_args(PyObject *self, PyObject *unused) {
   (void)unused;
-  return (PyObject *)gclpy_args_new(((gclpy_kernel *)self)->layout);
+  return (PyObject *)gclpy_args_new(GCLPY_ST(self), ((gclpy_kernel *)self)->layout);
 }
 
 static PyObject *kernel_get(PyObject *self, void *what) {
@@ -253,15 +271,18 @@ static PyObject *kernel_repr(PyObject *self) {
 
 static PyMethodDef kernel_methods[] = {
   {"args", kernel_args, METH_NOARGS,
-   "args() -> Args\n\nA new parameter buffer for this kernel (tensors checked against its device)."},
-  {"launch", GCLPY_METH(gclpy_kernel_launch), METH_FASTCALL | METH_KEYWORDS,
-   "launch(grid, block, args_or_values, *, shared=0, stream=None, cluster=None, cooperative=False)\n\n"
-   "Launches the kernel (cuLaunchKernelEx through gcl_launch). grid, block, cluster: an int or a\n"
-   "tuple of up to 3 ints. args_or_values: an Args of this kernel, or a sequence of one value per\n"
-   "parameter (each converted as args[i] = v into a buffer kept by the kernel). shared: dynamic\n"
-   "shared memory bytes (over 48 KiB opted in). stream: None (the context's default stream), an\n"
-   "int CUstream, or any object with __cuda_stream__ (torch, CuPy, cuda.core streams).\n"
-   "The driver copies the parameters: args may change as soon as launch returns."},
+   "args($self, /)\n--\n\nA new parameter buffer for this kernel (tensors checked against its device)."},
+  {"launch", GCLPY_METH(gclpy_kernel_launch), GCLPY_FASTKW, gclpy_launch_doc},
+  /* the runtime (device.c) */
+  {"occupancy", GCLPY_METH(gclpy_kernel_occupancy), GCLPY_FASTKW, gclpy_doc_occupancy},
+  {"max_cooperative_grid", GCLPY_METH(gclpy_kernel_max_cooperative_grid), GCLPY_FASTKW,
+   gclpy_doc_max_cooperative_grid},
+  {"active_clusters", GCLPY_METH(gclpy_kernel_active_clusters), GCLPY_FASTKW,
+   gclpy_doc_active_clusters},
+  {"persistent_config", GCLPY_METH(gclpy_kernel_persistent_config), GCLPY_FASTKW,
+   gclpy_doc_persistent_config},
+  {"attribute", gclpy_kernel_attribute, METH_O, gclpy_doc_attribute},
+  {"set_attribute", GCLPY_METH(gclpy_kernel_set_attribute), GCLPY_FASTKW, gclpy_doc_set_attribute},
   {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef kernel_getset[] = {
@@ -269,21 +290,23 @@ static PyGetSetDef kernel_getset[] = {
   {"name", kernel_get, NULL, "the kernel's name", (void *)1},
   {"handle", kernel_get, NULL, "the CUfunction as an int", (void *)2},
   {"context", kernel_get, NULL, "the Context the kernel runs in", (void *)3},
+  {"attributes", gclpy_kernel_attributes, NULL, gclpy_doc_attributes, NULL},
   {NULL, NULL, NULL, NULL, NULL}};
 
 static PyType_Slot kernel_slots[] = {
-  {Py_tp_dealloc, kernel_dealloc}, {Py_tp_methods, kernel_methods}, {Py_tp_getset, kernel_getset},
+  {Py_tp_dealloc, kernel_dealloc}, {Py_tp_traverse, kernel_traverse}, {Py_tp_clear, kernel_clear},
+  {Py_tp_methods, kernel_methods}, {Py_tp_getset, kernel_getset},
   {Py_tp_repr, kernel_repr},
   {Py_tp_doc, "A kernel of a Module (Module.kernel): layout, args(), launch()."}, {0, NULL}};
 static PyType_Spec kernel_spec = {"gclaunch.Kernel", sizeof(gclpy_kernel), 0,
-                                  Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION, kernel_slots};
+                                  Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_GC |
+                                      Py_TPFLAGS_DISALLOW_INSTANTIATION, kernel_slots};
 
-int gclpy_driver_init_types(PyObject *m) {
-  gclpy.context_type = (PyTypeObject *)PyType_FromSpec(&context_spec);
-  gclpy.module_type = (PyTypeObject *)PyType_FromSpec(&module_spec);
-  gclpy.kernel_type = (PyTypeObject *)PyType_FromSpec(&kernel_spec);
-  if (!gclpy.context_type || !gclpy.module_type || !gclpy.kernel_type) return -1;
-  if (PyModule_AddObjectRef(m, "Context", (PyObject *)gclpy.context_type) < 0) return -1;
-  if (PyModule_AddObjectRef(m, "Module", (PyObject *)gclpy.module_type) < 0) return -1;
-  return PyModule_AddObjectRef(m, "Kernel", (PyObject *)gclpy.kernel_type);
+int gclpy_driver_init_types(PyObject *m, gclpy_state *st) {
+  st->context_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &context_spec, NULL);
+  st->module_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &module_spec, NULL);
+  st->kernel_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &kernel_spec, NULL);
+  if (!st->context_type || !st->module_type || !st->kernel_type) return -1;
+  if (PyModule_AddType(m, st->context_type) < 0 || PyModule_AddType(m, st->module_type) < 0) return -1;
+  return PyModule_AddType(m, st->kernel_type);
 }

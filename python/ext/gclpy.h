@@ -5,9 +5,53 @@
  * here converts Python values into the C calls (one table keyed by the field's kind, convert.c)
  * and turns a failed status into gclaunch.Error carrying gcl_last_error().
  *
- * Files: module.c (module, errors, inspect), layout.c (Layout, Param, Field), args.c (Args),
- * convert.c (the conversion table), dlpack.c (the __dlpack__ protocol), driver.c (Context,
- * Module, Kernel), launch.c (Kernel.launch), tensormap.c (TensorMap and every tensor-map call).
+ * Layering (a file calls only functions of files above it in this list; no include or call
+ * cycle -- tests/python/test_cpu.py checks it from the sources):
+ *   L0  state.c      module state, errors, the one keyword parser, names, image bytes
+ *   L1  dlpack.c     consuming __dlpack__ (the protocol and the DLPack C exchange API)
+ *       layout.c     Layout, Param, Field, the resolved-field cache (_FieldRef)
+ *       context.c    making contexts; the default context per device; a layout's context
+ *       handles.c    stream arguments as gcl_streams (ours, or another library's wrapped); a
+ *                    Buffer's DLPack export and its take into a pointer field
+ *       device.c     devices, occupancy and kernel attributes (Kernel methods, module functions)
+ *   L2  tensormap.c  TensorMap, and every tensor-map call of the library
+ *       stream.c     Stream, Event, Graph (streams of other libraries wrapped; graph capture)
+ *       buffer.c     Buffer: device memory, copies, fills, views, __dlpack__, CUDA Array Interface
+ *   L3  convert.c    the conversion table: Python values into fields
+ *   L4  args.c       Args
+ *   L5  launch.c     Kernel.launch (the hot path)
+ *   L6  driver.c     the Context, Module and Kernel types
+ *   L7  module.c     the module: multi-phase init (PyModuleDef_Init + Py_mod_exec), inspect,
+ *                    status_name, the constants
+ * A new file takes the level above everything it calls and below what calls it.
+ *
+ * Module state, not global state: everything the module makes (types, exceptions, caches,
+ * interned names) is in a gclpy_state inside the module object (PyModule_GetState). Types are
+ * heap types made by PyType_FromModuleAndSpec, so a method finds the state through its object's
+ * type: gclpy_state_of(self) (PyType_GetModuleState, limited API 3.10; PyType_GetModuleByDef is
+ * 3.13 in the limited API and is not used). Module functions get the module as `self`
+ * (gclpy_module_state). None of the types is subclassable, so the type is always ours.
+ *
+ * The pattern every type follows (copy it for a new one):
+ *   1. a struct beginning with PyObject_HEAD; its Python references listed in one place;
+ *   2. tp_alloc (PyType_GenericAlloc: zeroed, and GC-tracked for GC types) in a constructor that
+ *      calls gclpy_alloc(st->foo_type);
+ *   3. Py_TPFLAGS_HAVE_GC with tp_traverse (visits Py_TYPE(self) and every reference) and tp_clear
+ *      (drops references that may close a cycle: user objects, caches) whenever the object holds
+ *      any Python object; references that keep C memory alive (a layout's owner module) are
+ *      dropped in tp_dealloc only -- they never form cycles (the ownership graph is a DAG);
+ *   4. tp_dealloc: PyObject_GC_UnTrack (GC types), release, tp_free, Py_DECREF(type);
+ *   5. tp_new (if instantiable) parses with gclpy_parse_tuple and a gclpy_params, and tp_doc
+ *      starts with "Name(sig)\n--\n\n" so that inspect.signature works; methods are
+ *      METH_FASTCALL | METH_KEYWORDS through gclpy_parse (or METH_O / METH_NOARGS) with docs
+ *      starting "name($self, ...)\n--\n\n";
+ *   6. Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE (| Py_TPFLAGS_DISALLOW_INSTANTIATION for
+ *      objects made by a factory), spec name "gclaunch.Name";
+ *   7. a `PyTypeObject *foo_type` in gclpy_state, made in an init function of the file called
+ *      from module.c's exec, added to the module with PyModule_AddType, visited and cleared in
+ *      module.c's m_traverse / m_clear (the GCLPY_STATE_OBJECTS list below does both);
+ *   8. every failure raises a gclaunch.Error subclass (gclpy_raise*) or TypeError; ints out of
+ *      range raise gclpy_raise_range (gclaunch.RangeError); a refused call changes nothing.
  *
  * The GIL is held in every call into the library except the ones that wait (synchronize, module
  * load and compile): deleters of DLPack producers (NumPy's) take the GIL themselves, and they run
@@ -23,43 +67,133 @@
 
 #include "gclaunch/gclaunch.h"
 
-/* --- module state (one interpreter: the module is single-phase and keeps its types here) --- */
+/* ============================== L0: state.c ================================================= */
+
+/* Every Python object the state owns (visited by m_traverse, dropped by m_clear). */
+#define GCLPY_STATE_OBJECTS(X)                                                                   \
+  X(error) X(range_error) X(tensor_error) X(layout_type) X(args_type) X(fieldref_type) X(tensormap_type)          \
+  X(context_type) X(module_type) X(kernel_type) X(param_type) X(field_type) X(contexts)           \
+  X(producers) X(empty_tuple) X(str_dlpack) X(str_cuda_stream) X(str_fspath) X(dlpack_kwargs[0])  \
+  X(dlpack_kwargs[1]) X(dlpack_kwargs[2]) X(dlpack_kwargs[3]) X(launch_kw[0]) X(launch_kw[1])     \
+  X(launch_kw[2]) X(launch_kw[3]) X(launch_kw[4]) X(launch_kw[5]) X(launch_kw[6])                 \
+  X(launch_kw[7]) X(launch_kw[8]) X(launch_kw[9]) X(stream_type) X(event_type) X(graph_type)     \
+  X(buffer_type)
+
+#define GCLPY_LAUNCH_KW 10 /* grid, block, args_or_values, shared, stream, cluster, cooperative,
+                             args, pdl, priority */
+
 typedef struct gclpy_state {
   PyObject *error;          /* gclaunch.Error */
   PyObject *range_error;    /* gclaunch.Error and OverflowError: an int out of a C type's range */
+  PyObject *tensor_error;   /* gclaunch.TensorError: GCL_ERROR_TENSOR (a tensor or tensor map refused) */
   PyTypeObject *layout_type, *args_type, *fieldref_type, *tensormap_type;
   PyTypeObject *context_type, *module_type, *kernel_type;
-  PyTypeObject *param_type, *field_type; /* struct sequences */
+  PyTypeObject *stream_type, *event_type, *graph_type, *buffer_type; /* stream.c, buffer.c */
+  PyObject *param_type, *field_type; /* NamedTuple subclasses (attributes beyond the tuple) */
   PyObject *contexts;       /* dict device -> Context made for tensor maps of CPU-made Args */
+  PyObject *producers;      /* dict type -> capsule of a gclpy_producer (dlpack.c), one per type */
   PyObject *empty_tuple;
   PyObject *str_dlpack, *str_cuda_stream, *str_fspath;
-  PyObject *kw_shared, *kw_stream, *kw_cluster, *kw_cooperative, *kw_grid, *kw_block, *kw_args;
+  PyObject *dlpack_kwargs[4]; /* __dlpack__ keyword dicts, one per way of asking (dlpack.c) */
+  PyObject *launch_kw[GCLPY_LAUNCH_KW]; /* interned keyword names of launch (identity matches) */
+  PyObject *last_producer_type; /* dlpack.c's one-entry memo (borrowed: `producers` holds it) */
+  void *last_producer;
+  bool use_c_api;           /* the DLPack C exchange API is used (GCL_DLPACK_C_API != 0 at import) */
 } gclpy_state;
-extern gclpy_state gclpy;
 
-/* --- errors (module.c) --- */
+/* The state of the module that made obj's type (obj: an instance of one of our types). */
+static inline gclpy_state *gclpy_state_of(PyObject *obj) {
+  return (gclpy_state *)PyType_GetModuleState(Py_TYPE(obj));
+}
+/* The state of a module object (module functions get it as self). */
+static inline gclpy_state *gclpy_module_state(PyObject *module) {
+  return (gclpy_state *)PyModule_GetState(module);
+}
+#define GCLPY_ST(obj) gclpy_state_of((PyObject *)(obj))
+
+/* A new zeroed instance of type (tracked by the GC for GC types); NULL with an exception. */
+PyObject *gclpy_alloc(PyTypeObject *type);
+/* The end of every tp_dealloc: tp_free and the type's reference. */
+void gclpy_free(PyObject *self);
+
 /* Raises gclaunch.Error for status s with gcl_last_error() as its message; returns NULL. */
-PyObject *gclpy_raise(gcl_status s);
-/* Raises gclaunch.Error for status s with a formatted message (extension-side refusals that have
- * no C call: a versioned capsule of an unknown major); returns NULL. */
-PyObject *gclpy_raise_msg(gcl_status s, const char *fmt, ...);
-/* Raises the range error (gclaunch.Error with GCL_ERROR_INVALID_ARGUMENT, also an OverflowError). */
-PyObject *gclpy_raise_range(const char *fmt, ...);
+PyObject *gclpy_raise(gclpy_state *st, gcl_status s);
+/* Raises gclaunch.Error for status s with a message formatted by PyUnicode_FromFormat
+ * (extension-side refusals that have no C call); returns NULL. */
+PyObject *gclpy_raise_msg(gclpy_state *st, gcl_status s, const char *fmt, ...);
+/* Raises gclaunch.RangeError (an Error with GCL_ERROR_INVALID_ARGUMENT, and an OverflowError). */
+PyObject *gclpy_raise_range(gclpy_state *st, const char *fmt, ...);
 /* Name of a scalar type as the signature spells it ("u32"); "void" for VOID. */
 const char *gclpy_scalar_name(gcl_scalar s);
+const char *gclpy_kind_name(gcl_param_kind k);
 /* The name of obj's type into buf (the limited API has no tp_name). */
 void gclpy_tname(PyObject *obj, char *buf, size_t cap);
 /* Raises TypeError "<what>, got <type name>"; returns NULL. */
 PyObject *gclpy_type_error(const char *what, PyObject *obj);
-/* The bytes of an image: a path read by the library, or a bytes-like object (new reference). */
-PyObject *gclpy_image_bytes(PyObject *src);
-const char *gclpy_kind_name(gcl_param_kind k);
 
-/* --- Layout (layout.c) --- */
+/* An int argument (an int or an object with __index__) in [lo, hi]: TypeError for anything
+ * else, gclaunch.RangeError naming `what` and the range for an int outside it. 0 or -1. */
+int gclpy_long_arg(gclpy_state *st, PyObject *v, const char *what, long long lo, long long hi,
+                   long long *out);
+/* A str argument as UTF-8 without NUL: TypeError for a non-str, gclaunch.Error for a NUL or a
+ * lone surrogate (naming `what`). NULL with an exception set. Valid while v lives. */
+const char *gclpy_str_arg(gclpy_state *st, PyObject *v, const char *what);
+/* The bytes of an image: a path read by the library, or a bytes-like object (new reference). */
+PyObject *gclpy_image_bytes(gclpy_state *st, PyObject *src);
+
+/* The one keyword parser, for METH_FASTCALL | METH_KEYWORDS (gclpy_parse) and tp_new
+ * (gclpy_parse_tuple): fills vals[i] (borrowed, NULL: not given) for names[i]. The first npos
+ * may be given positionally, the first `required` must be given; keys (optional, count interned
+ * names) are matched by identity first. -1 with TypeError for unknown or repeated keywords, too
+ * many positionals or a missing argument, as CPython words them. Keep tp_doc / ml_doc's text
+ * signature in step with names. */
+typedef struct gclpy_params {
+  const char *fn;           /* the callable's name in messages: "launch", "TensorMap" */
+  const char *const *names;
+  int count, npos, required;
+} gclpy_params;
+int gclpy_parse(const gclpy_params *p, PyObject *const *keys, PyObject *const *argv,
+                Py_ssize_t nargs, PyObject *kwnames, PyObject **vals);
+int gclpy_parse_tuple(const gclpy_params *p, PyObject *args, PyObject *kwds, PyObject **vals);
+
+#define GCLPY_METH(f) ((PyCFunction)(void (*)(void))(f))
+#define GCLPY_FASTKW (METH_FASTCALL | METH_KEYWORDS)
+
+/* ============================== L1: dlpack.c ================================================ */
+
+/* A consumed __dlpack__: the capsule (owned reference) or, through the DLPack C exchange API, a
+ * managed tensor this extension owns or a borrowed view; and the tensor inside. */
+typedef struct gclpy_dlpack {
+  PyObject *capsule;
+  bool versioned;
+  bool api_owned;           /* managed came from the C exchange API: our deleter call to make */
+  void *managed;            /* DLManagedTensorVersioned * or DLManagedTensor * (NULL: a view) */
+  DLTensor *tensor;
+  DLTensor view;            /* the borrowed view of the C exchange API */
+  uint64_t flags;           /* versioned: the producer's flags; legacy: 0 */
+} gclpy_dlpack;
+int gclpy_dlpack_init(gclpy_state *st);
+/* True when obj has __dlpack__ (one attribute look-up on the type). */
+bool gclpy_has_dlpack(gclpy_state *st, PyObject *obj);
+/* Calls obj.__dlpack__ per the protocol: a versioned capsule (max_version=(1, minor)) when the
+ * producer offers one, else the legacy one; stream=-1 (no synchronisation: gclaunch reads the
+ * description only) when the producer accepts it. borrow: the caller only reads the tensor
+ * while obj is alive (a view is enough). 0, or -1 with an exception set. */
+int gclpy_dlpack_get(gclpy_state *st, PyObject *obj, gclpy_dlpack *out, bool borrow);
+/* Hands the tensor to gcl_args_take_field_dlpack(_legacy): the capsule is marked used first, so
+ * the library runs the deleter exactly once (also on failure). Releases out. */
+gcl_status gclpy_dlpack_take(gclpy_dlpack *d, gcl_args *args, const gcl_field *f);
+/* Done borrowing: the capsule goes (its destructor, the producer's, runs the deleter once), or
+ * the exchange API's managed tensor is deleted. */
+void gclpy_dlpack_release(gclpy_dlpack *d);
+
+/* ============================== L1: layout.c ================================================ */
+
 typedef struct gclpy_layout {
   PyObject_HEAD
   gcl_layout *layout;
   gcl_signature *sig;       /* NULL for a kernel's layout */
+  bool borrowed;            /* a kernel's layout: owned by owner's gcl_module */
   PyObject *owner;          /* the Module owning a kernel's layout (NULL: the layout is ours) */
   PyObject *context;        /* the kernel's Context, or NULL for a CPU layout */
   size_t nparams;
@@ -75,78 +209,167 @@ typedef struct gclpy_fieldref {
   PyObject *path;           /* str: the path as given (for messages), or NULL for params */
 } gclpy_fieldref;
 
-int gclpy_layout_init_types(PyObject *module);
+int gclpy_layout_init_types(PyObject *module, gclpy_state *st);
 /* A Layout object over a kernel's layout (borrowed from the kernel, kept alive by owner). */
-PyObject *gclpy_layout_wrap(const gcl_layout *layout, PyObject *owner, PyObject *context);
+PyObject *gclpy_layout_wrap(gclpy_state *st, const gcl_layout *layout, PyObject *owner,
+                            PyObject *context);
 /* The field a key names: an int (parameter index) or a str (path). Borrowed; NULL with an
  * exception set. */
 gclpy_fieldref *gclpy_layout_lookup(gclpy_layout *lay, PyObject *key);
 /* The field of element 0 of an array field (new reference), for batches of tensor maps. */
 gclpy_fieldref *gclpy_layout_element0(gclpy_layout *lay, gclpy_fieldref *array);
-/* The Field struct sequence describing f (path: the canonical one). */
+/* The Field named tuple describing f (path: the canonical one; NULL: asked of the library). */
 PyObject *gclpy_field_info(gclpy_layout *lay, const gcl_field *f, const char *path);
+/* The conversion of a field (convert.c's table index, from its gcl_param_info). */
+int gclpy_conv_of(const gcl_field *f);
 
-/* --- Args (args.c) --- */
+/* ============================== L1: context.c =============================================== */
+
+typedef struct gclpy_context {
+  PyObject_HEAD
+  gcl_context *ctx;
+  int device;
+} gclpy_context;
+/* A new Context of device (gcl_context_create). */
+gclpy_context *gclpy_context_new(gclpy_state *st, int device);
+/* The default context of device (made once, kept by the module). Borrowed; NULL on error. */
+gclpy_context *gclpy_default_context(gclpy_state *st, int device);
+/* The context tensor maps of args over lay are encoded in: the kernel's, or the default one of
+ * device (the tensor's). Borrowed; NULL with an exception set. */
+gcl_context *gclpy_layout_context(gclpy_state *st, gclpy_layout *lay, int device);
+
+/* ============================== L1: handles.c =============================================== */
+
+typedef struct gclpy_stream {
+  PyObject_HEAD
+  gcl_stream *stream;       /* NULL after close() */
+  void *handle;             /* the CUstream */
+  PyObject *context;        /* the gclpy_context it belongs to */
+  PyObject *owner;          /* the object wrapped by Stream.from_handle (kept alive), or NULL */
+  PyObject *captured;       /* list of the Kernels launched on it during a capture, else NULL */
+} gclpy_stream;
+
+typedef struct gclpy_event {
+  PyObject_HEAD
+  gcl_event *event;
+  PyObject *context;        /* the gclpy_context */
+} gclpy_event;
+
+#define GCLPY_BUF_MAX_NDIM 8
+typedef struct gclpy_buffer {
+  PyObject_HEAD
+  uint64_t ptr;             /* 0 after close() */
+  size_t size;              /* bytes the buffer (or view) covers */
+  PyObject *context;        /* the gclpy_context */
+  PyObject *base;           /* a view's owner Buffer; NULL for the owner */
+  Py_ssize_t exports;       /* the owner's live capsules, taken tensors and views */
+  bool typed;               /* a view with a dtype (else 1-D uint8) */
+  DLDataType dtype;
+  int ndim;
+  int64_t shape[GCLPY_BUF_MAX_NDIM];
+} gclpy_buffer;
+
+/* A stream argument as a gcl_stream: None -> *out NULL (the caller's default); a gclaunch.Stream
+ * (open); an int CUstream or a __cuda_stream__ object, wrapped for the call (gcl_stream_wrap in
+ * ctx, checked as gcl_stream_check does): *tmp is that wrapper, for the caller to destroy after
+ * the call (else NULL). `what` starts the TypeError message. 0, or -1 with an exception set. */
+int gclpy_stream_arg(gclpy_state *st, PyObject *v, gclpy_context *ctx, gcl_stream **out,
+                     gcl_stream **tmp, const char *what);
+/* The CUstream of an int or of a __cuda_stream__ object (torch streams older than the protocol:
+ * their int attribute cuda_stream). 0, or -1 with an exception set. */
+int gclpy_foreign_handle(gclpy_state *st, PyObject *v, void **out, const char *what);
+/* A launch's stream= on a gclaunch.Stream: its handle, and the kernel remembered when the stream
+ * is capturing a graph (the graph keeps it alive). 0, or -1 with an exception set (closed). */
+int gclpy_stream_for_launch(gclpy_state *st, gclpy_stream *s, PyObject *kernel, void **handle);
+/* 0 when b and the memory it views are open, else gclaunch.Error "<what>: the Buffer was closed". */
+int gclpy_buffer_open(gclpy_state *st, gclpy_buffer *b, const char *what);
+/* A managed DLPack tensor over b (its dtype and shape; an untyped buffer as elements of `as`
+ * when given) owning a reference to b's owner and counted in its exports; the deleter takes
+ * the GIL. versioned: a DLManagedTensorVersioned, else a DLManagedTensor. NULL with an
+ * exception set. */
+void *gclpy_buffer_export(gclpy_buffer *b, bool versioned, const DLDataType *as);
+/* A Buffer into a pointer field: the args own a reference to it until the field is overwritten
+ * (gcl_args_take_field_dlpack); an untyped buffer takes the pointer's element type. */
+int gclpy_buffer_take(gclpy_state *st, gcl_args *args, const gcl_field *f, gclpy_buffer *b);
+
+/* ============================== L1: device.c ================================================ */
+
+PyObject *gclpy_device_count(PyObject *module, PyObject *unused);
+PyObject *gclpy_device_info(PyObject *module, PyObject *const *argv, Py_ssize_t nargs,
+                            PyObject *kwnames);
+/* Kernel methods (in driver.c's tables); self is a Kernel (struct gclpy_kernel). */
+PyObject *gclpy_kernel_occupancy(PyObject *, PyObject *const *, Py_ssize_t, PyObject *);
+PyObject *gclpy_kernel_max_cooperative_grid(PyObject *, PyObject *const *, Py_ssize_t, PyObject *);
+PyObject *gclpy_kernel_active_clusters(PyObject *, PyObject *const *, Py_ssize_t, PyObject *);
+PyObject *gclpy_kernel_persistent_config(PyObject *, PyObject *const *, Py_ssize_t, PyObject *);
+PyObject *gclpy_kernel_attribute(PyObject *self, PyObject *name);
+PyObject *gclpy_kernel_set_attribute(PyObject *, PyObject *const *, Py_ssize_t, PyObject *);
+PyObject *gclpy_kernel_attributes(PyObject *self, void *closure);
+extern const char gclpy_doc_occupancy[], gclpy_doc_max_cooperative_grid[],
+    gclpy_doc_active_clusters[], gclpy_doc_persistent_config[], gclpy_doc_attribute[],
+    gclpy_doc_set_attribute[], gclpy_doc_attributes[], gclpy_doc_device_count[],
+    gclpy_doc_device_info[];
+
+/* ============================== L2: stream.c, buffer.c ====================================== */
+
+int gclpy_stream_init_types(PyObject *module, gclpy_state *st); /* Stream, Event, Graph */
+int gclpy_buffer_init_types(PyObject *module, gclpy_state *st); /* Buffer */
+/* Context methods (in driver.c's table). */
+PyObject *gclpy_context_create_stream(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
+                                      PyObject *kwnames);
+PyObject *gclpy_context_create_event(PyObject *self, PyObject *unused);
+PyObject *gclpy_context_alloc(PyObject *self, PyObject *nbytes);
+extern const char gclpy_doc_create_stream[], gclpy_doc_create_event[], gclpy_doc_alloc[];
+
+/* ============================== L2: tensormap.c ============================================= */
+
 typedef struct gclpy_args {
   PyObject_HEAD
   gcl_args *args;
   gclpy_layout *layout;
+  PyObject *keep;           /* dict: leaf offset -> the objects a tensor-map or pointer leaf points
+                             * into, kept alive while the args can be launched (NULL: none) */
 } gclpy_args;
-int gclpy_args_init_types(PyObject *module);
-/* New Args over lay (a kernel's args when lay has a context). */
-gclpy_args *gclpy_args_new(gclpy_layout *lay);
-/* The context tensor maps of these args are encoded in: the kernel's, or one made for device
- * (the tensor's). Borrowed; NULL with an exception set. */
-gcl_context *gclpy_args_context(gclpy_args *a, int device);
 
-/* --- conversions (convert.c): the one table, keyed by the field's kind --- */
+typedef struct gclpy_tensormap {
+  PyObject_HEAD
+  PyObject *tensor;         /* the __dlpack__ object */
+  PyObject *box;            /* the box as given (tuple, the tensor's dimension order) */
+  gcl_tensormap_options options; /* TMA order */
+} gclpy_tensormap;
+int gclpy_tensormap_init_types(PyObject *module, gclpy_state *st);
+/* Encodes maps (a TensorMap or a sequence of them) into n consecutive tensormap leaves from
+ * first; refresh: GCL_TENSORMAP_REFRESH. 0, or -1 with an exception set (nothing changed). */
+int gclpy_tensormaps_set(gclpy_args *a, gclpy_fieldref *first, PyObject *maps, bool refresh);
+/* Re-points n consecutive maps from first to addresses (ints or __dlpack__ objects). */
+int gclpy_tensormaps_repoint(gclpy_args *a, gclpy_fieldref *first, PyObject *addresses);
+/* Keep-alive bookkeeping of args (`keep`): the leaves in [offset, offset + size) now point
+ * into obj (NULL: into nothing kept; the old entries of the range go). 0 or -1. */
+int gclpy_keep_set(gclpy_args *a, size_t offset, size_t size, PyObject *obj);
+
+/* ============================== L3: convert.c =============================================== */
+
 enum {
   GCLPY_CONV_BOOL, GCLPY_CONV_I8, GCLPY_CONV_U8, GCLPY_CONV_I16, GCLPY_CONV_U16, GCLPY_CONV_I32,
   GCLPY_CONV_U32, GCLPY_CONV_I64, GCLPY_CONV_U64, GCLPY_CONV_F16, GCLPY_CONV_BF16, GCLPY_CONV_F32,
   GCLPY_CONV_F64, GCLPY_CONV_POINTER, GCLPY_CONV_TENSORMAP, GCLPY_CONV_TENSORMAPS,
   GCLPY_CONV_BYTES, GCLPY_CONV_RAW, GCLPY_CONV_SCALARS, GCLPY_CONV_COUNT
 };
-/* The conversion of a field (from its gcl_param_info). */
-int gclpy_conv_of(const gcl_field *f);
 /* args[key] = value through the table. 0, or -1 with an exception set (nothing changed). */
 int gclpy_convert_set(gclpy_args *a, gclpy_fieldref *f, PyObject *value);
-/* A label for messages: "args['g.n'] (parameter 0 'g')" written into buf. */
+/* args[key]: the value of a field read back (convert.c's table, backwards). */
+PyObject *gclpy_convert_get(gclpy_args *a, gclpy_fieldref *f);
+/* A label for messages: "parameter 0 'g' field 'g.n'" written into buf. */
 void gclpy_field_label(gclpy_args *a, gclpy_fieldref *f, char *buf, size_t cap);
 
-/* --- DLPack (dlpack.c) --- */
-/* A consumed __dlpack__: the capsule (owned reference) or, through the DLPack C exchange API, a
- * managed tensor this extension owns or a borrowed view; and the tensor inside. */
-typedef struct gclpy_dlpack {
-  PyObject *capsule;
-  bool versioned;
-  bool api_owned;           /* managed came from the C exchange API: our deleter call to make */
-  void *managed;            /* DLManagedTensorVersioned * or DLManagedTensor * (NULL: a view) */
-  DLTensor *tensor;
-  DLTensor view;            /* the borrowed view of the C exchange API */
-  uint64_t flags;           /* versioned: the producer's flags; legacy: 0 */
-} gclpy_dlpack;
-/* True when obj has __dlpack__ (one attribute look-up on the type). */
-bool gclpy_has_dlpack(PyObject *obj);
-/* Calls obj.__dlpack__ per the protocol: a versioned capsule (max_version=(1, minor)) when the
- * producer offers one, else the legacy one; stream=-1 (no synchronisation: gclaunch reads the
- * description only) when the producer accepts it. borrow: the caller only reads the tensor
- * while obj is alive (a view is enough). 0, or -1 with an exception set. */
-int gclpy_dlpack_get(PyObject *obj, gclpy_dlpack *out, bool borrow);
-/* Hands the tensor to gcl_args_take_field_dlpack(_legacy): the capsule is marked used first, so
- * the library runs the deleter exactly once (also on failure). Releases out. */
-gcl_status gclpy_dlpack_take(gclpy_dlpack *d, gcl_args *args, const gcl_field *f);
-/* Done borrowing: the capsule goes (its destructor, the producer's, runs the deleter once), or
- * the exchange API's managed tensor is deleted. */
-void gclpy_dlpack_release(gclpy_dlpack *d);
-/* Whether the DLPack C exchange API is used (on unless GCL_DLPACK_C_API=0 at import). */
-extern bool gclpy_use_c_api;
+/* ============================== L4: args.c ================================================== */
 
-/* --- driver objects (driver.c) --- */
-typedef struct gclpy_context {
-  PyObject_HEAD
-  gcl_context *ctx;
-  int device;
-} gclpy_context;
+int gclpy_args_init_types(PyObject *module, gclpy_state *st);
+/* New Args over lay (a kernel's args when lay has a context). */
+gclpy_args *gclpy_args_new(gclpy_state *st, gclpy_layout *lay);
+
+/* ============================== L5: launch.c ================================================ */
+
 typedef struct gclpy_module {
   PyObject_HEAD
   gcl_module *mod;
@@ -159,36 +382,17 @@ typedef struct gclpy_kernel {
   PyObject *name;
   gclpy_layout *layout;
   gclpy_args *scratch;      /* args for launches given a sequence of values (made on first use) */
+  void *stream_seen;        /* the last stream handle that passed gcl_stream_check in full */
 } gclpy_kernel;
-int gclpy_driver_init_types(PyObject *module);
-/* The default context of device (made once, kept for the process). Borrowed; NULL on error. */
-gclpy_context *gclpy_default_context(int device);
 PyObject *gclpy_kernel_launch(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
                               PyObject *kwnames);
+extern const char gclpy_launch_doc[];
 
-/* --- tensor maps (tensormap.c): every tensor-map call of the library is made there --- */
-typedef struct gclpy_tensormap {
-  PyObject_HEAD
-  PyObject *tensor;         /* the __dlpack__ object */
-  PyObject *box;            /* the box as given (tuple, the tensor's dimension order) */
-  gcl_tensormap_options options; /* TMA order */
-} gclpy_tensormap;
-int gclpy_tensormap_init_types(PyObject *module);
-/* Encodes maps (a TensorMap or a sequence of them) into n consecutive tensormap leaves from
- * first; refresh: GCL_TENSORMAP_REFRESH. 0, or -1 with an exception set (nothing changed). */
-int gclpy_tensormaps_set(gclpy_args *a, gclpy_fieldref *first, PyObject *maps, bool refresh);
-/* Re-points n consecutive maps from first to addresses (ints or __dlpack__ objects). */
-int gclpy_tensormaps_repoint(gclpy_args *a, gclpy_fieldref *first, PyObject *addresses);
+/* ============================== L6: driver.c ================================================ */
 
-/* --- module functions (module.c) --- */
-PyObject *gclpy_inspect(PyObject *self, PyObject *const *argv, Py_ssize_t nargs, PyObject *kwnames);
+int gclpy_driver_init_types(PyObject *module, gclpy_state *st);
 
-/* Keyword parsing for METH_FASTCALL | METH_KEYWORDS (the limited API has no argument clinic):
- * fills vals[i] (borrowed) for names[i] from the positional and keyword arguments; at most npos
- * positionally. -1 with TypeError for unknown or repeated keywords or too many positionals. */
-int gclpy_parse(const char *fn, PyObject *const *argv, Py_ssize_t nargs, PyObject *kwnames,
-                const char *const *names, int count, int npos, int required, PyObject **vals);
-
-#define GCLPY_METH(f) ((PyCFunction)(void (*)(void))(f))
+/* ============================== L7: module.c ================================================ */
+/* PyInit__gclaunch only. */
 
 #endif

@@ -1,17 +1,19 @@
-/* launch.c -- Kernel.launch: the hot path.
+/* launch.c -- L5: Kernel.launch, the hot path.
  *
  * METH_FASTCALL | METH_KEYWORDS (no tuple or dict per call); keywords are matched by identity
- * against interned names first (CPython interns keyword names in calls), grid and block ints
+ * against interned names first (gclpy_parse with the module's interned names; CPython interns
+ * keyword names in calls), grid and block ints
  * are read directly, prepared Args go straight to gcl_launch, and a sequence of values is
  * converted into a buffer the kernel keeps (its parameter fields were resolved once, when the
  * kernel was looked up). Nothing is allocated per call. */
 #include "gclpy.h"
 
 #include <limits.h>
+#include <stdint.h>
 
 /* An int or a tuple of up to three ints into out (missing dimensions stay 0: the library takes
  * them as 1). */
-static int dims(PyObject *v, unsigned out[3], const char *what) {
+static int dims(gclpy_state *st, PyObject *v, unsigned out[3], const char *what) {
   out[0] = out[1] = out[2] = 0;
   PyObject *items[3] = {v, NULL, NULL};
   Py_ssize_t n = 1;
@@ -27,34 +29,52 @@ static int dims(PyObject *v, unsigned out[3], const char *what) {
       return gclpy_type_error(what[0] == 'g' ? "launch: grid takes ints"
                               : what[0] == 'b' ? "launch: block takes ints" : "launch: cluster takes ints",
                               items[i]), -1;
-    unsigned long x = PyLong_AsUnsignedLong(items[i]);
-    if ((x == (unsigned long)-1 && PyErr_Occurred()) || x > UINT_MAX) {
-      PyErr_Clear();
-      return gclpy_raise_range("launch: %s[%zd] = %R is out of range (0 ... %u)", what, i, items[i],
-                               UINT_MAX), -1;
-    }
+    int overflow = 0;
+    long long x = PyLong_AsLongLongAndOverflow(items[i], &overflow);
+    if (x == -1 && PyErr_Occurred()) return -1;
+    if (overflow || x < 0 || x > (long long)UINT_MAX)
+      return gclpy_raise_range(st, "launch: %s[%zd] = %R is out of range (0 ... %u)", what, i,
+                               items[i], UINT_MAX), -1;
     out[i] = (unsigned)x;
   }
   return 0;
 }
 
+/* A CUstream given as an int: 0 (the context's default stream), CU_STREAM_LEGACY (1),
+ * CU_STREAM_PER_THREAD (2), or an address in user space; anything else (negative, another value
+ * below 4096, past the pointer range) is refused before the driver sees it. */
+static int stream_int(gclpy_state *st, PyObject *h, void **out) {
+  int overflow = 0;
+  long long x = PyLong_AsLongLongAndOverflow(h, &overflow);
+  if (x == -1 && PyErr_Occurred()) return -1;
+  if (overflow > 0) {
+    unsigned long long u = PyLong_AsUnsignedLongLong(h);
+    if (u == (unsigned long long)-1 && PyErr_Occurred()) PyErr_Clear();
+    else if (u <= UINTPTR_MAX) return *out = (void *)(uintptr_t)u, 0;
+  }
+  if (overflow || x < 0)
+    return gclpy_raise_range(st, "launch: stream handle %R is out of range (0 ... 2**64-1); a "
+                             "CUstream is a pointer", h), -1;
+  if (x > 2 && x < 4096)
+    return gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "launch: stream handle %R is no stream "
+                           "(0, 1: CU_STREAM_LEGACY, 2: CU_STREAM_PER_THREAD, or a CUstream)", h), -1;
+  return *out = (void *)(uintptr_t)x, 0;
+}
+
 /* None: the context's default stream; an int CUstream; an object with __cuda_stream__. */
-static int stream_of(PyObject *v, void **out) {
+static int stream_of(gclpy_state *st, PyObject *v, void **out) {
   *out = NULL;
   if (v == Py_None) return 0;
-  if (PyLong_Check(v)) {
-    *out = PyLong_AsVoidPtr(v);
-    return *out == NULL && PyErr_Occurred() ? -1 : 0;
-  }
-  PyObject *fn = PyObject_GetAttr(v, gclpy.str_cuda_stream);
+  if (PyLong_Check(v) && !PyBool_Check(v)) return stream_int(st, v, out);
+  PyObject *fn = PyObject_GetAttr(v, st->str_cuda_stream);
   if (!fn) {
     PyErr_Clear();
     /* torch streams older than the protocol: their CUstream is the int attribute cuda_stream */
     PyObject *h = PyObject_GetAttrString(v, "cuda_stream");
     if (h && PyLong_Check(h)) {
-      *out = PyLong_AsVoidPtr(h);
+      int rc = stream_int(st, h, out);
       Py_DECREF(h);
-      return *out == NULL && PyErr_Occurred() ? -1 : 0;
+      return rc;
     }
     Py_XDECREF(h);
     PyErr_Clear();
@@ -70,13 +90,13 @@ static int stream_of(PyObject *v, void **out) {
     return PyErr_SetString(PyExc_TypeError, "launch: __cuda_stream__() must return a tuple "
                            "(version, handle: int)"), -1;
   }
-  *out = PyLong_AsVoidPtr(h);
+  int rc = stream_int(st, h, out);
   Py_DECREF(r);
-  return *out == NULL && PyErr_Occurred() ? -1 : 0;
+  return rc;
 }
 
 /* A sequence of one value per parameter into the kernel's own buffer. */
-static gclpy_args *values_into_scratch(gclpy_kernel *k, PyObject *values) {
+static gclpy_args *values_into_scratch(gclpy_state *st, gclpy_kernel *k, PyObject *values) {
   bool list = PyList_Check(values);
   if (!list && !PyTuple_Check(values))
     return (gclpy_args *)gclpy_type_error("launch: args_or_values takes a gclaunch.Args or a list "
@@ -85,7 +105,7 @@ static gclpy_args *values_into_scratch(gclpy_kernel *k, PyObject *values) {
   if ((size_t)n != k->layout->nparams)
     return (gclpy_args *)PyErr_Format(PyExc_TypeError, "launch: kernel %R takes %zu values, got %zd",
                                       k->name, k->layout->nparams, n);
-  if (!k->scratch && !(k->scratch = gclpy_args_new(k->layout))) return NULL;
+  if (!k->scratch && !(k->scratch = gclpy_args_new(st, k->layout))) return NULL;
   for (Py_ssize_t i = 0; i < n; i++) {
     PyObject *v = list ? PyList_GetItem(values, i) : PyTuple_GetItem(values, i);
     if (gclpy_convert_set(k->scratch, k->layout->params[i], v) < 0) return NULL;
@@ -93,61 +113,92 @@ static gclpy_args *values_into_scratch(gclpy_kernel *k, PyObject *values) {
   return k->scratch;
 }
 
-enum { A_GRID, A_BLOCK, A_ARGS, A_SHARED, A_STREAM, A_CLUSTER, A_COOP, A_COUNT };
+/* The keywords, in st->launch_kw's order (module.c interns them); "args" is an alias of
+ * args_or_values. */
+enum { A_GRID, A_BLOCK, A_ARGS, A_SHARED, A_STREAM, A_CLUSTER, A_COOP, A_ARGS_ALIAS, A_PDL,
+       A_PRIORITY, A_COUNT };
+static const char *const launch_names[A_COUNT] = {"grid", "block", "args_or_values", "shared",
+                                                  "stream", "cluster", "cooperative", "args",
+                                                  "pdl", "priority"};
+static const gclpy_params launch_params = {"launch", launch_names, A_COUNT, 3, 2};
 
-static int keyword_slot(PyObject *key) {
-  PyObject *const known[A_COUNT] = {gclpy.kw_grid, gclpy.kw_block, gclpy.kw_args, gclpy.kw_shared,
-                                    gclpy.kw_stream, gclpy.kw_cluster, gclpy.kw_cooperative};
-  for (int i = 0; i < A_COUNT; i++)
-    if (key == known[i]) return i;
-  for (int i = 0; i < A_COUNT; i++)
-    if (PyUnicode_Compare(key, known[i]) == 0) return i;
-  static const char *const other[] = {"args_or_values"};
-  return PyUnicode_CompareWithASCIIString(key, other[0]) == 0 ? A_ARGS : -1;
-}
-
-static int parse(PyObject *const *argv, Py_ssize_t nargs, PyObject *kwnames, PyObject **v) {
-  for (int i = 0; i < A_COUNT; i++) v[i] = NULL;
-  if (nargs > 3)
-    return PyErr_Format(PyExc_TypeError, "launch() takes 3 positional arguments (%zd given)", nargs), -1;
-  for (Py_ssize_t i = 0; i < nargs; i++) v[i] = argv[i];
-  Py_ssize_t nkw = kwnames ? PyTuple_Size(kwnames) : 0;
-  for (Py_ssize_t j = 0; j < nkw; j++) {
-    PyObject *key = PyTuple_GetItem(kwnames, j);
-    int i = keyword_slot(key);
-    if (i < 0) return PyErr_Format(PyExc_TypeError, "launch() got an unexpected keyword argument '%U'", key), -1;
-    if (v[i]) return PyErr_Format(PyExc_TypeError, "launch() got multiple values for argument '%U'", key), -1;
-    v[i] = argv[nargs + j];
-  }
-  if (!v[A_GRID] || !v[A_BLOCK] || !v[A_ARGS])
-    return PyErr_SetString(PyExc_TypeError, "launch() needs grid, block and args_or_values"), -1;
-  return 0;
-}
+const char gclpy_launch_doc[] =
+  "launch($self, /, grid, block, args_or_values, *, shared=0, stream=None, cluster=None, "
+  "cooperative=False, pdl=False, priority=0)\n--\n\n"
+  "Launches the kernel (cuLaunchKernelEx through gcl_launch). grid, block, cluster: an int or a\n"
+  "tuple of up to 3 ints (0 ... 2**32-1; gclaunch.RangeError outside). args_or_values (or args=):\n"
+  "an Args of this kernel, or a sequence of one value per parameter (each converted as\n"
+  "args[i] = v into a buffer kept by the kernel). shared: dynamic shared memory bytes (over 48 KiB\n"
+  "opted in). stream: None (the context's default stream), an int CUstream (0, 1 =\n"
+  "CU_STREAM_LEGACY, 2 = CU_STREAM_PER_THREAD, or a live stream of the kernel's context), or any\n"
+  "object with __cuda_stream__ (torch, CuPy, cuda.core streams), or a gclaunch.Stream; a handle\n"
+  "that is no live stream raises gclaunch.Error. grid counts blocks (not clusters); cluster: blocks\n"
+  "per cluster per dimension (the grid a multiple of it; None: no cluster). pdl: programmatic\n"
+  "dependent launch (the kernel may start before the previous one on the stream ends: it must\n"
+  "wait, griddepcontrol.wait, before reading that one's results; a kernel whose code never waits\n"
+  "is refused, GCL_ERROR_INVALID_CONFIG, unless pdl='unchecked'). priority: the launch priority\n"
+  "attribute (0: none; lower numbers are higher). The driver copies the parameters: args may\n"
+  "change as soon as launch returns.";
 
 PyObject *gclpy_kernel_launch(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
                               PyObject *kwnames) {
   gclpy_kernel *k = (gclpy_kernel *)self;
+  gclpy_state *st = GCLPY_ST(self);
   PyObject *v[A_COUNT];
   gcl_launch_config cfg = {0};
-  if (parse(argv, nargs, kwnames, v) < 0 || dims(v[A_GRID], cfg.grid, "grid") < 0 ||
-      dims(v[A_BLOCK], cfg.block, "block") < 0)
-    return NULL;
-  if (v[A_CLUSTER] && v[A_CLUSTER] != Py_None && dims(v[A_CLUSTER], cfg.cluster, "cluster") < 0) return NULL;
-  if (v[A_SHARED]) {
-    if (!PyLong_Check(v[A_SHARED])) return gclpy_type_error("launch: shared takes an int", v[A_SHARED]);
-    cfg.shared_bytes = PyLong_AsSize_t(v[A_SHARED]);
-    if (cfg.shared_bytes == (size_t)-1 && PyErr_Occurred()) return NULL;
+  if (gclpy_parse(&launch_params, st->launch_kw, argv, nargs, kwnames, v) < 0) return NULL;
+  if (v[A_ARGS_ALIAS]) {
+    if (v[A_ARGS])
+      return PyErr_SetString(PyExc_TypeError, "launch() got multiple values for argument "
+                             "'args_or_values'"), NULL;
+    v[A_ARGS] = v[A_ARGS_ALIAS];
   }
-  if (v[A_STREAM] && stream_of(v[A_STREAM], &cfg.stream) < 0) return NULL;
+  if (!v[A_ARGS])
+    return PyErr_SetString(PyExc_TypeError, "launch() missing required argument 'args_or_values' "
+                           "(pos 3)"), NULL;
+  if (dims(st, v[A_GRID], cfg.grid, "grid") < 0 || dims(st, v[A_BLOCK], cfg.block, "block") < 0)
+    return NULL;
+  if (v[A_CLUSTER] && v[A_CLUSTER] != Py_None && dims(st, v[A_CLUSTER], cfg.cluster, "cluster") < 0)
+    return NULL;
+  if (v[A_SHARED]) {
+    long long shared;
+    if (gclpy_long_arg(st, v[A_SHARED], "launch: shared", 0, UINT32_MAX, &shared) < 0) return NULL;
+    cfg.shared_bytes = (size_t)shared;
+  }
+  bool ours = v[A_STREAM] && Py_IS_TYPE(v[A_STREAM], st->stream_type); /* checked when made */
+  if (ours && gclpy_stream_for_launch(st, (gclpy_stream *)v[A_STREAM], self, &cfg.stream) < 0)
+    return NULL;
+  if (!ours && v[A_STREAM] && stream_of(st, v[A_STREAM], &cfg.stream) < 0) return NULL;
+  if (!ours && (uintptr_t)cfg.stream > 2) { /* a handle from outside: a live stream of the kernel's context */
+    gcl_context *ctx = ((gclpy_context *)((gclpy_module *)k->module)->context)->ctx;
+    gcl_status s = gcl_stream_check(ctx, cfg.stream, cfg.stream == k->stream_seen ? GCL_STREAM_CHECK_MAPPED : 0);
+    if (s != GCL_OK) return gclpy_raise(st, s);
+    k->stream_seen = cfg.stream;
+  }
   if (v[A_COOP]) {
     int c = PyObject_IsTrue(v[A_COOP]);
     if (c < 0) return NULL;
     cfg.cooperative = c;
   }
+  if (v[A_PDL]) { /* programmatic dependent launch (programmatic stream serialization) */
+    int c = PyUnicode_Check(v[A_PDL]) ? 2 : PyObject_IsTrue(v[A_PDL]);
+    if (c < 0) return NULL;
+    if (c == 2) { /* "unchecked": launch even though the kernel's code never waits */
+      if (PyUnicode_CompareWithASCIIString(v[A_PDL], "unchecked") != 0)
+        return gclpy_type_error("launch: pdl takes True, False or 'unchecked'", v[A_PDL]);
+      cfg.flags |= GCL_LAUNCH_PDL_UNCHECKED;
+    }
+    cfg.programmatic_dependent_launch = c != 0;
+  }
+  if (v[A_PRIORITY]) { /* the launch priority attribute (0: none) */
+    long long p;
+    if (gclpy_long_arg(st, v[A_PRIORITY], "launch: priority", INT_MIN, INT_MAX, &p) < 0) return NULL;
+    cfg.priority = (int)p;
+  }
   gclpy_args *a;
-  if (PyObject_TypeCheck(v[A_ARGS], gclpy.args_type)) a = (gclpy_args *)v[A_ARGS];
-  else if (!(a = values_into_scratch(k, v[A_ARGS]))) return NULL;
+  if (PyObject_TypeCheck(v[A_ARGS], st->args_type)) a = (gclpy_args *)v[A_ARGS];
+  else if (!(a = values_into_scratch(st, k, v[A_ARGS]))) return NULL;
   gcl_status s = gcl_launch(k->kernel, &cfg, a->args);
-  if (s != GCL_OK) return gclpy_raise(s);
+  if (s != GCL_OK) return gclpy_raise(st, s);
   Py_RETURN_NONE;
 }

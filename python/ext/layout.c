@@ -9,114 +9,118 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GCLPY_PATH_CACHE_MAX 65536 /* paths kept per layout; the dict is emptied beyond it */
+/* --- Param and Field: NamedTuples -----------------------------------------------------------
+ * collections.namedtuple types of six fields, subclassed to carry the rest as attributes (the
+ * instance __dict__): p._asdict(), p._fields, unpacking and indexing work as for any NamedTuple. */
 
-/* --- Param and Field: struct sequences (named tuples) --------------------------------------- */
-
-static PyStructSequence_Field param_fields[] = {
-  {"index", "parameter index"}, {"name", "parameter name, or None"},
-  {"offset", "device offset of the parameter in the packed buffer"}, {"size", "bytes by value"},
-  {"align", "alignment by value"},
-  {"kind", "'scalar', 'pointer', 'tensormap', 'bytes', 'struct' or 'array'"},
-  {"dtype", "scalar type ('u32'), a pointer's element type ('void' for ptr), else None"},
-  {"count", "array element count (0: not an array)"},
-  {"elem_kind", "an array's element kind, else == kind"},
-  {"const", "pointer to const"}, {"grid_constant", "marked grid_constant"}, {NULL, NULL}};
-static PyStructSequence_Desc param_desc = {
-  "gclaunch.Param",
+static const char param_names[] = "index name offset size align kind";
+static const char param_doc[] =
   "Param(index, name, offset, size, align, kind): one kernel parameter as the device lays it\n"
-  "out (a named tuple; dtype, count, elem_kind, const and grid_constant are attributes).",
-  param_fields, 6};
-
-static PyStructSequence_Field field_fields[] = {
-  {"path", "the field's canonical path ('g.loads[3]')"}, {"param", "the parameter it lies in"},
-  {"offset", "byte offset in the packed buffer (the parameter's offset + the field's)"},
-  {"size", "bytes"}, {"align", "alignment"},
-  {"kind", "'scalar', 'pointer', 'tensormap', 'bytes', 'struct' or 'array'"},
-  {"dtype", "scalar type ('u32'), a pointer's element type ('void' for ptr), else None"},
-  {"count", "array element count (0: not an array)"},
-  {"elem_kind", "an array's element kind, else == kind"}, {"const", "pointer to const"},
-  {NULL, NULL}};
-static PyStructSequence_Desc field_desc = {
-  "gclaunch.Field",
+  "out (a NamedTuple; dtype, count, elem_kind, const and grid_constant are attributes).";
+static const char field_names[] = "path param offset size align kind";
+static const char field_doc[] =
   "Field(path, param, offset, size, align, kind): a place in the packed buffer -- a parameter,\n"
-  "a struct member or an array element (a named tuple; dtype, count, elem_kind and const are\n"
-  "attributes). offset is in the packed buffer, as gcl_field's.",
-  field_fields, 6};
+  "a struct member or an array element (a NamedTuple; dtype, count, elem_kind and const are\n"
+  "attributes). offset is in the packed buffer, as gcl_field's.";
 
-static PyObject *dtype_of(const gcl_param_info *i) {
-  if (i->kind == GCL_PARAM_SCALAR || i->kind == GCL_PARAM_POINTER)
-    return PyUnicode_FromString(gclpy_scalar_name(i->scalar));
-  return Py_NewRef(Py_None);
+static PyObject *named_tuple(const char *name, const char *fields, const char *doc) {
+  PyObject *collections = PyImport_ImportModule("collections");
+  if (!collections) return NULL;
+  PyObject *fn = PyObject_GetAttrString(collections, "namedtuple");
+  Py_DECREF(collections);
+  PyObject *args = fn ? Py_BuildValue("(ss)", name, fields) : NULL;
+  PyObject *kw = args ? Py_BuildValue("{s:s}", "module", "gclaunch") : NULL;
+  PyObject *base = kw ? PyObject_Call(fn, args, kw) : NULL;
+  Py_XDECREF(fn), Py_XDECREF(args), Py_XDECREF(kw);
+  if (!base) return NULL;
+  PyObject *ns = Py_BuildValue("{s:s,s:s,s:s}", "__doc__", doc, "__module__", "gclaunch",
+                               "__qualname__", name);
+  PyObject *r = ns ? PyObject_CallFunction((PyObject *)&PyType_Type, "s(O)O", name, base, ns) : NULL;
+  Py_XDECREF(ns);
+  Py_DECREF(base);
+  return r;
 }
 
-/* Fills struct sequence slots from `first` on with kind, dtype, count, elem_kind, const. */
-static int set_info(PyObject *seq, Py_ssize_t first, const gcl_param_info *i) {
-  PyObject *v[5] = {PyUnicode_FromString(gclpy_kind_name(i->kind)), dtype_of(i),
-                    PyLong_FromSize_t(i->count), PyUnicode_FromString(gclpy_kind_name(i->elem_kind)),
-                    PyBool_FromLong(i->is_const)};
-  int ok = 0;
-  for (int k = 0; k < 5; k++) {
-    if (!v[k]) ok = -1;
-    else PyStructSequence_SetItem(seq, first + k, v[k]);
+/* A NamedTuple of type with the six values (stolen) and the extra attributes of info. */
+static PyObject *make_tuple(PyObject *type, PyObject *v[6], const gcl_param_info *i, int grid_constant) {
+  PyObject *args = PyTuple_New(6);
+  for (int k = 0; k < 6; k++) {
+    if (args && v[k]) PyTuple_SetItem(args, k, v[k]);
+    else Py_XDECREF(v[k]);
   }
-  return ok;
+  for (int k = 0; args && k < 6; k++)
+    if (!v[k]) Py_CLEAR(args);
+  if (!args) return NULL;
+  PyObject *r = PyObject_CallObject(type, args);
+  Py_DECREF(args);
+  if (!r) return NULL;
+  const char *names[5] = {"dtype", "count", "elem_kind", "const", "grid_constant"};
+  PyObject *x[5] = {
+    i->kind == GCL_PARAM_SCALAR || i->kind == GCL_PARAM_POINTER
+        ? PyUnicode_FromString(gclpy_scalar_name(i->scalar)) : Py_NewRef(Py_None),
+    PyLong_FromSize_t(i->count), PyUnicode_FromString(gclpy_kind_name(i->elem_kind)),
+    PyBool_FromLong(i->is_const), grid_constant >= 0 ? PyBool_FromLong(grid_constant) : NULL};
+  for (int k = 0; k < 5; k++) {
+    if (k == 4 && grid_constant < 0) break;
+    if (r && (!x[k] || PyObject_SetAttrString(r, names[k], x[k]) < 0)) Py_CLEAR(r);
+    Py_XDECREF(x[k]);
+  }
+  return r;
 }
 
-static PyObject *param_info(const gcl_layout *layout, size_t index) {
+static PyObject *param_info(gclpy_state *st, const gcl_layout *layout, size_t index) {
   size_t off = 0, size = 0, align = 0;
   gcl_field f;
   gcl_status s = gcl_layout_param(layout, index, &off, &size, &align);
   if (s == GCL_OK) s = gcl_layout_param_field(layout, index, &f);
-  if (s != GCL_OK) return gclpy_raise(s);
+  if (s != GCL_OK) return gclpy_raise(st, s);
   const gcl_param_info i = f.info;
-  PyObject *p = PyStructSequence_New(gclpy.param_type);
-  if (!p) return NULL;
-  PyStructSequence_SetItem(p, 0, PyLong_FromSize_t(index));
-  PyStructSequence_SetItem(p, 1, i.name ? PyUnicode_FromString(i.name) : Py_NewRef(Py_None));
-  PyStructSequence_SetItem(p, 2, PyLong_FromSize_t(off));
-  PyStructSequence_SetItem(p, 3, PyLong_FromSize_t(size));
-  PyStructSequence_SetItem(p, 4, PyLong_FromSize_t(align));
-  int bad = set_info(p, 5, &i);
-  PyStructSequence_SetItem(p, 10, PyBool_FromLong(i.grid_constant));
-  if (bad || PyErr_Occurred()) Py_CLEAR(p);
-  return p;
+  PyObject *v[6] = {PyLong_FromSize_t(index), i.name ? PyUnicode_FromString(i.name) : Py_NewRef(Py_None),
+                    PyLong_FromSize_t(off), PyLong_FromSize_t(size), PyLong_FromSize_t(align),
+                    PyUnicode_FromString(gclpy_kind_name(i.kind))};
+  return make_tuple(st->param_type, v, &i, i.grid_constant);
 }
 
 PyObject *gclpy_field_info(gclpy_layout *lay, const gcl_field *f, const char *path) {
+  gclpy_state *st = GCLPY_ST(lay);
   char buf[256], *heap = NULL;
   if (!path) {
     size_t needed = 0;
     gcl_status s = gcl_layout_field_path(lay->layout, f, buf, sizeof buf, &needed);
     if (s != GCL_OK && needed >= sizeof buf && (heap = malloc(needed + 1)))
       s = gcl_layout_field_path(lay->layout, f, heap, needed + 1, NULL);
-    if (s != GCL_OK) return free(heap), gclpy_raise(s);
+    if (s != GCL_OK) return free(heap), gclpy_raise(st, s);
     path = heap ? heap : buf;
   }
-  PyObject *r = PyStructSequence_New(gclpy.field_type);
-  if (r) {
-    PyStructSequence_SetItem(r, 0, PyUnicode_FromString(path));
-    PyStructSequence_SetItem(r, 1, PyLong_FromSize_t(f->param));
-    PyStructSequence_SetItem(r, 2, PyLong_FromSize_t(f->offset));
-    PyStructSequence_SetItem(r, 3, PyLong_FromSize_t(f->size));
-    PyStructSequence_SetItem(r, 4, PyLong_FromSize_t(f->align));
-    if (set_info(r, 5, &f->info) < 0 || PyErr_Occurred()) Py_CLEAR(r);
-  }
+  PyObject *v[6] = {PyUnicode_DecodeUTF8(path, (Py_ssize_t)strlen(path), "backslashreplace"),
+                    PyLong_FromSize_t(f->param), PyLong_FromSize_t(f->offset),
+                    PyLong_FromSize_t(f->size), PyLong_FromSize_t(f->align),
+                    PyUnicode_FromString(gclpy_kind_name(f->info.kind))};
   free(heap);
-  return r;
+  return make_tuple(st->field_type, v, &f->info, -1);
 }
 
 /* --- FieldRef: a resolved gcl_field (internal) ---------------------------------------------- */
 
-static void fieldref_dealloc(PyObject *self) {
-  PyTypeObject *tp = Py_TYPE(self);
-  Py_XDECREF(((gclpy_fieldref *)self)->path);
-  ((freefunc)PyType_GetSlot(tp, Py_tp_free))(self);
-  Py_DECREF(tp);
+static int fieldref_traverse(PyObject *self, visitproc visit, void *arg) {
+  Py_VISIT(Py_TYPE(self));
+  Py_VISIT(((gclpy_fieldref *)self)->path);
+  return 0;
 }
 
-static gclpy_fieldref *fieldref_new(const gcl_field *f, PyObject *path) {
-  gclpy_fieldref *r = PyObject_New(gclpy_fieldref, gclpy.fieldref_type);
+static int fieldref_clear(PyObject *self) {
+  Py_CLEAR(((gclpy_fieldref *)self)->path);
+  return 0;
+}
+
+static void fieldref_dealloc(PyObject *self) {
+  PyObject_GC_UnTrack(self);
+  fieldref_clear(self);
+  gclpy_free(self);
+}
+
+static gclpy_fieldref *fieldref_new(gclpy_state *st, const gcl_field *f, PyObject *path) {
+  gclpy_fieldref *r = (gclpy_fieldref *)gclpy_alloc(st->fieldref_type);
   if (!r) return NULL;
   r->field = *f;
   r->conv = gclpy_conv_of(f);
@@ -124,9 +128,29 @@ static gclpy_fieldref *fieldref_new(const gcl_field *f, PyObject *path) {
   return r;
 }
 
+/* The conversion of a field: convert.c's table index (the enum is in gclpy.h). */
+int gclpy_conv_of(const gcl_field *f) {
+  const gcl_param_info *i = &f->info;
+  switch (i->kind) {
+  case GCL_PARAM_SCALAR:
+    return i->scalar >= GCL_SCALAR_BOOL && i->scalar <= GCL_SCALAR_F64 ? (int)i->scalar - 1
+                                                                          : GCLPY_CONV_BYTES;
+  case GCL_PARAM_POINTER: return GCLPY_CONV_POINTER;
+  case GCL_PARAM_TENSORMAP: return GCLPY_CONV_TENSORMAP;
+  case GCL_PARAM_ARRAY:
+    return i->elem_kind == GCL_PARAM_TENSORMAP ? GCLPY_CONV_TENSORMAPS
+           : i->elem_kind == GCL_PARAM_SCALAR && i->scalar != GCL_SCALAR_VOID ? GCLPY_CONV_SCALARS
+                                                                                : GCLPY_CONV_BYTES;
+  case GCL_PARAM_BYTES:
+    return f->size == 1 || f->size == 2 || f->size == 4 || f->size == 8 ? GCLPY_CONV_RAW
+                                                                           : GCLPY_CONV_BYTES;
+  default: return GCLPY_CONV_BYTES;
+  }
+}
+
 /* --- Layout ---------------------------------------------------------------------------------- */
 
-static int cache_params(gclpy_layout *lay) {
+static int cache_params(gclpy_state *st, gclpy_layout *lay) {
   lay->nparams = gcl_layout_count(lay->layout);
   lay->params = calloc(lay->nparams ? lay->nparams : 1, sizeof *lay->params);
   lay->paths = PyDict_New();
@@ -134,84 +158,106 @@ static int cache_params(gclpy_layout *lay) {
   for (size_t i = 0; i < lay->nparams; i++) {
     gcl_field f;
     gcl_status s = gcl_layout_param_field(lay->layout, i, &f);
-    if (s != GCL_OK) return gclpy_raise(s), -1;
-    if (!(lay->params[i] = fieldref_new(&f, NULL))) return -1;
+    if (s != GCL_OK) return gclpy_raise(st, s), -1;
+    if (!(lay->params[i] = fieldref_new(st, &f, NULL))) return -1;
   }
   return 0;
 }
 
-static gclpy_layout *layout_alloc(void) {
-  gclpy_layout *lay = PyObject_New(gclpy_layout, gclpy.layout_type);
-  if (!lay) return NULL;
-  lay->layout = NULL, lay->sig = NULL, lay->owner = NULL, lay->context = NULL;
-  lay->nparams = 0, lay->params = NULL, lay->paths = NULL;
-  return lay;
-}
+static const char *const layout_names[] = {"signature", "sm"};
+static const gclpy_params layout_params_spec = {"Layout", layout_names, 2, 2, 2};
 
 static PyObject *layout_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
-  (void)type;
-  static char *kw[] = {"signature", "sm", NULL};
-  const char *text;
-  int sm;
-  if (!PyArg_ParseTupleAndKeywords(args, kwds, "si:Layout", kw, &text, &sm)) return NULL;
-  gclpy_layout *lay = layout_alloc();
+  gclpy_state *st = (gclpy_state *)PyType_GetModuleState(type);
+  PyObject *v[2];
+  long long sm;
+  if (gclpy_parse_tuple(&layout_params_spec, args, kwds, v) < 0) return NULL;
+  const char *text = gclpy_str_arg(st, v[0], "Layout signature");
+  if (!text || gclpy_long_arg(st, v[1], "Layout sm", 0, INT32_MAX, &sm) < 0) return NULL;
+  gclpy_layout *lay = (gclpy_layout *)gclpy_alloc(st->layout_type);
   if (!lay) return NULL;
   gcl_status s = gcl_signature_parse(text, &lay->sig);
-  if (s == GCL_OK) s = gcl_layout_create(lay->sig, sm, &lay->layout);
-  if (s != GCL_OK) return Py_DECREF(lay), gclpy_raise(s);
-  if (cache_params(lay) < 0) return Py_DECREF(lay), NULL;
+  if (s == GCL_OK) s = gcl_layout_create(lay->sig, (int)sm, &lay->layout);
+  if (s != GCL_OK) return Py_DECREF(lay), gclpy_raise(st, s);
+  if (cache_params(st, lay) < 0) return Py_DECREF(lay), NULL;
   return (PyObject *)lay;
 }
 
-PyObject *gclpy_layout_wrap(const gcl_layout *layout, PyObject *owner, PyObject *context) {
-  gclpy_layout *lay = layout_alloc();
+PyObject *gclpy_layout_wrap(gclpy_state *st, const gcl_layout *layout, PyObject *owner,
+                            PyObject *context) {
+  gclpy_layout *lay = (gclpy_layout *)gclpy_alloc(st->layout_type);
   if (!lay) return NULL;
   lay->layout = (gcl_layout *)layout;
+  lay->borrowed = true;
   lay->owner = Py_NewRef(owner);
   lay->context = Py_NewRef(context);
-  if (cache_params(lay) < 0) return Py_DECREF(lay), NULL;
+  if (cache_params(st, lay) < 0) return Py_DECREF(lay), NULL;
   return (PyObject *)lay;
+}
+
+static int layout_traverse(PyObject *self, visitproc visit, void *arg) {
+  gclpy_layout *lay = (gclpy_layout *)self;
+  Py_VISIT(Py_TYPE(self));
+  for (size_t i = 0; lay->params && i < lay->nparams; i++) Py_VISIT(lay->params[i]);
+  Py_VISIT(lay->paths);
+  Py_VISIT(lay->owner);
+  Py_VISIT(lay->context);
+  return 0;
+}
+
+/* Only the path cache can close a cycle (FieldRefs hold strs); owner and context keep the
+ * layout's memory and are dropped in dealloc. */
+static int layout_clear(PyObject *self) {
+  Py_CLEAR(((gclpy_layout *)self)->paths);
+  return 0;
 }
 
 static void layout_dealloc(PyObject *self) {
   gclpy_layout *lay = (gclpy_layout *)self;
-  PyTypeObject *tp = Py_TYPE(self);
+  PyObject_GC_UnTrack(self);
   for (size_t i = 0; lay->params && i < lay->nparams; i++) Py_XDECREF(lay->params[i]);
   free(lay->params);
-  Py_XDECREF(lay->paths);
-  if (!lay->owner) gcl_layout_destroy(lay->layout);
+  Py_CLEAR(lay->paths);
+  if (!lay->borrowed) gcl_layout_destroy(lay->layout);
   gcl_signature_destroy(lay->sig);
-  Py_XDECREF(lay->owner);
-  Py_XDECREF(lay->context);
-  ((freefunc)PyType_GetSlot(tp, Py_tp_free))(self);
-  Py_DECREF(tp);
+  Py_CLEAR(lay->owner);
+  Py_CLEAR(lay->context);
+  gclpy_free(self);
 }
 
+/* A parameter index: negative ones count from the end (args[-1]: the last); anything out of
+ * [-n, n) is a RangeError quoting the index as given (no arithmetic on it before the check). */
 static gclpy_fieldref *lookup_index(gclpy_layout *lay, PyObject *key) {
-  Py_ssize_t i = PyLong_AsSsize_t(key);
-  if (i == -1 && PyErr_Occurred()) {
-    if (!PyErr_ExceptionMatches(PyExc_OverflowError)) return NULL;
-    PyErr_Clear();
-    i = PY_SSIZE_T_MAX;
-  }
-  if (i < 0 && (size_t)-i <= lay->nparams) i += (Py_ssize_t)lay->nparams; /* args[-1]: the last */
-  if (i >= 0 && (size_t)i < lay->nparams) return lay->params[i];
-  gcl_field f;
-  gcl_status s = gcl_layout_param_field(lay->layout, i < 0 ? (size_t)-1 : (size_t)i, &f);
-  return gclpy_raise(s != GCL_OK ? s : GCL_ERROR_INVALID_ARGUMENT), NULL;
+  gclpy_state *st = GCLPY_ST(lay);
+  int overflow = 0;
+  long long i = PyLong_AsLongLongAndOverflow(key, &overflow);
+  if (i == -1 && PyErr_Occurred()) return NULL;
+  long long n = (long long)lay->nparams;
+  if (!overflow && i < 0 && i >= -n) i += n;
+  if (!overflow && i >= 0 && i < n) return lay->params[i];
+  if (n == 0)
+    return gclpy_raise_range(st, "parameter index %R is out of range: the layout has no "
+                             "parameters", key), NULL;
+  return gclpy_raise_range(st, "parameter index %R is out of range for %zu parameters "
+                           "(-%zu ... %zu)", key, lay->nparams, lay->nparams, lay->nparams - 1),
+         NULL;
 }
+
+#define GCLPY_PATH_CACHE_MAX 65536 /* paths kept per layout; the dict is emptied beyond it */
 
 static gclpy_fieldref *lookup_path(gclpy_layout *lay, PyObject *key) {
-  PyObject *hit = PyDict_GetItemWithError(lay->paths, key);
+  gclpy_state *st = GCLPY_ST(lay);
+  PyObject *hit = lay->paths ? PyDict_GetItemWithError(lay->paths, key) : NULL;
   if (hit) return (gclpy_fieldref *)hit;
   if (PyErr_Occurred()) return NULL;
-  const char *path = PyUnicode_AsUTF8AndSize(key, NULL);
+  const char *path = gclpy_str_arg(st, key, "field path");
   if (!path) return NULL;
   gcl_field f;
   gcl_status s = gcl_layout_field(lay->layout, path, &f);
-  if (s != GCL_OK) return gclpy_raise(s), NULL;
-  gclpy_fieldref *r = fieldref_new(&f, key);
+  if (s != GCL_OK) return gclpy_raise(st, s), NULL;
+  gclpy_fieldref *r = fieldref_new(st, &f, key);
   if (!r) return NULL;
+  if (!lay->paths && !(lay->paths = PyDict_New())) return Py_DECREF(r), NULL;
   if (PyDict_Size(lay->paths) >= GCLPY_PATH_CACHE_MAX) PyDict_Clear(lay->paths);
   int rc = PyDict_SetItem(lay->paths, key, (PyObject *)r);
   Py_DECREF(r); /* the dict holds it */
@@ -232,16 +278,21 @@ gclpy_fieldref *gclpy_layout_lookup(gclpy_layout *lay, PyObject *key) {
 }
 
 gclpy_fieldref *gclpy_layout_element0(gclpy_layout *lay, gclpy_fieldref *array) {
+  gclpy_state *st = GCLPY_ST(lay);
   gcl_field f;
   gcl_status s = gcl_layout_element_field(lay->layout, &array->field, 0, &f);
-  if (s != GCL_OK) return gclpy_raise(s), NULL;
-  return fieldref_new(&f, array->path);
+  if (s != GCL_OK) return gclpy_raise(st, s), NULL;
+  return fieldref_new(st, &f, array->path);
 }
 
 static PyObject *layout_field(PyObject *self, PyObject *key) {
   gclpy_layout *lay = (gclpy_layout *)self;
   gclpy_fieldref *r = gclpy_layout_lookup(lay, key);
-  return r ? gclpy_field_info(lay, &r->field, NULL) : NULL;
+  if (!r) return NULL;
+  Py_INCREF(r);
+  PyObject *info = gclpy_field_info(lay, &r->field, NULL);
+  Py_DECREF(r);
+  return info;
 }
 
 typedef struct leaves_ctx {
@@ -263,7 +314,7 @@ static PyObject *layout_leaves(PyObject *self, PyObject *unused) {
   if (!c.list) return NULL;
   gcl_status s = gcl_layout_visit_leaves(c.lay->layout, leaf_fn, &c);
   if (PyErr_Occurred()) return Py_DECREF(c.list), NULL;
-  if (s != GCL_OK) return Py_DECREF(c.list), gclpy_raise(s);
+  if (s != GCL_OK) return Py_DECREF(c.list), gclpy_raise(GCLPY_ST(self), s);
   return c.list;
 }
 
@@ -272,7 +323,7 @@ static PyObject *layout_params(PyObject *self, void *closure) {
   gclpy_layout *lay = (gclpy_layout *)self;
   PyObject *list = PyList_New((Py_ssize_t)lay->nparams);
   for (size_t i = 0; list && i < lay->nparams; i++) {
-    PyObject *p = param_info(lay->layout, i);
+    PyObject *p = param_info(GCLPY_ST(self), lay->layout, i);
     if (!p) Py_CLEAR(list);
     else PyList_SetItem(list, (Py_ssize_t)i, p);
   }
@@ -298,7 +349,8 @@ static PyObject *layout_signature(PyObject *self, void *closure) {
   char *buf = malloc(needed + 1);
   if (!buf) return PyErr_NoMemory();
   gcl_status s = gcl_signature_format(lay->sig, buf, needed + 1, NULL);
-  PyObject *r = s == GCL_OK ? PyUnicode_FromString(buf) : gclpy_raise(s);
+  PyObject *r = s == GCL_OK ? PyUnicode_DecodeUTF8(buf, (Py_ssize_t)strlen(buf), "backslashreplace")
+                            : gclpy_raise(GCLPY_ST(self), s);
   free(buf);
   return r;
 }
@@ -314,13 +366,14 @@ static PyObject *layout_repr(PyObject *self) {
 
 static PyMethodDef layout_methods[] = {
   {"field", layout_field, METH_O,
-   "field(path_or_index) -> Field\n\nResolves a path ('g.loads[3]', 'g.segs[2].n', 'g.2', 'maps[17]')\n"
-   "or a parameter index. Raises gclaunch.Error: GCL_ERROR_NOT_FOUND for an unknown name,\n"
-   "GCL_ERROR_INVALID_ARGUMENT for a malformed path or an index out of range (the message quotes\n"
-   "the path and the column)."},
+   "field($self, path_or_index, /)\n--\n\n"
+   "Resolves a path ('g.loads[3]', 'g.segs[2].n', 'g.2', 'maps[17]') or a parameter index\n"
+   "(negative: from the end). Raises gclaunch.Error: GCL_ERROR_NOT_FOUND for an unknown name,\n"
+   "GCL_ERROR_INVALID_ARGUMENT for a malformed path (the message quotes the path and the\n"
+   "column), gclaunch.RangeError for an index out of range."},
   {"leaves", layout_leaves, METH_NOARGS,
-   "leaves() -> list[Field]\n\nEvery leaf (scalar, pointer, tensormap, bytes) of every parameter, in\n"
-   "buffer order, with its canonical path."},
+   "leaves($self, /)\n--\n\nEvery leaf (scalar, pointer, tensormap, bytes) of every parameter, in\n"
+   "buffer order, with its canonical path (a list of Field)."},
   {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef layout_getset[] = {
@@ -332,31 +385,36 @@ static PyGetSetDef layout_getset[] = {
   {NULL, NULL, NULL, NULL, NULL}};
 
 static PyType_Slot layout_slots[] = {
-  {Py_tp_new, layout_new}, {Py_tp_dealloc, layout_dealloc}, {Py_tp_methods, layout_methods},
+  {Py_tp_new, layout_new}, {Py_tp_dealloc, layout_dealloc}, {Py_tp_traverse, layout_traverse},
+  {Py_tp_clear, layout_clear}, {Py_tp_methods, layout_methods},
   {Py_tp_getset, layout_getset}, {Py_tp_repr, layout_repr}, {Py_sq_length, layout_len},
   {Py_mp_length, layout_len},
-  {Py_tp_doc, "Layout(signature, sm)\n\n"
+  {Py_tp_doc, "Layout(signature, sm)\n--\n\n"
               "The device-exact parameter layout of a signature on architecture sm (90 for sm_90):\n"
               "CPU only, no GPU or driver. Raises gclaunch.Error (GCL_ERROR_PARSE with the column,\n"
               "GCL_ERROR_LAYOUT_TOO_LARGE, GCL_ERROR_INVALID_ARGUMENT for an unknown sm).\n\n"
               "  lay = gclaunch.Layout('grid_constant tensormap[4] maps, const f32* src, u64 n', 90)\n"
               "  lay.size, lay.params, lay.field('maps[2]'), lay.leaves(), gclaunch.Args(lay)"},
   {0, NULL}};
-static PyType_Spec layout_spec = {"gclaunch.Layout", sizeof(gclpy_layout), 0, Py_TPFLAGS_DEFAULT,
+static PyType_Spec layout_spec = {"gclaunch.Layout", sizeof(gclpy_layout), 0,
+                                  Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_GC,
                                   layout_slots};
 
-static PyType_Slot fieldref_slots[] = {{Py_tp_dealloc, fieldref_dealloc}, {0, NULL}};
+static PyType_Slot fieldref_slots[] = {
+  {Py_tp_dealloc, fieldref_dealloc}, {Py_tp_traverse, fieldref_traverse},
+  {Py_tp_clear, fieldref_clear}, {0, NULL}};
 static PyType_Spec fieldref_spec = {"gclaunch._FieldRef", sizeof(gclpy_fieldref), 0,
-                                    Py_TPFLAGS_DEFAULT, fieldref_slots};
+                                    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE |
+                                        Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+                                    fieldref_slots};
 
-int gclpy_layout_init_types(PyObject *m) {
-  gclpy.layout_type = (PyTypeObject *)PyType_FromSpec(&layout_spec);
-  gclpy.fieldref_type = (PyTypeObject *)PyType_FromSpec(&fieldref_spec);
-  gclpy.param_type = PyStructSequence_NewType(&param_desc);
-  gclpy.field_type = PyStructSequence_NewType(&field_desc);
-  if (!gclpy.layout_type || !gclpy.fieldref_type || !gclpy.param_type || !gclpy.field_type)
-    return -1;
-  if (PyModule_AddObjectRef(m, "Layout", (PyObject *)gclpy.layout_type) < 0) return -1;
-  if (PyModule_AddObjectRef(m, "Param", (PyObject *)gclpy.param_type) < 0) return -1;
-  return PyModule_AddObjectRef(m, "Field", (PyObject *)gclpy.field_type);
+int gclpy_layout_init_types(PyObject *m, gclpy_state *st) {
+  st->layout_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &layout_spec, NULL);
+  st->fieldref_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &fieldref_spec, NULL);
+  st->param_type = named_tuple("Param", param_names, param_doc);
+  st->field_type = named_tuple("Field", field_names, field_doc);
+  if (!st->layout_type || !st->fieldref_type || !st->param_type || !st->field_type) return -1;
+  if (PyModule_AddType(m, st->layout_type) < 0) return -1;
+  if (PyModule_AddObjectRef(m, "Param", st->param_type) < 0) return -1;
+  return PyModule_AddObjectRef(m, "Field", st->field_type);
 }

@@ -7,6 +7,7 @@
  * are in TMA order (innermost first), so it is reversed here. */
 #include "gclpy.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* --- the library's tensor-map calls ------------------------------------------------------------ */
@@ -25,77 +26,126 @@ static gcl_status repoint_maps(gcl_args *args, gcl_context *ctx, const gcl_field
 
 /* --- TensorMap ------------------------------------------------------------------------------ */
 
-/* swizzle and l2 in bytes (32/64/128, 64/128/256) or as the C enum (1/2/3); 0 is none. */
-static int enum_of(const char *what, long v, const long *bytes, int *out) {
+/* swizzle and l2 in bytes (32/64/128, 64/128/256) or as the C enum (1/2/3); 0 is none. Any other
+ * int is out of range (gclaunch.RangeError). */
+static int enum_arg(gclpy_state *st, PyObject *v, const char *what, const long long *bytes, int *out) {
+  long long x = 0;
+  if (v && gclpy_long_arg(st, v, what, INT64_MIN, INT64_MAX, &x) < 0) return -1;
   for (int i = 0; i < 4; i++)
-    if (v == bytes[i] || (v == i)) return *out = i, 0;
-  gclpy_raise_msg(GCL_ERROR_INVALID_ARGUMENT, "TensorMap %s: expected 0, %ld, %ld or %ld (bytes), "
-                  "got %ld", what, bytes[1], bytes[2], bytes[3], v);
+    if (x == bytes[i] || x == i) return *out = i, 0;
+  gclpy_raise_range(st, "%s: expected 0, %lld, %lld or %lld (bytes), got %lld", what, bytes[1],
+                    bytes[2], bytes[3], x);
   return -1;
 }
 
-static PyObject *tensormap_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
-  (void)type;
-  static char *kw[] = {"tensor", "box", "swizzle", "store", "oob_nan", "l2", "element_strides",
-                       "interleave", NULL};
-  PyObject *tensor, *box, *estrides = Py_None;
-  long swizzle = 0, l2 = 0;
-  int store = 0, oob_nan = 0, interleave = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|$lpplOi:TensorMap", kw, &tensor, &box,
-                                   &swizzle, &store, &oob_nan, &l2, &estrides, &interleave))
-    return NULL;
-  if (!gclpy_has_dlpack(tensor)) return gclpy_type_error("TensorMap: expected a __dlpack__ tensor", tensor);
-  static const long sw_bytes[4] = {0, 32, 64, 128}, l2_bytes[4] = {0, 64, 128, 256};
-  gclpy_tensormap *tm = PyObject_New(gclpy_tensormap, gclpy.tensormap_type);
-  if (!tm) return NULL;
-  memset(&tm->options, 0, sizeof tm->options);
-  tm->tensor = Py_NewRef(tensor);
-  tm->box = PyLong_Check(box) ? Py_BuildValue("(O)", box) : PySequence_Tuple(box);
-  if (!tm->box) return Py_DECREF(tm), NULL;
-  Py_ssize_t r = PyTuple_Size(tm->box);
-  if (r < 1 || r > GCL_TENSORMAP_MAX_RANK)
-    return Py_DECREF(tm), gclpy_raise_msg(GCL_ERROR_INVALID_ARGUMENT, "TensorMap box: expected 1 to "
-                                          "%d sizes, got %zd", GCL_TENSORMAP_MAX_RANK, r);
-  /* box and element strides in TMA order (reversed); ranges are the library's checks */
-  for (Py_ssize_t i = 0; i < r; i++) {
-    unsigned long b = PyLong_AsUnsignedLong(PyTuple_GetItem(tm->box, r - 1 - i));
-    if (b == (unsigned long)-1 && PyErr_Occurred()) return Py_DECREF(tm), NULL;
-    tm->options.box[i] = b > UINT32_MAX ? UINT32_MAX : (uint32_t)b;
-  }
-  if (estrides != Py_None) {
-    PyObject *es = PySequence_Tuple(estrides);
-    if (!es) return Py_DECREF(tm), NULL;
-    Py_ssize_t ne = PyTuple_Size(es);
-    for (Py_ssize_t i = 0; i < ne && i < GCL_TENSORMAP_MAX_RANK; i++) {
-      unsigned long e = PyLong_AsUnsignedLong(PyTuple_GetItem(es, ne - 1 - i));
-      if (e == (unsigned long)-1 && PyErr_Occurred()) return Py_DECREF(es), Py_DECREF(tm), NULL;
-      tm->options.element_strides[i] = e > UINT32_MAX ? UINT32_MAX : (uint32_t)e;
+/* A sequence of 1 to GCL_TENSORMAP_MAX_RANK ints (or one int) in [lo, UINT32_MAX] into out, in
+ * TMA order (reversed). *rank: how many. */
+static int dims_arg(gclpy_state *st, PyObject *v, const char *what, long long lo, uint32_t *out,
+                    Py_ssize_t *rank, PyObject **as_tuple) {
+  PyObject *t = PyLong_Check(v) ? PyTuple_Pack(1, v) : NULL;
+  if (!t) {
+    if (PyLong_Check(v)) return -1;
+    if (PyUnicode_Check(v) || PyBytes_Check(v) || PyByteArray_Check(v) ||
+        (!PySequence_Check(v) && !PyIndex_Check(v))) {
+      char msg[160];
+      snprintf(msg, sizeof msg, "%s: expected an int or a sequence of ints", what);
+      return gclpy_type_error(msg, v), -1;
     }
-    Py_DECREF(es);
+    t = PyIndex_Check(v) ? PyTuple_Pack(1, v) : PySequence_Tuple(v);
+    if (!t) return -1;
   }
-  if (enum_of("swizzle", swizzle, sw_bytes, &tm->options.swizzle) < 0 ||
-      enum_of("l2", l2, l2_bytes, &tm->options.l2_promotion) < 0)
-    return Py_DECREF(tm), NULL;
-  tm->options.store = store;
-  tm->options.oob_fill = oob_nan ? GCL_TENSORMAP_OOB_NAN : GCL_TENSORMAP_OOB_ZERO;
-  tm->options.interleave = interleave;
+  Py_ssize_t r = PyTuple_Size(t);
+  if (r < 1 || r > GCL_TENSORMAP_MAX_RANK) {
+    gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "%s: expected 1 to %d sizes, got %zd", what,
+                    GCL_TENSORMAP_MAX_RANK, r);
+    return Py_DECREF(t), -1;
+  }
+  for (Py_ssize_t i = 0; i < r; i++) {
+    char item[96];
+    long long x;
+    snprintf(item, sizeof item, "%s[%zd]", what, i);
+    if (gclpy_long_arg(st, PyTuple_GetItem(t, i), item, lo, UINT32_MAX, &x) < 0) return Py_DECREF(t), -1;
+    out[r - 1 - i] = (uint32_t)x;
+  }
+  *rank = r;
+  if (as_tuple) *as_tuple = t;
+  else Py_DECREF(t);
+  return 0;
+}
+
+static const char *const tensormap_names[] = {"tensor", "box", "swizzle", "store", "oob_nan",
+                                              "l2", "element_strides", "interleave"};
+static const gclpy_params tensormap_params = {"TensorMap", tensormap_names, 8, 2, 2};
+
+static PyObject *tensormap_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+  gclpy_state *st = (gclpy_state *)PyType_GetModuleState(type);
+  enum { T, BOX, SWIZZLE, STORE, OOB, L2, ESTRIDES, INTERLEAVE };
+  PyObject *v[8];
+  if (gclpy_parse_tuple(&tensormap_params, args, kwds, v) < 0) return NULL;
+  if (!gclpy_has_dlpack(st, v[T])) return gclpy_type_error("TensorMap: expected a __dlpack__ tensor", v[T]);
+  static const long long sw_bytes[4] = {0, 32, 64, 128}, l2_bytes[4] = {0, 64, 128, 256};
+  gcl_tensormap_options o;
+  memset(&o, 0, sizeof o);
+  PyObject *box = NULL;
+  Py_ssize_t rank = 0, erank = 0;
+  long long interleave = 0;
+  int store = v[STORE] ? PyObject_IsTrue(v[STORE]) : 0, oob = v[OOB] ? PyObject_IsTrue(v[OOB]) : 0;
+  if (store < 0 || oob < 0) return NULL;
+  if (dims_arg(st, v[BOX], "TensorMap box", 0, o.box, &rank, &box) < 0) return NULL;
+  if ((v[ESTRIDES] && v[ESTRIDES] != Py_None &&
+       dims_arg(st, v[ESTRIDES], "TensorMap element_strides", 0, o.element_strides, &erank, NULL) < 0) ||
+      enum_arg(st, v[SWIZZLE], "TensorMap swizzle", sw_bytes, &o.swizzle) < 0 ||
+      enum_arg(st, v[L2], "TensorMap l2", l2_bytes, &o.l2_promotion) < 0 ||
+      (v[INTERLEAVE] && gclpy_long_arg(st, v[INTERLEAVE], "TensorMap interleave", 0, 2, &interleave) < 0))
+    return Py_DECREF(box), NULL;
+  if (erank && erank != rank) {
+    Py_DECREF(box);
+    return gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "TensorMap element_strides: %zd values "
+                           "for a box of %zd (give one per dimension)", erank, rank);
+  }
+  o.store = store;
+  o.oob_fill = oob ? GCL_TENSORMAP_OOB_NAN : GCL_TENSORMAP_OOB_ZERO;
+  o.interleave = (int)interleave;
+  gclpy_tensormap *tm = (gclpy_tensormap *)gclpy_alloc(st->tensormap_type);
+  if (!tm) return Py_DECREF(box), NULL;
+  tm->tensor = Py_NewRef(v[T]);
+  tm->box = box;
+  tm->options = o;
   return (PyObject *)tm;
 }
 
+static int tensormap_traverse(PyObject *self, visitproc visit, void *arg) {
+  Py_VISIT(Py_TYPE(self));
+  Py_VISIT(((gclpy_tensormap *)self)->tensor);
+  Py_VISIT(((gclpy_tensormap *)self)->box);
+  return 0;
+}
+
+static int tensormap_clear(PyObject *self) {
+  Py_CLEAR(((gclpy_tensormap *)self)->tensor);
+  Py_CLEAR(((gclpy_tensormap *)self)->box);
+  return 0;
+}
+
 static void tensormap_dealloc(PyObject *self) {
-  gclpy_tensormap *tm = (gclpy_tensormap *)self;
-  PyTypeObject *tp = Py_TYPE(self);
-  Py_XDECREF(tm->tensor);
-  Py_XDECREF(tm->box);
-  ((freefunc)PyType_GetSlot(tp, Py_tp_free))(self);
-  Py_DECREF(tp);
+  PyObject_GC_UnTrack(self);
+  tensormap_clear(self);
+  gclpy_free(self);
+}
+
+/* A TensorMap emptied by the GC (tp_clear) while a finalizer still reaches it. */
+static int cleared(gclpy_state *st, gclpy_tensormap *tm) {
+  if (tm->tensor && tm->box) return 0;
+  gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "TensorMap: cleared by the garbage collector");
+  return -1;
 }
 
 /* The options of tm for a tensor of ndim dimensions (the box must give each one). */
-static int options_for(gclpy_tensormap *tm, const DLTensor *t, gcl_tensormap_options *o) {
+static int options_for(gclpy_state *st, gclpy_tensormap *tm, const DLTensor *t,
+                       gcl_tensormap_options *o) {
   Py_ssize_t r = PyTuple_Size(tm->box);
   if (r != t->ndim) {
-    gclpy_raise_msg(GCL_ERROR_INVALID_ARGUMENT, "TensorMap box: %zd sizes for a tensor of %d "
+    gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "TensorMap box: %zd sizes for a tensor of %d "
                     "dimensions (give one per dimension, in the tensor's order)", r, (int)t->ndim);
     return -1;
   }
@@ -104,12 +154,12 @@ static int options_for(gclpy_tensormap *tm, const DLTensor *t, gcl_tensormap_opt
 }
 
 /* A borrowed tensor: a versioned capsule of another major version cannot be read. */
-static int borrow(PyObject *obj, gclpy_dlpack *d) {
-  if (gclpy_dlpack_get(obj, d, true) < 0) return -1;
+static int borrow(gclpy_state *st, PyObject *obj, gclpy_dlpack *d) {
+  if (gclpy_dlpack_get(st, obj, d, true) < 0) return -1;
   if (d->versioned && ((DLManagedTensorVersioned *)d->managed)->version.major != DLPACK_MAJOR_VERSION) {
     unsigned major = ((DLManagedTensorVersioned *)d->managed)->version.major;
     gclpy_dlpack_release(d);
-    gclpy_raise_msg(GCL_ERROR_TENSOR_VERSION, "tensor: DLPack major version %u (expected %d)", major,
+    gclpy_raise_msg(st, GCL_ERROR_TENSOR_VERSION, "tensor: DLPack major version %u (expected %d)", major,
                     DLPACK_MAJOR_VERSION);
     return -1;
   }
@@ -149,55 +199,88 @@ static PyObject *list_of_one(PyObject *v) {
 }
 
 /* maps as a new list (a TensorMap alone: a list of one). */
-static PyObject *as_list(PyObject *maps) {
-  if (PyObject_TypeCheck(maps, gclpy.tensormap_type)) return list_of_one(maps);
+static PyObject *as_list(gclpy_state *st, PyObject *maps) {
+  if (PyObject_TypeCheck(maps, st->tensormap_type)) return list_of_one(maps);
   if (PyList_Check(maps) || PyTuple_Check(maps)) return PySequence_List(maps);
   return gclpy_type_error("expected a gclaunch.TensorMap or a list of them", maps);
 }
 
+int gclpy_keep_set(gclpy_args *a, size_t offset, size_t size, PyObject *obj) {
+  if (a->keep && PyDict_Size(a->keep)) {
+    PyObject *key = PyLong_FromSize_t(offset);
+    if (!key) return -1;
+    if (size <= 128) { /* one leaf: only an entry at its offset can be in it */
+      if (PyDict_DelItem(a->keep, key) < 0) PyErr_Clear();
+    } else { /* raw bytes over a struct or an array: every entry inside goes */
+      PyObject *gone = PyList_New(0), *k, *val;
+      Py_ssize_t pos = 0;
+      while (gone && PyDict_Next(a->keep, &pos, &k, &val)) {
+        size_t at = PyLong_AsSize_t(k);
+        if (at >= offset && at - offset < size && PyList_Append(gone, k) < 0) Py_CLEAR(gone);
+      }
+      for (Py_ssize_t i = 0; gone && i < PyList_Size(gone); i++)
+        PyDict_DelItem(a->keep, PyList_GetItem(gone, i));
+      if (!gone) return Py_DECREF(key), -1;
+      Py_DECREF(gone);
+    }
+    Py_DECREF(key);
+  }
+  if (!obj) return 0;
+  if (!a->keep && !(a->keep = PyDict_New())) return -1;
+  PyObject *key = PyLong_FromSize_t(offset);
+  int rc = key ? PyDict_SetItem(a->keep, key, obj) : -1;
+  Py_XDECREF(key);
+  return rc;
+}
+
 int gclpy_tensormaps_set(gclpy_args *a, gclpy_fieldref *first, PyObject *maps, bool refresh) {
-  PyObject *list = as_list(maps);
+  gclpy_state *st = GCLPY_ST(a);
+  PyObject *list = as_list(st, maps);
   if (!list) return -1;
   size_t n = (size_t)PyList_Size(list);
   batch b;
   int rc = batch_init(&b, n);
   for (size_t i = 0; rc == 0 && i < n; i++) {
     PyObject *m = PyList_GetItem(list, (Py_ssize_t)i);
-    if (!PyObject_TypeCheck(m, gclpy.tensormap_type)) {
+    if (!PyObject_TypeCheck(m, st->tensormap_type)) {
       rc = (gclpy_type_error("expected a list of gclaunch.TensorMap", m), -1);
       break;
     }
     gclpy_tensormap *tm = (gclpy_tensormap *)m;
-    if (borrow(tm->tensor, &b.d[i]) < 0) { rc = -1; break; }
+    if (cleared(st, tm) < 0 || borrow(st, tm->tensor, &b.d[i]) < 0) { rc = -1; break; }
     b.got++;
     b.t[i] = b.d[i].tensor;
-    rc = options_for(tm, b.t[i], &b.o[i]);
+    rc = options_for(st, tm, b.t[i], &b.o[i]);
   }
-  gcl_context *ctx = rc == 0 && n ? gclpy_args_context(a, device_of(b.t[0])) : NULL;
+  gcl_context *ctx = rc == 0 && n ? gclpy_layout_context(st, a->layout, device_of(b.t[0])) : NULL;
   if (rc == 0 && n && !ctx) rc = -1;
   if (rc == 0 && n) {
     gcl_status s = set_maps(a->args, ctx, &first->field, n, b.t, b.o, refresh);
-    if (s != GCL_OK) rc = (gclpy_raise(s), -1);
+    if (s != GCL_OK) rc = (gclpy_raise(st, s), -1);
   }
   batch_free(&b);
+  /* set: each map's tensor is kept alive by the args (the map points into it) */
+  for (size_t i = 0; rc == 0 && i < n; i++)
+    rc = gclpy_keep_set(a, first->field.offset + i * first->field.size, first->field.size,
+                        ((gclpy_tensormap *)PyList_GetItem(list, (Py_ssize_t)i))->tensor);
   Py_DECREF(list);
   return rc;
 }
 
 /* One address: an int, or a __dlpack__ tensor's data + byte_offset (*device: its device). */
-static int address_of(PyObject *v, uint64_t *out, int *device) {
+static int address_of(gclpy_state *st, PyObject *v, uint64_t *out, int *device) {
   if (PyLong_Check(v) && !PyBool_Check(v)) {
     *out = PyLong_AsUnsignedLongLong(v);
     if (*out == (uint64_t)-1 && PyErr_Occurred()) {
       if (PyErr_ExceptionMatches(PyExc_OverflowError))
-        PyErr_Clear(), gclpy_raise_range("address %R is out of range for u64", v);
+        PyErr_Clear(), gclpy_raise_range(st, "address %R is out of range for u64", v);
       return -1;
     }
     return 0;
   }
-  if (!gclpy_has_dlpack(v)) return gclpy_type_error("expected an int address or a __dlpack__ tensor", v), -1;
+  if (!gclpy_has_dlpack(st, v)) return gclpy_type_error("expected an int address or a __dlpack__ tensor", v), -1;
   gclpy_dlpack d;
-  if (borrow(v, &d) < 0) return -1;
+  if (borrow(st, v, &d) < 0) return -1;
   *out = (uint64_t)(uintptr_t)d.tensor->data + d.tensor->byte_offset;
   *device = device_of(d.tensor);
   gclpy_dlpack_release(&d);
@@ -205,18 +288,25 @@ static int address_of(PyObject *v, uint64_t *out, int *device) {
 }
 
 int gclpy_tensormaps_repoint(gclpy_args *a, gclpy_fieldref *first, PyObject *addresses) {
+  gclpy_state *st = GCLPY_ST(a);
   PyObject *list = PyList_Check(addresses) || PyTuple_Check(addresses)
                        ? PySequence_List(addresses) : list_of_one(addresses);
   if (!list) return -1;
   size_t n = (size_t)PyList_Size(list);
   uint64_t small[16], *addr = n <= 16 ? small : PyMem_Calloc(n, sizeof *addr);
   int rc = addr ? 0 : (PyErr_NoMemory(), -1), device = 0;
-  for (size_t i = 0; rc == 0 && i < n; i++) rc = address_of(PyList_GetItem(list, (Py_ssize_t)i), &addr[i], &device);
-  gcl_context *ctx = rc == 0 && n ? gclpy_args_context(a, device) : NULL;
+  for (size_t i = 0; rc == 0 && i < n; i++) rc = address_of(st, PyList_GetItem(list, (Py_ssize_t)i), &addr[i], &device);
+  gcl_context *ctx = rc == 0 && n ? gclpy_layout_context(st, a->layout, device) : NULL;
   if (rc == 0 && n && !ctx) rc = -1;
   if (rc == 0 && n) {
     gcl_status s = repoint_maps(a->args, ctx, &first->field, n, addr);
-    if (s != GCL_OK) rc = (gclpy_raise(s), -1);
+    if (s != GCL_OK) rc = (gclpy_raise(st, s), -1);
+  }
+  /* re-pointed: a tensor given is kept alive; an int address is the caller's to keep */
+  for (size_t i = 0; rc == 0 && i < n; i++) {
+    PyObject *v = PyList_GetItem(list, (Py_ssize_t)i);
+    rc = gclpy_keep_set(a, first->field.offset + i * first->field.size, first->field.size,
+                        PyLong_Check(v) ? NULL : v);
   }
   if (addr != small) PyMem_Free(addr);
   Py_DECREF(list);
@@ -227,14 +317,15 @@ int gclpy_tensormaps_repoint(gclpy_args *a, gclpy_fieldref *first, PyObject *add
 static PyObject *tensormap_describe(PyObject *self, PyObject *unused) {
   (void)unused;
   gclpy_tensormap *tm = (gclpy_tensormap *)self;
+  gclpy_state *st = GCLPY_ST(self);
   gclpy_dlpack d;
   gcl_tensormap_options o;
   gcl_tensormap_desc desc;
-  if (borrow(tm->tensor, &d) < 0) return NULL;
-  if (options_for(tm, d.tensor, &o) < 0) return gclpy_dlpack_release(&d), NULL;
+  if (cleared(st, tm) < 0 || borrow(st, tm->tensor, &d) < 0) return NULL;
+  if (options_for(st, tm, d.tensor, &o) < 0) return gclpy_dlpack_release(&d), NULL;
   gcl_status s = gcl_tensormap_check(d.tensor, &o, &desc);
   gclpy_dlpack_release(&d);
-  if (s != GCL_OK) return gclpy_raise(s);
+  if (s != GCL_OK) return gclpy_raise(st, s);
   PyObject *dims = PyTuple_New(desc.rank), *strides = PyTuple_New(desc.rank ? desc.rank - 1 : 0);
   PyObject *box = PyTuple_New(desc.rank);
   for (uint32_t i = 0; dims && strides && box && i < desc.rank; i++) { /* TMA order */
@@ -249,8 +340,16 @@ static PyObject *tensormap_describe(PyObject *self, PyObject *unused) {
                        desc.l2_promotion);
 }
 
-static PyObject *tm_get_tensor(PyObject *self, void *c) { (void)c; return Py_NewRef(((gclpy_tensormap *)self)->tensor); }
-static PyObject *tm_get_box(PyObject *self, void *c) { (void)c; return Py_NewRef(((gclpy_tensormap *)self)->box); }
+static PyObject *tm_get_tensor(PyObject *self, void *c) {
+  (void)c;
+  PyObject *t = ((gclpy_tensormap *)self)->tensor;
+  return Py_NewRef(t ? t : Py_None);
+}
+static PyObject *tm_get_box(PyObject *self, void *c) {
+  (void)c;
+  PyObject *b = ((gclpy_tensormap *)self)->box;
+  return Py_NewRef(b ? b : Py_None);
+}
 static PyObject *tm_get_store(PyObject *self, void *c) { (void)c; return PyBool_FromLong(((gclpy_tensormap *)self)->options.store); }
 
 static PyObject *tensormap_repr(PyObject *self) {
@@ -261,7 +360,7 @@ static PyObject *tensormap_repr(PyObject *self) {
 
 static PyMethodDef tensormap_methods[] = {
   {"describe", tensormap_describe, METH_NOARGS,
-   "describe() -> dict\n\nChecks the map on the CPU (gcl_tensormap_check: every documented\n"
+   "describe($self, /)\n--\n\nChecks the map on the CPU (gcl_tensormap_check: every documented\n"
    "cuTensorMapEncodeTiled rule) and returns what would be encoded, in TMA order (innermost\n"
    "first): type, element_bytes, address (data + byte_offset), dims, strides (bytes), box,\n"
    "box_bytes (the mbarrier transaction count), swizzle, l2_promotion. Raises gclaunch.Error."},
@@ -275,22 +374,27 @@ static PyGetSetDef tensormap_getset[] = {
 
 static PyType_Slot tensormap_slots[] = {
   {Py_tp_new, tensormap_new}, {Py_tp_dealloc, tensormap_dealloc}, {Py_tp_repr, tensormap_repr},
+  {Py_tp_traverse, tensormap_traverse}, {Py_tp_clear, tensormap_clear},
   {Py_tp_methods, tensormap_methods}, {Py_tp_getset, tensormap_getset},
-  {Py_tp_doc, "TensorMap(tensor, box, *, swizzle=0, store=False, oob_nan=False, l2=0,\n"
-              "          element_strides=None, interleave=0)\n\n"
+  {Py_tp_doc, "TensorMap(tensor, box, *, swizzle=0, store=False, oob_nan=False, l2=0, "
+              "element_strides=None, interleave=0)\n--\n\n"
               "A TMA descriptor to encode from any __dlpack__ tensor (CUDA memory; byte_offset\n"
               "honoured, 16-byte alignment checked) when assigned into args: args['maps[3]'] = tm,\n"
               "or a list into a tensormap[N]. box and element_strides are in the tensor's dimension\n"
               "order (like its shape): TensorMap(t, (64, 32)) for a [M, K] tensor loads 64 rows of 32\n"
               "elements. swizzle 0/32/64/128 and l2 0/64/128/256 in bytes; store=True for a TMA store\n"
               "destination; oob_nan fills out-of-bounds float elements with NaN. Every rule of the\n"
-              "encode is checked by the library when the map is assigned (gclaunch.Error)."},
+              "encode is checked by the library when the map is assigned (gclaunch.Error); ints out of\n"
+              "their C range (box, element_strides < 0 or >= 2**32; swizzle, l2, interleave not one\n"
+              "of their values) raise gclaunch.RangeError. Args keep the tensor alive while they\n"
+              "hold a map encoded from it."},
   {0, NULL}};
 static PyType_Spec tensormap_spec = {"gclaunch.TensorMap", sizeof(gclpy_tensormap), 0,
-                                     Py_TPFLAGS_DEFAULT, tensormap_slots};
+                                     Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_GC,
+                                     tensormap_slots};
 
-int gclpy_tensormap_init_types(PyObject *m) {
-  gclpy.tensormap_type = (PyTypeObject *)PyType_FromSpec(&tensormap_spec);
-  if (!gclpy.tensormap_type) return -1;
-  return PyModule_AddObjectRef(m, "TensorMap", (PyObject *)gclpy.tensormap_type);
+int gclpy_tensormap_init_types(PyObject *m, gclpy_state *st) {
+  st->tensormap_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &tensormap_spec, NULL);
+  if (!st->tensormap_type) return -1;
+  return PyModule_AddType(m, st->tensormap_type);
 }

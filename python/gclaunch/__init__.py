@@ -23,6 +23,19 @@ GPU::
     k.launch(grid, block, args, stream=torch.cuda.current_stream())
     k.launch(grid, block, [maps_bytes, x, 1024])   # or one value per parameter
 
+Runtime (streams, events, graphs, memory, occupancy, attributes, devices)::
+
+    s = ctx.create_stream(priority=0)            # or gclaunch.Stream.from_handle(torch_stream)
+    buf = ctx.alloc(4096); buf.upload(host_bytes); buf.download()   # copies, optionally on s
+    k.launch(grid, block, [buf, 1.0, 1024], stream=s, pdl=True)
+    start = s.record(); ...; ms = s.record() - start               # Event: milliseconds
+    with s.capture() as graph:                   # a CUDA graph of the launches on s
+        k.launch(grid, block, args, stream=s)
+    graph.set_args(0, k, new_args); graph.launch(s)
+    k.launch(args=args, **k.persistent_config(256, shared=96 * 1024))
+    k.set_attribute("max_dynamic_shared_bytes", 200 * 1024); k.attributes
+    gclaunch.device_count(), gclaunch.device_info(0)
+
 DLPack: a producer type carrying DLPack 1.3's __dlpack_c_exchange_api__ table (torch does) is
 read through it, without a Python call per tensor (GCL_DLPACK_C_API=0 in the environment at
 import turns this off; gclaunch.dlpack_c_api tells); otherwise __dlpack__ is called as the protocol
@@ -30,20 +43,30 @@ says (a versioned capsule first, stream=-1).
 
 Errors: gclaunch.Error with .status ("GCL_ERROR_TENSOR"), .code and the library's message;
 TypeError for values of the wrong Python type; gclaunch.RangeError (an Error and an
-OverflowError) for ints out of a C type's range. A refused call changes nothing.
+OverflowError) for ints out of a C type's range; gclaunch.TensorError (an Error, status
+GCL_ERROR_TENSOR) for a tensor or tensor map refused, before any driver call, by the rule named
+in its message (docs/tensormap-rules.md). A refused call changes nothing.
 """
+from typing import NamedTuple
+
 from ._gclaunch import (  # noqa: F401
     Args,
+    Buffer,
     Context,
     Error,
+    Event,
     Field,
+    Graph,
     Kernel,
     Layout,
     Module,
     Param,
     RangeError,
+    Stream,
+    TensorError,
     TensorMap,
     __version__,
+    device_count,
     dlpack_c_api,
     inspect,
     status_name,
@@ -52,10 +75,29 @@ from ._gclaunch import (  # noqa: F401
 
 from . import _gclaunch
 
+
+class DeviceInfo(NamedTuple):
+    """A CUDA device as gcl_device_query describes it (gclaunch.device_info)."""
+    device: int
+    name: str
+    sm: int                          # 90 for sm_90
+    multiprocessors: int
+    total_memory: int                # bytes
+    max_threads_per_block: int
+    max_shared_per_block_optin: int  # bytes of shared memory a block may opt in to
+
+
+def device_info(device: int = 0) -> DeviceInfo:
+    """The device's name, architecture, SM count, memory and limits (gclaunch.Error without a
+    driver or for a device out of range)."""
+    return DeviceInfo(**_gclaunch._device_info(device))
+
+
 # The gcl_status values by name (GCL_OK, GCL_ERROR_TENSOR, ...): Error.code is one of them.
 globals().update({k: v for k, v in vars(_gclaunch).items() if k.startswith("GCL_")})
 
 __all__ = [
-    "Args", "Context", "Error", "Field", "Kernel", "Layout", "Module", "Param", "RangeError",
-    "TensorMap", "__version__", "dlpack_c_api", "inspect", "status_name", "version_number",
+    "Args", "Buffer", "Context", "DeviceInfo", "Error", "Event", "Field", "Graph", "Kernel",
+    "Layout", "Module", "Param", "RangeError", "Stream", "TensorError", "TensorMap", "__version__",
+    "device_count", "device_info", "dlpack_c_api", "inspect", "status_name", "version_number",
 ] + sorted(k for k in vars(_gclaunch) if k.startswith("GCL_"))

@@ -22,6 +22,11 @@ atomic_int fake_lost_error[FAKE_MAX_DEVICES];
 atomic_int fake_device_count = 1;
 long fake_retains[FAKE_MAX_DEVICES];
 atomic_int fake_initialized;
+atomic_int fake_driver_version = 13000;
+atomic_int fake_tmap_bit85;
+
+FAKE_API void fakecuda_set_driver_version(int version) { atomic_store(&fake_driver_version, version); }
+FAKE_API void fakecuda_set_tmap_bit85(int mode) { atomic_store(&fake_tmap_bit85, mode); }
 kernel_table *fake_tables;
 size_t fake_table_count;
 int fake_default_attrs[CU_FUNC_ATTRIBUTE_MAX];
@@ -339,6 +344,8 @@ __attribute__((constructor)) static void fake_load(void) {
   if (devices && fakecuda_set_devices(atoi(devices)) != 0)
     fprintf(stderr, "fakecuda: FAKECUDA_DEVICES=%s ignored (1 or %d)\n", devices, FAKE_MAX_DEVICES);
   params_from_env();
+  const char *version = getenv("FAKECUDA_DRIVER_VERSION");
+  if (version) atomic_store(&fake_driver_version, atoi(version));
   const char *env = getenv("FAKECUDA_FAIL");
   char buf[1024];
   snprintf(buf, sizeof buf, "%s", env ? env : "");

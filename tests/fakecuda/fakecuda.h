@@ -46,6 +46,15 @@ void fakecuda_restore(void);
 int fakecuda_lost(void);
 /* The sticky error of device, 0 when it is not lost. */
 int fakecuda_lost_on(int device);
+/* What cuDriverGetVersion reports (default 13000); set it before gclaunch loads the driver
+ * (gclaunch reads it once). FAKECUDA_DRIVER_VERSION=N does the same at load time. */
+void fakecuda_set_driver_version(int version);
+/* mode 1: encodes and cuTensorMapReplaceAddress on a device of compute capability 10 or more
+ * (device 1, "Fake B200") set descriptor bit 85 (bit 21 of the second 8-byte word), as
+ * Blackwell drivers with the defect of the 595.71.05 release notes do for small maps; gclaunch
+ * clears it where the notes say (docs/tensormap-rules.md). mode 2: on every device (to see that
+ * gclaunch leaves other architectures' bytes alone). 0 (default): never. */
+void fakecuda_set_tmap_bit85(int mode);
 /* Number of devices, 1 (the default) or 2. Returns 0, or -1 for another count. Set it before
  * gclaunch creates contexts. */
 int fakecuda_set_devices(int count);
@@ -71,6 +80,11 @@ int fakecuda_set_params_on(int device, const char *name, size_t count, const siz
 /* The value cuFuncGetAttribute reports for attribute attr (a CUfunction_attribute) of every
  * kernel looked up afterwards. */
 void fakecuda_set_func_attribute(int attr, int value);
+/* While on, cuLibraryUnload keeps its kernels' memory and cuLibraryGetKernel hands it out again
+ * (the most recently unloaded first), so a kernel looked up after an unload gets the CUkernel
+ * and CUfunction values of an unloaded one -- as the real driver does. Off (the default) frees
+ * what was kept. Not changed by fakecuda_reset. */
+void fakecuda_reuse_handles(int on);
 
 /* Calls made to entry point `entry` since load or the last reset (failed ones included);
  * "cuGetProcAddress_v2" counts look-ups, "*" all calls a "*" fault counts (every entry point but

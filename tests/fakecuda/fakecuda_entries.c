@@ -79,7 +79,7 @@ CUresult fake_cuInit(unsigned flags) {
 CUresult fake_cuDriverGetVersion(int *v) {
   ENTER(cuDriverGetVersion);
   if (!v) return CUDA_ERROR_INVALID_VALUE;
-  *v = 13000;
+  *v = atomic_load(&fake_driver_version);
   return CUDA_SUCCESS;
 }
 
@@ -110,6 +110,8 @@ CUresult fake_cuDeviceGetName(char *name, int len, CUdevice d) {
   snprintf(name, (size_t)len, "%s", fake_devices[d].name);
   return CUDA_SUCCESS;
 }
+
+int fake_device_major(int d) { return fake_devices[d].major; }
 
 static int device_attribute(CUdevice_attribute a, CUdevice d) {
   switch (a) {

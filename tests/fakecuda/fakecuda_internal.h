@@ -35,7 +35,7 @@
   X(cuMemcpyDtoHAsync, 3020) X(cuMemcpyDtoDAsync, 3020) X(cuMemsetD8Async, 3020)                  \
   X(cuMemsetD32Async, 3020) X(cuMemHostAlloc, 2020) X(cuMemFreeHost, 2000)                        \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050) X(cuOccupancyMaxActiveClusters, 11070)     \
-  X(cuGraphGetEdges, 12030)
+  X(cuGraphGetEdges, 12030) X(cuStreamGetCtx, 9020) X(cuStreamGetPriority, 5050)
 
 enum {
 #define X_ENUM(name, version) E_##name,
@@ -151,6 +151,8 @@ extern atomic_int fake_lost_error[FAKE_MAX_DEVICES]; /* per device: a sticky err
 extern atomic_int fake_device_count;                   /* 1 (default) or 2 */
 extern long fake_retains[FAKE_MAX_DEVICES];            /* primary context retains per device */
 extern atomic_int fake_initialized;
+extern atomic_int fake_driver_version; /* what cuDriverGetVersion reports */
+extern atomic_int fake_tmap_bit85;     /* fakecuda_set_tmap_bit85's mode */
 extern kernel_table *fake_tables;
 extern size_t fake_table_count;
 extern int fake_default_attrs[CU_FUNC_ATTRIBUTE_MAX];
@@ -189,6 +191,8 @@ fake_kernel *fake_kernel_of(const void *handle);
 fake_function *fake_function_of(const void *handle);
 /* The device whose primary context c is, -1 if c is none. */
 int fake_context_device(CUcontext c);
+/* The compute capability major of device d (a valid ordinal). */
+int fake_device_major(int d);
 /* A device ordinal the fake has now (0 ... fake_device_count - 1). */
 int fake_device_valid(CUdevice d);
 /* The entry index of a name, -1 if none. */

@@ -197,6 +197,13 @@ static void fake_descriptor(unsigned char b[128], CUtensorMapDataType type, cuui
   b[116] = (unsigned char)oob;
 }
 
+/* fakecuda_set_tmap_bit85: bit 85 set on a Blackwell-like device (compute capability >= 10). */
+static void fake_bit85(unsigned char *b) {
+  int dev = fake_context_device(fake_current);
+  int mode = atomic_load(&fake_tmap_bit85);
+  if (dev >= 0 && (mode == 2 || (mode == 1 && fake_device_major(dev) >= 10))) b[10] |= 1u << 5;
+}
+
 CUresult fake_cuTensorMapEncodeTiled(CUtensorMap *map, CUtensorMapDataType type, cuuint32_t rank,
                                      void *addr, const cuuint64_t *dims, const cuuint64_t *strides,
                                      const cuuint32_t *box, const cuuint32_t *estrides,
@@ -210,6 +217,7 @@ CUresult fake_cuTensorMapEncodeTiled(CUtensorMap *map, CUtensorMapDataType type,
   unsigned char b[128];
   fake_descriptor(b, type, rank, addr, dims, strides, estrides, il, sw, l2, oob, 0xFA);
   memcpy(b + 88, box, rank * 4);
+  fake_bit85(b);
   memcpy(map, b, sizeof b);
   return CUDA_SUCCESS;
 }
@@ -243,6 +251,7 @@ CUresult fake_cuTensorMapEncodeIm2col(CUtensorMap *map, CUtensorMapDataType type
   memcpy(b + 96, corners, sizeof corners);
   int16_t depth[2] = {(int16_t)(rank > 4 ? lower[2] : 0), (int16_t)(rank > 4 ? upper[2] : 0)};
   memcpy(b + 104, depth, sizeof depth);
+  fake_bit85(b);
   memcpy(map, b, sizeof b);
   return CUDA_SUCCESS;
 }
@@ -259,6 +268,7 @@ CUresult fake_cuTensorMapReplaceAddress(CUtensorMap *map, void *addr) {
   if ((uintptr_t)addr % align) return CUDA_ERROR_INVALID_VALUE;
   uint64_t a = (uint64_t)(uintptr_t)addr;
   memcpy(b, &a, 8);
+  fake_bit85(b); /* as a driver that recomputes it for the new address would */
   return CUDA_SUCCESS;
 }
 

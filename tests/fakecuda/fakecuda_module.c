@@ -1,6 +1,7 @@
 /* libfakecuda.so, part 3: device memory (host memory in disguise), libraries and kernels. */
 #include "fakecuda_internal.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -127,6 +128,22 @@ static fake_library *library_of(CUlibrary l) {
   return lib && lib->magic == LIBRARY_MAGIC ? lib : NULL;
 }
 
+/* Handle reuse (fakecuda_reuse_handles): unloaded kernels' memory, handed out again by
+ * cuLibraryGetKernel, most recently unloaded first. */
+static bool reuse_handles;
+static fake_kernel *reusable;
+
+FAKE_API void fakecuda_reuse_handles(int on) {
+  pthread_mutex_lock(&fake_lock);
+  reuse_handles = on != 0;
+  while (!reuse_handles && reusable) {
+    fake_kernel *k = reusable;
+    reusable = k->next;
+    free(k);
+  }
+  pthread_mutex_unlock(&fake_lock);
+}
+
 CUresult fake_cuLibraryUnload(CUlibrary l) {
   ENTER(cuLibraryUnload);
   fake_library *lib = library_of(l);
@@ -136,6 +153,9 @@ CUresult fake_cuLibraryUnload(CUlibrary l) {
     lib->kernels = k->next;
     k->magic = 0;
     for (int d = 0; d < FAKE_MAX_DEVICES; d++) k->fn[d].magic = 0;
+    pthread_mutex_lock(&fake_lock);
+    if (reuse_handles) k->next = reusable, reusable = k, k = NULL;
+    pthread_mutex_unlock(&fake_lock);
     free(k);
   }
   lib->magic = 0;
@@ -180,7 +200,11 @@ CUresult fake_cuLibraryGetKernel(CUkernel *out, CUlibrary l, const char *name) {
   fake_library *lib = library_of(l);
   if (!out || !name) return FAKE_RESULT(cuLibraryGetKernel, CUDA_ERROR_INVALID_VALUE);
   if (!lib) return FAKE_RESULT(cuLibraryGetKernel, CUDA_ERROR_INVALID_HANDLE);
-  fake_kernel *k = calloc(1, sizeof *k);
+  pthread_mutex_lock(&fake_lock);
+  fake_kernel *k = reusable;
+  if (k) reusable = k->next, memset(k, 0, sizeof *k);
+  pthread_mutex_unlock(&fake_lock);
+  if (!k) k = calloc(1, sizeof *k);
   if (!k) return FAKE_RESULT(cuLibraryGetKernel, CUDA_ERROR_OUT_OF_MEMORY);
   pthread_mutex_lock(&fake_lock);
   int found = init_kernel(name, k) == 0;

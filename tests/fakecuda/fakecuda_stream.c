@@ -77,6 +77,31 @@ CUresult fake_cuStreamDestroy(CUstream s) {
   return CUDA_SUCCESS;
 }
 
+CUresult fake_cuStreamGetPriority(CUstream s, int *priority) {
+  ENTER(cuStreamGetPriority);
+  if (!priority) return CUDA_ERROR_INVALID_VALUE;
+  if (!fake_valid_stream(s)) return CUDA_ERROR_INVALID_HANDLE;
+  fake_stream *st = stream_of(s);
+  *priority = st ? st->priority : 0;
+  return CUDA_SUCCESS;
+}
+
+/* The stream's context: the primary context of its device, or the current one for a default
+ * stream. */
+CUresult fake_cuStreamGetCtx(CUstream s, CUcontext *out) {
+  ENTER(cuStreamGetCtx);
+  if (!out) return CUDA_ERROR_INVALID_VALUE;
+  if (!fake_valid_stream(s)) return CUDA_ERROR_INVALID_HANDLE;
+  fake_stream *st = stream_of(s);
+  if (!st) {
+    if (!fake_current) return CUDA_ERROR_INVALID_CONTEXT;
+    *out = fake_current;
+    return CUDA_SUCCESS;
+  }
+  *out = (CUcontext)&fake_primary_context[st->device];
+  return CUDA_SUCCESS;
+}
+
 /* As the real driver: synchronizing a capturing stream is refused and invalidates the capture. */
 CUresult fake_cuStreamSynchronize(CUstream s) {
   ENTER(cuStreamSynchronize);

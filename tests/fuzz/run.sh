@@ -11,12 +11,12 @@ cd "$root"
 seconds=${1:-60}
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(fuzz_signature fuzz_cubin fuzz_fatbin fuzz_ptx fuzz_dlpack fuzz_path)
+((${#targets[@]})) || targets=(fuzz_signature fuzz_cubin fuzz_fatbin fuzz_ptx fuzz_ptx_ptxas fuzz_dlpack fuzz_path)
 build=${BUILD_DIR:-build-fuzz}
 declare -A corpus=([fuzz_signature]=signature [fuzz_cubin]=cubin [fuzz_fatbin]=fatbin
-                   [fuzz_ptx]=ptx [fuzz_dlpack]=dlpack [fuzz_path]=path)
+                   [fuzz_ptx]=ptx [fuzz_ptx_ptxas]=ptx [fuzz_dlpack]=dlpack [fuzz_path]=path)
 declare -A max_len=([fuzz_signature]=512 [fuzz_cubin]=16384 [fuzz_fatbin]=16384
-                    [fuzz_ptx]=8192 [fuzz_dlpack]=256 [fuzz_path]=512)
+                    [fuzz_ptx]=8192 [fuzz_ptx_ptxas]=8192 [fuzz_dlpack]=256 [fuzz_path]=512)
 
 if [[ ! -f $build/build.ninja ]]; then
   out=$(CC=clang meson setup "$build" -Dfuzz=true -Db_sanitize=address,undefined \
@@ -44,7 +44,7 @@ for t in "${targets[@]}"; do
   dict=(); [[ -f $here/dict/${corpus[$t]}.dict ]] && dict=(-dict="$here/dict/${corpus[$t]}.dict")
   if "$exe" "$work" "${dict[@]}" -max_total_time="$seconds" -max_len="${max_len[$t]}" -timeout=10 \
        -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$artifacts/$t-" >"$log" 2>&1; then
-    echo "ok   $t: $(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}') runs in ${seconds}s, corpus $(ls "$work" | wc -l)"
+    echo "ok   $t: $(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}') runs in ${seconds}s, corpus $(ls "$work" | wc -l)$(grep -hE '^fuzz_ptx_ptxas: ' "$log" | tail -1 | sed 's/^fuzz_ptx_ptxas:/;/')"
   else
     echo "FAIL $t (log: $log; inputs: $artifacts/$t-*)"
     grep -E 'ERROR|SUMMARY|Test unit written' "$log" | head -5

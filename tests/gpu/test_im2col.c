@@ -91,7 +91,7 @@ Test(im2col, loads_equal_the_host_reading) {
   gcl_module *mod;
   gcl_kernel *k;
   gcl_args *args;
-  CHECK(gcl_module_load_file(ctx, GCL_KERNEL_DIR "/im2col.fatbin", &mod));
+  CHECK(gcl_module_load_file(ctx, GCL_KERNEL("im2col.fatbin"), &mod));
   CHECK(gcl_module_find_kernel(mod, "im2col_load_4d", "grid_constant tensormap map, const void* jobs, u8* out", &k));
   CHECK(gcl_args_create(gcl_kernel_layout(k), &args));
   CHECK(gcl_args_set_tensormaps(args, ctx, TMAP_FIELD(args, 0, 0), 1, (const DLTensor *const[]){&t}, &o, 1, 0));

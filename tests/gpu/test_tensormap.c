@@ -284,7 +284,7 @@ static void open_rig(rig *r, const char *kernel, const char *signature) {
   if (gcl_context_sm(r->ctx) < 90)
     cr_skip_test("TMA needs sm_90, device is sm_%d", gcl_context_sm(r->ctx));
   CHECK(gcl_device_query(0, &r->info));
-  CHECK(gcl_module_load_file(r->ctx, GCL_KERNEL_DIR "/megakernel.fatbin", &r->mod));
+  CHECK(gcl_module_load_file(r->ctx, GCL_KERNEL("megakernel.fatbin"), &r->mod));
   CHECK(gcl_module_find_kernel(r->mod, kernel, signature, &r->kernel));
   CHECK(gcl_args_create(gcl_kernel_layout(r->kernel), &r->args));
 }

@@ -1,4 +1,4 @@
-/* The rule learnt from ../shared/cases/tma_gather.cu: a TMA load whose innermost coordinate x
+/* The rule learnt from a user's TMA gather (kernels/tma_gather.cu): a TMA load whose innermost coordinate x
  * element size is a multiple of 16 bytes works everywhere -- boxes inside, across the far and the
  * near edge (negative coordinates), entirely outside, and for tensors smaller than the box -- and
  * one that is not ends the kernel with CUDA_ERROR_ILLEGAL_INSTRUCTION, which gclaunch reports as

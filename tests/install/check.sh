@@ -44,14 +44,48 @@ for f in "$lib/libgclaunch.so" "$lib/libgclaunch.so.$version" "$lib/libgclaunch.
   if [[ -e $f ]]; then pass "installed ${f#"$stage"}"; else fail "not installed: ${f#"$stage"}"; fi
 done
 
-# --- the Python package (when the build has it): imports from the staged site-packages ------------
+# --- the Python package (when the build has it) --------------------------------------------------
+# It lands where the interpreter meson built it for reads packages (for prefix /usr/local on Debian:
+# /usr/local/lib/python3.X/dist-packages, not meson's lib/python3/dist-packages), imports from the
+# staged site-packages with no LD_LIBRARY_PATH (libgclaunch and libffi are linked into the module:
+# it needs no library of the install), and `meson install --tags runtime` installs the package's
+# Python files with the module.
+py=${GCL_PYTHON:-$( [[ -x /usr/bin/python3 ]] && echo /usr/bin/python3 || echo python3)}
 if [[ -e $build/python/gclaunch/_gclaunch.abi3.so ]]; then
   ext=$(find "$stage" -name _gclaunch.abi3.so -path '*/gclaunch/*' | head -1)
-  if [[ -n $ext ]] && out=$(cd "$tmp" && PYTHONPATH=$(dirname "$(dirname "$ext")") python3 -c \
+  site=$(dirname "$(dirname "${ext:-/nonexistent/x/y}")")
+  if [[ -n $ext ]] && out=$(cd "$tmp" && env -u LD_LIBRARY_PATH PYTHONPATH="$site" "$py" -c \
        'import gclaunch, os; print(gclaunch.__version__, os.path.dirname(gclaunch.__file__))' 2>&1) &&
      [[ $out == "$version $(dirname "$ext")" ]]; then
-    pass "installed the Python package (${ext#"$stage"}) and it imports: gclaunch $version"
+    pass "installed the Python package (${ext#"$stage"}) and it imports without LD_LIBRARY_PATH: gclaunch $version"
   else echo "$out"; fail "the staged Python package does not import (${ext:-no _gclaunch.abi3.so})"; fi
+  if [[ -n $ext ]]; then
+    needed=$(readelf -d "$ext" | sed -nE 's/.*\(NEEDED\).*\[(.*)\]/\1/p' | tr '\n' ' ')
+    if [[ $needed == *libgclaunch* || $needed == *libffi* ]]; then
+      fail "the installed module needs a library of its own: $needed"
+    else pass "the installed module carries libgclaunch and libffi (NEEDED: $needed)"; fi
+    if readelf -d "$ext" | grep -qE 'R(UN)?PATH'; then
+      fail "the installed module has an RPATH/RUNPATH: $(readelf -d "$ext" | grep -E 'R(UN)?PATH')"
+    else pass "the installed module has no RPATH/RUNPATH"; fi
+    # On the interpreter's own path (prefixes it reads: /usr/local, /usr on Debian).
+    if [[ $prefix == /usr/local || $prefix == /usr ]]; then
+      if "$py" -c 'import sys, os; sys.exit(os.path.normpath(sys.argv[1]) not in map(os.path.normpath, sys.path))' \
+           "${site#"$stage"}"; then pass "${site#"$stage"} is on $py's sys.path"
+      else fail "${site#"$stage"} is not on $py's sys.path: $("$py" -c 'import sys; print(sys.path)')"; fi
+    fi
+  fi
+  # `meson install --tags runtime`: the package whole (module, __init__.py, stub, py.typed).
+  if meson install -C "$build" --no-rebuild --tags runtime --destdir "$tmp/runtime" \
+       >"$tmp/runtime.log" 2>&1; then
+    rext=$(find "$tmp/runtime" -name _gclaunch.abi3.so -path '*/gclaunch/*' | head -1)
+    rpkg=$(dirname "${rext:-/nonexistent/x}")
+    missing=""
+    for f in __init__.py __init__.pyi py.typed; do [[ -e $rpkg/$f ]] || missing+=" $f"; done
+    if [[ -n $rext && -z $missing ]] && (cd "$tmp" && env -u LD_LIBRARY_PATH \
+         PYTHONPATH="$(dirname "$rpkg")" "$py" -c 'import gclaunch' 2>&1); then
+      pass "meson install --tags runtime installs the package whole and it imports"
+    else fail "meson install --tags runtime: module ${rext:-missing}, missing:${missing:- none}"; fi
+  else cat "$tmp/runtime.log"; fail "meson install --tags runtime"; fi
 fi
 
 # --- the installed tool: `gclaunch demo` without a GPU reads the installed kernels -----------------
@@ -62,13 +96,23 @@ if [[ -r $kernels/megakernel.fatbin && -r $kernels/megakernel.sm_90.cubin ]]; th
 else fail "the demo's kernels are not installed in ${kernels#"$stage"}"; fi
 # The driver is made unreachable (no-GPU mode); the tool must name the installed cubin, not the
 # build tree's, and show its layout.
-demo_out=$(cd "$tmp" && env -u GCL_KERNEL_DIR GCL_LIBCUDA=/nonexistent/libcuda.so.1 \
-           LD_LIBRARY_PATH="$lib" "$root/bin/gclaunch" demo 2>&1)
+# No LD_LIBRARY_PATH and no ldconfig: the tool finds the staged libgclaunch.so by its RUNPATH
+# ($ORIGIN/../<libdir>).
+runpath=$(readelf -d "$root/bin/gclaunch" | sed -nE 's/.*\(RUNPATH\).*\[(.*)\]/\1/p')
+if [[ $runpath == '$ORIGIN/'* && $runpath != *"$build"* && $runpath != *"$src"* ]]; then
+  pass "installed gclaunch has RUNPATH $runpath (relative, no build path)"
+else fail "installed gclaunch's RUNPATH is '$runpath' (expected \$ORIGIN/..., no build path)"; fi
+resolved=$(env -u LD_LIBRARY_PATH ldd "$root/bin/gclaunch" | sed -nE 's/.*libgclaunch\.so[^ ]* => ([^ ]*).*/\1/p')
+if [[ $(readlink -f "${resolved:-/nonexistent}") == $(readlink -f "$lib/libgclaunch.so.$version") ]]; then
+  pass "installed gclaunch loads the staged ${lib#"$stage"}/libgclaunch.so (ldd, no LD_LIBRARY_PATH)"
+else fail "installed gclaunch resolves libgclaunch to '${resolved:-nothing}', not ${lib#"$stage"}"; fi
+demo_out=$(cd "$tmp" && env -u GCL_KERNEL_DIR -u LD_LIBRARY_PATH GCL_LIBCUDA=/nonexistent/libcuda.so.1 \
+           "$root/bin/gclaunch" demo 2>&1)
 demo_rc=$?
 real_kernels=$(cd "$kernels" 2>/dev/null && pwd -P)
 if [[ $demo_rc == 0 && $demo_out == *"cubin:    $real_kernels/megakernel.sm_90.cubin, sm_90"* &&
       $demo_out == *"param 0: offset 0x"* && $demo_out != *"$build/kernels"* ]]; then
-  pass "installed gclaunch demo (no GPU) reads ${kernels#"$stage"} and shows the cubin's layout"
+  pass "installed gclaunch demo (no GPU, no LD_LIBRARY_PATH) reads ${kernels#"$stage"} and shows the cubin's layout"
 else
   fail "installed gclaunch demo: exit $demo_rc, expected the cubin in $real_kernels:"
   echo "$demo_out" | head -20

@@ -357,6 +357,17 @@ class InspectTest(unittest.TestCase):
         fat = g.inspect(T.kernel("megakernel.fatbin"), arch=90)
         self.assertEqual([k["name"] for k in fat], [k["name"] for k in ks])
 
+    def test_inspect_waits(self):
+        # griddepcontrol.wait (for PDL launches): True / False from SASS and PTX, None unknown.
+        for image in ("pdl.check.sm_90.cubin", "pdl.compute_90.ptx"):
+            ks = {k["name"]: k["waits"] for k in g.inspect(T.kernel(image))}
+            self.assertEqual(ks, {"pdl_producer": False, "pdl_waits": True,
+                                  "pdl_nowait": False, "pdl_waits_api": True}, image)
+        ptx = (b".version 8.0\n.target sm_90\n.address_size 64\n"
+               b".func w() { griddepcontrol.wait; ret; }\n"
+               b".visible .entry u(.param .u64 p) { call w; ret; }\n")
+        self.assertIsNone(g.inspect(ptx)[0]["waits"])
+
     def test_inspect_errors(self):
         with self.assertRaises(g.Error) as cm:
             g.inspect("/nonexistent/k.cubin")
@@ -375,6 +386,333 @@ class InspectTest(unittest.TestCase):
         lib.gcl_version.restype = C.c_char_p
         self.assertEqual(g.__version__, lib.gcl_version().decode())
         self.assertEqual(g.status_name(7), "GCL_ERROR_TENSOR")
+
+
+class SafetyTest(unittest.TestCase):
+    """Every bad input is a gclaunch.Error subclass (RangeError for every int out of range) or a
+    TypeError, and changes nothing; args[path] reads back what was set."""
+
+    def assert_range(self, fn, *words):
+        with self.assertRaises(g.RangeError) as cm:
+            fn()
+        self.assertIsInstance(cm.exception, g.Error)
+        self.assertIsInstance(cm.exception, OverflowError)
+        self.assertEqual(cm.exception.status, "GCL_ERROR_INVALID_ARGUMENT")
+        for w in words:
+            self.assertIn(w, str(cm.exception))
+        self.assertNotIn("18446744073709551615", str(cm.exception))
+        return cm.exception
+
+    def test_ints_out_of_range_anywhere(self):
+        p = T.Producer()
+        mem = (C.c_float * 256)()
+        t = T.FakeTensor(p, C.addressof(mem), (16, 16))
+        lay = g.Layout("u32 a, f32* p", 90)
+        a = g.Args(lay)
+        for bad in (2**40, -1, 2**64, -2**63):
+            with self.subTest(bad=bad):
+                self.assert_range(lambda: g.Layout("u32 a", bad), "sm", str(bad))
+                self.assert_range(lambda: g.Context(bad), "device", str(bad))
+                self.assert_range(lambda: g.inspect(b"", arch=bad), "arch")
+                self.assert_range(lambda: g.status_name(bad * 2**40), "code")
+                self.assert_range(lambda: g.TensorMap(t, (bad, 16)), "box[0]")
+                self.assert_range(lambda: g.TensorMap(t, bad), "box")
+                self.assert_range(lambda: g.TensorMap(t, (16, 16), element_strides=(1, bad)), "element_strides[1]")
+                self.assert_range(lambda: g.TensorMap(t, (16, 16), swizzle=bad), "swizzle")
+                self.assert_range(lambda: g.TensorMap(t, (16, 16), l2=bad), "l2")
+                self.assert_range(lambda: g.TensorMap(t, (16, 16), interleave=bad), "interleave")
+        self.assert_range(lambda: g.TensorMap(t, (16, 16), swizzle=5), "swizzle")
+        for i in (-3, 2, -2**63, 2**63, -2**200):
+            with self.subTest(index=i):
+                self.assert_range(lambda: a.__setitem__(i, 1), str(i))
+                self.assert_range(lambda: lay.field(i), str(i))
+                self.assert_range(lambda: a.is_set(i), str(i))
+        self.assertEqual(lay.field(-2).path, "a")  # in range: from the end
+        self.assertEqual(lay.field(-1).path, "p")
+        self.assert_range(lambda: g.Layout("u32 a", 90).field(-2**63), "-9223372036854775808")
+        self.assert_range(lambda: a.__setitem__("a", 2**2000), "u32")
+
+    def test_floats_that_overflow_their_type(self):
+        lay = g.Layout("f32 a, f16 h, bf16 b, f64 d", 90)
+        a = g.Args(lay)
+        a["a"], a["h"], a["b"], a["d"] = 1.0, 1.0, 1.0, 1.0
+        before = a.buffer()
+        for key, big in (("a", 1e39), ("a", 2**2000), ("h", 65520.0), ("h", 1e6), ("b", 3.4e38 * 1.0001),
+                         ("a", -1e39), ("d", 2**2000)):
+            with self.subTest(key=key, value=big):
+                self.assert_range(lambda: a.__setitem__(key, big))
+                self.assertEqual(a.buffer(), before)
+        a["h"] = 65504.0  # the largest f16
+        a["a"] = 3.4e38
+        for key in "ahbd":  # inf and nan given as such are kept
+            a[key] = float("inf")
+            self.assertEqual(a[key], float("inf"))
+            a[key] = float("-inf")
+            a[key] = float("nan")
+            self.assertNotEqual(a[key], a[key])
+
+    def test_text_arguments(self):
+        for bad in ("u32 a\x00", "\udcff", "u32 \ud800a"):
+            with self.subTest(bad=bad):
+                with self.assertRaises(g.Error) as cm:
+                    g.Layout(bad, 90)
+                self.assertNotIsInstance(cm.exception, (ValueError, UnicodeError))
+        lay = g.Layout("u32 a, struct{u8 x} s", 90)
+        a = g.Args(lay)
+        for path in ("a\x00b", "s.\udcff", "\ud800"):
+            with self.subTest(path=path):
+                with self.assertRaises(g.Error):
+                    a[path] = 1
+                with self.assertRaises(g.Error):
+                    lay.field(path)
+        for bad in ("/dev/null\x00", "\udcff/x"):
+            with self.assertRaises(g.Error):
+                g.inspect(bad)
+        with self.assertRaises(g.Error):
+            g.inspect(b"", arch="sm_9\x000")
+        # messages stay text whatever the input: non-ASCII in signatures and long paths
+        for sig in ("é", "u32 é", "u32 a" + "é" * 300, "\xff\xfe", "struct{u8 é} s"):
+            with self.subTest(sig=sig):
+                try:
+                    g.Layout(sig, 90)
+                except g.Error as e:
+                    str(e).encode("utf-8")
+        with self.assertRaises(g.Error) as cm:
+            g.Layout("u8 x", 90).field("a" * 199 + "é")
+        str(cm.exception).encode("utf-8")
+
+    def test_refresh_and_repoint_need_a_tensormap_field(self):
+        a = g.Args(g.Layout("u32 n, grid_constant tensormap m", 90))
+        a["n"] = 5
+        for call in (lambda: a.refresh("n", []), lambda: a.repoint("n", []),
+                     lambda: a.refresh("n", [object()]), lambda: a.repoint(0, 0x1000)):
+            with self.assertRaises(g.Error) as cm:
+                call()
+            self.assertEqual(cm.exception.status, "GCL_ERROR_TYPE_MISMATCH")
+            self.assertIn("'n'", str(cm.exception))
+        self.assertEqual(a["n"], 5)
+
+    def test_read_back(self):
+        lay = g.Layout(NESTED, 90)
+        a = g.Args(lay)
+        with self.assertRaises(g.Error) as cm:
+            a["flag"]
+        self.assertEqual(cm.exception.status, "GCL_ERROR_UNSET_ARGUMENT")
+        a["flag"], a["h16"], a["hb"], a["d"], a["small"] = True, 0.5, 1.5, -2.25, 200
+        a["g.scale"], a["g.segs[2].p"], a["g.segs[2].n"], a["g.pair.h"] = 0.25, 0x3000, 9, 0x1234
+        a["g.pair.0"] = -5
+        self.assertEqual((a["flag"], a["h16"], a["hb"], a["d"], a["small"]), (True, 0.5, 1.5, -2.25, 200))
+        self.assertEqual((a["g.scale"], a["g.segs[2].p"], a["g.segs[2].n"]), (0.25, 0x3000, 9))
+        self.assertEqual((a["g.pair.h"], a["g.pair.0"]), (0x1234, -5))
+        self.assertEqual(a["g.pair"], a.buffer.__self__["g.pair"])
+        self.assertEqual(len(a["g.pair"]), lay.field("g.pair").size)  # a struct: its bytes
+        for ty, fmt, lo, hi, v in SCALARS:
+            b = g.Args(g.Layout(f"{ty} x", 90))
+            for x in (lo, hi, v):
+                b["x"] = x
+                self.assertEqual(b["x"], bool(x) if ty == "bool" else x)
+        c = g.Args(g.Layout("u16[3] a, grid_constant tensormap[2] m", 90))
+        c["a"] = [1, 2, 3]
+        self.assertEqual(c["a"], [1, 2, 3])
+        c["m"] = bytes(range(128)) * 2
+        self.assertEqual(c["m"], [bytes(range(128))] * 2)
+        self.assertEqual(c["m[1]"], bytes(range(128)))
+        self.assertEqual(c[0], [1, 2, 3])
+
+
+class KeepAliveTest(unittest.TestCase):
+    """Args, their clones and TensorMaps keep every tensor they point at alive while they can be
+    launched; every deleter runs exactly once."""
+
+    def setUp(self):
+        self.p = T.Producer()
+        self.mem = (C.c_float * 4096)()
+        self.base = (C.addressof(self.mem) + 255) & ~255
+
+    def test_pointer_producers_live_with_args_and_clones(self):
+        import weakref
+        a = g.Args(g.Layout("const f32* align(16) src, u32 n", 90))
+        t = T.FakeTensor(self.p, self.base, (16,))
+        w = weakref.ref(t)
+        a["src"], a["n"] = t, 1
+        del t
+        gc.collect()
+        self.assertIsNotNone(w())  # the args keep it
+        c = a.clone()
+        del a
+        gc.collect()
+        self.assertIsNotNone(w())  # the clone keeps it
+        self.assertEqual(self.p.deleted, 1)  # the original's deleter ran once, with the original
+        self.assertEqual(c.buffer()[:8], struct.pack("<Q", self.base))
+        del c
+        gc.collect()
+        self.assertIsNone(w())
+        self.assertEqual(self.p.deleted, 1)
+
+    def test_overwrite_lets_go(self):
+        import weakref
+        a = g.Args(g.Layout("f32* p", 90))
+        t = T.FakeTensor(self.p, self.base, (16,))
+        w = weakref.ref(t)
+        a["p"] = t
+        del t
+        a["p"] = 0x1000
+        gc.collect()
+        self.assertIsNone(w())
+        self.assertEqual(self.p.deleted, 1)
+        a["p"] = T.FakeTensor(self.p, self.base, (16,))
+        a["p"] = bytes(8)
+        gc.collect()
+        self.assertEqual(self.p.deleted, 2)
+        self.assertEqual(a["p"], 0)
+
+    def test_tensormap_holds_its_tensor(self):
+        import weakref
+        t = T.FakeTensor(self.p, self.base, (8, 16), strides=(64, 1))
+        w = weakref.ref(t)
+        tm = g.TensorMap(t, (8, 16))
+        del t
+        gc.collect()
+        self.assertIs(tm.tensor, w())
+        del tm
+        gc.collect()
+        self.assertIsNone(w())
+
+
+EXT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python", "ext")
+
+
+def public_callables():
+    """(name, callable) for every public callable of the package: functions, classes, and every
+    method of every class (the runtime objects too, as they are added to __all__)."""
+    import inspect as pyinspect
+    out = []
+    for name in g.__all__:
+        obj = getattr(g, name)
+        if not callable(obj) or isinstance(obj, type) and issubclass(obj, BaseException):
+            continue
+        out.append((name, obj))
+        if isinstance(obj, type) and obj.__module__ == "gclaunch" and not hasattr(obj, "_fields"):
+            for attr, m in vars(obj).items():
+                if not attr.startswith("_") and (pyinspect.ismethoddescriptor(m) or callable(m)):
+                    out.append((f"{name}.{attr}", getattr(obj, attr)))
+    return out
+
+
+class ExtensionTest(unittest.TestCase):
+    """The extension as CPython wants one: signatures, NamedTuples, module state, GC, layering."""
+
+    def test_every_callable_has_a_signature(self):
+        import inspect as pyinspect
+        seen = public_callables()
+        self.assertGreater(len(seen), 20)
+        for name, obj in seen:
+            with self.subTest(callable=name):
+                sig = pyinspect.signature(obj)
+                self.assertIsNotNone(sig)
+        self.assertEqual(str(pyinspect.signature(g.Layout)), "(signature, sm)")
+        self.assertEqual(list(pyinspect.signature(g.Kernel.launch).parameters)[:4],
+                         ["self", "grid", "block", "args_or_values"])
+        self.assertEqual(str(pyinspect.signature(g.inspect)), "(path_or_bytes, arch=None)")
+
+    def test_keywords_follow_the_signatures(self):
+        # every keyword a text signature names is accepted by the parser (and nothing else is)
+        lay = g.Layout(signature="u32 n", sm=90)
+        self.assertEqual(lay.size, 4)
+        a = g.Args(layout=lay)
+        a.refresh  # bound
+        with self.assertRaises(TypeError) as cm:
+            g.Layout("u32 n", 90, 1)
+        self.assertIn("positional", str(cm.exception))
+        with self.assertRaises(TypeError) as cm:
+            g.Layout("u32 n", smm=90)
+        self.assertIn("smm", str(cm.exception))
+        with self.assertRaises(TypeError):
+            g.Layout("u32 n", 90, sm=90)
+        with self.assertRaises(TypeError):
+            g.Layout("u32 n")
+        with self.assertRaises(TypeError):
+            g.inspect(path_or_bytes=b"", nope=1)
+
+    def test_param_and_field_are_named_tuples(self):
+        lay = g.Layout("struct{u32 a, f32* p} s, u8 x", 90)
+        p = lay.params[0]
+        self.assertEqual(p._asdict(), {"index": 0, "name": "s", "offset": 0, "size": 16,
+                                       "align": 8, "kind": "struct"})
+        self.assertEqual(g.Param._fields, ("index", "name", "offset", "size", "align", "kind"))
+        self.assertIsInstance(p, tuple)
+        self.assertEqual(len(p), 6)
+        self.assertEqual((p.dtype, p.count, p.grid_constant), (None, 0, False))
+        f = lay.field("s.p")
+        self.assertEqual(f._asdict()["path"], "s.p")
+        self.assertEqual((f.kind, f.dtype, f.offset), ("pointer", "f32", 8))
+        self.assertEqual(type(f).__module__, "gclaunch")
+        self.assertEqual(f._replace(offset=1).offset, 1)
+
+    def test_module_state_per_instance(self):
+        # multi-phase init: a second instance of the module has its own types and errors
+        import importlib.util
+        spec = importlib.util.find_spec("gclaunch._gclaunch")
+        m2 = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(m2)
+        self.assertIsNot(m2.Layout, g.Layout)
+        self.assertIsNot(m2.Error, g.Error)
+        lay2 = m2.Layout("u32 n", 90)
+        with self.assertRaises(m2.Error):
+            m2.Layout("u33 n", 90)
+        with self.assertRaises(TypeError):  # a Layout of another instance is not this one's
+            g.Args(lay2)
+        a2 = m2.Args(lay2)
+        a2["n"] = 7
+        self.assertEqual(a2.buffer(), struct.pack("<I", 7))
+        del a2, lay2, m2
+        gc.collect()
+
+    def test_gc_tracks_and_collects_cycles(self):
+        import weakref
+        p = T.Producer()
+        mem = (C.c_float * 1024)()
+        base = (C.addressof(mem) + 255) & ~255
+        lay = g.Layout("f32* p, u32 n", 90)
+        for obj in (lay, g.Args(lay), g.TensorMap(T.FakeTensor(p, base, (8, 16)), (8, 16))):
+            self.assertTrue(gc.is_tracked(obj), type(obj).__name__)
+
+        class Holder(T.FakeTensor):
+            pass
+        t = Holder(p, base, (16,))
+        a = g.Args(lay)
+        a["p"] = t
+        t.args = a  # a cycle: args -> keep -> t -> args
+        w = weakref.ref(t)
+        del a, t
+        gc.collect()
+        self.assertIsNone(w())
+        self.assertEqual(p.deleted, 1)
+
+    def test_files_have_no_call_cycle(self):
+        """python/ext: a file calls only gclpy_ functions of files of a lower layer (the order in
+        gclpy.h's comment), so the files form no include or call cycle."""
+        import re
+        header = open(os.path.join(EXT_DIR, "gclpy.h")).read()
+        level, cur = {}, None
+        for line in header.split("*/")[0].splitlines():
+            m = re.match(r"\s*\*\s+(?:L(\d+)\s+)?(\w+\.c)\s", line)
+            if m:
+                cur = int(m.group(1)) if m.group(1) else cur
+                level[m.group(2)] = cur
+        files = sorted(f for f in os.listdir(EXT_DIR) if f.endswith(".c"))
+        self.assertEqual(sorted(level), files, "every file has a layer in gclpy.h")
+        defined = {}
+        for f in files:
+            for name in re.findall(r"^[A-Za-z][^;\n(]*\b(gclpy_\w+)\(", open(os.path.join(EXT_DIR, f)).read(), re.M):
+                defined.setdefault(name, f)
+        for f in files:
+            text = open(os.path.join(EXT_DIR, f)).read()
+            for name in set(re.findall(r"\b(gclpy_\w+)\s*\(", text)):
+                owner = defined.get(name)
+                if owner and owner != f:
+                    with self.subTest(caller=f, callee=name):
+                        self.assertLess(level[owner], level[f], f"{f} calls {name} of {owner}")
 
 
 if __name__ == "__main__":

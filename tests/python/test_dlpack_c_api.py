@@ -29,16 +29,24 @@ class XApi(C.Structure):
                 ("managed_to_py", C.c_void_p), ("view_from_py", VIEW_FN), ("work_stream", C.c_void_p)]
 
 
+# A capsule keeps a pointer to its name, not a reference: each name lives in a buffer of this
+# module for as long as the process (a bytes literal in the class body below belongs to the
+# module's code object, which is freed once the module is imported -- run by `unittest discover`,
+# the capsule's name then pointed at freed memory and the table was not recognised).
+_API_NAME = C.create_string_buffer(b"dlpack_exchange_api")
+_USED_NAME = C.create_string_buffer(b"used_dltensor_versioned")
+
+
 class Counts:
     managed = views = 0
 
 
 def _managed(obj, out):
     Counts.managed += 1
-    cap = obj.__class__.__bases__[0].__dlpack__(obj, max_version=(1, 3))  # build the struct only
+    cap = T.FakeTensor.__dlpack__(obj, max_version=(1, 3))  # build the struct only
     name = b"dltensor_versioned"
     ptr = T._capsule_ptr(C.c_void_p(id(cap)), name)
-    T._capsule_set_name(cap, b"used_dltensor_versioned")  # the struct now belongs to the caller
+    T._capsule_set_name(cap, C.cast(_USED_NAME, C.c_char_p))  # the struct now belongs to the caller
     out[0] = ptr
     return 0
 
@@ -58,7 +66,8 @@ T._capsule_set_name.argtypes = [C.py_object, C.c_char_p]
 
 
 class ApiTensor(T.FakeTensor):
-    __dlpack_c_exchange_api__ = T._capsule_new(C.addressof(API), b"dlpack_exchange_api", None)
+    __dlpack_c_exchange_api__ = T._capsule_new(C.addressof(API), C.cast(_API_NAME, C.c_char_p),
+                                               None)
 
     def __dlpack__(self, **kw):
         raise AssertionError("__dlpack__ must not be called when the C exchange API is used")
@@ -124,6 +133,20 @@ class CApiTest(unittest.TestCase):
         self.assertEqual(d["address"], self.base + 512)
         gc.collect()
         self.assertEqual(self.p.deleted, 0)  # views: nothing was owned, nothing deleted
+
+    def test_every_producer_type_is_remembered(self):
+        # no bound on the producer types seen: the 40th type still goes through the exchange API
+        # (its __dlpack__ raises when called)
+        a = g.Args(g.Layout("const f32* align(16) src", 90))
+        n = Counts.managed
+        for i in range(40):
+            cls = type(f"ApiTensor{i}", (ApiTensor,), {})
+            a["src"] = cls(self.p, self.base, byte_offset=16 * i, shape=(8, 16), strides=(64, 1))
+            a["src"] = cls(self.p, self.base, byte_offset=16 * i, shape=(8, 16), strides=(64, 1))
+        self.assertEqual(Counts.managed, n + 80)
+        del a
+        gc.collect()
+        self.assertEqual(self.p.deleted, 80)
 
 
 if __name__ == "__main__":

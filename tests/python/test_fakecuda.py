@@ -140,6 +140,63 @@ class FakeDriverTest(unittest.TestCase):
             lib.gcl_stream_destroy(st)
             lib.gcl_context_destroy(ctx)
 
+    def test_stream_handles_that_are_no_stream(self):
+        k = self.launchcfg.kernel("bench_args8", ARGS8)
+        a = k.args()
+        for i in range(8):
+            a[i] = 16
+        junk = C.create_string_buffer(64)  # mapped memory that holds no stream
+        cases = [(-1, g.RangeError), (-5, g.RangeError), (-2**63, g.RangeError), (2**64, g.RangeError),
+                 (3, g.Error), (12345, g.Error), (4095, g.Error), (2**63, g.Error),
+                 (0x7FFF_FFFF_F000, g.Error), (C.addressof(junk), g.Error)]
+        n = T.launch_count(FAKE) if hasattr(T, "launch_count") else None
+        for h, err in cases:
+            for stream in (h, Stream(h)):
+                with self.subTest(handle=h, wrapped=not isinstance(stream, int)):
+                    with self.assertRaises(err) as cm:
+                        k.launch(1, 32, a, stream=stream)
+                    self.assertIn("stream", str(cm.exception))
+        if n is not None:
+            self.assertEqual(T.launch_count(FAKE), n)
+        for ok in (0, 1, 2, None):  # the default, legacy and per-thread streams
+            k.launch(1, 32, a, stream=ok)
+
+    def test_launch_ints_out_of_range(self):
+        k = self.launchcfg.kernel("bench_args8", ARGS8)
+        a = k.args()
+        for i in range(8):
+            a[i] = 16
+        for kw in ({"shared": -1}, {"shared": 2**40}, {"grid": -1}, {"block": (32, 2**32)},
+                   {"cluster": (-1,)}, {"grid": (1, 2**64)}):
+            with self.subTest(**{k_: str(v) for k_, v in kw.items()}):
+                args = {"grid": 1, "block": 32, **kw}
+                with self.assertRaises(g.RangeError):
+                    k.launch(args.pop("grid"), args.pop("block"), a, **args)
+        with self.assertRaises(TypeError):
+            k.launch(1, 32, a, shared=1.5)
+
+    def test_args_keep_map_tensors_alive(self):
+        import weakref
+        k = self.mega.kernel("megakernel_copy_16", MAPS16)
+        a = k.args()
+        ts = [self.tensor(256 * i) for i in range(16)]
+        refs = [weakref.ref(t) for t in ts]
+        a["maps"] = [g.TensorMap(t, (8, 16)) for t in ts]
+        a["work"], a["n_work"] = 0x100, 0
+        c = a.clone()
+        del ts
+        gc.collect()
+        self.assertTrue(all(r() is not None for r in refs))
+        a.repoint("maps[3]", [0x10000])  # an int address: the old tensor is no longer kept by a
+        del a
+        gc.collect()
+        self.assertTrue(all(r() is not None for r in refs))  # the clone still points at all 16
+        k.launch(1, 32, c)
+        del c
+        gc.collect()
+        self.assertTrue(all(r() is None for r in refs))
+        self.assertEqual(self.p.deleted, self.p.exported)  # borrowed views: each deleted once
+
     def test_signature_mismatch_and_untyped_kernels(self):
         with self.assertRaises(g.Error) as cm:
             self.launchcfg.kernel("bench_args8", "u64 a, u64 b")
@@ -227,6 +284,35 @@ class FakeDriverTest(unittest.TestCase):
         self.assertEqual(a.buffer(), before)
         gc.collect()
         self.assertEqual(self.p.deleted, self.p.exported)
+
+    def test_tensormap_rules_refuse_before_the_driver(self):
+        # Issue 36: each rule refuses with gclaunch.TensorError naming the DLPack dimension or
+        # option, the value and the limit, and no encode reaches the driver.
+        k = self.mega.kernel("megakernel_copy_16", MAPS16)
+        a = k.args()
+        FAKE.fakecuda_calls.restype = C.c_long
+        enc = lambda: FAKE.fakecuda_calls(b"cuTensorMapEncodeTiled") + FAKE.fakecuda_calls(b"cuTensorMapEncodeIm2col")
+        cases = [
+            (g.TensorMap(self.tensor(4), (8, 16)), "is not 16-byte aligned"),
+            (g.TensorMap(self.tensor(0), (8, 3)), "box[0] (dimension 1) = 3 elements of 4 bytes = 12 bytes"),
+            (g.TensorMap(self.tensor(0), (8, 64), swizzle=128), "exceeds the 128-byte swizzle span"),
+            (g.TensorMap(self.tensor(0), (300, 16)), "box[1] (dimension 0) = 300"),
+            (g.TensorMap(self.tensor(0), (8, 16), element_strides=(9, 1)), "element_strides[1] (dimension 0) = 9"),
+            (g.TensorMap(self.tensor(0), (8, 16), oob_nan=True, interleave=1), "interleave 1 needs rank >= 3"),
+        ]
+        for tm, text in cases:
+            with self.subTest(text=text):
+                before = enc()
+                with self.assertRaises(g.TensorError) as cm:
+                    a["maps[0]"] = tm
+                self.assertIsInstance(cm.exception, g.Error)
+                self.assertEqual(cm.exception.status, "GCL_ERROR_TENSOR")
+                self.assertIn("parameter 0 'maps' field 'maps[0]'", str(cm.exception))
+                self.assertIn(text, str(cm.exception))
+                self.assertEqual(enc(), before, "the driver was called")
+                with self.assertRaises(g.TensorError) as cm2:
+                    tm.describe()  # gcl_tensormap_check: the same rule, the same words
+                self.assertIn(text, str(cm2.exception))
 
     def test_tensormaps_into_cpu_made_args(self):
         # Args of a Layout (no kernel): maps are encoded in the tensor's device's default context

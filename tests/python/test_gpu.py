@@ -156,5 +156,184 @@ class GpuTest(unittest.TestCase):
         self.assertTrue(torch.equal(out, ref))
 
 
+FILL = "f32* out, u64 n, f32 base"
+
+
+class RuntimeGpuTest(unittest.TestCase):
+    """The runtime on the device (issue 32): streams of torch, CuPy and cuda.core wrapped and
+    launched on, events timing them, a graph replayed with new Args, Buffer round trips (bytes,
+    DLPack into torch, a kernel writing a Buffer), persistent_config, attributes, pdl= and
+    priority=. Random data from torch.manual_seed(GCL_SEED, default printed)."""
+
+    def setUp(self):
+        self.ctx = gpu_or_skip(self)
+        self.seed = int(os.environ.get("GCL_SEED", "1234"))
+        torch.manual_seed(self.seed)
+        self.k = self.ctx.load(T.kernel("dlpack_fill.fatbin")).kernel("fill", FILL)
+
+    def expect(self, n, base):
+        return base + torch.arange(n, device="cuda", dtype=torch.float32)
+
+    def check_stream(self, peer, name):
+        out = torch.zeros(1000, device="cuda")
+        torch.cuda.synchronize()
+        s = g.Stream.from_handle(peer, self.ctx)
+        start = s.record()
+        self.k.launch(8, 128, [out, out.numel(), 1.0], stream=peer)  # the peer's object itself
+        self.k.launch(8, 128, [out[500:], 500, 7.0], stream=s)       # and the wrapper
+        stop = s.record()
+        s.synchronize()
+        ms = stop - start
+        self.assertGreaterEqual(ms, 0.0, name)
+        self.assertLess(ms, 10_000.0, name)
+        ref = self.expect(1000, 1.0)
+        ref[500:] = self.expect(500, 7.0)
+        self.assertTrue(torch.equal(out, ref), name)
+
+    def test_streams_of_torch_cupy_cuda_core(self):
+        self.check_stream(torch.cuda.Stream(), "torch stream")
+        self.check_stream(torch.cuda.current_stream(), "torch current stream")
+        ran = 2
+        try:
+            import cupy as cp
+            self.check_stream(cp.cuda.Stream(non_blocking=True), "cupy stream")
+            ran += 1
+        except ImportError:
+            print("cupy not installed: its stream not tried")
+        try:
+            try:
+                from cuda.core import Device
+            except ImportError:
+                from cuda.core.experimental import Device
+            dev = Device(self.ctx.device)
+            dev.set_current()
+            self.check_stream(dev.create_stream(), "cuda.core stream")
+            ran += 1
+        except ImportError:
+            print("cuda.core not installed: its stream not tried")
+        s = self.ctx.create_stream(priority=-1)
+        self.assertEqual(s.priority, -1)
+        t = torch.cuda.ExternalStream(s.handle)  # ours, used by torch
+        out = torch.zeros(64, device="cuda")
+        torch.cuda.synchronize()
+        self.k.launch(1, 64, [out, 64, 0.0], stream=s, priority=-1)
+        with torch.cuda.stream(t):
+            out2 = out * 2  # ordered after the launch on the same stream
+        t.synchronize()
+        self.assertTrue(torch.equal(out2, 2 * self.expect(64, 0.0)))
+        with self.assertRaises(g.Error) as cm:
+            self.ctx.create_stream(priority=1)
+        self.assertIn("(lowest)", str(cm.exception))
+        print(f"streams tried: {ran}")
+
+    def test_pdl_pair_on_a_stream(self):
+        mod = self.ctx.load(T.kernel("pdl.fatbin"))
+        producer = mod.kernel("pdl_producer", "i32* out, i32 n")
+        waits = mod.kernel("pdl_waits", "const i32* src, i32* dst, i32 n")
+        n = 1 << 20
+        src = torch.zeros(n, dtype=torch.int32, device="cuda")
+        dst = torch.zeros(n, dtype=torch.int32, device="cuda")
+        torch.cuda.synchronize()
+        s = self.ctx.create_stream()
+        producer.launch(n // 256, 256, [src, n], stream=s)
+        waits.launch(n // 256, 256, [src, dst, n], stream=s, pdl=True)  # starts early, waits
+        s.synchronize()
+        self.assertTrue(torch.equal(dst, torch.arange(1, n + 1, dtype=torch.int32, device="cuda")))
+        with self.assertRaises(g.Error) as cm:
+            mod.kernel("pdl_nowait", "const i32* src, i32* dst, i32 n").launch(
+                1, 32, [src, dst, 32], stream=s, pdl=True)
+        self.assertEqual(cm.exception.status, "GCL_ERROR_INVALID_CONFIG")
+
+    def test_graph_replayed_with_new_args(self):
+        s = self.ctx.create_stream()
+        a_out, b_out = torch.zeros(4096, device="cuda"), torch.zeros(4096, device="cuda")
+        c_out = torch.zeros(256, device="cuda")
+        torch.cuda.synchronize()
+        a = self.k.args()
+        a["out"], a["n"], a["base"] = a_out, 4096, 0.5
+        c = self.k.args()
+        c["out"], c["n"], c["base"] = c_out, 256, -3.0
+        with s.capture() as graph:
+            self.k.launch(16, 256, a, stream=s)
+            self.k.launch(1, 256, c, stream=s)
+        self.assertEqual(graph.kernel_count, 2)
+        self.assertTrue(torch.equal(a_out, torch.zeros_like(a_out)))  # captured, not run
+        graph.launch(s)
+        s.synchronize()
+        self.assertTrue(torch.equal(a_out, self.expect(4096, 0.5)))
+        self.assertTrue(torch.equal(c_out, self.expect(256, -3.0)))
+        base = float(torch.randint(-100, 100, (1,)).item())
+        b = self.k.args()
+        b["out"], b["n"], b["base"] = b_out, 4096, base
+        graph.set_args(0, self.k, b)
+        del b  # the driver copied the values
+        graph.launch(s)
+        graph.set_args(1, self.k, [c_out, 128, 9.0])  # values
+        graph.launch(s)
+        s.synchronize()
+        self.assertTrue(torch.equal(b_out, self.expect(4096, base)), f"seed {self.seed}")
+        self.assertTrue(torch.equal(a_out, self.expect(4096, 0.5)))  # untouched by the new args
+        ref = self.expect(256, -3.0)
+        ref[:128] = self.expect(128, 9.0)
+        self.assertTrue(torch.equal(c_out, ref))
+
+    def test_buffer_round_trips(self):
+        import numpy as np
+        rng = np.random.default_rng(self.seed)
+        n = 1 << 16
+        host = rng.standard_normal(n).astype(np.float32)
+        with self.ctx.alloc(host.nbytes) as buf:
+            buf.upload(host)
+            back = np.empty_like(host)
+            buf.download(back)
+            self.assertTrue((back == host).all(), f"seed {self.seed}")
+            t = torch.from_dlpack(buf.view("f32", (256, 256)))  # shares the memory
+            self.assertEqual((t.shape, t.dtype, t.data_ptr()), ((256, 256), torch.float32, buf.ptr))
+            self.assertTrue(torch.equal(t.flatten().cpu(), torch.from_numpy(host)))
+            self.k.launch(n // 256, 256, [buf, n, 2.0])  # a Buffer as the pointer argument
+            self.ctx.synchronize()
+            self.assertTrue(torch.equal(t.flatten(), self.expect(n, 2.0)))
+            s = self.ctx.create_stream()
+            other = self.ctx.alloc(host.nbytes)
+            other.copy_from(buf, stream=s)
+            buf.fill(0, stream=s)
+            s.synchronize()
+            self.assertTrue(torch.equal(torch.from_dlpack(other.view("f32")), self.expect(n, 2.0)))
+            self.assertTrue(torch.equal(t, torch.zeros_like(t)))
+            del t
+            try:
+                import cupy as cp
+                v = cp.asarray(other.view("float32"))  # __cuda_array_interface__
+                self.assertEqual(int(v.data.ptr), other.ptr)
+                self.assertEqual(float(v[10]), 12.0)
+            except ImportError:
+                pass
+            other.close()
+
+    def test_persistent_config_and_attributes(self):
+        info = g.device_info(self.ctx.device)
+        self.assertEqual(info.sm, self.ctx.sm)
+        self.assertGreaterEqual(g.device_count(), 1)
+        cfg = self.k.persistent_config(128)
+        per_sm = self.k.occupancy(128)
+        self.assertEqual(cfg["grid"], (per_sm * info.multiprocessors, 1, 1))
+        self.assertEqual(self.k.max_cooperative_grid(128), cfg["grid"][0])
+        n = cfg["grid"][0] * 128
+        out = torch.zeros(n, device="cuda")
+        torch.cuda.synchronize()
+        self.k.launch(args=[out, n, 1.0], stream=torch.cuda.current_stream(), **cfg)
+        torch.cuda.synchronize()
+        self.assertTrue(torch.equal(out, self.expect(n, 1.0)))
+        attrs = self.k.attributes
+        self.assertGreater(attrs["max_threads_per_block"], 0)
+        limit = info.max_shared_per_block_optin - attrs["static_shared_bytes"]
+        self.k.set_attribute("max_dynamic_shared_bytes", limit)
+        self.assertEqual(self.k.attribute("max_dynamic_shared_bytes"), limit)
+        with self.assertRaises(g.Error):
+            self.k.set_attribute("max_dynamic_shared_bytes", limit + 1)
+        self.k.launch(1, 32, [out, 32, 0.0], shared=limit)  # the opted-in maximum
+        torch.cuda.synchronize()
+
+
 if __name__ == "__main__":
     T.main()

@@ -17,7 +17,8 @@ Test(abi, launch_config_layout_is_pinned) {
   cr_expect_eq(offsetof(gcl_launch_config, cooperative), 56);
   cr_expect_eq(offsetof(gcl_launch_config, programmatic_dependent_launch), 57);
   cr_expect_eq(offsetof(gcl_launch_config, priority), 60);
-  cr_expect_eq(offsetof(gcl_launch_config, reserved), 64);
+  cr_expect_eq(offsetof(gcl_launch_config, flags), 64);
+  cr_expect_eq(offsetof(gcl_launch_config, reserved), 72);
 }
 
 Test(abi, tensormap_options_layout_is_pinned) {

@@ -668,8 +668,11 @@ Test(badinput, driver_side_null_messages_name_the_public_function) {
   cr_assert_eq(gcl_args_set(ka, 0, map, sizeof map), GCL_OK);
   cr_assert_eq(gcl_args_set(ka, 1, "c", 1), GCL_OK);
   cr_assert_eq(gcl_args_set_ptr(ka, 2, 0x1000), GCL_OK);
-  cfg.reserved[5] = 1; /* the growth rule: reserved members must be zero */
-  FAILS(gcl_launch(k, &cfg, ka), GCL_ERROR_INVALID_CONFIG, "gcl_launch: config.reserved[5] is 1, expected 0");
+  cfg.reserved[4] = 1; /* the growth rule: reserved members must be zero */
+  FAILS(gcl_launch(k, &cfg, ka), GCL_ERROR_INVALID_CONFIG, "gcl_launch: config.reserved[4] is 1, expected 0");
+  cfg.reserved[4] = 0;
+  cfg.flags = 6; /* unknown flags */
+  FAILS(gcl_launch(k, &cfg, ka), GCL_ERROR_INVALID_CONFIG, "gcl_launch: config.flags is 0x6, expected 0 or GCL_LAUNCH_PDL_UNCHECKED (0x1)");
   gcl_args_destroy(ka);
   cr_assert_eq(fakecuda_launch_count(), 0);
   gcl_module_destroy(mod);

@@ -24,7 +24,7 @@ Test(driver, missing_library_is_no_driver) {
 
 Test(driver, stub_library_is_its_own_status) {
   char path[1024];
-  snprintf(path, sizeof path, "%s/lib64/stubs/libcuda.so", GCL_CUDA_ROOT);
+  snprintf(path, sizeof path, "%s/lib64/stubs/libcuda.so", gcl_test_cuda_root());
   FILE *f = fopen(path, "rb");
   if (!f) GCL_SKIP("no stub libcuda at %s", path);
   fclose(f);

@@ -13,6 +13,7 @@ int fuzz_signature_one(const uint8_t *data, size_t size);
 int fuzz_cubin_one(const uint8_t *data, size_t size);
 int fuzz_fatbin_one(const uint8_t *data, size_t size);
 int fuzz_ptx_one(const uint8_t *data, size_t size);
+int fuzz_ptx_ptxas_one(const uint8_t *data, size_t size);
 int fuzz_dlpack_one(const uint8_t *data, size_t size);
 int fuzz_path_one(const uint8_t *data, size_t size);
 
@@ -60,5 +61,6 @@ Test(fuzz_replay, signature) { replay("fuzz_signature", "signature", fuzz_signat
 Test(fuzz_replay, cubin) { replay("fuzz_cubin", "cubin", fuzz_cubin_one); }
 Test(fuzz_replay, fatbin) { replay("fuzz_fatbin", "fatbin", fuzz_fatbin_one); }
 Test(fuzz_replay, ptx) { replay("fuzz_ptx", "ptx", fuzz_ptx_one); }
+Test(fuzz_replay, ptx_ptxas) { replay("fuzz_ptx_ptxas", "ptx", fuzz_ptx_ptxas_one); }
 Test(fuzz_replay, dlpack) { replay("fuzz_dlpack", "dlpack", fuzz_dlpack_one); }
 Test(fuzz_replay, path) { replay("fuzz_path", "path", fuzz_path_one); }

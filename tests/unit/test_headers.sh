@@ -2,7 +2,7 @@
 # The public headers compile on their own, warning-free, as C11 and as C++17 (-Wall -Wextra
 # -Wpedantic -Werror), in every include order, with and without the system DLPack header: the
 # umbrella gclaunch.h and each layer header alone (core.h, runtime.h, ffi.h).
-#   test_headers.sh CC CXX INCLUDE_DIR      (exit 77, skipped, if CXX is not found)
+#   test_headers.sh CC CXX INCLUDE_DIR      (exit 77, skipped, if CC or CXX is not found)
 cc=$1 cxx=$2 inc=$3
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gcl-headers.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
@@ -48,6 +48,8 @@ check() { # check NAME COMPILER FLAGS... -- runs the compiler on $src
 }
 
 if ! command -v "$cxx" >/dev/null 2>&1; then echo "no C++ compiler '$cxx': skipped"; exit 77; fi
+# A GPU runner that got the test kit (tests/kit/) may have no C compiler either.
+if ! command -v "$cc" >/dev/null 2>&1; then echo "no C compiler '$cc': skipped"; exit 77; fi
 cw="-std=c11 -Wall -Wextra -Wpedantic -Werror -I$inc"
 xw="-std=c++17 -Wall -Wextra -Wpedantic -Werror -x c++ -I$inc"
 all=core+runtime+ffi

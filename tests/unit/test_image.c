@@ -324,9 +324,21 @@ Test(image, ptx_param_spellings) {
 
 Test(image, ptx_errors_name_the_problem) {
   static const struct { const char *text, *says; } cases[] = {
-      {".version 8.8\n.entry k(.param .u32 a, .param .u32", "not closed"},
+      {".version 8.8\n.entry k(.param .u32 a, .param .u32", "the module ends in the declaration"},
+      {".version 8.8\n.entry k(.param .u32 a, .param .u32 b", "not closed"},
+      {".version 8.8\n.entry k(.param .u32 a b)", "expected ',' or ')'"},
+      {".version 8.8\n.entry k(.param .u32 .u64 a)", "expected a parameter name"},
+      {".version 8.8\n.entry k(.param .u32 a, .param .u8 a)", "declared before"},
+      {".version 8.8\n.entry k() {}\n.entry k() {}", "declared twice"},
+      {".version 8.8\n.entry 9k()", "kernel name"},
+      {".version 8.8\n.entry k(.param .bf16 a)", "expected a type"},
+      {".version 8.2\n.entry k(.param .b128 a)", "PTX ISA 8.3"},
+      {".version 8.0\n.entry k(.param .b8 a[4353])", "4352 bytes"},
+      {".version 8.8\n.entry k(.param .b8 a[0])", "array size"},
+      {".version 8.8\n.entry k(.param .u32 a) .maxntid 0 { ret; }", ".maxntid expects 1 to 3 positive"},
+      {".version 8.8\n.entry k(.param .u32 a) .reqntid 32, { ret; }", ".reqntid expects"},
       {".version 8.8\n.entry k(.param .align 3 .b8 a[4])", "power of two"},
-      {".version 8.8\n.entry k(.param a)", "no type"},
+      {".version 8.8\n.entry k(.param a)", "expected a type"},
       {".version 8.8\n.entry k(.param .b8 a[])", "array size"},
       {".version 8.8\n.entry", "kernel name"},
       {".version 8.8 .target sm_90 .entry k(.param .align 4 .b8 a[40000])", "32764"},

@@ -9,7 +9,8 @@
 
 #include "gclaunch/gclaunch.h"
 
-#define GCLAUNCH GCL_KERNEL_DIR "/../tools/gclaunch"
+/* The tool next to the kernels: BUILD/tools/gclaunch (or the test kit's). */
+#define GCLAUNCH GCL_KERNEL("../tools/gclaunch")
 
 /* Runs `gclaunch inspect args` with stderr joined to stdout; returns the exit status. */
 static int run_inspect(const char *args, char *out, size_t cap) {
@@ -25,7 +26,7 @@ static int run_inspect(const char *args, char *out, size_t cap) {
 
 Test(inspect, json_contract_for_a_cubin) {
   char out[8192], want[2048];
-  const char *file = GCL_KERNEL_DIR "/params.sm_90.cubin";
+  const char *file = GCL_KERNEL("params.sm_90.cubin");
   char args[1024];
   snprintf(args, sizeof args, "'%s' --kernel k_one --json", file);
   cr_assert_eq(run_inspect(args, out, sizeof out), 0, "%s", out);
@@ -34,7 +35,7 @@ Test(inspect, json_contract_for_a_cubin) {
            "[{\"name\": \"k_one\", \"param_bytes\": 256, \"params\": ["
            "{\"index\": 0, \"offset\": 112, \"size\": 128}, "
            "{\"index\": 1, \"offset\": 240, \"size\": 1}, "
-           "{\"index\": 2, \"offset\": 248, \"size\": 8}]}]}\n",
+           "{\"index\": 2, \"offset\": 248, \"size\": 8}], \"waits\": false}]}\n",
            file);
   cr_assert_str_eq(out, want);
 }
@@ -47,14 +48,15 @@ Test(inspect, json_for_ptx_has_alignments) {
   cr_assert(strstr(out, "{\"name\": \"k_one\", \"param_bytes\": 176, \"params\": ["
                         "{\"index\": 0, \"offset\": 32, \"size\": 128, \"align\": 128}, "
                         "{\"index\": 1, \"offset\": 160, \"size\": 1, \"align\": 1}, "
-                        "{\"index\": 2, \"offset\": 168, \"size\": 8, \"align\": 8}]}"),
+                        "{\"index\": 2, \"offset\": 168, \"size\": 8, \"align\": 8}], "
+                        "\"waits\": false}"),
             "%s", out);
 }
 
 /* Every kernel of the fatbin, in symbol-table order, with the values the library reads. */
 Test(inspect, json_lists_every_kernel_of_a_fatbin) {
   char out[16384], args[1024], want[16384];
-  const char *file = GCL_KERNEL_DIR "/params.fatbin";
+  const char *file = GCL_KERNEL("params.fatbin");
   snprintf(args, sizeof args, "'%s' --json --arch sm_90", file);
   cr_assert_eq(run_inspect(args, out, sizeof out), 0, "%s", out);
   FILE *f = fopen(file, "rb");
@@ -79,7 +81,9 @@ Test(inspect, json_lists_every_kernel_of_a_fatbin) {
                                "%s{\"index\": %zu, \"offset\": %zu, \"size\": %zu}",
                                p ? ", " : "", p, off, size);
     }
-    used += (size_t)snprintf(want + used, sizeof want - used, "]}");
+    int waits = gcl_image_kernel_waits(img, k);
+    used += (size_t)snprintf(want + used, sizeof want - used, "], \"waits\": %s}",
+                             waits > 0 ? "true" : waits == 0 ? "false" : "null");
   }
   snprintf(want + used, sizeof want - used, "]}\n");
   cr_assert_str_eq(out, want);
@@ -92,6 +96,7 @@ Test(inspect, table_for_people) {
   cr_assert_eq(run_inspect(args, out, sizeof out), 0, "%s", out);
   cr_assert(strstr(out, "cubin, offsets for sm_90, 6 kernels"), "%s", out);
   cr_assert(strstr(out, "kernel k_one: 3 parameters, 256 bytes"), "%s", out);
+  cr_assert(strstr(out, "never waits (no griddepcontrol.wait: PDL launches refused)\n"), "%s", out);
   cr_assert(strstr(out, "index   offset     size  align  kind"), "%s", out);
   cr_assert(strstr(out, "      0      112      128      -  -\n"), "%s", out);
   snprintf(args, sizeof args, "'%s/params.compute_90.ptx' --kernel k_maps", GCL_KERNEL_DIR);
@@ -104,7 +109,7 @@ Test(inspect, errors_name_the_file) {
   char out[4096], args[1024];
   cr_assert_eq(run_inspect("/nonexistent/k.cubin", out, sizeof out), 1);
   cr_assert(strstr(out, "/nonexistent/k.cubin"), "%s", out);
-  snprintf(args, sizeof args, "'%s/meson.build'", GCL_SOURCE_DIR "/kernels"); /* not CUDA */
+  snprintf(args, sizeof args, "'%s'", GCL_SOURCE("kernels/meson.build")); /* not CUDA */
   cr_assert_eq(run_inspect(args, out, sizeof out), 1);
   cr_assert(strstr(out, "meson.build") && strstr(out, "not a cubin"), "%s", out);
   snprintf(args, sizeof args, "'%s/params.sm_90.cubin' --kernel nope", GCL_KERNEL_DIR);
@@ -131,7 +136,7 @@ Test(inspect, options_and_help) {
 /* CUDA source through NVRTC; C++ names demangled beside the mangled ones. */
 Test(inspect, cuda_source_and_demangled_names) {
   char out[16384], args[1024];
-  snprintf(args, sizeof args, "'%s/smoke.cu' --json", GCL_SOURCE_DIR "/kernels");
+  snprintf(args, sizeof args, "'%s' --json", GCL_SOURCE("kernels/smoke.cu"));
   cr_assert_eq(run_inspect(args, out, sizeof out), 0, "%s", out);
   cr_assert(strstr(out, "{\"name\": \"saxpy\", \"param_bytes\": 32"), "%s", out);
   char src[] = "/tmp/gcl-inspect-XXXXXX.cu";
@@ -178,8 +183,10 @@ Test(inspect, signature_checked_offline) {
   snprintf(args, sizeof args, "'%s/smoke.sm_90.cubin' --signature 'f32 a, const f32* x, f32* y, u32 n'",
            GCL_KERNEL_DIR);
   cr_assert_eq(run_inspect(args, out, sizeof out), 1, "%s", out);
-  cr_assert(strstr(out, "kernel 'saxpy' in '" GCL_KERNEL_DIR "/smoke.sm_90.cubin' (sm_90): parameter 3 "
-                        "'n': declared offset 24 size 4, kernel has offset 24 size 8"), "%s", out);
+  char want[2048];
+  snprintf(want, sizeof want, "kernel 'saxpy' in '%s' (sm_90): parameter 3 "
+           "'n': declared offset 24 size 4, kernel has offset 24 size 8", GCL_KERNEL("smoke.sm_90.cubin"));
+  cr_assert(strstr(out, want), "%s", out);
   snprintf(args, sizeof args, "'%s/echo.fatbin' --kernel echo_maps4 --signature "
            "'grid_constant tensormap[4] m, f32 f, u8* out'", GCL_KERNEL_DIR);
   cr_assert_eq(run_inspect(args, out, sizeof out), 0, "%s", out);
@@ -190,8 +197,10 @@ Test(inspect, warns_past_the_parameter_limit) {
   char out[8192], args[1024];
   snprintf(args, sizeof args, "'%s/params_limit.sm_90.cubin' --json", GCL_KERNEL_DIR);
   cr_assert_eq(run_inspect(args, out, sizeof out), 0, "%s", out);
-  cr_assert(strstr(out, "warning: " GCL_KERNEL_DIR "/params_limit.sm_90.cubin: kernel 'k_maps255': "
-                        "its parameters end at byte 32768 on sm_90, past the 32764 bytes"), "%s", out);
+  char want[2048];
+  snprintf(want, sizeof want, "warning: %s: kernel 'k_maps255': "
+           "its parameters end at byte 32768 on sm_90, past the 32764 bytes", GCL_KERNEL("params_limit.sm_90.cubin"));
+  cr_assert(strstr(out, want), "%s", out);
 }
 
 /* --signature alone: every leaf by path, at device offsets, without a file. */
@@ -211,4 +220,33 @@ Test(inspect, signature_fields_without_a_file) {
   rc = run_inspect("--signature 'struct{u32 n, u32 n} s'", out, sizeof out);
   cr_assert_eq(rc, 2, "%s", out);
   cr_assert(strstr(out, "duplicate member name 'n'"), "%s", out);
+}
+
+/* "waits" (griddepcontrol.wait, for PDL launches): true, false and null from the image. */
+Test(inspect, waits_for_pdl) {
+  char out[16384], args[1024];
+  snprintf(args, sizeof args, "'%s/pdl.check.sm_90.cubin' --json --kernel 'pdl_*wait*'", GCL_KERNEL_DIR);
+  cr_assert_eq(run_inspect(args, out, sizeof out), 0, "%s", out);
+  cr_assert(strstr(out, "{\"name\": \"pdl_waits\", \"param_bytes\": 20, \"params\": ["), "%s", out);
+  cr_assert(strstr(out, "{\"index\": 2, \"offset\": 16, \"size\": 4}], \"waits\": true}"), "%s", out);
+  cr_assert(strstr(out, "\"name\": \"pdl_nowait\"") && strstr(out, "], \"waits\": false}"), "%s", out);
+  snprintf(args, sizeof args, "'%s/pdl.check.sm_90.cubin' --kernel pdl_waits", GCL_KERNEL_DIR);
+  cr_assert_eq(run_inspect(args, out, sizeof out), 0, "%s", out);
+  cr_assert(strstr(out, "kernel pdl_waits: 3 parameters, 20 bytes") &&
+            strstr(out, ", waits (griddepcontrol.wait)\n"), "%s", out);
+  char ptx[] = "/tmp/gcl-inspect-XXXXXX.ptx";
+  int fd = mkstemps(ptx, 4);
+  cr_assert_geq(fd, 0);
+  const char *text = ".version 8.0\n.target sm_90\n.address_size 64\n"
+                     ".func w() { griddepcontrol.wait; ret; }\n"
+                     ".visible .entry u(.param .u64 p) { call w; ret; }\n";
+  cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+  close(fd);
+  snprintf(args, sizeof args, "'%s' --json", ptx);
+  cr_assert_eq(run_inspect(args, out, sizeof out), 0, "%s", out);
+  cr_assert(strstr(out, "\"waits\": null}"), "%s", out);
+  snprintf(args, sizeof args, "'%s'", ptx);
+  cr_assert_eq(run_inspect(args, out, sizeof out), 0, "%s", out);
+  cr_assert(strstr(out, ", wait unknown\n"), "%s", out);
+  unlink(ptx);
 }

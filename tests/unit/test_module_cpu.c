@@ -206,7 +206,7 @@ Test(module_cpu, nvrtc_syntax_error_names_the_line) {
 Test(module_cpu, nvrtc_finds_cccl_headers) {
   require_nvrtc();
   char dir[1024];
-  snprintf(dir, sizeof dir, "%s/include/cccl/cuda/std/cstdint", GCL_CUDA_ROOT);
+  snprintf(dir, sizeof dir, "%s/include/cccl/cuda/std/cstdint", gcl_test_cuda_root());
   FILE *probe = fopen(dir, "r");
   if (!probe) GCL_SKIP_NO_NVRTC("no CCCL headers at %s (the toolkit next to NVRTC)", dir);
   fclose(probe);

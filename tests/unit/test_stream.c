@@ -26,6 +26,7 @@ gcl_status gcl_graph_capture_end(gcl_stream *s, gcl_graph **out);     /* instant
 gcl_status gcl_graph_kernel_count(const gcl_graph *g, size_t *count);
 gcl_status gcl_graph_set_args(gcl_graph *g, size_t kernel_node, gcl_kernel *k, const gcl_args *args);
 gcl_status gcl_graph_launch(gcl_graph *g, gcl_stream *s);
+gcl_status gcl_stream_check(gcl_context *ctx, void *stream, unsigned flags);
 void       gcl_graph_destroy(gcl_graph *g);
 
 TestSuite(stream, .init = fake_use);
@@ -298,6 +299,40 @@ Test(stream, stream_of_another_context_is_refused) {
   assert_nothing_live();
 }
 
+/* gcl_stream_check: handles from outside (Python ints, other libraries) are refused without
+ * being read unless mapped, then the driver says whose stream it is. */
+Test(stream, handles_from_outside_are_checked_without_a_fault) {
+  cr_assert_eq(fakecuda_set_devices(2), 0);
+  gcl_context *c0, *c1;
+  gcl_stream *s0, *s1;
+  cr_assert_eq(gcl_context_create(0, &c0), GCL_OK);
+  cr_assert_eq(gcl_context_create(1, &c1), GCL_OK);
+  cr_assert_eq(gcl_stream_create(c0, 0, &s0), GCL_OK);
+  cr_assert_eq(gcl_stream_create(c1, 0, &s1), GCL_OK);
+  for (uintptr_t ok = 0; ok <= 2; ok++) cr_assert_eq(gcl_stream_check(c0, (void *)ok, 0), GCL_OK);
+  cr_assert_eq(gcl_stream_check(c0, gcl_stream_handle(s0), 0), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_stream_check(c0, gcl_stream_handle(s0), GCL_STREAM_CHECK_MAPPED), GCL_OK);
+  static const uintptr_t small[] = {3, 12345 % 4096, 4095, (uintptr_t)-1, (uintptr_t)-5, (uintptr_t)1 << 63};
+  for (size_t i = 0; i < sizeof small / sizeof *small; i++) {
+    cr_assert_eq(gcl_stream_check(c0, (void *)small[i], 0), GCL_ERROR_INVALID_ARGUMENT);
+    assert_msg_has("not a stream handle");
+  }
+  cr_assert_eq(gcl_stream_check(c0, (void *)(uintptr_t)12345, 0), GCL_ERROR_INVALID_ARGUMENT);
+  assert_msg_has("stream 0x3039: not a live stream (no memory is mapped there)");
+  char junk[64] = {0}; /* mapped, no stream */
+  cr_assert_neq(gcl_stream_check(c0, junk, 0), GCL_OK);
+  assert_msg_has("not a live stream (cuStreamGetCtx)");
+  cr_assert_eq(gcl_stream_check(c0, gcl_stream_handle(s1), 0), GCL_ERROR_INVALID_ARGUMENT);
+  assert_msg_has("a stream of another context, expected one of device 0's");
+  cr_assert_eq(gcl_stream_check(NULL, NULL, 0), GCL_ERROR_INVALID_ARGUMENT);
+  cr_assert_eq(gcl_stream_check(c0, NULL, 4), GCL_ERROR_INVALID_ARGUMENT);
+  gcl_stream_destroy(s0);
+  gcl_stream_destroy(s1);
+  gcl_context_destroy(c0);
+  gcl_context_destroy(c1);
+  assert_nothing_live();
+}
+
 /* --- kernel attributes and interop ---------------------------------------------------------- */
 
 Test(stream, kernel_attributes_set_and_read_back) {
@@ -368,4 +403,40 @@ Test(stream, kernel_attribute_misuse_is_named) {
   gcl_module_destroy(mod);
   gcl_context_destroy(ctx);
   assert_nothing_live();
+}
+
+/* gcl_stream_wrap: a borrowed stream over someone else's CUstream (issue 32: torch, CuPy,
+ * cuda.core streams in Python): usable for events and copies, destroyed without the CUstream. */
+Test(stream, wrap_borrows_a_foreign_stream) {
+  gcl_context *ctx = open_ctx();
+  gcl_stream *own = NULL, *w = NULL, *def = NULL;
+  cr_assert_eq(gcl_stream_create(ctx, -4, &own), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_stream_wrap(ctx, gcl_stream_handle(own), &w), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(fakecuda_live("stream"), 1);
+  cr_assert_eq(gcl_stream_handle(w), gcl_stream_handle(own));
+  cr_assert_eq(gcl_stream_priority(w), -4); /* the driver's priority of it */
+  cr_assert_eq(gcl_stream_context(w), ctx);
+  gcl_event *e = NULL;
+  cr_assert_eq(gcl_event_create(ctx, &e), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_event_record(e, w), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_stream_wait_event(w, e), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_stream_synchronize(w), GCL_OK, "%s", gcl_last_error());
+  gcl_stream_destroy(w);
+  cr_assert_eq(fakecuda_live("stream"), 1); /* the CUstream stays its creator's */
+  cr_assert_eq(gcl_stream_synchronize(own), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_stream_wrap(ctx, NULL, &def), GCL_OK, "%s", gcl_last_error()); /* the default stream */
+  cr_assert_null(gcl_stream_handle(def));
+  gcl_stream_destroy(def);
+  /* live memory holding no stream: refused as gcl_stream_check refuses it, nothing is made */
+  uint32_t not_a_stream[16] = {0};
+  gcl_stream *bad = (gcl_stream *)0x1;
+  cr_assert_eq(gcl_stream_wrap(ctx, not_a_stream, &bad), GCL_ERROR_DRIVER);
+  cr_assert_eq(bad, (gcl_stream *)0x1);
+  cr_assert(strstr(gcl_last_error(), "not a live stream") != NULL, "%s", gcl_last_error());
+  cr_assert_eq(gcl_stream_wrap(NULL, NULL, &bad), GCL_ERROR_INVALID_ARGUMENT);
+  cr_assert_eq(gcl_stream_wrap(ctx, NULL, NULL), GCL_ERROR_INVALID_ARGUMENT);
+  gcl_event_destroy(e);
+  gcl_stream_destroy(own);
+  cr_assert_eq(fakecuda_live("stream"), 0);
+  gcl_context_destroy(ctx);
 }

@@ -11,6 +11,7 @@
 
 #include "args_internal.h"
 #include "tmap_field.h"
+#include "tmap_gen.h"
 
 #define N_MAPS 8
 #define SIG "grid_constant tensormap[8] maps, u32 n, grid_constant tensormap one"
@@ -57,64 +58,16 @@ static uint32_t rnd(uint32_t n) { /* xorshift64*, 0 ... n-1 */
   return (uint32_t)((rng_state * 2685821657736338717ull) >> 33) % n;
 }
 
-typedef struct desc {
-  int64_t shape[5], strides[5];
-  DLTensor t;
-  gcl_tensormap_options o;
-} desc;
+/* The shared generator (tmap_gen.h): descriptions every rule gclaunch knows accepts. */
+typedef tmap_case desc;
+static tmap_gen gen = {0x2545f4914f6cdd1dull};
 
-static const DLDataType dtypes[] = {{kDLFloat, 32, 1}, {kDLBfloat, 16, 1}, {kDLFloat, 16, 1},
-                                    {kDLUInt, 8, 1},   {kDLFloat, 64, 1}, {kDLInt, 32, 1}};
+static void random_desc(desc *d, uint64_t mem, bool im2col) { tmap_gen_valid(&gen, d, mem, im2col); }
 
-static void random_options(desc *d, unsigned esize, bool im2col) {
-  gcl_tensormap_options *o = &d->o;
-  int rank = d->t.ndim;
-  memset(o, 0, sizeof *o);
-  o->swizzle = (int)rnd(4);
-  if (rank >= 3 && rnd(5) == 0) o->interleave = GCL_TENSORMAP_INTERLEAVE_16B;
-  unsigned span = o->swizzle ? 16u << o->swizzle : 256u * esize;
-  o->l2_promotion = (int)rnd(4);
-  o->oob_fill = d->t.dtype.code == kDLFloat || d->t.dtype.code == kDLBfloat ? (int)rnd(2) : 0;
-  for (int i = 0; i < rank; i++) o->element_strides[i] = rnd(9); /* 0 means 1 */
-  if (im2col) {
-    uint32_t max_ch = span / esize < 256 ? span / esize : 256;
-    o->im2col.pixels = 1 + rnd(1024);
-    o->im2col.channels = 1 + rnd(max_ch);
-    int32_t lim = rank == 3 ? 32768 : rank == 4 ? 128 : 16;
-    for (int i = 0; i + 2 < rank; i++) {
-      o->im2col.lower[i] = (int32_t)rnd((uint32_t)(2 * lim)) - lim;
-      o->im2col.upper[i] = (int32_t)rnd((uint32_t)(2 * lim)) - lim;
-    }
-    return;
-  }
-  uint32_t unit = 16 / esize, max0 = span / esize < 256 ? span / esize : 256;
-  o->box[0] = unit * (1 + rnd(max0 / unit));
-  for (int i = 1; i < rank; i++) o->box[i] = 1 + rnd(i == 1 ? 256 : 16); /* < 2^32 bytes */
-}
-
-/* A view at mem + 16 * k with random shape, padded strides (multiples of 16 bytes), options. */
-static void random_desc(desc *d, uint64_t mem, bool im2col) {
-  memset(d, 0, sizeof *d);
-  int rank = im2col ? 3 + (int)rnd(3) : 1 + (int)rnd(5);
-  d->t.dtype = dtypes[rnd(sizeof dtypes / sizeof *dtypes)];
-  unsigned esize = d->t.dtype.bits / 8;
-  for (int i = 0; i < rank; i++) d->shape[i] = 1 + rnd(i == rank - 1 ? 70 : 9);
-  int64_t step = (int64_t)(16 / esize);
-  d->strides[rank - 1] = 1;
-  for (int i = rank - 2; i >= 0; i--) {
-    int64_t inner = d->strides[i + 1] * d->shape[i + 1];
-    d->strides[i] = (inner + step - 1) / step * step + step * rnd(3);
-  }
-  d->t = (DLTensor){.data = (void *)(uintptr_t)mem, .device = {kDLCUDA, 0}, .ndim = rank,
-                    .dtype = d->t.dtype, .shape = d->shape, .strides = d->strides,
-                    .byte_offset = 16 * rnd(64)};
-  random_options(d, esize, im2col);
-}
-
-/* The same description moved to another 16-byte aligned address. */
+/* The same description moved to another aligned address. */
 static void move(desc *d, uint64_t mem) {
   d->t.data = (void *)(uintptr_t)mem;
-  d->t.byte_offset = 16 * rnd(64);
+  d->t.byte_offset = (d->o.interleave == GCL_TENSORMAP_INTERLEAVE_32B ? 32u : 16u) * rnd(64);
 }
 
 /* A fresh encode of d, to compare with. */

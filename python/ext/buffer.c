@@ -1,0 +1,486 @@
+/* buffer.c -- L2: gclaunch.Buffer: device memory (gcl_mem_alloc) with copies, fills, DLPack and
+ * CUDA Array Interface export, and typed views.
+ *
+ * A Buffer keeps its Context alive. Every DLPack export (a capsule, or a Buffer taken by Args as
+ * a pointer argument) and every view holds a reference to the buffer that owns the memory and
+ * counts as an export: close() refuses while any is alive (the memory would be freed under the
+ * consumer), and the memory goes when the owner is closed or collected. The CUDA Array Interface
+ * hands out a bare pointer: keep the Buffer alive while the consumer uses it. */
+#include "gclpy.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* dtype names: the signature's and NumPy's. */
+static const struct { const char *name, *alt, *typestr; uint8_t code, bits; } dtypes[] = {
+  {"bool", "bool", "|b1", 6 /* kDLBool */, 8},     {"i8", "int8", "|i1", kDLInt, 8},
+  {"u8", "uint8", "|u1", kDLUInt, 8},      {"i16", "int16", "<i2", kDLInt, 16},
+  {"u16", "uint16", "<u2", kDLUInt, 16},   {"i32", "int32", "<i4", kDLInt, 32},
+  {"u32", "uint32", "<u4", kDLUInt, 32},   {"i64", "int64", "<i8", kDLInt, 64},
+  {"u64", "uint64", "<u8", kDLUInt, 64},   {"f16", "float16", "<f2", kDLFloat, 16},
+  {"bf16", "bfloat16", "<V2", kDLBfloat, 16}, {"f32", "float32", "<f4", kDLFloat, 32},
+  {"f64", "float64", "<f8", kDLFloat, 64}};
+enum { NDTYPES = sizeof dtypes / sizeof *dtypes, DTYPE_U8 = 2 };
+
+static int dtype_index(DLDataType t) {
+  for (int i = 0; i < NDTYPES; i++)
+    if (dtypes[i].code == t.code && dtypes[i].bits == t.bits) return i;
+  return DTYPE_U8;
+}
+
+static gclpy_buffer *buffer_make(gclpy_state *st, gclpy_context *c, uint64_t ptr, size_t size, PyObject *base) {
+  gclpy_buffer *b = (gclpy_buffer *)gclpy_alloc(st->buffer_type);
+  if (!b) return NULL;
+  b->ptr = ptr, b->size = size, b->context = Py_NewRef((PyObject *)c), b->base = Py_XNewRef(base);
+  b->dtype = (DLDataType){kDLUInt, 8, 1}, b->ndim = 1, b->shape[0] = (int64_t)size;
+  if (base) ((gclpy_buffer *)base)->exports++;
+  return b;
+}
+
+const char gclpy_doc_alloc[] =
+    "alloc($self, nbytes, /)\n--\n\nDevice memory of nbytes bytes (cuMemAlloc) as a Buffer, freed\n"
+    "by close() or when the Buffer is collected.";
+
+PyObject *gclpy_context_alloc(PyObject *self, PyObject *nbytes) {
+  gclpy_state *st = GCLPY_ST(self);
+  gclpy_context *c = (gclpy_context *)self;
+  long long n;
+  if (gclpy_long_arg(st, nbytes, "alloc: nbytes", 0, PY_SSIZE_T_MAX, &n) < 0)
+    return NULL;
+  uint64_t ptr = 0;
+  gcl_status s = gcl_mem_alloc(c->ctx, (size_t)n, &ptr);
+  if (s != GCL_OK) return gclpy_raise(st, s);
+  gclpy_buffer *b = buffer_make(st, c, ptr, (size_t)n, NULL);
+  if (!b) gcl_mem_free(c->ctx, ptr);
+  return (PyObject *)b;
+}
+
+/* Frees the memory (the owner) or lets the owner go (a view). */
+static void buffer_release(gclpy_buffer *b) {
+  if (b->base) {
+    if (b->ptr) ((gclpy_buffer *)b->base)->exports--;
+    b->ptr = 0;
+    Py_CLEAR(b->base);
+    return;
+  }
+  if (b->ptr) gcl_mem_free(((gclpy_context *)b->context)->ctx, b->ptr);
+  b->ptr = 0;
+}
+
+static PyObject *buffer_close(PyObject *self, PyObject *unused) {
+  gclpy_state *st = GCLPY_ST(self);
+  (void)unused;
+  gclpy_buffer *b = (gclpy_buffer *)self;
+  if (!b->base && b->exports > 0)
+    return gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT,
+                           "close: %zd views or DLPack exports of this Buffer are still alive "
+                           "(the memory would be freed under them)", b->exports);
+  buffer_release(b);
+  Py_RETURN_NONE;
+}
+
+static int buffer_traverse(PyObject *self, visitproc visit, void *arg) {
+  gclpy_buffer *b = (gclpy_buffer *)self;
+  Py_VISIT(Py_TYPE(self));
+  Py_VISIT(b->context);
+  Py_VISIT(b->base);
+  return 0;
+}
+
+static void buffer_dealloc(PyObject *self) {
+  gclpy_buffer *b = (gclpy_buffer *)self;
+  PyObject_GC_UnTrack(self);
+  buffer_release(b);
+  Py_CLEAR(b->context);
+  gclpy_free(self);
+}
+
+/* --- views -------------------------------------------------------------------------------------- */
+
+static int parse_dtype(gclpy_state *st, PyObject *v, DLDataType *out) {
+  if (!v || !PyUnicode_Check(v))
+    return gclpy_type_error("view: dtype takes a str ('f32' or 'float32', ...)", v ? v : Py_None), -1;
+  const char *s = gclpy_str_arg(st, v, "view: dtype"); /* NUL, lone surrogate: gclaunch.Error */
+  if (!s) return -1;
+  for (int i = 0; i < NDTYPES; i++)
+    if (strcmp(s, dtypes[i].name) == 0 || strcmp(s, dtypes[i].alt) == 0)
+      return *out = (DLDataType){dtypes[i].code, dtypes[i].bits, 1}, 0;
+  gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "view: dtype: expected one of bool, i8, u8, i16, "
+                  "u16, i32, u32, i64, u64, f16, bf16, f32, f64 (or NumPy's names), got '%s'", s);
+  return -1;
+}
+
+static PyObject *buffer_view(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
+                             PyObject *kwnames) {
+  gclpy_state *st = GCLPY_ST(self);
+  static const char *const names[] = {"dtype", "shape"};
+  PyObject *v[2];
+  gclpy_buffer *b = (gclpy_buffer *)self;
+  DLDataType dt;
+  if (gclpy_parse(&(const gclpy_params){"view", names, 2, 2, 1}, NULL, argv, nargs, kwnames, v) < 0 || gclpy_buffer_open(st, b, "view") < 0 ||
+      parse_dtype(st, v[0], &dt) < 0)
+    return NULL;
+  size_t item = dt.bits / 8;
+  int64_t shape[GCLPY_BUF_MAX_NDIM];
+  int ndim = 1;
+  shape[0] = (int64_t)(b->size / item);
+  if (v[1] && v[1] != Py_None) {
+    PyObject *t = PyLong_Check(v[1]) ? PyTuple_Pack(1, v[1]) : PySequence_Tuple(v[1]);
+    if (!t) return NULL;
+    Py_ssize_t n = PyTuple_Size(t);
+    if (n < 1 || n > GCLPY_BUF_MAX_NDIM) {
+      Py_DECREF(t);
+      return gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "view: shape takes 1 ... %d dimensions, "
+                             "got %zd", GCLPY_BUF_MAX_NDIM, n);
+    }
+    unsigned long long total = 1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+      long long d;
+      if (gclpy_long_arg(st, PyTuple_GetItem(t, i), "view: shape", 0, INT64_MAX, &d) < 0)
+        return Py_DECREF(t), NULL;
+      shape[i] = (int64_t)d;
+      total = d && total > ULLONG_MAX / (unsigned long long)d ? ULLONG_MAX : total * (unsigned long long)d;
+    }
+    Py_DECREF(t);
+    ndim = (int)n;
+    if (total > b->size / item)
+      return gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "view: shape %R of %s needs %llu bytes, "
+                             "the buffer has %zu", v[1], dtypes[dtype_index(dt)].name,
+                             total > ULLONG_MAX / item ? ULLONG_MAX : total * item, b->size);
+  }
+  gclpy_buffer *owner = (b->base ? (gclpy_buffer *)b->base : b);
+  gclpy_buffer *w = buffer_make(st, (gclpy_context *)b->context, b->ptr, b->size, (PyObject *)owner);
+  if (!w) return NULL;
+  w->typed = true, w->dtype = dt, w->ndim = ndim;
+  memcpy(w->shape, shape, sizeof shape);
+  return (PyObject *)w;
+}
+
+/* --- DLPack export ------------------------------------------------------------------------------ */
+
+static void capsule_gone(PyObject *cap) {
+  /* Unconsumed (the name was not changed to used_...): the producer deletes. */
+  if (PyCapsule_IsValid(cap, "dltensor_versioned")) {
+    DLManagedTensorVersioned *m = PyCapsule_GetPointer(cap, "dltensor_versioned");
+    if (m && m->deleter) m->deleter(m);
+  } else if (PyCapsule_IsValid(cap, "dltensor")) {
+    DLManagedTensor *m = PyCapsule_GetPointer(cap, "dltensor");
+    if (m && m->deleter) m->deleter(m);
+  }
+  PyErr_Clear();
+}
+
+static PyObject *buffer_dlpack(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
+                               PyObject *kwnames) {
+  gclpy_state *st = GCLPY_ST(self);
+  static const char *const names[] = {"stream", "max_version", "dl_device", "copy"};
+  PyObject *v[4];
+  gclpy_buffer *b = (gclpy_buffer *)self;
+  if (gclpy_parse(&(const gclpy_params){"__dlpack__", names, 4, 0, 0}, NULL, argv, nargs, kwnames, v) < 0 ||
+      gclpy_buffer_open(st, b, "__dlpack__") < 0)
+    return NULL;
+  if (v[3] && PyObject_IsTrue(v[3]) == 1)
+    return PyErr_Format(PyExc_BufferError, "gclaunch.Buffer.__dlpack__: copy=True is not supported");
+  if (v[2] && v[2] != Py_None) {
+    int type = 0, id = 0;
+    if (!PyArg_ParseTuple(v[2], "ii", &type, &id)) return NULL;
+    if (type != kDLCUDA || id != ((gclpy_context *)b->context)->device)
+      return PyErr_Format(PyExc_BufferError, "gclaunch.Buffer.__dlpack__: the buffer is on "
+                          "(%d, %d), dl_device asks for (%d, %d)", kDLCUDA,
+                          ((gclpy_context *)b->context)->device, type, id);
+  }
+  bool versioned = false;
+  if (v[1] && v[1] != Py_None) {
+    int major = 0, minor = 0;
+    if (!PyArg_ParseTuple(v[1], "ii", &major, &minor)) return NULL;
+    versioned = major >= 1;
+  }
+  /* stream: the memory has no pending work of its own to order; any value is accepted. */
+  void *x = gclpy_buffer_export(b, versioned, NULL);
+  if (!x) return NULL;
+  PyObject *cap = PyCapsule_New(x, versioned ? "dltensor_versioned" : "dltensor", capsule_gone);
+  if (!cap && versioned) ((DLManagedTensorVersioned *)x)->deleter(x);
+  else if (!cap) ((DLManagedTensor *)x)->deleter(x);
+  return cap;
+}
+
+static PyObject *buffer_dlpack_device(PyObject *self, PyObject *unused) {
+  (void)unused;
+  return Py_BuildValue("(ii)", kDLCUDA, ((gclpy_context *)((gclpy_buffer *)self)->context)->device);
+}
+
+/* --- CUDA Array Interface ---------------------------------------------------------------------- */
+
+static PyObject *buffer_cai(PyObject *self, void *closure) {
+  gclpy_state *st = GCLPY_ST(self);
+  (void)closure;
+  gclpy_buffer *b = (gclpy_buffer *)self;
+  if (gclpy_buffer_open(st, b, "__cuda_array_interface__") < 0) return NULL;
+  PyObject *shape = PyTuple_New(b->ndim);
+  for (int i = 0; shape && i < b->ndim; i++)
+    PyTuple_SetItem(shape, i, PyLong_FromLongLong(b->shape[i]));
+  if (!shape) return NULL;
+  return Py_BuildValue("{s:N,s:s,s:(NO),s:i,s:O,s:O}", "shape", shape, "typestr",
+                       dtypes[dtype_index(b->dtype)].typestr, "data",
+                       PyLong_FromUnsignedLongLong(b->ptr), Py_False, "version", 3, "strides",
+                       Py_None, "stream", Py_None);
+}
+
+/* --- copies and fills -------------------------------------------------------------------------- */
+
+/* The stream of a copy: None is synchronous; else the stream (ctx: its own). */
+static int copy_stream(gclpy_state *st, gclpy_buffer *b, PyObject *v, gcl_stream **s, gcl_stream **tmp) {
+  *s = NULL, *tmp = NULL;
+  if (!v || v == Py_None) return 0;
+  return gclpy_stream_arg(st, v, (gclpy_context *)b->context, s, tmp,
+                          "stream takes None, a gclaunch.Stream, an int CUstream or an object "
+                          "with __cuda_stream__");
+}
+
+static int range_check(gclpy_state *st, gclpy_buffer *b, const char *what, long long offset, size_t n) {
+  if (offset >= 0 && (size_t)offset <= b->size && n <= b->size - (size_t)offset) return 0;
+  gclpy_raise_range(st, "%s: %zu bytes at offset %lld do not fit the buffer's %zu", what, n, offset,
+                    b->size);
+  return -1;
+}
+
+static gcl_context *ctx_of(gclpy_buffer *b, gcl_stream *s) {
+  return s ? gcl_stream_context(s) : ((gclpy_context *)b->context)->ctx;
+}
+
+static PyObject *finish(gclpy_state *st, gcl_status rc, gcl_stream *tmp) {
+  gcl_stream_destroy(tmp);
+  if (rc != GCL_OK) return gclpy_raise(st, rc);
+  Py_RETURN_NONE;
+}
+
+static PyObject *buffer_upload(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
+                               PyObject *kwnames) {
+  gclpy_state *st = GCLPY_ST(self);
+  static const char *const names[] = {"src", "offset", "stream"};
+  PyObject *v[3];
+  gclpy_buffer *b = (gclpy_buffer *)self;
+  long long off = 0;
+  if (gclpy_parse(&(const gclpy_params){"upload", names, 3, 1, 1}, NULL, argv, nargs, kwnames, v) < 0 || gclpy_buffer_open(st, b, "upload") < 0 ||
+      (v[1] && gclpy_long_arg(st, v[1], "upload: offset", 0, LLONG_MAX, &off) < 0))
+    return NULL;
+  PyObject *mv = PyMemoryView_FromObject(v[0]);
+  if (!mv) return PyErr_Clear(), gclpy_type_error("upload: src takes a bytes-like object (any "
+                                                  "buffer: bytes, bytearray, NumPy array)", v[0]);
+  PyObject *bytes = PyBytes_FromObject(mv); /* one contiguous copy (any buffer layout) */
+  Py_DECREF(mv);
+  if (!bytes) return NULL;
+  size_t n = (size_t)PyBytes_Size(bytes);
+  gcl_stream *s, *tmp;
+  if (range_check(st, b, "upload", off, n) < 0 || copy_stream(st, b, v[2], &s, &tmp) < 0)
+    return Py_DECREF(bytes), NULL;
+  gcl_status rc = GCL_OK;
+  const char *src = PyBytes_AsString(bytes);
+  /* The driver stages pageable memory before an asynchronous upload returns, so the temporary
+   * copy may go right after the call. */
+  if (n && s) rc = gcl_mem_upload_async(ctx_of(b, s), b->ptr + off, src, n, s);
+  else if (n) rc = gcl_mem_upload(ctx_of(b, s), b->ptr + off, src, n);
+  Py_DECREF(bytes);
+  return finish(st, rc, tmp);
+}
+
+static PyObject *buffer_download(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
+                                 PyObject *kwnames) {
+  gclpy_state *st = GCLPY_ST(self);
+  static const char *const names[] = {"dst", "offset", "stream"};
+  PyObject *v[3];
+  gclpy_buffer *b = (gclpy_buffer *)self;
+  long long off = 0;
+  if (gclpy_parse(&(const gclpy_params){"download", names, 3, 1, 0}, NULL, argv, nargs, kwnames, v) < 0 ||
+      gclpy_buffer_open(st, b, "download") < 0 ||
+      (v[1] && gclpy_long_arg(st, v[1], "download: offset", 0, LLONG_MAX, &off) < 0))
+    return NULL;
+  gcl_stream *s, *tmp;
+  if (!v[0] || v[0] == Py_None) { /* a new bytearray of the rest of the buffer */
+    if ((size_t)off > b->size) return range_check(st, b, "download", off, 0), NULL;
+    PyObject *out = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(b->size - off));
+    if (!out || copy_stream(st, b, v[2], &s, &tmp) < 0) return Py_XDECREF(out), NULL;
+    size_t n = b->size - (size_t)off;
+    gcl_status rc = GCL_OK;
+    if (n && s) rc = gcl_mem_download_async(ctx_of(b, s), PyByteArray_AsString(out), b->ptr + off, n, s);
+    else if (n) rc = gcl_mem_download(ctx_of(b, s), PyByteArray_AsString(out), b->ptr + off, n);
+    gcl_stream_destroy(tmp);
+    if (rc != GCL_OK) return Py_DECREF(out), gclpy_raise(st, rc);
+    return out;
+  }
+  /* The limited API of 3.10 has no Py_buffer: a bytearray is written directly; any other
+   * writable buffer through a byte memoryview of it (one host copy more). */
+  PyObject *bytes_view = NULL, *target = v[0];
+  if (!PyByteArray_Check(target)) {
+    PyObject *mv = PyMemoryView_FromObject(target);
+    bytes_view = mv ? PyObject_CallMethod(mv, "cast", "s", "B") : NULL;
+    Py_XDECREF(mv);
+    PyObject *ro = bytes_view ? PyObject_GetAttrString(bytes_view, "readonly") : NULL;
+    int readonly = ro ? PyObject_IsTrue(ro) : 1;
+    Py_XDECREF(ro);
+    if (!bytes_view || readonly) {
+      Py_XDECREF(bytes_view);
+      PyErr_Clear();
+      return gclpy_type_error("download: dst takes a writable C-contiguous buffer (bytearray, "
+                              "memoryview, NumPy array) or None", v[0]);
+    }
+  }
+  Py_ssize_t len = bytes_view ? PyObject_Size(bytes_view) : PyByteArray_Size(target);
+  size_t n = len < 0 ? 0 : (size_t)len;
+  PyObject *into = bytes_view ? PyByteArray_FromStringAndSize(NULL, len < 0 ? 0 : len) : Py_NewRef(target);
+  if (len < 0 || !into || range_check(st, b, "download", off, n) < 0 || copy_stream(st, b, v[2], &s, &tmp) < 0)
+    return Py_XDECREF(bytes_view), Py_XDECREF(into), NULL;
+  /* Into pageable memory the driver returns once the data is there. */
+  gcl_status rc = GCL_OK;
+  if (n && s) rc = gcl_mem_download_async(ctx_of(b, s), PyByteArray_AsString(into), b->ptr + off, n, s);
+  else if (n) rc = gcl_mem_download(ctx_of(b, s), PyByteArray_AsString(into), b->ptr + off, n);
+  gcl_stream_destroy(tmp);
+  int ok = rc == GCL_OK ? 0 : (gclpy_raise(st, rc), -1);
+  if (ok == 0 && bytes_view) ok = PySequence_SetSlice(bytes_view, 0, len, into);
+  Py_XDECREF(bytes_view), Py_DECREF(into);
+  return ok == 0 ? Py_NewRef(v[0]) : NULL;
+}
+
+static PyObject *buffer_copy_from(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
+                                  PyObject *kwnames) {
+  gclpy_state *st = GCLPY_ST(self);
+  static const char *const names[] = {"src", "stream"};
+  PyObject *v[2];
+  gclpy_buffer *b = (gclpy_buffer *)self;
+  if (gclpy_parse(&(const gclpy_params){"copy_from", names, 2, 1, 1}, NULL, argv, nargs, kwnames, v) < 0 ||
+      gclpy_buffer_open(st, b, "copy_from") < 0)
+    return NULL;
+  if (!Py_IS_TYPE(v[0], st->buffer_type))
+    return gclpy_type_error("copy_from: src takes a gclaunch.Buffer", v[0]);
+  gclpy_buffer *src = (gclpy_buffer *)v[0];
+  gcl_stream *s, *tmp;
+  if (gclpy_buffer_open(st, src, "copy_from: src") < 0 || range_check(st, b, "copy_from", 0, src->size) < 0 ||
+      copy_stream(st, b, v[1], &s, &tmp) < 0)
+    return NULL;
+  gcl_status rc = GCL_OK;
+  if (src->size && s) rc = gcl_mem_copy_async(ctx_of(b, s), b->ptr, src->ptr, src->size, s);
+  else if (src->size) rc = gcl_mem_copy(ctx_of(b, s), b->ptr, src->ptr, src->size);
+  return finish(st, rc, tmp);
+}
+
+static PyObject *buffer_fill(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
+                             PyObject *kwnames) {
+  gclpy_state *st = GCLPY_ST(self);
+  static const char *const names[] = {"value", "stream"};
+  PyObject *v[2];
+  gclpy_buffer *b = (gclpy_buffer *)self;
+  long long value;
+  if (gclpy_parse(&(const gclpy_params){"fill", names, 2, 1, 1}, NULL, argv, nargs, kwnames, v) < 0 || gclpy_buffer_open(st, b, "fill") < 0 ||
+      gclpy_long_arg(st, v[0], "fill: value", 0, 255, &value) < 0)
+    return NULL;
+  gcl_stream *s, *tmp;
+  if (copy_stream(st, b, v[1], &s, &tmp) < 0) return NULL;
+  gcl_status rc = GCL_OK;
+  if (b->size && s) rc = gcl_mem_fill_u8_async(ctx_of(b, s), b->ptr, (uint8_t)value, b->size, s);
+  else if (b->size) rc = gcl_mem_fill_u8(ctx_of(b, s), b->ptr, (uint8_t)value, b->size);
+  return finish(st, rc, tmp);
+}
+
+/* --- type ----------------------------------------------------------------------------------------- */
+
+static PyObject *buffer_get(PyObject *self, void *what) {
+  gclpy_buffer *b = (gclpy_buffer *)self;
+  switch ((int)(intptr_t)what) {
+  case 0: return PyLong_FromUnsignedLongLong(b->ptr);
+  case 1: return PyLong_FromSize_t(b->size);
+  case 2: return Py_NewRef(b->context);
+  case 3: return PyLong_FromLong(((gclpy_context *)b->context)->device);
+  case 4: return PyUnicode_FromString(dtypes[dtype_index(b->dtype)].name);
+  case 5: {
+    PyObject *t = PyTuple_New(b->ndim);
+    for (int i = 0; t && i < b->ndim; i++) PyTuple_SetItem(t, i, PyLong_FromLongLong(b->shape[i]));
+    return t;
+  }
+  default: return PyBool_FromLong(b->ptr == 0 || (b->base ? (gclpy_buffer *)b->base : b)->ptr == 0);
+  }
+}
+
+static PyObject *buffer_repr(PyObject *self) {
+  gclpy_buffer *b = (gclpy_buffer *)self;
+  return PyUnicode_FromFormat("<gclaunch.Buffer 0x%llx, %zu bytes, device %d, %s%s>",
+                              (unsigned long long)b->ptr, b->size,
+                              ((gclpy_context *)b->context)->device,
+                              dtypes[dtype_index(b->dtype)].name, b->base ? " view" : "");
+}
+
+static PyObject *buffer_enter(PyObject *self, PyObject *unused) {
+  (void)unused;
+  return Py_NewRef(self);
+}
+
+static PyObject *buffer_exit(PyObject *self, PyObject *const *argv, Py_ssize_t nargs) {
+  (void)argv, (void)nargs;
+  PyObject *r = buffer_close(self, NULL);
+  if (!r) return NULL;
+  Py_DECREF(r);
+  Py_RETURN_FALSE;
+}
+
+static PyMethodDef buffer_methods[] = {
+  {"upload", GCLPY_METH(buffer_upload), GCLPY_FASTKW,
+   "upload($self, /, src, offset=0, stream=None)\n--\n\nCopies the bytes of src (any bytes-like object: bytes,\n"
+   "bytearray, memoryview, a NumPy array) into the buffer at offset. stream None: returns when\n"
+   "done; else queued on the stream (gclaunch.Stream, int CUstream or __cuda_stream__ object)."},
+  {"download", GCLPY_METH(buffer_download), GCLPY_FASTKW,
+   "download($self, /, dst=None, offset=0, stream=None)\n--\n\n-> bytearray | dst. Copies len(dst) bytes from\n"
+   "offset into dst (a writable C-contiguous buffer), or the rest of the buffer into a new\n"
+   "bytearray. Into pageable memory the copy has finished when this returns, also on a stream."},
+  {"copy_from", GCLPY_METH(buffer_copy_from), GCLPY_FASTKW,
+   "copy_from($self, /, src, stream=None)\n--\n\nCopies all of src (a Buffer, at most this one's size) to the\n"
+   "start of this buffer, device to device."},
+  {"fill", GCLPY_METH(buffer_fill), GCLPY_FASTKW,
+   "fill($self, /, value, stream=None)\n--\n\nSets every byte to value (0 ... 255)."},
+  {"view", GCLPY_METH(buffer_view), GCLPY_FASTKW,
+   "view($self, /, dtype, shape=None)\n--\n\nThe same memory typed: dtype 'f32' (or 'float32', ...),\n"
+   "shape an int or a tuple (None: 1-D, as many elements as fit). __dlpack__ and\n"
+   "__cuda_array_interface__ of the view describe it so; the view keeps the buffer alive."},
+  {"close", buffer_close, METH_NOARGS,
+   "close($self, /)\n--\n\nFrees the memory now (a view: lets its buffer go). Refused while views or DLPack\n"
+   "exports (tensors made from it, Args holding it) are alive."},
+  {"__dlpack__", GCLPY_METH(buffer_dlpack), GCLPY_FASTKW,
+   "__dlpack__($self, /, *, stream=None, max_version=None, dl_device=None, copy=None)\n--\n\n"
+   "DLPack export: "
+   "a versioned capsule when max_version >= (1, 0), else a legacy one; 1-D uint8 of size bytes,\n"
+   "or the view's dtype and shape. The tensor keeps the buffer alive."},
+  {"__dlpack_device__", buffer_dlpack_device, METH_NOARGS, "__dlpack_device__($self, /)\n--\n\n(kDLCUDA, device)"},
+  {"__enter__", buffer_enter, METH_NOARGS, "__enter__($self, /)\n--\n\n"},
+  {"__exit__", GCLPY_METH(buffer_exit), METH_FASTCALL, "__exit__($self, /, *exc)\n--\n\nclose()"},
+  {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef buffer_getset[] = {
+  {"ptr", buffer_get, NULL, "the device address (int; 0 after close)", (void *)0},
+  {"size", buffer_get, NULL, "bytes", (void *)1},
+  {"context", buffer_get, NULL, "the Context the memory belongs to", (void *)2},
+  {"device", buffer_get, NULL, "the device ordinal", (void *)3},
+  {"dtype", buffer_get, NULL, "'u8', or a view's dtype", (void *)4},
+  {"shape", buffer_get, NULL, "(size,), or a view's shape", (void *)5},
+  {"closed", buffer_get, NULL, "True after close()", (void *)6},
+  {"__cuda_array_interface__", buffer_cai, NULL,
+   "CUDA Array Interface version 3 (shape, typestr, data, strides None, stream None): a bare\n"
+   "pointer, so keep the Buffer alive while it is used", NULL},
+  {NULL, NULL, NULL, NULL, NULL}};
+
+static PyType_Slot buffer_slots[] = {
+  {Py_tp_dealloc, buffer_dealloc}, {Py_tp_traverse, buffer_traverse},
+  {Py_tp_methods, buffer_methods}, {Py_tp_getset, buffer_getset}, {Py_tp_repr, buffer_repr},
+  {Py_tp_doc, "Device memory: ctx.alloc(nbytes). Exports __dlpack__ (1-D uint8, or a view's\n"
+              "dtype and shape) and __cuda_array_interface__; .ptr, .size; upload/download/\n"
+              "copy_from/fill, each synchronous or on a stream; close() or a with block frees it.\n"
+              "As a kernel's pointer argument (launch values or args[...] = buf) it is passed by\n"
+              "address and kept alive by the Args; an untyped buffer takes the pointer's type."},
+  {0, NULL}};
+static PyType_Spec buffer_spec = {"gclaunch.Buffer", sizeof(gclpy_buffer), 0,
+                                  Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_GC |
+                                      Py_TPFLAGS_DISALLOW_INSTANTIATION, buffer_slots};
+
+int gclpy_buffer_init_types(PyObject *m, gclpy_state *st) {
+  st->buffer_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &buffer_spec, NULL);
+  if (!st->buffer_type) return -1;
+  return PyModule_AddType(m, st->buffer_type);
+}

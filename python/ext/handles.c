@@ -1,0 +1,143 @@
+/* handles.c -- L1: what the files above share of streams and buffers: a stream argument as a
+ * gcl_stream (a gclaunch.Stream, or another library's stream wrapped for the call), a Stream as
+ * a launch's stream, and a Buffer's DLPack export (its capsules, and its take into a pointer
+ * field of Args). */
+#include "gclpy.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define KDL_BOOL 6 /* kDLBool (DLPack 0.8 headers do not name it) */
+
+/* --- streams ---------------------------------------------------------------------------------- */
+
+int gclpy_foreign_handle(gclpy_state *st, PyObject *v, void **out, const char *what) {
+  long long h;
+  if (PyLong_Check(v) && !PyBool_Check(v)) {
+    if (gclpy_long_arg(st, v, "stream handle", 0, INTPTR_MAX, &h) < 0) return -1;
+    return *out = (void *)(uintptr_t)h, 0;
+  }
+  PyObject *fn = PyObject_GetAttr(v, st->str_cuda_stream), *hv = NULL;
+  if (fn) {
+    PyObject *r = PyObject_CallNoArgs(fn);
+    Py_DECREF(fn);
+    if (!r) return -1;
+    hv = PyTuple_Check(r) && PyTuple_Size(r) == 2 ? Py_XNewRef(PyTuple_GetItem(r, 1)) : NULL;
+    Py_DECREF(r);
+    if (!hv || !PyLong_Check(hv)) {
+      Py_XDECREF(hv);
+      return PyErr_SetString(PyExc_TypeError, "__cuda_stream__() must return a tuple "
+                             "(version, handle: int)"), -1;
+    }
+  } else {
+    PyErr_Clear();
+    hv = PyObject_GetAttrString(v, "cuda_stream"); /* torch streams before the protocol */
+    if (!hv || !PyLong_Check(hv)) {
+      Py_XDECREF(hv);
+      PyErr_Clear();
+      return gclpy_type_error(what, v), -1;
+    }
+  }
+  int rc = gclpy_long_arg(st, hv, "stream handle", 0, INTPTR_MAX, &h);
+  Py_DECREF(hv);
+  if (rc == 0) *out = (void *)(uintptr_t)h;
+  return rc;
+}
+
+static int stream_open(gclpy_state *st, gclpy_stream *s) {
+  if (s->stream) return 0;
+  gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "stream: the Stream was closed");
+  return -1;
+}
+
+int gclpy_stream_for_launch(gclpy_state *st, gclpy_stream *s, PyObject *kernel, void **handle) {
+  if (stream_open(st, s) < 0) return -1;
+  if (s->captured && PyList_Append(s->captured, kernel) < 0) return -1;
+  *handle = s->handle;
+  return 0;
+}
+
+int gclpy_stream_arg(gclpy_state *st, PyObject *v, gclpy_context *ctx, gcl_stream **out,
+                     gcl_stream **tmp, const char *what) {
+  *out = NULL, *tmp = NULL;
+  if (!v || v == Py_None) return 0;
+  if (Py_IS_TYPE(v, st->stream_type)) {
+    if (stream_open(st, (gclpy_stream *)v) < 0) return -1;
+    *out = ((gclpy_stream *)v)->stream;
+    return 0;
+  }
+  void *h = NULL;
+  if (gclpy_foreign_handle(st, v, &h, what) < 0) return -1;
+  gcl_status s = gcl_stream_wrap(ctx->ctx, h, tmp);
+  if (s != GCL_OK) return gclpy_raise(st, s), -1;
+  *out = *tmp;
+  return 0;
+}
+
+/* --- buffers ---------------------------------------------------------------------------------- */
+
+static gclpy_buffer *owner_of(gclpy_buffer *b) { return b->base ? (gclpy_buffer *)b->base : b; }
+
+int gclpy_buffer_open(gclpy_state *st, gclpy_buffer *b, const char *what) {
+  if (b->ptr && owner_of(b)->ptr) return 0;
+  gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "%s: the Buffer was closed", what);
+  return -1;
+}
+
+typedef struct export_ctx {
+  PyObject *owner;          /* the owner Buffer (a reference) */
+  int64_t shape[GCLPY_BUF_MAX_NDIM];
+  union { DLManagedTensorVersioned v; DLManagedTensor l; } m;
+} export_ctx;
+
+static void export_release(export_ctx *x) {
+  PyGILState_STATE g = PyGILState_Ensure(); /* deleters may run on any thread */
+  ((gclpy_buffer *)x->owner)->exports--;
+  Py_DECREF(x->owner);
+  free(x);
+  PyGILState_Release(g);
+}
+static void delete_versioned(DLManagedTensorVersioned *m) { export_release(m->manager_ctx); }
+static void delete_legacy(DLManagedTensor *m) { export_release(m->manager_ctx); }
+
+void *gclpy_buffer_export(gclpy_buffer *b, bool versioned, const DLDataType *as) {
+  export_ctx *x = calloc(1, sizeof *x);
+  if (!x) return PyErr_NoMemory();
+  gclpy_buffer *owner = owner_of(b);
+  x->owner = Py_NewRef((PyObject *)owner);
+  owner->exports++;
+  DLTensor *t = versioned ? &x->m.v.dl_tensor : &x->m.l.dl_tensor;
+  t->data = (void *)(uintptr_t)b->ptr;
+  t->device = (DLDevice){kDLCUDA, ((gclpy_context *)b->context)->device};
+  t->dtype = b->dtype;
+  t->ndim = b->ndim;
+  memcpy(x->shape, b->shape, sizeof x->shape);
+  if (!b->typed && as && as->bits >= 8) { /* untyped memory as the elements the field expects */
+    t->dtype = *as;
+    x->shape[0] = (int64_t)(b->size / (as->bits / 8u));
+  }
+  t->shape = x->shape, t->strides = NULL, t->byte_offset = 0;
+  if (versioned) {
+    x->m.v.version = (DLPackVersion){DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION};
+    x->m.v.manager_ctx = x, x->m.v.deleter = delete_versioned, x->m.v.flags = 0;
+    return &x->m.v;
+  }
+  x->m.l.manager_ctx = x, x->m.l.deleter = delete_legacy;
+  return &x->m.l;
+}
+
+int gclpy_buffer_take(gclpy_state *st, gcl_args *args, const gcl_field *f, gclpy_buffer *b) {
+  if (gclpy_buffer_open(st, b, "Buffer") < 0) return -1;
+  DLDataType as = {kDLUInt, 8, 1};
+  gcl_scalar el = f->info.scalar;
+  if (f->info.kind == GCL_PARAM_POINTER && el != GCL_SCALAR_VOID) {
+    static const uint8_t codes[] = {0, KDL_BOOL, kDLInt, kDLUInt, kDLInt, kDLUInt, kDLInt, kDLUInt,
+                                    kDLInt, kDLUInt, kDLFloat, kDLBfloat, kDLFloat, kDLFloat};
+    if ((size_t)el < sizeof codes)
+      as = (DLDataType){codes[el], (uint8_t)(8 * gcl_scalar_size(el)), 1};
+  }
+  DLManagedTensorVersioned *m = gclpy_buffer_export(b, true, &as);
+  if (!m) return -1;
+  gcl_status s = gcl_args_take_field_dlpack(args, f, m); /* its deleter runs on failure too */
+  return s == GCL_OK ? 0 : (gclpy_raise(st, s), -1);
+}

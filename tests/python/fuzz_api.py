@@ -1,0 +1,567 @@
+"""A random-input fuzzer of the gclaunch Python API (issue 38), against the fake driver.
+
+    python3 tests/python/fuzz_api.py [--seed N] [--seconds S] [--cases N] [--batch B]
+
+Seeded and reproducible: case i of seed N is always the same Python snippet (printed on a
+failure). Every batch of cases runs in a forked child, so a crash (a signal, a sanitizer abort)
+is caught, reported with its reproducer and saved under tests/python/fuzz_regressions/ as a
+regression script; the saved regressions replay first, each in its own subprocess.
+
+The contract checked for every case (the package's, python/gclaunch/__init__.pyi):
+  * the outcome is a value, a gclaunch.Error subclass, or TypeError for an argument of the wrong
+    Python type; an OverflowError must be a gclaunch.RangeError; nothing else (no ValueError,
+    UnicodeError, SystemError, ...);
+  * a refused call changes nothing: the args' is_set() of every leaf and every set leaf's value
+    are compared before and after;
+  * deleters run exactly once: at the end of each batch, with every object gone, the fake
+    producer's deleter count equals its export count.
+Callables: every entry of CALLABLES (one generator of a snippet each); any public callable of the
+package that none of them names is called through GENERIC with random arguments built from its
+inspect.signature, so runtime objects added to gclaunch.__all__ are fuzzed from the start. Add
+an entry to CALLABLES for a smarter generator.
+
+Exit status: 0 when every case kept the contract, 1 otherwise. The last line:
+  fuzz_api: ok|FAIL seed N: C cases in S s (R regressions replayed), F failures
+"""
+import argparse
+import gc
+import inspect as pyinspect
+import os
+import random
+import subprocess
+import sys
+import textwrap
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REGRESSIONS = os.path.join(HERE, "fuzz_regressions")
+sys.path.insert(0, HERE)
+
+import gcltest as T  # noqa: E402
+
+FAKE = T.fake_driver()
+import gclaunch as g  # noqa: E402
+
+ARGS8 = "i32 a, i32 b, f32 c, f32 d, const f32* p0, f32* p1, u64 n, i32 idx"
+MAPS16 = "grid_constant tensormap[16] maps, const void* work, u32 n_work"
+NESTED = ("grid_constant struct{tensormap[3] loads, struct{ptr p, u32 n}[4] segs, f32 scale, "
+          "struct{i8, u16 h} pair} g, bool flag, f16 h16, bf16 hb, f64 d, u8 small, i16[3] arr")
+
+# --- the world every case runs in (built once per child; the reproducer builds it too) ---------
+
+SETUP = '''
+import ctypes as C, gc, os, sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import gcltest as T
+FAKE = T.fake_driver()
+import gclaunch as g
+import fuzz_api as F
+W = F.World()
+'''
+
+
+class Stream:
+    def __init__(self, ret):
+        self.ret = ret
+
+    def __cuda_stream__(self):
+        return self.ret
+
+
+class World:
+    """The objects cases act on: layouts, args (one fully set), a kernel of the fake driver,
+    fake tensors over host memory, and the producer that counts deleters."""
+
+    def __init__(self):
+        for image, name in (("launchcfg.sm_90.cubin", "bench_args8"),
+                            ("megakernel.sm_90.cubin", "megakernel_copy_16")):
+            k = next(k for k in g.inspect(T.kernel(image)) if k["name"] == name)
+            T.declare(FAKE, name, [(p["offset"], p["size"]) for p in k["params"]])
+        self.p = T.Producer()
+        self.mem = (C.c_float * 65536)()
+        self.base = (C.addressof(self.mem) + 255) & ~255
+        self.lay = g.Layout(NESTED, 90)
+        self.lay8 = g.Layout(ARGS8, 90)
+        self.a = g.Args(self.lay)
+        self.full = g.Args(self.lay8)
+        for i in range(8):
+            self.full[i] = 16
+        self.ctx = g.Context(0)
+        self.mod = self.ctx.load(T.kernel("launchcfg.sm_90.cubin"))
+        self.k = self.mod.kernel("bench_args8", ARGS8)
+        self.mega = self.ctx.load(T.kernel("megakernel.sm_90.cubin")).kernel("megakernel_copy_16", MAPS16)
+        self.ka = self.mega.args()
+        self.streams = [0, 1, 2]
+
+    def tensor(self, off=0, shape=(8, 16), strides=(64, 1), dtype=(T.KDLFLOAT, 32), device=None,
+               versioned=True, read_only=False, major=1):
+        return T.FakeTensor(self.p, self.base, shape, dtype=dtype, strides=strides, byte_offset=off,
+                            device=device or (T.KDLCUDA, 0), versioned=versioned,
+                            read_only=read_only, major=major)
+
+    def leaves(self, args):
+        """(path, is_set, value) of every leaf of args: what a refused call must not change."""
+        out = []
+        for f in args.layout.leaves():
+            s = args.is_set(f.path)
+            out.append((f.path, s, args[f.path] if s else None))
+        return out
+
+
+import ctypes as C  # noqa: E402  (World uses it; kept here for the reproducers' namespace)
+
+# --- random values ---------------------------------------------------------------------------------
+
+INTS = ["0", "1", "-1", "2", "3", "7", "16", "90", "255", "256", "4095", "4096", "2**31-1", "2**31",
+        "2**32-1", "2**32", "2**63-1", "2**63", "2**64-1", "2**64", "-2**31", "-2**63", "-2**63-1",
+        "2**2000", "-2**2000", "True", "False"]
+FLOATS = ["0.0", "-0.0", "1.5", "1e39", "-1e39", "65504.0", "65520.0", "3.4e38", "3.5e38",
+          "float('inf')", "float('-inf')", "float('nan')", "1e-50", "2.0**-149"]
+STRS = ["''", "'u32 a'", "'\\xe9'", "'u32 \\xe9'", "'a\\x00b'", "'\\udcff'", "'\\ud800x'", "'x'*300",
+        "'g.segs[2].p'", "'g.loads[1]'", "'g.pair.h'", "'g.pair.0'", "'arr'", "'flag'", "'h16'",
+        "'g.segs[9]'", "'g..x'", "'g[0]'", "'maps[3]'", "'maps'", "'work'", "'a'*199+'\\xe9'",
+        "'sm_90'", "'sm_x'", "'/dev/null'", "'/dev/null\\x00'", "'/nonexistent/k.cubin'"]
+KEYS = ["0", "1", "-1", "-2", "8", "11", "-12", "2**63", "-2**63", "2**64", "True", "1.0", "None",
+        "'g.segs[2].p'", "'g.segs[2].n'", "'g.scale'", "'g.pair'", "'g.loads'", "'g.loads[2]'",
+        "'g.loads[3]'", "'flag'", "'h16'", "'hb'", "'d'", "'small'", "'arr'", "'arr[1]'", "'g'",
+        "'nope'", "'g.\\xe9'", "'a\\x00'", "'\\udcff'", "'g.segs[2]'", "'maps'", "'maps[15]'",
+        "'work'", "'n_work'", "'a'", "'p0'", "'n'"]
+SIGS = ["'u32 a'", "'" + NESTED + "'", "'struct{u8 x} s, f32* p'", "'tensormap[300] m'",
+        "'bytes(100000) b'", "'u8[0] a'", "'struct{} s'", "'align(3) u32 a'", "'\\xe9'",
+        "'u32 a, u32 a'", "'grid_constant tensormap m'", "'f16 h, bf16 b'", "''", "'ptr'"]
+
+
+def tensor_expr(r):
+    kw = []
+    if r.random() < 0.5:
+        kw.append(f"off={r.choice([0, 4, 16, 64, 128, 256, 1024, 2**62, -16])}")
+    if r.random() < 0.4:
+        # a well-formed producer: as many strides as dimensions (or None)
+        shape, strides = r.choice([("(8, 16)", ["(64, 1)", "None", "(0, 1)", "(-64, 1)", "(2**62, 1)", "(16, 1)"]),
+                                   ("(16,)", ["(1,)", "None", "(2,)"]), ("(0, 16)", ["(64, 1)"]),
+                                   ("(1, 1, 1, 1, 1, 1)", ["None"]), ("(2**40, 16)", ["(64, 1)"]),
+                                   ("(8, -1)", ["(64, 1)"]), ("(4, 8, 16)", ["(512, 64, 1)", "None"])])
+        kw += [f"shape={shape}", f"strides={r.choice(strides)}"]
+    if r.random() < 0.3:
+        kw.append(f"dtype={r.choice(['(T.KDLFLOAT, 32)', '(T.KDLFLOAT, 16)', '(T.KDLINT, 8)', '(T.KDLFLOAT, 64)', '(99, 7)'])}")
+    if r.random() < 0.2:
+        kw.append(f"device={r.choice(['(T.KDLCPU, 0)', '(T.KDLCUDA, 1)', '(T.KDLCUDA, -1)'])}")
+    if r.random() < 0.2:
+        kw.append(f"versioned={r.choice(['True', 'False'])}")
+    if r.random() < 0.1:
+        kw.append("read_only=True")
+    if r.random() < 0.05:
+        kw.append("major=2")
+    return f"W.tensor({', '.join(kw)})"
+
+
+def tmap_expr(r):
+    box = r.choice(["(8, 16)", "(16,)", "8", "(0, 16)", "(300, 16)", "(-1, 16)", "(2**40, 8)", "()",
+                    "(1, 2, 3, 4, 5, 6)", "'ab'", "[8, 16]", "(8.0, 16)"])
+    kw = []
+    for name, vals in (("swizzle", ["0", "32", "64", "128", "3", "5", "-1", "2**70"]),
+                       ("l2", ["0", "64", "256", "7"]), ("interleave", ["0", "1", "2", "3", "-1"]),
+                       ("element_strides", ["None", "(1, 1)", "(1,)", "(0, 1)", "(9, 1)", "(-1, 1)"]),
+                       ("store", ["True", "False"]), ("oob_nan", ["True", "0"])):
+        if r.random() < 0.15:
+            kw.append(f"{name}={r.choice(vals)}")
+    return f"g.TensorMap({tensor_expr(r)}, {box}{''.join(', ' + k for k in kw)})"
+
+
+def value(r, depth=0):
+    """Any value, as Python source."""
+    kind = r.randrange(12)
+    if kind < 3:
+        return r.choice(INTS)
+    if kind == 3:
+        return r.choice(FLOATS)
+    if kind == 4:
+        return r.choice(STRS)
+    if kind == 5:
+        return f"bytes({r.choice([0, 1, 2, 4, 8, 16, 128, 256, 384, 2048])})"
+    if kind == 6:
+        return tensor_expr(r)
+    if kind == 7:
+        return tmap_expr(r)
+    if kind == 8 and depth < 2:
+        n = r.choice([0, 1, 2, 3, 15, 16, 17])
+        return "[" + ", ".join(value(r, depth + 1) for _ in range(min(n, 4))) + \
+               (f"] + [{value(r, depth + 1)}] * {n - 4}" if n > 4 else "]")
+    if kind == 9:
+        return r.choice(["None", "object()", "bytearray(8)", "memoryview(bytes(4))", "W.full",
+                         "W.lay", "Stream((0, 1))", "1j", "W.base", "W.base + 4"])
+    if kind == 10 and depth < 2:
+        return f"({value(r, depth + 1)},)"
+    return f"[{tmap_expr(r)} for _ in range({r.choice([1, 3, 16])})]"
+
+
+def stream_expr(r):
+    h = r.choice(["None", "0", "1", "2", "3", "-1", "-5", "12345", "2**63", "2**64", "-2**63",
+                  "W.base", "C.addressof(W.mem)", "0x7fff_ffff_f000", "id(object())", "True"])
+    return r.choice([h, h, f"Stream((0, {h}))", "Stream(5)", "Stream((0,))", "object()"])
+
+
+def dims_expr(r):
+    return r.choice(["1", "32", "(1, 1, 1)", "(2, 3)", "0", "-1", "2**32", "(1, 2**32)", "()",
+                     "(1, 2, 3, 4)", "[4, 4]", "1.0", "None", "(True,)"])
+
+# --- the callables ---------------------------------------------------------------------------------
+# name -> generator(r) returning (snippet, args_checked): the snippet is one or more statements;
+# args_checked names the Args object (a World attribute) a refused call must leave unchanged.
+
+
+def c_layout(r):
+    return f"g.Layout({r.choice(SIGS)}, {r.choice(INTS)})", None
+
+
+def c_layout_kw(r):
+    return f"g.Layout(signature={r.choice(SIGS)}, sm={r.choice(['90', '100', '80', 'None', '90.0'])})", None
+
+
+def c_field(r):
+    return f"W.lay.field({r.choice(KEYS)})", None
+
+
+def c_layout_misc(r):
+    return r.choice(["W.lay.leaves()", "W.lay.params", "W.lay.size", "W.lay.sm", "len(W.lay)",
+                     "W.lay.signature", "[p._asdict() for p in W.lay.params]", "repr(W.lay)",
+                     "W.k.layout.leaves()", "W.k.layout.signature"]), None
+
+
+def c_args_new(r):
+    return f"g.Args({r.choice(['W.lay', 'W.lay8', 'W.k.layout', 'None', '5', 'W.a'])})", None
+
+
+def c_setitem(r):
+    target = r.choice(["a", "a", "full", "ka"])
+    key = r.choice(KEYS)
+    return f"W.{target}[{key}] = {value(r)}", target
+
+
+def c_getitem(r):
+    return f"W.{r.choice(['a', 'full', 'ka'])}[{r.choice(KEYS)}]", None
+
+
+def c_is_set(r):
+    return f"W.{r.choice(['a', 'full'])}.is_set({r.choice(KEYS)})", None
+
+
+def c_buffer_clone(r):
+    return r.choice(["W.a.buffer()", "W.full.buffer()", "W.a.clone()", "W.full.clone().buffer()",
+                     "repr(W.a)", "W.a.layout"]), None
+
+
+def c_refresh(r):
+    target = r.choice(["a", "ka"])
+    return f"W.{target}.refresh({r.choice(KEYS)}, {value(r)})", target
+
+
+def c_repoint(r):
+    target = r.choice(["a", "ka"])
+    addr = r.choice(["W.base", "W.base + 4", "0", "-1", "2**64", tensor_expr(r), "[W.base] * 3", value(r)])
+    return f"W.{target}.repoint({r.choice(KEYS)}, {addr})", target
+
+
+def c_tensormap(r):
+    return tmap_expr(r), None
+
+
+def c_describe(r):
+    return f"{tmap_expr(r)}.describe()", None
+
+
+def c_inspect(r):
+    src = r.choice(STRS + ["T.kernel('launchcfg.sm_90.cubin')", "b''", "b'\\x7fELF'", "bytes(64)",
+                           "b'.version 8.0\\n.target sm_90\\n.entry k\\xc3\\xa9(.param .u64 p){ret;}'",
+                           "b'.version 8.0\\n.entry k(.param .u64 p){ret;}'", "5", "None"])
+    arch = r.choice(["None", "90", "'sm_90'", "-1", "2**40", "'sm_\\xe9'", "'90\\x00'", "1001", "90.0"])
+    return f"g.inspect({src}, arch={arch})", None
+
+
+def c_status_name(r):
+    return f"g.status_name({r.choice(INTS + ['7', '21', '1.0', 'None', chr(39) + 'x' + chr(39)])})", None
+
+
+def c_context(r):
+    return f"g.Context({r.choice(['0', '1', '-1', '2**40', '2**31', 'None', '0.0', 'device=0'])})", None
+
+
+def c_load(r):
+    src = r.choice(["b''", "bytes(100)", "T.kernel('launchcfg.sm_90.cubin')", "'/nonexistent'",
+                    "'\\x00'", "5", "b'.version 8.0\\n.target sm_90\\n.visible .entry k(.param .u64 p){ret;}'"])
+    return f"W.ctx.load({src})", None
+
+
+def c_kernel(r):
+    name = r.choice(["'bench_args8'", "'nope'", "''", "'\\xe9'", "'a\\x00'", "5", "'\\udcff'"])
+    sig = r.choice(["None", repr(ARGS8), "'u64 a'", "'\\xe9'", "5", "''"])
+    return f"W.mod.kernel({name}, {sig})", None
+
+
+def c_launch(r):
+    args = r.choice(["W.full", "W.full", "W.a", "W.full.clone()", "[16] * 8", "[16] * 7",
+                     "[" + ", ".join(value(r) for _ in range(8)) + "]", "None", "W.ka"])
+    kw = []
+    for name, gen in (("shared", lambda: r.choice(INTS)), ("stream", lambda: stream_expr(r)),
+                      ("cluster", lambda: dims_expr(r)), ("cooperative", lambda: r.choice(["True", "False"]))):
+        if r.random() < 0.35:
+            kw.append(f"{name}={gen()}")
+    return f"W.k.launch({dims_expr(r)}, {dims_expr(r)}, {args}{''.join(', ' + k for k in kw)})", None
+
+
+def c_kernel_misc(r):
+    return r.choice(["W.k.args()", "W.k.name", "W.k.handle", "W.k.context", "W.mod.log",
+                     "W.mod.context", "W.ctx.sm", "W.ctx.name", "W.ctx.handle", "W.ctx.device",
+                     "W.ctx.synchronize()", "repr(W.k)", "repr(W.ctx)"]), None
+
+
+CALLABLES = {
+    "Layout": c_layout, "Layout(kw)": c_layout_kw, "Layout.field": c_field, "Layout.*": c_layout_misc,
+    "Args": c_args_new, "Args.__setitem__": c_setitem, "Args.__getitem__": c_getitem,
+    "Args.is_set": c_is_set, "Args.buffer/clone": c_buffer_clone, "Args.refresh": c_refresh,
+    "Args.repoint": c_repoint, "TensorMap": c_tensormap, "TensorMap.describe": c_describe,
+    "inspect": c_inspect, "status_name": c_status_name, "Context": c_context, "Context.load": c_load,
+    "Module.kernel": c_kernel, "Kernel.launch": c_launch, "Kernel/Module/Context.*": c_kernel_misc,
+}
+# Public names the generators above cover (anything else public is fuzzed through GENERIC).
+COVERED = {"Layout", "Layout.field", "Layout.leaves", "Args", "Args.is_set", "Args.buffer",
+           "Args.clone", "Args.refresh", "Args.repoint", "TensorMap", "TensorMap.describe",
+           "inspect", "status_name", "Context", "Context.load", "Context.synchronize",
+           "Module.kernel", "Kernel.launch", "Kernel.args", "Context.compile", "Param", "Field"}
+
+
+def public_callables():
+    out = []
+    for name in g.__all__:
+        obj = getattr(g, name)
+        if not callable(obj) or (isinstance(obj, type) and issubclass(obj, BaseException)):
+            continue
+        out.append(name)
+        if isinstance(obj, type) and not hasattr(obj, "_fields"):
+            out += [f"{name}.{m}" for m in vars(obj) if not m.startswith("_") and callable(getattr(obj, m))]
+    return out
+
+
+def generic(name):
+    """A generator for a public callable no entry covers: random arguments by its signature, on
+    an instance found in the World (or made by calling the class) for a method."""
+    def gen(r):
+        owner, _, meth = name.partition(".")
+        target = f"g.{owner}"
+        if meth:
+            inst = {"Layout": "W.lay", "Args": "W.a", "Kernel": "W.k", "Module": "W.mod", "Context": "W.ctx"}
+            target = (inst.get(owner) or f"F.instance(W, g.{owner})") + f".{meth}"
+        try:
+            params = [p for p in pyinspect.signature(eval(f"g.{name}")).parameters.values()
+                      if p.name not in ("self", "cls") and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        except (TypeError, ValueError):
+            params = []
+        parts = []
+        for p in params:
+            if p.default is not p.empty and r.random() < 0.5:
+                continue
+            v = r.choice([value(r), r.choice(INTS), stream_expr(r)])
+            parts.append(v if p.kind == p.POSITIONAL_ONLY or (p.kind == p.POSITIONAL_OR_KEYWORD and r.random() < 0.7)
+                         and not any("=" in x for x in parts) else f"{p.name}={v}")
+        return f"{target}({', '.join(parts)})", None
+    return gen
+
+
+def instance(world, cls):
+    """An instance of cls made by the World's objects, for GENERIC's method calls (cached)."""
+    cache = world.__dict__.setdefault("_instances", {})
+    if cls not in cache:
+        for attempt in ((), (world.ctx,), (0,), (world.k,)):
+            try:
+                cache[cls] = cls(*attempt)
+                break
+            except Exception:
+                continue
+        else:
+            raise TypeError(f"fuzz_api: no instance of {cls.__name__} (add a World object)")
+    return cache[cls]
+
+
+def table():
+    t = dict(CALLABLES)
+    for name in public_callables():
+        if name not in COVERED:
+            t["generic " + name] = generic(name)
+    return t
+
+# --- one case ----------------------------------------------------------------------------------------
+
+
+def make_case(seed, i, names):
+    r = random.Random(f"{seed}:{i}")
+    name = r.choice(names)
+    snippet, checked = TABLE[name](r)
+    return name, snippet, checked
+
+
+class Violation(Exception):
+    pass
+
+
+def run_case(snippet, checked, world):
+    """Runs one snippet and checks the contract; raises Violation with the reason."""
+    before = world.leaves(getattr(world, checked)) if checked else None
+    ns = {"W": world, "g": g, "T": T, "F": sys.modules[__name__], "C": C, "Stream": Stream}
+    try:
+        exec(snippet, ns)
+        return "value"
+    except Violation:
+        raise
+    except g.Error as e:
+        if isinstance(e, OverflowError) and not isinstance(e, g.RangeError):
+            raise Violation(f"an OverflowError that is no gclaunch.RangeError: {e!r}")
+        try:
+            str(e).encode("utf-8")
+        except UnicodeError:
+            raise Violation(f"a message that is no valid text: {e!r}")
+        outcome = "Error"
+    except TypeError:
+        outcome = "TypeError"
+    except BaseException as e:  # noqa: B902 -- the contract admits nothing else
+        raise Violation(f"{type(e).__name__} outside the contract: {e!r}\n{traceback.format_exc()}")
+    if checked:
+        after = world.leaves(getattr(world, checked))
+        if repr(after) != repr(before):  # repr: nan equals nan
+            diff = [(b, a) for b, a in zip(before, after) if repr(b) != repr(a)]
+            raise Violation(f"a refused call changed the args: {diff[:3]}")
+    return outcome
+
+
+def reproducer(seed, i, name, snippet, checked, why):
+    body = SETUP.format(here=HERE) + f"\n# fuzz_api seed {seed} case {i} ({name}): {why.splitlines()[0] if why else ''}\n"
+    body += f"print(F.run_case({snippet!r}, {checked!r}, W))\n"
+    body += "del W\ngc.collect()\n"
+    return body
+
+
+def save(seed, i, text):
+    os.makedirs(REGRESSIONS, exist_ok=True)
+    path = os.path.join(REGRESSIONS, f"seed{seed}_case{i}.py")
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+# --- batches in forked children ------------------------------------------------------------------
+
+
+def child(seed, first, count, names, wfd):
+    """Runs cases first ... first+count-1; writes 'case i' before each, then the outcome counts.
+    Exit 0: all kept the contract; 3: a violation (reported on the pipe)."""
+    out = os.fdopen(wfd, "w", buffering=1)
+    world = World()
+    counts = {}
+    for i in range(first, first + count):
+        name, snippet, checked = make_case(seed, i, names)
+        out.write(f"case {i}\n")
+        try:
+            o = run_case(snippet, checked, world)
+        except Violation as v:
+            out.write(f"violation {i} {str(v)!r}\n")
+            os._exit(3)
+        counts[o] = counts.get(o, 0) + 1
+    producer = world.p
+    del world
+    gc.collect()
+    out.write("counts " + " ".join(f"{k}={v}" for k, v in sorted(counts.items())) + "\n")
+    # deleters exactly once: with every object gone, each exported tensor's deleter ran once
+    if producer.deleted != producer.exported:
+        out.write(f"violation {first + count - 1} {f'deleters ran {producer.deleted} times for {producer.exported} exported tensors (cases {first} ... {first + count - 1})'!r}\n")
+        os._exit(3)
+    os._exit(0)
+
+
+def run_batch(seed, first, count, names):
+    """(cases run, failure or None). The World's producer is checked in the child."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        try:
+            child(seed, first, count, names, w)
+        except BaseException:
+            traceback.print_exc()
+            os._exit(4)
+    os.close(w)
+    lines = os.fdopen(r).read().splitlines()
+    _, status = os.waitpid(pid, 0)
+    last = first - 1
+    for line in lines:
+        if line.startswith("case "):
+            last = int(line.split()[1])
+    ran = last - first + 1
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
+        return ran, None, lines
+    violation = next((ln for ln in lines if ln.startswith("violation ")), None)
+    why = (eval(violation.split(" ", 2)[2]) if violation else
+           f"crash: {'signal %d' % os.WTERMSIG(status) if os.WIFSIGNALED(status) else 'exit %d' % os.WEXITSTATUS(status)}")
+    return ran, (last, why), lines
+
+
+def replay_regressions(env):
+    files = sorted(f for f in os.listdir(REGRESSIONS) if f.endswith(".py")) if os.path.isdir(REGRESSIONS) else []
+    bad = 0
+    for f in files:
+        p = subprocess.run([sys.executable, os.path.join(REGRESSIONS, f)], env=env, capture_output=True,
+                           text=True, timeout=120)
+        if p.returncode != 0:
+            bad += 1
+            print(f"fuzz_api: regression {f} FAILED (exit {p.returncode})\n{p.stdout[-2000:]}{p.stderr[-2000:]}")
+    return len(files), bad
+
+
+TABLE = table()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--seconds", type=float, default=60.0)
+    ap.add_argument("--cases", type=int, default=0, help="stop after this many cases (0: by time)")
+    ap.add_argument("--batch", type=int, default=300)
+    ap.add_argument("--no-save", action="store_true", help="report crashes without saving them")
+    o = ap.parse_args()
+    seed = o.seed if o.seed is not None else random.SystemRandom().randrange(1, 2**31)
+    names = sorted(TABLE)
+    print(f"fuzz_api: seed {seed} (--seed {seed} replays it); {len(names)} callables: "
+          + ", ".join(n for n in names if n.startswith("generic ")) or "no generic ones", flush=True)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(g.__path__[0]), HERE, env.get("PYTHONPATH", "")])
+    replayed, failures = replay_regressions(env)
+    t0 = time.monotonic()
+    first = total = 0
+    counts = {}
+    while (o.cases and total < o.cases) or (not o.cases and time.monotonic() - t0 < o.seconds):
+        n = min(o.batch, o.cases - total) if o.cases else o.batch
+        ran, fail, lines = run_batch(seed, first, n, names)
+        total += ran + (1 if fail else 0)
+        for ln in lines:
+            if ln.startswith("counts "):
+                for kv in ln.split()[1:]:
+                    k, v = kv.split("=")
+                    counts[k] = counts.get(k, 0) + int(v)
+        if fail:
+            i, why = fail
+            failures += 1
+            name, snippet, checked = make_case(seed, i, names)
+            text = reproducer(seed, i, name, snippet, checked, why)
+            where = "" if o.no_save else f" saved as {save(seed, i, text)}"
+            print(f"fuzz_api: FAIL seed {seed} case {i} ({name}): {why}\n{textwrap.indent(snippet, '    ')}\n"
+                  f"  reproducer{where}:\n{textwrap.indent(text, '    ')}", flush=True)
+            first = i + 1
+        else:
+            first += n
+    secs = time.monotonic() - t0
+    print(f"fuzz_api: outcomes {' '.join(f'{k}={v}' for k, v in sorted(counts.items()))}")
+    print(f"fuzz_api: {'ok' if failures == 0 else 'FAIL'} seed {seed}: {total} cases in {secs:.0f} s "
+          f"({replayed} regressions replayed), {failures} failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,580 @@
+"""The runtime in Python against tests/fakecuda (GCL_LIBCUDA): Stream (created, wrapped from a
+handle or a __cuda_stream__ object, __cuda_stream__, record/wait/synchronize, priorities), Event
+(record, query, elapsed milliseconds), Graph (capture, kernel_count, set_args, launch), Buffer
+(alloc, copies sync and on a stream, fill, views, __dlpack__, __cuda_array_interface__, as a
+pointer argument kept alive by Args), occupancy and persistent_config, kernel attributes, devices,
+the pdl= and priority= launch keywords; bad inputs raise gclaunch.Error subclasses (RangeError for
+ints out of range) or TypeError, and change nothing.
+
+The fake's device memory is host memory: buffers are read back with ctypes at their address."""
+import ctypes as C
+import gc
+import os
+import struct
+import sys
+import unittest
+
+import gcltest as T
+
+FAKE = T.fake_driver()  # sets GCL_LIBCUDA before gclaunch opens a driver
+import gclaunch as g  # noqa: E402
+
+ARGS8 = "i32 a, i32 b, f32 c, f32 d, const f32* p0, f32* p1, u64 n, i32 idx"
+VALUES8 = [1, -2, 3.5, 4.0, 0x1000, 0x2000, 2**40, 7]
+
+_capsule_ptr = C.pythonapi.PyCapsule_GetPointer
+_capsule_ptr.restype = C.c_void_p
+_capsule_ptr.argtypes = [C.py_object, C.c_char_p]
+_capsule_name = C.pythonapi.PyCapsule_GetName
+_capsule_name.restype = C.c_char_p
+_capsule_name.argtypes = [C.py_object]
+
+
+class ForeignStream:
+    """A stream object of another library: only __cuda_stream__ (as torch/CuPy/cuda.core)."""
+
+    def __init__(self, handle):
+        self.handle = handle
+        self.deleted = None
+
+    def __cuda_stream__(self):
+        return (0, self.handle)
+
+    def __del__(self):
+        if self.deleted is not None:
+            self.deleted.append(True)
+
+
+def live(kind):
+    return FAKE.fakecuda_live(kind.encode())
+
+
+def calls(entry):
+    return FAKE.fakecuda_calls(entry.encode())
+
+
+class RuntimeTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        k = next(k for k in g.inspect(T.kernel("launchcfg.sm_90.cubin")) if k["name"] == "bench_args8")
+        T.declare(FAKE, "bench_args8", [(p["offset"], p["size"]) for p in k["params"]])
+        cls.ctx = g.Context(0)
+        cls.mod = cls.ctx.load(T.kernel("launchcfg.sm_90.cubin"))
+        cls.k = cls.mod.kernel("bench_args8", ARGS8)
+
+    def args(self, values=VALUES8):
+        a = self.k.args()
+        for i, v in enumerate(values):
+            a[i] = v
+        return a
+
+    def last(self):
+        return T.last_launch(FAKE)
+
+    def params(self):
+        return bytes(self.last().params[:self.k.layout.size])
+
+    # --- contexts and devices -----------------------------------------------------------------
+    def test_context_is_one_per_device(self):
+        self.assertIs(g.Context(0), self.ctx)
+        self.assertIs(g.Context(), self.ctx)
+
+    def test_devices(self):
+        self.assertEqual(g.device_count(), 1)
+        info = g.device_info(0)
+        self.assertIsInstance(info, g.DeviceInfo)
+        self.assertEqual((info.device, info.sm, info.multiprocessors), (0, 90, 132))
+        self.assertIn("Fake", info.name)
+        self.assertGreater(info.total_memory, 0)
+        self.assertGreater(info.max_threads_per_block, 0)
+        self.assertEqual(info._asdict()["name"], info.name)
+        self.assertEqual(g.device_info(), info)
+        with self.assertRaises(g.Error):
+            g.device_info(5)
+        with self.assertRaises(g.RangeError):
+            g.device_info(-1)
+        with self.assertRaises(g.RangeError):
+            g.device_info(2**40)
+        with self.assertRaises(TypeError):
+            g.device_info("0")
+
+    # --- streams --------------------------------------------------------------------------------
+    def test_stream_create_and_launch(self):
+        n = live("stream")
+        s = self.ctx.create_stream()
+        self.assertEqual(live("stream"), n + 1)
+        self.assertEqual((s.priority, s.context, s.closed, s.is_capturing), (0, self.ctx, False, False))
+        self.assertNotEqual(s.handle, 0)
+        self.assertEqual(s.__cuda_stream__(), (0, s.handle))
+        hi = self.ctx.create_stream(priority=-5)
+        self.assertEqual(hi.priority, -5)
+        self.assertEqual(g.Stream(self.ctx, -2).priority, -2)
+        self.assertEqual(g.Stream().context, self.ctx)
+        a = self.args()
+        self.k.launch(1, 32, a, stream=s)
+        self.assertEqual(self.last().stream, s.handle)
+        self.k.launch(1, 32, a, stream=ForeignStream(hi.handle))  # any __cuda_stream__ object
+        self.assertEqual(self.last().stream, hi.handle)
+        s.synchronize()
+        s.close()
+        self.assertTrue(s.closed)
+        self.assertEqual(live("stream"), n + 1 + (1 if hi else 0) - 1)
+        with self.assertRaises(g.Error) as cm:
+            self.k.launch(1, 32, a, stream=s)
+        self.assertIn("closed", str(cm.exception))
+        for call in (s.synchronize, s.record, s.__cuda_stream__, s.begin_capture):
+            with self.assertRaises(g.Error):
+                call()
+        with self.ctx.create_stream() as t:
+            self.assertFalse(t.closed)
+        self.assertTrue(t.closed)
+
+    def test_stream_priority_refused_with_the_range(self):
+        n = live("stream")
+        for bad in (1, -6):
+            with self.assertRaises(g.Error) as cm:
+                self.ctx.create_stream(priority=bad)
+            self.assertEqual(cm.exception.status, "GCL_ERROR_INVALID_ARGUMENT")
+            self.assertIn("-5 (highest) ... 0 (lowest)", str(cm.exception))
+        with self.assertRaises(g.RangeError):
+            self.ctx.create_stream(priority=2**40)
+        with self.assertRaises(TypeError):
+            self.ctx.create_stream(priority=1.0)
+        with self.assertRaises(TypeError):
+            g.Stream(context=5)
+        self.assertEqual(live("stream"), n)
+
+    def test_from_handle(self):
+        own = self.ctx.create_stream(priority=-3)
+        n = live("stream")
+        w = g.Stream.from_handle(own.handle)
+        self.assertEqual((w.handle, w.priority), (own.handle, -3))  # the driver's priority
+        self.assertIs(g.Stream.from_handle(own), own)
+        f = ForeignStream(own.handle)
+        wf = g.Stream.from_handle(f, context=self.ctx)
+        self.assertEqual(wf.handle, own.handle)
+        self.assertEqual(live("stream"), n)  # wrappers create no stream
+        refs = sys.getrefcount(f)
+        del wf
+        self.assertEqual(sys.getrefcount(f), refs - 1)  # it kept the object alive
+        legacy = type("TorchOld", (), {"cuda_stream": own.handle})()  # torch before the protocol
+        self.assertEqual(g.Stream.from_handle(legacy).handle, own.handle)
+        self.assertEqual(g.Stream.from_handle(0).handle, 0)  # the default stream
+        w.close()
+        self.assertEqual(live("stream"), n)  # closing a wrapper leaves the stream alone
+        own.synchronize()
+        not_a_stream = (C.c_uint32 * 16)()  # live memory that holds no stream
+        with self.assertRaises(g.Error) as cm:
+            g.Stream.from_handle(C.addressof(not_a_stream))
+        self.assertEqual(cm.exception.status, "GCL_ERROR_DRIVER")
+        self.assertIn("handle", str(cm.exception))
+        with self.assertRaises(g.RangeError):
+            g.Stream.from_handle(-5)
+        for bad in ("s", 1.5, None, type("S", (), {"__cuda_stream__": lambda self: 5})()):
+            with self.assertRaises(TypeError):
+                g.Stream.from_handle(bad)
+
+    def test_stream_wrapping_its_owner_is_collected(self):
+        # a cycle through the wrapped object: only a GC-tracked Stream lets it go
+        own = self.ctx.create_stream()
+        gone = []
+        f = ForeignStream(own.handle)
+        f.deleted = gone
+        f.wrapper = g.Stream.from_handle(f)
+        del f
+        gc.collect()
+        self.assertEqual(gone, [True])
+
+    # --- events ---------------------------------------------------------------------------------
+    def test_events(self):
+        s = self.ctx.create_stream()
+        n = live("event")
+        start = s.record()
+        self.assertIsInstance(start, g.Event)
+        self.k.launch(1, 32, self.args(), stream=s)
+        stop = g.Event(self.ctx)
+        self.assertIs(stop.record(s), stop)
+        self.assertEqual(live("event"), n + 2)
+        ms = stop - start
+        self.assertIsInstance(ms, float)
+        self.assertGreaterEqual(ms, 0.0)
+        self.assertLess(ms, 60_000.0)  # milliseconds, not microseconds of a long wait
+        self.assertEqual(start.elapsed_ms(stop), stop - start)
+        self.assertTrue(stop.is_done)
+        stop.synchronize()
+        self.assertIs(s.record(stop), stop)
+        e = self.ctx.create_event()
+        e.record()  # the default stream
+        e.record(ForeignStream(s.handle))
+        e.record(s.handle)
+        fresh = self.ctx.create_event()
+        with self.assertRaises(g.Error):
+            fresh - start  # never recorded
+        with self.assertRaises(TypeError):
+            stop - 1.0
+        with self.assertRaises(TypeError):
+            s.record(5)
+        with self.assertRaises(TypeError):
+            e.record("s")
+        FAKE.fakecuda_fail_once(b"cuEventQuery", 600, 0)  # CUDA_ERROR_NOT_READY
+        self.assertFalse(stop.is_done)
+        del start, stop, e, fresh
+        gc.collect()
+        self.assertEqual(live("event"), n)
+
+    def test_wait(self):
+        a, b = self.ctx.create_stream(), self.ctx.create_stream()
+        n = calls("cuStreamWaitEvent")
+        a.wait(b.record())
+        a.wait(b)
+        a.wait(ForeignStream(b.handle))
+        self.assertEqual(calls("cuStreamWaitEvent"), n + 3)
+        for bad in (1.5, None, "x"):
+            with self.assertRaises(TypeError):
+                a.wait(bad)
+        self.assertEqual(calls("cuStreamWaitEvent"), n + 3)
+
+    # --- graphs ---------------------------------------------------------------------------------
+    def test_graph_capture_set_args_launch(self):
+        s = self.ctx.create_stream()
+        a0, a1 = self.args([1, 2, 1.0, 2.0, 16, 32, 3, 4]), self.args([5, 6, 5.0, 6.0, 48, 64, 7, 8])
+        launches = FAKE.fakecuda_launch_count()
+        execs = live("exec")
+        with s.capture() as graph:
+            self.assertTrue(s.is_capturing)
+            self.k.launch(1, 32, a0, stream=s)
+            self.k.launch(2, 64, a1, stream=s)
+        self.assertFalse(s.is_capturing)
+        self.assertEqual(FAKE.fakecuda_launch_count(), launches)  # captured, not run
+        self.assertEqual(graph.kernel_count, 2)
+        self.assertEqual(graph.kernels, (self.k, self.k))
+        self.assertEqual(live("exec"), execs + 1)
+        graph.launch(s)
+        self.assertEqual(FAKE.fakecuda_launch_count(), launches + 2)
+        self.assertEqual(self.params(), a1.buffer())
+        a2 = self.args([9, 10, 9.0, 10.0, 80, 96, 11, 12])
+        graph.set_args(1, self.k, a2)
+        graph.launch(stream=s)
+        self.assertEqual(self.params(), a2.buffer())
+        self.assertEqual(list(self.last().grid), [2, 1, 1])  # the node's grid is kept
+        graph.set_args(1, self.k, [13, 14, 1.5, 2.5, 112, 128, 15, 16])  # values
+        graph.launch()
+        self.assertEqual(struct.unpack_from("<ii", self.params()), (13, 14))
+        before = self.params()
+        with self.assertRaises(g.Error):
+            graph.set_args(2, self.k, a2)  # no node 2
+        with self.assertRaises(g.RangeError):
+            graph.set_args(-1, self.k, a2)
+        with self.assertRaises(TypeError):
+            graph.set_args(0, "k", a2)
+        with self.assertRaises(g.Error):
+            graph.set_args(0, self.k, self.k.args())  # unset
+        graph.launch(s)
+        self.assertEqual(self.params(), before)  # refusals changed nothing
+        graph.close()
+        with self.assertRaises(g.Error):
+            graph.launch(s)
+        with self.assertRaises(g.Error):
+            graph.kernel_count
+        self.assertEqual(live("exec"), execs)
+
+    def test_graph_begin_end_and_refusals(self):
+        s = self.ctx.create_stream()
+        with self.assertRaises(g.Error):
+            s.end_capture()  # never begun
+        s.begin_capture()
+        with self.assertRaises(g.Error):
+            s.begin_capture()  # already capturing
+        with self.assertRaises(g.Error):
+            s.synchronize()  # the library refuses before the driver would break the capture
+        self.k.launch(1, 32, self.args(), stream=s)
+        graph = s.end_capture()
+        self.assertEqual(graph.kernel_count, 1)
+        s.begin_capture()
+        with self.assertRaises(g.Error):
+            s.end_capture()  # no kernel launched: no graph
+        self.assertFalse(s.is_capturing)
+        graphs = live("graph")
+        with self.assertRaises(ZeroDivisionError):
+            with s.capture():
+                self.k.launch(1, 32, self.args(), stream=s)
+                1 / 0  # the capture is ended and dropped, the exception goes on
+        self.assertFalse(s.is_capturing)
+        self.assertEqual(live("graph"), graphs)
+        s.synchronize()  # usable again
+        pending = s.capture()
+        with self.assertRaises(g.Error):
+            pending.launch(s)  # not captured yet
+
+    # --- buffers --------------------------------------------------------------------------------
+    def host(self, buf, n=None):
+        return C.string_at(buf.ptr, buf.size if n is None else n)
+
+    def test_buffer_copies(self):
+        mem = live("memory")
+        b = self.ctx.alloc(256)
+        self.assertEqual((b.size, b.dtype, b.shape, b.device, b.context), (256, "u8", (256,), 0, self.ctx))
+        self.assertNotEqual(b.ptr, 0)
+        self.assertEqual(live("memory"), mem + 1)
+        data = bytes(range(256))
+        b.upload(data)
+        self.assertEqual(self.host(b), data)
+        self.assertEqual(bytes(b.download()), data)
+        self.assertEqual(bytes(b.download(offset=250)), data[250:])
+        b.upload(b"\xff" * 4, offset=8)
+        self.assertEqual(self.host(b)[6:14], bytes([6, 7, 255, 255, 255, 255, 12, 13]))
+        out = bytearray(16)
+        self.assertIs(b.download(out, offset=16), out)
+        self.assertEqual(bytes(out), data[16:32])
+        mv = memoryview(bytearray(8))
+        b.download(mv)
+        self.assertEqual(bytes(mv), data[:8])
+        arr = (C.c_uint32 * 4)()  # any writable C-contiguous buffer
+        b.download(memoryview(arr))
+        self.assertEqual(arr[0], struct.unpack("<I", data[:4])[0])
+        s = self.ctx.create_stream()
+        b.upload(memoryview(b"abcd"), offset=100, stream=s)
+        b.fill(7, stream=s)
+        c = self.ctx.alloc(512)
+        c.fill(0)
+        c.copy_from(b, stream=s)
+        s.synchronize()
+        self.assertEqual(self.host(c, 256), b"\x07" * 256)
+        b.fill(9)
+        c.copy_from(b)
+        self.assertEqual(self.host(c, 257), b"\x09" * 256 + b"\x00")
+        self.assertEqual(bytes(b.download(stream=ForeignStream(s.handle))), b"\x09" * 256)
+        try:
+            import numpy as np
+        except ImportError:
+            np = None
+        if np is not None:
+            x = np.arange(64, dtype=np.float32)
+            b.upload(x)
+            y = np.zeros(64, dtype=np.float32)
+            b.download(y)
+            self.assertTrue((x == y).all())
+            with self.assertRaises(TypeError):
+                b.download(np.zeros((8, 8), dtype=np.float32)[:, ::2])  # not contiguous
+        # refusals change nothing
+        snapshot = self.host(b)
+        with self.assertRaises(g.RangeError):
+            b.upload(b"x" * 257)
+        with self.assertRaises(g.RangeError):
+            b.upload(b"x", offset=256)
+        with self.assertRaises(g.RangeError):
+            b.upload(b"x", offset=-1)
+        with self.assertRaises(g.RangeError):
+            b.download(bytearray(2), offset=255)
+        with self.assertRaises(g.RangeError):
+            b.fill(256)
+        with self.assertRaises(g.RangeError):
+            b.copy_from(c)  # 512 bytes into 256
+        with self.assertRaises(TypeError):
+            b.upload("text")
+        with self.assertRaises(TypeError):
+            b.download(b"read-only")
+        with self.assertRaises(TypeError):
+            b.copy_from(b"bytes")
+        with self.assertRaises(TypeError):
+            b.fill(1, stream=1.5)
+        with self.assertRaises(g.RangeError):
+            self.ctx.alloc(-1)
+        self.assertEqual(self.host(b), snapshot)
+        b.close()
+        self.assertTrue(b.closed)
+        b.close()  # twice is fine
+        for call in (lambda: b.upload(b"x"), b.download, lambda: b.fill(0), lambda: b.view("f32"),
+                     lambda: b.__dlpack__(), lambda: b.__cuda_array_interface__):
+            with self.assertRaises(g.Error):
+                call()
+        with self.ctx.alloc(64) as d:
+            pass
+        self.assertTrue(d.closed)
+        del c
+        gc.collect()
+        self.assertEqual(live("memory"), mem)
+
+    def test_buffer_views_and_interfaces(self):
+        b = self.ctx.alloc(1024)
+        cai = b.__cuda_array_interface__
+        self.assertEqual(cai, {"shape": (1024,), "typestr": "|u1", "data": (b.ptr, False),
+                               "version": 3, "strides": None, "stream": None})
+        v = b.view("f32", (16, 16))
+        self.assertEqual((v.dtype, v.shape, v.ptr, v.size), ("f32", (16, 16), b.ptr, 1024))
+        self.assertEqual(v.__cuda_array_interface__["typestr"], "<f4")
+        self.assertEqual(b.view("float64").shape, (128,))
+        self.assertEqual(b.view("bf16", 3).shape, (3,))
+        self.assertEqual(b.__dlpack_device__(), (2, 0))
+        with self.assertRaises(g.Error):
+            b.view("f32", (16, 17))  # 1088 bytes
+        with self.assertRaises(g.Error):
+            b.view("complex64")
+        with self.assertRaises(TypeError):
+            b.view(4)
+        with self.assertRaises(g.RangeError):
+            b.view("u8", (-1,))
+        # DLPack: versioned and legacy capsules describing the memory
+        cap = v.__dlpack__(max_version=(1, 0))
+        self.assertEqual(_capsule_name(cap), b"dltensor_versioned")
+        m = T.DLManagedTensorVersioned.from_address(_capsule_ptr(cap, b"dltensor_versioned"))
+        t = m.dl_tensor
+        self.assertEqual((t.data, t.ndim, t.shape[0], t.shape[1], t.byte_offset), (b.ptr, 2, 16, 16, 0))
+        self.assertEqual((t.dtype.code, t.dtype.bits, t.device.device_type), (T.KDLFLOAT, 32, T.KDLCUDA))
+        self.assertEqual((m.version.major, bool(t.strides)), (1, False))
+        legacy = b.__dlpack__()
+        self.assertEqual(_capsule_name(legacy), b"dltensor")
+        lt = T.DLManagedTensor.from_address(_capsule_ptr(legacy, b"dltensor")).dl_tensor
+        self.assertEqual((lt.data, lt.ndim, lt.shape[0], lt.dtype.code, lt.dtype.bits), (b.ptr, 1, 1024, T.KDLUINT, 8))
+        with self.assertRaises(BufferError):
+            b.__dlpack__(copy=True)
+        with self.assertRaises(BufferError):
+            b.__dlpack__(dl_device=(1, 0))
+        b.__dlpack__(dl_device=(2, 0), stream=-1)  # the stream is accepted (nothing pending)
+        # close is refused while exports and views live; unconsumed capsules delete on collection
+        with self.assertRaises(g.Error) as cm:
+            b.close()
+        self.assertIn("still alive", str(cm.exception))
+        del cap, legacy, v, t, lt, m
+        gc.collect()
+        b.close()
+        self.assertTrue(b.closed)
+
+    def test_buffer_as_pointer_argument(self):
+        mem = live("memory")
+        b = self.ctx.alloc(4096)
+        ptr = b.ptr
+        values = [1, 2, 1.0, 2.0, b, b.view("f32"), 3, 4]
+        self.k.launch(1, 32, values)
+        lay = self.k.layout
+        buf = self.params()
+        self.assertEqual(struct.unpack_from("<Q", buf, lay.field("p0").offset)[0], ptr)
+        self.assertEqual(struct.unpack_from("<Q", buf, lay.field("p1").offset)[0], ptr)
+        for _ in range(3):  # relaunching on the same buffers takes nothing more of them
+            self.k.launch(1, 32, values)
+        with self.assertRaises(g.Error) as cm:
+            b.close()
+        self.assertIn("3 views or DLPack exports", str(cm.exception))  # the view + 2 fields
+        a = self.k.args()
+        a["p0"] = b
+        del values, b
+        gc.collect()
+        self.assertEqual(live("memory"), mem + 1)  # the Args keep it alive (the kernel's scratch too)
+        a["p0"] = 0
+        self.k.launch(1, 32, VALUES8)  # the scratch lets its buffers go as well
+        gc.collect()
+        self.assertEqual(live("memory"), mem)
+        c = self.ctx.alloc(64)
+        with self.assertRaises(g.Error) as cm:
+            a["p0"] = c.view("i64")  # a typed view is checked against the pointer's type
+        self.assertEqual(cm.exception.status, "GCL_ERROR_TENSOR")
+        with self.assertRaises(TypeError):
+            a["n"] = c  # a buffer is no integer
+        c.close()
+        with self.assertRaises(g.Error):
+            a["p0"] = c  # closed
+
+    # --- occupancy, attributes --------------------------------------------------------------------
+    def test_occupancy_and_persistent_config(self):
+        k = self.k
+        per_sm = k.occupancy(256)
+        self.assertGreater(per_sm, 0)
+        self.assertEqual(k.occupancy((16, 16)), per_sm)  # a block tuple: its threads
+        self.assertEqual(k.max_cooperative_grid(256), per_sm * 132)
+        with_smem = k.occupancy(256, shared=100 * 1024)
+        self.assertLessEqual(with_smem, per_sm)
+        cfg = k.persistent_config(256, shared=1024)
+        self.assertEqual(cfg, {"grid": (k.occupancy(256, 1024) * 132, 1, 1), "block": (256, 1, 1),
+                               "shared": 1024})
+        k.launch(args=self.args(), **cfg)
+        rec = self.last()
+        self.assertEqual((rec.grid[0], rec.block[0], rec.shared_bytes), (cfg["grid"][0], 256, 1024))
+        self.assertEqual(k.active_clusters(2, 128), 132 * k.occupancy(128) // 2)
+        self.assertEqual(k.active_clusters((2, 1, 1), (128,), shared=0), 132 * k.occupancy(128) // 2)
+        with self.assertRaises(g.Error) as cm:
+            k.occupancy(0)
+        self.assertEqual(cm.exception.status, "GCL_ERROR_INVALID_CONFIG")
+        for bad in (lambda: k.occupancy(-1), lambda: k.occupancy(256, shared=-1),
+                    lambda: k.occupancy(2**40), lambda: k.max_cooperative_grid(256, 2**70),
+                    lambda: k.persistent_config(-256), lambda: k.active_clusters(-2, 128)):
+            with self.assertRaises(g.RangeError):
+                bad()
+        for bad in (lambda: k.occupancy("256"), lambda: k.occupancy(1.5), lambda: k.occupancy(256, 1.0),
+                    lambda: k.occupancy((1, 2, 3, 4)), lambda: k.persistent_config()):
+            with self.assertRaises(TypeError):
+                bad()
+
+    def test_attributes(self):
+        k = self.k
+        attrs = k.attributes
+        self.assertEqual(sorted(attrs), sorted([
+            "max_threads_per_block", "static_shared_bytes", "registers", "max_dynamic_shared_bytes",
+            "local_bytes", "preferred_carveout", "cluster_scheduling_policy",
+            "nonportable_cluster_size_allowed"]))
+        self.assertEqual(k.attribute("registers"), attrs["registers"])
+        k.set_attribute("max_dynamic_shared_bytes", 64 * 1024)
+        self.assertEqual(k.attribute("max_dynamic_shared_bytes"), 64 * 1024)
+        k.set_attribute(name="preferred_carveout", value=50)
+        before = k.attributes
+        with self.assertRaises(g.Error) as cm:
+            k.set_attribute("registers", 32)  # read-only
+        self.assertEqual(cm.exception.status, "GCL_ERROR_INVALID_ARGUMENT")
+        with self.assertRaises(g.Error) as cm:
+            k.set_attribute("preferred_carveout", 101)
+        self.assertIn("100", str(cm.exception))  # the range
+        with self.assertRaises(g.Error):
+            k.attribute("no_such_attribute")
+        with self.assertRaises(g.RangeError):
+            k.set_attribute("max_dynamic_shared_bytes", 2**40)
+        with self.assertRaises(TypeError):
+            k.set_attribute("max_dynamic_shared_bytes", "big")
+        with self.assertRaises(TypeError):
+            k.attribute(3)
+        self.assertEqual(k.attributes, before)
+        k.set_attribute("max_dynamic_shared_bytes", 0)
+
+    # --- launch keywords ----------------------------------------------------------------------
+    def test_launch_pdl_and_priority(self):
+        a = self.args()
+        n = FAKE.fakecuda_launch_count()
+        with self.assertRaises(g.Error) as cm:  # bench_args8's code never waits (its SASS says so)
+            self.k.launch(1, 32, a, pdl=True)
+        self.assertEqual(cm.exception.status, "GCL_ERROR_INVALID_CONFIG")
+        self.assertIn("bench_args8", str(cm.exception))
+        self.assertEqual(FAKE.fakecuda_launch_count(), n)
+        self.k.launch(1, 32, a, pdl="unchecked", priority=-2)
+        rec = self.last()
+        self.assertEqual((rec.programmatic, rec.priority), (1, -2))
+        with self.assertRaises(TypeError):
+            self.k.launch(1, 32, a, pdl="yes")
+        img = T.kernel("pdl.check.sm_90.cubin")
+        info = next(k for k in g.inspect(img) if k["name"] == "pdl_waits")
+        T.declare(FAKE, "pdl_waits", [(p["offset"], p["size"]) for p in info["params"]])
+        waits = self.ctx.load(img).kernel("pdl_waits", "const i32* src, i32* dst, i32 n")
+        waits.launch(1, 32, [0x1000, 0x2000, 32], pdl=True)  # it waits: launched
+        self.assertEqual((self.last().kernel, self.last().programmatic), (b"pdl_waits", 1))
+        self.k.launch(1, 32, a)
+        rec = self.last()
+        self.assertEqual((rec.programmatic, rec.priority), (0, 0))
+        n = FAKE.fakecuda_launch_count()
+        with self.assertRaises(g.RangeError):
+            self.k.launch(1, 32, a, priority=2**40)
+        with self.assertRaises(TypeError):
+            self.k.launch(1, 32, a, priority="high")
+        self.assertEqual(FAKE.fakecuda_launch_count(), n)
+
+    def test_hot_paths_do_not_leak(self):
+        s = self.ctx.create_stream()
+        b = self.ctx.alloc(4096)
+        a = self.args()
+        refs = (sys.getrefcount(s), sys.getrefcount(b), sys.getrefcount(a))
+        for i in range(5000):
+            self.k.launch(1, 32, a, stream=s, pdl="unchecked")
+            self.k.launch(1, 32, [1, 2, 3.0, 4.0, b, b, 5, i], stream=s)
+        gc.collect()
+        self.k.launch(1, 32, VALUES8)
+        self.assertEqual((sys.getrefcount(s), sys.getrefcount(b), sys.getrefcount(a)), refs)
+
+
+if __name__ == "__main__":
+    T.main()

@@ -1,0 +1,406 @@
+/* The PTX reader against ptxas: generator, mutations and oracle (ptx_oracle.h). */
+#include "ptx_oracle.h"
+
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "gclaunch/gclaunch.h"
+
+/* --- generator ------------------------------------------------------------------------------ */
+
+typedef struct rng {
+  uint64_t s;
+} rng;
+
+static uint64_t next64(rng *r) { /* splitmix64 */
+  uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+static unsigned below(rng *r, unsigned n) { return (unsigned)(next64(r) % n); }
+static bool chance(rng *r, unsigned percent) { return below(r, 100) < percent; }
+
+typedef struct toks {
+  char **t;
+  size_t n, cap;
+} toks;
+
+static void push(toks *ts, const char *fmt, ...) {
+  if (ts->n == ts->cap) {
+    ts->cap = ts->cap ? 2 * ts->cap : 64;
+    ts->t = realloc(ts->t, ts->cap * sizeof *ts->t);
+  }
+  char buf[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  ts->t[ts->n++] = strdup(buf);
+}
+
+/* The .param types ptxas 13.0 accepts (.bf16, .pred and vectors it refuses there); .b128 last,
+ * only from PTX ISA 8.3. */
+static const char *const scalar_types[] = {".u8", ".s8", ".b8", ".u16", ".s16", ".b16", ".f16",
+                                           ".u32", ".s32", ".b32", ".f32", ".u64",
+                                           ".s64", ".b64", ".f64", ".b128"};
+enum { N_SCALARS = sizeof scalar_types / sizeof *scalar_types };
+
+/* An identifier by the PTX ISA: [a-zA-Z][a-zA-Z0-9_$]* or [_$%][a-zA-Z0-9_$]+. */
+static void identifier(rng *r, char *out, size_t cap, unsigned id) {
+  static const char first[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+  static const char follow[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$";
+  size_t n = 0;
+  unsigned kind = below(r, 10);
+  if (kind == 0) out[n++] = '_';
+  else if (kind == 1) out[n++] = '$';
+  else if (kind == 2) out[n++] = '%';
+  else out[n++] = first[below(r, sizeof first - 1)];
+  unsigned len = below(r, 6);
+  for (unsigned i = 0; i < len && n + 12 < cap; i++) out[n++] = follow[below(r, sizeof follow - 1)];
+  n += (size_t)snprintf(out + n, cap - n, "_%u", id); /* unique */
+}
+
+static const char *const alignments[] = {"1", "2", "4", "8", "16", "32", "64", "128", "256"};
+
+static void number(rng *r, toks *ts, unsigned v) {
+  switch (below(r, 8)) { /* the PTX ISA's integer literals */
+  case 0: push(ts, "0x%x", v); break;
+  case 1: push(ts, "0%o", v); break;
+  case 2: push(ts, "%uU", v); break;
+  default: push(ts, "%u", v); break;
+  }
+}
+
+static int types_n = N_SCALARS;
+
+static void param(rng *r, toks *ts, unsigned id) {
+  char name[64];
+  identifier(r, name, sizeof name, id);
+  push(ts, ".param");
+  unsigned kind = below(r, 10);
+  if (kind < 5) { /* scalar, maybe aligned */
+    push(ts, "%s", scalar_types[below(r, (unsigned)types_n)]);
+    push(ts, "%s", name);
+  } else if (kind < 8) { /* array: .align A .b8 name[N], element types too */
+    if (chance(r, 70)) {
+      push(ts, ".align");
+      unsigned a = 1u << below(r, 8);
+      number(r, ts, a);
+    }
+    push(ts, "%s", scalar_types[below(r, (unsigned)types_n)]);
+    push(ts, "%s", name);
+    push(ts, "[");
+    number(r, ts, 1 + below(r, chance(r, 90) ? 64 : 1000));
+    push(ts, "]");
+  } else { /* .ptr: .u64 .ptr [.space] [.align N] name */
+    push(ts, "%s", chance(r, 50) ? ".u64" : ".b64");
+    push(ts, ".ptr");
+    static const char *const spaces[] = {".global", ".const", ".local", ".shared"};
+    if (chance(r, 70)) push(ts, "%s", spaces[below(r, 4)]);
+    if (chance(r, 70)) {
+      push(ts, ".align");
+      push(ts, "%s", alignments[below(r, 9)]);
+    }
+    push(ts, "%s", name);
+  }
+}
+
+static void directive(rng *r, toks *ts, unsigned id) {
+  char name[64];
+  identifier(r, name, sizeof name, id);
+  switch (below(r, 4)) {
+  case 0: push(ts, ".global"), push(ts, ".align"), push(ts, "4"), push(ts, ".b32"), push(ts, "%s", name), push(ts, ";"); break;
+  case 1: push(ts, ".const"), push(ts, ".b8"), push(ts, "%s", name), push(ts, "["), push(ts, "16"), push(ts, "]"), push(ts, ";"); break;
+  case 2: /* a device function with parameters: not a kernel */
+    push(ts, ".visible"), push(ts, ".func"), push(ts, "%s", name), push(ts, "(");
+    push(ts, ".param"), push(ts, ".b32"), push(ts, "x_%u", id), push(ts, ")");
+    push(ts, "{"), push(ts, "ret"), push(ts, ";"), push(ts, "}");
+    break;
+  default: push(ts, ".extern"), push(ts, ".shared"), push(ts, ".align"), push(ts, "16"), push(ts, ".b8"), push(ts, "%s", name), push(ts, "["), push(ts, "]"), push(ts, ";"); break;
+  }
+}
+
+static void entry(rng *r, toks *ts, unsigned *id) {
+  char name[64];
+  identifier(r, name, sizeof name, (*id)++);
+  if (name[0] == '%') name[0] = 'k'; /* ptxas: kernel names may not start with % */
+  if (chance(r, 80)) push(ts, ".visible");
+  push(ts, ".entry");
+  push(ts, "%s", name);
+  unsigned n = below(r, 9);
+  if (n || chance(r, 50)) {
+    push(ts, "(");
+    for (unsigned i = 0; i < n; i++) {
+      if (i) push(ts, ",");
+      param(r, ts, (*id)++);
+    }
+    push(ts, ")");
+  }
+  if (chance(r, 20)) push(ts, ".maxntid"), push(ts, "128"), push(ts, ","), push(ts, "1"), push(ts, ","), push(ts, "1");
+  else if (chance(r, 10)) push(ts, ".reqntid"), push(ts, "64"); /* not both (ptxas) */
+  push(ts, "{");
+  if (chance(r, 30)) push(ts, ".reg"), push(ts, ".b32"), push(ts, "%%r<4>"), push(ts, ";");
+  push(ts, "ret");
+  push(ts, ";");
+  push(ts, "}");
+}
+
+static const char *const vocabulary[] = {
+    ".param", ".u32", ".b8", ".f16", ".u64", ".align", ".ptr", ".global", ".entry", ".func", ".reg",
+    ".visible", ".extern", ".const", ",", "(", ")", "[", "]", "{", "}", ";", "8", "0", "16", "0x10",
+    "07", "4U", "-1", "1e3", "a", "$x", "%y", "_", "__", "k1", ".u128", ".b128", ".pred", ".s32",
+    ".maxntid", ".version", ".target", "//", "/*", "*/", "\"s\"", ".align 8", ".weak", ".noreturn"};
+enum { N_VOCAB = sizeof vocabulary / sizeof *vocabulary };
+
+static void mutate(rng *r, toks *ts) {
+  if (ts->n < 8) return;
+  size_t i = 7 + below(r, (unsigned)(ts->n - 7)); /* after the header */
+  switch (below(r, 6)) {
+  case 0: free(ts->t[i]), ts->t[i] = strdup(vocabulary[below(r, N_VOCAB)]); break;
+  case 1: { /* duplicate: the copy right after i */
+    push(ts, "%s", ts->t[i]);
+    char *t = ts->t[ts->n - 1];
+    memmove(ts->t + i + 2, ts->t + i + 1, (ts->n - 2 - i) * sizeof *ts->t);
+    ts->t[i + 1] = t;
+    break;
+  }
+  case 2: free(ts->t[i]); memmove(ts->t + i, ts->t + i + 1, (--ts->n - i) * sizeof *ts->t); break;
+  case 3: if (i + 1 < ts->n) { char *t = ts->t[i]; ts->t[i] = ts->t[i + 1]; ts->t[i + 1] = t; } break;
+  case 4: { /* insert */
+    push(ts, "%s", vocabulary[below(r, N_VOCAB)]);
+    char *t = ts->t[ts->n - 1];
+    memmove(ts->t + i + 1, ts->t + i, (ts->n - 1 - i) * sizeof *ts->t);
+    ts->t[i] = t;
+    break;
+  }
+  default: { /* one byte of the token changed */
+    size_t len = strlen(ts->t[i]);
+    static const char bytes[] = "._$%0123456789abfuxABZ[]()/* ,;";
+    if (len) ts->t[i][below(r, (unsigned)len)] = bytes[below(r, sizeof bytes - 1)];
+  }
+  }
+}
+
+static const char *separator(rng *r, const char *prev, const char *next) {
+  /* A body on lines of its own: ptxas's errors in it are then told from the declaration's. */
+  if (strcmp(next, "{") == 0 || strcmp(prev, "{") == 0 || strcmp(prev, "}") == 0) return "\n";
+  switch (below(r, 12)) {
+  case 0: return "\n";
+  case 1: return "\t";
+  case 2: return " /* c */ ";
+  case 3: return " // line\n";
+  case 4: return "  \n\t ";
+  default: return " ";
+  }
+}
+
+char *ptx_gen_module(uint64_t seed, int mutations) {
+  rng r = {seed};
+  toks ts = {0};
+  unsigned id = 0;
+  unsigned version = below(&r, 4); /* 8.0 (4352 parameter bytes), 8.8, 9.0 (.b128) */
+  types_n = version == 3 ? N_SCALARS : N_SCALARS - 1;
+  push(&ts, ".version"), push(&ts, version == 0 ? "8.0" : version == 3 ? "9.0" : "8.8"),
+      push(&ts, ".target"), push(&ts, "sm_90"),
+      push(&ts, ".address_size"), push(&ts, "64"), push(&ts, "//");
+  unsigned before = below(&r, 3), entries = 1 + below(&r, 3);
+  for (unsigned i = 0; i < before; i++) directive(&r, &ts, id++);
+  for (unsigned i = 0; i < entries; i++) {
+    entry(&r, &ts, &id);
+    if (chance(&r, 30)) directive(&r, &ts, id++);
+  }
+  for (int m = 0; m < mutations; m++) mutate(&r, &ts);
+  size_t cap = 64;
+  for (size_t i = 0; i < ts.n; i++) cap += strlen(ts.t[i]) + 16;
+  char *text = malloc(cap), *p = text;
+  p += sprintf(p, "// generated, seed %llu, %d mutations\n", (unsigned long long)seed, mutations);
+  for (size_t i = 0; i < ts.n; i++) {
+    if (i == 6) { p += sprintf(p, "\n"); free(ts.t[i]); continue; } /* the header's end */
+    p += sprintf(p, "%s%s", ts.t[i], i < 6 ? " " : i + 1 < ts.n ? separator(&r, ts.t[i], ts.t[i + 1]) : "\n");
+    free(ts.t[i]);
+  }
+  free(ts.t);
+  return text;
+}
+
+/* --- oracle --------------------------------------------------------------------------------- */
+
+const char *ptx_oracle_ptxas(void) {
+  static char path[1024];
+  const char *env = getenv("GCL_PTXAS"), *home = getenv("CUDA_HOME");
+  if (env && access(env, X_OK) == 0) return env;
+  if (home) {
+    snprintf(path, sizeof path, "%s/bin/ptxas", home);
+    if (access(path, X_OK) == 0) return path;
+  }
+  if (access("/usr/local/cuda/bin/ptxas", X_OK) == 0) return "/usr/local/cuda/bin/ptxas";
+  const char *dirs = getenv("PATH");
+  while (dirs && *dirs) {
+    size_t n = strcspn(dirs, ":");
+    snprintf(path, sizeof path, "%.*s/ptxas", (int)n, dirs);
+    if (n && access(path, X_OK) == 0) return path;
+    dirs += n + (dirs[n] == ':');
+  }
+  return NULL;
+}
+
+const char *ptx_verdict_name(ptx_verdict v) {
+  static const char *const names[] = {"agree", "both refuse", "ptxas refuses elsewhere",
+                                      "DIFFERENT KERNELS", "READER REFUSES what ptxas accepts",
+                                      "READER ACCEPTS a declaration ptxas refuses", "no ptxas"};
+  return (unsigned)v < sizeof names / sizeof *names ? names[v] : "?";
+}
+
+bool ptx_oracle_disagrees(ptx_verdict v) {
+  return v == PTX_DIFFERENT || v == PTX_READER_REFUSES || v == PTX_READER_ACCEPTS;
+}
+
+static unsigned char *slurp(const char *path, size_t *n) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  size_t cap = 1 << 16, used = 0, got;
+  unsigned char *buf = malloc(cap + 1);
+  while ((got = fread(buf + used, 1, cap - used, f)) > 0)
+    if ((used += got) == cap) buf = realloc(buf, (cap *= 2) + 1);
+  fclose(f);
+  buf[used] = 0;
+  *n = used;
+  return buf;
+}
+
+/* Runs ptxas on dir/x.ptx into dir/x.cubin, stderr into dir/x.err. Its exit status, -1 if it
+ * could not run. */
+static int run_ptxas(const char *ptxas, const char *dir) {
+  char ptx[1100], cubin[1100], err[1100];
+  snprintf(ptx, sizeof ptx, "%s/x.ptx", dir);
+  snprintf(cubin, sizeof cubin, "%s/x.cubin", dir);
+  snprintf(err, sizeof err, "%s/x.err", dir);
+  unlink(cubin);
+  pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    int fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd >= 0) dup2(fd, 2), dup2(fd, 1);
+    execl(ptxas, ptxas, "-arch=sm_90", "-o", cubin, ptx, (char *)NULL);
+    _exit(127);
+  }
+  int st = 0;
+  if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st)) return -1;
+  return WEXITSTATUS(st) == 127 ? -1 : WEXITSTATUS(st);
+}
+
+/* The kernels of a and b equal by name (any order), parameter count, offsets and sizes. */
+static bool same_kernels(const gcl_image *a, const gcl_image *b, char *why, size_t cap) {
+  size_t na = gcl_image_kernel_count(a), nb = gcl_image_kernel_count(b);
+  if (na != nb) return snprintf(why, cap, "%zu kernels, ptxas's cubin has %zu", na, nb), false;
+  for (size_t k = 0; k < na; k++) {
+    gcl_image_kernel_info ka, kb;
+    size_t j;
+    gcl_image_kernel(a, k, &ka);
+    if (gcl_image_find_kernel(b, ka.name, &j) != GCL_OK)
+      return snprintf(why, cap, "kernel '%.100s' is not in ptxas's cubin", ka.name), false;
+    gcl_image_kernel(b, j, &kb);
+    if (ka.param_count != kb.param_count)
+      return snprintf(why, cap, "kernel '%.100s': %zu parameters, cubin %zu", ka.name,
+                      ka.param_count, kb.param_count), false;
+    for (size_t p = 0; p < ka.param_count; p++) {
+      size_t oa, sa, ob, sb;
+      gcl_image_param(a, k, p, &oa, &sa, NULL);
+      gcl_image_param(b, j, p, &ob, &sb, NULL);
+      if (oa != ob || sa != sb)
+        return snprintf(why, cap, "kernel '%.100s' parameter %zu: offset %zu size %zu, cubin "
+                        "offset %zu size %zu", ka.name, p, oa, sa, ob, sb), false;
+    }
+  }
+  return true;
+}
+
+/* Line (1-based) of ptxas's first error ("..., line N; error"), 0 if none is given. */
+static unsigned error_line(const char *err) {
+  for (const char *p = err; (p = strstr(p, ", line ")); p++) {
+    unsigned line = 0;
+    char tail[16] = "";
+    if (sscanf(p, ", line %u; %15s", &line, tail) == 2 && strncmp(tail, "error", 5) == 0)
+      return line;
+  }
+  return 0;
+}
+
+/* True if line lies in an entry declaration: from a line holding ".entry" (outside // comments)
+ * to the first line after it holding "{" or ";". */
+static bool in_declaration(const char *text, size_t n, unsigned line) {
+  unsigned cur = 1, start = 0;
+  const char *p = text, *end = text + n;
+  while (p < end) {
+    const char *eol = memchr(p, '\n', (size_t)(end - p));
+    if (!eol) eol = end;
+    size_t len = (size_t)(eol - p);
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%.*s", (int)(len < sizeof buf - 1 ? len : sizeof buf - 1), p);
+    char *c = strstr(buf, "//");
+    if (c) *c = 0;
+    if (strstr(buf, ".entry")) start = cur;
+    /* A line that also holds a body's brace is not judged: its error may be the body's. */
+    if (start && cur == line) return !strchr(buf, '{') && !strchr(buf, '}');
+    if (start && (strchr(buf, '{') || strchr(buf, ';'))) start = 0;
+    if (cur > line) return false;
+    p = eol + 1;
+    cur++;
+  }
+  return false;
+}
+
+ptx_verdict ptx_oracle_judge(const char *text, size_t n, const char *dir, char *why, size_t cap) {
+  why[0] = 0;
+  const char *ptxas = ptx_oracle_ptxas();
+  if (!ptxas) return snprintf(why, cap, "no ptxas"), PTX_NO_PTXAS;
+  char path[1100];
+  snprintf(path, sizeof path, "%s/x.ptx", dir);
+  FILE *f = fopen(path, "wb");
+  if (!f) return snprintf(why, cap, "cannot write %s", path), PTX_NO_PTXAS;
+  fwrite(text, 1, n, f);
+  fclose(f);
+  gcl_image *mine = NULL, *theirs = NULL;
+  gcl_status ms = gcl_image_parse(text, n, 90, &mine);
+  char mine_why[512];
+  snprintf(mine_why, sizeof mine_why, "%s", ms == GCL_OK ? "" : gcl_last_error());
+  int rc = run_ptxas(ptxas, dir);
+  if (rc < 0) {
+    gcl_image_destroy(mine);
+    return snprintf(why, cap, "ptxas (%s) did not run", ptxas), PTX_NO_PTXAS;
+  }
+  ptx_verdict v;
+  size_t len;
+  if (rc == 0) {
+    snprintf(path, sizeof path, "%s/x.cubin", dir);
+    unsigned char *cubin = slurp(path, &len);
+    if (!cubin || gcl_image_parse(cubin, len, 0, &theirs) != GCL_OK) {
+      snprintf(why, cap, "ptxas's cubin unreadable: %s", cubin ? gcl_last_error() : "missing");
+      v = PTX_NO_PTXAS;
+    } else if (ms != GCL_OK) {
+      snprintf(why, cap, "reader: %s", mine_why);
+      v = PTX_READER_REFUSES;
+    } else
+      v = same_kernels(mine, theirs, why, cap) ? PTX_AGREE : PTX_DIFFERENT;
+    free(cubin);
+  } else if (ms != GCL_OK)
+    v = PTX_BOTH_REFUSE;
+  else {
+    snprintf(path, sizeof path, "%s/x.err", dir);
+    char *err = (char *)slurp(path, &len);
+    unsigned line = err ? error_line(err) : 0;
+    bool decl = line && in_declaration(text, n, line);
+    snprintf(why, cap, "ptxas: %.300s", err ? err : "?");
+    v = decl ? PTX_READER_ACCEPTS : PTX_REFUSED_ELSEWHERE;
+    free(err);
+  }
+  gcl_image_destroy(mine);
+  gcl_image_destroy(theirs);
+  return v;
+}

@@ -1,0 +1,254 @@
+/* Issue 36 on the CPU: gclaunch's tensor-map checks are one pass (lib/core/tmap.c) with a slow
+ * path that forms the message on refusal; the two must agree on every description, and the
+ * shared generator's valid descriptions must pass. Random descriptions from tests/unit/
+ * tmap_gen.h at every limit (seed printed; GCL_TEST_SEED reproduces). Also the rules added
+ * beyond the first documented set, by message, and the Blackwell bit-85 fix-up against the fake
+ * driver. */
+#include "fakecuda_test.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "tmap.h"
+#include "tmap_gen.h"
+
+static uint64_t seed_for(const char *what) {
+  const char *env = getenv("GCL_TEST_SEED");
+  uint64_t s = env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL) * 2654435761u + 7;
+  fprintf(stderr, "%s seed %llu (GCL_TEST_SEED reproduces)\n", what, (unsigned long long)s);
+  return s;
+}
+
+static const gcl__tmap_who who = {.text = "tensor"};
+
+/* Field by field: the struct has padding. */
+static bool same_desc(const gcl_tensormap_desc *a, const gcl_tensormap_desc *b) {
+  return a->type == b->type && a->rank == b->rank && a->element_bytes == b->element_bytes &&
+         a->address == b->address && !memcmp(a->dims, b->dims, sizeof a->dims) &&
+         !memcmp(a->strides, b->strides, sizeof a->strides) &&
+         !memcmp(a->box, b->box, sizeof a->box) &&
+         !memcmp(a->element_strides, b->element_strides, sizeof a->element_strides) &&
+         a->box_bytes == b->box_bytes && a->interleave == b->interleave &&
+         a->swizzle == b->swizzle && a->l2_promotion == b->l2_promotion &&
+         a->oob_fill == b->oob_fill && !memcmp(&a->im2col, &b->im2col, sizeof a->im2col);
+}
+
+Test(tmap_diff_cpu, one_pass_and_slow_path_agree_at_every_limit) {
+  tmap_gen g;
+  uint64_t seed = seed_for("one_pass_and_slow_path_agree");
+  tmap_gen_seed(&g, seed);
+  long accepted = 0;
+  for (long n = 0; n < 300000; n++) {
+    tmap_case c;
+    if (n % 4 == 0) tmap_gen_valid(&g, &c, 0x7f0000001000ull, n % 12 == 0);
+    else tmap_gen_edge(&g, &c, 0x7f0000001000ull);
+    gcl_tensormap_desc fast, slow;
+    memset(&fast, 0x5a, sizeof fast), memset(&slow, 0xa5, sizeof slow);
+    bool ok = gcl__tmap_one_pass(&c.t, &c.o, &fast);
+    gcl_status s = gcl__tmap_translate_slow(&c.t, &c.o, &who, &slow);
+    char line[1024];
+    tmap_case_format(&c, line, sizeof line);
+    cr_assert_eq(ok, s == GCL_OK, "case %ld (seed %llu): one pass %s, slow path %s (%s): %s", n,
+                 (unsigned long long)seed, ok ? "accepts" : "refuses",
+                 s == GCL_OK ? "accepts" : "refuses", s == GCL_OK ? "" : gcl_last_error(), line);
+    if (ok) {
+      accepted++;
+      cr_assert(same_desc(&fast, &slow), "case %ld: descriptions differ: %s", n, line);
+    }
+  }
+  fprintf(stderr, "one_pass_and_slow_path_agree: 300000 descriptions, %ld accepted\n", accepted);
+  cr_assert_gt(accepted, 60000);
+}
+
+Test(tmap_diff_cpu, valid_descriptions_pass_every_check) {
+  tmap_gen g;
+  uint64_t seed = seed_for("valid_descriptions_pass");
+  tmap_gen_seed(&g, seed);
+  for (long n = 0; n < 100000; n++) {
+    tmap_case c;
+    tmap_gen_valid(&g, &c, 0x7f0000000000ull + 4096 * (uint64_t)(n % 64), n % 3 == 0);
+    gcl_tensormap_desc d;
+    gcl_status s = gcl_tensormap_check(&c.t, &c.o, &d);
+    char line[1024];
+    tmap_case_format(&c, line, sizeof line);
+    cr_assert_eq(s, GCL_OK, "case %ld (seed %llu): %s: %s", n, (unsigned long long)seed,
+                 gcl_last_error(), line);
+  }
+}
+
+/* --- the rules beyond the first documented set, by their messages ----------------------------- */
+
+typedef struct fixture {
+  int64_t shape[5];
+  DLTensor t;
+  gcl_tensormap_options o;
+} fixture;
+
+static void nhwc(fixture *f, int64_t n, int64_t h, int64_t w, int64_t c) {
+  memset(f, 0, sizeof *f);
+  f->shape[0] = n, f->shape[1] = h, f->shape[2] = w, f->shape[3] = c;
+  f->t = (DLTensor){.data = (void *)(uintptr_t)0x7f0000000000ull, .device = {kDLCUDA, 0},
+                    .ndim = 4, .dtype = {kDLFloat, 16, 1}, .shape = f->shape};
+  f->o.im2col.pixels = 64, f->o.im2col.channels = 64;
+}
+
+static void refused_with(fixture *f, const char *a, const char *b) {
+  gcl_status s = gcl_tensormap_check(&f->t, &f->o, NULL);
+  const char *m = gcl_last_error();
+  cr_assert_eq(s, GCL_ERROR_TENSOR, "%s: %s", gcl_status_name(s), m);
+  cr_assert(strstr(m, "tensor: "), "%s", m);
+  cr_assert(strstr(m, a), "message lacks '%s': %s", a, m);
+  if (b) cr_assert(strstr(m, b), "message lacks '%s': %s", b, m);
+}
+
+Test(tmap_diff_cpu, im2col_bounding_box_needs_non_zero_area) {
+  fixture f;
+  nhwc(&f, 2, 8, 8, 64);
+  f.o.im2col.lower[0] = 3, f.o.im2col.upper[0] = -5; /* W: 8 - 5 - 3 = 0 pixels */
+  refused_with(&f, "im2col bounding box along W (dimension 2)", "= 0 pixels: the box must have non-zero area");
+  f.o.im2col.upper[0] = -4; /* 1 pixel */
+  cr_assert_eq(gcl_tensormap_check(&f.t, &f.o, NULL), GCL_OK, "%s", gcl_last_error());
+  f.o.im2col.lower[1] = -2, f.o.im2col.upper[1] = -11; /* H: 8 - 11 + 2 = -1 */
+  refused_with(&f, "along H (dimension 1)", "= -1 pixels");
+}
+
+Test(tmap_diff_cpu, im2col_channels_are_a_multiple_of_16_bytes) {
+  fixture f;
+  nhwc(&f, 2, 8, 8, 64);
+  f.o.im2col.channels = 12; /* 24 bytes */
+  refused_with(&f, "im2col.channels (dimension 3) = 12 elements of 2 bytes = 24 bytes", "multiple of 16 bytes");
+  f.o.im2col.channels = 8;
+  cr_assert_eq(gcl_tensormap_check(&f.t, &f.o, NULL), GCL_OK, "%s", gcl_last_error());
+}
+
+Test(tmap_diff_cpu, boxes_of_512_kib_and_more_are_refused) {
+  fixture f;
+  memset(&f, 0, sizeof f);
+  for (int i = 0; i < 5; i++) f.shape[i] = 64;
+  f.t = (DLTensor){.data = (void *)(uintptr_t)0x7f0000000000ull, .device = {kDLCUDA, 0},
+                   .ndim = 5, .dtype = {kDLFloat, 16, 1}, .shape = f.shape};
+  uint32_t box[5] = {64, 8, 8, 8, 8}; /* 512 KiB: refused on the H200 */
+  memcpy(f.o.box, box, sizeof box);
+  refused_with(&f, "box = {64, 8, 8, 8, 8} (TMA order) holds 524288 bytes", "512 KiB");
+  f.o.box[4] = 7; /* 448 KiB */
+  cr_assert_eq(gcl_tensormap_check(&f.t, &f.o, NULL), GCL_OK, "%s", gcl_last_error());
+  f.o.box[4] = 8, f.o.element_strides[4] = 2; /* 4 of the 8 planes traversed: 256 KiB */
+  cr_assert_eq(gcl_tensormap_check(&f.t, &f.o, NULL), GCL_OK, "%s", gcl_last_error());
+}
+
+Test(tmap_diff_cpu, size_1_dimension_stride_keeps_32_byte_interleave) {
+  int64_t shape[3] = {4, 1, 8}, strides[3] = {64, 3, 1}; /* dim 1 has size 1, stride ignored */
+  DLTensor t = {.data = (void *)(uintptr_t)0x7f0000000000ull, .device = {kDLCUDA, 0}, .ndim = 3,
+                .dtype = {kDLFloat, 16, 1}, .shape = shape, .strides = strides};
+  gcl_tensormap_options o = {0};
+  o.interleave = GCL_TENSORMAP_INTERLEAVE_32B, o.swizzle = GCL_TENSORMAP_SWIZZLE_32B;
+  o.box[0] = 8, o.box[1] = 1, o.box[2] = 4;
+  gcl_tensormap_desc d;
+  cr_assert_eq(gcl_tensormap_check(&t, &o, &d), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(d.strides[0], 32u, "8 halves = 16 bytes, padded to the 32 the interleave needs");
+}
+
+/* --- the Blackwell bit-85 fix-up, against the fake driver -------------------------------------- */
+
+static bool bit85(const unsigned char *map) { return (map[10] >> 5) & 1u; }
+
+/* A 2-D f32 view: rows x 8 with a row pitch of `pitch` elements (8: dense). */
+typedef struct view { int64_t shape[2], strides[2]; DLTensor t; gcl_tensormap_options o; } view;
+static void make_view(view *v, uint64_t mem, int device, int64_t rows, int64_t pitch) {
+  memset(v, 0, sizeof *v);
+  v->shape[0] = rows, v->shape[1] = 8, v->strides[0] = pitch, v->strides[1] = 1;
+  v->t = (DLTensor){.data = (void *)(uintptr_t)mem, .device = {kDLCUDA, device}, .ndim = 2,
+                    .dtype = {kDLFloat, 32, 1}, .shape = v->shape, .strides = v->strides};
+  v->o.box[0] = 8, v->o.box[1] = 8;
+}
+
+/* Encodes v on ctx (device dev) and returns whether the map keeps bit 85. */
+static bool encoded_bit85(gcl_context *ctx, const view *v) {
+  _Alignas(128) unsigned char m[128];
+  cr_assert_eq(gcl_tensormap_encode(ctx, &v->t, &v->o, m), GCL_OK, "%s", gcl_last_error());
+  return bit85(m);
+}
+
+static gcl_context *blackwell_rig(int driver_version, uint64_t *mem) {
+  fake_use();
+  cr_assert_eq(fakecuda_set_devices(2), 0);
+  fakecuda_set_driver_version(driver_version);
+  fakecuda_set_tmap_bit85(1);
+  gcl_context *ctx;
+  cr_assert_eq(gcl_context_create(1, &ctx), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_context_sm(ctx), 100, "device 1 is the fake B200");
+  cr_assert_eq(gcl_mem_alloc(ctx, 1u << 20, mem), GCL_OK, "%s", gcl_last_error());
+  return ctx;
+}
+
+Test(tmap_diff_cpu, bit85_is_cleared_on_blackwell_for_small_sparse_maps) {
+  uint64_t mem;
+  gcl_context *ctx = blackwell_rig(13010, &mem);
+  view v;
+  make_view(&v, mem, 1, 64, 16); /* padded rows: not dense; 64 rows of 64 bytes: 4 KiB */
+  cr_assert(!encoded_bit85(ctx, &v), "a small padded view keeps bit 85");
+  make_view(&v, mem, 1, 64, 8); /* dense */
+  cr_assert(encoded_bit85(ctx, &v), "a dense view lost bit 85");
+  make_view(&v, mem, 1, 4096, 16); /* not dense, but 256 KiB from first to last element */
+  cr_assert(encoded_bit85(ctx, &v), "a large view lost bit 85");
+  /* Re-pointing (the fake sets the bit again, as a recomputing driver would) keeps it clear. */
+  gcl_signature *sig;
+  gcl_layout *layout;
+  gcl_args *args;
+  cr_assert_eq(gcl_signature_parse("grid_constant tensormap[2] maps", &sig), GCL_OK);
+  cr_assert_eq(gcl_layout_create(sig, 100, &layout), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_args_create(layout, &args), GCL_OK);
+  gcl_field f;
+  cr_assert_eq(gcl_layout_field(layout, "maps[0]", &f), GCL_OK, "%s", gcl_last_error());
+  view two[2];
+  make_view(&two[0], mem, 1, 64, 16), make_view(&two[1], mem, 1, 64, 8);
+  const DLTensor *t[2] = {&two[0].t, &two[1].t};
+  gcl_tensormap_options o[2] = {two[0].o, two[1].o};
+  cr_assert_eq(gcl_args_set_tensormaps(args, ctx, &f, 2, t, o, 2, 0), GCL_OK, "%s", gcl_last_error());
+  size_t at;
+  cr_assert_eq(gcl_layout_param(layout, 0, &at, NULL, NULL), GCL_OK);
+  const void *buf;
+  size_t size;
+  cr_assert_eq(gcl_args_buffer(args, &buf, &size), GCL_OK, "%s", gcl_last_error());
+  const unsigned char *maps = (const unsigned char *)buf + at;
+  cr_assert(!bit85(maps) && bit85(maps + 128), "set: bit 85 only on the sparse map cleared");
+  cr_assert_eq(gcl_args_repoint_tensormaps(args, ctx, &f, 2, (const uint64_t[]){mem + 4096, mem + 8192}), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_args_buffer(args, &buf, &size), GCL_OK);
+  maps = (const unsigned char *)buf + at;
+  cr_assert(!bit85(maps) && bit85(maps + 128), "re-point: bit 85 only on the sparse map cleared");
+  two[0].t.byte_offset = 16384, two[1].t.byte_offset = 32768;
+  cr_assert_eq(gcl_args_set_tensormaps(args, ctx, &f, 2, t, o, 2, GCL_TENSORMAP_REFRESH), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_args_buffer(args, &buf, &size), GCL_OK);
+  maps = (const unsigned char *)buf + at;
+  cr_assert(!bit85(maps) && bit85(maps + 128), "refresh: bit 85 only on the sparse map cleared");
+  gcl_args_destroy(args), gcl_layout_destroy(layout), gcl_signature_destroy(sig);
+  gcl_mem_free(ctx, mem);
+  gcl_context_destroy(ctx);
+}
+
+Test(tmap_diff_cpu, bit85_is_left_alone_on_fixed_drivers) {
+  uint64_t mem;
+  gcl_context *ctx = blackwell_rig(13030, &mem);
+  view v;
+  make_view(&v, mem, 1, 64, 16);
+  cr_assert(encoded_bit85(ctx, &v), "driver 13.3: the encode's bytes stay the driver's");
+  gcl_mem_free(ctx, mem);
+  gcl_context_destroy(ctx);
+}
+
+Test(tmap_diff_cpu, bit85_is_left_alone_on_hopper) {
+  fake_use();
+  fakecuda_set_driver_version(13010);
+  fakecuda_set_tmap_bit85(2); /* the fake sets it on every device */
+  gcl_context *h;
+  uint64_t mem;
+  cr_assert_eq(gcl_context_create(0, &h), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_context_sm(h), 90);
+  cr_assert_eq(gcl_mem_alloc(h, 1u << 16, &mem), GCL_OK);
+  view v;
+  make_view(&v, mem, 0, 64, 16); /* small and padded: cleared on Blackwell, not here */
+  cr_assert(encoded_bit85(h, &v), "sm_90: gclaunch changed the driver's bytes");
+  gcl_mem_free(h, mem);
+  gcl_context_destroy(h);
+}

@@ -1,0 +1,143 @@
+/* The tensor-map differential against the driver (tmap_diff.h). */
+#include "tmap_diff.h"
+
+#include <cuda.h>
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef CUresult (*get_proc_fn)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
+typedef CUresult (*tiled_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
+                             const cuuint64_t *, const cuuint32_t *, const cuuint32_t *,
+                             CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion,
+                             CUtensorMapFloatOOBfill);
+typedef CUresult (*im2col_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
+                              const cuuint64_t *, const cuuint64_t *, const int *, const int *,
+                              cuuint32_t, cuuint32_t, const cuuint32_t *, CUtensorMapInterleave,
+                              CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+static tiled_fn tiled;
+static im2col_fn im2col;
+
+static int resolve(FILE *out) {
+  if (tiled && im2col) return 0;
+  const char *path = getenv("GCL_LIBCUDA");
+  void *lib = dlopen(path && *path ? path : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  get_proc_fn get = lib ? (get_proc_fn)dlsym(lib, "cuGetProcAddress_v2") : NULL;
+  CUdriverProcAddressQueryResult q1 = 0, q2 = 0;
+  void *p1 = NULL, *p2 = NULL;
+  if (get) get("cuTensorMapEncodeTiled", &p1, 12000, 0, &q1), get("cuTensorMapEncodeIm2col", &p2, 12000, 0, &q2);
+  if (!p1 || !p2) {
+    fprintf(out, "tmap_diff: no cuTensorMapEncodeTiled/Im2col in %s\n", path ? path : "libcuda.so.1");
+    return -1;
+  }
+  tiled = (tiled_fn)p1, im2col = (im2col_fn)p2;
+  return 0;
+}
+
+static CUresult driver_encode(const tmap_raw *r) {
+  _Alignas(128) CUtensorMap m;
+  if (r->im2col)
+    return im2col(&m, (CUtensorMapDataType)r->type, r->rank, (void *)(uintptr_t)r->address,
+                  (const cuuint64_t *)r->dims, (const cuuint64_t *)r->strides, (const int *)r->lower,
+                  (const int *)r->upper, r->channels, r->pixels,
+                  (const cuuint32_t *)r->element_strides, (CUtensorMapInterleave)r->interleave,
+                  (CUtensorMapSwizzle)r->swizzle, (CUtensorMapL2promotion)r->l2_promotion,
+                  (CUtensorMapFloatOOBfill)r->oob_fill);
+  return tiled(&m, (CUtensorMapDataType)r->type, r->rank, (void *)(uintptr_t)r->address,
+               (const cuuint64_t *)r->dims, (const cuuint64_t *)r->strides,
+               (const cuuint32_t *)r->box, (const cuuint32_t *)r->element_strides,
+               (CUtensorMapInterleave)r->interleave, (CUtensorMapSwizzle)r->swizzle,
+               (CUtensorMapL2promotion)r->l2_promotion, (CUtensorMapFloatOOBfill)r->oob_fill);
+}
+
+enum { MAX_AIMS = 32, MAX_RULES = 64 };
+
+/* B by the rule gclaunch named: its message after "tensor: ", numbers as N, cut at 56 bytes. */
+typedef struct rule_tally { char key[64]; long n; } rule_tally;
+static void count_rule(rule_tally *r, int *nr, const char *msg) {
+  const char *p = strstr(msg, "tensor: ");
+  p = p ? p + 8 : msg;
+  char key[64];
+  size_t k = 0;
+  for (; *p && k < 56; p++) {
+    if (*p >= '0' && *p <= '9') {
+      if (k == 0 || key[k - 1] != 'N') key[k++] = 'N';
+    } else key[k++] = *p;
+  }
+  key[k] = 0;
+  for (int i = 0; i < *nr; i++)
+    if (!strcmp(r[i].key, key)) return (void)r[i].n++;
+  if (*nr < MAX_RULES) snprintf(r[*nr].key, sizeof r[*nr].key, "%s", key), r[(*nr)++].n = 1;
+}
+typedef struct tally { long cases, agree, a, b; } tally;
+
+int tmap_diff_run(gcl_context *ctx, const tmap_diff_options *o, FILE *out, tmap_diff_result *res) {
+  memset(res, 0, sizeof *res);
+  if (resolve(out)) return -1;
+  if (gcl_context_bind(ctx) != GCL_OK) {
+    fprintf(out, "tmap_diff: %s\n", gcl_last_error());
+    return -1;
+  }
+  size_t naims;
+  const char *const *aims = tmap_gen_aims(&naims);
+  tally by[MAX_AIMS + 2][2] = {{{0}}}; /* [aim or valid][tiled, im2col] */
+  tmap_gen g;
+  tmap_gen_seed(&g, o->seed);
+  int shown_a = 0, shown_b = 0, share = o->valid_share > 0 ? o->valid_share : 4, nrules = 0;
+  static rule_tally rules[MAX_RULES];
+  uint64_t mem = 0x7f1200000000ull;
+  for (long n = 0; n < o->count; n++) {
+    tmap_case c;
+    size_t aim = naims; /* valid */
+    if (tmap_gen_below(&g, (uint32_t)share) == 0) tmap_gen_valid(&g, &c, mem, tmap_gen_below(&g, 3) == 0);
+    else {
+      tmap_gen_edge(&g, &c, mem);
+      for (aim = 0; aim < naims && strcmp(aims[aim], c.aim); aim++) {}
+    }
+    res->cases++;
+    tmap_raw r;
+    if (tmap_gen_raw(&c, &r)) {
+      res->no_arguments++;
+      continue;
+    }
+    gcl_status s = gcl_tensormap_check(&c.t, &c.o, NULL);
+    char why[512];
+    snprintf(why, sizeof why, "%s", s == GCL_OK ? "" : gcl_last_error());
+    CUresult rc = driver_encode(&r);
+    tally *t = &by[aim][r.im2col];
+    t->cases++;
+    bool gok = s == GCL_OK, dok = rc == CUDA_SUCCESS;
+    if (gok == dok) {
+      t->agree++;
+      if (gok) res->both_accept++; else res->both_refuse++;
+      continue;
+    }
+    char line[1024];
+    tmap_case_format(&c, line, sizeof line);
+    if (gok) {
+      t->a++, res->a++;
+      if (shown_a++ < o->show) fprintf(out, "A (gclaunch accepts, driver %d): %s\n", (int)rc, line);
+    } else {
+      t->b++, res->b++;
+      count_rule(rules, &nrules, why);
+      if (shown_b++ < o->show) fprintf(out, "B (driver encodes, gclaunch: %s): %s\n", why, line);
+    }
+  }
+  fprintf(out, "%-16s %-7s %9s %9s %7s %7s\n", "aim", "mode", "compared", "agree", "A", "B");
+  for (size_t k = 0; k <= naims; k++)
+    for (int m = 0; m < 2; m++) {
+      const tally *t = &by[k][m];
+      if (!t->cases) continue;
+      fprintf(out, "%-16s %-7s %9ld %9ld %7ld %7ld\n", k < naims ? aims[k] : "valid",
+              m ? "im2col" : "tiled", t->cases, t->agree, t->a, t->b);
+    }
+  if (nrules) fprintf(out, "B by the rule gclaunch named:\n");
+  for (int i = 0; i < nrules; i++) fprintf(out, "  %7ld  %s\n", rules[i].n, rules[i].key);
+  fprintf(out, "tmap_diff: seed %llu, %ld descriptions, %ld without driver arguments (rules only "
+          "gclaunch can apply), %ld both accept, %ld both refuse; A (accepted by gclaunch, refused "
+          "by the driver) = %ld, B (refused by gclaunch, encoded by the driver) = %ld\n",
+          (unsigned long long)o->seed, res->cases, res->no_arguments, res->both_accept,
+          res->both_refuse, res->a, res->b);
+  return 0;
+}
