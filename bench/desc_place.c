@@ -288,7 +288,7 @@ int runner_open(runner *r, bench *b, const config *c, placement pl, uint64_t src
              (pl == PL_D && grid > (uint32_t)b->sms * BLOCKS_MAX_PER_SM) ||
              (pl == PL_C && !(r->const_at = const_maps(r)));
   if (!skip) {
-    CHECK(gcl_kernel_get(b->mod, name, sig, &r->kern));
+    CHECK(gcl_module_find_kernel(b->mod, name, sig, &r->kern));
     CHECK(gcl_args_create(gcl_kernel_layout(r->kern), &r->args));
     r->o.box[0] = c->box_w;
     r->o.box[1] = c->box_h;

@@ -64,18 +64,19 @@ static gcl_graph *capture(runner *r) {
 
 /* The kernel alone (H's upload not included), device events, median. */
 static double kernel_us(runner *r, gcl_graph *g) {
-  gcl_timer *tm;
+  gcl_event *start, *stop;
   double us[KERNEL_REPS];
-  void *stream = gcl_stream_handle(r->b->stream);
-  CHECK(gcl_timer_create(r->b->ctx, &tm));
+  CHECK(gcl_event_create(r->b->ctx, &start));
+  CHECK(gcl_event_create(r->b->ctx, &stop));
   for (int i = 0; i < KERNEL_REPS; i++) {
-    CHECK(gcl_timer_start(tm, stream));
+    CHECK(gcl_event_record(start, r->b->stream));
     if (g) CHECK(gcl_graph_launch(g, r->b->stream));
     else CHECK(gcl_launch(r->kern, &r->lc, r->args));
-    CHECK(gcl_timer_stop(tm, stream));
-    CHECK(gcl_timer_elapsed_us(tm, &us[i]));
+    CHECK(gcl_event_record(stop, r->b->stream));
+    CHECK(gcl_event_elapsed_us(start, stop, &us[i]));
   }
-  gcl_timer_destroy(tm);
+  gcl_event_destroy(start);
+  gcl_event_destroy(stop);
   return bench_median(us, KERNEL_REPS);
 }
 

@@ -187,14 +187,14 @@ static int setup(bench *b, size_t src_bytes) {
   }
   CHECK(gcl_context_create(0, &b->ctx));
   gcl_device_info info;
-  CHECK(gcl_device_get_info(0, &info));
+  CHECK(gcl_device_query(0, &info));
   if (info.sm < 90) {
     printf("bench_descriptors: %s is sm_%d; TMA needs sm_90\n", info.name, info.sm);
     return 1;
   }
   b->sms = info.multiprocessors;
   load_module(b);
-  CHECK(gcl_kernel_get(b->mod, "desc_compare", "const void* a, const void* b, u64 n, u64* bad",
+  CHECK(gcl_module_find_kernel(b->mod, "desc_compare", "const void* a, const void* b, u64 n, u64* bad",
                        &b->compare));
   CHECK(gcl_stream_create(b->ctx, 0, &b->stream));
   b->src_bytes = src_bytes;
@@ -251,10 +251,10 @@ static int print_registers(void) {
     for (int pl = 0; pl < PL_COUNT; pl++) {
       char name[64];
       size_t index;
-      gcl_image_kernel info;
+      gcl_image_kernel_info info;
       const char *kn = desc_kernel_name((placement)pl, rk[i], name, sizeof name);
       if (kn && gcl_image_find_kernel(img, kn, &index) == GCL_OK &&
-          gcl_image_get_kernel(img, index, &info) == GCL_OK)
+          gcl_image_kernel(img, index, &info) == GCL_OK)
         printf(" %10d", info.registers);
       else
         printf(" %10s", "--"), missing += kn != NULL;

@@ -95,9 +95,10 @@ static void raw_setup(bench_case *c, uint64_t dev) {
   memset(c->storage, 0, 32768), memset(c->packed, 0, 32768);
   for (size_t i = 0; i < c->count; i++) {
     size_t size = 0;
-    gcl_param_info info;
+    gcl_field f;
     TRY(gcl_layout_param(l, i, &c->offsets[i], &size, NULL));
-    TRY(gcl_layout_param_info(l, i, &info));
+    TRY(gcl_layout_param_field(l, i, &f));
+    const gcl_param_info info = f.info;
     c->params[i] = c->storage + c->offsets[i]; /* any host address works; these are distinct */
     if (info.kind == GCL_PARAM_POINTER) memcpy(c->params[i], &dev, 8);
     memcpy(c->packed + c->offsets[i], c->params[i], size);
@@ -107,7 +108,7 @@ static void raw_setup(bench_case *c, uint64_t dev) {
 
 static void case_setup(bench_case *c, gcl_module *m, uint64_t dev) {
   for (int mode = 0; mode < 2; mode++) {
-    TRY(gcl_kernel_get(m, c->kernel, c->sig, &c->k[mode]));
+    TRY(gcl_module_find_kernel(m, c->kernel, c->sig, &c->k[mode]));
     TRY(gcl_kernel_set_launch_mode(c->k[mode], mode ? GCL_LAUNCH_EXTRA_BUFFER : GCL_LAUNCH_KERNEL_PARAMS));
     TRY(gcl_args_create(gcl_kernel_layout(c->k[mode]), &c->args[mode]));
   }
@@ -355,7 +356,7 @@ int main(int argc, char **argv) {
   };
   int n = (int)(sizeof cases / sizeof *cases);
   gcl_device_info info;
-  TRY(gcl_device_get_info(0, &info));
+  TRY(gcl_device_query(0, &info));
   int driver = 0;
   TRY(gcl_driver_version(&driver));
   printf("bench_launch: %s (sm_%d), driver %d.%d\n", info.name, info.sm, driver / 1000, driver % 1000 / 10);

@@ -18,6 +18,9 @@
  *   param: set 1 of 30 maps  one op = gcl_args_set_element of one 128-byte map
  *   param: set u32 n         one op = gcl_args_set_u32
  *   resolve g.maps[17]       one op = gcl_layout_field (the once-per-field cost)
+ * Long signatures (issue 34: the parser was quadratic in the number of names), after the table:
+ *   parse 200,000 params     gcl_signature_parse + destroy of "u32 p0, u32 p1, ..." (named) and
+ *                            of "u32, u32, ..." (unnamed), median of 5 after one warm-up, in ms
  */
 #include <gclaunch/gclaunch.h>
 
@@ -180,6 +183,27 @@ static void field_rows(void) {
   gcl_layout_destroy(ct.layout);
 }
 
+/* gcl_signature_parse of n u32 parameters, named p0 ... or unnamed: median ms of 5. */
+static void long_signature_row(size_t n, bool named) {
+  char *text = malloc(n * 16 + 1), *at = text;
+  if (!text) { fprintf(stderr, "bench_pack: out of memory\n"); exit(1); }
+  for (size_t i = 0; i < n; i++)
+    at += named ? sprintf(at, "%su32 p%zu", i ? ", " : "", i) : sprintf(at, "%su32", i ? ", " : "");
+  double t[5];
+  for (int r = -1; r < 5; r++) {
+    gcl_signature *sig = NULL;
+    double t0 = bench_now_ns();
+    check(gcl_signature_parse(text, &sig), "parse");
+    if (r >= 0) t[r] = (bench_now_ns() - t0) / 1e6;
+    if (gcl_signature_count(sig) != n) { fprintf(stderr, "bench_pack: wrong count\n"); exit(1); }
+    gcl_signature_destroy(sig);
+  }
+  qsort(t, 5, sizeof *t, bench_cmp_double);
+  printf("parse %zu %s u32 parameters (%zu bytes of text): median %.1f ms (min %.1f, max %.1f)\n",
+         n, named ? "named" : "unnamed", strlen(text), t[2], t[0], t[4]);
+  free(text);
+}
+
 int main(void) {
   ctx c8 = {0}, cm = {0};
   c8.layout = layout_for("f32* a, const f32* b, f32* c, u64 n, i32 x, i32 y, f32 alpha, f64 beta");
@@ -197,6 +221,9 @@ int main(void) {
   row("create+fill+destroy 30 KB", op_create_fill, &cm, 5000);
   row("parse+layout 240 maps", op_parse_layout, &cm, 20000);
   field_rows();
+  printf("\n");
+  long_signature_row(200000, true);
+  long_signature_row(200000, false);
   gcl_args_destroy(c8.args);
   gcl_args_destroy(cm.args);
   gcl_layout_destroy(c8.layout);

@@ -34,7 +34,7 @@
 
 #include "cuda_internal.h"
 #include "bench_util.h"
-#include "tmap.h"
+#include "tmap_stages.h"
 #include "exedir.h"
 
 
@@ -452,11 +452,11 @@ static void setup(rig *r, const options *o, gcl_module **m) {
   char path[1024];
   snprintf(path, sizeof path, "%s/launchcfg.fatbin", o->kernels);
   TRY(gcl_module_load_file(r->ctx, path, m));
-  TRY(gcl_kernel_get(*m, "bench_maps240", "grid_constant tensormap[240] m, i32 idx, u64* out",
+  TRY(gcl_module_find_kernel(*m, "bench_maps240", "grid_constant tensormap[240] m, i32 idx, u64* out",
                      &r->k));
   TRY(gcl_args_create(gcl_kernel_layout(r->k), &r->args));
   TRY(gcl_layout_field(gcl_kernel_layout(r->k), "m[0]", &r->maps));
-  TRY(gcl_kernel_get(*m, "bench_globals240", "grid_constant struct{tensormap[240] maps, u64* out, "
+  TRY(gcl_module_find_kernel(*m, "bench_globals240", "grid_constant struct{tensormap[240] maps, u64* out, "
                      "i32 idx} g", &r->kg));
   TRY(gcl_args_create(gcl_kernel_layout(r->kg), &r->gargs));
   TRY(gcl_layout_field(gcl_kernel_layout(r->kg), "g.maps[0]", &r->gmaps));
@@ -505,7 +505,7 @@ static void check_costs(const options *o) {
   static rig c;
   c.buf[0] = 0x7f0000000000ull, c.buf[1] = 0x7f4000000000ull; /* addresses only: not read */
   for (int i = 0; i < MAPS; i++) make_view(&c, i);
-  enum { K = GCL__TMAP_STAGES + 1 };
+  enum { K = BENCH_TMAP_STAGES + 1 };
   double *ns = calloc((size_t)o->reps * K, sizeof *ns), med[K], step[K][64];
   int reps = o->reps < 64 ? o->reps : 64;
   gcl_tensormap_desc d;
@@ -516,7 +516,7 @@ static void check_costs(const options *o) {
       for (int it = 0; it < o->iters; it++)
         for (int i = 0; i < MAPS; i++) {
           if (k == 0) __asm__ volatile("" : : "r"(&c.v[i].t[0]) : "memory");
-          else (void)gcl__tmap_translate_upto(&c.v[i].t[0], &c.v[i].o, &d, k);
+          else (void)bench_tmap_translate_upto(&c.v[i].t[0], &c.v[i].o, &d, k);
           __asm__ volatile("" : : : "memory");
         }
       ns[rep * K + k] = (bench_now_ns() - t0) / o->iters / MAPS;
@@ -531,7 +531,7 @@ static void check_costs(const options *o) {
   printf("gcl_tensormap_check's checks, 240 views, median ns per map (cumulative, and this "
          "stage's own cost)\n");
   for (int k = 1; k < K; k++)
-    printf("  %-58s %7.2f  %+6.2f\n", gcl__tmap_stage_name(k - 1), med[k],
+    printf("  %-58s %7.2f  %+6.2f\n", bench_tmap_stage_name(k - 1), med[k],
            bench_median(step[k], reps - 1));
   printf("  %-58s %7.2f\n\n", "(the loop alone)", med[0]);
   free(ns);
@@ -547,7 +547,7 @@ int main(int argc, char **argv) {
   }
   TRY(gcl_context_bind(r.ctx));
   gcl_device_info info;
-  TRY(gcl_device_get_info(0, &info));
+  TRY(gcl_device_query(0, &info));
   printf("bench_refresh: %s (sm_%d), %d maps\n", info.name, info.sm, MAPS);
   gcl_module *m = NULL;
   setup(&r, &o, &m);

@@ -43,7 +43,7 @@ int main(int argc, char **argv) {
   for (int i = 0; i < OFFSET + N; i++) host[i] = (float)(i - OFFSET);
   int bad = check(gcl_context_create(0, &ctx), "context") ||
             check(gcl_module_load_file(ctx, path, &mod), path) ||
-            check(gcl_kernel_get(mod, "saxpy", "f32 a, const f32* align(16) x, f32* y, u64 n", &k),
+            check(gcl_module_find_kernel(mod, "saxpy", "f32 a, const f32* align(16) x, f32* y, u64 n", &k),
                   "saxpy") ||
             check(gcl_args_create(gcl_kernel_layout(k), &args), "args") ||
             check(gcl_mem_alloc(ctx, sizeof host, &xs), "alloc x") ||

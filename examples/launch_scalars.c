@@ -24,7 +24,7 @@ int main(int argc, char **argv) {
   int bad = check(gcl_context_create(0, &ctx), "context") ||
             check(gcl_module_load_file(ctx, path, &mod), path) ||
             /* The signature is checked against the kernel's real layout before the first launch. */
-            check(gcl_kernel_get(mod, "saxpy", "f32 a, const f32* x, f32* y, u64 n", &k), "saxpy") ||
+            check(gcl_module_find_kernel(mod, "saxpy", "f32 a, const f32* x, f32* y, u64 n", &k), "saxpy") ||
             check(gcl_args_create(gcl_kernel_layout(k), &args), "args") ||
             check(gcl_mem_alloc(ctx, sizeof hx, &x), "alloc x") ||
             check(gcl_mem_alloc(ctx, sizeof hy, &y), "alloc y") ||

@@ -114,7 +114,7 @@ int main(int argc, char **argv) {
   uint64_t a = 0, b = 0, c = 0, work = 0;
   int bad = check(gcl_context_create(0, &ctx), "context") ||
             check(gcl_module_load_file(ctx, path, &mod), path) ||
-            check(gcl_kernel_get(mod, "megakernel_globals_16", SIGNATURE, &k), "kernel") ||
+            check(gcl_module_find_kernel(mod, "megakernel_globals_16", SIGNATURE, &k), "kernel") ||
             check(gcl_args_create(gcl_kernel_layout(k), &args), "args") ||
             check(gcl_mem_alloc(ctx, sizeof host, &a), "alloc a") ||
             check(gcl_mem_alloc(ctx, sizeof host + 256, &b), "alloc b") ||

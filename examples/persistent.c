@@ -51,8 +51,8 @@ static void make_table(table *t, float scale) {
 static int setup(app *a, const char *path) {
   TRY(gcl_context_create(0, &a->ctx));
   TRY(gcl_module_load_file(a->ctx, path, &a->mod));
-  TRY(gcl_kernel_get(a->mod, "persistent_axpy", "f32 a, const f32* x, f32* y, u64 n", &a->axpy));
-  TRY(gcl_kernel_get(a->mod, "persistent_table",
+  TRY(gcl_module_find_kernel(a->mod, "persistent_axpy", "f32 a, const f32* x, f32* y, u64 n", &a->axpy));
+  TRY(gcl_module_find_kernel(a->mod, "persistent_table",
                      "grid_constant bytes(8208) align(16) t, const f32* x, f32* out, u64 n", &a->tab));
   TRY(gcl_stream_create(a->ctx, 0, &a->s));
   TRY(gcl_event_create(a->ctx, &a->start));

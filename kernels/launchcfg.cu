@@ -60,4 +60,8 @@ extern "C" __global__ void cfg_add(unsigned *out, unsigned add) {
   if (threadIdx.x == 0) out[blockIdx.x] += add;
 }
 
-extern "C" __global__ void cfg_noparams(void) {}
+// No parameters: it counts its runs in a module global, so a test can see that it ran.
+extern "C" {
+__device__ unsigned cfg_noparams_runs;
+}
+extern "C" __global__ void cfg_noparams(void) { atomicAdd(&cfg_noparams_runs, 1u); }

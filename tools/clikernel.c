@@ -49,8 +49,8 @@ static int by_distance(const void *x, const void *y) {
 
 /* The name compared and shown: the demangled one without parameters when there is one. */
 static char *short_name(const gcl_image *img, size_t k) {
-  gcl_image_kernel info;
-  if (gcl_image_get_kernel(img, k, &info) != GCL_OK) return NULL;
+  gcl_image_kernel_info info;
+  if (gcl_image_kernel(img, k, &info) != GCL_OK) return NULL;
   char *d = cli_demangle(info.name, false);
   return d ? d : strdup(info.name);
 }
@@ -67,8 +67,8 @@ static void list_closest(const gcl_image *img, const char *name) {
   qsort(r, n, sizeof *r, by_distance);
   fprintf(stderr, "  kernels there%s:\n", n > shown ? ", closest first" : "");
   for (size_t i = 0; i < shown; i++) {
-    gcl_image_kernel info;
-    if (gcl_image_get_kernel(img, r[i].index, &info) != GCL_OK) continue;
+    gcl_image_kernel_info info;
+    if (gcl_image_kernel(img, r[i].index, &info) != GCL_OK) continue;
     char *d = cli_demangle(info.name, true);
     fprintf(stderr, "    %s%s%s%s\n", info.name, d ? "  (" : "", d ? d : "", d ? ")" : "");
     free(d);
@@ -96,8 +96,8 @@ bool cli_kernel_find(const char *cmd, const gcl_image *img, const char *path, co
 
 bool cli_signature_check(const char *cmd, const gcl_image *img, size_t k, const gcl_layout *layout,
                          const char *path) {
-  gcl_image_kernel info;
-  if (gcl_image_get_kernel(img, k, &info) != GCL_OK) return cli_error(cmd, "%s", gcl_last_error()), false;
+  gcl_image_kernel_info info;
+  if (gcl_image_kernel(img, k, &info) != GCL_OK) return cli_error(cmd, "%s", gcl_last_error()), false;
   int sm = gcl_image_sm(img);
   if (gcl_layout_count(layout) != info.param_count) {
     cli_error(cmd, "--signature declares %zu parameters, kernel '%s' has %zu in '%s' (sm_%d)",
@@ -106,15 +106,15 @@ bool cli_signature_check(const char *cmd, const gcl_image *img, size_t k, const 
   }
   for (size_t p = 0; p < info.param_count; p++) {
     size_t off = 0, size = 0, doff = 0, dsize = 0;
-    gcl_param_info d;
+    gcl_field d;
     if (gcl_image_param(img, k, p, &off, &size, NULL) != GCL_OK ||
         gcl_layout_param(layout, p, &doff, &dsize, NULL) != GCL_OK ||
-        gcl_layout_param_info(layout, p, &d) != GCL_OK)
+        gcl_layout_param_field(layout, p, &d) != GCL_OK)
       return cli_error(cmd, "%s", gcl_last_error()), false;
     if (doff == off && dsize == size) continue;
     cli_error(cmd, "--signature: kernel '%s' in '%s' (sm_%d): parameter %zu '%s': declared offset "
               "%zu size %zu, kernel has offset %zu size %zu", info.name, path, sm, p,
-              d.name ? d.name : "", doff, dsize, off, size);
+              d.info.name ? d.info.name : "", doff, dsize, off, size);
     return false;
   }
   return true;

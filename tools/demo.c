@@ -190,14 +190,14 @@ static void show_cubin_layout(const demo *d, const gcl_layout *engine) {
   size_t size = 0, k = 0;
   void *data = NULL;
   gcl_image *img = NULL;
-  gcl_image_kernel info;
+  gcl_image_kernel_info info;
   if (gcl_file_read(path, &data, &size) != GCL_OK) {
     printf("cubin:    %s not readable (build the kernels, or set GCL_KERNEL_DIR)\n", path);
     return;
   }
   if (gcl_image_parse(data, size, 0, &img) != GCL_OK ||
       gcl_image_find_kernel(img, d->kernel, &k) != GCL_OK ||
-      gcl_image_get_kernel(img, k, &info) != GCL_OK) {
+      gcl_image_kernel(img, k, &info) != GCL_OK) {
     printf("cubin:    %s: %s\n", path, gcl_last_error());
   } else {
     printf("cubin:    %s, sm_%d, %s: %zu parameter%s, %zu bytes\n", path, gcl_image_sm(img),
@@ -281,9 +281,10 @@ static void show_buffer(const gcl_layout *layout, const gcl_args *args) {
          size, gcl_layout_sm(layout));
   for (size_t p = 0; p < gcl_layout_count(layout); p++) {
     size_t off = 0, sz = 0, al = 0;
-    gcl_param_info info;
-    if (gcl_layout_param(layout, p, &off, &sz, &al) || gcl_layout_param_info(layout, p, &info))
+    gcl_field f;
+    if (gcl_layout_param(layout, p, &off, &sz, &al) || gcl_layout_param_field(layout, p, &f))
       continue;
+    const gcl_param_info info = f.info;
     printf("  param %zu '%s': offset 0x%04zx size %5zu align %3zu\n", p,
            info.name ? info.name : "", off, sz, al);
     size_t lines = sz >= 256 ? 2 : (sz + 15) / 16;

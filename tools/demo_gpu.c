@@ -1,5 +1,5 @@
 /* gclaunch demo, the copy on one or several GPUs. One module (one context-independent library)
- * is loaded once; each device gets its own context, kernel (gcl_kernel_get_on: its own layout),
+ * is loaded once; each device gets its own context, kernel (gcl_module_find_kernel_on: its own layout),
  * args, buffers and work list. Tensor j goes to the (j mod n)-th device: each device copies only
  * its tensors, from descriptors encoded in its own context, and is verified on its own. */
 #include "demo.h"
@@ -40,7 +40,7 @@ static bool owns(const gpu *g, int j) { return j % g->count == g->index; }
 static int gpu_open(demo *d, gpu *g, gcl_module *shared) {
   char path[1024];
   TRY(gcl_context_create(g->device, &g->ctx));
-  TRY(gcl_device_get_info(g->device, &g->info));
+  TRY(gcl_device_query(g->device, &g->info));
   if (g->info.sm < 90) {
     printf("device %d: %s is sm_%d: TMA needs sm_90 or later\n", g->device, g->info.name, g->info.sm);
     return 1;
@@ -48,9 +48,9 @@ static int gpu_open(demo *d, gpu *g, gcl_module *shared) {
   snprintf(path, sizeof path, "%s/megakernel.fatbin", demo_kernel_dir());
   if (!shared) TRY(gcl_module_load_file(g->ctx, path, &g->mod));
   g->mod = shared ? shared : g->mod;
-  TRY(gcl_kernel_get_on(g->mod, g->ctx, d->kernel, d->signature, &g->kernel));
+  TRY(gcl_module_find_kernel_on(g->mod, g->ctx, d->kernel, d->signature, &g->kernel));
   TRY(gcl_args_create(gcl_kernel_layout(g->kernel), &g->args));
-  TRY(gcl_args_set_device(g->args, g->device));
+  TRY(gcl_args_restrict_device(g->args, g->device));
   printf("device %d: %s, sm_%d, %d SMs; module %s%s\n", g->device, g->info.name, g->info.sm,
          g->info.multiprocessors, path, shared ? " (the first device's, shared)" : "");
   return 0;

@@ -29,7 +29,7 @@ static void print_devices(void) {
   printf("devices:  %d\n", count);
   for (int d = 0; d < count; d++) {
     gcl_device_info info;
-    if (gcl_device_get_info(d, &info) != GCL_OK) {
+    if (gcl_device_query(d, &info) != GCL_OK) {
       printf("  [%d] %s\n", d, gcl_last_error());
       continue;
     }
@@ -99,7 +99,7 @@ static void json_devices(void) {
   for (int d = 0; d < count; d++) {
     gcl_device_info info;
     printf("%s{\"index\": %d", d ? ", " : "", d);
-    if (gcl_device_get_info(d, &info) == GCL_OK) {
+    if (gcl_device_query(d, &info) == GCL_OK) {
       printf(", \"name\": ");
       json_string(info.name);
       printf(", \"sm\": %d, \"multiprocessors\": %d, \"memory_bytes\": %zu, "

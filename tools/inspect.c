@@ -1,5 +1,5 @@
 /* gclaunch inspect: a module's kernels and their parameter layout, read on the CPU (no GPU).
- * --json prints the one object DESIGN.md fixes; the default is a table for people. */
+ * --json prints the one object README "gclaunch inspect" fixes; the default is a table for people. */
 #include "cli.h"
 #include "climodule.h"
 #include "cliopts.h"
@@ -86,7 +86,7 @@ static void json_string(const char *s) {
   putchar('"');
 }
 
-static void json_kernel(const gcl_image *img, size_t k, const gcl_image_kernel *info) {
+static void json_kernel(const gcl_image *img, size_t k, const gcl_image_kernel_info *info) {
   printf("{\"name\": ");
   json_string(info->name);
   char *d = cli_demangle(info->name, true);
@@ -104,7 +104,20 @@ static void json_kernel(const gcl_image *img, size_t k, const gcl_image_kernel *
   printf("], \"waits\": %s}", waits > 0 ? "true" : waits == 0 ? "false" : "null");
 }
 
-static void table_kernel(const gcl_image *img, size_t k, const gcl_image_kernel *info) {
+/* What the image says parameter p is, as signature text ("u32", "ptr", "bytes(2048) align(128)");
+ * "-" when the image gives no types (cubins). */
+static const char *param_type_text(const gcl_image *img, size_t k, size_t p, size_t size,
+                                   size_t align, char *buf, size_t cap) {
+  gcl_param_kind kind;
+  gcl_scalar scalar;
+  if (gcl_image_param_type(img, k, p, &kind, &scalar) != GCL_OK) return "-";
+  if (kind == GCL_PARAM_POINTER) return "ptr";
+  if (kind == GCL_PARAM_SCALAR) return gcl_scalar_name(scalar);
+  snprintf(buf, cap, "bytes(%zu) align(%zu)", size, align);
+  return buf;
+}
+
+static void table_kernel(const gcl_image *img, size_t k, const gcl_image_kernel_info *info) {
   printf("\nkernel %s: %zu parameter%s, %zu bytes", info->name, info->param_count,
          info->param_count == 1 ? "" : "s", info->param_bytes);
   if (info->registers >= 0) printf(", %d registers", info->registers);
@@ -124,10 +137,10 @@ static void table_kernel(const gcl_image *img, size_t k, const gcl_image_kernel 
   for (size_t p = 0; p < info->param_count; p++) {
     size_t off = 0, size = 0, align = 0;
     gcl_image_param(img, k, p, &off, &size, &align);
-    const char *kind = gcl_image_param_kind(img, k, p);
-    char a[24] = "-";
+    char a[24] = "-", t[64];
     if (align) snprintf(a, sizeof a, "%zu", align);
-    printf("  %5zu %8zu %8zu %6s  %s\n", p, off, size, a, *kind ? kind : "-");
+    printf("  %5zu %8zu %8zu %6s  %s\n", p, off, size, a,
+           param_type_text(img, k, p, size, align, t, sizeof t));
   }
 }
 
@@ -141,7 +154,7 @@ static bool selected(const options *o, const char *name) {
 }
 
 static void header(const gcl_image *img, const options *o, size_t shown) {
-  const char *format = gcl_image_format_name(gcl_image_get_format(img));
+  const char *format = gcl_format_name(gcl_image_format(img));
   if (o->json) {
     printf("{\"file\": ");
     json_string(o->file);
@@ -155,7 +168,7 @@ static void header(const gcl_image *img, const options *o, size_t shown) {
 
 /* The parameters end past what the driver loads (docs/facts.md "Parameter limit":
  * CUDA_ERROR_INVALID_IMAGE). */
-static void warn_limit(const gcl_image *img, const options *o, const gcl_image_kernel *info) {
+static void warn_limit(const gcl_image *img, const options *o, const gcl_image_kernel_info *info) {
   if (info->param_bytes <= GCL_PARAM_LIMIT) return;
   fprintf(stderr, "gclaunch inspect: warning: %s: kernel '%s': its parameters end at byte %zu on "
           "sm_%d, past the %d bytes the driver accepts: loading this module fails "
@@ -166,12 +179,12 @@ static void warn_limit(const gcl_image *img, const options *o, const gcl_image_k
 /* Prints the selected kernels; returns how many there were. */
 static size_t print_image(const gcl_image *img, const options *o) {
   size_t n = gcl_image_kernel_count(img), shown = 0;
-  gcl_image_kernel info;
+  gcl_image_kernel_info info;
   for (size_t k = 0; k < n; k++)
-    if (gcl_image_get_kernel(img, k, &info) == GCL_OK && selected(o, info.name)) shown++;
+    if (gcl_image_kernel(img, k, &info) == GCL_OK && selected(o, info.name)) shown++;
   header(img, o, shown);
   for (size_t k = 0, first = 1; k < n; k++) {
-    if (gcl_image_get_kernel(img, k, &info) != GCL_OK || !selected(o, info.name)) continue;
+    if (gcl_image_kernel(img, k, &info) != GCL_OK || !selected(o, info.name)) continue;
     warn_limit(img, o, &info);
     if (o->json) printf("%s", first ? "" : ", "), json_kernel(img, k, &info);
     else table_kernel(img, k, &info);
@@ -194,8 +207,8 @@ static int check_signature(const gcl_image *img, const options *o) {
                      gcl_last_error()), 1;
   size_t matched = 0, checked = 0;
   for (size_t k = 0; k < gcl_image_kernel_count(img); k++) {
-    gcl_image_kernel info;
-    if (gcl_image_get_kernel(img, k, &info) != GCL_OK || !selected(o, info.name)) continue;
+    gcl_image_kernel_info info;
+    if (gcl_image_kernel(img, k, &info) != GCL_OK || !selected(o, info.name)) continue;
     checked++;
     matched += cli_signature_check("inspect", img, k, layout, o->file);
   }
@@ -261,9 +274,10 @@ static int print_signature(const options *o) {
   }
   for (size_t i = 0; i < gcl_layout_count(l); i++) {
     size_t off, size, align;
-    gcl_param_info p;
+    gcl_field f;
     gcl_layout_param(l, i, &off, &size, &align);
-    gcl_layout_param_info(l, i, &p);
+    gcl_layout_param_field(l, i, &f);
+    const gcl_param_info p = f.info;
     if (o->json) {
       printf("%s{\"index\": %zu, \"name\": ", i ? ", " : "", i);
       if (p.name) json_string(p.name);
@@ -290,7 +304,7 @@ int gcl_cmd_inspect(int argc, char **argv) {
   if (!o.file) return print_signature(&o);
   gcl_image *img = NULL;
   if (!cli_module_read("inspect", o.file, o.sm, &img)) return 1;
-  if (o.sm && gcl_image_get_format(img) == GCL_IMAGE_CUBIN && gcl_image_sm(img) != o.sm)
+  if (o.sm && gcl_image_format(img) == GCL_IMAGE_CUBIN && gcl_image_sm(img) != o.sm)
     fprintf(stderr, "gclaunch inspect: note: %s is a cubin for sm_%d; its own offsets are shown "
             "(--arch picks fatbin entries and lays out PTX)\n", o.file, gcl_image_sm(img));
   size_t index;

@@ -67,8 +67,10 @@ void gcl_run_usage(FILE *f) {
       "  hex:0011aa                                 raw bytes (struct, bytes(N), ...)\n"
       "  PATH=SPEC                                  a field of a by-value struct instead of a whole\n"
       "                                             parameter (g.maps[3]=tmap:a:box=64x64, g.n=u32:7)\n"
-      "After the launches: each buffer's sum, FNV-1a hash and first elements, and the median\n"
-      "kernel time (host clock around launch + synchronize). Exit 2 on a usage error or (after\n"
+      "After the launches: each buffer's sum, FNV-1a hash and first elements, and two median\n"
+      "times over --repeat launches: the kernel's (device events recorded around each launch)\n"
+      "and the host's (host clock around launch + synchronize, launch overhead included).\n"
+      "Exit 2 on a usage error or (after\n"
       "every check passed) without a GPU, 1 when the module or the driver fails.\n");
 }
 

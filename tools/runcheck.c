@@ -20,14 +20,14 @@ static long shared_limit(int sm) {
 }
 
 /* --arch, else the device's architecture when a driver and the device are there (no context is
- * made: gcl_device_get_info only). 0: the image's own. */
+ * made: gcl_device_query only). 0: the image's own. */
 static int target_arch(run_state *st) {
   if (st->arch) return st->arch_from = "--arch", st->arch;
   int count = 0, dev = st->device;
   if (st->devices_given) dev = st->devices.all || !st->devices.count ? 0 : st->devices.list[0];
   gcl_device_info info;
   if (gcl_driver_init() != GCL_OK || gcl_device_count(&count) != GCL_OK || dev >= count ||
-      gcl_device_get_info(dev, &info) != GCL_OK)
+      gcl_device_query(dev, &info) != GCL_OK)
     return 0;
   st->device_shared_limit = info.max_shared_per_block_optin;
   st->arch_from = "the device";
@@ -37,7 +37,7 @@ static int target_arch(run_state *st) {
 /* A cubin runs on its own architecture and later minors of the same major. */
 static bool arch_fits(const run_state *st, const gcl_image *img, int want) {
   int own = gcl_image_sm(img);
-  if (gcl_image_get_format(img) != GCL_IMAGE_CUBIN || !want || (own / 10 == want / 10 && own <= want))
+  if (gcl_image_format(img) != GCL_IMAGE_CUBIN || !want || (own / 10 == want / 10 && own <= want))
     return true;
   run_error("MODULE '%s' is a cubin for sm_%d; it cannot run on sm_%d (%s)", st->module, own, want,
             st->arch_from);
@@ -52,8 +52,8 @@ int run_read_module(run_state *st, gcl_image **img, size_t *k) {
   if (!arch_fits(st, *img, want) || !cli_kernel_find("run", *img, st->module, st->kernel, k)) return 1;
   if (!st->arch_from) st->arch_from = "the module's own";
   st->sm = gcl_image_sm(*img);
-  gcl_image_kernel info;
-  if (gcl_image_get_kernel(*img, *k, &info) != GCL_OK || !(st->kernel_name = strdup(info.name)))
+  gcl_image_kernel_info info;
+  if (gcl_image_kernel(*img, *k, &info) != GCL_OK || !(st->kernel_name = strdup(info.name)))
     return run_error("out of memory"), 1;
   return -1;
 }
@@ -68,7 +68,7 @@ static bool dims_ok(const char *opt, const unsigned d[3], const unsigned max[3])
 }
 
 /* Threads per block against the device limits and the kernel's own (.maxntid / .reqntid). */
-static bool check_block(const run_state *st, const gcl_image_kernel *info) {
+static bool check_block(const run_state *st, const gcl_image_kernel_info *info) {
   static const unsigned block_max[3] = {1024, 1024, 64}, grid_max[3] = {2147483647u, 65535, 65535};
   if (!dims_ok("--grid", st->grid, grid_max) || !dims_ok("--block", st->block, block_max)) return false;
   unsigned long long threads = (unsigned long long)st->block[0] * st->block[1] * st->block[2];
@@ -104,7 +104,7 @@ static bool check_cluster(const run_state *st) {
   return true;
 }
 
-static bool check_shared(const run_state *st, const gcl_image_kernel *info) {
+static bool check_shared(const run_state *st, const gcl_image_kernel_info *info) {
   long limit = st->device_shared_limit > 0 ? st->device_shared_limit : shared_limit(st->sm);
   long stat = info->shared_bytes > 0 ? info->shared_bytes : 0;
   /* From sm_80 on, a cubin's .nv.shared.<kernel> holds the 1 KB a block reserves for the system
@@ -120,8 +120,8 @@ static bool check_shared(const run_state *st, const gcl_image_kernel *info) {
 
 /* Grid, block, cluster and shared memory against the kernel's records and the architecture. */
 bool run_check_config(const run_state *st, const gcl_image *img, size_t k) {
-  gcl_image_kernel info;
-  if (gcl_image_get_kernel(img, k, &info) != GCL_OK) return run_error("%s", gcl_last_error()), false;
+  gcl_image_kernel_info info;
+  if (gcl_image_kernel(img, k, &info) != GCL_OK) return run_error("%s", gcl_last_error()), false;
   return check_block(st, &info) && check_cluster(st) && check_shared(st, &info);
 }
 
@@ -129,8 +129,9 @@ bool run_check_config(const run_state *st, const gcl_image *img, size_t k) {
 bool run_check_tmap_counts(const run_state *st, const gcl_layout *layout) {
   for (size_t i = 0; i < st->nparams; i++) {
     const gcl_runarg *a = &st->args[i];
-    gcl_param_info p;
-    if (a->kind != GCL_RUNARG_TMAP || gcl_layout_param_info(layout, i, &p) != GCL_OK) continue;
+    gcl_field f;
+    if (a->kind != GCL_RUNARG_TMAP || gcl_layout_param_field(layout, i, &f) != GCL_OK) continue;
+    const gcl_param_info p = f.info;
     size_t n = p.kind == GCL_PARAM_ARRAY ? p.count
                : p.kind == GCL_PARAM_BYTES && p.size % GCL_TENSORMAP_BYTES == 0 ? p.size / GCL_TENSORMAP_BYTES : 1;
     if (a->tmap_count == 1 || a->tmap_count == n) continue;
@@ -192,9 +193,9 @@ static bool pack_on_cpu(const run_state *st, const gcl_layout *layout) {
   for (size_t i = 0; ok && i < st->nparams; i++) {
     const gcl_runarg *a = &st->args[i];
     if (a->kind == GCL_RUNARG_FIELDS) continue; /* set below, by run_set_fields */
-    gcl_param_info p;
-    gcl_status s = gcl_layout_param_info(layout, i, &p);
-    if (s == GCL_OK && !(ok = check_kind(a, i, &p))) break;
+    gcl_field f;
+    gcl_status s = gcl_layout_param_field(layout, i, &f);
+    if (s == GCL_OK && !(ok = check_kind(a, i, &f.info))) break;
     if (s == GCL_OK && a->kind == GCL_RUNARG_SCALAR) s = gcl_args_set(args, i, a->value, a->size);
     if (s == GCL_OK && a->kind == GCL_RUNARG_HEX) s = gcl_args_set(args, i, a->bytes, a->size);
     if (s == GCL_OK && a->kind == GCL_RUNARG_BUFFER)
@@ -224,8 +225,8 @@ static int signature_layout(const run_state *st, const gcl_image *img, size_t k,
 
 /* Kernel k's parameter offsets and sizes as the image records them, as a raw layout. */
 static int image_layout(const run_state *st, const gcl_image *img, size_t k, gcl_layout **out) {
-  gcl_image_kernel info;
-  gcl_status s = gcl_image_get_kernel(img, k, &info);
+  gcl_image_kernel_info info;
+  gcl_status s = gcl_image_kernel(img, k, &info);
   size_t n = s == GCL_OK ? info.param_count : 0;
   size_t *offsets = calloc(n + 1, sizeof *offsets), *sizes = calloc(n + 1, sizeof *sizes);
   if (!offsets || !sizes) s = GCL_ERROR_OUT_OF_MEMORY;

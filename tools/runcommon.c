@@ -72,9 +72,10 @@ bool run_tmap_options(const gcl_runarg *tmap, const gcl_runarg *buf, gcl_tensorm
 
 gcl_status run_bind_buffer(gcl_args *args, size_t i, const gcl_runarg *a, uint64_t base,
                            int device) {
-  gcl_param_info p;
-  gcl_status s = gcl_layout_param_info(gcl_args_layout(args), i, &p);
+  gcl_field f;
+  gcl_status s = gcl_layout_param_field(gcl_args_layout(args), i, &f);
   if (s != GCL_OK) return s;
+  const gcl_param_info p = f.info;
   if (p.kind != GCL_PARAM_POINTER) { /* untyped 8 bytes (no signature): the view's address */
     uint64_t address = base + a->offset * a->size;
     return gcl_args_set(args, i, &address, sizeof address);

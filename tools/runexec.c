@@ -40,7 +40,7 @@ static int load_kernel(run_state *st) {
   int rc = load_module(st);
   if (rc) return rc;
   const char *name = st->kernel_name ? st->kernel_name : st->kernel; /* mangled, from the CPU check */
-  if (gcl_kernel_get(st->mod, name, st->signature, &st->k) != GCL_OK) return fail(st->kernel);
+  if (gcl_module_find_kernel(st->mod, name, st->signature, &st->k) != GCL_OK) return fail(st->kernel);
   const gcl_layout *layout = gcl_kernel_layout(st->k);
   if (gcl_layout_count(layout) != st->nparams) {
     run_error("kernel '%s' has %zu parameters, %zu --arg given", st->kernel,
@@ -70,8 +70,9 @@ static int setup_buffer(run_state *st, size_t i) {
 
 /* Elements of a tensor-map parameter: N of a tensormap[N], size / 128 of untyped bytes. */
 static size_t tmap_elements(const run_state *st, size_t i) {
-  gcl_param_info p;
-  if (gcl_layout_param_info(gcl_args_layout(st->packed), i, &p) != GCL_OK) return 1;
+  gcl_field f;
+  if (gcl_layout_param_field(gcl_args_layout(st->packed), i, &f) != GCL_OK) return 1;
+  const gcl_param_info p = f.info;
   if (p.kind == GCL_PARAM_ARRAY) return p.count;
   return p.kind == GCL_PARAM_BYTES && p.size % GCL_TENSORMAP_BYTES == 0
              ? p.size / GCL_TENSORMAP_BYTES : 1;
@@ -143,19 +144,23 @@ static int launch_all(run_state *st) {
   if (!(st->times_us = calloc((size_t)st->repeat, sizeof *st->times_us)) ||
       !(st->kernel_us = calloc((size_t)st->repeat, sizeof *st->kernel_us)))
     return run_error("out of host memory for %d times", st->repeat), 1;
-  gcl_timer *timer = NULL;
-  if (gcl_timer_create(st->ctx, &timer) != GCL_OK) return fail("timer");
+  gcl_event *start = NULL, *stop = NULL; /* on the context's default stream, as the launch */
+  if (gcl_event_create(st->ctx, &start) != GCL_OK || gcl_event_create(st->ctx, &stop) != GCL_OK) {
+    gcl_event_destroy(start);
+    return fail("timer");
+  }
   int rc = 0;
   for (int r = -st->warmup; !rc && r < st->repeat; r++) {
     double t0 = now_us(), us = 0;
-    if (gcl_timer_start(timer, NULL) != GCL_OK) rc = fail("timer");
+    if (gcl_event_record(start, NULL) != GCL_OK) rc = fail("timer");
     else if (gcl_launch(st->k, &c, st->packed) != GCL_OK) rc = fail("launch");
-    else if (gcl_timer_stop(timer, NULL) != GCL_OK) rc = fail("timer");
+    else if (gcl_event_record(stop, NULL) != GCL_OK) rc = fail("timer");
     else if (gcl_context_synchronize(st->ctx) != GCL_OK) rc = fail("kernel");
-    else if (gcl_timer_elapsed_us(timer, &us) != GCL_OK) rc = fail("timer");
+    else if (gcl_event_elapsed_us(start, stop, &us) != GCL_OK) rc = fail("timer");
     else if (r >= 0) st->times_us[r] = now_us() - t0, st->kernel_us[r] = us;
   }
-  gcl_timer_destroy(timer);
+  gcl_event_destroy(start);
+  gcl_event_destroy(stop);
   return rc;
 }
 

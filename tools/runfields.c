@@ -1,5 +1,5 @@
 /* gclaunch run: field arguments, `--arg PATH=SPEC` (PATH a field path such as "g.loads[3]" or
- * "g.n", DESIGN.md "Fields"). A field spec sets one member of a by-value aggregate -- a scalar,
+ * "g.n", the grammar in gclaunch/core.h). A field spec sets one member of a by-value aggregate -- a scalar,
  * a buffer into a pointer member, a tensor map (or every map of an array of them), hex bytes --
  * instead of a whole parameter. The parameters that field specs set take no positional --arg;
  * every other parameter takes one, in order. Resolved against the signature's layout on the CPU

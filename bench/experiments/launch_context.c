@@ -27,7 +27,7 @@ static void round_(const char *label, CUcontext set) {
 int main(int argc, char **argv) {
   gcl_context *ctx; gcl_module *m; uint64_t out;
   if (gcl_context_create(0, &ctx)) { puts(gcl_last_error()); return 1; }
-  if (gcl_module_load_file(ctx, argv[1], &m) || gcl_kernel_get(m, "cfg_add", "u32* out, u32 add", &k)) { puts(gcl_last_error()); return 1; }
+  if (gcl_module_load_file(ctx, argv[1], &m) || gcl_module_find_kernel(m, "cfg_add", "u32* out, u32 add", &k)) { puts(gcl_last_error()); return 1; }
   gcl_args_create(gcl_kernel_layout(k), &a); gcl_mem_alloc(ctx, 64, &out); gcl_args_set_ptr(a, 0, out); gcl_args_set_u32(a, 1, 1);
   gcl_stream_create(ctx, 0, &s);
   gcl_context_bind(ctx); gcl__cu.cuCtxGetCurrent(&P);

@@ -25,10 +25,10 @@ extern "C" {
 #endif
 
 #define GCL_VERSION_MAJOR 0
-#define GCL_VERSION_MINOR 2
+#define GCL_VERSION_MINOR 3
 #define GCL_VERSION_PATCH 0
-#define GCL_VERSION_STRING "0.2.0"
-/* 10000 * major + 100 * minor + patch (zstd's ZSTD_VERSION_NUMBER): 0.2.0 is 200. Compare it
+#define GCL_VERSION_STRING "0.3.0"
+/* 10000 * major + 100 * minor + patch (zstd's ZSTD_VERSION_NUMBER): 0.3.0 is 300. Compare it
  * with gcl_version_number() to see whether the library loaded at run time is older than the
  * header a program was built with. */
 #define GCL_VERSION_NUMBER (10000 * GCL_VERSION_MAJOR + 100 * GCL_VERSION_MINOR + GCL_VERSION_PATCH)
@@ -154,6 +154,10 @@ typedef enum gcl_param_kind {
   GCL_PARAM_ARRAY      /* T[N] by value; see elem_kind */
 } gcl_param_kind;
 
+/* "scalar", "pointer", "tensormap", "bytes", "struct", "array"; "unknown" outside the enum.
+ * Never NULL. Thread-safe. */
+GCL_API const char *gcl_param_kind_name(gcl_param_kind kind);
+
 typedef struct gcl_param_info {
   const char *name;        /* NULL when the parameter has no name */
   gcl_param_kind kind;
@@ -176,12 +180,12 @@ GCL_API void gcl_signature_destroy(gcl_signature *sig);
 GCL_API size_t gcl_signature_count(const gcl_signature *sig);
 /* Describes parameter index. GCL_ERROR_INVALID_ARGUMENT for NULL or an index out of range. Reads. */
 GCL_API gcl_status gcl_signature_param(const gcl_signature *sig, size_t index, gcl_param_info *info);
-/* Index of the parameter called name. GCL_ERROR_NOT_FOUND if none. Reads. */
-GCL_API gcl_status gcl_signature_find(const gcl_signature *sig, const char *name, size_t *index);
-/* Canonical text of the signature (parses back to an equal signature). Writes at most cap bytes
- * including the terminating NUL into buf (buf may be NULL when cap is 0) and the full length
- * (without NUL) into *needed if needed is not NULL. GCL_ERROR_INVALID_ARGUMENT if the text did
- * not fit (buf then holds nothing useful). Reads. */
+/* Canonical text of the signature (parses back to an equal signature), with snprintf's
+ * contract: writes what fits of it into buf, cap bytes at most including the terminating NUL
+ * (always written when cap > 0; buf may be NULL when cap is 0), and the full length (without
+ * NUL) into *needed if needed is not NULL. The text was cut when *needed >= cap: that is not a
+ * failure (asking with cap 0 for the size returns GCL_OK and leaves gcl_last_error alone).
+ * GCL_ERROR_INVALID_ARGUMENT only for NULL sig, or NULL buf with cap > 0. Reads. */
 GCL_API gcl_status gcl_signature_format(const gcl_signature *sig, char *buf, size_t cap,
                                         size_t *needed);
 
@@ -196,7 +200,7 @@ typedef struct gcl_layout gcl_layout;
 /* Device-side parameter offsets for architecture sm: exactly the architectures nvcc/NVRTC 13.0
  * build (75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121; unit_differential checks every
  * one against NVRTC's cubins with alignments up to 4096, and that the list equals NVRTC's). The
- * placement rule depends on the architecture's parameter base (FACTS.md, lib/core/layout.c):
+ * placement rule depends on the architecture's parameter base (docs/facts.md, lib/core/layout.c):
  * from 0x160 (sm_75-89) and 0x210 (sm_90) the absolute constant-bank address is aligned, from
  * 0x380 (sm_100 and later) and 0x1a80 (sm_75-89 past 4352 bytes) the offset; they differ only
  * for alignments above 128. GCL_ERROR_LAYOUT_TOO_LARGE
@@ -213,14 +217,12 @@ GCL_API gcl_status gcl_layout_create_raw(size_t count, const size_t *offsets, co
 GCL_API void gcl_layout_destroy(gcl_layout *layout);
 GCL_API size_t gcl_layout_count(const gcl_layout *layout);
 GCL_API int gcl_layout_sm(const gcl_layout *layout);
-/* Offset, size and alignment of parameter index; any output pointer may be NULL. Reads. */
+/* Offset, size and alignment of parameter index; any output pointer may be NULL. Reads.
+ * Everything else about a parameter (name, kind, element type, ...) is in its field:
+ * gcl_layout_param_field(layout, index, &f) and f.info; a parameter by name is
+ * gcl_layout_field(layout, name, &f), its index f.param. */
 GCL_API gcl_status gcl_layout_param(const gcl_layout *layout, size_t index, size_t *offset,
                                     size_t *size, size_t *align);
-/* Describes parameter index as the signature did (raw layouts: kind BYTES, no name). Reads. */
-GCL_API gcl_status gcl_layout_param_info(const gcl_layout *layout, size_t index,
-                                         gcl_param_info *info);
-/* Index of the parameter called name; GCL_ERROR_NOT_FOUND if none. Reads. */
-GCL_API gcl_status gcl_layout_find(const gcl_layout *layout, const char *name, size_t *index);
 /* Exact buffer bytes: max(offset + size); 0 for NULL or no parameters. Reads. */
 GCL_API size_t gcl_layout_size(const gcl_layout *layout);
 
@@ -252,9 +254,11 @@ GCL_API const gcl_layout *gcl_args_layout(const gcl_args *args);
  * Args may be changed (or destroyed) as soon as gcl_launch returns: the driver copies the
  * parameter buffer at launch. */
 GCL_API gcl_status gcl_args_clone(const gcl_args *args, gcl_args **out);
-/* Restricts tensors to those on device_id (CUDA device ordinal); -1 (the default) accepts any.
- * With several GPUs, pass the kernel's device: gcl_context_device(gcl_kernel_context(k)). */
-GCL_API gcl_status gcl_args_set_device(gcl_args *args, int device_id);
+/* Restricts the tensors later set into args to those on device_id (CUDA device ordinal); -1 (the
+ * default) accepts any. Not a parameter setter: it changes what the DLPack setters accept. With
+ * several GPUs, pass the kernel's device: gcl_context_device(gcl_kernel_context(k)).
+ * GCL_ERROR_INVALID_ARGUMENT for NULL args or device_id < -1. */
+GCL_API gcl_status gcl_args_restrict_device(gcl_args *args, int device_id);
 /* The packed buffer and its exact size. GCL_ERROR_UNSET_ARGUMENT naming the first leaf never set
  * ("parameter 0 'g': field 'g.stores[2]' was never set"). The data pointer stays valid until
  * args is destroyed. Reads. */
@@ -305,8 +309,9 @@ GCL_API gcl_status gcl_layout_param_field(const gcl_layout *layout, size_t index
  * out of range. Reads. */
 GCL_API gcl_status gcl_layout_element_field(const gcl_layout *layout, const gcl_field *array,
                                             size_t element, gcl_field *out);
-/* The path of field ("g.loads[3]"; members without a name by index) into buf, as
- * gcl_signature_format sizes its text. Reads. */
+/* The path of field ("g.loads[3]"; members without a name by index) into buf, with
+ * gcl_signature_format's (snprintf's) contract. GCL_ERROR_INVALID_ARGUMENT for NULL layout or
+ * field, NULL buf with cap > 0, or a field of another layout. Reads. */
 GCL_API gcl_status gcl_layout_field_path(const gcl_layout *layout, const gcl_field *field,
                                          char *buf, size_t cap, size_t *needed);
 
@@ -392,43 +397,48 @@ static inline gcl_status gcl_args_set_field_dltensor(gcl_args *args, const gcl_f
   return gcl_args_set_field_dltensor_flags(args, field, t, 0);
 }
 
-/* Parameter index of args' layout as a field (gcl_layout_param_field for args).
- * GCL_ERROR_INVALID_ARGUMENT "gcl_args_param_field: args is NULL", or "parameter index 9 out of
- * range: the args have 7 parameters". Reads. */
-GCL_API gcl_status gcl_args_param_field(const gcl_args *args, size_t index, gcl_field *out);
-
-/* --- Index-addressed conveniences: parameter `index` as a field (gcl_args_param_field), then the
- * field setter. Their failures are those two calls' (and name them). ------------------------- */
+/* --- Index-addressed conveniences: parameter `index` as a field (gcl_layout_param_field of the
+ * args' layout), then the field setter. Their failures are those two calls' (and name them);
+ * NULL args is the field setter's "args is NULL". ------------------------------------------- */
 
 #define GCL_ARGS_PARAM_(index)                                                                     \
   gcl_field f_;                                                                                    \
-  gcl_status s_ = gcl_args_param_field(args, (index), &f_);                                        \
-  if (s_ != GCL_OK) return s_
+  if (args) {                                                                                      \
+    gcl_status s_ = gcl_layout_param_field(gcl_args_layout(args), (index), &f_);                   \
+    if (s_ != GCL_OK) return s_;                                                                   \
+  }                                                                                                \
+  const gcl_field *fp_ = args ? &f_ : NULL
 /* Raw bytes into parameter index (size must equal its size). */
 static inline gcl_status gcl_args_set(gcl_args *args, size_t index, const void *value,
                                       size_t size) {
   GCL_ARGS_PARAM_(index);
-  return gcl_args_set_field(args, &f_, value, size);
+  return gcl_args_set_field(args, fp_, value, size);
 }
 /* Element `element` of a by-value array parameter T[N]; size must equal the element's size. */
 static inline gcl_status gcl_args_set_element(gcl_args *args, size_t index, size_t element,
                                               const void *value, size_t size) {
-  GCL_ARGS_PARAM_(index);
-  gcl_field e_;
-  s_ = gcl_layout_element_field(gcl_args_layout(args), &f_, element, &e_);
-  return s_ != GCL_OK ? s_ : gcl_args_set_field(args, &e_, value, size);
+  gcl_field f_, e_;
+  if (args) {
+    gcl_status s_ = gcl_layout_param_field(gcl_args_layout(args), index, &f_);
+    if (s_ == GCL_OK) s_ = gcl_layout_element_field(gcl_args_layout(args), &f_, element, &e_);
+    if (s_ != GCL_OK) return s_;
+  }
+  return gcl_args_set_field(args, args ? &e_ : NULL, value, size);
 }
 /* Raw bytes into the parameter (or field: any path) called name. */
 static inline gcl_status gcl_args_set_by_name(gcl_args *args, const char *name,
                                               const void *value, size_t size) {
   gcl_field f_;
-  gcl_status s_ = gcl_layout_field(gcl_args_layout(args), name, &f_);
-  return s_ != GCL_OK ? s_ : gcl_args_set_field(args, &f_, value, size);
+  if (args) {
+    gcl_status s_ = gcl_layout_field(gcl_args_layout(args), name, &f_);
+    if (s_ != GCL_OK) return s_;
+  }
+  return gcl_args_set_field(args, args ? &f_ : NULL, value, size);
 }
 #define GCL_ARGS_INDEX_SETTER_(suffix, ctype)                                                      \
   static inline gcl_status gcl_args_set_##suffix(gcl_args *args, size_t index, ctype value) {     \
     GCL_ARGS_PARAM_(index);                                                                        \
-    return gcl_args_set_field_##suffix(args, &f_, value);                                          \
+    return gcl_args_set_field_##suffix(args, fp_, value);                                          \
   }
 GCL_ARGS_INDEX_SETTER_(bool, bool)
 GCL_ARGS_INDEX_SETTER_(i8, int8_t)
@@ -451,31 +461,32 @@ GCL_ARGS_INDEX_SETTER_(dltensor, const DLTensor *)
 static inline gcl_status gcl_args_set_dltensor_flags(gcl_args *args, size_t index,
                                                      const DLTensor *t, uint64_t dlpack_flags) {
   GCL_ARGS_PARAM_(index);
-  return gcl_args_set_field_dltensor_flags(args, &f_, t, dlpack_flags);
+  return gcl_args_set_field_dltensor_flags(args, fp_, t, dlpack_flags);
 }
 /* The take forms own t from the call on, also when the index is out of range (the deleter runs
  * before the call returns, as for every failure). */
 static inline gcl_status gcl_args_take_dlpack(gcl_args *args, size_t index,
                                               DLManagedTensorVersioned *t) {
   gcl_field f_;
-  gcl_status s_ = gcl_args_param_field(args, index, &f_);
+  gcl_status s_ = args ? gcl_layout_param_field(gcl_args_layout(args), index, &f_) : GCL_OK;
   if (s_ == GCL_OK || (t && t->version.major != DLPACK_MAJOR_VERSION)) /* the version first */
-    return gcl_args_take_field_dlpack(args, s_ == GCL_OK ? &f_ : NULL, t);
+    return gcl_args_take_field_dlpack(args, s_ == GCL_OK && args ? &f_ : NULL, t);
   if (t && t->deleter) t->deleter(t);
   return s_;
 }
 static inline gcl_status gcl_args_take_dlpack_legacy(gcl_args *args, size_t index,
                                                      DLManagedTensor *t) {
   gcl_field f_;
-  gcl_status s_ = gcl_args_param_field(args, index, &f_);
+  gcl_status s_ = args ? gcl_layout_param_field(gcl_args_layout(args), index, &f_) : GCL_OK;
   if (s_ != GCL_OK && t && t->deleter) t->deleter(t);
-  return s_ != GCL_OK ? s_ : gcl_args_take_field_dlpack_legacy(args, &f_, t);
+  return s_ != GCL_OK ? s_ : gcl_args_take_field_dlpack_legacy(args, args ? &f_ : NULL, t);
 }
-/* True if parameter index was set (false for an index out of range). */
+/* True if parameter index was set (false for NULL args or an index out of range). */
 static inline bool gcl_args_is_set(const gcl_args *args, size_t index) {
   gcl_field f_;
   return args && index < gcl_layout_count(gcl_args_layout(args)) &&
-         gcl_args_param_field(args, index, &f_) == GCL_OK && gcl_args_field_is_set(args, &f_);
+         gcl_layout_param_field(gcl_args_layout(args), index, &f_) == GCL_OK &&
+         gcl_args_field_is_set(args, &f_);
 }
 #undef GCL_ARGS_PARAM_
 
@@ -485,12 +496,13 @@ static inline bool gcl_args_is_set(const gcl_args *args, size_t index) {
 
 typedef struct gcl_image gcl_image;
 
-typedef enum gcl_image_format {
+/* The image's container format (gcl_image_format); gcl_format_name spells it. */
+typedef enum gcl_format {
   GCL_IMAGE_CUBIN = 1, GCL_IMAGE_FATBIN = 2, GCL_IMAGE_PTX = 3,
   GCL_IMAGE_ELF = 4 /* a host executable, library or object: every container of its fatbin sections */
-} gcl_image_format;
+} gcl_format;
 
-typedef struct gcl_image_kernel {
+typedef struct gcl_image_kernel_info {
   const char *name;
   size_t param_count;
   size_t param_bytes;      /* exact parameter buffer bytes */
@@ -498,7 +510,7 @@ typedef struct gcl_image_kernel {
   int reqntid[3];          /* 0 when the image does not say */
   int registers;           /* -1 when the image does not say */
   long shared_bytes;       /* static shared memory, -1 when the image does not say */
-} gcl_image_kernel;
+} gcl_image_kernel_info;
 
 /* Parses an image; the format is found from the content. sm picks the fatbin entry and the
  * architecture PTX offsets are computed for (0: the image's own; for PTX its `.target sm_NN`, 90
@@ -507,19 +519,28 @@ typedef struct gcl_image_kernel {
  * a copy of what it needs. GCL_ERROR_BAD_IMAGE for truncated or malformed data. Thread-safe. */
 GCL_API gcl_status gcl_image_parse(const void *data, size_t size, int sm, gcl_image **out);
 GCL_API void gcl_image_destroy(gcl_image *img);
-GCL_API gcl_image_format gcl_image_get_format(const gcl_image *img);
-GCL_API const char *gcl_image_format_name(gcl_image_format f); /* "cubin", "fatbin", "ptx", "elf" */
+/* The image's format; 0 (no format) for NULL. Reads. */
+GCL_API gcl_format gcl_image_format(const gcl_image *img);
+/* "cubin", "fatbin", "ptx", "elf"; "unknown" outside the enum. Never NULL. Thread-safe. */
+GCL_API const char *gcl_format_name(gcl_format f);
 /* The architecture the offsets are for (90 for sm_90). */
 GCL_API int gcl_image_sm(const gcl_image *img);
 GCL_API size_t gcl_image_kernel_count(const gcl_image *img);
-GCL_API gcl_status gcl_image_get_kernel(const gcl_image *img, size_t k, gcl_image_kernel *info);
+/* Describes kernel k (0 ... gcl_image_kernel_count - 1); its name lives as long as img.
+ * GCL_ERROR_INVALID_ARGUMENT for NULL img or info, or k out of range. Reads. */
+GCL_API gcl_status gcl_image_kernel(const gcl_image *img, size_t k, gcl_image_kernel_info *info);
 /* offset/size of kernel k's parameter p; align 0 when the image does not tell it. */
 GCL_API gcl_status gcl_image_param(const gcl_image *img, size_t k, size_t p, size_t *offset,
                                    size_t *size, size_t *align);
-/* What the image says kernel k's parameter p is: its PTX type mapped to signature text ("u32",
- * "ptr", "bytes(2048) align(128)"); "" for cubins (their records give no type) and for an index
- * out of range. Never NULL; lives as long as img. Reads. */
-GCL_API const char *gcl_image_param_kind(const gcl_image *img, size_t k, size_t p);
+/* What the image says kernel k's parameter p is, from its PTX .param type: *kind is
+ * GCL_PARAM_SCALAR (with *scalar its type: .u32 is GCL_SCALAR_U32), GCL_PARAM_POINTER (a .u64
+ * .ptr; *scalar GCL_SCALAR_VOID) or GCL_PARAM_BYTES (arrays and over-aligned values: their size
+ * and alignment are gcl_image_param's; *scalar GCL_SCALAR_VOID). As signature text that is the
+ * scalar's name, "ptr", or "bytes(SIZE) align(ALIGN)". GCL_ERROR_NOT_FOUND when the image gives
+ * no types (a cubin's records do not), GCL_ERROR_INVALID_ARGUMENT for NULL img or an index out
+ * of range. Either output may be NULL; both untouched on failure. Reads. */
+GCL_API gcl_status gcl_image_param_type(const gcl_image *img, size_t k, size_t p,
+                                        gcl_param_kind *kind, gcl_scalar *scalar);
 /* Index of the kernel called name. GCL_ERROR_NOT_FOUND if none. Reads. */
 GCL_API gcl_status gcl_image_find_kernel(const gcl_image *img, const char *name, size_t *index);
 /* Whether kernel k of img executes griddepcontrol.wait (what a programmatic dependent launch

@@ -20,9 +20,11 @@ GCL_API gcl_status gcl_args_set_field_ffi(gcl_args *args, const gcl_field *field
 static inline gcl_status gcl_args_set_ffi(gcl_args *args, size_t index,
                                           const struct _ffi_type *type, const void *value) {
   gcl_field f_;
-  gcl_status s_ = gcl_args_param_field(args, index, &f_);
-  if (s_ != GCL_OK) return s_;
-  return gcl_args_set_field_ffi(args, &f_, type, value);
+  if (args) {
+    gcl_status s_ = gcl_layout_param_field(gcl_args_layout(args), index, &f_);
+    if (s_ != GCL_OK) return s_;
+  }
+  return gcl_args_set_field_ffi(args, args ? &f_ : NULL, type, value);
 }
 
 #ifdef __cplusplus

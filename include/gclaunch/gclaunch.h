@@ -7,24 +7,46 @@
  *                       tensor-map options and their CPU check. Needs no driver and no GPU
  *                       (implemented by lib/core, which never includes cuda.h).
  * - gclaunch/runtime.h  the runtime edge -- NVRTC, driver, devices, contexts, memory, modules,
- *                       kernels, launch, streams, events, occupancy, graphs, and the tensor-map
- *                       calls that need a context (encode; set and re-point maps in args).
+ *                       kernels, launch and its safety checks, streams (own and wrapped),
+ *                       events, occupancy, graphs, and the tensor-map calls that need a context
+ *                       (encode; set and re-point maps in args; device-resident map tables).
  *                       Opens libcuda.so.1 at run time; never linked (lib/cuda). Includes core.h.
  * - gclaunch/ffi.h      the libffi bridge -- the calls that take a libffi ffi_type. Includes
  *                       core.h.
  * gclaunch/dlpack.h supplies the DLPack 1.x declarations (core.h includes it).
  *
- * Naming: gcl_<object>_<verb or noun>, one prefix, the object first. A name made of the object
- * and a noun reads; `find` marks a lookup by name:
+ * Naming: gcl_<object>_<verb or noun>, one prefix, the object first. A verb acts (create,
+ * destroy, parse, set, launch, query the driver); a noun reads; `find` marks a lookup by name:
  * - gcl_X_Y(x)                  accessor: returns Y itself, never fails (NULL x gives 0, NULL or
  *                               the default the comment names) and never writes gcl_last_error.
- * - gcl_X_Y(x, index, &out...)  the index-th Y of x; returns a gcl_status
- *                               (GCL_ERROR_INVALID_ARGUMENT for an index out of range).
+ * - gcl_X_Y(x, [index,] &out..) a read that can fail (an index out of range, a driver asked):
+ *                               returns a gcl_status, fills the outputs only on success.
  * - gcl_X_find_Y(x, name, &out) lookup of Y by name; returns a gcl_status (GCL_ERROR_NOT_FOUND
  *                               naming what was looked for).
- * - gcl_X_format / _path (x, buf, cap, &needed) text with snprintf's contract: writes what fits,
- *                               NUL-terminated, and the full length into *needed.
- * No name uses `get`; each thing has one way to do it.
+ * - gcl_E_name(value)           the text of enum gcl_E's value; never NULL.
+ * - gcl_signature_format, gcl_layout_field_path (x, buf, cap, &needed): text with snprintf's
+ *                               contract -- write what fits, NUL-terminated, tell the full length;
+ *                               a cut text or a size query (cap 0) is no failure.
+ * No name uses `get`, and each thing has one way to do it: a parameter is a field
+ * (gcl_layout_param_field, gcl_layout_field by name), device time is measured with events, a
+ * graph's kernel node gets new arguments with gcl_graph_set_args, and every call takes a
+ * gcl_stream (the raw CUstream appears only in gcl_launch_config.stream: gcl_stream_handle).
+ *
+ * 0.3.0 removed or renamed (docs/api.md has the whole list, with the reasons):
+ *   gcl_kernel_get, gcl_kernel_get_on   -> gcl_module_find_kernel, gcl_module_find_kernel_on
+ *   gcl_image_get_kernel, struct gcl_image_kernel -> gcl_image_kernel, gcl_image_kernel_info
+ *   gcl_image_get_format, enum gcl_image_format, gcl_image_format_name
+ *                                       -> gcl_image_format, gcl_format, gcl_format_name
+ *   gcl_image_param_kind (text)         -> gcl_image_param_type (gcl_param_kind + gcl_scalar),
+ *                                          gcl_param_kind_name
+ *   gcl_device_get_info                 -> gcl_device_query
+ *   gcl_args_set_device                 -> gcl_args_restrict_device
+ *   gcl_args_param_field(args, i, &f)   -> gcl_layout_param_field(gcl_args_layout(args), i, &f)
+ *   gcl_layout_param_info(l, i, &info)  -> gcl_layout_param_field(l, i, &f), then f.info
+ *   gcl_layout_find, gcl_signature_find -> gcl_layout_field(l, name, &f), then f.param
+ *   gcl_timer_create/_start/_stop/_elapsed_us/_destroy
+ *                                       -> gcl_event_create/_record/_record/_elapsed_us/_destroy
+ *   gcl_graph_kernel_node_set_args (raw CUgraphExec, CUgraphNode) -> gcl_graph_set_args
  *
  * Conventions, for every function below unless its comment says otherwise:
  * - Fallible functions return a gcl_status. On failure, gcl_last_error() holds a message that
@@ -33,9 +55,10 @@
  * - Objects are opaque. Each has one create/destroy pair; destroy accepts NULL.
  * - Ownership: a signature is independent; a layout copies what it needs from its signature;
  *   args borrow their layout (the layout must outlive them); a module borrows the context it was
- *   loaded in and a kernel the context it was looked up for (gcl_kernel_get_on): the context does
- *   not own them, so destroy modules before the contexts they use (gcl_context_destroy does not
- *   destroy them); a module owns its kernels (gcl_module_destroy destroys them). Strings returned
+ *   loaded in and a kernel the context it was looked up for (gcl_module_find_kernel_on): the
+ *   context does not own them, so destroy modules before the contexts they use
+ *   (gcl_context_destroy does not destroy them); a module owns its kernels (gcl_module_destroy
+ *   destroys them). Strings returned
  *   by the library belong to the object they came from and live as long as it does. Host memory
  *   comes from the allocator of gcl_replace_allocator.
  * - Thread safety: functions that only read an object (marked "reads") may run concurrently on

@@ -50,7 +50,9 @@ typedef struct gcl_device_info {
   int max_threads_per_block;
   int max_shared_per_block_optin;
 } gcl_device_info;
-GCL_API gcl_status gcl_device_get_info(int device, gcl_device_info *info);
+/* Asks the driver for device's name, architecture and limits. GCL_ERROR_INVALID_ARGUMENT for
+ * NULL info or a device out of range (the message gives the range); the driver's statuses. */
+GCL_API gcl_status gcl_device_query(int device, gcl_device_info *info);
 
 /* NVRTC, loaded lazily (GCL_LIBNVRTC overrides; else libnvrtc.so.13, then .12, also under
  * $CUDA_PATH/lib64 and /usr/local/cuda/lib64). */
@@ -81,27 +83,6 @@ GCL_API gcl_status gcl_mem_fill_u8(gcl_context *ctx, uint64_t dst, uint8_t value
 GCL_API gcl_status gcl_mem_copy(gcl_context *ctx, uint64_t dst, uint64_t src, size_t bytes);
 GCL_API gcl_status gcl_context_synchronize(gcl_context *ctx);
 
-/* A timer: two gcl_events of ctx's device (a thin layer over gcl_event_*, for raw CUstreams), to
- * time work on a stream by the device's clock
- * (resolution about 0.5 us), without the host's launch overhead in it:
- *   gcl_timer_start(t, stream); gcl_launch(...); gcl_timer_stop(t, stream);
- *   gcl_timer_elapsed_us(t, &us);       // waits for the stop event
- * The timer borrows ctx (it must outlive the timer). Streams must be of ctx's device (NULL: the
- * default stream). A timer is not thread-safe; different timers are independent. */
-typedef struct gcl_timer gcl_timer;
-/* GCL_ERROR_INVALID_ARGUMENT (NULL ctx or out), a driver status (event creation failed; nothing
- * is left behind). */
-GCL_API gcl_status gcl_timer_create(gcl_context *ctx, gcl_timer **out);
-GCL_API void gcl_timer_destroy(gcl_timer *timer); /* NULL is fine */
-/* Records the start event on stream; forgets an earlier stop. GCL_ERROR_DRIVER on a bad stream. */
-GCL_API gcl_status gcl_timer_start(gcl_timer *timer, void *stream);
-/* Records the stop event on stream. GCL_ERROR_INVALID_ARGUMENT if the timer was never started. */
-GCL_API gcl_status gcl_timer_stop(gcl_timer *timer, void *stream);
-/* Waits until the stop event completed and gives the time between start and stop in
- * microseconds. GCL_ERROR_INVALID_ARGUMENT without a start and a stop (the message says which
- * is missing); GCL_ERROR_DRIVER when the work failed (the driver's error, e.g. a kernel fault). */
-GCL_API gcl_status gcl_timer_elapsed_us(gcl_timer *timer, double *us);
-
 /* ---------------------------------------------------------------------------------------------
  * Modules and kernels
  * ------------------------------------------------------------------------------------------- */
@@ -125,8 +106,9 @@ GCL_API const char *gcl_module_log(const gcl_module *mod);
 /* Destroys the module and its kernels. */
 GCL_API void gcl_module_destroy(gcl_module *mod);
 
-/* Looks up kernel name. Its layout comes from the driver (cuFuncGetParamInfo) on the context's
- * device, for as many parameters as the module's own records list (read once when the module was
+/* Looks up kernel name in mod (GCL_ERROR_NOT_FOUND naming it when the module has none) and
+ * makes its gcl_kernel, owned by mod. Its layout comes from the driver (cuFuncGetParamInfo) on
+ * the context's device, for as many parameters as the module's own records list (read once when the module was
  * loaded: a cubin's EIATTR_KPARAM_INFO, a PTX's .entry list, the fatbin entry the driver picks
  * for the device's sm): the driver confirms each index below that count and is never asked past
  * it, so a lookup makes no failing driver call (compute-sanitizer reports each one as an API
@@ -138,9 +120,9 @@ GCL_API void gcl_module_destroy(gcl_module *mod);
  * signature is not NULL each parameter's offset and size are checked against it
  * (GCL_ERROR_SIGNATURE_MISMATCH naming the device, its sm, the parameter and both offsets and
  * sizes). Without a signature the parameters are untyped bytes of the driver's sizes.
- * Same as gcl_kernel_get_on(mod, <the context mod was loaded in>, ...). */
-GCL_API gcl_status gcl_kernel_get(gcl_module *mod, const char *name, const char *signature,
-                                  gcl_kernel **out);
+ * Same as gcl_module_find_kernel_on(mod, <the context mod was loaded in>, ...). */
+GCL_API gcl_status gcl_module_find_kernel(gcl_module *mod, const char *name,
+                                          const char *signature, gcl_kernel **out);
 /* Several GPUs: the module's library (cuLibraryLoadData) is context-independent, so one module
  * serves every device. This looks up kernel name for the device of ctx (any context, not only
  * the module's): the function handle (cuKernelGetFunction with ctx current), the driver's layout
@@ -149,20 +131,22 @@ GCL_API gcl_status gcl_kernel_get(gcl_module *mod, const char *name, const char 
  * (a tensor map first sits at offset 112 on sm_90, 0 on sm_100), so a signature may be refused
  * on one device only; the message names that device and its sm. Args for the kernel must be
  * created from its own gcl_kernel_layout (layouts of two devices may differ); call
- * gcl_args_set_device(args, gcl_context_device(ctx)) to have tensors checked against the device.
+ * gcl_args_restrict_device(args, gcl_context_device(ctx)) to have tensors checked against the
+ * device.
  * Ownership: the module owns the kernel (gcl_module_destroy frees it, with the module's kernels
  * on every device); ctx is borrowed and must outlive the module's kernels on it.
  * Thread safety: calls on one module must not run concurrently (they add to its kernel list);
  * kernels of one module on different devices may then be launched from different threads.
- * GCL_ERROR_INVALID_ARGUMENT for NULL mod, ctx, name or out; errors of gcl_kernel_get. */
-GCL_API gcl_status gcl_kernel_get_on(gcl_module *mod, gcl_context *ctx, const char *name,
-                                     const char *signature, gcl_kernel **out);
+ * GCL_ERROR_INVALID_ARGUMENT for NULL mod, ctx, name or out; errors of gcl_module_find_kernel. */
+GCL_API gcl_status gcl_module_find_kernel_on(gcl_module *mod, gcl_context *ctx,
+                                             const char *name, const char *signature,
+                                             gcl_kernel **out);
 /* The context the kernel runs in (borrowed; NULL for a NULL kernel). Reads. */
 GCL_API gcl_context *gcl_kernel_context(const gcl_kernel *kernel);
 /* The kernel's layout (owned by the kernel). Reads. */
 GCL_API const gcl_layout *gcl_kernel_layout(const gcl_kernel *kernel);
 
-/* How gcl_launch (and gcl_graph_kernel_node_set_args) hand the parameters to the driver: an array
+/* How gcl_launch (and gcl_graph_set_args) hand the parameters to the driver: an array
  * of pointers into the packed buffer (kernelParams, the default) or the packed buffer itself
  * (CU_LAUNCH_PARAM_BUFFER_POINTER in `extra`). Both give the kernel the same bytes; the choice is
  * for benchmarks and for working around a driver that mishandles one of them. */
@@ -326,19 +310,6 @@ GCL_API gcl_status gcl_stream_check(gcl_context *ctx, void *stream, unsigned fla
  * Thread-safe on ctx. */
 GCL_API gcl_status gcl_stream_wrap(gcl_context *ctx, void *handle, gcl_stream **out);
 
-/* Whether `stream`, a CUstream handle from outside gclaunch (an int from Python, another
- * library's stream), can be given to a launch in ctx: GCL_OK for NULL, CU_STREAM_LEGACY (1),
- * CU_STREAM_PER_THREAD (2) and a live stream of ctx's context. Refused without touching the
- * handle's memory (GCL_ERROR_INVALID_ARGUMENT naming the handle): any other value below 4096,
- * a value with the top bit set (a negative int), an address no memory is mapped at (asked of the
- * kernel, not read); then the driver is asked (cuStreamGetCtx): a handle it refuses is
- * GCL_ERROR_DRIVER with its error, a stream of another context GCL_ERROR_INVALID_ARGUMENT.
- * flags: GCL_STREAM_CHECK_MAPPED skips the mapping question (the caller saw this handle pass
- * before). A handle the driver freed may still pass (its memory mapped, the driver's answer is
- * the driver's): keep streams alive while you launch on them. */
-#define GCL_STREAM_CHECK_MAPPED 1u
-GCL_API gcl_status gcl_stream_check(gcl_context *ctx, void *stream, unsigned flags);
-
 
 /* Creates an event of ctx's device with timing enabled. */
 GCL_API gcl_status gcl_event_create(gcl_context *ctx, gcl_event **out);
@@ -447,14 +418,6 @@ GCL_API gcl_status gcl_graph_launch(gcl_graph *g, gcl_stream *s);
 /* Destroys the graph (a replay in flight still completes). NULL is fine. */
 GCL_API void gcl_graph_destroy(gcl_graph *g);
 
-
-/* Replaces the parameters of kernel node `node` (a CUgraphNode captured from a gcl_launch of
- * kernel, or added for it) in the instantiated graph `graph_exec` (a CUgraphExec) with args,
- * whose layout must be the kernel's and which must be complete. The driver copies the values:
- * args may change or go away after the call. GCL_ERROR_INVALID_ARGUMENT when the node is not a
- * kernel node or runs another kernel. Grid, block and attributes of the node are kept. */
-GCL_API gcl_status gcl_graph_kernel_node_set_args(void *graph_exec, void *node, gcl_kernel *kernel,
-                                                  const gcl_args *args);
 
 /* ---------------------------------------------------------------------------------------------
  * Tensor maps encoded by the driver (the types, options and the CPU check are in core.h)

@@ -215,17 +215,6 @@ static gcl_status check_args(const gcl_args *a, const char *fn) {
   return a ? GCL_OK : gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: args is NULL", fn);
 }
 
-gcl_status gcl_args_param_field(const gcl_args *args, size_t index, gcl_field *out) {
-  if (!args || !out)
-    return gcl__fail_null("gcl_args_param_field", 2, "args", (const void *)args, "out",
-                          (const void *)out);
-  if (index >= args->count)
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "parameter index %zu out of range: the args have "
-                     "%zu parameters", index, args->count);
-  *out = args->lparams[index].field;
-  return GCL_OK;
-}
-
 static gcl_status check_field(const gcl_args *a, const gcl_field *f, const char *fn) {
   gcl_status st = check_args(a, fn);
   if (st) return st;
@@ -372,11 +361,11 @@ gcl_status gcl_args_set_field_ffi(gcl_args *args, const gcl_field *f, const stru
 
 /* --- state ----------------------------------------------------------------------------------- */
 
-gcl_status gcl_args_set_device(gcl_args *args, int device_id) {
-  gcl_status st = check_args(args, "gcl_args_set_device");
+gcl_status gcl_args_restrict_device(gcl_args *args, int device_id) {
+  gcl_status st = check_args(args, "gcl_args_restrict_device");
   if (st) return st;
   if (device_id < -1)
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_args_set_device: device_id %d: expected -1 "
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_args_restrict_device: device_id %d: expected -1 "
                      "(any device) or a device ordinal", device_id);
   args->device_id = device_id;
   return GCL_OK;

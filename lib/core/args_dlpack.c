@@ -87,8 +87,8 @@ gcl_status gcl_args_take_field_dlpack(gcl_args *args, const gcl_field *field,
               field->param < gcl_layout_count(gcl_args_layout(args));
     return refuse_version(t, ok ? gcl__field_label(field, who, sizeof who) : fn);
   }
-  if (!field) {
-    gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: field is NULL", fn);
+  if (!args || !field) {
+    gcl__fail_null(fn, 2, "args", (const void *)args, "field", (const void *)field);
     return release_after_failure(GCL_ERROR_INVALID_ARGUMENT, release_versioned, t);
   }
   return take_versioned(args, field, t, fn);
@@ -96,8 +96,9 @@ gcl_status gcl_args_take_field_dlpack(gcl_args *args, const gcl_field *field,
 
 gcl_status gcl_args_take_field_dlpack_legacy(gcl_args *args, const gcl_field *field,
                                              DLManagedTensor *t) {
-  if (t && !field) {
-    gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_args_take_field_dlpack_legacy: field is NULL");
+  if (t && (!args || !field)) {
+    gcl__fail_null("gcl_args_take_field_dlpack_legacy", 2, "args", (const void *)args, "field",
+                   (const void *)field);
     return release_after_failure(GCL_ERROR_INVALID_ARGUMENT, release_legacy, t);
   }
   return take_legacy(args, field, t, "gcl_args_take_field_dlpack_legacy");

@@ -76,7 +76,8 @@ static gcl_status elf_open(gcl__elf *elf, gcl__bytes d, bool cuda) {
   return GCL_OK;
 }
 
-gcl_status gcl__elf_string(gcl__bytes strtab, uint64_t off, const char **out) {
+/* The NUL-terminated string at off in a string table. */
+static gcl_status elf_string(gcl__bytes strtab, uint64_t off, const char **out) {
   if (off >= strtab.n || !memchr(strtab.p + off, 0, strtab.n - off))
     return gcl__fail(GCL_ERROR_BAD_IMAGE,
                      "cubin: string at %llu is outside its %zu-byte string table or unterminated",
@@ -93,7 +94,7 @@ gcl_status gcl__elf_section_get(const gcl__elf *elf, size_t i, gcl__elf_section 
   gcl__elf_section s = {.type = gcl__le32(h + 4), .flags = gcl__le64(h + 8),
                         .size = gcl__le64(h + 32), .link = gcl__le32(h + 40),
                         .info = gcl__le32(h + 44), .entsize = gcl__le64(h + 56)};
-  gcl_status st = gcl__elf_string(elf->shstr, gcl__le32(h), &s.name);
+  gcl_status st = elf_string(elf->shstr, gcl__le32(h), &s.name);
   if (st != GCL_OK) return st;
   uint64_t off = gcl__le64(h + 24);
   if (s.type != GCL__SHT_NOBITS) {
@@ -117,7 +118,7 @@ bool gcl__elf_section_find(const gcl__elf *elf, const char *name, size_t *index)
   for (size_t i = 0; i < elf->shnum; i++) {
     const uint8_t *h = elf->data.p + elf->shoff + (uint64_t)i * ELF_SECTION_BYTES;
     const char *n = NULL;
-    if (gcl__elf_string(elf->shstr, gcl__le32(h), &n) != GCL_OK) continue;
+    if (elf_string(elf->shstr, gcl__le32(h), &n) != GCL_OK) continue;
     if (strcmp(n, name) == 0) {
       *index = i;
       return true;
@@ -133,7 +134,7 @@ gcl_status gcl__elf_symbol_get(const gcl__elf_section *symtab, gcl__bytes strtab
   const uint8_t *p = symtab->body.p + (uint64_t)i * ELF_SYMBOL_BYTES;
   gcl__elf_symbol s = {.info = p[4], .other = p[5], .shndx = gcl__le16(p + 6),
                        .value = gcl__le64(p + 8), .size = gcl__le64(p + 16)};
-  gcl_status st = gcl__elf_string(strtab, gcl__le32(p), &s.name);
+  gcl_status st = elf_string(strtab, gcl__le32(p), &s.name);
   if (st != GCL_OK) return st;
   *sym = s;
   return GCL_OK;

@@ -14,7 +14,8 @@ static bool is_leaf(const gcl__type *t) {
   return !t || (t->kind != GCL_PARAM_STRUCT && t->kind != GCL_PARAM_ARRAY);
 }
 
-void gcl__bits_set(unsigned char *bits, size_t from, size_t n) {
+/* Sets bits [from, from + n) of bits. */
+static void bits_set(unsigned char *bits, size_t from, size_t n) {
   size_t i = from, end = from + n;
   for (; i < end && i % 8; i++) bits[i / 8] |= (unsigned char)(1u << (i % 8));
   if (end - i >= 8) {
@@ -32,13 +33,13 @@ void gcl__type_mark_leaves(const gcl__type *t, unsigned char *bits, size_t at) {
     return;
   case GCL_PARAM_ARRAY:
     if (t->elem->leaf_bytes == t->elem->size) { /* no padding inside: one run */
-      gcl__bits_set(bits, at, t->size);
+      bits_set(bits, at, t->size);
       return;
     }
     for (size_t i = 0; i < t->count; i++) gcl__type_mark_leaves(t->elem, bits, at + i * t->elem->size);
     return;
   default: /* a leaf's own bytes; an align(N) above its natural size is padding */
-    gcl__bits_set(bits, at, t->leaf_bytes);
+    bits_set(bits, at, t->leaf_bytes);
   }
 }
 
@@ -154,10 +155,8 @@ gcl_status gcl_layout_field_path(const gcl_layout *layout, const gcl_field *fiel
   pbuf b = {buf, cap, 0};
   put_param(&b, p, field->param);
   put_path_below(&b, p->type, gcl__f(field, GCL__F_REL), gcl__f_type(field));
-  if (needed) *needed = b.len;
-  if (b.len + 1 > cap)
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_layout_field_path: the path needs %zu bytes "
-                     "with its NUL, cap is %zu", b.len + 1, cap);
+  if (needed) *needed = b.len; /* also when the path was cut: that is how to size buf */
+  if (cap) buf[b.len < cap ? b.len : cap - 1] = '\0'; /* snprintf's contract: cut, never failed */
   return GCL_OK;
 }
 

@@ -33,7 +33,8 @@ gcl_status gcl__image_add_kernel(gcl_image *img, const char *name, size_t name_l
   return GCL_OK;
 }
 
-void gcl__image_clear(gcl_image *img) {
+/* Frees the kernels (not img itself). */
+static void image_clear(gcl_image *img) {
   for (size_t k = 0; k < img->count; k++) {
     gcl__free(img->kernels[k].name);
     gcl__free(img->kernels[k].params);
@@ -80,10 +81,10 @@ static gcl_status check_cubin(gcl__bytes d) {
 
 /* The format from the content; only what the formats' headers promise is checked (the ELF
  * header and section table, the fatbin containers and entries), not the kernels. */
-gcl_status gcl__image_format(const void *data, size_t size, gcl_image_format *format) {
+gcl_status gcl__image_format(const void *data, size_t size, gcl_format *format) {
   gcl__bytes d = {data, data ? size : 0};
   gcl_status s = GCL_OK;
-  gcl_image_format f;
+  gcl_format f;
   if (gcl__is_elf(d)) {
     f = GCL_IMAGE_CUBIN;
     s = check_cubin(d);
@@ -107,7 +108,7 @@ gcl_status gcl__image_format(const void *data, size_t size, gcl_image_format *fo
 static gcl_status read_any(gcl_image *img, gcl__bytes d, int sm) {
   if (gcl__is_elf(d) && gcl__elf_machine(d) != 0 && gcl__elf_machine(d) != 190)
     return gcl__host_elf_read(img, d, sm); /* a host program or library: its fatbin sections */
-  gcl_image_format f;
+  gcl_format f;
   gcl_status s = gcl__image_format(d.p, d.n, &f);
   if (s != GCL_OK) return s;
   if (f == GCL_IMAGE_CUBIN) return gcl__cubin_read(img, d);
@@ -136,15 +137,15 @@ gcl_status gcl_image_parse(const void *data, size_t size, int sm, gcl_image **ou
 
 void gcl_image_destroy(gcl_image *img) {
   if (!img) return;
-  gcl__image_clear(img);
+  image_clear(img);
   gcl__free(img);
 }
 
-gcl_image_format gcl_image_get_format(const gcl_image *img) {
-  return img ? img->format : (gcl_image_format)0;
+gcl_format gcl_image_format(const gcl_image *img) {
+  return img ? img->format : (gcl_format)0;
 }
 
-const char *gcl_image_format_name(gcl_image_format f) {
+const char *gcl_format_name(gcl_format f) {
   switch (f) {
   case GCL_IMAGE_CUBIN: return "cubin";
   case GCL_IMAGE_FATBIN: return "fatbin";
@@ -166,10 +167,10 @@ static gcl_status check_kernel(const gcl_image *img, size_t k, const char *fn) {
   return GCL_OK;
 }
 
-gcl_status gcl_image_get_kernel(const gcl_image *img, size_t k, gcl_image_kernel *info) {
-  gcl_status s = check_kernel(img, k, "gcl_image_get_kernel");
+gcl_status gcl_image_kernel(const gcl_image *img, size_t k, gcl_image_kernel_info *info) {
+  gcl_status s = check_kernel(img, k, "gcl_image_kernel");
   if (s != GCL_OK) return s;
-  if (!info) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_image_get_kernel: info is NULL");
+  if (!info) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_image_kernel: info is NULL");
   *info = img->kernels[k].info;
   return GCL_OK;
 }
@@ -189,9 +190,31 @@ gcl_status gcl_image_param(const gcl_image *img, size_t k, size_t p, size_t *off
   return GCL_OK;
 }
 
-const char *gcl_image_param_kind(const gcl_image *img, size_t k, size_t p) {
-  if (!img || k >= img->count || p >= img->kernels[k].info.param_count) return "";
-  return img->kernels[k].params[p].kind;
+/* The PTX reader keeps each parameter's type as signature text (it places the parameters with
+ * it): "u32", "ptr" or "bytes(N) align(A)". */
+gcl_status gcl_image_param_type(const gcl_image *img, size_t k, size_t p, gcl_param_kind *kind,
+                                gcl_scalar *scalar) {
+  gcl_status s = check_kernel(img, k, "gcl_image_param_type");
+  if (s != GCL_OK) return s;
+  const gcl__image_kernel *ker = &img->kernels[k];
+  if (p >= ker->info.param_count)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT,
+                     "gcl_image_param_type: parameter %zu out of range: kernel '%s' has %zu", p,
+                     ker->name, ker->info.param_count);
+  const char *text = ker->params[p].kind;
+  gcl_param_kind pk = GCL_PARAM_SCALAR;
+  gcl_scalar sc = GCL_SCALAR_VOID;
+  if (!*text)
+    return gcl__fail(GCL_ERROR_NOT_FOUND, "gcl_image_param_type: kernel '%s' parameter %zu: the "
+                     "%s image gives no parameter types", ker->name, p,
+                     gcl_format_name(img->format));
+  if (strcmp(text, "ptr") == 0) pk = GCL_PARAM_POINTER;
+  else if (strncmp(text, "bytes", 5) == 0) pk = GCL_PARAM_BYTES;
+  else
+    for (sc = GCL_SCALAR_BOOL; sc < GCL_SCALAR_F64 && strcmp(text, gcl_scalar_name(sc)); sc++) {}
+  if (kind) *kind = pk;
+  if (scalar) *scalar = sc;
+  return GCL_OK;
 }
 
 gcl_status gcl_image_find_kernel(const gcl_image *img, const char *name, size_t *index) {

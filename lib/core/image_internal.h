@@ -61,8 +61,6 @@ unsigned gcl__elf_machine(gcl__bytes data);
 gcl_status gcl__elf_section_get(const gcl__elf *elf, size_t i, gcl__elf_section *sec);
 /* Index of the first section called name; false (no message) if none. */
 bool gcl__elf_section_find(const gcl__elf *elf, const char *name, size_t *index);
-/* The NUL-terminated string at off in a string table. */
-gcl_status gcl__elf_string(gcl__bytes strtab, uint64_t off, const char **out);
 /* Symbol i of a symbol table section whose string table is strtab. */
 gcl_status gcl__elf_symbol_get(const gcl__elf_section *symtab, gcl__bytes strtab, size_t i,
                                gcl__elf_symbol *sym);
@@ -75,7 +73,7 @@ typedef struct gcl__image_param {
 } gcl__image_param;
 
 typedef struct gcl__image_kernel {
-  gcl_image_kernel info;      /* info.name points at name */
+  gcl_image_kernel_info info;      /* info.name points at name */
   char *name;
   gcl__image_param *params;
   uint32_t symbol;            /* ELF symbol index (cubins) */
@@ -85,7 +83,7 @@ typedef struct gcl__image_kernel {
 } gcl__image_kernel;
 
 struct gcl_image {
-  gcl_image_format format;
+  gcl_format format;
   int sm;
   size_t count, cap;
   gcl__image_kernel *kernels;
@@ -95,8 +93,6 @@ struct gcl_image {
  * until the next append. */
 gcl_status gcl__image_add_kernel(gcl_image *img, const char *name, size_t name_len,
                                  size_t param_count, gcl__image_kernel **out);
-/* Frees the kernels (not img itself). */
-void gcl__image_clear(gcl_image *img);
 
 /* ---- Format readers: fill an empty image (format and sm set by the reader) ---------------- */
 

@@ -16,7 +16,6 @@
 
 /* Records a failure: formats this thread's message and returns s. Never call it on success. */
 gcl_status gcl__fail(gcl_status s, const char *fmt, ...) GCL__PRINTF(2, 3);
-gcl_status gcl__vfail(gcl_status s, const char *fmt, va_list ap);
 /* GCL_ERROR_INVALID_ARGUMENT naming the first NULL among n (const char *name, const void *value)
  * pairs: "fn: name is NULL" (the one style for NULL arguments). Call it only when one of them is NULL. */
 gcl_status gcl__fail_null(const char *fn, int n, ...);
@@ -52,7 +51,7 @@ const char *gcl__param_label(char *buf, size_t cap, size_t index, const char *na
  * gcl_image_parse and the module loader): the ELF header and section table of a cubin, the
  * containers of a fatbin, or PTX (.version first after whitespace and comments). GCL_ERROR_BAD_IMAGE
  * saying what is wrong; *format untouched on failure. */
-gcl_status gcl__image_format(const void *data, size_t size, gcl_image_format *format);
+gcl_status gcl__image_format(const void *data, size_t size, gcl_format *format);
 /* Reads the whole file at path into *data (NUL-terminated; free with gcl__free) and *size.
  * GCL_ERROR_IO naming the path and the errno text; GCL_ERROR_OUT_OF_MEMORY. (file.c) */
 gcl_status gcl__read_file(const char *path, void **data, size_t *size);

@@ -301,34 +301,6 @@ gcl_status gcl_layout_param(const gcl_layout *layout, size_t index, size_t *offs
   return GCL_OK;
 }
 
-gcl_status gcl_layout_param_info(const gcl_layout *layout, size_t index, gcl_param_info *info) {
-  gcl_status s = check_index(layout, index, "gcl_layout_param_info");
-  if (s) return s;
-  if (!info) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_layout_param_info: info is NULL");
-  *info = layout->params[index].info;
-  return GCL_OK;
-}
-
-gcl_status gcl_layout_find(const gcl_layout *layout, const char *name, size_t *index) {
-  if (!layout || !name || !index)
-    return gcl__fail_null("gcl_layout_find", 3, "layout", (const void *)layout, "name",
-                          (const void *)name, "index", (const void *)index);
-  for (size_t i = 0; i < layout->count; i++) {
-    const char *n = layout->params[i].info.name;
-    if (n && !strcmp(n, name)) {
-      *index = i;
-      return GCL_OK;
-    }
-  }
-  return gcl__fail(GCL_ERROR_NOT_FOUND, "no parameter named '%s' among %zu parameters", name,
-                   layout->count);
-}
-
-/* The type tree of parameter index; NULL for raw layouts. For args.c's libffi checks. */
-const gcl__type *gcl__layout_type(const gcl_layout *layout, size_t index) {
-  return gcl__signature_type(layout->sig, index);
-}
-
 const gcl__lparam *gcl__layout_lparam(const gcl_layout *layout, size_t index) {
   return &layout->params[index];
 }

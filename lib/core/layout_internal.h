@@ -72,8 +72,6 @@ typedef struct gcl__place {
  * place pl, named name. */
 void gcl__field_make(const gcl_layout *layout, const gcl__lparam *p, const gcl__type *t,
                      gcl__place pl, const char *name, gcl_field *out);
-/* Sets bits [from, from + n) of bits. */
-void gcl__bits_set(unsigned char *bits, size_t from, size_t n);
 /* Sets (1) the bits of leaf bytes of t placed at bit offset `at` of bits. */
 void gcl__type_mark_leaves(const gcl__type *t, unsigned char *bits, size_t at);
 /* True when field is a whole parameter. */

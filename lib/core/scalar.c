@@ -13,6 +13,11 @@ const char *gcl_scalar_name(gcl_scalar s) {
   return (unsigned)s <= GCL_SCALAR_F64 ? scalar_names[s] : "?";
 }
 
+const char *gcl_param_kind_name(gcl_param_kind kind) {
+  static const char *const names[] = {"scalar", "pointer", "tensormap", "bytes", "struct", "array"};
+  return (unsigned)kind < sizeof names / sizeof *names ? names[kind] : "unknown";
+}
+
 size_t gcl_scalar_size(gcl_scalar s) {
   return (unsigned)s <= GCL_SCALAR_F64 ? scalar_sizes[s] : 0;
 }

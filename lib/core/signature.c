@@ -1,6 +1,7 @@
-/* Signature text -> parameter list (grammar in gclaunch.h / DESIGN.md), canonical formatting.
+/* Signature text -> parameter list (grammar in gclaunch/core.h), canonical formatting.
  * Errors carry the 1-based column of the offending token: "col 17: expected a type after
  * 'const'". The parser is recursive descent over a one-token lookahead lexer. */
+#include "nameset.h"
 #include "types.h"
 
 #include <stdatomic.h>
@@ -36,6 +37,7 @@ typedef struct parser {
   int depth;
   sparam *params;
   size_t count, cap;
+  gcl__nameset names; /* the parameters' names, for the duplicate check */
 } parser;
 
 static const char *const reserved[] = {
@@ -175,6 +177,7 @@ typedef struct members {
   char **names;
   size_t *cols;
   size_t n, cap;
+  gcl__nameset set; /* the names, for the duplicate check */
 } members;
 
 static void members_free(members *m) {
@@ -183,6 +186,7 @@ static void members_free(members *m) {
     gcl__free(m->names[i]);
   }
   gcl__free(m->types), gcl__free(m->names), gcl__free(m->cols);
+  gcl__nameset_free(&m->set);
 }
 
 /* Appends (t, name); frees both when out of memory. */
@@ -203,7 +207,7 @@ static bool push_member(members *m, gcl__type *t, char *name, size_t col) {
   }
   m->types[m->n] = t, m->names[m->n] = name, m->cols[m->n] = col;
   m->n++;
-  return true;
+  return !name || gcl__nameset_add(&m->set, name, strlen(name), m->n - 1);
 }
 
 static gcl_status parse_name(parser *p, const char *what, char **name);
@@ -212,10 +216,10 @@ static bool is_reserved(const parser *p);
 /* A member's optional name must differ from the names before it in the same struct. */
 static gcl_status check_member_name(const parser *p, const members *m, const char *name,
                                     size_t col) {
-  for (size_t i = 0; name && i < m->n; i++)
-    if (m->names[i] && !strcmp(m->names[i], name))
-      return fail_at(col, "duplicate member name '%s' in struct{...}: member %zu (col %zu) and "
-                     "member %zu", name, i, m->cols[i] + 1, m->n);
+  size_t i;
+  if (name && gcl__nameset_find(&m->set, name, strlen(name), &i))
+    return fail_at(col, "duplicate member name '%s' in struct{...}: member %zu (col %zu) and "
+                   "member %zu", name, i, m->cols[i] + 1, m->n);
   (void)p;
   return GCL_OK;
 }
@@ -263,6 +267,7 @@ static gcl_status parse_struct(parser *p, gcl__type **out) {
     return s;
   }
   gcl__free(m.cols);
+  gcl__nameset_free(&m.set);
   gcl__type *t = gcl__type_struct(m.types, m.names, m.n);
   if (!t) return oom();
   if (t->size > GCL__TYPE_MAX_BYTES) {
@@ -358,11 +363,8 @@ static bool is_reserved(const parser *p) {
 }
 
 static bool name_taken(const parser *p) {
-  for (size_t i = 0; i < p->count; i++) {
-    const char *n = p->params[i].name;
-    if (n && strlen(n) == p->tlen && !memcmp(n, p->text + p->tpos, p->tlen)) return true;
-  }
-  return false;
+  size_t i;
+  return gcl__nameset_find(&p->names, p->text + p->tpos, p->tlen, &i);
 }
 
 /* An optional name: a C identifier that is no word of the grammar, at most MAX_NAME chars. */
@@ -396,6 +398,10 @@ static gcl_status push_param(parser *p, sparam sp) {
     p->params = g, p->cap = c;
   }
   p->params[p->count++] = sp;
+  if (sp.name && !gcl__nameset_add(&p->names, sp.name, strlen(sp.name), p->count - 1)) {
+    p->count--; /* the caller frees sp's type and name */
+    return oom();
+  }
   return GCL_OK;
 }
 
@@ -444,6 +450,7 @@ gcl_status gcl_signature_parse(const char *text, gcl_signature **out) {
   if (!text || !out) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_signature_parse: %s is NULL", text ? "out" : "text");
   parser p = {.text = text};
   gcl_status s = parse_all(&p);
+  gcl__nameset_free(&p.names);
   gcl_signature *sig = s ? NULL : gcl__malloc(sizeof *sig);
   if (!s && !sig) s = oom();
   if (s) {
@@ -481,18 +488,6 @@ gcl_status gcl_signature_param(const gcl_signature *sig, size_t index, gcl_param
   return GCL_OK;
 }
 
-gcl_status gcl_signature_find(const gcl_signature *sig, const char *name, size_t *index) {
-  if (!sig || !name || !index)
-    return gcl__fail_null("gcl_signature_find", 3, "sig", (const void *)sig, "name",
-                          (const void *)name, "index", (const void *)index);
-  for (size_t i = 0; i < sig->count; i++)
-    if (sig->params[i].name && !strcmp(sig->params[i].name, name)) {
-      *index = i;
-      return GCL_OK;
-    }
-  return gcl__fail(GCL_ERROR_NOT_FOUND, "no parameter named '%s' among %zu parameters", name, sig->count);
-}
-
 static size_t format_into(const gcl_signature *sig, char *buf, size_t cap) {
   size_t len = 0;
   for (size_t i = 0; i < sig->count; i++) {
@@ -513,10 +508,8 @@ static size_t format_into(const gcl_signature *sig, char *buf, size_t cap) {
 gcl_status gcl_signature_format(const gcl_signature *sig, char *buf, size_t cap, size_t *needed) {
   if (!sig || (!buf && cap)) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_signature_format: %s is NULL", sig ? "buf" : "sig");
   size_t len = format_into(sig, buf, cap);
-  if (needed) *needed = len; /* written even when the text does not fit: that is how to size buf */
-  if (len + 1 > cap)
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "signature text needs %zu bytes with its NUL, the buffer has %zu", len + 1, cap);
-  buf[len] = '\0';
+  if (needed) *needed = len; /* also when the text was cut: that is how to size buf */
+  if (cap) buf[len < cap ? len : cap - 1] = '\0'; /* snprintf's contract: cut, never failed */
   return GCL_OK;
 }
 

@@ -95,7 +95,7 @@ static void make_text(size_t from) {
   last_error[out] = '\0';
 }
 
-gcl_status gcl__vfail(gcl_status s, const char *fmt, va_list ap) {
+static gcl_status vfail(gcl_status s, const char *fmt, va_list ap) {
   vsnprintf(last_error, sizeof last_error, fmt, ap);
   make_text(0);
   last_cuda_error = 0;
@@ -105,7 +105,7 @@ gcl_status gcl__vfail(gcl_status s, const char *fmt, va_list ap) {
 gcl_status gcl__fail(gcl_status s, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  gcl__vfail(s, fmt, ap);
+  vfail(s, fmt, ap);
   va_end(ap);
   return s;
 }

@@ -487,16 +487,6 @@ HOT bool one_pass(const DLTensor *t, const gcl_tensormap_options *o,
   return true;
 }
 
-/* Stages of a translation, for bench_refresh's cost lines: the arguments and reserved words,
- * then the one pass (with the slow path only on failure, which the benchmark never takes). */
-static const char *const stage_names[GCL__TMAP_STAGES] = {
-    "arguments, reserved words",
-    "the one pass (options, tensor, dims, strides, address, box or im2col)"};
-
-const char *gcl__tmap_stage_name(int stage) {
-  return stage >= 0 && stage < GCL__TMAP_STAGES ? stage_names[stage] : "?";
-}
-
 /* The slow path behind a refusal of the one pass: it names the rule. Should it accept (the two
  * disagree: a bug the CPU differential test exists to catch), its verdict stands. */
 __attribute__((noinline, cold)) static gcl_status refused(const DLTensor *t,
@@ -506,8 +496,9 @@ __attribute__((noinline, cold)) static gcl_status refused(const DLTensor *t,
   return translate_slow(t, o, who, d);
 }
 
-/* Stages [0, upto) of the translation; gcl__tmap_translate is all of them (upto is a constant
- * there, so the comparisons fold away). */
+/* Stages [0, upto) of the translation, in the order they run; gcl__tmap_translate is all
+ * GCL__TMAP_STAGES of them (upto is a constant there, so the comparisons fold away).
+ * bench/tmap_stages.c compiles this file into bench_refresh to time a prefix of them. */
 static inline gcl_status translate_upto(const DLTensor *t, const gcl_tensormap_options *o,
                                         const gcl__tmap_who *who, gcl_tensormap_desc *out,
                                         int upto) {
@@ -540,12 +531,6 @@ gcl_status gcl__tmap_translate_slow(const DLTensor *t, const gcl_tensormap_optio
 bool gcl__tmap_one_pass(const DLTensor *t, const gcl_tensormap_options *o,
                         gcl_tensormap_desc *out) {
   return one_pass(t, o, out);
-}
-
-gcl_status gcl__tmap_translate_upto(const DLTensor *t, const gcl_tensormap_options *o,
-                                    gcl_tensormap_desc *out, int stages) {
-  static const gcl__tmap_who who = {.text = "tensor"};
-  return translate_upto(t, o, &who, out, stages);
 }
 
 gcl_status gcl_tensormap_check(const DLTensor *t, const gcl_tensormap_options *options,

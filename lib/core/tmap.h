@@ -40,13 +40,9 @@ gcl_status gcl__tmap_translate_slow(const DLTensor *t, const gcl_tensormap_optio
  * every rule passes. For the same test. */
 bool gcl__tmap_one_pass(const DLTensor *t, const gcl_tensormap_options *o,
                         gcl_tensormap_desc *out);
-/* For bench_refresh's cost of the checks (issues 25, 36): the first `stages` of the
- * translation's GCL__TMAP_STAGES stages (1: arguments and reserved words; 2: the one pass), and
- * their names. The output is complete only with all of them. */
+/* The number of check stages gcl__tmap_translate runs (1: arguments and reserved words; 2: the
+ * one pass); bench/tmap_stages.c times them (issues 25, 36). */
 #define GCL__TMAP_STAGES 2
-gcl_status gcl__tmap_translate_upto(const DLTensor *t, const gcl_tensormap_options *o,
-                                    gcl_tensormap_desc *out, int stages);
-const char *gcl__tmap_stage_name(int stage);
 
 /* True when a map of d is one NVIDIA's Blackwell defect concerns (driver 595.71.05 release
  * notes, known issues): the tensor is not dense and non-overlapping, and its footprint (the

@@ -86,8 +86,6 @@ bool gcl__ffi_measure(const ffi_type *u, size_t *size, size_t *align);
 
 /* The type tree of parameter index (NULL when out of range). Owned by sig. */
 const gcl__type *gcl__signature_type(const gcl_signature *sig, size_t index);
-/* The type tree of a layout's parameter index; NULL for raw layouts. Owned by the layout. */
-const gcl__type *gcl__layout_type(const gcl_layout *layout, size_t index);
 /* sig, shared: one more gcl_signature_destroy is needed to free it (signatures never change
  * after parsing, so a layout holds the caller's instead of a copy). Thread-safe. */
 gcl_signature *gcl__signature_share(const gcl_signature *sig);

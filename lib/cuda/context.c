@@ -35,8 +35,8 @@ static gcl_status attribute(CUdevice dev, CUdevice_attribute a, const char *what
   return GCL_OK;
 }
 
-gcl_status gcl_device_get_info(int device, gcl_device_info *info) {
-  if (!info) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_device_get_info: info is NULL");
+gcl_status gcl_device_query(int device, gcl_device_info *info) {
+  if (!info) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_device_query: info is NULL");
   CUdevice dev;
   gcl_status s = device_handle(device, &dev, __func__);
   if (s != GCL_OK) return s;

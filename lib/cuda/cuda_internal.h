@@ -48,9 +48,6 @@ struct gcl_event {
  * NULL s is an error unless null_ok (then the context's default stream). Binds the context. */
 gcl_status gcl__stream_check(const gcl_stream *s, const gcl_context *ctx, const char *what,
                              bool null_ok);
-/* Records e on a raw CUstream (gcl_timer's); `which` ("start event") goes into the message.
- * The context must be bound. */
-gcl_status gcl__event_record_on(gcl_event *e, CUstream s, const char *which);
 /* The CUstream of s, NULL for NULL (the default stream). */
 static inline CUstream gcl__cu_stream(const gcl_stream *s) { return s ? s->stream : NULL; }
 
@@ -64,7 +61,7 @@ static inline CUstream gcl__cu_stream(const gcl_stream *s) { return s ? s->strea
 #define GCL__JIT_LOG_BYTES 16384
 
 struct gcl_module {
-  gcl_context *ctx;          /* borrowed: the context it was loaded in (gcl_kernel_get's) */
+  gcl_context *ctx;          /* borrowed: the context it was loaded in (gcl_module_find_kernel's) */
   CUlibrary lib;
   gcl_kernel *kernels;       /* owned, singly linked through gcl_kernel.next */
   char *compile_log;         /* NVRTC log (owned), NULL for loaded images */

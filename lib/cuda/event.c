@@ -37,20 +37,14 @@ void gcl_event_destroy(gcl_event *e) {
   gcl__free(e);
 }
 
-gcl_status gcl__event_record_on(gcl_event *e, CUstream s, const char *which) {
-  CUresult rc = gcl__cu.cuEventRecord(e->event, s);
-  if (rc != CUDA_SUCCESS)
-    return gcl__cu_fail(rc, "cuEventRecord(%s%sdevice %d)", which ? which : "", which ? ", " : "",
-                        e->ctx->device);
-  e->recorded = true;
-  return GCL_OK;
-}
-
 gcl_status gcl_event_record(gcl_event *e, gcl_stream *s) {
   gcl_status st = event_check(e, "e");
   if (st == GCL_OK) st = gcl__stream_check(s, e->ctx, "s", true);
   if (st != GCL_OK) return st;
-  return gcl__event_record_on(e, gcl__cu_stream(s), NULL);
+  CUresult rc = gcl__cu.cuEventRecord(e->event, gcl__cu_stream(s));
+  if (rc != CUDA_SUCCESS) return gcl__cu_fail(rc, "cuEventRecord(device %d)", e->ctx->device);
+  e->recorded = true;
+  return GCL_OK;
 }
 
 gcl_status gcl_event_synchronize(gcl_event *e) {

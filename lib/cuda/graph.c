@@ -1,8 +1,7 @@
 /* CUDA graphs: capture gclaunch launches on a gcl_stream into an instantiated graph, replace one
  * kernel node's parameters from a gcl_args (any size up to the 32,764-byte limit, grid-constant
  * aggregates included), replay. gcl_launch itself needs nothing special to be captured: it makes
- * no synchronous or allocating driver call. The raw-handle gcl_graph_kernel_node_set_args stays
- * for graphs built with the driver. */
+ * no synchronous or allocating driver call. */
 #include "cuda_internal.h"
 
 #include <stdio.h>
@@ -52,15 +51,6 @@ static gcl_status set_node_args(CUgraphExec exec, CUgraphNode node, const char *
   CUresult rc = gcl__cu.cuGraphExecKernelNodeSetParams(exec, node, &p);
   if (rc != CUDA_SUCCESS) return gcl__cu_fail(rc, "cuGraphExecKernelNodeSetParams(kernel '%s')", kernel->name);
   return GCL_OK;
-}
-
-gcl_status gcl_graph_kernel_node_set_args(void *graph_exec, void *node, gcl_kernel *kernel,
-                                          const gcl_args *args) {
-  if (!graph_exec) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_graph_kernel_node_set_args: graph_exec is NULL");
-  if (!node) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_graph_kernel_node_set_args: node is NULL");
-  if (!kernel) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_graph_kernel_node_set_args: kernel is NULL");
-  if (!args) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_graph_kernel_node_set_args: args is NULL");
-  return set_node_args((CUgraphExec)graph_exec, (CUgraphNode)node, "node", kernel, args);
 }
 
 /* --- capture ---------------------------------------------------------------------------------- */
@@ -224,7 +214,7 @@ gcl_status gcl_graph_set_args(gcl_graph *g, size_t kernel_node, gcl_kernel *k, c
                      "%zu kernel nodes, in capture order), got %zu", g->kernel_count - 1,
                      g->kernel_count, kernel_node);
   if (!k) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "k: expected a kernel, got NULL");
-  if (!args) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_graph_kernel_node_set_args: args is NULL");
+  if (!args) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_graph_set_args: args is NULL");
   if ((s = gcl__kernel_stale(k, "gcl_graph_set_args")) != GCL_OK) return s;
   if (k->ctx != g->ctx)
     return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "k: kernel '%s' runs on device %d, the graph on "

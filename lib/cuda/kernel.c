@@ -69,11 +69,12 @@ static gcl_status driver_params(gcl_kernel *k, bool *known) {
 /* Labels parameter i; for a tensor map (or an array of them) whose placement differs, a hint
  * about the header the kernel was built with: CUDA 12's CUtensorMap is 64-aligned, CUDA 13's 128. */
 static const char *describe(const gcl_layout *layout, size_t i, char *label, size_t cap) {
-  gcl_param_info info;
-  if (gcl_layout_param_info(layout, i, &info) != GCL_OK) {
+  gcl_field f;
+  if (gcl_layout_param_field(layout, i, &f) != GCL_OK) {
     gcl__param_label(label, cap, i, NULL);
     return "";
   }
+  const gcl_param_info info = f.info;
   gcl__param_label(label, cap, i, info.name);
   if (info.kind != GCL_PARAM_TENSORMAP && info.elem_kind != GCL_PARAM_TENSORMAP) return "";
   if (info.align > 64)
@@ -241,20 +242,20 @@ static bool layout_has_tensormap(const gcl_layout *l) {
   return gcl_layout_visit_leaves(l, is_tensormap_leaf, &found) == GCL_OK && found;
 }
 
-gcl_status gcl_kernel_get(gcl_module *mod, const char *name, const char *signature, gcl_kernel **out) {
+gcl_status gcl_module_find_kernel(gcl_module *mod, const char *name, const char *signature, gcl_kernel **out) {
   /* The arguments are checked before mod is read. */
-  if (!out) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_kernel_get: out is NULL");
-  if (!mod) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_kernel_get: mod is NULL");
-  if (!name || !*name) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_kernel_get: name is %s", name ? "empty" : "NULL");
-  return gcl_kernel_get_on(mod, mod->ctx, name, signature, out);
+  if (!out) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_module_find_kernel: out is NULL");
+  if (!mod) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_module_find_kernel: mod is NULL");
+  if (!name || !*name) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_module_find_kernel: name is %s", name ? "empty" : "NULL");
+  return gcl_module_find_kernel_on(mod, mod->ctx, name, signature, out);
 }
 
-gcl_status gcl_kernel_get_on(gcl_module *mod, gcl_context *ctx, const char *name,
+gcl_status gcl_module_find_kernel_on(gcl_module *mod, gcl_context *ctx, const char *name,
                              const char *signature, gcl_kernel **out) {
-  if (!out) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_kernel_get_on: out is NULL");
-  if (!mod) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_kernel_get_on: mod is NULL");
-  if (!ctx) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_kernel_get_on: ctx is NULL");
-  if (!name || !*name) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_kernel_get_on: name is %s", name ? "empty" : "NULL");
+  if (!out) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_module_find_kernel_on: out is NULL");
+  if (!mod) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_module_find_kernel_on: mod is NULL");
+  if (!ctx) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_module_find_kernel_on: ctx is NULL");
+  if (!name || !*name) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_module_find_kernel_on: name is %s", name ? "empty" : "NULL");
   /* From the C library, not gcl_replace_allocator's: a kernel of a destroyed module stays as a
    * tombstone until exit (module.c), and must not keep the replaceable allocator busy. */
   gcl_kernel *k = calloc(1, sizeof *k);
@@ -272,8 +273,8 @@ gcl_status gcl_kernel_get_on(gcl_module *mod, gcl_context *ctx, const char *name
   }
   k->waits = -1; /* no records, or no kernel of that name in them: unknown */
   for (size_t i = 0; mod->records && i < gcl_image_kernel_count(mod->records); i++) {
-    gcl_image_kernel info;
-    if (gcl_image_get_kernel(mod->records, i, &info) == GCL_OK && strcmp(info.name, name) == 0)
+    gcl_image_kernel_info info;
+    if (gcl_image_kernel(mod->records, i, &info) == GCL_OK && strcmp(info.name, name) == 0)
       k->waits = gcl_image_kernel_waits(mod->records, i);
   }
   gcl__layout_own(k->layout); /* args made from it keep it alive (layout_internal.h) */

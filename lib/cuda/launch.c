@@ -1,5 +1,5 @@
 /* The launch path: checks that need no driver, then one cuLaunchKernelEx. It allocates nothing
- * and does no layout work (gcl_kernel_get precomputed it); opting in to large dynamic shared
+ * and does no layout work (gcl_module_find_kernel precomputed it); opting in to large dynamic shared
  * memory or non-portable clusters happens once per kernel, under a lock, off the common path.
  * The context is made current only when the driver needs it (see retry). */
 #include "cuda_internal.h"
@@ -36,8 +36,8 @@ static gcl_status layout_mismatch(const gcl_kernel *k, const gcl_layout *l) {
     gcl_layout_param(l, i, &off, &size, NULL);
     if (off == k->offsets[i] && size == k->sizes[i]) continue;
     char label[160];
-    gcl_param_info info;
-    gcl__param_label(label, sizeof label, i, gcl_layout_param_info(l, i, &info) == GCL_OK ? info.name : NULL);
+    gcl_field f;
+    gcl__param_label(label, sizeof label, i, gcl_layout_param_field(l, i, &f) == GCL_OK ? f.info.name : NULL);
     return gcl__fail(GCL_ERROR_INVALID_ARGUMENT,
                      "args: %s has offset %zu size %zu, kernel '%s' has offset %zu size %zu "
                      "(create the args from gcl_kernel_layout)",

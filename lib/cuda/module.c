@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *format_name(gcl_image_format f) {
+static const char *format_name(gcl_format f) {
   return f == GCL_IMAGE_CUBIN ? "cubin" : f == GCL_IMAGE_FATBIN ? "fatbin" : "PTX";
 }
 
@@ -18,7 +18,7 @@ static bool load_error_is_image(CUresult rc) {
 }
 
 /* cuLibraryLoadData with the JIT log buffers of m. PTX must be NUL-terminated for the driver. */
-static gcl_status load_image(gcl_module *m, const void *data, size_t size, gcl_image_format f) {
+static gcl_status load_image(gcl_module *m, const void *data, size_t size, gcl_format f) {
   char *copy = NULL;
   if (f == GCL_IMAGE_PTX && memchr(data, 0, size) == NULL) {
     if (!(copy = gcl__malloc(size + 1))) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "PTX copy of %zu bytes", size);
@@ -63,12 +63,12 @@ static void read_records(gcl_module *m, const void *data, size_t size) {
 bool gcl__module_param_count(const gcl_module *m, const char *name, size_t *count,
                              const char **what) {
   size_t k;
-  gcl_image_kernel info;
+  gcl_image_kernel_info info;
   if (!m->records || gcl_image_find_kernel(m->records, name, &k) != GCL_OK ||
-      gcl_image_get_kernel(m->records, k, &info) != GCL_OK)
+      gcl_image_kernel(m->records, k, &info) != GCL_OK)
     return false;
   *count = info.param_count;
-  *what = gcl_image_format_name(gcl_image_get_format(m->records));
+  *what = gcl_format_name(gcl_image_format(m->records));
   return true;
 }
 
@@ -86,7 +86,7 @@ gcl_status gcl_module_load_data(gcl_context *ctx, const void *data, size_t size,
   if (!out) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_module_load_data: out is NULL");
   if (!ctx) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_module_load_data: ctx is NULL");
   if (!data) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_module_load_data: data is NULL");
-  gcl_image_format f;
+  gcl_format f;
   gcl_module *m = NULL;
   gcl_status s = gcl__image_format(data, size, &f);
   if (s == GCL_OK) s = module_new(ctx, &m);
@@ -126,7 +126,7 @@ gcl_status gcl_module_compile(gcl_context *ctx, const char *source, const char *
   char *log = NULL;
   gcl_module *m = NULL;
   gcl_status s = gcl__nvrtc_compile(source, name, options, option_count, ctx->sm, &image, &size, &log);
-  gcl_image_format f = GCL_IMAGE_CUBIN;
+  gcl_format f = GCL_IMAGE_CUBIN;
   if (s == GCL_OK) s = gcl__image_format(image, size, &f);
   if (s == GCL_OK) s = module_new(ctx, &m);
   if (s == GCL_OK && (s = load_image(m, image, size, f)) != GCL_OK) gcl__free(m);

@@ -11,7 +11,7 @@ gclpy_args *gclpy_args_new(gclpy_state *st, gclpy_layout *lay) {
   a->layout = (gclpy_layout *)Py_NewRef((PyObject *)lay);
   gcl_status s = gcl_args_create(lay->layout, &a->args);
   if (s == GCL_OK && lay->context) /* a kernel's args: tensors are checked against its device */
-    s = gcl_args_set_device(a->args, ((gclpy_context *)lay->context)->device);
+    s = gcl_args_restrict_device(a->args, ((gclpy_context *)lay->context)->device);
   if (s != GCL_OK) return Py_DECREF(a), (gclpy_args *)gclpy_raise(st, s);
   return a;
 }

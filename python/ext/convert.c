@@ -33,9 +33,9 @@ static int status_rc(gclpy_state *st, gcl_status s) { return s == GCL_OK ? 0 : (
 #define status_to_rc(s) status_rc(GCLPY_ST(a), (s))
 
 void gclpy_field_label(gclpy_args *a, gclpy_fieldref *f, char *buf, size_t cap) {
-  gcl_param_info pi;
-  const char *pname = gcl_layout_param_info(a->layout->layout, f->field.param, &pi) == GCL_OK && pi.name
-                          ? pi.name : "";
+  gcl_field pf;
+  const char *pname = gcl_layout_param_field(a->layout->layout, f->field.param, &pf) == GCL_OK &&
+                              pf.info.name ? pf.info.name : "";
   const char *path = f->path ? PyUnicode_AsUTF8AndSize(f->path, NULL) : NULL;
   if (!path) PyErr_Clear();
   if (path && strcmp(path, pname) != 0)

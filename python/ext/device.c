@@ -32,7 +32,7 @@ PyObject *gclpy_device_info(PyObject *self, PyObject *const *argv, Py_ssize_t na
       (v[0] && gclpy_long_arg(st, v[0], "device_info: device", 0, INT_MAX, &d) < 0))
     return NULL;
   gcl_device_info info;
-  gcl_status s = gcl_device_get_info((int)d, &info);
+  gcl_status s = gcl_device_query((int)d, &info);
   if (s != GCL_OK) return gclpy_raise(st, s);
   return Py_BuildValue("{s:i,s:s,s:i,s:i,s:n,s:i,s:i}", "device", (int)d, "name", info.name, "sm",
                        info.sm, "multiprocessors", info.multiprocessors, "total_memory",

@@ -106,7 +106,7 @@ static PyObject *context_get(PyObject *self, void *what) {
   case 2: return PyLong_FromVoidPtr(gcl_context_cu_context(c->ctx));
   default: {
     gcl_device_info info;
-    gcl_status s = gcl_device_get_info(c->device, &info);
+    gcl_status s = gcl_device_query(c->device, &info);
     return s == GCL_OK ? PyUnicode_DecodeUTF8(info.name, (Py_ssize_t)strlen(info.name), "backslashreplace")
                        : gclpy_raise(GCLPY_ST(self), s);
   }
@@ -182,7 +182,7 @@ static PyObject *module_kernel(PyObject *self, PyObject *const *argv, Py_ssize_t
   const char *sig = NULL;
   if (v[1] && v[1] != Py_None && !(sig = gclpy_str_arg(st, v[1], "kernel signature"))) return NULL;
   gcl_kernel *k = NULL;
-  gcl_status s = gcl_kernel_get(m->mod, name, sig, &k);
+  gcl_status s = gcl_module_find_kernel(m->mod, name, sig, &k);
   if (s != GCL_OK) return gclpy_raise(st, s);
   gclpy_kernel *ko = (gclpy_kernel *)gclpy_alloc(st->kernel_type);
   if (!ko) return NULL;

@@ -70,10 +70,11 @@ static PyObject *make_tuple(PyObject *type, PyObject *v[6], const gcl_param_info
 
 static PyObject *param_info(gclpy_state *st, const gcl_layout *layout, size_t index) {
   size_t off = 0, size = 0, align = 0;
-  gcl_param_info i;
+  gcl_field f;
   gcl_status s = gcl_layout_param(layout, index, &off, &size, &align);
-  if (s == GCL_OK) s = gcl_layout_param_info(layout, index, &i);
+  if (s == GCL_OK) s = gcl_layout_param_field(layout, index, &f);
   if (s != GCL_OK) return gclpy_raise(st, s);
+  const gcl_param_info i = f.info;
   PyObject *v[6] = {PyLong_FromSize_t(index), i.name ? PyUnicode_FromString(i.name) : Py_NewRef(Py_None),
                     PyLong_FromSize_t(off), PyLong_FromSize_t(size), PyLong_FromSize_t(align),
                     PyUnicode_FromString(gclpy_kind_name(i.kind))};

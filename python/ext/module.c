@@ -34,8 +34,8 @@ static int parse_arch(gclpy_state *st, PyObject *arch, int *sm) {
 
 /* One kernel as `gclaunch inspect --json` prints it. */
 static PyObject *kernel_dict(gclpy_state *st, const gcl_image *img, size_t k) {
-  gcl_image_kernel info;
-  if (gcl_image_get_kernel(img, k, &info) != GCL_OK) return gclpy_raise(st, GCL_ERROR_BAD_IMAGE);
+  gcl_image_kernel_info info;
+  if (gcl_image_kernel(img, k, &info) != GCL_OK) return gclpy_raise(st, GCL_ERROR_BAD_IMAGE);
   PyObject *params = PyList_New(0);
   for (size_t p = 0; params && p < info.param_count; p++) {
     size_t off = 0, size = 0, align = 0;
@@ -45,9 +45,13 @@ static PyObject *kernel_dict(gclpy_state *st, const gcl_image *img, size_t k) {
                                         (Py_ssize_t)align)
                         : Py_BuildValue("{s:n,s:n,s:n}", "index", (Py_ssize_t)p, "offset",
                                         (Py_ssize_t)off, "size", (Py_ssize_t)size);
-    const char *kind = gcl_image_param_kind(img, k, p);
-    if (d && *kind) {
-      PyObject *ks = PyUnicode_FromString(kind);
+    gcl_param_kind pk;
+    gcl_scalar sc;
+    if (d && gcl_image_param_type(img, k, p, &pk, &sc) == GCL_OK) { /* PTX says; cubins do not */
+      PyObject *ks = pk == GCL_PARAM_POINTER  ? PyUnicode_FromString("ptr")
+                     : pk == GCL_PARAM_SCALAR ? PyUnicode_FromString(gcl_scalar_name(sc))
+                                              : PyUnicode_FromFormat("bytes(%zu) align(%zu)",
+                                                                     size, align);
       if (!ks || PyDict_SetItemString(d, "kind", ks) < 0) Py_CLEAR(d);
       Py_XDECREF(ks);
     }

@@ -77,7 +77,7 @@ from . import _gclaunch
 
 
 class DeviceInfo(NamedTuple):
-    """A CUDA device as gcl_device_get_info describes it (gclaunch.device_info)."""
+    """A CUDA device as gcl_device_query describes it (gclaunch.device_info)."""
     device: int
     name: str
     sm: int                          # 90 for sm_90

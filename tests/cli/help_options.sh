@@ -7,7 +7,7 @@
 #   - the parser accepts nothing the help does not list: a made-up option is refused, and every
 #     string literal in CMD's sources (tools/CMD*.c) that starts with an option name -- a strcmp,
 #     a table entry, a message -- names an option of the help.
-# `gclaunch --help` the same way for the program's own options (tools/gclaunch.c).
+# `gclaunch --help` the same way for the program's own options (tools/cli_main.c).
 #   help_options.sh GCLAUNCH TOOLS_SOURCE_DIR
 g=$1 src=$2
 export GCL_LIBCUDA=/nonexistent/libcuda.so.1 GCL_LIBNVRTC=/nonexistent/libnvrtc.so
@@ -47,7 +47,12 @@ for c in $commands; do
   [ $bad = 1 ] || echo "ok: $c: $n options, help and parser agree"
 done
 "$g" --help >"$tmp/help" 2>&1 || fail "gclaunch --help exits $?"
-missing=$(in_sources "$src/gclaunch.c" | while read -r o; do grep -qF -- "$o" "$tmp/help" || echo "$o"; done | tr '\n' ' ')
+missing=$(in_sources "$src/cli_main.c" | while read -r o; do grep -qF -- "$o" "$tmp/help" || echo "$o"; done | tr '\n' ' ')
 [ -z "$missing" ] && echo "ok: gclaunch --help names the program's own options" ||
   fail "gclaunch --help does not name: $missing"
+for h in "help --help" "help -h" "help run" "help"; do # `gclaunch help --help` is help too
+  "$g" $h >"$tmp/help" 2>&1 || fail "gclaunch $h exits $?"
+done
+[ $failed = 1 ] || echo "ok: gclaunch help, help --help, help -h, help run exit 0"
+"$g" help nosuch >/dev/null 2>&1 && fail "gclaunch help nosuch exits 0 (expected 2)"
 exit $failed

@@ -100,7 +100,7 @@ static void check_args(input *in) {
   CHECK(gcl_layout_create(sig, 90, &layout) == GCL_OK);
   CHECK(gcl_args_create(layout, &args) == GCL_OK);
   CHECK(gcl_args_set_ptr(args, 0, PREVIOUS) == GCL_OK);
-  if (in->device_restriction >= -1) (void)gcl_args_set_device(args, in->device_restriction);
+  if (in->device_restriction >= -1) (void)gcl_args_restrict_device(args, in->device_restriction);
   DLManagedTensorVersioned mv;
   DLManagedTensor ml;
   gcl_status s = store(args, in, &mv, &ml);

@@ -39,11 +39,11 @@
 
 static void walk(const gcl_image *img) {
   size_t n = gcl_image_kernel_count(img);
-  CHECK(gcl_image_get_format(img) >= GCL_IMAGE_CUBIN && gcl_image_get_format(img) <= GCL_IMAGE_ELF);
-  CHECK(gcl_image_format_name(gcl_image_get_format(img)) != NULL);
+  CHECK(gcl_image_format(img) >= GCL_IMAGE_CUBIN && gcl_image_format(img) <= GCL_IMAGE_ELF);
+  CHECK(gcl_format_name(gcl_image_format(img)) != NULL);
   for (size_t k = 0; k < n; k++) {
-    gcl_image_kernel info;
-    CHECK(gcl_image_get_kernel(img, k, &info) == GCL_OK);
+    gcl_image_kernel_info info;
+    CHECK(gcl_image_kernel(img, k, &info) == GCL_OK);
     CHECK(info.name != NULL);
     size_t found = (size_t)-1;
     CHECK(gcl_image_find_kernel(img, info.name, &found) == GCL_OK);
@@ -51,19 +51,35 @@ static void walk(const gcl_image *img) {
     for (size_t p = 0; p < info.param_count; p++) {
       size_t off, size, align;
       CHECK(gcl_image_param(img, k, p, &off, &size, &align) == GCL_OK);
-      CHECK(gcl_image_param_kind(img, k, p) != NULL);
+      gcl_param_kind kind = GCL_PARAM_STRUCT;
+      gcl_scalar scalar = GCL_SCALAR_VOID;
+      gcl_status ts = gcl_image_param_type(img, k, p, &kind, &scalar);
+      CHECK(ts == GCL_OK || ts == GCL_ERROR_NOT_FOUND); /* typed (PTX) or not (cubin records) */
+      CHECK(ts != GCL_OK || kind == GCL_PARAM_SCALAR || kind == GCL_PARAM_POINTER ||
+            kind == GCL_PARAM_BYTES);
+      CHECK(kind != GCL_PARAM_SCALAR || gcl_scalar_size(scalar) > 0);
       (void)strlen(info.name);
     }
     size_t off;
     size_t sz, al;
     CHECK(gcl_image_param(img, k, info.param_count, &off, &sz, &al) != GCL_OK);
-    CHECK(gcl_image_param_kind(img, k, info.param_count)[0] == 0);
+    CHECK(gcl_image_param_type(img, k, info.param_count, NULL, NULL) ==
+          GCL_ERROR_INVALID_ARGUMENT);
   }
-  gcl_image_kernel info;
-  CHECK(gcl_image_get_kernel(img, n, &info) != GCL_OK);
+  gcl_image_kernel_info info;
+  CHECK(gcl_image_kernel(img, n, &info) != GCL_OK);
 }
 
 /* a and b list the same kernels: names, parameter offsets, sizes, alignments and kinds. */
+/* Whether the two images say the same of kernel k's parameter p (gcl_image_param_type's status,
+ * kind and scalar). */
+static int same_param_type(const gcl_image *a, const gcl_image *b, size_t k, size_t p) {
+  gcl_param_kind ka = GCL_PARAM_STRUCT, kb = GCL_PARAM_STRUCT;
+  gcl_scalar sa = GCL_SCALAR_VOID, sb = GCL_SCALAR_VOID;
+  gcl_status s1 = gcl_image_param_type(a, k, p, &ka, &sa), s2 = gcl_image_param_type(b, k, p, &kb, &sb);
+  return s1 == s2 && ka == kb && sa == sb;
+}
+
 static void same_kernels(const gcl_image *a, const gcl_image *b, const char *what) {
   size_t n = gcl_image_kernel_count(a);
   ORACLE(n == gcl_image_kernel_count(b), "%s: %zu kernels, the second reading %zu", what, n,
@@ -71,8 +87,8 @@ static void same_kernels(const gcl_image *a, const gcl_image *b, const char *wha
   ORACLE(gcl_image_sm(a) == gcl_image_sm(b), "%s: sm_%d, the second reading sm_%d", what,
          gcl_image_sm(a), gcl_image_sm(b));
   for (size_t k = 0; k < n; k++) {
-    gcl_image_kernel x, y;
-    CHECK(gcl_image_get_kernel(a, k, &x) == GCL_OK && gcl_image_get_kernel(b, k, &y) == GCL_OK);
+    gcl_image_kernel_info x, y;
+    CHECK(gcl_image_kernel(a, k, &x) == GCL_OK && gcl_image_kernel(b, k, &y) == GCL_OK);
     ORACLE(!strcmp(x.name, y.name), "%s: kernel %zu is '%.64s', the second reading '%.64s'", what, k,
            x.name, y.name);
     ORACLE(x.param_count == y.param_count && x.param_bytes == y.param_bytes,
@@ -83,7 +99,7 @@ static void same_kernels(const gcl_image *a, const gcl_image *b, const char *wha
       CHECK(gcl_image_param(a, k, p, &o1, &s1, &a1) == GCL_OK);
       CHECK(gcl_image_param(b, k, p, &o2, &s2, &a2) == GCL_OK);
       ORACLE(o1 == o2 && s1 == s2 && a1 == a2 &&
-             !strcmp(gcl_image_param_kind(a, k, p), gcl_image_param_kind(b, k, p)),
+             same_param_type(a, b, k, p),
              "%s: kernel '%.64s' parameter %zu: offset %zu size %zu align %zu, the second reading "
              "%zu %zu %zu", what, x.name, p, o1, s1, a1, o2, s2, a2);
     }
@@ -183,7 +199,7 @@ static void parse(const uint8_t *data, size_t size, int sm) {
 #if FUZZ_FORMAT == 1
   unsigned kind = 2, arch = size >= 52 ? data[49] : 0; /* e_flags >> 8: the SM */
   int wsm = 0;                                         /* sm 0: the highest cubin, this one */
-  int claim = s == GCL_OK && gcl_image_get_format(img) == GCL_IMAGE_CUBIN;
+  int claim = s == GCL_OK && gcl_image_format(img) == GCL_IMAGE_CUBIN;
 #else
   /* An entry for the architecture asked for. sm 0 is no claim: alone, PTX is then laid out for
    * its own .target, an entry for the entry's architecture. */
@@ -218,7 +234,7 @@ static void parse(const uint8_t *data, size_t size, int sm) {
       /* Read alone, the payload first passes the format checks an entry does not get (see
        * above): only a payload read alone is compared. */
       if (parse_into(copy, e.size, esm, &alone) == GCL_OK) {
-        if (gcl_image_get_format(alone) == (e.kind == 2 ? GCL_IMAGE_CUBIN : GCL_IMAGE_PTX))
+        if (gcl_image_format(alone) == (e.kind == 2 ? GCL_IMAGE_CUBIN : GCL_IMAGE_PTX))
           same_kernels(img, alone, "the container against its picked entry read alone");
         gcl_image_destroy(alone);
       }

@@ -117,8 +117,7 @@ static void check_same_tree(const gcl_signature *a, const gcl_signature *b, cons
 static char *format(const gcl_signature *sig) {
   size_t needed = 0;
   char probe[1];
-  gcl_status s = gcl_signature_format(sig, probe, 0, &needed);
-  (void)s;
+  CHECK(gcl_signature_format(sig, probe, 0, &needed) == GCL_OK); /* snprintf's contract */
   char *text = malloc(needed + 1);
   CHECK(text != NULL);
   CHECK(gcl_signature_format(sig, text, needed + 1, NULL) == GCL_OK);

@@ -60,7 +60,7 @@ Test(concurrency, eight_threads_share_one_kernel) {
   gcl_module *mod;
   CHECK(gcl_module_load_file(ctx, path, &mod));
   gcl_kernel *k;
-  CHECK(gcl_kernel_get(mod, "stamp", "u32* out, u32 slot, u32 value", &k));
+  CHECK(gcl_module_find_kernel(mod, "stamp", "u32* out, u32 slot, u32 value", &k));
   worker w[THREADS] = {{0}};
   pthread_t t[THREADS];
   unsigned *host = malloc(LAUNCHES * sizeof *host);

@@ -60,7 +60,7 @@ static gcl_args *make_args(const fixture *fx, const char *sig_text, gcl_layout *
   CHECK(gcl_layout_create(sig, gcl_context_sm(fx->ctx), layout));
   gcl_signature_destroy(sig);
   CHECK(gcl_args_create(*layout, &args));
-  CHECK(gcl_args_set_device(args, gcl_context_device(fx->ctx)));
+  CHECK(gcl_args_restrict_device(args, gcl_context_device(fx->ctx)));
   return args;
 }
 

@@ -2,8 +2,8 @@
  * nested and padded structs, bytes(N) align(A), tensor maps and arrays of them, areas past 4352
  * bytes and near the 32764-byte limit), each a kernel that copies every parameter's bytes into a
  * trailing `u8* out`, densely and in order. Per kernel: the engine's layout is checked against
- * the driver's (gcl_kernel_get with the signature, and explicitly against the untyped layout of
- * gcl_kernel_get without one); random bytes are packed with the engine, launched through the
+ * the driver's (gcl_module_find_kernel with the signature, and explicitly against the untyped layout of
+ * gcl_module_find_kernel without one); random bytes are packed with the engine, launched through the
  * `extra` buffer (CU_LAUNCH_PARAM_BUFFER_POINTER with the exact size) and, for every third kernel,
  * through kernelParams too; the echoed bytes must equal the packed ones byte for byte and nothing
  * past them may be written. A fixed seed and a fresh one (GCL_ECHO_SEED=<seed> replays). */
@@ -149,9 +149,9 @@ static bool same_layout(erun *r, const ecase *c, const gcl_layout *driver) {
 /* The kernel with its signature checked by the library; parameters through `extra` or not. */
 static gcl_kernel *get_typed(erun *r, gcl_module *m, const ecase *c, bool extra) {
   gcl_kernel *k = NULL;
-  gcl_status s = gcl_kernel_get(m, c->name, c->sig.p, &k);
+  gcl_status s = gcl_module_find_kernel(m, c->name, c->sig.p, &k);
   if (s == GCL_OK) s = gcl_kernel_set_launch_mode(k, extra ? GCL_LAUNCH_EXTRA_BUFFER : GCL_LAUNCH_KERNEL_PARAMS);
-  if (s != GCL_OK) fail(r, c, "gcl_kernel_get with the signature: %s", gcl_last_error());
+  if (s != GCL_OK) fail(r, c, "gcl_module_find_kernel with the signature: %s", gcl_last_error());
   return s == GCL_OK ? k : NULL;
 }
 
@@ -203,9 +203,10 @@ static void echo(erun *r, const ecase *c, gcl_kernel *k, const char *path) {
   gcl_args *args = NULL;
   CHECK(r, c, gcl_args_create(l, &args));
   for (size_t i = 0; i + 1 < n; i++) {
-    gcl_param_info p;
+    gcl_field f;
     size_t size = 0;
-    CHECK(r, c, gcl_layout_param_info(l, i, &p));
+    CHECK(r, c, gcl_layout_param_field(l, i, &f));
+    const gcl_param_info p = f.info;
     CHECK(r, c, gcl_layout_param(l, i, NULL, &size, NULL));
     random_value(r, &p, r->want + total, size);
     CHECK(r, c, gcl_args_set(args, i, r->want + total, size));
@@ -224,8 +225,8 @@ static void echo(erun *r, const ecase *c, gcl_kernel *k, const char *path) {
 
 static void check_kernel(erun *r, gcl_module *m, const ecase *c, bool both_paths) {
   gcl_kernel *raw = NULL, *k;
-  if (gcl_kernel_get(m, c->name, NULL, &raw) != GCL_OK) {
-    fail(r, c, "gcl_kernel_get without a signature: %s", gcl_last_error());
+  if (gcl_module_find_kernel(m, c->name, NULL, &raw) != GCL_OK) {
+    fail(r, c, "gcl_module_find_kernel without a signature: %s", gcl_last_error());
     return;
   }
   if (!same_layout(r, c, gcl_kernel_layout(raw))) return;

@@ -147,8 +147,8 @@ static void run_batch(uint64_t seed, ecase *cases, size_t n, uint64_t ix, uint64
   if (s) return fail(seed, &cases[0], "the batch does not compile: %.2000s", gcl_last_error());
   for (size_t i = 0; i < n; i++) {
     gcl_kernel *k = NULL;
-    if (gcl_kernel_get(m, cases[i].g.name, cases[i].fullsig.p, &k) != GCL_OK) {
-      fail(seed, &cases[i], "gcl_kernel_get with the signature: %s", gcl_last_error());
+    if (gcl_module_find_kernel(m, cases[i].g.name, cases[i].fullsig.p, &k) != GCL_OK) {
+      fail(seed, &cases[i], "gcl_module_find_kernel with the signature: %s", gcl_last_error());
       continue;
     }
     run_case(seed, &cases[i], k, ix, out, want, got);

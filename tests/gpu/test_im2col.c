@@ -92,7 +92,7 @@ Test(im2col, loads_equal_the_host_reading) {
   gcl_kernel *k;
   gcl_args *args;
   CHECK(gcl_module_load_file(ctx, GCL_KERNEL("im2col.fatbin"), &mod));
-  CHECK(gcl_kernel_get(mod, "im2col_load_4d", "grid_constant tensormap map, const void* jobs, u8* out", &k));
+  CHECK(gcl_module_find_kernel(mod, "im2col_load_4d", "grid_constant tensormap map, const void* jobs, u8* out", &k));
   CHECK(gcl_args_create(gcl_kernel_layout(k), &args));
   CHECK(gcl_args_set_tensormaps(args, ctx, TMAP_FIELD(args, 0, 0), 1, (const DLTensor *const[]){&t}, &o, 1, 0));
   CHECK(gcl_args_set_ptr(args, 1, jobs_dev));

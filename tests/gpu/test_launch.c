@@ -41,7 +41,7 @@ static gcl_module *load(const char *file) {
 /* The kernel with parameters passed through `extra` (true) or kernelParams (false). */
 static gcl_kernel *get(gcl_module *m, const char *name, const char *sig, bool extra) {
   gcl_kernel *k = NULL;
-  CHECK(gcl_kernel_get(m, name, sig, &k));
+  CHECK(gcl_module_find_kernel(m, name, sig, &k));
   CHECK(gcl_kernel_set_launch_mode(k, extra ? GCL_LAUNCH_EXTRA_BUFFER : GCL_LAUNCH_KERNEL_PARAMS));
   return k;
 }
@@ -117,9 +117,10 @@ static void echo(const char *name, const char *sig, bool extra, bool raw) {
   CHECK(gcl_args_create(l, &args));
   unsigned char *want = malloc(GCL_PARAM_LIMIT), *got = malloc(GCL_PARAM_LIMIT);
   for (size_t i = 0; i + 1 < n; i++) {
-    gcl_param_info p;
+    gcl_field f;
     size_t size = 0;
-    CHECK(gcl_layout_param_info(types, i, &p));
+    CHECK(gcl_layout_param_field(types, i, &f));
+    const gcl_param_info p = f.info;
     CHECK(gcl_layout_param(l, i, NULL, &size, NULL));
     random_value(&p, want + total, size);
     CHECK(gcl_args_set(args, i, want + total, size));
@@ -227,7 +228,7 @@ Test(launch, config_checked_before_the_driver) {
 
 static void shared_memory(bool extra) {
   gcl_device_info info;
-  CHECK(gcl_device_get_info(gcl_context_device(ctx), &info));
+  CHECK(gcl_device_query(gcl_context_device(ctx), &info));
   size_t bytes = (size_t)info.max_shared_per_block_optin;
   if (bytes <= 48 * 1024) cr_skip_test("the device opts in to only %zu bytes", bytes);
   gcl_module *m = load("launchcfg.fatbin");
@@ -314,17 +315,34 @@ Test(launch, attributes_cooperative_pdl_priority) {
   gcl_module_destroy(m);
 }
 
+/* cfg_noparams counts its runs in the module global cfg_noparams_runs (read through the
+ * driver's own cuLibraryGetGlobal, from the libcuda.so.1 gclaunch opened): one launch of one
+ * thread adds exactly 1, in both launch modes. */
 Test(launch, kernel_without_parameters) {
   gcl_module *m = load("launchcfg.fatbin");
+  void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  cr_assert_not_null(cuda, "libcuda.so.1 is not loaded: %s", dlerror());
+  CUresult (*get_global)(CUdeviceptr *, size_t *, CUlibrary, const char *) =
+      (CUresult(*)(CUdeviceptr *, size_t *, CUlibrary, const char *))dlsym(cuda, "cuLibraryGetGlobal");
+  cr_assert_not_null(get_global, "no cuLibraryGetGlobal in libcuda.so.1");
+  CUdeviceptr runs = 0;
+  size_t bytes = 0;
+  CU(get_global(&runs, &bytes, (CUlibrary)gcl_module_cu_library(m), "cfg_noparams_runs"));
+  cr_assert_eq(bytes, sizeof(unsigned));
   for (int extra = 0; extra < 2; extra++) {
     gcl_kernel *k = get(m, "cfg_noparams", "", extra);
     gcl_args *args = NULL;
     CHECK(gcl_args_create(gcl_kernel_layout(k), &args));
+    CHECK(gcl_mem_fill_u8(ctx, (uint64_t)runs, 0, sizeof(unsigned)));
     gcl_launch_config cfg = one_thread();
     CHECK(gcl_launch(k, &cfg, args));
     CHECK(gcl_context_synchronize(ctx));
+    unsigned got = 0;
+    CHECK(gcl_mem_download(ctx, &got, (uint64_t)runs, sizeof got));
+    cr_assert_eq(got, 1, "mode %d: the kernel ran %u times, expected once", extra, got);
     gcl_args_destroy(args);
   }
+  dlclose(cuda);
   gcl_module_destroy(m);
 }
 
@@ -341,37 +359,33 @@ static void graph(bool extra) {
   CHECK(gcl_args_set_u32(args, 1, 1));
   CHECK(gcl_args_set_u32(args2, 1, 5));
   CHECK(gcl_context_synchronize(ctx)); /* the fill ran on the legacy stream */
-  CUstream stream;
-  CUgraph g;
-  CUgraphExec exec;
-  CU(gcl__cu.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
-  CU(gcl__cu.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
-  gcl_launch_config cfg = {.grid = {2}, .block = {32}, .stream = stream};
+  gcl_stream *s;
+  gcl_graph *g;
+  CHECK(gcl_stream_create(ctx, 0, &s));
+  CHECK(gcl_graph_capture_begin(s));
+  gcl_launch_config cfg = {.grid = {2}, .block = {32}, .stream = gcl_stream_handle(s)};
   CHECK(gcl_launch(k, &cfg, args));
-  CU(gcl__cu.cuStreamEndCapture(stream, &g));
-  CU(gcl__cu.cuGraphInstantiateWithFlags(&exec, g, 0));
+  CHECK(gcl_graph_capture_end(s, &g));
   CHECK(gcl_args_set_u32(args, 1, 100)); /* the captured values were copied */
-  CU(gcl__cu.cuGraphLaunch(exec, stream));
-  CU(gcl__cu.cuStreamSynchronize(stream));
+  CHECK(gcl_graph_launch(g, s));
+  CHECK(gcl_stream_synchronize(s));
   unsigned got[2];
   CHECK(gcl_mem_download(ctx, got, out, sizeof got));
   cr_assert(got[0] == 1 && got[1] == 1, "after replay 1: %u %u", got[0], got[1]);
-  CUgraphNode nodes[4];
-  size_t count = 4;
-  CU(gcl__cu.cuGraphGetNodes(g, nodes, &count));
+  size_t count = 0;
+  CHECK(gcl_graph_kernel_count(g, &count));
   cr_assert_eq(count, 1);
   gcl_args *other_args = out_args(other, out);
-  cr_assert_eq(gcl_graph_kernel_node_set_args(exec, nodes[0], other, other_args), GCL_ERROR_INVALID_ARGUMENT);
+  cr_assert_eq(gcl_graph_set_args(g, 0, other, other_args), GCL_ERROR_INVALID_ARGUMENT);
   HAS("another kernel");
-  CHECK(gcl_graph_kernel_node_set_args(exec, nodes[0], k, args2));
+  CHECK(gcl_graph_set_args(g, 0, k, args2));
   gcl_args_destroy(args2); /* the driver copied the values */
-  CU(gcl__cu.cuGraphLaunch(exec, stream));
-  CU(gcl__cu.cuStreamSynchronize(stream));
+  CHECK(gcl_graph_launch(g, s));
+  CHECK(gcl_stream_synchronize(s));
   CHECK(gcl_mem_download(ctx, got, out, sizeof got));
   cr_assert(got[0] == 6 && got[1] == 6, "after replay 2 with add = 5: %u %u", got[0], got[1]);
-  CU(gcl__cu.cuGraphExecDestroy(exec));
-  CU(gcl__cu.cuGraphDestroy(g));
-  CU(gcl__cu.cuStreamDestroy(stream));
+  gcl_graph_destroy(g);
+  gcl_stream_destroy(s);
   gcl_args_destroy(args), gcl_args_destroy(other_args);
   CHECK(gcl_mem_free(ctx, out));
   gcl_module_destroy(m);
@@ -419,7 +433,7 @@ Test(launch, the_launch_runs_in_the_kernels_context_whatever_is_current) {
   cr_assert(create && destroy && pop, "cuCtxCreate_v4, cuCtxDestroy_v2, cuCtxPopCurrent_v2 found");
   gcl_module *m = load("launchcfg.fatbin");
   gcl_kernel *k = NULL;
-  CHECK(gcl_kernel_get(m, "cfg_add", "u32* out, u32 add", &k));
+  CHECK(gcl_module_find_kernel(m, "cfg_add", "u32* out, u32 add", &k));
   gcl_args *args = NULL;
   CHECK(gcl_args_create(gcl_kernel_layout(k), &args));
   uint64_t out;

@@ -45,9 +45,9 @@ Test(launchsafe, pdl_without_wait_is_refused_and_with_wait_reads_the_producers_o
   enum { N = 1 << 22 };
   gcl_module *m = load_pdl();
   gcl_kernel *producer, *waits, *nowait;
-  CHECK(gcl_kernel_get(m, "pdl_producer", NULL, &producer));
-  CHECK(gcl_kernel_get(m, "pdl_waits", NULL, &waits));
-  CHECK(gcl_kernel_get(m, "pdl_nowait", NULL, &nowait));
+  CHECK(gcl_module_find_kernel(m, "pdl_producer", NULL, &producer));
+  CHECK(gcl_module_find_kernel(m, "pdl_waits", NULL, &waits));
+  CHECK(gcl_module_find_kernel(m, "pdl_nowait", NULL, &nowait));
   cr_assert_eq(gcl_kernel_waits(waits), 1);
   cr_assert_eq(gcl_kernel_waits(nowait), 0);
   uint64_t src, dst;
@@ -91,13 +91,13 @@ Test(launchsafe, a_kernel_of_a_destroyed_module_is_refused_by_name) {
   CHECK(gcl_mem_alloc(ctx, 1024 * sizeof(int), &buf));
   gcl_module *a = load_pdl();
   gcl_kernel *old;
-  CHECK(gcl_kernel_get(a, "pdl_nowait", NULL, &old));
+  CHECK(gcl_module_find_kernel(a, "pdl_nowait", NULL, &old));
   void *old_fn = gcl_kernel_cu_function(old);
   gcl_args *old_args = copy_args(old, buf, buf, 1024);
   gcl_module_destroy(a);
   gcl_module *b = load_pdl();
   gcl_kernel *fresh;
-  CHECK(gcl_kernel_get(b, "pdl_producer", NULL, &fresh));
+  CHECK(gcl_module_find_kernel(b, "pdl_producer", NULL, &fresh));
   cr_log_info("the driver %s the unloaded kernel's CUfunction",
               gcl_kernel_cu_function(fresh) == old_fn ? "reused" : "did not reuse");
   gcl_launch_config cfg = {.grid = {4}, .block = {256}};
@@ -114,7 +114,7 @@ Test(launchsafe, a_kernel_of_a_destroyed_module_is_refused_by_name) {
 Test(launchsafe, a_cooperative_grid_too_large_is_refused_before_the_driver) {
   gcl_module *m = load_pdl();
   gcl_kernel *k;
-  CHECK(gcl_kernel_get(m, "pdl_producer", NULL, &k));
+  CHECK(gcl_module_find_kernel(m, "pdl_producer", NULL, &k));
   unsigned most = 0;
   CHECK(gcl_kernel_max_cooperative_grid(k, 256, 0, &most));
   int n = (int)(most + 1) * 256;

@@ -60,8 +60,8 @@ static void check_all_formats_agree(const char *kind) {
   gcl_module *ref = load_echo("fatbin");
   for (size_t i = 0; i < ECHO_COUNT; i++) {
     gcl_kernel *k = NULL, *kr = NULL;
-    CHECK(gcl_kernel_get(m, echo_kernels[i].name, NULL, &k));
-    CHECK(gcl_kernel_get(ref, echo_kernels[i].name, NULL, &kr));
+    CHECK(gcl_module_find_kernel(m, echo_kernels[i].name, NULL, &k));
+    CHECK(gcl_module_find_kernel(ref, echo_kernels[i].name, NULL, &kr));
     assert_same_layout(gcl_kernel_layout(k), gcl_kernel_layout(kr), echo_kernels[i].name);
   }
   gcl_module_destroy(m);
@@ -83,7 +83,7 @@ Test(module, load_data_from_memory) {
   CHECK(gcl_module_load_data(ctx, data, size, &m));
   free(data); /* the driver keeps what it needs */
   gcl_kernel *k = NULL;
-  CHECK(gcl_kernel_get(m, "echo_tm_ptr", NULL, &k));
+  CHECK(gcl_module_find_kernel(m, "echo_tm_ptr", NULL, &k));
   cr_assert_eq(gcl_layout_count(gcl_kernel_layout(k)), 3);
   gcl_module_destroy(m);
 }
@@ -104,7 +104,7 @@ Test(module, bad_ptx_fails_with_the_jit_log) {
   cr_log_info("load: %s: %s", gcl_status_name(s), s ? gcl_last_error() : "");
   if (s == GCL_OK) { /* lazy loading: the JIT runs when the kernel is first resolved */
     gcl_kernel *k = NULL;
-    s = gcl_kernel_get(m, "bad", NULL, &k);
+    s = gcl_module_find_kernel(m, "bad", NULL, &k);
     cr_log_info("kernel_get: %s: %s", gcl_status_name(s), gcl_last_error());
     gcl_module_destroy(m);
   }
@@ -115,7 +115,7 @@ Test(module, bad_ptx_fails_with_the_jit_log) {
 Test(module, unknown_kernel_is_not_found) {
   gcl_module *m = load_echo("fatbin");
   gcl_kernel *k = (gcl_kernel *)0x1;
-  cr_assert_eq(gcl_kernel_get(m, "no_such_kernel", NULL, &k), GCL_ERROR_NOT_FOUND);
+  cr_assert_eq(gcl_module_find_kernel(m, "no_such_kernel", NULL, &k), GCL_ERROR_NOT_FOUND);
   HAS("no_such_kernel");
   cr_assert_eq(k, (gcl_kernel *)0x1);
   gcl_module_destroy(m);
@@ -128,8 +128,10 @@ static void assert_typed_as_signature(const gcl_layout *typed, const gcl_signatu
                                       const char *what) {
   cr_assert_eq(gcl_layout_count(typed), gcl_signature_count(sig), "%s: parameter count", what);
   for (size_t p = 0; p < gcl_signature_count(sig); p++) {
-    gcl_param_info got, want;
-    CHECK(gcl_layout_param_info(typed, p, &got));
+    gcl_param_info want;
+    gcl_field f;
+    CHECK(gcl_layout_param_field(typed, p, &f));
+    const gcl_param_info got = f.info;
     CHECK(gcl_signature_param(sig, p, &want));
     cr_assert(got.kind == want.kind && got.size == want.size && got.align == want.align,
               "%s: parameter %zu: kind %d size %zu align %zu, the signature says %d/%zu/%zu", what,
@@ -145,13 +147,13 @@ Test(module, layout_engine_equals_driver) {
   gcl_module *m = load_echo("fatbin");
   for (size_t i = 0; i < ECHO_COUNT; i++) {
     gcl_kernel *raw = NULL, *typed = NULL;
-    CHECK(gcl_kernel_get(m, echo_kernels[i].name, NULL, &raw));
+    CHECK(gcl_module_find_kernel(m, echo_kernels[i].name, NULL, &raw));
     gcl_signature *sig = NULL;
     gcl_layout *engine = NULL;
     CHECK(gcl_signature_parse(echo_kernels[i].sig, &sig));
     CHECK(gcl_layout_create(sig, gcl_context_sm(ctx), &engine));
     assert_same_layout(engine, gcl_kernel_layout(raw), echo_kernels[i].name);
-    CHECK(gcl_kernel_get(m, echo_kernels[i].name, echo_kernels[i].sig, &typed));
+    CHECK(gcl_module_find_kernel(m, echo_kernels[i].name, echo_kernels[i].sig, &typed));
     assert_same_layout(gcl_kernel_layout(typed), gcl_kernel_layout(raw), echo_kernels[i].name);
     assert_typed_as_signature(gcl_kernel_layout(typed), sig, echo_kernels[i].name);
     gcl_layout_destroy(engine);
@@ -163,16 +165,16 @@ Test(module, layout_engine_equals_driver) {
 Test(module, wrong_size_is_refused_naming_the_parameter) {
   gcl_module *m = load_echo("fatbin");
   gcl_kernel *k = (gcl_kernel *)0x1;
-  cr_assert_eq(gcl_kernel_get(m, "echo_tm_ptr", "tensormap m, i32 c, u8* out", &k),
+  cr_assert_eq(gcl_module_find_kernel(m, "echo_tm_ptr", "tensormap m, i32 c, u8* out", &k),
                GCL_ERROR_SIGNATURE_MISMATCH);
   HAS("echo_tm_ptr");
   HAS("parameter 1 'c'");
   HAS("size 4");
   HAS("size 1");
   cr_assert_eq(k, (gcl_kernel *)0x1);
-  cr_assert_eq(gcl_kernel_get(m, "echo_tm_ptr", "tensormap m, i8 c", &k), GCL_ERROR_SIGNATURE_MISMATCH);
+  cr_assert_eq(gcl_module_find_kernel(m, "echo_tm_ptr", "tensormap m, i8 c", &k), GCL_ERROR_SIGNATURE_MISMATCH);
   HAS("declares 2 parameters, the kernel has 3");
-  cr_assert_eq(gcl_kernel_get(m, "echo_tm_ptr", "tensormap m, i8 c,", &k), GCL_ERROR_PARSE);
+  cr_assert_eq(gcl_module_find_kernel(m, "echo_tm_ptr", "tensormap m, i8 c,", &k), GCL_ERROR_PARSE);
   gcl_module_destroy(m);
 }
 
@@ -185,11 +187,11 @@ Test(module, tensormap_alignment_mismatch) {
   CHECK(gcl_signature_parse("tensormap m, i8 c, u8* out", &s128));
   CHECK(gcl_layout_create(s128, gcl_context_sm(ctx), &l128));
   gcl_kernel *raw = NULL, *k = NULL;
-  CHECK(gcl_kernel_get(m, "echo_tm64_ptr", NULL, &raw));
+  CHECK(gcl_module_find_kernel(m, "echo_tm64_ptr", NULL, &raw));
   size_t declared, actual;
   CHECK(gcl_layout_param(l128, 0, &declared, NULL, NULL));
   CHECK(gcl_layout_param(gcl_kernel_layout(raw), 0, &actual, NULL, NULL));
-  gcl_status s = gcl_kernel_get(m, "echo_tm64_ptr", "tensormap m, i8 c, u8* out", &k);
+  gcl_status s = gcl_module_find_kernel(m, "echo_tm64_ptr", "tensormap m, i8 c, u8* out", &k);
   if (declared == actual) {
     cr_assert_eq(s, GCL_OK, "same offsets on sm_%d: %s", gcl_context_sm(ctx), gcl_last_error());
   } else {
@@ -200,7 +202,7 @@ Test(module, tensormap_alignment_mismatch) {
     HAS(want);
     HAS("align(64)");
   }
-  CHECK(gcl_kernel_get(m, "echo_tm64_ptr", "tensormap align(64) m, i8 c, u8* out", &k));
+  CHECK(gcl_module_find_kernel(m, "echo_tm64_ptr", "tensormap align(64) m, i8 c, u8* out", &k));
   gcl_layout_destroy(l128);
   gcl_signature_destroy(s128);
   gcl_module_destroy(m);
@@ -212,7 +214,7 @@ Test(module, attributes) {
   gcl_module *m = NULL;
   gcl_kernel *k = NULL;
   CHECK(gcl_module_load_file(ctx, path, &m));
-  CHECK(gcl_kernel_get(m, "cfg_bounded", "u32* out", &k));
+  CHECK(gcl_module_find_kernel(m, "cfg_bounded", "u32* out", &k));
   int threads = 0, regs = -1, stat = -1, dyn = -1, local = -1;
   CHECK(gcl_kernel_attribute(k, GCL_KERNEL_MAX_THREADS_PER_BLOCK, &threads));
   CHECK(gcl_kernel_attribute(k, GCL_KERNEL_REGISTERS, &regs));
@@ -237,11 +239,11 @@ Test(module, nvrtc_source_compiles_and_matches_nvcc) {
   CHECK(gcl_module_compile(ctx, saxpy_src, "saxpy.cu", opts, 1, &m));
   cr_assert_not_null(gcl_module_log(m));
   gcl_kernel *k = NULL, *kn = NULL;
-  CHECK(gcl_kernel_get(m, "saxpy", "f32 a, const f32* x, f32* y, u64 n", &k));
+  CHECK(gcl_module_find_kernel(m, "saxpy", "f32 a, const f32* x, f32* y, u64 n", &k));
   char path[1024];
   kernel_path(path, sizeof path, "smoke.fatbin");
   CHECK(gcl_module_load_file(ctx, path, &nv));
-  CHECK(gcl_kernel_get(nv, "saxpy", NULL, &kn));
+  CHECK(gcl_module_find_kernel(nv, "saxpy", NULL, &kn));
   assert_same_layout(gcl_kernel_layout(k), gcl_kernel_layout(kn), "saxpy NVRTC vs nvcc");
   gcl_module_destroy(m);
   gcl_module_destroy(nv);
@@ -254,7 +256,7 @@ Test(module, nvrtc_virtual_arch_goes_through_the_jit) {
   gcl_module *m = NULL;
   CHECK(gcl_module_compile(ctx, saxpy_src, "saxpy.cu", opts, 1, &m));
   gcl_kernel *k = NULL;
-  CHECK(gcl_kernel_get(m, "saxpy", "f32 a, const f32* x, f32* y, u64 n", &k));
+  CHECK(gcl_module_find_kernel(m, "saxpy", "f32 a, const f32* x, f32* y, u64 n", &k));
   gcl_module_destroy(m);
 }
 

@@ -71,10 +71,10 @@ static void side_open(side *s, gcl_module *mod, int d) {
   CHECK(gcl_mem_alloc(s->ctx, (s->n + 64) * 4, &s->dy));
   CHECK(gcl_mem_upload(s->ctx, s->dx, s->x, s->n * 4));
   CHECK(gcl_mem_upload(s->ctx, s->dy, s->y, (s->n + 64) * 4));
-  CHECK(gcl_kernel_get_on(mod, s->ctx, "saxpy", SAXPY_SIG, &s->kernel));
+  CHECK(gcl_module_find_kernel_on(mod, s->ctx, "saxpy", SAXPY_SIG, &s->kernel));
   cr_assert_eq(gcl_kernel_context(s->kernel), s->ctx);
   CHECK(gcl_args_create(gcl_kernel_layout(s->kernel), &s->args));
-  CHECK(gcl_args_set_device(s->args, gcl_context_device(s->ctx)));
+  CHECK(gcl_args_restrict_device(s->args, gcl_context_device(s->ctx)));
   s->shape[0] = (int64_t)s->n;
   s->tx = vector(s->dx, s->shape, d);
   s->ty = vector(s->dy, s->shape, d);
@@ -162,13 +162,13 @@ Test(multigpu, a_signature_is_refused_only_where_its_architecture_disagrees) {
   for (int d = 0; d < n; d++) {
     int sm = gcl_context_sm(ctx[d]);
     gcl_kernel *k = NULL;
-    CHECK(gcl_kernel_get_on(mod, ctx[d], "k_one", right, &k)); /* driver == engine on d */
+    CHECK(gcl_module_find_kernel_on(mod, ctx[d], "k_one", right, &k)); /* driver == engine on d */
     size_t want[3], wrong[3];
     engine_offsets(right, sm, want);
     engine_offsets(cuda12, sm, wrong);
     bool disagrees = memcmp(want, wrong, sizeof want) != 0;
     gcl_kernel *k12 = (gcl_kernel *)0x1;
-    gcl_status st = gcl_kernel_get_on(mod, ctx[d], "k_one", cuda12, &k12);
+    gcl_status st = gcl_module_find_kernel_on(mod, ctx[d], "k_one", cuda12, &k12);
     if (!disagrees) {
       cr_assert_eq(st, GCL_OK, "device %d (sm_%d): %s", d, sm, gcl_last_error());
       accepted++;

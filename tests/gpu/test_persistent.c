@@ -40,8 +40,8 @@ static void rig_open(rig *r) {
   void *image = kernel_image("persistent", gcl_context_sm(r->ctx), &size);
   CHECK(gcl_module_load_data(r->ctx, image, size, &r->mod));
   free(image);
-  CHECK(gcl_kernel_get(r->mod, "persistent_axpy", AXPY_SIG, &r->axpy));
-  CHECK(gcl_kernel_get(r->mod, "persistent_table", TABLE_SIG, &r->tab));
+  CHECK(gcl_module_find_kernel(r->mod, "persistent_axpy", AXPY_SIG, &r->axpy));
+  CHECK(gcl_module_find_kernel(r->mod, "persistent_table", TABLE_SIG, &r->tab));
   CHECK(gcl_stream_create(r->ctx, 0, &r->s));
   CHECK(gcl_kernel_persistent_config(r->axpy, 256, 0, &r->cfg));
   r->cfg.stream = gcl_stream_handle(r->s);
@@ -109,7 +109,7 @@ Test(persistent, occupancy_sized_grid_async_copies_events) {
   rig_open(&r);
   gcl_device_info info;
   int per_sm = 0;
-  CHECK(gcl_device_get_info(0, &info));
+  CHECK(gcl_device_query(0, &info));
   CHECK(gcl_kernel_occupancy(r.axpy, 256, 0, &per_sm));
   cr_assert_gt(per_sm, 0);
   cr_assert_eq(r.cfg.grid[0], (unsigned)(per_sm * info.multiprocessors));

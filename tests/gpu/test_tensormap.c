@@ -283,9 +283,9 @@ static void open_rig(rig *r, const char *kernel, const char *signature) {
   CHECK(gcl_context_create(0, &r->ctx));
   if (gcl_context_sm(r->ctx) < 90)
     cr_skip_test("TMA needs sm_90, device is sm_%d", gcl_context_sm(r->ctx));
-  CHECK(gcl_device_get_info(0, &r->info));
+  CHECK(gcl_device_query(0, &r->info));
   CHECK(gcl_module_load_file(r->ctx, GCL_KERNEL("megakernel.fatbin"), &r->mod));
-  CHECK(gcl_kernel_get(r->mod, kernel, signature, &r->kernel));
+  CHECK(gcl_module_find_kernel(r->mod, kernel, signature, &r->kernel));
   CHECK(gcl_args_create(gcl_kernel_layout(r->kernel), &r->args));
 }
 
@@ -365,7 +365,7 @@ Test(tensormap, align64_kernel_rejects_the_128_aligned_signature) {
   open_rig(&r, "megakernel_copy_1", SIG(1));
   if (gcl_context_sm(r.ctx) != 90) cr_skip_test("both alignments sit at offset 0 after sm_90");
   gcl_kernel *k = NULL;
-  gcl_status s = gcl_kernel_get(r.mod, "megakernel_copy_a64_16", SIG(16), &k);
+  gcl_status s = gcl_module_find_kernel(r.mod, "megakernel_copy_a64_16", SIG(16), &k);
   cr_assert_eq(s, GCL_ERROR_SIGNATURE_MISMATCH, "%s: %s", gcl_status_name(s), gcl_last_error());
   cr_assert_null(k);
   close_rig(&r);

@@ -82,7 +82,7 @@ static void gather_open(gather *g) {
   void *image = kernel_image("tma_gather", gcl_context_sm(g->ctx), &size); /* reads a file only */
   CHECK(gcl_module_load_data(g->ctx, image, size, &g->mod));
   free(image);
-  CHECK(gcl_kernel_get(g->mod, "tma_gather", SIG, &g->k));
+  CHECK(gcl_module_find_kernel(g->mod, "tma_gather", SIG, &g->k));
   CHECK(gcl_args_create(gcl_kernel_layout(g->k), &g->args));
   CHECK(gcl_mem_alloc(g->ctx, WORK * 3 * 4, &g->work));
   CHECK(gcl_mem_alloc(g->ctx, WORK * 256 * 4, &g->out));

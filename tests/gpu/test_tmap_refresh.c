@@ -132,7 +132,7 @@ Test(tmap_refresh_gpu, relaunch_after_replace_writes_the_new_buffer) {
   seed_rng_for("test_tmap_refresh");
   CHECK(gcl_context_create(0, &ctx));
   CHECK(gcl_module_load_file(ctx, GCL_KERNEL("megakernel.fatbin"), &mod));
-  CHECK(gcl_kernel_get(mod, "megakernel_copy_16",
+  CHECK(gcl_module_find_kernel(mod, "megakernel_copy_16",
                        "grid_constant tensormap[16] maps, const void* work, u32 n_work", &k));
   CHECK(gcl_args_create(gcl_kernel_layout(k), &args));
   const size_t bytes = 64 * 64 * 4;
@@ -190,7 +190,7 @@ Test(tmap_refresh_gpu, ring_kernel_copies_exactly_for_every_stage_count) {
   seed_rng_for("test_tmap_refresh");
   CHECK(gcl_context_create(0, &ctx));
   CHECK(gcl_module_load_file(ctx, GCL_KERNEL("megakernel.fatbin"), &mod));
-  CHECK(gcl_kernel_get(mod, "megakernel_ring_16",
+  CHECK(gcl_module_find_kernel(mod, "megakernel_ring_16",
                        "grid_constant tensormap[16] maps, const void* work, u32 n_work", &k));
   CHECK(gcl_args_create(gcl_kernel_layout(k), &args));
   enum { ROWS = 96, COLS = 128 };

@@ -140,7 +140,7 @@ Test(tmap_table, k4096_maps_by_runtime_index_exact) {
 
   gcl_module *mod = load(ctx, "tmap_table.sm_90a.cubin");
   gcl_kernel *k;
-  CHECK(gcl_kernel_get(mod, "tmap_table_gather", "const void* table, const i32* work, f32* out", &k));
+  CHECK(gcl_module_find_kernel(mod, "tmap_table_gather", "const void* table, const i32* work, f32* out", &k));
   gcl_args *args;
   CHECK(gcl_args_create(gcl_kernel_layout(k), &args));
   int32_t *w = malloc(sizeof(int32_t) * 3 * WORK);
@@ -189,7 +189,7 @@ Test(tmap_table, k4096_maps_by_runtime_index_exact) {
   /* The device-built route: K tensors of one shape (32 x 32, pitch 36) at K places, one
    * template (any map of that shape), the addresses in global memory, a slot per block. */
   gcl_kernel *kd;
-  CHECK(gcl_kernel_get(mod, "tmap_device_gather",
+  CHECK(gcl_module_find_kernel(mod, "tmap_device_gather",
                        "grid_constant tensormap tmpl, const u64* addrs, void* slots, const i32* work, f32* out",
                        &kd));
   static view u[K];

@@ -15,11 +15,12 @@ static int fail(const char *what, gcl_status s) {
 
 static int print_layout(const gcl_layout *layout) {
   for (size_t i = 0; i < gcl_layout_count(layout); i++) {
-    gcl_param_info info;
+    gcl_field f;
     size_t offset, size, align;
     gcl_status s = gcl_layout_param(layout, i, &offset, &size, &align);
-    if (s == GCL_OK) s = gcl_layout_param_info(layout, i, &info);
+    if (s == GCL_OK) s = gcl_layout_param_field(layout, i, &f);
     if (s != GCL_OK) return fail("gcl_layout_param", s);
+    const gcl_param_info info = f.info;
     printf("param %zu %s offset %zu size %zu align %zu\n", i, info.name ? info.name : "-", offset,
            size, align);
   }

@@ -108,13 +108,13 @@ def load_lib(path):
         "gcl_args_take_field_dlpack": (C.c_int, [vp, C.POINTER(Field), vp]),
         "gcl_args_take_field_dlpack_legacy": (C.c_int, [vp, C.POINTER(Field), vp]),
         "gcl_args_set_field_scalar": (C.c_int, [vp, C.POINTER(Field), C.c_int, vp]),
-        "gcl_args_set_device": (C.c_int, [vp, C.c_int]),
+        "gcl_args_restrict_device": (C.c_int, [vp, C.c_int]),
         "gcl_args_buffer": (C.c_int, [vp, pvp, psz]),
         "gcl_context_create": (C.c_int, [C.c_int, pvp]),
         "gcl_context_destroy": (None, [vp]),
         "gcl_module_load_file": (C.c_int, [vp, C.c_char_p, pvp]),
         "gcl_module_destroy": (None, [vp]),
-        "gcl_kernel_get": (C.c_int, [vp, C.c_char_p, C.c_char_p, pvp]),
+        "gcl_module_find_kernel": (C.c_int, [vp, C.c_char_p, C.c_char_p, pvp]),
         "gcl_launch": (C.c_int, [vp, C.POINTER(LaunchConfig), vp]),
     }
     for name, (res, args) in protos.items():
@@ -160,8 +160,8 @@ class Run:
         self.mod = mod
         for sig in (SIG16, SIG4):
             k = C.c_void_p()
-            s = self.lib.gcl_kernel_get(mod, b"fill", sig, C.byref(k))
-            if self.check(s == 0, "gcl_kernel_get fill [%s]: %s" % (sig.decode(),
+            s = self.lib.gcl_module_find_kernel(mod, b"fill", sig, C.byref(k))
+            if self.check(s == 0, "gcl_module_find_kernel fill [%s]: %s" % (sig.decode(),
                           "" if s == 0 else self.error())):
                 self.kernels[sig] = k
 
@@ -231,7 +231,7 @@ class Run:
         layout, owned_layout = self.layout_for(sig)
         args = C.c_void_p()
         assert self.lib.gcl_args_create(layout, C.byref(args)) == 0, self.error()
-        self.lib.gcl_args_set_device(args, torch.cuda.current_device())
+        self.lib.gcl_args_restrict_device(args, torch.cuda.current_device())
         s = self.take(args, 0, ptr, versioned)
         if not expect_ok:
             msg = self.error()

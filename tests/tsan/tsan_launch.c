@@ -49,7 +49,7 @@ int main(void) {
   CHECK(gcl_context_create(0, &ctx));
   CHECK(gcl_mem_alloc(ctx, 64 * 64 * 4, &buffer));
   CHECK(gcl_module_load_data(ctx, ptx, sizeof ptx, &mod));
-  CHECK(gcl_kernel_get(mod, "k", "grid_constant tensormap m, i8 c, i32* out", &kernel));
+  CHECK(gcl_module_find_kernel(mod, "k", "grid_constant tensormap m, i8 c, i32* out", &kernel));
   tsan_run(THREADS, body);
   long launches = fakecuda_launch_count();
   EXPECT(launches == THREADS * ROUNDS, "%ld launches reached the driver, expected %d", launches,

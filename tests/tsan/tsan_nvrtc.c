@@ -18,7 +18,7 @@ static void body(int i) {
     snprintf(name, sizeof name, "add%d", i);
     CHECK(gcl_module_compile(ctx, src, "tsan.cu", NULL, 0, &mod));
     EXPECT(gcl_module_log(mod) != NULL, "no log");
-    CHECK(gcl_kernel_get(mod, name, NULL, &k));
+    CHECK(gcl_module_find_kernel(mod, name, NULL, &k));
     gcl_module_destroy(mod);
   }
 }

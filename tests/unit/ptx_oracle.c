@@ -300,12 +300,12 @@ static bool same_kernels(const gcl_image *a, const gcl_image *b, char *why, size
   size_t na = gcl_image_kernel_count(a), nb = gcl_image_kernel_count(b);
   if (na != nb) return snprintf(why, cap, "%zu kernels, ptxas's cubin has %zu", na, nb), false;
   for (size_t k = 0; k < na; k++) {
-    gcl_image_kernel ka, kb;
+    gcl_image_kernel_info ka, kb;
     size_t j;
-    gcl_image_get_kernel(a, k, &ka);
+    gcl_image_kernel(a, k, &ka);
     if (gcl_image_find_kernel(b, ka.name, &j) != GCL_OK)
       return snprintf(why, cap, "kernel '%.100s' is not in ptxas's cubin", ka.name), false;
-    gcl_image_get_kernel(b, j, &kb);
+    gcl_image_kernel(b, j, &kb);
     if (ka.param_count != kb.param_count)
       return snprintf(why, cap, "kernel '%.100s': %zu parameters, cubin %zu", ka.name,
                       ka.param_count, kb.param_count), false;

@@ -82,7 +82,7 @@ static void workload(void) {
   gcl_kernel *k;
   cr_assert_eq(gcl_context_create(0, &ctx), GCL_OK, "%s", gcl_last_error());
   cr_assert_eq(gcl_module_load_data(ctx, fake_ptx, sizeof fake_ptx, &mod), GCL_OK, "%s", gcl_last_error());
-  cr_assert_eq(gcl_kernel_get(mod, "k", FAKE_K_SIGNATURE, &k), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_module_find_kernel(mod, "k", FAKE_K_SIGNATURE, &k), GCL_OK, "%s", gcl_last_error());
   cr_assert_eq(gcl_args_create(gcl_kernel_layout(k), &args), GCL_OK);
   unsigned char map[128] = {0};
   cr_assert_eq(gcl_args_set(args, 0, map, sizeof map), GCL_OK);

@@ -127,19 +127,53 @@ Test(badinput, signature_accessors) {
   FAILS(gcl_signature_param(NULL, 0, &info), GCL_ERROR_INVALID_ARGUMENT, "sig");
   FAILS(gcl_signature_param(fx.sig, 0, NULL), GCL_ERROR_INVALID_ARGUMENT, "info");
   cr_assert(memcmp(&info, &before, sizeof info) == 0);
-  size_t idx = 99;
-  FAILS(gcl_signature_find(fx.sig, "nope", &idx), GCL_ERROR_NOT_FOUND, "nope");
-  FAILS(gcl_signature_find(fx.sig, NULL, &idx), GCL_ERROR_INVALID_ARGUMENT, "NULL");
-  FAILS(gcl_signature_find(NULL, "n", &idx), GCL_ERROR_INVALID_ARGUMENT, "sig");
-  cr_assert_eq(idx, 99);
   cr_assert_eq(gcl_signature_count(NULL), 0);
   char buf[8];
   size_t needed = 0;
-  FAILS(gcl_signature_format(fx.sig, buf, sizeof buf, &needed), GCL_ERROR_INVALID_ARGUMENT, "has 8");
-  cr_assert_gt(needed, sizeof buf, "needed tells the full length even when it does not fit");
   FAILS(gcl_signature_format(NULL, buf, sizeof buf, &needed), GCL_ERROR_INVALID_ARGUMENT, "sig");
   FAILS(gcl_signature_format(fx.sig, NULL, 16, NULL), GCL_ERROR_INVALID_ARGUMENT, "buf");
   gcl_signature_destroy(NULL);
+}
+
+/* The format functions have snprintf's contract: asked for their size (cap 0) or given a buffer
+ * too small, they succeed, write what fits (NUL-terminated), tell the full length, and leave
+ * gcl_last_error alone. */
+Test(badinput, format_functions_size_like_snprintf) {
+  gcl_signature *none = NULL;
+  cr_assert_eq(gcl_signature_parse("i8 [", &none), GCL_ERROR_PARSE); /* a message to keep */
+  char before[512];
+  snprintf(before, sizeof before, "%s", gcl_last_error());
+  size_t needed = 0;
+  cr_assert_eq(gcl_signature_format(fx.sig, NULL, 0, &needed), GCL_OK);
+  cr_assert_gt(needed, 8);
+  char full[512], cut[8];
+  memset(cut, 'x', sizeof cut);
+  cr_assert_eq(gcl_signature_format(fx.sig, cut, sizeof cut, &needed), GCL_OK);
+  cr_assert_eq(gcl_signature_format(fx.sig, full, sizeof full, NULL), GCL_OK);
+  cr_assert_eq(strlen(full), needed);
+  cr_assert_eq(cut[sizeof cut - 1], '\0', "a cut text is NUL-terminated");
+  cr_assert(strncmp(cut, full, sizeof cut - 1) == 0, "the cut text is the start: %s / %s", cut, full);
+  gcl_field f;
+  cr_assert_eq(gcl_layout_field(fx.layout, "tile", &f), GCL_OK);
+  cr_assert_eq(gcl_layout_field_path(fx.layout, &f, NULL, 0, &needed), GCL_OK);
+  cr_assert_eq(needed, 4);
+  char p2[3];
+  cr_assert_eq(gcl_layout_field_path(fx.layout, &f, p2, sizeof p2, &needed), GCL_OK);
+  cr_assert_str_eq(p2, "ti");
+  cr_assert_str_eq(gcl_last_error(), before, "a size query changed gcl_last_error");
+  FAILS(gcl_layout_field_path(fx.layout, &f, NULL, 4, &needed), GCL_ERROR_INVALID_ARGUMENT, "buf");
+}
+
+Test(badinput, enum_names_never_fail) {
+  cr_assert_str_eq(gcl_param_kind_name(GCL_PARAM_SCALAR), "scalar");
+  cr_assert_str_eq(gcl_param_kind_name(GCL_PARAM_POINTER), "pointer");
+  cr_assert_str_eq(gcl_param_kind_name(GCL_PARAM_TENSORMAP), "tensormap");
+  cr_assert_str_eq(gcl_param_kind_name(GCL_PARAM_BYTES), "bytes");
+  cr_assert_str_eq(gcl_param_kind_name(GCL_PARAM_STRUCT), "struct");
+  cr_assert_str_eq(gcl_param_kind_name(GCL_PARAM_ARRAY), "array");
+  cr_assert_str_eq(gcl_param_kind_name((gcl_param_kind)99), "unknown");
+  cr_assert_str_eq(gcl_format_name(GCL_IMAGE_PTX), "ptx");
+  cr_assert_str_eq(gcl_format_name((gcl_format)0), "unknown");
 }
 
 /* --- layouts --------------------------------------------------------------------------------- */
@@ -185,11 +219,9 @@ Test(badinput, layout_accessors) {
   FAILS(gcl_layout_param(fx.layout, 7, &off, &size, &align), GCL_ERROR_INVALID_ARGUMENT, "7");
   FAILS(gcl_layout_param(NULL, 0, &off, &size, &align), GCL_ERROR_INVALID_ARGUMENT, "layout");
   cr_assert(off == 1 && size == 2 && align == 3);
-  gcl_param_info info;
-  FAILS(gcl_layout_param_info(fx.layout, 7, &info), GCL_ERROR_INVALID_ARGUMENT, "7");
-  size_t idx = 42;
-  FAILS(gcl_layout_find(fx.layout, "nope", &idx), GCL_ERROR_NOT_FOUND, "nope");
-  cr_assert_eq(idx, 42);
+  gcl_field f;
+  FAILS(gcl_layout_param_field(fx.layout, 7, &f), GCL_ERROR_INVALID_ARGUMENT, "7");
+  FAILS(gcl_layout_field(fx.layout, "nope", &f), GCL_ERROR_NOT_FOUND, "nope");
   cr_assert_eq(gcl_layout_size(NULL), 0);
   cr_assert_eq(gcl_layout_count(NULL), 0);
   gcl_layout_destroy(NULL);
@@ -247,7 +279,7 @@ Test(badinput, args_typed_setters) {
   FAILS(gcl_args_set_ffi(fx.args, 4, &ffi_type_sint32, &i), GCL_ERROR_TYPE_MISMATCH, "'tile'");
   FAILS(gcl_args_set_ffi(fx.args, 4, NULL, &i), GCL_ERROR_INVALID_ARGUMENT, "type");
   FAILS(gcl_args_set_ffi(fx.args, 5, &ffi_type_sint32, NULL), GCL_ERROR_INVALID_ARGUMENT, "value");
-  FAILS(gcl_args_set_device(fx.args, -2), GCL_ERROR_INVALID_ARGUMENT, "device");
+  FAILS(gcl_args_restrict_device(fx.args, -2), GCL_ERROR_INVALID_ARGUMENT, "device");
   assert_args_unchanged();
 }
 
@@ -281,10 +313,10 @@ Test(badinput, tensors_rejected_into_pointers) {
   FAILS(gcl_args_set_dltensor(fx.args, 3, &t), GCL_ERROR_TYPE_MISMATCH, "'n'");
   FAILS(gcl_args_set_dltensor(fx.args, 1, NULL), GCL_ERROR_INVALID_ARGUMENT, "t");
   FAILS(gcl_args_set_dltensor(fx.args, 99, &t), GCL_ERROR_INVALID_ARGUMENT, "99");
-  cr_assert_eq(gcl_args_set_device(fx.args, 0), GCL_OK);
+  cr_assert_eq(gcl_args_restrict_device(fx.args, 0), GCL_OK);
   t.device.device_id = 1;
   FAILS(gcl_args_set_dltensor(fx.args, 1, &t), GCL_ERROR_TENSOR, "device");
-  cr_assert_eq(gcl_args_set_device(fx.args, -1), GCL_OK);
+  cr_assert_eq(gcl_args_restrict_device(fx.args, -1), GCL_OK);
   assert_args_unchanged();
 }
 
@@ -405,18 +437,22 @@ Test(badinput, image_accessors) {
   gcl_image *img = NULL;
   cr_assert_eq(gcl_image_parse(cubin, n, 0, &img), GCL_OK, "%s", gcl_last_error());
   size_t count = gcl_image_kernel_count(img);
-  gcl_image_kernel info;
+  gcl_image_kernel_info info;
   memset(&info, 0x11, sizeof info);
-  gcl_image_kernel before = info;
-  FAILS(gcl_image_get_kernel(img, count, &info), GCL_ERROR_INVALID_ARGUMENT, "out of range");
-  FAILS(gcl_image_get_kernel(NULL, 0, &info), GCL_ERROR_INVALID_ARGUMENT, "img");
+  gcl_image_kernel_info before = info;
+  FAILS(gcl_image_kernel(img, count, &info), GCL_ERROR_INVALID_ARGUMENT, "out of range");
+  FAILS(gcl_image_kernel(NULL, 0, &info), GCL_ERROR_INVALID_ARGUMENT, "img");
   cr_assert(memcmp(&info, &before, sizeof info) == 0);
   size_t off = 5, size = 6, align = 7;
   FAILS(gcl_image_param(img, count, 0, &off, &size, &align), GCL_ERROR_INVALID_ARGUMENT, "out of range");
   FAILS(gcl_image_param(img, 0, 99, &off, &size, &align), GCL_ERROR_INVALID_ARGUMENT, "99");
   cr_assert(off == 5 && size == 6 && align == 7);
-  cr_assert_str_eq(gcl_image_param_kind(img, 0, 99), "");
-  cr_assert_str_eq(gcl_image_param_kind(NULL, 0, 0), "");
+  gcl_param_kind kind = GCL_PARAM_ARRAY;
+  gcl_scalar scalar = GCL_SCALAR_F64;
+  FAILS(gcl_image_param_type(img, 0, 99, &kind, &scalar), GCL_ERROR_INVALID_ARGUMENT, "99");
+  FAILS(gcl_image_param_type(NULL, 0, 0, &kind, &scalar), GCL_ERROR_INVALID_ARGUMENT, "img");
+  FAILS(gcl_image_param_type(img, 0, 0, &kind, &scalar), GCL_ERROR_NOT_FOUND, "no parameter types");
+  cr_assert(kind == GCL_PARAM_ARRAY && scalar == GCL_SCALAR_F64);
   size_t idx = 3;
   FAILS(gcl_image_find_kernel(img, "nope", &idx), GCL_ERROR_NOT_FOUND, "nope");
   cr_assert_eq(idx, 3);
@@ -429,8 +465,8 @@ Test(badinput, image_accessors) {
 Test(badinput, devices_and_contexts) {
   gcl_device_info info;
   memset(&info, 0x22, sizeof info);
-  FAILS(gcl_device_get_info(5, &info), GCL_ERROR_INVALID_ARGUMENT, "5");
-  FAILS(gcl_device_get_info(-1, &info), GCL_ERROR_INVALID_ARGUMENT, "-1");
+  FAILS(gcl_device_query(5, &info), GCL_ERROR_INVALID_ARGUMENT, "5");
+  FAILS(gcl_device_query(-1, &info), GCL_ERROR_INVALID_ARGUMENT, "-1");
   cr_assert_eq((unsigned char)info.name[0], 0x22);
   gcl_context *ctx = SENTINEL;
   FAILS(gcl_context_create(1, &ctx), GCL_ERROR_INVALID_ARGUMENT, "1");
@@ -485,13 +521,13 @@ Test(badinput, kernels_and_launches) {
   gcl_kernel *k = SENTINEL;
   cr_assert_eq(gcl_context_create(0, &ctx), GCL_OK);
   cr_assert_eq(gcl_module_load_data(ctx, fake_ptx, sizeof fake_ptx, &mod), GCL_OK);
-  FAILS(gcl_kernel_get(NULL, "k", NULL, &k), GCL_ERROR_INVALID_ARGUMENT, "mod");
-  FAILS(gcl_kernel_get(mod, NULL, NULL, &k), GCL_ERROR_INVALID_ARGUMENT, "name");
-  FAILS(gcl_kernel_get(mod, "", NULL, &k), GCL_ERROR_INVALID_ARGUMENT, "name");
-  FAILS(gcl_kernel_get(mod, "k", NULL, NULL), GCL_ERROR_INVALID_ARGUMENT, "out");
-  FAILS(gcl_kernel_get(mod, "k", "f33 x", &k), GCL_ERROR_PARSE, "'k'");
+  FAILS(gcl_module_find_kernel(NULL, "k", NULL, &k), GCL_ERROR_INVALID_ARGUMENT, "mod");
+  FAILS(gcl_module_find_kernel(mod, NULL, NULL, &k), GCL_ERROR_INVALID_ARGUMENT, "name");
+  FAILS(gcl_module_find_kernel(mod, "", NULL, &k), GCL_ERROR_INVALID_ARGUMENT, "name");
+  FAILS(gcl_module_find_kernel(mod, "k", NULL, NULL), GCL_ERROR_INVALID_ARGUMENT, "out");
+  FAILS(gcl_module_find_kernel(mod, "k", "f33 x", &k), GCL_ERROR_PARSE, "'k'");
   cr_assert_eq(k, SENTINEL);
-  cr_assert_eq(gcl_kernel_get(mod, "k", FAKE_K_SIGNATURE, &k), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_module_find_kernel(mod, "k", FAKE_K_SIGNATURE, &k), GCL_OK, "%s", gcl_last_error());
   int v = 123;
   FAILS(gcl_kernel_attribute(k, (gcl_kernel_attr)99, &v), GCL_ERROR_INVALID_ARGUMENT, "99");
   FAILS(gcl_kernel_attribute(k, GCL_KERNEL_REGISTERS, NULL), GCL_ERROR_INVALID_ARGUMENT, "value");
@@ -521,8 +557,7 @@ Test(badinput, kernels_and_launches) {
   c.shared_bytes = 1u << 20;
   FAILS(gcl_launch(k, &c, args), GCL_ERROR_INVALID_CONFIG, "shared");
   cr_assert_eq(fakecuda_launch_count(), 0, "a rejected launch reached the driver");
-  FAILS(gcl_graph_kernel_node_set_args(NULL, SENTINEL, k, args), GCL_ERROR_INVALID_ARGUMENT, "graph_exec");
-  FAILS(gcl_graph_kernel_node_set_args(SENTINEL, NULL, k, args), GCL_ERROR_INVALID_ARGUMENT, "node");
+  FAILS(gcl_graph_set_args(NULL, 0, k, args), GCL_ERROR_INVALID_ARGUMENT, "g: expected a graph");
   gcl_args_destroy(args);
   gcl_module_destroy(mod);
   gcl_context_destroy(ctx);
@@ -537,41 +572,41 @@ Test(badinput, null_and_index_messages_name_the_public_function) {
   int32_t i = 0;
   uint64_t v = 0;
   DLTensor t = {0};
-  SAYS(gcl_args_set_i32(fx.args, 9, 1), "parameter index 9 out of range: the args have 7 parameters");
+  SAYS(gcl_args_set_i32(fx.args, 9, 1), "parameter index 9 out of range: the layout has 7 parameters");
   SAYS(gcl_args_set_u32(fx.args, 7, 1), "parameter index 7 out of range");
-  SAYS(gcl_args_set_i64(NULL, 0, 1), "gcl_args_param_field: args is NULL");
-  SAYS(gcl_args_set_u64(NULL, 0, 1), "gcl_args_param_field: args is NULL");
-  SAYS(gcl_args_set_f32(NULL, 0, 1), "gcl_args_param_field: args is NULL");
+  SAYS(gcl_args_set_i64(NULL, 0, 1), "gcl_args_set_field_scalar: args is NULL");
+  SAYS(gcl_args_set_u64(NULL, 0, 1), "gcl_args_set_field_scalar: args is NULL");
+  SAYS(gcl_args_set_f32(NULL, 0, 1), "gcl_args_set_field_scalar: args is NULL");
   SAYS(gcl_args_set_f64(fx.args, 70, 1), "parameter index 70 out of range");
-  SAYS(gcl_args_set_i32(NULL, 0, 1), "gcl_args_param_field: args is NULL");
-  SAYS(gcl_args_set(NULL, 0, &v, 8), "gcl_args_param_field: args is NULL");
-  SAYS(gcl_args_set(fx.args, 8, &v, 8), "parameter index 8 out of range: the args have 7 parameters");
-  SAYS(gcl_args_set_element(NULL, 0, 0, &v, 8), "gcl_args_param_field: args is NULL");
+  SAYS(gcl_args_set_i32(NULL, 0, 1), "gcl_args_set_field_scalar: args is NULL");
+  SAYS(gcl_args_set(NULL, 0, &v, 8), "gcl_args_set_field: args is NULL");
+  SAYS(gcl_args_set(fx.args, 8, &v, 8), "parameter index 8 out of range: the layout has 7 parameters");
+  SAYS(gcl_args_set_element(NULL, 0, 0, &v, 8), "gcl_args_set_field: args is NULL");
   SAYS(gcl_args_set_element(fx.args, 9, 0, &v, 8), "parameter index 9 out of range");
-  SAYS(gcl_args_set_by_name(NULL, "n", &v, 8), "gcl_layout_field: layout is NULL");
-  SAYS(gcl_args_set_ptr(NULL, 1, 0x1000), "gcl_args_param_field: args is NULL");
+  SAYS(gcl_args_set_by_name(NULL, "n", &v, 8), "gcl_args_set_field: args is NULL");
+  SAYS(gcl_args_set_ptr(NULL, 1, 0x1000), "gcl_args_set_field_ptr: args is NULL");
   SAYS(gcl_args_set_ptr(fx.args, 7, 0x1000), "parameter index 7 out of range");
-  SAYS(gcl_args_set_ffi(NULL, 5, &ffi_type_sint32, &i), "gcl_args_param_field: args is NULL");
+  SAYS(gcl_args_set_ffi(NULL, 5, &ffi_type_sint32, &i), "gcl_args_set_field_ffi: args is NULL");
   SAYS(gcl_args_set_ffi(fx.args, 5, NULL, &i), "gcl_args_set_field_ffi: type is NULL");
-  SAYS(gcl_args_set_dltensor(NULL, 1, &t), "gcl_args_param_field: args is NULL");
+  SAYS(gcl_args_set_dltensor(NULL, 1, &t), "gcl_args_set_field_dltensor_flags: args is NULL");
   SAYS(gcl_args_set_dltensor(fx.args, 1, NULL), "gcl_args_set_field_dltensor_flags: t is NULL");
   SAYS(gcl_args_set_dltensor(fx.args, 12, &t), "parameter index 12 out of range");
-  SAYS(gcl_args_set_dltensor_flags(NULL, 1, &t, 0), "gcl_args_param_field: args is NULL");
+  SAYS(gcl_args_set_dltensor_flags(NULL, 1, &t, 0), "gcl_args_set_field_dltensor_flags: args is NULL");
   DLManagedTensorVersioned mt = {.version = {DLPACK_MAJOR_VERSION, 0}, .deleter = no_delete};
-  SAYS(gcl_args_take_dlpack(NULL, 1, &mt), "gcl_args_param_field: args is NULL");
+  SAYS(gcl_args_take_dlpack(NULL, 1, &mt), "gcl_args_take_field_dlpack: args is NULL");
   SAYS(gcl_args_take_dlpack(fx.args, 1, NULL), "gcl_args_take_field_dlpack: t is NULL");
   SAYS(gcl_args_take_dlpack_legacy(fx.args, 1, NULL), "gcl_args_take_field_dlpack_legacy: t is NULL");
-  SAYS(gcl_args_set_device(NULL, 0), "gcl_args_set_device: args is NULL");
+  SAYS(gcl_args_restrict_device(NULL, 0), "gcl_args_restrict_device: args is NULL");
   SAYS(gcl_args_buffer(NULL, NULL, NULL), "gcl_args_buffer: args is NULL");
   SAYS(gcl_args_create(NULL, NULL), "gcl_args_create: layout is NULL");
   SAYS(gcl_layout_param(fx.layout, 7, NULL, NULL, NULL), "gcl_layout_param: index 7 out of range: the layout has 7 parameters");
   SAYS(gcl_layout_param(NULL, 0, NULL, NULL, NULL), "gcl_layout_param: layout is NULL");
-  SAYS(gcl_layout_param_info(fx.layout, 7, NULL), "gcl_layout_param_info: index 7 out of range");
+  SAYS(gcl_layout_param_field(fx.layout, 7, NULL), "gcl_layout_param_field: out is NULL");
   SAYS(gcl_layout_create(NULL, 90, NULL), "gcl_layout_create: sig is NULL");
   SAYS(gcl_signature_parse(NULL, NULL), "gcl_signature_parse: text is NULL");
   SAYS(gcl_tensormap_check(NULL, NULL, NULL), "gcl_tensormap_check: t is NULL");
   SAYS(gcl_file_read(NULL, NULL, NULL), "gcl_file_read: path is NULL");
-  SAYS(gcl_image_get_kernel(NULL, 0, NULL), "gcl_image_get_kernel: img is NULL");
+  SAYS(gcl_image_kernel(NULL, 0, NULL), "gcl_image_kernel: img is NULL");
   SAYS(gcl_image_parse(NULL, 0, 0, NULL), "gcl_image_parse: data is NULL");
   assert_args_unchanged();
 }
@@ -589,12 +624,12 @@ Test(badinput, driver_side_null_messages_name_the_public_function) {
   gcl_context *ctx = NULL;
   gcl_module *mod = NULL;
   gcl_kernel *k = NULL;
-  gcl_timer *timer = NULL;
+  gcl_event *event = NULL;
   int n = 0;
   gcl_launch_config cfg = {.grid = {1}, .block = {1}};
   SAYS(gcl_device_count(NULL), "gcl_device_count: count is NULL");
-  SAYS(gcl_device_get_info(0, NULL), "gcl_device_get_info: info is NULL");
-  SAYS(gcl_device_get_info(7, &(gcl_device_info){0}), "gcl_device_get_info: device out of range: expected 0 ... 0, got 7");
+  SAYS(gcl_device_query(0, NULL), "gcl_device_query: info is NULL");
+  SAYS(gcl_device_query(7, &(gcl_device_info){0}), "gcl_device_query: device out of range: expected 0 ... 0, got 7");
   SAYS(gcl_context_create(0, NULL), "gcl_context_create: out is NULL");
   SAYS(gcl_context_create(3, &ctx), "gcl_context_create: device out of range");
   SAYS(gcl_context_bind(NULL), "gcl_context_bind: ctx is NULL");
@@ -604,8 +639,7 @@ Test(badinput, driver_side_null_messages_name_the_public_function) {
   SAYS(gcl_context_synchronize(NULL), "gcl_context_synchronize: ctx is NULL");
   SAYS(gcl_driver_version(NULL), "gcl_driver_version: version is NULL");
   SAYS(gcl_nvrtc_version(&n, NULL), "gcl_nvrtc_version: minor is NULL");
-  SAYS(gcl_timer_create(NULL, &timer), "gcl_timer_create: ctx is NULL");
-  SAYS(gcl_timer_start(NULL, NULL), "gcl_timer_start: timer is NULL");
+  FAILS(gcl_event_create(NULL, &event), GCL_ERROR_INVALID_ARGUMENT, "ctx");
   SAYS(gcl_module_load_data(NULL, fake_ptx, sizeof fake_ptx, &mod), "gcl_module_load_data: ctx is NULL");
   SAYS(gcl_module_load_file(NULL, "x.cubin", &mod), "gcl_module_load_file: ctx is NULL");
   SAYS(gcl_module_compile(NULL, "", "k.cu", NULL, 0, &mod), "gcl_module_compile: ctx is NULL");
@@ -613,16 +647,16 @@ Test(badinput, driver_side_null_messages_name_the_public_function) {
   const char *opts[] = {NULL};
   SAYS(gcl_module_compile(ctx, "", "k.cu", opts, 1, &mod), "gcl_module_compile: options[0] is NULL");
   cr_assert_eq(gcl_module_load_data(ctx, fake_ptx, sizeof fake_ptx, &mod), GCL_OK);
-  SAYS(gcl_kernel_get(NULL, "k", NULL, &k), "gcl_kernel_get: mod is NULL");
-  SAYS(gcl_kernel_get(mod, "", NULL, &k), "gcl_kernel_get: name is empty");
-  SAYS(gcl_kernel_get_on(mod, NULL, "k", NULL, &k), "gcl_kernel_get_on: ctx is NULL");
-  cr_assert_eq(gcl_kernel_get(mod, "k", FAKE_K_SIGNATURE, &k), GCL_OK, "%s", gcl_last_error());
+  SAYS(gcl_module_find_kernel(NULL, "k", NULL, &k), "gcl_module_find_kernel: mod is NULL");
+  SAYS(gcl_module_find_kernel(mod, "", NULL, &k), "gcl_module_find_kernel: name is empty");
+  SAYS(gcl_module_find_kernel_on(mod, NULL, "k", NULL, &k), "gcl_module_find_kernel_on: ctx is NULL");
+  cr_assert_eq(gcl_module_find_kernel(mod, "k", FAKE_K_SIGNATURE, &k), GCL_OK, "%s", gcl_last_error());
   SAYS(gcl_kernel_attribute(k, (gcl_kernel_attr)99, &n), "gcl_kernel_attribute: attr 99 out of range");
   SAYS(gcl_kernel_attribute(NULL, GCL_KERNEL_REGISTERS, &n), "gcl_kernel_attribute: kernel is NULL");
   SAYS(gcl_launch(NULL, &cfg, fx.args), "gcl_launch: kernel is NULL");
   SAYS(gcl_launch(k, NULL, fx.args), "gcl_launch: config is NULL");
   SAYS(gcl_launch(k, &cfg, NULL), "gcl_launch: args is NULL");
-  SAYS(gcl_graph_kernel_node_set_args(NULL, SENTINEL, k, fx.args), "gcl_graph_kernel_node_set_args: graph_exec is NULL");
+  SAYS(gcl_graph_set_args(NULL, 0, k, fx.args), "g: expected a graph, got NULL");
   SAYS(gcl_args_set_tensormaps(NULL, ctx, TMAP_FIELD(NULL, 0, 0), 1, (const DLTensor *const[]){NULL}, NULL, 1, 0), "gcl_args_set_tensormaps: args is NULL");
   SAYS(gcl_args_set_tensormaps(fx.args, ctx, TMAP_FIELD(fx.args, 9, 0), 1, (const DLTensor *const[]){&(DLTensor){0}}, &(gcl_tensormap_options){0}, 1, 0),
        "gcl_args_set_tensormaps: the field was resolved in another layout");

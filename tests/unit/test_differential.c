@@ -61,9 +61,9 @@ static void mismatch(run *r, const dcase *c, const char *fmt, ...) {
 /* Compares the cubin's records for kernel c with the engine's layout. */
 static void compare(run *r, const dcase *c, const gcl_image *img) {
   size_t k;
-  gcl_image_kernel info;
+  gcl_image_kernel_info info;
   const gcl_layout *l = c->layout[r->arch];
-  if (gcl_image_find_kernel(img, c->name, &k) != GCL_OK || gcl_image_get_kernel(img, k, &info)) {
+  if (gcl_image_find_kernel(img, c->name, &k) != GCL_OK || gcl_image_kernel(img, k, &info)) {
     mismatch(r, c, "kernel missing from the cubin: %s", gcl_last_error());
     return;
   }
@@ -136,8 +136,8 @@ static void run_rejected(run *r, size_t i) {
   gcl_image *img = NULL;
   size_t bytes = 0;
   if (gcl_image_parse(cubin, size, 0, &img) == GCL_OK && gcl_image_kernel_count(img) == 1) {
-    gcl_image_kernel info;
-    gcl_image_get_kernel(img, 0, &info);
+    gcl_image_kernel_info info;
+    gcl_image_kernel(img, 0, &info);
     bytes = info.param_bytes;
   }
   /* The engine also refuses what ptxas accepts but the driver will not load: a device placement

@@ -46,7 +46,7 @@ Test(driver, library_without_bootstrap_symbol) {
 Test(driver, null_outputs_are_rejected) {
   cr_assert_eq(gcl_device_count(NULL), GCL_ERROR_INVALID_ARGUMENT);
   cr_assert_eq(gcl_context_create(0, NULL), GCL_ERROR_INVALID_ARGUMENT);
-  cr_assert_eq(gcl_device_get_info(0, NULL), GCL_ERROR_INVALID_ARGUMENT);
+  cr_assert_eq(gcl_device_query(0, NULL), GCL_ERROR_INVALID_ARGUMENT);
   cr_assert_eq(gcl_driver_version(NULL), GCL_ERROR_INVALID_ARGUMENT);
   gcl_context_destroy(NULL);
 }

@@ -33,7 +33,7 @@ static gcl_status world_build(world *w) {
     return s;
   fake_tensor_init(&w->tensor, w->buf, 64, 64);
   if ((s = gcl_module_load_data(w->ctx, fake_ptx, sizeof fake_ptx, &w->mod)) ||
-      (s = gcl_kernel_get(w->mod, "k", FAKE_K_SIGNATURE, &w->kernel)) ||
+      (s = gcl_module_find_kernel(w->mod, "k", FAKE_K_SIGNATURE, &w->kernel)) ||
       (s = gcl_kernel_set_launch_mode(w->kernel, world_mode)) ||
       (s = gcl_args_create(gcl_kernel_layout(w->kernel), &w->args)) ||
       (s = gcl_args_set_tensormaps(w->args, w->ctx, TMAP_FIELD(w->args, 0, 0), 1, (const DLTensor *const[]){&w->tensor.t}, &o, 1, 0)) ||
@@ -66,7 +66,7 @@ Test(faults, loader_uses_the_fake) {
   cr_assert_eq(gcl_device_count(&n), GCL_OK);
   cr_assert_eq(n, 1);
   gcl_device_info info;
-  cr_assert_eq(gcl_device_get_info(0, &info), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_device_query(0, &info), GCL_OK, "%s", gcl_last_error());
   cr_assert_str_eq(info.name, "Fake H200");
   cr_assert_eq(info.sm, 90);
   cr_assert_eq(info.multiprocessors, 132);
@@ -122,10 +122,10 @@ Test(faults, missing_param_info_needs_a_signature) {
   cr_assert_eq(gcl_context_create(0, &w.ctx), GCL_OK);
   cr_assert_eq(gcl_module_load_data(w.ctx, fake_ptx, sizeof fake_ptx, &w.mod), GCL_OK);
   gcl_kernel *k = (gcl_kernel *)0x1;
-  cr_assert_eq(gcl_kernel_get(w.mod, "k", NULL, &k), GCL_ERROR_DRIVER_TOO_OLD);
+  cr_assert_eq(gcl_module_find_kernel(w.mod, "k", NULL, &k), GCL_ERROR_DRIVER_TOO_OLD);
   assert_msg_has("signature");
   cr_assert_eq(k, (gcl_kernel *)0x1);
-  cr_assert_eq(gcl_kernel_get(w.mod, "k", FAKE_K_SIGNATURE, &k), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_module_find_kernel(w.mod, "k", FAKE_K_SIGNATURE, &k), GCL_OK, "%s", gcl_last_error());
   size_t off = 0;
   cr_assert_eq(gcl_layout_param(gcl_kernel_layout(k), 2, &off, NULL, NULL), GCL_OK);
   cr_assert_eq(off, 248);
@@ -209,14 +209,14 @@ Test(faults, kernel_get_each_call_failing) {
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     fakecuda_fail_once(cases[i].entry, cases[i].error, cases[i].after);
     gcl_kernel *k = (gcl_kernel *)0x1;
-    gcl_status s = gcl_kernel_get(w.mod, "k", i % 2 ? FAKE_K_SIGNATURE : NULL, &k);
+    gcl_status s = gcl_module_find_kernel(w.mod, "k", i % 2 ? FAKE_K_SIGNATURE : NULL, &k);
     cr_assert_eq(s, cases[i].want, "case %zu (%s): got %s: %s", i, cases[i].entry,
                  gcl_status_name(s), gcl_last_error());
     assert_msg_has(cases[i].name);
     cr_assert_eq(k, (gcl_kernel *)0x1, "case %zu: output written on failure", i);
     fakecuda_fail(cases[i].entry, 0, 0);
   }
-  cr_assert_eq(gcl_kernel_get(w.mod, "k", NULL, &w.kernel), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_module_find_kernel(w.mod, "k", NULL, &w.kernel), GCL_OK, "%s", gcl_last_error());
   world_destroy(&w);
   assert_nothing_live();
 }
@@ -227,13 +227,13 @@ Test(faults, declared_signature_mismatch_names_both_offsets) {
   cr_assert_eq(gcl_module_load_data(w.ctx, fake_ptx, sizeof fake_ptx, &w.mod), GCL_OK);
   gcl_kernel *k = (gcl_kernel *)0x1;
   /* align(64) moves m to offset 48 on sm_90; the driver says 112 */
-  cr_assert_eq(gcl_kernel_get(w.mod, "k", "tensormap align(64) m, i8 c, i32* out", &k),
+  cr_assert_eq(gcl_module_find_kernel(w.mod, "k", "tensormap align(64) m, i8 c, i32* out", &k),
                GCL_ERROR_SIGNATURE_MISMATCH);
   assert_msg_has("112");
   assert_msg_has("'m'");
   cr_assert_eq(k, (gcl_kernel *)0x1);
-  cr_assert_eq(gcl_kernel_get(w.mod, "k", "tensormap m, i8 c", &k), GCL_ERROR_SIGNATURE_MISMATCH);
-  cr_assert_eq(gcl_kernel_get(w.mod, "nope", NULL, &k), GCL_ERROR_NOT_FOUND);
+  cr_assert_eq(gcl_module_find_kernel(w.mod, "k", "tensormap m, i8 c", &k), GCL_ERROR_SIGNATURE_MISMATCH);
+  cr_assert_eq(gcl_module_find_kernel(w.mod, "nope", NULL, &k), GCL_ERROR_NOT_FOUND);
   assert_msg_has("nope");
   world_destroy(&w);
   assert_nothing_live();
@@ -483,20 +483,6 @@ Test(faults, compiled_module_load_failure_frees_the_log) {
   cr_assert_eq(lib.format, 1, "NVRTC's cubin for the context's sm_90 reached the driver");
   gcl_module_destroy(mod);
   gcl_context_destroy(ctx);
-  assert_nothing_live();
-}
-
-/* --- raw handles the driver does not know fail cleanly --------------------------------------- */
-
-Test(faults, graph_node_update_with_bad_raw_handles_is_named) {
-  world w = {0};
-  cr_assert_eq(world_build(&w), GCL_OK, "%s", gcl_last_error());
-  int node = 0, exec = 0;
-  gcl_status s = gcl_graph_kernel_node_set_args(&exec, &node, w.kernel, w.args);
-  cr_assert_eq(s, GCL_ERROR_DRIVER, "%s: %s", gcl_status_name(s), gcl_last_error());
-  assert_msg_has("cuGraphNodeGetType: CUDA_ERROR_INVALID_HANDLE");
-  cr_assert_eq(gcl_last_cuda_error(), 400);
-  world_destroy(&w);
   assert_nothing_live();
 }
 

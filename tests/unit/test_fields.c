@@ -91,8 +91,9 @@ Test(fields, paths_resolve_to_c_offsets_inside_the_device_placement) {
   cr_assert_eq(need, 10);
   cr_assert_eq(gcl_layout_field_path(f.layout, &g, path, sizeof path, NULL), GCL_OK);
   cr_assert_str_eq(path, "g");
-  cr_assert_eq(gcl_layout_field_path(f.layout, &n, path, 3, &need), GCL_ERROR_INVALID_ARGUMENT);
+  cr_assert_eq(gcl_layout_field_path(f.layout, &n, path, 3, &need), GCL_OK, "cut, as snprintf");
   cr_assert_eq(need, 3);
+  cr_assert_eq(strlen(path), 2);
   drop(&f);
 }
 
@@ -460,7 +461,7 @@ Test(fields, top_level_typed_setters_for_every_scalar) {
   cr_assert_eq(gcl_args_set_bf16(f.args, 6, 0x3f80), GCL_OK);
   cr_assert_eq(gcl_args_set_u8(f.args, 1, 1), GCL_ERROR_TYPE_MISMATCH);
   cr_assert_eq(gcl_args_set_i8(f.args, 9, 1), GCL_ERROR_INVALID_ARGUMENT);
-  cr_assert_str_eq(gcl_last_error(), "parameter index 9 out of range: the args have 7 parameters");
+  cr_assert_str_eq(gcl_last_error(), "parameter index 9 out of range: the layout has 7 parameters");
   const void *d;
   size_t size;
   cr_assert_eq(gcl_args_buffer(f.args, &d, &size), GCL_OK);

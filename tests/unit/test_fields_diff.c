@@ -327,9 +327,9 @@ static void cuda_case(const tcase *c, dg_buf *src) {
 
 static void compare_params(suite *s, const tcase *c, const gcl_image *img, int sm) {
   size_t k;
-  gcl_image_kernel info;
+  gcl_image_kernel_info info;
   gcl_layout *l = NULL;
-  if (gcl_image_find_kernel(img, c->g.name, &k) || gcl_image_get_kernel(img, k, &info))
+  if (gcl_image_find_kernel(img, c->g.name, &k) || gcl_image_kernel(img, k, &info))
     return bad(s, c, "sm_%d: kernel missing from the cubin", sm);
   if (gcl_layout_create(c->sig, sm, &l) != GCL_OK)
     return bad(s, c, "sm_%d: NVRTC compiles it, the engine says: %s", sm, gcl_last_error());

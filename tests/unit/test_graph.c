@@ -43,8 +43,8 @@ static gcl_status session_open(session *w) {
   fill_payload(w, 1);
   if ((s = gcl_context_create(0, &w->ctx)) || (s = gcl_mem_alloc(w->ctx, 4096, &w->buf)) ||
       (s = gcl_module_load_data(w->ctx, fake_ptx, sizeof fake_ptx, &w->mod)) ||
-      (s = gcl_kernel_get(w->mod, "k", FAKE_K_SIGNATURE, &w->k)) ||
-      (s = gcl_kernel_get(w->mod, "big", BIG_SIGNATURE, &w->big)) ||
+      (s = gcl_module_find_kernel(w->mod, "k", FAKE_K_SIGNATURE, &w->k)) ||
+      (s = gcl_module_find_kernel(w->mod, "big", BIG_SIGNATURE, &w->big)) ||
       (s = gcl_args_create(gcl_kernel_layout(w->k), &w->ka)) ||
       (s = gcl_args_create(gcl_kernel_layout(w->big), &w->ba)) ||
       (s = gcl_args_set(w->ka, 0, map, 128)) || (s = gcl_args_set(w->ka, 1, &c, 1)) ||
@@ -239,10 +239,10 @@ Test(graph, a_sync_during_capture_invalidates_it) {
   /* Around gclaunch's own check: the raw stream synchronized, as foreign code might. */
   gcl_launch_config cfg = {.grid = {1}, .block = {32}, .stream = gcl_stream_handle(w.s)};
   cr_assert_eq(gcl_launch(w.k, &cfg, w.ka), GCL_OK);
-  gcl_timer *t;
-  cr_assert_eq(gcl_timer_create(w.ctx, &t), GCL_OK);
-  cr_assert_eq(gcl_timer_start(t, gcl_stream_handle(w.s)), GCL_OK);
-  gcl_timer_destroy(t);
+  gcl_event *e;
+  cr_assert_eq(gcl_event_create(w.ctx, &e), GCL_OK);
+  cr_assert_eq(gcl_event_record(e, w.s), GCL_OK, "%s", gcl_last_error());
+  gcl_event_destroy(e);
   fakecuda_fail_once("cuStreamEndCapture", 901, 0);
   gcl_graph *g = (gcl_graph *)0x1;
   cr_assert_eq(gcl_graph_capture_end(w.s, &g), GCL_ERROR_DRIVER);
@@ -274,7 +274,7 @@ Test(graph, kernel_of_another_device_is_refused) {
   gcl_kernel *k1;
   gcl_stream *s1;
   cr_assert_eq(gcl_context_create(1, &c1), GCL_OK);
-  cr_assert_eq(gcl_kernel_get_on(w.mod, c1, "k", NULL, &k1), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_module_find_kernel_on(w.mod, c1, "k", NULL, &k1), GCL_OK, "%s", gcl_last_error());
   cr_assert_eq(gcl_graph_set_args(w.g, 0, k1, w.ka), GCL_ERROR_INVALID_ARGUMENT);
   assert_msg_has("k: kernel 'k' runs on device 1, the graph on device 0");
   cr_assert_eq(gcl_stream_create(c1, 0, &s1), GCL_OK);

@@ -17,6 +17,26 @@ typedef struct expect {
 } expect;
 
 /* params.cu as ptxas lays it out on sm_90, kernels in symbol-table order. */
+/* gcl_image_param_type as signature text ("u32", "ptr", "bytes(2048) align(128)"), "" when the
+ * image gives no types (GCL_ERROR_NOT_FOUND) or the index is out of range. */
+static const char *param_type(const gcl_image *img, size_t k, size_t p) {
+  static char text[64];
+  gcl_param_kind kind;
+  gcl_scalar scalar;
+  size_t size = 0, align = 0;
+  gcl_status s = gcl_image_param_type(img, k, p, &kind, &scalar);
+  if (s != GCL_OK) {
+    cr_assert(s == GCL_ERROR_NOT_FOUND || s == GCL_ERROR_INVALID_ARGUMENT, "%s", gcl_status_name(s));
+    return "";
+  }
+  cr_assert_eq(gcl_image_param(img, k, p, NULL, &size, &align), GCL_OK);
+  if (kind == GCL_PARAM_POINTER) return "ptr";
+  if (kind == GCL_PARAM_SCALAR) return gcl_scalar_name(scalar);
+  cr_assert_eq(kind, GCL_PARAM_BYTES);
+  snprintf(text, sizeof text, "bytes(%zu) align(%zu)", size, align);
+  return text;
+}
+
 static const expect sm90[] = {
     {"k_none", 0, 0, {0}, {0}},
     {"k_big", 3, 8016, {0, 8000, 8008}, {8000, 4, 8}},
@@ -27,8 +47,8 @@ static const expect sm90[] = {
 };
 
 static void check_kernel(const gcl_image *img, size_t k, const expect *e) {
-  gcl_image_kernel info;
-  cr_assert_eq(gcl_image_get_kernel(img, k, &info), GCL_OK, "%s", gcl_last_error());
+  gcl_image_kernel_info info;
+  cr_assert_eq(gcl_image_kernel(img, k, &info), GCL_OK, "%s", gcl_last_error());
   cr_assert_str_eq(info.name, e->name);
   cr_assert_eq(info.param_count, e->count, "%s: %zu params", e->name, info.param_count);
   cr_assert_eq(info.param_bytes, e->bytes, "%s: %zu bytes", e->name, info.param_bytes);
@@ -43,24 +63,30 @@ static void check_kernel(const gcl_image *img, size_t k, const expect *e) {
 
 Test(image, cubin_sm90_records) {
   gcl_image *img = itu_parse_kernel_file("params.sm_90.cubin", 0);
-  cr_assert_eq(gcl_image_get_format(img), GCL_IMAGE_CUBIN);
-  cr_assert_str_eq(gcl_image_format_name(GCL_IMAGE_CUBIN), "cubin");
+  cr_assert_eq(gcl_image_format(img), GCL_IMAGE_CUBIN);
+  cr_assert_str_eq(gcl_format_name(GCL_IMAGE_CUBIN), "cubin");
   cr_assert_eq(gcl_image_sm(img), 90);
   cr_assert_eq(gcl_image_kernel_count(img), sizeof sm90 / sizeof *sm90);
   for (size_t k = 0; k < sizeof sm90 / sizeof *sm90; k++) check_kernel(img, k, &sm90[k]);
   size_t align = 7;
   cr_assert_eq(gcl_image_param(img, 5, 0, NULL, NULL, &align), GCL_OK);
   cr_assert_eq(align, 0, "a cubin does not say a parameter's alignment");
-  cr_assert_str_eq(gcl_image_param_kind(img, 5, 0), "");
+  cr_assert_str_eq(param_type(img, 5, 0), "");
+  gcl_param_kind kind = GCL_PARAM_STRUCT;
+  cr_assert_eq(gcl_image_param_type(img, 5, 0, &kind, NULL), GCL_ERROR_NOT_FOUND);
+  cr_assert(strstr(gcl_last_error(), "gives no parameter types"), "%s", gcl_last_error());
+  cr_assert_eq(kind, GCL_PARAM_STRUCT, "a failed call leaves *kind alone");
+  cr_assert_eq(gcl_image_param_type(img, 5, 99, NULL, NULL), GCL_ERROR_INVALID_ARGUMENT);
+  cr_assert_eq(gcl_image_param_type(NULL, 0, 0, NULL, NULL), GCL_ERROR_INVALID_ARGUMENT);
   gcl_image_destroy(img);
 }
 
 Test(image, cubin_kernel_attributes) {
   gcl_image *img = itu_parse_kernel_file("params.sm_90.cubin", 0);
-  gcl_image_kernel big, structs, none;
-  cr_assert_eq(gcl_image_get_kernel(img, 1, &big), GCL_OK);
-  cr_assert_eq(gcl_image_get_kernel(img, 2, &structs), GCL_OK);
-  cr_assert_eq(gcl_image_get_kernel(img, 0, &none), GCL_OK);
+  gcl_image_kernel_info big, structs, none;
+  cr_assert_eq(gcl_image_kernel(img, 1, &big), GCL_OK);
+  cr_assert_eq(gcl_image_kernel(img, 2, &structs), GCL_OK);
+  cr_assert_eq(gcl_image_kernel(img, 0, &none), GCL_OK);
   cr_assert_geq(big.shared_bytes, 1024, "k_big declares 1 KiB of static shared memory");
   cr_assert_eq(structs.shared_bytes, 0);
   cr_assert_eq(structs.max_threads, 256, "__launch_bounds__(256)");
@@ -86,11 +112,11 @@ Test(image, find_kernel) {
 static void check_ptx_equals_cubin(const gcl_image *ptx, const gcl_image *cubin) {
   cr_assert_eq(gcl_image_kernel_count(ptx), gcl_image_kernel_count(cubin));
   for (size_t k = 0; k < gcl_image_kernel_count(cubin); k++) {
-    gcl_image_kernel c, p;
+    gcl_image_kernel_info c, p;
     size_t pk;
-    cr_assert_eq(gcl_image_get_kernel(cubin, k, &c), GCL_OK);
+    cr_assert_eq(gcl_image_kernel(cubin, k, &c), GCL_OK);
     cr_assert_eq(gcl_image_find_kernel(ptx, c.name, &pk), GCL_OK, "%s", gcl_last_error());
-    cr_assert_eq(gcl_image_get_kernel(ptx, pk, &p), GCL_OK);
+    cr_assert_eq(gcl_image_kernel(ptx, pk, &p), GCL_OK);
     cr_assert_eq(p.param_count, c.param_count, "%s", c.name);
     cr_assert_eq(p.param_bytes, c.param_bytes, "%s: ptx %zu bytes, cubin %zu", c.name,
                  p.param_bytes, c.param_bytes);
@@ -108,13 +134,13 @@ static void check_ptx_equals_cubin(const gcl_image *ptx, const gcl_image *cubin)
 Test(image, ptx_laid_out_like_the_cubin) {
   gcl_image *ptx = itu_parse_kernel_file("params.compute_90.ptx", 0);
   gcl_image *cubin = itu_parse_kernel_file("params.sm_90.cubin", 0);
-  cr_assert_eq(gcl_image_get_format(ptx), GCL_IMAGE_PTX);
+  cr_assert_eq(gcl_image_format(ptx), GCL_IMAGE_PTX);
   cr_assert_eq(gcl_image_sm(ptx), 90, "PTX defaults to sm_90");
   check_ptx_equals_cubin(ptx, cubin);
   size_t k;
   cr_assert_eq(gcl_image_find_kernel(ptx, "k_maps", &k), GCL_OK);
-  cr_assert_str_eq(gcl_image_param_kind(ptx, k, 0), "bytes(2048) align(128)");
-  cr_assert_str_eq(gcl_image_param_kind(ptx, k, 1), "u32");
+  cr_assert_str_eq(param_type(ptx, k, 0), "bytes(2048) align(128)");
+  cr_assert_str_eq(param_type(ptx, k, 1), "u32");
   gcl_image_destroy(ptx);
   gcl_image_destroy(cubin);
 }
@@ -136,10 +162,10 @@ Test(image, ptx_for_other_architectures) {
 Test(image, fatbin_picks_the_cubin) {
   gcl_image *fat = itu_parse_kernel_file("params.fatbin", 90);
   gcl_image *cubin = itu_parse_kernel_file("params.sm_90.cubin", 0);
-  cr_assert_eq(gcl_image_get_format(fat), GCL_IMAGE_FATBIN);
+  cr_assert_eq(gcl_image_format(fat), GCL_IMAGE_FATBIN);
   cr_assert_eq(gcl_image_sm(fat), 90);
   for (size_t k = 0; k < sizeof sm90 / sizeof *sm90; k++) check_kernel(fat, k, &sm90[k]);
-  cr_assert_str_eq(gcl_image_param_kind(fat, 5, 0), "", "the cubin entry, not the PTX, was read");
+  cr_assert_str_eq(param_type(fat, 5, 0), "", "the cubin entry, not the PTX, was read");
   gcl_image_destroy(fat);
   gcl_image_destroy(cubin);
 }
@@ -147,7 +173,7 @@ Test(image, fatbin_picks_the_cubin) {
 /* params.multi.fatbin holds sm_80 + compute_80, sm_90, sm_100 + compute_100 (nvcc 13 compresses
  * the PTX entries with zstd). */
 Test(image, fatbin_entry_choice) {
-  static const struct { int want, got; gcl_image_format inner; size_t k_one_off; } cases[] = {
+  static const struct { int want, got; gcl_format inner; size_t k_one_off; } cases[] = {
       {0, 100, GCL_IMAGE_CUBIN, 0},   {80, 80, GCL_IMAGE_CUBIN, 32},
       {86, 80, GCL_IMAGE_CUBIN, 32},  {89, 80, GCL_IMAGE_CUBIN, 32},
       {90, 90, GCL_IMAGE_CUBIN, 112}, {100, 100, GCL_IMAGE_CUBIN, 0},
@@ -161,7 +187,7 @@ Test(image, fatbin_entry_choice) {
     cr_assert_eq(gcl_image_find_kernel(img, "k_one", &k), GCL_OK);
     cr_assert_eq(gcl_image_param(img, k, 0, &off, NULL, NULL), GCL_OK);
     cr_assert_eq(off, cases[i].k_one_off, "sm %d: k_one at %zu", cases[i].want, off);
-    bool from_ptx = *gcl_image_param_kind(img, k, 0) != '\0';
+    bool from_ptx = *param_type(img, k, 0) != '\0';
     cr_assert_eq(from_ptx, cases[i].inner == GCL_IMAGE_PTX, "sm %d", cases[i].want);
     gcl_image_destroy(img);
   }
@@ -180,7 +206,7 @@ Test(image, fatbin_without_a_usable_entry) {
 
 Test(image, bad_arguments) {
   gcl_image *img = NULL;
-  gcl_image_kernel info;
+  gcl_image_kernel_info info;
   cr_assert_eq(gcl_image_parse(NULL, 10, 0, &img), GCL_ERROR_INVALID_ARGUMENT);
   cr_assert_eq(gcl_image_parse("x", 1, 0, NULL), GCL_ERROR_INVALID_ARGUMENT);
   cr_assert_eq(gcl_image_parse("x", 1, -3, &img), GCL_ERROR_INVALID_ARGUMENT);
@@ -189,11 +215,11 @@ Test(image, bad_arguments) {
   cr_assert(strstr(gcl_last_error(), "not a cubin"), "%s", gcl_last_error());
   cr_assert_null(img);
   img = itu_parse_kernel_file("params.sm_90.cubin", 0);
-  cr_assert_eq(gcl_image_get_kernel(img, 6, &info), GCL_ERROR_INVALID_ARGUMENT);
+  cr_assert_eq(gcl_image_kernel(img, 6, &info), GCL_ERROR_INVALID_ARGUMENT);
   cr_assert_eq(gcl_image_param(img, 0, 0, NULL, NULL, NULL), GCL_ERROR_INVALID_ARGUMENT);
   cr_assert(strstr(gcl_last_error(), "k_none"), "%s", gcl_last_error());
   cr_assert_eq(gcl_image_kernel_count(NULL), 0);
-  cr_assert_str_eq(gcl_image_param_kind(img, 9, 9), "");
+  cr_assert_str_eq(param_type(img, 9, 9), "");
   gcl_image_destroy(img);
   gcl_image_destroy(NULL);
 }
@@ -279,13 +305,13 @@ Test(image, ptx_param_spellings) {
   static const size_t offs[] = {0, 48, 176, 192, 200}; /* sm_90: base 0x210, 64-aligned at 0x240 */
   for (size_t p = 0; p < 5; p++) {
     size_t off;
-    cr_assert_str_eq(gcl_image_param_kind(img, 0, p), kinds[p]);
+    cr_assert_str_eq(param_type(img, 0, p), kinds[p]);
     cr_assert_eq(gcl_image_param(img, 0, p, &off, NULL, NULL), GCL_OK);
     cr_assert_eq(off, offs[p], "param %zu at %zu", p, off);
   }
-  gcl_image_kernel k, e;
-  cr_assert_eq(gcl_image_get_kernel(img, 0, &k), GCL_OK);
-  cr_assert_eq(gcl_image_get_kernel(img, 1, &e), GCL_OK);
+  gcl_image_kernel_info k, e;
+  cr_assert_eq(gcl_image_kernel(img, 0, &k), GCL_OK);
+  cr_assert_eq(gcl_image_kernel(img, 1, &e), GCL_OK);
   cr_assert_eq(k.param_bytes, 201);
   cr_assert_eq(k.max_threads, 256);
   cr_assert_eq(k.reqntid[0], 64);
@@ -357,17 +383,17 @@ Test(image, fatbin_containers_in_sequence) {
   cr_assert_eq(gcl_image_parse(both, na + pad + nb, 90, &img), GCL_OK, "%s", gcl_last_error());
   cr_assert_eq(gcl_image_parse(b, nb, 90, &alone), GCL_OK, "%s", gcl_last_error());
   cr_assert_eq(gcl_image_kernel_count(img), 1 + gcl_image_kernel_count(alone));
-  gcl_image_kernel first, k, want;
-  cr_assert_eq(gcl_image_get_kernel(img, 0, &first), GCL_OK);
+  gcl_image_kernel_info first, k, want;
+  cr_assert_eq(gcl_image_kernel(img, 0, &first), GCL_OK);
   cr_assert_str_eq(first.name, "saxpy");
   for (size_t i = 0; i < gcl_image_kernel_count(alone); i++) {
-    cr_assert_eq(gcl_image_get_kernel(img, i + 1, &k), GCL_OK);
-    cr_assert_eq(gcl_image_get_kernel(alone, i, &want), GCL_OK);
+    cr_assert_eq(gcl_image_kernel(img, i + 1, &k), GCL_OK);
+    cr_assert_eq(gcl_image_kernel(alone, i, &want), GCL_OK);
     cr_assert_str_eq(k.name, want.name);
     cr_assert_eq(k.param_bytes, want.param_bytes);
     cr_assert_eq(k.registers, want.registers, "%s: registers of the second cubin", k.name);
   }
-  cr_assert_eq(gcl_image_get_format(img), GCL_IMAGE_FATBIN);
+  cr_assert_eq(gcl_image_format(img), GCL_IMAGE_FATBIN);
   both[na + pad + 6] = 0xff; /* the second container's header size is now 0xff10: past the end */
   both[na + pad + 7] = 0xff;
   gcl_image *bad = NULL;
@@ -387,6 +413,6 @@ Test(image, host_elf_without_device_code) {
   cr_assert_eq(gcl_image_parse(self, n, 0, &img), GCL_ERROR_BAD_IMAGE);
   cr_assert(strstr(gcl_last_error(), "has no .nv_fatbin or __nv_relfatbin section"), "%s",
             gcl_last_error());
-  cr_assert_str_eq(gcl_image_format_name(GCL_IMAGE_ELF), "elf");
+  cr_assert_str_eq(gcl_format_name(GCL_IMAGE_ELF), "elf");
   free(self);
 }

@@ -1,4 +1,4 @@
-/* `gclaunch inspect` as users run it: the JSON contract of DESIGN.md byte for byte, the table, and
+/* `gclaunch inspect` as users run it: the JSON contract (README "gclaunch inspect") byte for byte, the table, and
  * errors (stderr naming the file, exit status 1). Runs the built program. */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -69,8 +69,8 @@ Test(inspect, json_lists_every_kernel_of_a_fatbin) {
   size_t used = (size_t)snprintf(want, sizeof want, "{\"file\": \"%s\", \"format\": \"fatbin\", "
                                  "\"arch\": \"sm_90\", \"kernels\": [", file);
   for (size_t k = 0; k < gcl_image_kernel_count(img); k++) {
-    gcl_image_kernel info;
-    cr_assert_eq(gcl_image_get_kernel(img, k, &info), GCL_OK);
+    gcl_image_kernel_info info;
+    cr_assert_eq(gcl_image_kernel(img, k, &info), GCL_OK);
     used += (size_t)snprintf(want + used, sizeof want - used,
                              "%s{\"name\": \"%s\", \"param_bytes\": %zu, \"params\": [",
                              k ? ", " : "", info.name, info.param_bytes);

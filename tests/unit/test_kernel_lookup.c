@@ -37,8 +37,8 @@ Test(kernel_lookup, count_from_ptx_records_makes_no_failing_call) {
   open_world(&w, ptx_k, sizeof ptx_k);
   long before = fakecuda_calls("cuFuncGetParamInfo");
   gcl_kernel *raw = NULL, *typed = NULL;
-  cr_assert_eq(gcl_kernel_get(w.mod, "k", NULL, &raw), GCL_OK, "%s", gcl_last_error());
-  cr_assert_eq(gcl_kernel_get(w.mod, "k", FAKE_K_SIGNATURE, &typed), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_module_find_kernel(w.mod, "k", NULL, &raw), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_module_find_kernel(w.mod, "k", FAKE_K_SIGNATURE, &typed), GCL_OK, "%s", gcl_last_error());
   const gcl_layout *l = gcl_kernel_layout(raw);
   cr_assert_eq(gcl_layout_count(l), 3);
   size_t off = 0, size = 0;
@@ -64,7 +64,7 @@ Test(kernel_lookup, count_from_cubin_records_makes_no_failing_call) {
   cr_assert_eq(gcl_context_create(0, &w.ctx), GCL_OK, "%s", gcl_last_error());
   cr_assert_eq(gcl_module_load_file(w.ctx, path, &w.mod), GCL_OK, "%s", gcl_last_error());
   gcl_kernel *k = NULL;
-  cr_assert_eq(gcl_kernel_get(w.mod, "k_one", "grid_constant tensormap m, i8 c, i32* out", &k),
+  cr_assert_eq(gcl_module_find_kernel(w.mod, "k_one", "grid_constant tensormap m, i8 c, i32* out", &k),
                GCL_OK, "%s", gcl_last_error());
   cr_expect_eq(gcl_layout_count(gcl_kernel_layout(k)), 3);
   cr_expect_eq(fakecuda_failed_calls("*"), 0);
@@ -80,7 +80,7 @@ Test(kernel_lookup, driver_refusing_a_listed_parameter_is_bad_image) {
   const size_t off[] = {0, 8}, size[] = {4, 8};
   cr_assert_eq(fakecuda_set_params("two", 2, off, size), 0);
   gcl_kernel *k = NULL;
-  cr_assert_eq(gcl_kernel_get(w.mod, "two", NULL, &k), GCL_ERROR_BAD_IMAGE);
+  cr_assert_eq(gcl_module_find_kernel(w.mod, "two", NULL, &k), GCL_ERROR_BAD_IMAGE);
   assert_msg_has("kernel 'two'");
   assert_msg_has("list 3 parameters");
   assert_msg_has("no parameter 2");
@@ -96,7 +96,7 @@ Test(kernel_lookup, kernel_missing_from_records_falls_back_to_probing) {
   world w;
   open_world(&w, fake_ptx, sizeof fake_ptx);
   gcl_kernel *k = NULL;
-  cr_assert_eq(gcl_kernel_get(w.mod, "k", FAKE_K_SIGNATURE, &k), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_module_find_kernel(w.mod, "k", FAKE_K_SIGNATURE, &k), GCL_OK, "%s", gcl_last_error());
   cr_expect_eq(gcl_layout_count(gcl_kernel_layout(k)), 3);
   cr_expect_eq(fakecuda_failed_calls("cuFuncGetParamInfo"), 1, "one call past the last");
   close_world(&w);

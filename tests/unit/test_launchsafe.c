@@ -119,7 +119,7 @@ static void open_pdl(pdl_world *w, const void *image, size_t size, const char *k
   declare_copy(kernel);
   cr_assert_eq(gcl_context_create(0, &w->ctx), GCL_OK, "%s", gcl_last_error());
   cr_assert_eq(gcl_module_load_data(w->ctx, image, size, &w->mod), GCL_OK, "%s", gcl_last_error());
-  cr_assert_eq(gcl_kernel_get(w->mod, kernel, NULL, &w->k), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_module_find_kernel(w->mod, kernel, NULL, &w->k), GCL_OK, "%s", gcl_last_error());
   cr_assert_eq(gcl_args_create(gcl_kernel_layout(w->k), &w->args), GCL_OK);
   cr_assert_eq(gcl_args_set_ptr(w->args, 0, 0x1000), GCL_OK);
   cr_assert_eq(gcl_args_set_ptr(w->args, 1, 0x2000), GCL_OK);
@@ -198,7 +198,7 @@ Test(launchsafe, a_kernel_of_a_destroyed_module_is_refused_and_never_reaches_the
   gcl_kernel *old, *fresh;
   cr_assert_eq(gcl_context_create(0, &ctx), GCL_OK);
   cr_assert_eq(gcl_module_load_data(ctx, fake_ptx, sizeof fake_ptx, &a), GCL_OK);
-  cr_assert_eq(gcl_kernel_get(a, "k", FAKE_K_SIGNATURE, &old), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_module_find_kernel(a, "k", FAKE_K_SIGNATURE, &old), GCL_OK, "%s", gcl_last_error());
   void *old_fn = gcl_kernel_cu_function(old);
   gcl_args *old_args;
   unsigned char map[128] = {0};
@@ -209,7 +209,7 @@ Test(launchsafe, a_kernel_of_a_destroyed_module_is_refused_and_never_reaches_the
   gcl_module_destroy(a);
   /* The next module's kernel gets the unloaded one's handle back (the fake, like the driver). */
   cr_assert_eq(gcl_module_load_data(ctx, fake_ptx, sizeof fake_ptx, &b), GCL_OK);
-  cr_assert_eq(gcl_kernel_get(b, "k", FAKE_K_SIGNATURE, &fresh), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_module_find_kernel(b, "k", FAKE_K_SIGNATURE, &fresh), GCL_OK, "%s", gcl_last_error());
   cr_assert_eq(gcl_kernel_cu_function(fresh), old_fn, "the fake did not reuse the handle");
 
   gcl_launch_config cfg = {.grid = {1}, .block = {32}};
@@ -263,7 +263,7 @@ static void open_world(world *w) {
   unsigned char map[128] = {0};
   cr_assert_eq(gcl_context_create(0, &w->ctx), GCL_OK);
   cr_assert_eq(gcl_module_load_data(w->ctx, fake_ptx, sizeof fake_ptx, &w->mod), GCL_OK);
-  cr_assert_eq(gcl_kernel_get(w->mod, "k", FAKE_K_SIGNATURE, &w->k), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_module_find_kernel(w->mod, "k", FAKE_K_SIGNATURE, &w->k), GCL_OK, "%s", gcl_last_error());
   cr_assert_eq(gcl_args_create(gcl_kernel_layout(w->k), &w->args), GCL_OK);
   cr_assert_eq(gcl_args_set(w->args, 0, map, 128), GCL_OK);
   cr_assert_eq(gcl_args_set(w->args, 1, "c", 1), GCL_OK);

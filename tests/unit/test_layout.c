@@ -187,13 +187,13 @@ Test(layout, bad_arguments) {
   cr_assert_null(l);
   cr_assert_eq(gcl_layout_create(sig, 90, &l), GCL_OK);
   cr_assert_eq(gcl_layout_param(l, 1, NULL, NULL, NULL), GCL_ERROR_INVALID_ARGUMENT);
-  size_t i = 7;
-  cr_assert_eq(gcl_layout_find(l, "a", &i), GCL_OK);
-  cr_assert_eq(i, 0);
-  cr_assert_eq(gcl_layout_find(l, "b", &i), GCL_ERROR_NOT_FOUND);
-  gcl_param_info info;
-  cr_assert_eq(gcl_layout_param_info(l, 0, &info), GCL_OK);
-  cr_assert_str_eq(info.name, "a");
+  gcl_field f; /* a parameter by name is a field: its index is f.param, its description f.info */
+  cr_assert_eq(gcl_layout_field(l, "a", &f), GCL_OK);
+  cr_assert_eq(f.param, 0);
+  cr_assert_str_eq(f.info.name, "a");
+  cr_assert_eq(gcl_layout_field(l, "b", &f), GCL_ERROR_NOT_FOUND);
+  cr_assert_eq(gcl_layout_param_field(l, 0, &f), GCL_OK);
+  cr_assert_str_eq(f.info.name, "a");
   gcl_signature_destroy(sig);
   gcl_layout_destroy(l);
   gcl_layout_destroy(NULL);
@@ -217,8 +217,9 @@ Test(layout, raw_from_driver_offsets) {
   gcl_layout *l = NULL;
   cr_assert_eq(gcl_layout_create_raw(3, offs, sizes, 90, &l), GCL_OK, "%s", gcl_last_error());
   cr_assert_eq(gcl_layout_size(l), 256);
-  gcl_param_info info;
-  cr_assert_eq(gcl_layout_param_info(l, 1, &info), GCL_OK);
+  gcl_field f;
+  cr_assert_eq(gcl_layout_param_field(l, 1, &f), GCL_OK);
+  const gcl_param_info info = f.info;
   cr_assert_eq(info.kind, GCL_PARAM_BYTES);
   cr_assert_null(info.name);
   cr_assert_eq(info.size, 1);

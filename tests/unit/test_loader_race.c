@@ -150,7 +150,7 @@ Test(loader_race, eight_threads_launch_one_kernel) {
   gcl_kernel *k = NULL;
   cr_assert_eq(gcl_context_create(0, &ctx), GCL_OK, "%s", gcl_last_error());
   cr_assert_eq(gcl_module_load_data(ctx, fake_ptx, sizeof fake_ptx, &mod), GCL_OK);
-  cr_assert_eq(gcl_kernel_get(mod, "k", FAKE_K_SIGNATURE, &k), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_module_find_kernel(mod, "k", FAKE_K_SIGNATURE, &k), GCL_OK, "%s", gcl_last_error());
   pthread_barrier_t start;
   pthread_barrier_init(&start, NULL, LAUNCHERS);
   launcher l[LAUNCHERS];

@@ -25,8 +25,8 @@ static gcl_status parse_exact(const unsigned char *data, size_t n, int sm) {
   if (s == GCL_OK) {
     cr_assert_not_null(img);
     for (size_t k = 0; k < gcl_image_kernel_count(img); k++) { /* touch everything */
-      gcl_image_kernel info;
-      cr_assert_eq(gcl_image_get_kernel(img, k, &info), GCL_OK);
+      gcl_image_kernel_info info;
+      cr_assert_eq(gcl_image_kernel(img, k, &info), GCL_OK);
       cr_assert_not_null(info.name);
       for (size_t p = 0; p < info.param_count; p++) {
         size_t off, size;

@@ -145,8 +145,8 @@ Test(messages_utf8, ptx_entry_names_are_ascii_identifiers) {
   for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
     gcl_image *im = NULL;
     cr_assert_eq(gcl_image_parse(good[i], strlen(good[i]), 0, &im), GCL_OK, "case %zu: %s", i, gcl_last_error());
-    gcl_image_kernel k;
-    cr_assert_eq(gcl_image_get_kernel(im, 0, &k), GCL_OK);
+    gcl_image_kernel_info k;
+    cr_assert_eq(gcl_image_kernel(im, 0, &k), GCL_OK);
     cr_assert_gt(k.param_count, 0);
     gcl_image_destroy(im);
   }

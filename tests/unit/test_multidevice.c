@@ -67,9 +67,9 @@ static void world_open(world *w) {
 static void world_kernel(world *w, int d) {
   device_side *s = &w->dev[d];
   gcl_tensormap_options o = fake_tmap_options();
-  cr_assert_eq(gcl_kernel_get_on(w->mod, s->ctx, "k2", SIG, &s->kernel), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_module_find_kernel_on(w->mod, s->ctx, "k2", SIG, &s->kernel), GCL_OK, "%s", gcl_last_error());
   cr_assert_eq(gcl_args_create(gcl_kernel_layout(s->kernel), &s->args), GCL_OK);
-  cr_assert_eq(gcl_args_set_device(s->args, gcl_context_device(s->ctx)), GCL_OK);
+  cr_assert_eq(gcl_args_restrict_device(s->args, gcl_context_device(s->ctx)), GCL_OK);
   cr_assert_eq(gcl_args_set_tensormaps(s->args, s->ctx, TMAP_FIELD(s->args, 0, 0), 1, (const DLTensor *const[]){&s->tensor.t}, &o, 1, 0), GCL_OK, "%s", gcl_last_error());
   cr_assert_eq(gcl_args_set_ptr(s->args, 1, s->buf + (uint64_t)d), GCL_OK, "%s", gcl_last_error());
 }
@@ -89,8 +89,8 @@ Test(multidevice, two_devices_of_different_architectures) {
   cr_assert_eq(gcl_device_count(&n), GCL_OK, "%s", gcl_last_error());
   cr_assert_eq(n, 2);
   gcl_device_info a, b;
-  cr_assert_eq(gcl_device_get_info(0, &a), GCL_OK);
-  cr_assert_eq(gcl_device_get_info(1, &b), GCL_OK);
+  cr_assert_eq(gcl_device_query(0, &a), GCL_OK);
+  cr_assert_eq(gcl_device_query(1, &b), GCL_OK);
   cr_assert_str_eq(a.name, "Fake H200");
   cr_assert_eq(a.sm, 90);
   cr_assert_str_eq(b.name, "Fake B200");
@@ -280,7 +280,7 @@ Test(multidevice, signature_refused_on_device_1_only) {
   /* Device 1's driver reports what sm_90 places (not what the engine says for sm_100). */
   cr_assert_eq(fakecuda_set_params_on(1, "k2", 2, w.dev[0].off, w.dev[0].size), 0);
   gcl_kernel *k1 = (gcl_kernel *)0x1;
-  cr_assert_eq(gcl_kernel_get_on(w.mod, w.dev[1].ctx, "k2", SIG, &k1), GCL_ERROR_SIGNATURE_MISMATCH);
+  cr_assert_eq(gcl_module_find_kernel_on(w.mod, w.dev[1].ctx, "k2", SIG, &k1), GCL_ERROR_SIGNATURE_MISMATCH);
   cr_assert_eq(k1, (gcl_kernel *)0x1, "a failed call must not write its output");
   assert_msg_has("kernel 'k2' on device 1 (sm_100)");
   assert_msg_has("parameter 0 'm': declared offset 0 size 128, kernel has offset 112 size 128");
@@ -288,7 +288,7 @@ Test(multidevice, signature_refused_on_device_1_only) {
   cr_assert_eq(gcl_launch(w.dev[0].kernel, &one_block, w.dev[0].args), GCL_OK, "%s", gcl_last_error());
   cr_assert_eq(fakecuda_launch_count_on(0), 1);
   /* Without a signature device 1's kernel takes the driver's layout. */
-  cr_assert_eq(gcl_kernel_get_on(w.mod, w.dev[1].ctx, "k2", NULL, &k1), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_module_find_kernel_on(w.mod, w.dev[1].ctx, "k2", NULL, &k1), GCL_OK, "%s", gcl_last_error());
   cr_assert_eq(gcl_layout_size(gcl_kernel_layout(k1)), 248);
   world_close(&w);
 }
@@ -304,11 +304,11 @@ Test(multidevice, cuda12_tensormap_refused_on_sm90_only) {
     cr_assert_eq(fakecuda_set_params_on(d, "k12", 2, off, size), 0);
   }
   gcl_kernel *k = NULL;
-  cr_assert_eq(gcl_kernel_get_on(w.mod, w.dev[0].ctx, "k12", SIG, &k), GCL_ERROR_SIGNATURE_MISMATCH);
+  cr_assert_eq(gcl_module_find_kernel_on(w.mod, w.dev[0].ctx, "k12", SIG, &k), GCL_ERROR_SIGNATURE_MISMATCH);
   assert_msg_has("on device 0 (sm_90)");
   assert_msg_has("declared offset 112 size 128, kernel has offset 48 size 128");
   assert_msg_has("tensormap align(64)");
-  cr_assert_eq(gcl_kernel_get_on(w.mod, w.dev[1].ctx, "k12", SIG, &k), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_module_find_kernel_on(w.mod, w.dev[1].ctx, "k12", SIG, &k), GCL_OK, "%s", gcl_last_error());
   world_close(&w);
 }
 
@@ -316,13 +316,13 @@ Test(multidevice, null_arguments) {
   world w;
   world_open(&w);
   gcl_kernel *k = (gcl_kernel *)0x1;
-  cr_assert_eq(gcl_kernel_get_on(w.mod, NULL, "k2", SIG, &k), GCL_ERROR_INVALID_ARGUMENT);
+  cr_assert_eq(gcl_module_find_kernel_on(w.mod, NULL, "k2", SIG, &k), GCL_ERROR_INVALID_ARGUMENT);
   assert_msg_has("ctx");
-  cr_assert_eq(gcl_kernel_get_on(NULL, w.dev[1].ctx, "k2", SIG, &k), GCL_ERROR_INVALID_ARGUMENT);
+  cr_assert_eq(gcl_module_find_kernel_on(NULL, w.dev[1].ctx, "k2", SIG, &k), GCL_ERROR_INVALID_ARGUMENT);
   assert_msg_has("mod");
-  cr_assert_eq(gcl_kernel_get_on(w.mod, w.dev[1].ctx, NULL, SIG, &k), GCL_ERROR_INVALID_ARGUMENT);
+  cr_assert_eq(gcl_module_find_kernel_on(w.mod, w.dev[1].ctx, NULL, SIG, &k), GCL_ERROR_INVALID_ARGUMENT);
   assert_msg_has("name");
-  cr_assert_eq(gcl_kernel_get_on(w.mod, w.dev[1].ctx, "k2", SIG, NULL), GCL_ERROR_INVALID_ARGUMENT);
+  cr_assert_eq(gcl_module_find_kernel_on(w.mod, w.dev[1].ctx, "k2", SIG, NULL), GCL_ERROR_INVALID_ARGUMENT);
   assert_msg_has("out");
   cr_assert_eq(k, (gcl_kernel *)0x1);
   world_close(&w);

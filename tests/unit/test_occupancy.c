@@ -17,7 +17,7 @@ static void open_world(world *w) {
   int8_t c = 1;
   cr_assert_eq(gcl_context_create(0, &w->ctx), GCL_OK);
   cr_assert_eq(gcl_module_load_data(w->ctx, fake_ptx, sizeof fake_ptx, &w->mod), GCL_OK);
-  cr_assert_eq(gcl_kernel_get(w->mod, "k", FAKE_K_SIGNATURE, &w->k), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_module_find_kernel(w->mod, "k", FAKE_K_SIGNATURE, &w->k), GCL_OK, "%s", gcl_last_error());
   cr_assert_eq(gcl_args_create(gcl_kernel_layout(w->k), &w->args), GCL_OK);
   cr_assert_eq(gcl_args_set(w->args, 0, map, 128), GCL_OK);
   cr_assert_eq(gcl_args_set(w->args, 1, &c, 1), GCL_OK);
@@ -111,7 +111,7 @@ Test(occupancy, bad_input_is_named_and_changes_nothing) {
   gcl_kernel *fat;
   fakecuda_set_func_attribute(4 /* CU_FUNC_ATTRIBUTE_NUM_REGS */, 128);
   cr_assert_eq(gcl_module_load_data(w.ctx, fake_ptx, sizeof fake_ptx, &m2), GCL_OK);
-  cr_assert_eq(gcl_kernel_get(m2, "k", NULL, &fat), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_module_find_kernel(m2, "k", NULL, &fat), GCL_OK, "%s", gcl_last_error());
   cr_assert_eq(gcl_kernel_max_cooperative_grid(fat, 1024, 0, &grid), GCL_ERROR_INVALID_CONFIG);
   assert_msg_has("not one block of 1024 threads with 0 bytes of dynamic shared memory fits on an SM");
   cr_assert_eq(grid, 5);

@@ -5,7 +5,7 @@
 
 #include <time.h>
 
-/* DESIGN.md's "Launch edge" contract, verbatim: a redeclaration that differs from the header's
+/* The launch edge's contract (docs/api.md, README), verbatim: a redeclaration that differs from the header's
  * fails to compile. */
 gcl_status gcl_stream_create(gcl_context *ctx, int priority, gcl_stream **out);  /* non-blocking */
 void       gcl_stream_destroy(gcl_stream *s);
@@ -341,7 +341,7 @@ Test(stream, kernel_attributes_set_and_read_back) {
   gcl_module *mod;
   gcl_kernel *k;
   cr_assert_eq(gcl_module_load_data(ctx, fake_ptx, sizeof fake_ptx, &mod), GCL_OK);
-  cr_assert_eq(gcl_kernel_get(mod, "k", FAKE_K_SIGNATURE, &k), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_module_find_kernel(mod, "k", FAKE_K_SIGNATURE, &k), GCL_OK, "%s", gcl_last_error());
   cr_assert_not_null(gcl_module_cu_library(mod));
   cr_assert_not_null(gcl_kernel_cu_function(k));
   cr_assert_null(gcl_kernel_cu_function(NULL));
@@ -379,9 +379,9 @@ Test(stream, kernel_attribute_misuse_is_named) {
   gcl_module *mod;
   gcl_kernel *k;
   cr_assert_eq(gcl_module_load_data(ctx, fake_ptx, sizeof fake_ptx, &mod), GCL_OK);
-  cr_assert_eq(gcl_kernel_get(mod, "k", FAKE_K_SIGNATURE, &k), GCL_OK);
+  cr_assert_eq(gcl_module_find_kernel(mod, "k", FAKE_K_SIGNATURE, &k), GCL_OK);
   gcl_kernel *none = NULL;
-  cr_assert_eq(gcl_kernel_get(mod, "nope", NULL, &none), GCL_ERROR_NOT_FOUND);
+  cr_assert_eq(gcl_module_find_kernel(mod, "nope", NULL, &none), GCL_ERROR_NOT_FOUND);
   cr_assert_eq(gcl_last_cuda_error(), 500, "CUDA_ERROR_NOT_FOUND is the driver's answer");
   cr_assert_eq(gcl_kernel_set_attribute(NULL, GCL_KERNEL_PREFERRED_CARVEOUT, 1), GCL_ERROR_INVALID_ARGUMENT);
   cr_assert_eq(gcl_last_cuda_error(), 0, "a bad argument is not a driver failure");

@@ -29,7 +29,7 @@ static void open_rig(rig *r, const char *name, const char *sig, size_t n, size_t
   cr_assert_eq(gcl_context_create(0, &r->ctx), GCL_OK, "%s", gcl_last_error());
   cr_assert_eq(gcl_mem_alloc(r->ctx, 1 << 20, &r->mem), GCL_OK, "%s", gcl_last_error());
   cr_assert_eq(gcl_module_load_data(r->ctx, fake_ptx, sizeof fake_ptx, &r->mod), GCL_OK);
-  cr_assert_eq(gcl_kernel_get(r->mod, name, sig, &r->kernel), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_module_find_kernel(r->mod, name, sig, &r->kernel), GCL_OK, "%s", gcl_last_error());
   cr_assert_eq(gcl_args_create(gcl_kernel_layout(r->kernel), &r->args), GCL_OK);
 }
 
@@ -171,8 +171,8 @@ Test(tensormap_args, single_and_raw_tensormap) {
   cr_assert_eq(gcl_context_create(0, &ctx), GCL_OK, "%s", gcl_last_error());
   cr_assert_eq(gcl_mem_alloc(ctx, 1 << 16, &mem), GCL_OK);
   cr_assert_eq(gcl_module_load_data(ctx, fake_ptx, sizeof fake_ptx, &mod), GCL_OK);
-  cr_assert_eq(gcl_kernel_get(mod, "k", FAKE_K_SIGNATURE, &typed), GCL_OK, "%s", gcl_last_error());
-  cr_assert_eq(gcl_kernel_get(mod, "k", NULL, &raw), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_module_find_kernel(mod, "k", FAKE_K_SIGNATURE, &typed), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_module_find_kernel(mod, "k", NULL, &raw), GCL_OK, "%s", gcl_last_error());
   cr_assert_eq(gcl_args_create(gcl_kernel_layout(typed), &a), GCL_OK);
   cr_assert_eq(gcl_args_create(gcl_kernel_layout(raw), &b), GCL_OK);
   fake_tensor f;
@@ -304,7 +304,7 @@ Test(tensormap_args, maps_in_a_globals_struct_by_field) {
   cr_assert_eq(gcl_context_create(0, &r.ctx), GCL_OK, "%s", gcl_last_error());
   cr_assert_eq(gcl_mem_alloc(r.ctx, 1 << 20, &r.mem), GCL_OK, "%s", gcl_last_error());
   cr_assert_eq(gcl_module_load_data(r.ctx, fake_ptx, sizeof fake_ptx, &r.mod), GCL_OK);
-  cr_assert_eq(gcl_kernel_get(r.mod, "megakernel_globals_16",
+  cr_assert_eq(gcl_module_find_kernel(r.mod, "megakernel_globals_16",
                               "grid_constant struct{tensormap[16] maps, const void* work, u32 n_work} g",
                               &r.kernel), GCL_OK, "%s", gcl_last_error());
   cr_assert_eq(gcl_args_create(gcl_kernel_layout(r.kernel), &r.args), GCL_OK);

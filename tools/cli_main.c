@@ -47,7 +47,7 @@ static bool wants_help(int argc, char **argv) {
 }
 
 static int help(int argc, char **argv) {
-  if (argc < 2) return usage(stdout), 0;
+  if (argc < 2 || wants_help(argc, argv)) return usage(stdout), 0; /* also `help --help` */
   const command *c = find(argv[1]);
   if (c && c->usage) return c->usage(stdout), 0;
   if (c) return usage(stdout), 0;
