@@ -358,8 +358,8 @@ GCL_API bool gcl_args_field_is_set(const gcl_args *args, const gcl_field *field)
 /* Copies the field's bytes (size must equal field->size) into out, as the device will read them.
  * GCL_ERROR_UNSET_ARGUMENT when a leaf byte of it was never set; GCL_ERROR_INVALID_ARGUMENT
  * for a field of another layout or a wrong size. Reads. */
-GCL_API gcl_status gcl_args_get_field(const gcl_args *args, const gcl_field *field, void *out,
-                                      size_t size);
+GCL_API gcl_status gcl_args_field_bytes(const gcl_args *args, const gcl_field *field, void *out,
+                                        size_t size);
 
 /* Typed field setters (gcl_args_set_field_scalar with the type spelled in the name). */
 #define GCL_ARGS_FIELD_SETTER_(suffix, ctype, type)                                                \

@@ -402,9 +402,9 @@ static gcl_status unset_error(const gcl_args *a) {
                    a->unset, a->count);
 }
 
-gcl_status gcl_args_get_field(const gcl_args *args, const gcl_field *field, void *out, size_t size) {
+gcl_status gcl_args_field_bytes(const gcl_args *args, const gcl_field *field, void *out, size_t size) {
   if (!args || !field || !out)
-    return gcl__fail_null("gcl_args_get_field", 3, "args", (const void *)args, "field",
+    return gcl__fail_null("gcl_args_field_bytes", 3, "args", (const void *)args, "field",
                           (const void *)field, "out", (const void *)out);
   if (gcl__f_layout(field) != args->layout || field->param >= args->count)
     return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "field: a field of another layout");

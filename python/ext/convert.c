@@ -384,7 +384,7 @@ PyObject *gclpy_convert_get(gclpy_args *a, gclpy_fieldref *f) {
   size_t n = f->field.size;
   unsigned char small[128], *b = n <= sizeof small ? small : PyMem_Malloc(n);
   if (!b) return PyErr_NoMemory();
-  gcl_status s = gcl_args_get_field(a->args, &f->field, b, n);
+  gcl_status s = gcl_args_field_bytes(a->args, &f->field, b, n);
   PyObject *r = NULL;
   if (s != GCL_OK) {
     r = gclpy_raise(st, s);

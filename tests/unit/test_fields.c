@@ -468,7 +468,7 @@ Test(fields, top_level_typed_setters_for_every_scalar) {
   drop(&f);
 }
 
-/* gcl_args_get_field: a field read back as the device will read it, only when every leaf byte is
+/* gcl_args_field_bytes: a field read back as the device will read it, only when every leaf byte is
  * set; nothing for a wrong size or another layout's field. */
 Test(fields, get_field_reads_back_set_fields_only) {
   fixture f = make("struct{u32 a, f32* p} s, u16[3] arr", 90);
@@ -478,27 +478,27 @@ Test(fields, get_field_reads_back_set_fields_only) {
   cr_assert_eq(gcl_layout_field(f.layout, "s", &s), GCL_OK);
   cr_assert_eq(gcl_layout_field(f.layout, "arr", &arr), GCL_OK);
   uint32_t x = 0;
-  cr_assert_eq(gcl_args_get_field(f.args, &a, &x, 4), GCL_ERROR_UNSET_ARGUMENT);
+  cr_assert_eq(gcl_args_field_bytes(f.args, &a, &x, 4), GCL_ERROR_UNSET_ARGUMENT);
   cr_assert(strstr(gcl_last_error(), "is not set"), "%s", gcl_last_error());
   cr_assert_eq(gcl_args_set_field_u32(f.args, &a, 0xdeadbeef), GCL_OK);
-  cr_assert_eq(gcl_args_get_field(f.args, &a, &x, 4), GCL_OK);
+  cr_assert_eq(gcl_args_field_bytes(f.args, &a, &x, 4), GCL_OK);
   cr_assert_eq(x, 0xdeadbeef);
   unsigned char whole[16];
-  cr_assert_eq(gcl_args_get_field(f.args, &s, whole, sizeof whole), GCL_ERROR_UNSET_ARGUMENT);
+  cr_assert_eq(gcl_args_field_bytes(f.args, &s, whole, sizeof whole), GCL_ERROR_UNSET_ARGUMENT);
   cr_assert_eq(gcl_args_set_field_ptr(f.args, &p, 0x1000), GCL_OK);
-  cr_assert_eq(gcl_args_get_field(f.args, &s, whole, sizeof whole), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_args_field_bytes(f.args, &s, whole, sizeof whole), GCL_OK, "%s", gcl_last_error());
   uint64_t ptr;
   memcpy(&ptr, whole + 8, 8);
   cr_assert_eq(ptr, 0x1000);
-  cr_assert_eq(gcl_args_get_field(f.args, &a, &x, 8), GCL_ERROR_INVALID_ARGUMENT);
-  cr_assert_eq(gcl_args_get_field(f.args, &a, NULL, 4), GCL_ERROR_INVALID_ARGUMENT);
+  cr_assert_eq(gcl_args_field_bytes(f.args, &a, &x, 8), GCL_ERROR_INVALID_ARGUMENT);
+  cr_assert_eq(gcl_args_field_bytes(f.args, &a, NULL, 4), GCL_ERROR_INVALID_ARGUMENT);
   fixture o = make("u32 a", 90);
   gcl_field oa;
   cr_assert_eq(gcl_layout_field(o.layout, "a", &oa), GCL_OK);
-  cr_assert_eq(gcl_args_get_field(f.args, &oa, &x, 4), GCL_ERROR_INVALID_ARGUMENT);
+  cr_assert_eq(gcl_args_field_bytes(f.args, &oa, &x, 4), GCL_ERROR_INVALID_ARGUMENT);
   uint16_t three[3] = {1, 2, 3}, back[3] = {0};
   cr_assert_eq(gcl_args_set_field(f.args, &arr, three, sizeof three), GCL_OK);
-  cr_assert_eq(gcl_args_get_field(f.args, &arr, back, sizeof back), GCL_OK);
+  cr_assert_eq(gcl_args_field_bytes(f.args, &arr, back, sizeof back), GCL_OK);
   cr_assert_eq(memcmp(three, back, sizeof back), 0);
   drop(&o);
   drop(&f);
