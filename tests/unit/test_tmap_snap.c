@@ -8,38 +8,14 @@
 
 #include "args_internal.h"
 #include "tmap_field.h"
+#include "tmap_rig.h"
 
 #define N_MAPS 8
 #define SIG "grid_constant tensormap[8] maps, u32 n, grid_constant tensormap one"
 
-typedef struct rig {
-  gcl_context *ctx;
-  gcl_signature *sig;
-  gcl_layout *layout;
-  gcl_args *args;
-  uint64_t mem;
-  size_t maps_at;
-} rig;
-
-static void open_rig(rig *r) {
-  fake_use();
-  memset(r, 0, sizeof *r);
-  cr_assert_eq(gcl_context_create(0, &r->ctx), GCL_OK, "%s", gcl_last_error());
-  cr_assert_eq(gcl_mem_alloc(r->ctx, 1 << 22, &r->mem), GCL_OK, "%s", gcl_last_error());
-  cr_assert_eq(gcl_signature_parse(SIG, &r->sig), GCL_OK, "%s", gcl_last_error());
-  cr_assert_eq(gcl_layout_create(r->sig, 90, &r->layout), GCL_OK, "%s", gcl_last_error());
-  cr_assert_eq(gcl_args_create(r->layout, &r->args), GCL_OK);
-  cr_assert_eq(gcl_layout_param(r->layout, 0, &r->maps_at, NULL, NULL), GCL_OK);
-}
-
-static void close_rig(rig *r) {
-  gcl_args_destroy(r->args);
-  gcl_layout_destroy(r->layout);
-  gcl_signature_destroy(r->sig);
-  gcl_mem_free(r->ctx, r->mem);
-  gcl_context_destroy(r->ctx);
-  assert_nothing_live();
-}
+typedef tmap_rig rig;
+static void open_rig(rig *r) { tmap_rig_open(r, SIG, 1 << 22, false); }
+static void close_rig(rig *r) { tmap_rig_close(r); }
 
 static uint64_t rng_state = 0x2545f4914f6cdd1dull;
 static uint32_t rnd(uint32_t n) { /* xorshift64*, 0 ... n-1 */
