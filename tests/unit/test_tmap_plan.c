@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "args_internal.h"
+#include "unit_rng.h"
 #include "tmap_field.h"
 #include "tmap_rig.h"
 #include "tmap_gen.h"
@@ -22,11 +23,6 @@
 #define N_MAPS 16
 #define SIG "grid_constant tensormap[16] maps, u32 n, grid_constant tensormap one"
 
-static uint64_t rng_state;
-static uint32_t rnd(uint32_t n) { /* xorshift64*, 0 ... n-1 */
-  rng_state ^= rng_state >> 12, rng_state ^= rng_state << 25, rng_state ^= rng_state >> 27;
-  return (uint32_t)((rng_state * 2685821657736338717ull) >> 33) % n;
-}
 
 static tmap_gen gen;
 static uint64_t seed_once(const char *suite) {

@@ -10,6 +10,8 @@
 #include <stdio.h>
 
 #include "args_internal.h"
+#define UNIT_RNG_SEED 0x9e3779b97f4a7c15ull
+#include "unit_rng.h"
 #include "tmap_field.h"
 #include "tmap_gen.h"
 
@@ -52,11 +54,6 @@ static const unsigned char *map_at(const rig *r, size_t element) {
 
 /* --- random descriptions that every check accepts --------------------------------------------- */
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-static uint32_t rnd(uint32_t n) { /* xorshift64*, 0 ... n-1 */
-  rng_state ^= rng_state >> 12, rng_state ^= rng_state << 25, rng_state ^= rng_state >> 27;
-  return (uint32_t)((rng_state * 2685821657736338717ull) >> 33) % n;
-}
 
 /* The shared generator (tmap_gen.h): descriptions every rule gclaunch knows accepts. */
 typedef tmap_case desc;

@@ -7,6 +7,8 @@
 #include "fakecuda_test.h"
 
 #include "args_internal.h"
+#define UNIT_RNG_SEED 0x2545f4914f6cdd1dull
+#include "unit_rng.h"
 #include "tmap_field.h"
 #include "tmap_rig.h"
 
@@ -17,11 +19,6 @@ typedef tmap_rig rig;
 static void open_rig(rig *r) { tmap_rig_open(r, SIG, 1 << 22, false); }
 static void close_rig(rig *r) { tmap_rig_close(r); }
 
-static uint64_t rng_state = 0x2545f4914f6cdd1dull;
-static uint32_t rnd(uint32_t n) { /* xorshift64*, 0 ... n-1 */
-  rng_state ^= rng_state >> 12, rng_state ^= rng_state << 25, rng_state ^= rng_state >> 27;
-  return (uint32_t)((rng_state * 2685821657736338717ull) >> 33) % n;
-}
 
 typedef struct desc {
   int64_t shape[5], strides[5];
