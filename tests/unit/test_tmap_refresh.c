@@ -54,7 +54,6 @@ static const unsigned char *map_at(const rig *r, size_t element) {
 
 /* --- random descriptions that every check accepts --------------------------------------------- */
 
-
 /* The shared generator (tmap_gen.h): descriptions every rule gclaunch knows accepts. */
 typedef tmap_case desc;
 static tmap_gen gen = {0x2545f4914f6cdd1dull};
