@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "args_internal.h"
+#include "args_fixture.h"
 
 /* Parameter index of args as a field; a zeroed field (refused as another layout's) past the end. */
 static gcl_field param_field_of(const gcl_args *a, size_t index) {
@@ -14,26 +15,6 @@ static gcl_field param_field_of(const gcl_args *a, size_t index) {
   return f;
 }
 #define PF(a, index) ((const gcl_field *)(gcl_field[1]){param_field_of((a), (index))})
-
-typedef struct fixture {
-  gcl_signature *sig;
-  gcl_layout *layout;
-  gcl_args *args;
-} fixture;
-
-static fixture make(const char *text, int sm) {
-  fixture f = {0};
-  cr_assert_eq(gcl_signature_parse(text, &f.sig), GCL_OK, "%s", gcl_last_error());
-  cr_assert_eq(gcl_layout_create(f.sig, sm, &f.layout), GCL_OK, "%s", gcl_last_error());
-  cr_assert_eq(gcl_args_create(f.layout, &f.args), GCL_OK, "%s", gcl_last_error());
-  return f;
-}
-
-static void drop(fixture *f) {
-  gcl_args_destroy(f->args);
-  gcl_layout_destroy(f->layout);
-  gcl_signature_destroy(f->sig);
-}
 
 static const unsigned char *buffer(const gcl_args *a) {
   const void *data = NULL;

@@ -7,26 +7,7 @@
 #include <string.h>
 
 #include "gclaunch/gclaunch.h"
-
-typedef struct fixture {
-  gcl_signature *sig;
-  gcl_layout *layout;
-  gcl_args *args;
-} fixture;
-
-static fixture make(const char *text, int sm) {
-  fixture f = {0};
-  cr_assert_eq(gcl_signature_parse(text, &f.sig), GCL_OK, "%s", gcl_last_error());
-  cr_assert_eq(gcl_layout_create(f.sig, sm, &f.layout), GCL_OK, "%s", gcl_last_error());
-  cr_assert_eq(gcl_args_create(f.layout, &f.args), GCL_OK, "%s", gcl_last_error());
-  return f;
-}
-
-static void drop(fixture *f) {
-  gcl_args_destroy(f->args);
-  gcl_layout_destroy(f->layout);
-  gcl_signature_destroy(f->sig);
-}
+#include "args_fixture.h"
 
 static gcl_field field(const fixture *f, const char *path) {
   gcl_field out;
