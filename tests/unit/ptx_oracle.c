@@ -346,8 +346,12 @@ static bool in_declaration(const char *text, size_t n, unsigned line) {
     char *c = strstr(buf, "//");
     if (c) *c = 0;
     if (strstr(buf, ".entry")) start = cur;
-    /* A line that also holds a body's brace is not judged: its error may be the body's. */
-    if (start && cur == line) return !strchr(buf, '{') && !strchr(buf, '}');
+    /* A line that also holds a body's brace, or another statement ended before its .entry, is
+     * not judged: its error may be that one's (a module variable refused on the entry's line). */
+    if (start && cur == line) {
+      const char *entry = strstr(buf, ".entry"), *semi = strchr(buf, ';');
+      return !strchr(buf, '{') && !strchr(buf, '}') && !(entry && semi && semi < entry);
+    }
     if (start && (strchr(buf, '{') || strchr(buf, ';'))) start = 0;
     if (cur > line) return false;
     p = eol + 1;
