@@ -62,7 +62,7 @@ cp "$ctestfile" "$kit/CTestTestfile.cmake"
 # 2. The repository's files the tests read.
 for d in tests kernels include tools examples python bench scripts; do
   mkdir -p "$kit/src/$(dirname "$d")"
-  (cd "$src" && tar -cf - --exclude=__pycache__ --exclude='*.pyc' "$d") | tar -xf - -C "$kit/src"
+  (cd "$src" && tar -cf - --exclude=__pycache__ --exclude='*.pyc' --exclude=bench/results "$d") | tar -xf - -C "$kit/src"
 done
 
 # 3. Host ELF files: debug info out (it names the build folder); the external libraries they load.

@@ -23,31 +23,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
-class DLDevice(C.Structure):
-    _fields_ = [("device_type", C.c_int), ("device_id", C.c_int32)]
-
-
-class DLDataType(C.Structure):
-    _fields_ = [("code", C.c_uint8), ("bits", C.c_uint8), ("lanes", C.c_uint16)]
-
-
-class DLTensor(C.Structure):
-    _fields_ = [("data", C.c_void_p), ("device", DLDevice), ("ndim", C.c_int32),
-                ("dtype", DLDataType), ("shape", C.POINTER(C.c_int64)),
-                ("strides", C.POINTER(C.c_int64)), ("byte_offset", C.c_uint64)]
-
-
-class DLManagedTensor(C.Structure):
-    _fields_ = [("dl_tensor", DLTensor), ("manager_ctx", C.c_void_p), ("deleter", C.c_void_p)]
-
-
-class DLPackVersion(C.Structure):
-    _fields_ = [("major", C.c_uint32), ("minor", C.c_uint32)]
-
-
-class DLManagedTensorVersioned(C.Structure):
-    _fields_ = [("version", DLPackVersion), ("manager_ctx", C.c_void_p), ("deleter", C.c_void_p),
-                ("flags", C.c_uint64), ("dl_tensor", DLTensor)]
+# The DLPack structs, written out once for the Python suites (tests/python/gcltest.py).
+sys.path.insert(0, HERE)
+from gcltest import DELETER, DLManagedTensor, DLManagedTensorVersioned, DLTensor  # noqa: E402
 
 
 class LaunchConfig(C.Structure):  # gcl_launch_config
@@ -73,7 +51,6 @@ GCL_SCALAR_U64, GCL_SCALAR_F32 = 9, 12
 assert C.sizeof(DLTensor) == 48 and C.sizeof(DLManagedTensor) == 64
 assert C.sizeof(DLManagedTensorVersioned) == 80
 
-DELETER = C.CFUNCTYPE(None, C.c_void_p)
 # Capsule names must outlive the capsules: module-level constants.
 NAMES = {False: (b"dltensor", b"used_dltensor"),
          True: (b"dltensor_versioned", b"used_dltensor_versioned")}
@@ -194,12 +171,12 @@ class Run:
 
         def deleter(self_ptr):
             calls.append(self_ptr)
-            if original:
-                DELETER(original)(self_ptr)
+            if original:  # a NULL function pointer is false
+                original(self_ptr)
 
         cb = DELETER(deleter)
         self.keep.append(cb)
-        m.deleter = C.cast(cb, C.c_void_p).value
+        m.deleter = cb
         return ptr, m.dl_tensor
 
     def field(self, args, index):
@@ -210,7 +187,7 @@ class Run:
         s, f = self.field(args, index)
         if s != 0:  # no such parameter: the take never ran, the tensor is still ours to delete
             m = (DLManagedTensorVersioned if versioned else DLManagedTensor).from_address(ptr)
-            DELETER(m.deleter)(ptr)
+            m.deleter(ptr)
             return s
         fn = (self.lib.gcl_args_take_field_dlpack if versioned
               else self.lib.gcl_args_take_field_dlpack_legacy)
