@@ -18,9 +18,13 @@ static bool ident_char(char c) {
   return isalnum((unsigned char)c) || c == '_' || c == '$' || c == '%' || c == '.';
 }
 
+/* ptxas's blanks: space, tab, newline, carriage return, form feed (a vertical tab is a syntax
+ * error to it, so it is a token here). */
+static bool blank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'; }
+
 static void skip_blank(lexer *lx) {
   while (lx->p < lx->end) {
-    if (isspace((unsigned char)*lx->p)) lx->p++;
+    if (blank(*lx->p)) lx->p++;
     else if (lx->end - lx->p >= 2 && lx->p[0] == '/' && lx->p[1] == '/') {
       while (lx->p < lx->end && *lx->p != '\n') lx->p++;
     } else if (lx->end - lx->p >= 2 && lx->p[0] == '/' && lx->p[1] == '*') {
@@ -58,6 +62,7 @@ typedef struct ptx_param {
   size_t elem, count, align;
   const char *scalar; /* signature scalar of one element; NULL: bytes(N) align(A) */
   bool ptr;
+  char type[8];       /* the PTX type (".u32"): a declaration and its definition must agree */
   char name[64];      /* for the duplicate check (longer names are compared by prefix) */
 } ptx_param;
 
@@ -66,6 +71,7 @@ typedef struct ptx_param {
 typedef struct ptx_module {
   int version;
   int sm;
+  int target; /* the NN of its `.target sm_NN`, 0 if none was read */
 } ptx_module;
 
 /* Element size and signature scalar of a .param type; 0 if tok is none. The PTX ISA's .param
@@ -149,6 +155,7 @@ static gcl_status read_param(lexer *lx, const char *kernel, size_t index, const 
     return bad(kernel, index, "expected a type (.u8 .s8 .b8 .u16 .s16 .b16 .f16 .u32 .s32 .b32 "
                               ".f32 .u64 .s64 .b64 .f64 .b128) after .param and .align");
   if (r.elem == 16 && m->version < 83) return bad(kernel, index, ".b128 needs PTX ISA 8.3");
+  snprintf(r.type, sizeof r.type, "%.*s", (int)lx->len, lx->tok);
   if (!next(lx)) return bad(kernel, index, "the module ends in the declaration");
   if (is(lx, ".ptr")) {
     r.ptr = true;
@@ -164,10 +171,6 @@ static gcl_status read_param(lexer *lx, const char *kernel, size_t index, const 
       if ((s = read_align(lx, kernel, index, &a)) != GCL_OK) return s;
       if (!next(lx)) return bad(kernel, index, "the module ends in the declaration");
     }
-  if ((unsigned char)lx->tok[0] >= 0x80 || (lx->p < lx->end && (unsigned char)*lx->p >= 0x80 &&
-                                              identifier(lx->tok, lx->len)))
-    return bad(kernel, index, "a non-ASCII byte in the parameter name (an identifier is ASCII: "
-                              "[a-zA-Z][a-zA-Z0-9_$]* or [_$%][a-zA-Z0-9_$]+)");
   if (!identifier(lx->tok, lx->len)) return bad(kernel, index, "expected a parameter name");
   snprintf(r.name, sizeof r.name, "%.*s", (int)(lx->len < 63 ? lx->len : 63), lx->tok);
   if (!next(lx)) return bad(kernel, index, "the parameter list is not closed");
@@ -268,8 +271,11 @@ static gcl_status fill_kernel(gcl__image_kernel *k, const ptx_param *params, siz
   return s;
 }
 
-/* Parameters of one .entry; lx is on the token after the kernel name. */
-static gcl_status read_params(lexer *lx, gcl__image_kernel *k, const ptx_module *m) {
+/* Parameters of one .entry; lx is on the token after the kernel name. The parameters read go to
+ * *out (*out_n of them; the caller frees *out) for the match of a declaration and its
+ * definition. */
+static gcl_status read_params(lexer *lx, gcl__image_kernel *k, const ptx_module *m,
+                              ptx_param **out, size_t *out_n) {
   size_t cap = 256, used = 0, n = 0;
   char *text = gcl__malloc(cap);
   ptx_param *params = NULL;
@@ -302,71 +308,220 @@ static gcl_status read_params(lexer *lx, gcl__image_kernel *k, const ptx_module 
   if (s == GCL_OK && is(lx, "(") && !is(lx, ")")) /* "(" then not ")" nor a parameter */
     s = bad(k->name, 0, "expected .param or ')'");
   if (s == GCL_OK) s = fill_kernel(k, params, n, text, m);
-  gcl__free(params);
   gcl__free(text);
-  return s;
-}
-
-/* `.maxntid x[, y[, z]]` and `.reqntid x[, y[, z]]` between the parameter list and the body:
- * 1 to 3 positive numbers (ptxas refuses 0 and a missing number); other directives there are
- * passed over. */
-static gcl_status read_directives(lexer *lx, gcl__image_kernel *k) {
-  bool here = !is(lx, ")"); /* no parameter list: lx is on the first token after the name */
-  while ((here || next(lx)) && !is(lx, "{") && !is(lx, ";") && !is(lx, ".entry")) {
-    here = false;
-    bool max = is(lx, ".maxntid"), req = is(lx, ".reqntid");
-    if (!max && !req) continue;
-    size_t xyz[3] = {1, 1, 1};
-    for (int i = 0; i < 3; i++) {
-      if (!read_number(lx, &xyz[i]) || xyz[i] == 0)
-        return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%.200s': %s expects 1 to 3 positive "
-                         "numbers separated by ','", k->name, max ? ".maxntid" : ".reqntid");
-      lexer peek = *lx;
-      if (!next(&peek) || !is(&peek, ",")) break;
-      *lx = peek;
-    }
-    if (max) k->info.max_threads = (int)(xyz[0] * xyz[1] * xyz[2] > (1u << 20) ? 0 : xyz[0] * xyz[1] * xyz[2]);
-    for (int i = 0; req && i < 3; i++) k->info.reqntid[i] = (int)xyz[i];
+  if (s != GCL_OK) {
+    gcl__free(params);
+    return s;
   }
+  *out = params;
+  *out_n = n;
   return GCL_OK;
 }
 
-/* Whether the body starting at lx's `{` holds griddepcontrol.wait (cudaGridDependencySynchronize
- * compiles to it); leaves lx on the matching `}` (or at the end). 1 or 0. */
-static int body_waits(lexer *lx) {
+/* N[, N[, N]] (1 to 3 numbers, each at least `least`) after a directive into xyz; false if
+ * not. */
+static bool read_dims(lexer *lx, size_t xyz[3], size_t least) {
+  for (int i = 0; i < 3; i++) {
+    if (!read_number(lx, &xyz[i]) || xyz[i] < least) return false;
+    lexer peek = *lx;
+    if (i == 2 || !next(&peek) || !is(&peek, ",")) break; /* a 4th: ',' is then no directive */
+    *lx = peek;
+  }
+  return true;
+}
+
+/* The directives between the parameter list and the body, as ptxas 13.0 takes them (the PTX ISA's
+ * performance-tuning and cluster directives):
+ *   .maxntid N[,N[,N]]  .reqntid N[,N[,N]]  .maxnreg N  .minnctapersm N   (N >= 1)
+ *   .reqnctapercluster N[,N[,N]]  .maxclusterrank N  .explicitcluster  .blocksareclusters
+ *   .pragma "..." ;
+ * Anything else there (.noreturn, .maxnctapersm, a name, ...) is a syntax error to ptxas and is
+ * refused by name. Leaves lx on the `{` or `;` that ends the declaration; *count: the directives
+ * read. */
+static gcl_status read_directives(lexer *lx, gcl__image_kernel *k, const ptx_module *m,
+                                  size_t *count) {
+  static const char takes[] = "(.maxntid, .reqntid, .maxnreg, .minnctapersm, .reqnctapercluster, "
+                              ".maxclusterrank, .explicitcluster, .blocksareclusters, .pragma)";
+  bool here = !is(lx, ")"); /* no parameter list: lx is on the first token after the name */
+  bool maxntid = false, reqntid = false, cluster = false, rank = false, blocks = false;
+  *count = 0;
+  for (;; (*count)++) {
+    if (!here && !next(lx))
+      return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%.200s': the module ends before its "
+                       "body '{' (or ';' of a declaration)", k->name);
+    here = false;
+    if (is(lx, "{") || is(lx, ";")) break;
+    size_t xyz[3] = {1, 1, 1}, v;
+    bool max = is(lx, ".maxntid"), req = is(lx, ".reqntid");
+    bool clustered = is(lx, ".reqnctapercluster") || is(lx, ".maxclusterrank") ||
+                     is(lx, ".explicitcluster") || is(lx, ".blocksareclusters");
+    int needs = is(lx, ".blocksareclusters") ? 90 : 78;
+    if (clustered && (m->version < needs || (m->target && m->target < 90)))
+      return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%.200s': %.*s needs PTX ISA %d.%d and "
+                       ".target sm_90 or later (the module: .version %d.%d, .target sm_%d)",
+                       k->name, (int)lx->len, lx->tok, needs / 10, needs % 10, m->version / 10,
+                       m->version % 10, m->target);
+    if (max || req) {
+      if (!read_dims(lx, xyz, 1))
+        return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%.200s': %s expects 1 to 3 positive "
+                         "numbers separated by ','", k->name, max ? ".maxntid" : ".reqntid");
+      maxntid |= max, reqntid |= req;
+      if (max) k->info.max_threads = (int)(xyz[0] * xyz[1] * xyz[2] > (1u << 20) ? 0 : xyz[0] * xyz[1] * xyz[2]);
+      for (int i = 0; req && i < 3; i++) k->info.reqntid[i] = (int)xyz[i];
+    } else if (is(lx, ".maxnreg") || is(lx, ".minnctapersm")) {
+      bool nreg = is(lx, ".maxnreg");
+      if (!read_number(lx, &v) || v == 0)
+        return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%.200s': %s expects a positive number",
+                         k->name, nreg ? ".maxnreg" : ".minnctapersm");
+    } else if (is(lx, ".reqnctapercluster")) {
+      if (!read_dims(lx, xyz, 0))
+        return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%.200s': .reqnctapercluster expects 1 "
+                         "to 3 numbers separated by ','", k->name);
+      cluster = true;
+    } else if (is(lx, ".maxclusterrank")) {
+      rank = true;
+      if (!read_number(lx, &v))
+        return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%.200s': .maxclusterrank expects a "
+                         "number", k->name);
+    } else if (is(lx, ".blocksareclusters")) blocks = true;
+    else if (is(lx, ".pragma")) {
+      if (!next(lx) || lx->tok[0] != '"' || lx->len < 2 || lx->tok[lx->len - 1] != '"' ||
+          !next(lx) || !is(lx, ";"))
+        return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%.200s': .pragma expects a string and "
+                         "';'", k->name);
+    } else if (!is(lx, ".explicitcluster"))
+      return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%.200s': '%.*s' after the parameter "
+                       "list is neither the body '{' (nor ';' of a declaration) nor a directive an "
+                       ".entry takes %s", k->name, (int)(lx->len > 40 ? 40 : lx->len), lx->tok, takes);
+  }
+  if (maxntid && reqntid)
+    return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%.200s': .maxntid and .reqntid cannot "
+                     "both be given", k->name);
+  if (cluster && rank)
+    return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%.200s': .reqnctapercluster and "
+                     ".maxclusterrank cannot both be given", k->name);
+  if (blocks && !(reqntid && cluster))
+    return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%.200s': .blocksareclusters needs "
+                     ".reqntid and .reqnctapercluster", k->name);
+  return GCL_OK;
+}
+
+/* Reads the body starting at lx's `{` to its matching `}` (lx left there): k->waits is whether it
+ * holds griddepcontrol.wait (cudaGridDependencySynchronize compiles to it). A body the module
+ * ends in, or with an .entry inside (its braces do not match), is refused. */
+static gcl_status read_body(lexer *lx, gcl__image_kernel *k) {
   int waits = 0;
-  for (size_t depth = 1; depth && next(lx);) {
+  size_t depth = 1;
+  bool entry = false;
+  while (depth && !entry && next(lx)) {
     if (is(lx, "{")) depth++;
     else if (is(lx, "}")) depth--;
     else if (is(lx, "griddepcontrol.wait")) waits = 1;
+    else entry = is(lx, ".entry");
   }
-  return waits;
+  if (depth)
+    return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%.200s': its body is not closed (%zu '}' "
+                     "missing) before %s", k->name, depth, entry ? "the next .entry"
+                     : "the module ends");
+  k->waits = waits;
+  return GCL_OK;
 }
 
-static gcl_status read_entry(lexer *lx, gcl_image *img, size_t first, const ptx_module *m) {
-  if (next(lx) && (unsigned char)lx->tok[0] >= 0x80)
-    return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: .entry name starts with the non-ASCII byte 0x%02X "
-                     "(an identifier is ASCII: [a-zA-Z][a-zA-Z0-9_$]* or [_$%%][a-zA-Z0-9_$]+)",
-                     (unsigned char)lx->tok[0]);
-  if (lx->p > lx->end || !lx->tok || !identifier(lx->tok, lx->len))
+/* Every .entry of the module by name, declared (`... ;`) or defined (`... { }`): a declaration
+ * and its definition must agree in linkage and parameter types (ptxas: "Inconsistent
+ * prototypes"); a declaration is no kernel of the module (an .extern one names another module's;
+ * any other must be defined here: ptxas refuses "Unresolved extern function"). */
+enum { LINK_NONE, LINK_VISIBLE, LINK_EXTERN, LINK_WEAK };
+static const char *const link_names[] = {"no linkage", ".visible", ".extern", ".weak"};
+
+typedef struct ptx_decl {
+  char *name;
+  ptx_param *params;
+  size_t n;
+  int linkage;
+  bool defined;
+} ptx_decl;
+
+typedef struct ptx_decls {
+  ptx_decl *d;
+  size_t n, cap;
+} ptx_decls;
+
+static void decls_free(ptx_decls *ds) {
+  for (size_t i = 0; i < ds->n; i++) gcl__free(ds->d[i].name), gcl__free(ds->d[i].params);
+  gcl__free(ds->d);
+}
+
+/* Whether params (n) match the declaration's: the same PTX types, array sizes and alignments
+ * (names may differ; .ptr and what follows it do not count, as for ptxas). */
+static bool same_params(const ptx_decl *d, const ptx_param *params, size_t n) {
+  if (d->n != n) return false;
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(d->params[i].type, params[i].type) != 0 || d->params[i].count != params[i].count ||
+        d->params[i].align != params[i].align)
+      return false;
+  return true;
+}
+
+static gcl_status read_entry(lexer *lx, gcl_image *img, ptx_decls *decls, int linkage,
+                             const ptx_module *m) {
+  if (!next(lx) || !identifier(lx->tok, lx->len))
     return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: .entry is not followed by a kernel name (an "
                      "identifier: [a-zA-Z][a-zA-Z0-9_$]* or [_$%%][a-zA-Z0-9_$]+)");
-  if (lx->p < lx->end && (unsigned char)*lx->p >= 0x80) /* "k\xc3\xa9(": never kernel 'k' */
-    return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: .entry name '%.*s' is followed by the non-ASCII byte "
-                     "0x%02X (an identifier is ASCII: [a-zA-Z][a-zA-Z0-9_$]* or [_$%%][a-zA-Z0-9_$]+)",
-                     (int)(lx->len > 200 ? 200 : lx->len), lx->tok, (unsigned char)*lx->p);
-  for (size_t i = first; i < img->count; i++)
-    if (strlen(img->kernels[i].name) == lx->len && memcmp(img->kernels[i].name, lx->tok, lx->len) == 0)
-      return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%s' is declared twice", img->kernels[i].name);
+  ptx_decl *d = NULL;
+  for (size_t i = 0; i < decls->n && !d; i++)
+    if (strlen(decls->d[i].name) == lx->len && memcmp(decls->d[i].name, lx->tok, lx->len) == 0)
+      d = &decls->d[i];
   gcl__image_kernel *k;
   gcl_status s = gcl__image_add_kernel(img, lx->tok, lx->len, 0, &k);
   if (s != GCL_OK) return s;
   if (!next(lx))
     return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%s' ends after its name", k->name);
-  if ((s = read_params(lx, k, m)) != GCL_OK) return s;
-  if ((s = read_directives(lx, k)) != GCL_OK) return s;
-  if (is(lx, "{")) k->waits = body_waits(lx);
-  return GCL_OK;
+  ptx_param *params = NULL;
+  size_t n = 0, directives = 0;
+  if ((s = read_params(lx, k, m, &params, &n)) != GCL_OK) return s;
+  if ((s = read_directives(lx, k, m, &directives)) != GCL_OK) goto out;
+  bool body = is(lx, "{");
+  if (!body && directives)
+    s = gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%s': a declaration (ending in ';') takes no "
+                  "directives (they go on the definition)", k->name);
+  else if (body && linkage == LINK_EXTERN)
+    s = gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%s': an .extern .entry is another module's "
+                  "and has no body here", k->name);
+  else if (d && d->defined)
+    s = gcl__fail(GCL_ERROR_BAD_IMAGE, body ? "ptx: kernel '%s' is defined twice"
+                  : "ptx: kernel '%s' is declared after its definition", k->name);
+  else if (d && (d->linkage != linkage || !same_params(d, params, n)))
+    s = gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%s': this %s (%s, %zu parameters) does not "
+                  "match its declaration before (%s, %zu parameters): linkage and parameter types "
+                  "must be the same", k->name, body ? "definition" : "declaration",
+                  link_names[linkage], n, link_names[d->linkage], d->n);
+  if (s != GCL_OK) goto out;
+  if (!d) {
+    if (decls->n == decls->cap) {
+      size_t cap = decls->cap ? 2 * decls->cap : 8;
+      ptx_decl *grown = gcl__realloc(decls->d, cap * sizeof *grown);
+      if (!grown) { s = gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "ptx: out of memory"); goto out; }
+      decls->d = grown, decls->cap = cap;
+    }
+    char *name = gcl__malloc(strlen(k->name) + 1);
+    if (!name) { s = gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "ptx: out of memory"); goto out; }
+    strcpy(name, k->name);
+    d = &decls->d[decls->n++];
+    *d = (ptx_decl){.name = name, .params = params, .n = n, .linkage = linkage};
+    params = NULL;
+  }
+  if (body) {
+    d->defined = true;
+    s = read_body(lx, k);
+  } else { /* a declaration: no kernel of this module */
+    gcl__free(k->name);
+    gcl__free(k->params);
+    img->count--;
+  }
+out:
+  gcl__free(params);
+  return s;
 }
 
 /* `.version MAJOR.MINOR` into 10 * major + minor (minor < 10). */
@@ -381,8 +536,8 @@ static gcl_status read_version(lexer *lx, int *version) {
   return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: .version is not followed by MAJOR.MINOR");
 }
 
-/* sm 0 means the PTX's own `.target sm_NN` (the architecture it was written for): the sm of the
- * token after .target, left unchanged when it is not sm_NN. */
+/* The module's `.target sm_NN` (the architecture it was written for; with sm 0 the one offsets
+ * are computed for): NN of the token after .target, *sm left unchanged when it is not sm_NN. */
 static void target_sm(lexer *lx, int *sm) {
   if (!next(lx) || lx->len < 5 || memcmp(lx->tok, "sm_", 3) != 0) return;
   int v = 0;
@@ -394,25 +549,62 @@ static void target_sm(lexer *lx, int *sm) {
 gcl_status gcl__ptx_read(gcl_image *img, gcl__bytes data, int sm) {
   const char *text = (const char *)data.p;
   lexer lx = {.p = text, .end = text + strnlen(text, data.n)}; /* text ends at a NUL if any */
+  /* ptxas reads ASCII only ("Unexpected non-ASCII character", comments and strings included):
+   * a byte above 0x7F anywhere is refused, so "k\xc3\xa9(" is never read as kernel 'k'. */
+  unsigned line = 1;
+  for (const char *c = lx.p; c < lx.end; c++)
+    if (*c == '\n') line++;
+    else if ((unsigned char)*c >= 0x80)
+      return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: line %u holds the non-ASCII byte 0x%02X (PTX is "
+                       "ASCII: an identifier is [a-zA-Z][a-zA-Z0-9_$]* or [_$%%][a-zA-Z0-9_$]+)",
+                       line, (unsigned char)*c);
   bool version = false, own = sm == 0, elsewhere = false;
   size_t first = img->count;
+  ptx_decls decls = {0};
+  int linkage = LINK_NONE; /* of the token before: .visible, .extern, .weak */
   gcl_status s = GCL_OK;
   if (sm == 0) sm = 90;
   ptx_module m = {.version = 0, .sm = sm};
+  int earlier = LINK_NONE; /* two tokens before */
+  size_t depth = 0;         /* of { } outside the kernels' bodies (.func bodies, initializers) */
   while (s == GCL_OK && next(&lx)) {
+    if (is(&lx, "{")) depth++;
+    else if (is(&lx, "}") && depth) depth--;
+    int before = linkage;
+    linkage = is(&lx, ".visible") ? LINK_VISIBLE : is(&lx, ".extern") ? LINK_EXTERN
+              : is(&lx, ".weak") ? LINK_WEAK : LINK_NONE;
     if (is(&lx, ".version") && !version) {
       version = true;
       s = read_version(&lx, &m.version);
     } else if (is(&lx, "griddepcontrol.wait")) elsewhere = true; /* in a .func an entry may call */
-    else if (is(&lx, ".target") && own) target_sm(&lx, &m.sm);
-    else if (is(&lx, ".entry")) s = version ? read_entry(&lx, img, first, &m)
-                                            : gcl__fail(GCL_ERROR_BAD_IMAGE,
-                                                        "ptx: .entry before the .version directive");
+    else if (is(&lx, ".target")) {
+      target_sm(&lx, &m.target);
+      if (own && m.target) m.sm = m.target;
+    }
+    else if (is(&lx, ".entry") && depth)
+      s = gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: an .entry inside a body or initializer (%zu '}' "
+                    "missing before it)", depth);
+    else if (is(&lx, ".entry") && !version)
+      s = gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: .entry before the .version directive");
+    else if (is(&lx, ".entry") && before != LINK_NONE && earlier != LINK_NONE)
+      s = gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: '%s %s .entry': one linkage directive at most",
+                    link_names[earlier], link_names[before]);
+    else if (is(&lx, ".entry")) s = read_entry(&lx, img, &decls, before, &m);
+    earlier = before;
   }
+  if (s == GCL_OK && depth)
+    s = gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: the module ends inside a body or initializer (%zu "
+                  "'}' missing)", depth);
+  for (size_t i = 0; s == GCL_OK && i < decls.n; i++)
+    if (!decls.d[i].defined && decls.d[i].linkage != LINK_EXTERN)
+      s = gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%.200s' is declared (%s) but not defined "
+                    "in this module (only an .extern declaration may name another module's)",
+                    decls.d[i].name, link_names[decls.d[i].linkage]);
+  decls_free(&decls);
   sm = m.sm;
   if (s == GCL_OK && !version) s = gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: no .version directive");
   if (s != GCL_OK) return s;
-  for (size_t k = first; k < img->count; k++) /* no body (a declaration): unknown */
+  for (size_t k = first; k < img->count; k++) /* griddepcontrol.wait in a .func: unknown */
     if (img->kernels[k].waits == 0 && elsewhere) img->kernels[k].waits = -1;
   img->format = GCL_IMAGE_PTX;
   img->sm = sm;

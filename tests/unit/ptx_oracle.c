@@ -321,12 +321,14 @@ static bool same_kernels(const gcl_image *a, const gcl_image *b, char *why, size
   return true;
 }
 
-/* Line (1-based) of ptxas's first error ("..., line N; error"), 0 if none is given. */
+/* Line (1-based) of ptxas's first error ("..., line N; error" or "..., line N; fatal", as a
+ * syntax error is told: "fatal   : Parsing error near ..."), 0 if none is given. */
 static unsigned error_line(const char *err) {
   for (const char *p = err; (p = strstr(p, ", line ")); p++) {
     unsigned line = 0;
     char tail[16] = "";
-    if (sscanf(p, ", line %u; %15s", &line, tail) == 2 && strncmp(tail, "error", 5) == 0)
+    if (sscanf(p, ", line %u; %15s", &line, tail) == 2 &&
+        (strncmp(tail, "error", 5) == 0 || strncmp(tail, "fatal", 5) == 0))
       return line;
   }
   return 0;
@@ -349,8 +351,20 @@ static bool in_declaration(const char *text, size_t n, unsigned line) {
     /* A line that also holds a body's brace, or another statement ended before its .entry, is
      * not judged: its error may be that one's (a module variable refused on the entry's line). */
     if (start && cur == line) {
-      const char *entry = strstr(buf, ".entry"), *semi = strchr(buf, ';');
-      return !strchr(buf, '{') && !strchr(buf, '}') && !(entry && semi && semi < entry);
+      if (strchr(buf, '{') || strchr(buf, '}')) return false;
+      char *entry = start == cur ? strstr(buf, ".entry") : NULL;
+      if (!entry) return true;
+      /* On the .entry's own line only "[.visible|.extern|.weak] .entry ...": a token before
+       * that is another statement's (ptxas's syntax error there is that one's). */
+      char *q = entry;
+      while (q > buf && (q[-1] == ' ' || q[-1] == '\t' || q[-1] == '\r' || q[-1] == '\f')) q--;
+      static const char *const links[] = {".visible", ".extern", ".weak"};
+      for (int i = 0; i < 3; i++) {
+        size_t w = strlen(links[i]);
+        if ((size_t)(q - buf) >= w && memcmp(q - w, links[i], w) == 0) { q -= w; break; }
+      }
+      while (q > buf && (q[-1] == ' ' || q[-1] == '\t' || q[-1] == '\r' || q[-1] == '\f')) q--;
+      return q == buf;
     }
     if (start && (strchr(buf, '{') || strchr(buf, ';'))) start = 0;
     if (cur > line) return false;
@@ -399,7 +413,13 @@ ptx_verdict ptx_oracle_judge(const char *text, size_t n, const char *dir, char *
     snprintf(path, sizeof path, "%s/x.err", dir);
     char *err = (char *)slurp(path, &len);
     unsigned line = err ? error_line(err) : 0;
-    bool decl = line && in_declaration(text, n, line);
+    /* A syntax error at a declaration's first token (its linkage or .entry) is the statement
+     * before's: left open (".align 8" alone), it takes that token. */
+    bool first_token = err && (strstr(err, "Parsing error near '.visible'") ||
+                               strstr(err, "Parsing error near '.extern'") ||
+                               strstr(err, "Parsing error near '.weak'") ||
+                               strstr(err, "Parsing error near '.entry'"));
+    bool decl = line && !first_token && in_declaration(text, n, line);
     snprintf(why, cap, "ptxas: %.300s", err ? err : "?");
     v = decl ? PTX_READER_ACCEPTS : PTX_REFUSED_ELSEWHERE;
     free(err);

@@ -296,8 +296,8 @@ Test(image, ptx_param_spellings) {
       "  .param .b32 k_param_2[4],\n"
       "  .param .f64 k_param_3,\n"
       "  .param .s8 k_param_4\n"
-      ")\n.maxntid 128, 2, 1\n.reqntid 64, 2\n{\n ret;\n}\n"
-      ".entry empty()\n{\n ret;\n}\n";
+      ")\n.maxntid 128, 2, 1\n.minnctapersm 1 .maxnreg 0x40 .pragma \"nounroll\";\n{\n ret;\n}\n"
+      ".entry empty()\n.reqntid 64, 2\n{\n ret;\n}\n";
   gcl_image *img = NULL;
   cr_assert_eq(gcl_image_parse(ptx, sizeof ptx - 1, 90, &img), GCL_OK, "%s", gcl_last_error());
   cr_assert_eq(gcl_image_kernel_count(img), 2);
@@ -314,9 +314,9 @@ Test(image, ptx_param_spellings) {
   cr_assert_eq(gcl_image_kernel(img, 1, &e), GCL_OK);
   cr_assert_eq(k.param_bytes, 201);
   cr_assert_eq(k.max_threads, 256);
-  cr_assert_eq(k.reqntid[0], 64);
-  cr_assert_eq(k.reqntid[1], 2);
-  cr_assert_eq(k.reqntid[2], 1);
+  cr_assert_eq(e.reqntid[0], 64);
+  cr_assert_eq(e.reqntid[1], 2);
+  cr_assert_eq(e.reqntid[2], 1);
   cr_assert_str_eq(e.name, "empty");
   cr_assert_eq(e.param_count, 0);
   gcl_image_destroy(img);
@@ -329,7 +329,31 @@ Test(image, ptx_errors_name_the_problem) {
       {".version 8.8\n.entry k(.param .u32 a b)", "expected ',' or ')'"},
       {".version 8.8\n.entry k(.param .u32 .u64 a)", "expected a parameter name"},
       {".version 8.8\n.entry k(.param .u32 a, .param .u8 a)", "declared before"},
-      {".version 8.8\n.entry k() {}\n.entry k() {}", "declared twice"},
+      {".version 8.8\n.entry k() {}\n.entry k() {}", "defined twice"},
+      {".version 8.8\n.entry k() {}\n.entry k();", "declared after its definition"},
+      {".version 8.8\n.entry k(.param .u32 a);\n.entry k(.param .s32 a) {}", "does not match its declaration"},
+      {".version 8.8\n.entry k(.param .u32 a);\n.visible .entry k(.param .u32 a) {}", "does not match"},
+      {".version 8.8\n.visible .entry k(.param .u32 a);\n.entry j() {}", "declared (.visible) but not defined"},
+      {".version 8.8\n.extern .entry k(.param .u32 a) {}", "an .extern .entry"},
+      {".version 8.8\n.entry k(.param .u32 a) .maxntid 64;", "a declaration (ending in ';') takes no directives"},
+      {".version 8.8\n.entry k(.param .u32 a) .noreturn { ret; }", "'.noreturn' after the parameter list"},
+      {".version 8.8\n.entry k(.param .u32 a) .maxnctapersm 2 { ret; }", "'.maxnctapersm' after"},
+      {".version 8.8\n.entry k(.param .u32 a) .maxntid 1,2,3,4 { ret; }", "',' after the parameter list"},
+      {".version 8.8\n.entry k(.param .u32 a,\v.param .u32 b) { ret; }", "expected .param"},
+      {".version 8.8\n.entry k() .reqntid 32 .maxntid 32 { ret; }", ".maxntid and .reqntid"},
+      {".version 8.8\n.entry k() .reqnctapercluster 2 .maxclusterrank 2 { ret; }", "cannot both"},
+      {".version 8.8\n.entry k() .reqntid 32 .reqnctapercluster 2 .blocksareclusters { ret; }", "needs PTX ISA 9.0"},
+      {".version 9.0\n.entry k() .reqntid 32 .blocksareclusters { ret; }", "needs .reqntid and .reqnctapercluster"},
+      {".version 7.7\n.entry k() .explicitcluster { ret; }", "needs PTX ISA 7.8"},
+      {".version 8.8\n.target sm_80\n.entry k() .maxclusterrank 2 { ret; }", ".target sm_90"},
+      {".version 8.8\n.entry k() .maxnreg 0 { ret; }", ".maxnreg expects a positive"},
+      {".version 8.8\n.entry k(.param .u32 a)", "the module ends before its body"},
+      {".version 8.8\n.entry k() { { ret; }\n.entry j() { ret; }", "'}' missing) before the next .entry"},
+      {".version 8.8\n.entry k() { ret;", "its body is not closed (1 '}' missing) before the module ends"},
+      {".version 8.8\n.visible .visible .entry k() { ret; }", "one linkage directive at most"},
+      {".version 8.8\n.func f() { { ret; }\n.entry k() { ret; }", "an .entry inside a body or initializer (1 '}' missing"},
+      {".version 8.8\n.entry k() { ret; }\n.func f() { ret;", "the module ends inside a body"},
+      {".version 8.8\n.entry k(.param .u32 a) // \xc3\xa9\n{ ret; }", "line 2 holds the non-ASCII byte 0xC3"},
       {".version 8.8\n.entry 9k()", "kernel name"},
       {".version 8.8\n.entry k(.param .bf16 a)", "expected a type"},
       {".version 8.2\n.entry k(.param .b128 a)", "PTX ISA 8.3"},
@@ -350,6 +374,36 @@ Test(image, ptx_errors_name_the_problem) {
     cr_assert(strstr(gcl_last_error(), cases[i].says), "case %zu: %s", i, gcl_last_error());
     cr_assert_null(img);
   }
+}
+
+/* Declarations (`.entry k(...);`) are no kernels of the module, as in the cubin ptxas writes: a
+ * declaration then its definition (parameter names may differ, `.ptr` does not count) is one
+ * kernel; an .extern declaration alone names another module's kernel. */
+Test(image, ptx_declarations_are_not_kernels) {
+  static const char ptx[] =
+      ".version 8.8\n.target sm_90\n.address_size 64\n"
+      ".extern .entry other(.param .u32 x);\n"
+      ".visible .entry k(.param .u64 a, .param .align 8 .b8 b[12]);\n"
+      ".visible .entry k(.param .u64 a);\n" /* ... */
+      ".visible .entry k(.param .u64 .ptr .global p, .param .align 8 .b8 q[12])\n{\n ret;\n}\n";
+  gcl_image *img = NULL;
+  /* the middle declaration has one parameter: refused, as ptxas does */
+  cr_assert_neq(gcl_image_parse(ptx, sizeof ptx - 1, 90, &img), GCL_OK);
+  cr_assert(strstr(gcl_last_error(), "kernel 'k': this declaration (.visible, 1 parameters) does not "
+                   "match its declaration before (.visible, 2 parameters)"), "%s", gcl_last_error());
+  static const char good[] =
+      ".version 8.8\n.target sm_90\n.address_size 64\n"
+      ".extern .entry other(.param .u32 x);\n"
+      ".visible .entry k(.param .u64 a, .param .align 8 .b8 b[12]);\n"
+      ".visible .entry k(.param .u64 .ptr .global p, .param .align 8 .b8 q[12])\n{\n ret;\n}\n";
+  cr_assert_eq(gcl_image_parse(good, sizeof good - 1, 90, &img), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_image_kernel_count(img), 1, "'other' is another module's, 'k' is one kernel");
+  gcl_image_kernel_info k;
+  cr_assert_eq(gcl_image_kernel(img, 0, &k), GCL_OK);
+  cr_assert_str_eq(k.name, "k");
+  cr_assert_eq(k.param_count, 2);
+  cr_assert_eq(k.param_bytes, 20);
+  gcl_image_destroy(img);
 }
 
 /* An entry compressed in a way gclaunch does not decode is named, not misread. The first entry of
