@@ -1,6 +1,7 @@
 /* The PTX reader against ptxas: generator, mutations and oracle (ptx_oracle.h). */
 #include "ptx_oracle.h"
 
+#include <ctype.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -130,6 +131,7 @@ static void entry(rng *r, toks *ts, unsigned *id) {
   char name[64];
   identifier(r, name, sizeof name, (*id)++);
   if (name[0] == '%') name[0] = 'k'; /* ptxas: kernel names may not start with % */
+  size_t start = ts->n;
   if (chance(r, 80)) push(ts, ".visible");
   push(ts, ".entry");
   push(ts, "%s", name);
@@ -142,8 +144,25 @@ static void entry(rng *r, toks *ts, unsigned *id) {
     }
     push(ts, ")");
   }
-  if (chance(r, 20)) push(ts, ".maxntid"), push(ts, "128"), push(ts, ","), push(ts, "1"), push(ts, ","), push(ts, "1");
-  else if (chance(r, 10)) push(ts, ".reqntid"), push(ts, "64"); /* not both (ptxas) */
+  if (chance(r, 15)) { /* a declaration of it before: the same tokens, then ';' */
+    size_t end = ts->n, len = end - start;
+    for (size_t i = 0; i < len; i++) push(ts, "%s", ts->t[start + i]);
+    push(ts, ";");
+    char **copy = malloc((len + 1) * sizeof *copy); /* rotate: the copy and ';' go first */
+    memcpy(copy, ts->t + end, (len + 1) * sizeof *copy);
+    memmove(ts->t + start + len + 1, ts->t + start, len * sizeof *copy);
+    memcpy(ts->t + start, copy, (len + 1) * sizeof *copy);
+    free(copy);
+  }
+  bool threads = false;
+  if (chance(r, 20)) threads = true, push(ts, ".maxntid"), push(ts, "128"), push(ts, ","), push(ts, "1"), push(ts, ","), push(ts, "1");
+  else if (chance(r, 10)) threads = true, push(ts, ".reqntid"), push(ts, "64"); /* not both (ptxas) */
+  if (threads && chance(r, 30)) push(ts, ".minnctapersm"), push(ts, "2");
+  if (chance(r, 10)) push(ts, ".maxnreg"), push(ts, "64");
+  if (chance(r, 10)) push(ts, ".explicitcluster");
+  if (chance(r, 10)) push(ts, ".reqnctapercluster"), push(ts, "2"), push(ts, ","), push(ts, "1");
+  else if (chance(r, 10)) push(ts, ".maxclusterrank"), push(ts, "4"); /* not both (ptxas) */
+  if (chance(r, 5)) push(ts, ".pragma"), push(ts, "\"nounroll\""), push(ts, ";");
   push(ts, "{");
   if (chance(r, 30)) push(ts, ".reg"), push(ts, ".b32"), push(ts, "%%r<4>"), push(ts, ";");
   push(ts, "ret");
@@ -155,7 +174,9 @@ static const char *const vocabulary[] = {
     ".param", ".u32", ".b8", ".f16", ".u64", ".align", ".ptr", ".global", ".entry", ".func", ".reg",
     ".visible", ".extern", ".const", ",", "(", ")", "[", "]", "{", "}", ";", "8", "0", "16", "0x10",
     "07", "4U", "-1", "1e3", "a", "$x", "%y", "_", "__", "k1", ".u128", ".b128", ".pred", ".s32",
-    ".maxntid", ".version", ".target", "//", "/*", "*/", "\"s\"", ".align 8", ".weak", ".noreturn"};
+    ".maxntid", ".version", ".target", "//", "/*", "*/", "\"s\"", ".align 8", ".weak", ".noreturn",
+    ".minnctapersm", ".maxnreg", ".explicitcluster", ".reqnctapercluster", ".maxclusterrank",
+    ".blocksareclusters", ".pragma", ".maxnctapersm", ".reqntid", "\v", "\f"};
 enum { N_VOCAB = sizeof vocabulary / sizeof *vocabulary };
 
 static void mutate(rng *r, toks *ts) {
@@ -334,9 +355,20 @@ static unsigned error_line(const char *err) {
   return 0;
 }
 
-/* True if line lies in an entry declaration: from a line holding ".entry" (outside // comments)
- * to the first line after it holding "{" or ";". */
-static bool in_declaration(const char *text, size_t n, unsigned line) {
+/* The token .entry in buf (not "ld.pa.entryram" nor ".entry_x"), NULL if none. */
+static char *find_entry(char *buf) {
+  for (char *e = buf; (e = strstr(e, ".entry")); e++) {
+    char before = e > buf ? e[-1] : ' ', after = e[6];
+    bool ident_before = isalnum((unsigned char)before) || before == '_' || before == '$' ||
+                        before == '%' || before == '.';
+    bool ident_after = isalnum((unsigned char)after) || after == '_' || after == '$' || after == '.';
+    if (!ident_before && !ident_after) return e;
+  }
+  return NULL;
+}
+
+/* in_declaration on text whose comments are blanked (code_only). */
+static bool in_code_declaration(const char *text, size_t n, unsigned line) {
   unsigned cur = 1, start = 0;
   const char *p = text, *end = text + n;
   while (p < end) {
@@ -345,14 +377,12 @@ static bool in_declaration(const char *text, size_t n, unsigned line) {
     size_t len = (size_t)(eol - p);
     char buf[4096];
     snprintf(buf, sizeof buf, "%.*s", (int)(len < sizeof buf - 1 ? len : sizeof buf - 1), p);
-    char *c = strstr(buf, "//");
-    if (c) *c = 0;
-    if (strstr(buf, ".entry")) start = cur;
+    if (find_entry(buf)) start = cur;
     /* A line that also holds a body's brace, or another statement ended before its .entry, is
      * not judged: its error may be that one's (a module variable refused on the entry's line). */
     if (start && cur == line) {
       if (strchr(buf, '{') || strchr(buf, '}')) return false;
-      char *entry = start == cur ? strstr(buf, ".entry") : NULL;
+      char *entry = start == cur ? find_entry(buf) : NULL;
       if (!entry) return true;
       /* On the .entry's own line only "[.visible|.extern|.weak] .entry ...": a token before
        * that is another statement's (ptxas's syntax error there is that one's). */
@@ -372,6 +402,39 @@ static bool in_declaration(const char *text, size_t n, unsigned line) {
     cur++;
   }
   return false;
+}
+
+/* A copy of text with its comments (// to the line's end, block comments across lines) blanked
+ * to spaces, newlines kept: lines and columns stay where ptxas counts them. */
+static char *code_only(const char *text, size_t n) {
+  char *code = malloc(n + 1);
+  bool string = false;
+  for (size_t i = 0; i < n;) {
+    if (!string && text[i] == '/' && i + 1 < n && (text[i + 1] == '/' || text[i + 1] == '*')) {
+      bool block = text[i + 1] == '*';
+      size_t j = i + 2;
+      if (block) while (j < n && !(text[j - 1] == '*' && text[j] == '/' && j >= i + 3)) j++;
+      else while (j < n && text[j] != '\n') j++;
+      if (block && j < n) j++; /* past the closing '/' */
+      for (; i < j && i < n; i++) code[i] = text[i] == '\n' ? '\n' : ' ';
+      continue;
+    }
+    if (text[i] == '"') string = !string;
+    else if (text[i] == '\n') string = false;
+    code[i] = text[i];
+    i++;
+  }
+  code[n] = 0;
+  return code;
+}
+
+/* True if line lies in an entry declaration: from a line holding ".entry" (outside comments)
+ * to the first line after it holding "{" or ";". */
+static bool in_declaration(const char *text, size_t n, unsigned line) {
+  char *code = code_only(text, n);
+  bool in = in_code_declaration(code, n, line);
+  free(code);
+  return in;
 }
 
 ptx_verdict ptx_oracle_judge(const char *text, size_t n, const char *dir, char *why, size_t cap) {
