@@ -339,10 +339,10 @@ static bool read_dims(lexer *lx, size_t xyz[3], size_t least) {
  * refused by name. Leaves lx on the `{` or `;` that ends the declaration; *count: the directives
  * read. */
 static gcl_status read_directives(lexer *lx, gcl__image_kernel *k, const ptx_module *m,
-                                  size_t *count) {
+                                  bool list, size_t *count) {
   static const char takes[] = "(.maxntid, .reqntid, .maxnreg, .minnctapersm, .reqnctapercluster, "
                               ".maxclusterrank, .explicitcluster, .blocksareclusters, .pragma)";
-  bool here = !is(lx, ")"); /* no parameter list: lx is on the first token after the name */
+  bool here = !list; /* no parameter list: lx is on the first token after the name */
   bool maxntid = false, reqntid = false, cluster = false, rank = false, blocks = false;
   *count = 0;
   for (;; (*count)++) {
@@ -479,8 +479,9 @@ static gcl_status read_entry(lexer *lx, gcl_image *img, ptx_decls *decls, int li
     return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%s' ends after its name", k->name);
   ptx_param *params = NULL;
   size_t n = 0, directives = 0;
+  bool list = is(lx, "("); /* else a ')' there is a stray token, not the list's end */
   if ((s = read_params(lx, k, m, &params, &n)) != GCL_OK) return s;
-  if ((s = read_directives(lx, k, m, &directives)) != GCL_OK) goto out;
+  if ((s = read_directives(lx, k, m, list, &directives)) != GCL_OK) goto out;
   bool body = is(lx, "{");
   if (!body && directives)
     s = gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%s': a declaration (ending in ';') takes no "

@@ -71,6 +71,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     char why[1024];
     ptx_verdict v = ptx_oracle_judge(text, n, dir, why, sizeof why);
     judged[v]++;
+    if (v == PTX_NO_PTXAS && judged[v] <= 5) /* ptxas did not run, or wrote a cubin we refuse */
+      fprintf(stderr, "fuzz_ptx_ptxas: not judged: %s\n", why);
     if (ptx_oracle_disagrees(v)) {
       fprintf(stderr, "fuzz_ptx_ptxas: %s: %s\n--- input ---\n%s\n--- end ---\n",
               ptx_verdict_name(v), why, text);
