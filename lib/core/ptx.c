@@ -110,7 +110,7 @@ static bool read_number(lexer *lx, size_t *out) {
   if (!next(lx) || !isdigit((unsigned char)lx->tok[0])) return false;
   const char *t = lx->tok;
   size_t n = lx->len, i = 0;
-  if (n > 1 && (t[n - 1] == 'U' || t[n - 1] == 'u')) n--;
+  if (n > 1 && t[n - 1] == 'U') n--; /* ptxas: 'U' only, a lowercase 'u' is a syntax error */
   unsigned base = 10;
   if (n > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) base = 16, i = 2;
   else if (n > 2 && t[0] == '0' && (t[1] == 'b' || t[1] == 'B')) base = 2, i = 2;
