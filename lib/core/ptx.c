@@ -90,9 +90,10 @@ static size_t type_size(const lexer *lx, const char **scalar) {
   return 0;
 }
 
-/* An identifier by the PTX ISA: [a-zA-Z][a-zA-Z0-9_$]* or [_$%][a-zA-Z0-9_$]+ (ASCII only). */
+/* An identifier by the PTX ISA: [a-zA-Z][a-zA-Z0-9_$]* or [_$%][a-zA-Z0-9_$]+ (ASCII only), not
+ * the predefined WARP_SZ (a syntax error to ptxas as a name; %tid and the like it takes). */
 static bool identifier(const char *t, size_t n) {
-  if (n == 0) return false;
+  if (n == 0 || (n == 7 && memcmp(t, "WARP_SZ", 7) == 0)) return false; /* predefined: ptxas */
   bool letter = (t[0] >= 'a' && t[0] <= 'z') || (t[0] >= 'A' && t[0] <= 'Z');
   if (!letter && !(t[0] == '_' || t[0] == '$' || t[0] == '%')) return false;
   if (!letter && n < 2) return false;

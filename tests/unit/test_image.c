@@ -353,6 +353,8 @@ Test(image, ptx_errors_name_the_problem) {
       {".version 8.8\n.visible .visible .entry k() { ret; }", "one linkage directive at most"},
       {".version 8.8\n.entry k ) { ret; }", "')' after the parameter list"},
       {".version 8.8\n.entry k(.param .b8 a[4u]) { ret; }", "array size"},
+      {".version 8.8\n.entry k(.param .u32 WARP_SZ) { ret; }", "expected a parameter name"},
+      {".version 8.8\n.entry WARP_SZ() { ret; }", "kernel name"},
       {".version 8.8\n.func f() { { ret; }\n.entry k() { ret; }", "an .entry inside a body or initializer (1 '}' missing"},
       {".version 8.8\n.entry k() { ret; }\n.func f() { ret;", "the module ends inside a body"},
       {".version 8.8\n.entry k(.param .u32 a) // \xc3\xa9\n{ ret; }", "line 2 holds the non-ASCII byte 0xC3"},
