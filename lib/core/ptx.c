@@ -428,10 +428,11 @@ static gcl_status read_body(lexer *lx, gcl__image_kernel *k) {
   return GCL_OK;
 }
 
-/* Every .entry of the module by name, declared (`... ;`) or defined (`... { }`): a declaration
+/* Every .entry of the module by name, declared (`... ;`) or defined (`... { }`). A declaration
  * and its definition must agree in linkage and parameter types (ptxas: "Inconsistent
- * prototypes"); a declaration is no kernel of the module (an .extern one names another module's;
- * any other must be defined here: ptxas refuses "Unresolved extern function"). */
+ * prototypes"); a later one without linkage takes the first's. A declaration is no kernel of the
+ * module: an .extern one names another module's; any other must be defined here (ptxas refuses
+ * "Unresolved extern function"). */
 enum { LINK_NONE, LINK_VISIBLE, LINK_EXTERN, LINK_WEAK };
 static const char *const link_names[] = {"no linkage", ".visible", ".extern", ".weak"};
 
@@ -464,6 +465,13 @@ static bool same_params(const ptx_decl *d, const ptx_param *params, size_t n) {
   return true;
 }
 
+/* Whether a later declaration or definition with linkage `later` fits the first one's: without
+ * linkage it takes the first's (not .extern's: that names another module's kernel), with one it
+ * must be the same (ptxas: "Inconsistent redefinition"). */
+static bool same_linkage(int first, int later) {
+  return later == LINK_NONE ? first != LINK_EXTERN : later == first;
+}
+
 static gcl_status read_entry(lexer *lx, gcl_image *img, ptx_decls *decls, int linkage,
                              const ptx_module *m) {
   if (!next(lx) || !identifier(lx->tok, lx->len))
@@ -493,7 +501,7 @@ static gcl_status read_entry(lexer *lx, gcl_image *img, ptx_decls *decls, int li
   else if (d && d->defined)
     s = gcl__fail(GCL_ERROR_BAD_IMAGE, body ? "ptx: kernel '%s' is defined twice"
                   : "ptx: kernel '%s' is declared after its definition", k->name);
-  else if (d && (d->linkage != linkage || !same_params(d, params, n)))
+  else if (d && (!same_linkage(d->linkage, linkage) || !same_params(d, params, n)))
     s = gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%s': this %s (%s, %zu parameters) does not "
                   "match its declaration before (%s, %zu parameters): linkage and parameter types "
                   "must be the same", k->name, body ? "definition" : "declaration",

@@ -333,6 +333,8 @@ Test(image, ptx_errors_name_the_problem) {
       {".version 8.8\n.entry k() {}\n.entry k();", "declared after its definition"},
       {".version 8.8\n.entry k(.param .u32 a);\n.entry k(.param .s32 a) {}", "does not match its declaration"},
       {".version 8.8\n.entry k(.param .u32 a);\n.visible .entry k(.param .u32 a) {}", "does not match"},
+      {".version 8.8\n.weak .entry k(.param .u32 a);\n.visible .entry k(.param .u32 a) {}", "does not match"},
+      {".version 8.8\n.extern .entry k(.param .u32 a);\n.entry k(.param .u32 a) {}", "does not match"},
       {".version 8.8\n.visible .entry k(.param .u32 a);\n.entry j() {}", "declared (.visible) but not defined"},
       {".version 8.8\n.extern .entry k(.param .u32 a) {}", "an .extern .entry"},
       {".version 8.8\n.entry k(.param .u32 a) .maxntid 64;", "a declaration (ending in ';') takes no directives"},
@@ -381,8 +383,9 @@ Test(image, ptx_errors_name_the_problem) {
 }
 
 /* Declarations (`.entry k(...);`) are no kernels of the module, as in the cubin ptxas writes: a
- * declaration then its definition (parameter names may differ, `.ptr` does not count) is one
- * kernel; an .extern declaration alone names another module's kernel. */
+ * declaration then its definition (parameter names may differ, `.ptr` does not count; without
+ * linkage the definition takes the declaration's) is one kernel; an .extern declaration alone
+ * names another module's kernel. */
 Test(image, ptx_declarations_are_not_kernels) {
   static const char ptx[] =
       ".version 8.8\n.target sm_90\n.address_size 64\n"
@@ -399,7 +402,7 @@ Test(image, ptx_declarations_are_not_kernels) {
       ".version 8.8\n.target sm_90\n.address_size 64\n"
       ".extern .entry other(.param .u32 x);\n"
       ".visible .entry k(.param .u64 a, .param .align 8 .b8 b[12]);\n"
-      ".visible .entry k(.param .u64 .ptr .global p, .param .align 8 .b8 q[12])\n{\n ret;\n}\n";
+      ".entry k(.param .u64 .ptr .global p, .param .align 8 .b8 q[12])\n{\n ret;\n}\n";
   cr_assert_eq(gcl_image_parse(good, sizeof good - 1, 90, &img), GCL_OK, "%s", gcl_last_error());
   cr_assert_eq(gcl_image_kernel_count(img), 1, "'other' is another module's, 'k' is one kernel");
   gcl_image_kernel_info k;
