@@ -2,6 +2,7 @@
 #include "ptx_oracle.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -312,7 +313,9 @@ static int run_ptxas(const char *ptxas, const char *dir) {
     _exit(127);
   }
   int st = 0;
-  if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st)) return -1;
+  pid_t got;
+  while ((got = waitpid(pid, &st, 0)) < 0 && errno == EINTR) {} /* libFuzzer's -timeout alarm */
+  if (got < 0 || !WIFEXITED(st)) return -1;
   return WEXITSTATUS(st) == 127 ? -1 : WEXITSTATUS(st);
 }
 
