@@ -6,6 +6,8 @@
  *   --seed   the generator's seed (default: from the clock; printed either way)
  *   --show   reproducers printed of each disagreement kind (default 8)
  *   --only-a 1: the exit status looks at A alone (for the fake driver, whose rules are weaker)
+ *   --dump   a CSV line per compared description: the driver's arguments, both verdicts and
+ *            gclaunch's message (for bisecting disagreements offline)
  * Exit: 0 when both counts are 0, 1 when either is not, 77 without a usable GPU (or driver).
  * With GCL_LIBCUDA pointing at tests/fakecuda's library it runs on the CPU against the fake's
  * (weaker) rules: there only A = 0 means anything (unit_bench_tmap_diff, with --only-a 1). */
@@ -25,8 +27,13 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--seed")) o.seed = strtoull(argv[i + 1], NULL, 0);
     else if (!strcmp(argv[i], "--show")) o.show = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--only-a")) only_a = atoi(argv[i + 1]);
-    else {
-      fprintf(stderr, "usage: bench_tmap_diff [--count N] [--seed S] [--show K] [--only-a 0|1]\n");
+    else if (!strcmp(argv[i], "--dump")) {
+      if (!(o.dump = fopen(argv[i + 1], "w"))) {
+        fprintf(stderr, "bench_tmap_diff: cannot write %s\n", argv[i + 1]);
+        return 2;
+      }
+    } else {
+      fprintf(stderr, "usage: bench_tmap_diff [--count N] [--seed S] [--show K] [--only-a 0|1] [--dump CSV]\n");
       return 2;
     }
   }

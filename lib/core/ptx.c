@@ -139,7 +139,8 @@ static gcl_status read_align(lexer *lx, const char *kernel, size_t index, size_t
 }
 
 /* One parameter declaration by the PTX ISA's grammar, as ptxas 13.0 reads it:
- *   .param {.align N} TYPE [.ptr [.global|.const|.local|.shared] [.align N] | {.align N}] NAME [[N]]
+ *   {.align N} .param {.align N} TYPE [.ptr [.global|.const|.local|.shared] [.align N] | {.align N}]
+ *   NAME [[N]]
  * The alignment is the largest of the type's and every .align before the type; an .align after
  * the type (of the data a .ptr points to, or none) does not place the parameter. Leaves lx on
  * the token after it (`,` or `)`). */
@@ -148,6 +149,11 @@ static gcl_status read_param(lexer *lx, const char *kernel, size_t index, const 
   ptx_param r = {.count = 1};
   size_t a, align = 1;
   gcl_status s;
+  while (is(lx, ".align")) { /* ".align 16 .param .u32 a": ptxas places it so too */
+    if ((s = read_align(lx, kernel, index, &a)) != GCL_OK) return s;
+    if (a > align) align = a;
+    if (!next(lx)) return bad(kernel, index, "the module ends in the declaration");
+  }
   if (!is(lx, ".param")) return bad(kernel, index, "expected .param");
   while (next(lx) && is(lx, ".align"))
     if ((s = read_align(lx, kernel, index, &a)) != GCL_OK) return s;
@@ -155,7 +161,7 @@ static gcl_status read_param(lexer *lx, const char *kernel, size_t index, const 
   if ((r.elem = type_size(lx, &r.scalar)) == 0)
     return bad(kernel, index, "expected a type (.u8 .s8 .b8 .u16 .s16 .b16 .f16 .u32 .s32 .b32 "
                               ".f32 .u64 .s64 .b64 .f64 .b128) after .param and .align");
-  if (r.elem == 16 && m->version < 83) return bad(kernel, index, ".b128 needs PTX ISA 8.3");
+  bool b128 = r.elem == 16; /* a scalar .b128 needs PTX ISA 8.3 (ptxas lets arrays through) */
   snprintf(r.type, sizeof r.type, "%.*s", (int)lx->len, lx->tok);
   if (!next(lx)) return bad(kernel, index, "the module ends in the declaration");
   if (is(lx, ".ptr")) {
@@ -172,14 +178,17 @@ static gcl_status read_param(lexer *lx, const char *kernel, size_t index, const 
       if ((s = read_align(lx, kernel, index, &a)) != GCL_OK) return s;
       if (!next(lx)) return bad(kernel, index, "the module ends in the declaration");
     }
-  if (!identifier(lx->tok, lx->len)) return bad(kernel, index, "expected a parameter name");
+  if (!identifier(lx->tok, lx->len) && !is(lx, "_")) /* ptxas takes "_" here, not as a kernel's */
+    return bad(kernel, index, "expected a parameter name");
   snprintf(r.name, sizeof r.name, "%.*s", (int)(lx->len < 63 ? lx->len : 63), lx->tok);
   if (!next(lx)) return bad(kernel, index, "the parameter list is not closed");
   if (is(lx, "[")) {
     if (!read_number(lx, &r.count) || r.count == 0 || !next(lx) || !is(lx, "]"))
       return bad(kernel, index, "array size is not a positive number in [ ]");
     if (!next(lx)) return bad(kernel, index, "the parameter list is not closed");
+    b128 = false;
   }
+  if (b128 && m->version < 83) return bad(kernel, index, ".b128 needs PTX ISA 8.3");
   if (!is(lx, ",") && !is(lx, ")"))
     return bad(kernel, index, "expected ',' or ')' after the parameter");
   r.align = align > r.elem ? align : r.elem;

@@ -296,10 +296,14 @@ Test(launch, attributes_cooperative_pdl_priority) {
   CUstream stream;
   CU(gcl__cu.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
   CHECK(gcl_context_synchronize(ctx)); /* the fill ran on the legacy stream */
-  /* PDL first: with nothing before it on the stream, it cannot overlap a predecessor (the
-   * kernel does not wait with griddepcontrol.wait). */
+  /* PDL first: with nothing before it on the stream, it cannot overlap a predecessor. The
+   * kernel does not wait with griddepcontrol.wait, so the launch is refused by name unless
+   * GCL_LAUNCH_PDL_UNCHECKED says the caller knows (docs/launchsafety.md). */
   gcl_launch_config cfg = {.grid = {4}, .block = {64}, .stream = stream,
                            .programmatic_dependent_launch = true};
+  cr_expect_eq(gcl_launch(k, &cfg, args), GCL_ERROR_INVALID_CONFIG);
+  cr_expect(strstr(gcl_last_error(), "never executes griddepcontrol.wait"), "%s", gcl_last_error());
+  cfg.flags = GCL_LAUNCH_PDL_UNCHECKED;
   CHECK(gcl_launch(k, &cfg, args));
   cfg = (gcl_launch_config){.grid = {4}, .block = {64}, .stream = stream, .cooperative = true};
   CHECK(gcl_launch(k, &cfg, args));

@@ -371,7 +371,7 @@ static char *find_entry(char *buf) {
 }
 
 /* in_declaration on text whose comments are blanked (code_only). */
-static bool in_code_declaration(const char *text, size_t n, unsigned line) {
+static bool in_code_declaration(const char *text, size_t n, unsigned line, const char *near) {
   unsigned cur = 1, start = 0;
   const char *p = text, *end = text + n;
   while (p < end) {
@@ -385,6 +385,14 @@ static bool in_code_declaration(const char *text, size_t n, unsigned line) {
      * not judged: its error may be that one's (a module variable refused on the entry's line). */
     if (start && cur == line) {
       if (strchr(buf, '{') || strchr(buf, '}')) return false;
+      /* The token ptxas names only after the declaration's ';': the next statement's error. */
+      char *semi = strchr(buf, ';');
+      if (semi && near && *near) {
+        *semi = 0;
+        bool before = strstr(buf, near) != NULL;
+        *semi = ';';
+        if (!before && strstr(semi, near)) return false;
+      }
       char *entry = start == cur ? find_entry(buf) : NULL;
       if (!entry) return true;
       /* On the .entry's own line only "[.visible|.extern|.weak] .entry ...": a token before
@@ -432,10 +440,11 @@ static char *code_only(const char *text, size_t n) {
 }
 
 /* True if line lies in an entry declaration: from a line holding ".entry" (outside comments)
- * to the first line after it holding "{" or ";". */
-static bool in_declaration(const char *text, size_t n, unsigned line) {
+ * to the first line after it holding "{" or ";". near: the token ptxas's syntax error names
+ * ("" if none). */
+static bool in_declaration(const char *text, size_t n, unsigned line, const char *near) {
   char *code = code_only(text, n);
-  bool in = in_code_declaration(code, n, line);
+  bool in = in_code_declaration(code, n, line, near);
   free(code);
   return in;
 }
@@ -485,7 +494,10 @@ ptx_verdict ptx_oracle_judge(const char *text, size_t n, const char *dir, char *
                                strstr(err, "Parsing error near '.extern'") ||
                                strstr(err, "Parsing error near '.weak'") ||
                                strstr(err, "Parsing error near '.entry'"));
-    bool decl = line && !first_token && in_declaration(text, n, line);
+    char near[128] = ""; /* the token of "Parsing error near 'X'" */
+    const char *q = err ? strstr(err, "Parsing error near '") : NULL;
+    if (q) sscanf(q + 20, "%127[^']", near);
+    bool decl = line && !first_token && in_declaration(text, n, line, near);
     snprintf(why, cap, "ptxas: %.300s", err ? err : "?");
     v = decl ? PTX_READER_ACCEPTS : PTX_REFUSED_ELSEWHERE;
     free(err);

@@ -295,15 +295,18 @@ Test(image, ptx_param_spellings) {
       "  .param .align 64 .b8 k_param_1[128],\n"
       "  .param .b32 k_param_2[4],\n"
       "  .param .f64 k_param_3,\n"
-      "  .param .s8 k_param_4\n"
+      "  .param .s8 k_param_4,\n"
+      "  .align 8 .param .u16 _,\n"          /* ptxas: .align before .param places it; '_' */
+      "  .param .b128 k_param_6[1]\n"       /* a .b128 array before PTX ISA 8.3 (ptxas takes it) */
       ")\n.maxntid 128, 2, 1\n.minnctapersm 1 .maxnreg 0x40 .pragma \"nounroll\";\n{\n ret;\n}\n"
       ".entry empty()\n.reqntid 64, 2\n{\n ret;\n}\n";
   gcl_image *img = NULL;
   cr_assert_eq(gcl_image_parse(ptx, sizeof ptx - 1, 90, &img), GCL_OK, "%s", gcl_last_error());
   cr_assert_eq(gcl_image_kernel_count(img), 2);
-  static const char *kinds[] = {"ptr", "bytes(128) align(64)", "bytes(16) align(4)", "f64", "i8"};
-  static const size_t offs[] = {0, 48, 176, 192, 200}; /* sm_90: base 0x210, 64-aligned at 0x240 */
-  for (size_t p = 0; p < 5; p++) {
+  static const char *kinds[] = {"ptr", "bytes(128) align(64)", "bytes(16) align(4)", "f64", "i8",
+                                "bytes(2) align(8)", "bytes(16) align(16)"};
+  static const size_t offs[] = {0, 48, 176, 192, 200, 208, 224}; /* sm_90: base 0x210, 64-aligned at 0x240 */
+  for (size_t p = 0; p < 7; p++) {
     size_t off;
     cr_assert_str_eq(param_type(img, 0, p), kinds[p]);
     cr_assert_eq(gcl_image_param(img, 0, p, &off, NULL, NULL), GCL_OK);
@@ -312,7 +315,7 @@ Test(image, ptx_param_spellings) {
   gcl_image_kernel_info k, e;
   cr_assert_eq(gcl_image_kernel(img, 0, &k), GCL_OK);
   cr_assert_eq(gcl_image_kernel(img, 1, &e), GCL_OK);
-  cr_assert_eq(k.param_bytes, 201);
+  cr_assert_eq(k.param_bytes, 240);
   cr_assert_eq(k.max_threads, 256);
   cr_assert_eq(e.reqntid[0], 64);
   cr_assert_eq(e.reqntid[1], 2);
@@ -363,6 +366,7 @@ Test(image, ptx_errors_name_the_problem) {
       {".version 8.8\n.entry 9k()", "kernel name"},
       {".version 8.8\n.entry k(.param .bf16 a)", "expected a type"},
       {".version 8.2\n.entry k(.param .b128 a)", "PTX ISA 8.3"},
+      {".version 8.2\n.entry k(.align 8 .param .u8 x, .param .b128 a) { ret; }", "parameter 1: .b128 needs PTX ISA 8.3"},
       {".version 8.0\n.entry k(.param .b8 a[4353])", "4352 bytes"},
       {".version 8.8\n.entry k(.param .b8 a[0])", "array size"},
       {".version 8.8\n.entry k(.param .u32 a) .maxntid 0 { ret; }", ".maxntid expects 1 to 3 positive"},

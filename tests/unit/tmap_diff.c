@@ -87,6 +87,10 @@ int tmap_diff_run(gcl_context *ctx, const tmap_diff_options *o, FILE *out, tmap_
   int shown_a = 0, shown_b = 0, share = o->valid_share > 0 ? o->valid_share : 4, nrules = 0;
   static rule_tally rules[MAX_RULES];
   uint64_t mem = 0x7f1200000000ull;
+  if (o->dump)
+    fprintf(o->dump, "n,aim,im2col,gcl_ok,driver_rc,rank,address,type,d0,d1,d2,d3,d4,s0,s1,s2,s3,"
+            "b0,b1,b2,b3,b4,e0,e1,e2,e3,e4,interleave,swizzle,l2,oob,lo0,lo1,lo2,up0,up1,up2,"
+            "channels,pixels,why\n");
   for (long n = 0; n < o->count; n++) {
     tmap_case c;
     size_t aim = naims; /* valid */
@@ -105,6 +109,22 @@ int tmap_diff_run(gcl_context *ctx, const tmap_diff_options *o, FILE *out, tmap_
     char why[512];
     snprintf(why, sizeof why, "%s", s == GCL_OK ? "" : gcl_last_error());
     CUresult rc = driver_encode(&r);
+    if (o->dump) {
+      FILE *d = o->dump;
+      fprintf(d, "%ld,%s,%d,%d,%d,%u,%llu", n, aim < naims ? aims[aim] : "valid", r.im2col,
+              s == GCL_OK, (int)rc, r.rank, (unsigned long long)r.address);
+      fprintf(d, ",%d", r.type);
+      for (int i = 0; i < 5; i++) fprintf(d, ",%llu", (unsigned long long)r.dims[i]);
+      for (int i = 0; i < 4; i++) fprintf(d, ",%llu", (unsigned long long)r.strides[i]);
+      for (int i = 0; i < 5; i++) fprintf(d, ",%u", r.box[i]);
+      for (int i = 0; i < 5; i++) fprintf(d, ",%u", r.element_strides[i]);
+      fprintf(d, ",%d,%d,%d,%d", r.interleave, r.swizzle, r.l2_promotion, r.oob_fill);
+      for (int i = 0; i < 3; i++) fprintf(d, ",%d", r.lower[i]);
+      for (int i = 0; i < 3; i++) fprintf(d, ",%d", r.upper[i]);
+      fprintf(d, ",%u,%u,\"", r.channels, r.pixels);
+      for (const char *m = why; *m; m++) if (*m != '"' && *m != '\n') fputc(*m, d);
+      fprintf(d, "\"\n");
+    }
     tally *t = &by[aim][r.im2col];
     t->cases++;
     bool gok = s == GCL_OK, dok = rc == CUDA_SUCCESS;
