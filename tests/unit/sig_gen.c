@@ -159,6 +159,7 @@ static void gen_tmap(gen *g, node *t) {
   t->suffix = ".o";
   t->calign = pick < 2 ? 128 : pick == 2 ? 64 : draw_align(g->rng); /* lowered or raised */
   t->align = pick == 0 ? 0 : t->calign;
+  t->size = round_up(128, t->calign); /* align(4096): 4096 bytes each (C's sizeof, the device's) */
   if (pick < 2 || pick == 2) {
     snprintf(t->ctype, sizeof t->ctype, "%s", pick == 2 ? "TM64" : "TM");
     return;

@@ -309,6 +309,9 @@ const char *tmap_gen_raw(const tmap_case *c, tmap_raw *r) {
   if (!t->shape || t->ndim < 1 || t->ndim > 6) return "rank";
   r->type = raw_type(t->dtype);
   if (r->type < 0) return "dtype";
+  /* The innermost dimension's stride is no driver argument (the element size is): a view that is
+   * not contiguous there means another tensor to the driver. gclaunch's rule alone. */
+  if (t->strides && t->shape[t->ndim - 1] > 1 && t->strides[t->ndim - 1] != 1) return "inner stride";
   unsigned eb = t->dtype.bits / 8, align = o->interleave == 2 ? 32 : 16;
   r->rank = (uint32_t)t->ndim;
   r->address = (uint64_t)(uintptr_t)t->data + t->byte_offset;
