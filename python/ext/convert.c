@@ -248,8 +248,15 @@ static int set_pointer(gclpy_args *a, gclpy_fieldref *f, PyObject *v) {
     return gclpy_keep_set(a, f->field.offset, f->field.size, NULL);
   }
   if (Py_IS_TYPE(v, st->buffer_type)) { /* a gclaunch.Buffer: no capsule, no Python call */
-    if (buffer_in_place(a, f, (gclpy_buffer *)v)) return 0; /* relaunch on the same buffer */
-    if (gclpy_buffer_take(st, a->args, &f->field, (gclpy_buffer *)v) < 0) return -1;
+    gclpy_buffer *b = (gclpy_buffer *)v;
+    if (a->scratch) { /* its address only: a launch of values does not stop close() after it */
+      if (gclpy_buffer_open(st, b, "Buffer") < 0 ||
+          status_to_rc(gcl_args_set_field_ptr(a->args, &f->field, b->ptr)) < 0)
+        return -1;
+      return gclpy_keep_set(a, f->field.offset, f->field.size, NULL);
+    }
+    if (buffer_in_place(a, f, b)) return 0; /* relaunch of Args on the same buffer */
+    if (gclpy_buffer_take(st, a->args, &f->field, b) < 0) return -1;
     return gclpy_keep_set(a, f->field.offset, f->field.size, v);
   }
   if (!gclpy_has_dlpack(st, v)) return type_error(a, f, v);

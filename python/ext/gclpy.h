@@ -329,6 +329,9 @@ typedef struct gclpy_args {
   gclpy_layout *layout;
   PyObject *keep;           /* dict: leaf offset -> the objects a tensor-map or pointer leaf points
                              * into, kept alive while the args can be launched (NULL: none) */
+  bool scratch;             /* a kernel's buffer for launches of values: a Buffer in it gives its
+                             * address only (not held, not pinned as an export), so it can be
+                             * closed after the launch (each launch sets the field again) */
 } gclpy_args;
 
 typedef struct gclpy_tensormap {

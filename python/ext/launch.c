@@ -105,7 +105,10 @@ static gclpy_args *values_into_scratch(gclpy_state *st, gclpy_kernel *k, PyObjec
   if ((size_t)n != k->layout->nparams)
     return (gclpy_args *)PyErr_Format(PyExc_TypeError, "launch: kernel %R takes %zu values, got %zd",
                                       k->name, k->layout->nparams, n);
-  if (!k->scratch && !(k->scratch = gclpy_args_new(st, k->layout))) return NULL;
+  if (!k->scratch) {
+    if (!(k->scratch = gclpy_args_new(st, k->layout))) return NULL;
+    k->scratch->scratch = true;
+  }
   for (Py_ssize_t i = 0; i < n; i++) {
     PyObject *v = list ? PyList_GetItem(values, i) : PyTuple_GetItem(values, i);
     if (gclpy_convert_set(k->scratch, k->layout->params[i], v) < 0) return NULL;

@@ -55,6 +55,9 @@ Test(launchsafe, pdl_without_wait_is_refused_and_with_wait_reads_the_producers_o
   CHECK(gcl_mem_alloc(ctx, N * sizeof(int), &dst));
   CHECK(gcl_mem_fill_u8(ctx, src, 0, N * sizeof(int)));
   CHECK(gcl_mem_fill_u8(ctx, dst, 0, N * sizeof(int)));
+  /* The fills run on the legacy stream, which a non-blocking stream does not wait for: without
+   * this the zeros could land on dst after the copy (seen once on the H200: every value 0). */
+  CHECK(gcl_context_synchronize(ctx));
   gcl_stream *s;
   CHECK(gcl_stream_create(ctx, 0, &s));
   gcl_args *pa = NULL;

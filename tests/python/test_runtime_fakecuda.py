@@ -454,16 +454,22 @@ class RuntimeTest(unittest.TestCase):
             self.k.launch(1, 32, values)
         with self.assertRaises(g.Error) as cm:
             b.close()
-        self.assertIn("3 views or DLPack exports", str(cm.exception))  # the view + 2 fields
+        # the view in `values`; the launches of values do not pin b (their fields take its address)
+        self.assertIn("1 views or DLPack exports", str(cm.exception))
         a = self.k.args()
         a["p0"] = b
         del values, b
         gc.collect()
-        self.assertEqual(live("memory"), mem + 1)  # the Args keep it alive (the kernel's scratch too)
+        self.assertEqual(live("memory"), mem + 1)  # the Args keep it alive
         a["p0"] = 0
-        self.k.launch(1, 32, VALUES8)  # the scratch lets its buffers go as well
         gc.collect()
         self.assertEqual(live("memory"), mem)
+        d = self.ctx.alloc(256)
+        self.k.launch(1, 32, [1, 2, 1.0, 2.0, d, d, 3, 4])
+        d.close()  # nothing holds it after a launch of values
+        self.assertEqual(live("memory"), mem)
+        with self.assertRaises(g.Error):
+            self.k.launch(1, 32, [1, 2, 1.0, 2.0, d, d, 3, 4])  # closed
         c = self.ctx.alloc(64)
         with self.assertRaises(g.Error) as cm:
             a["p0"] = c.view("i64")  # a typed view is checked against the pointer's type
