@@ -201,7 +201,9 @@ Test(tmap, strides_must_be_multiples_of_16_bytes) {
   cr_assert_eq(f.d.strides[0], 4016u);
 }
 
-Test(tmap, strides_must_be_positive_and_below_2_pow_40_bytes) {
+/* A zero stride (a broadcast view) is encoded by the driver (measured on the H200, driver 580):
+ * gclaunch takes it too. */
+Test(tmap, strides_must_be_0_to_below_2_pow_40_bytes) {
   fixture f;
   make(&f, 64, 64, (1ll << 38)); /* 2^38 floats = 2^40 bytes */
   rejects(&f, GCL_ERROR_TENSOR, "dimension 0", "274877906944", "2^40");
@@ -210,7 +212,8 @@ Test(tmap, strides_must_be_positive_and_below_2_pow_40_bytes) {
   f.strides[0] = -64;
   rejects(&f, GCL_ERROR_TENSOR, "dimension 0", "stride -64", NULL);
   f.strides[0] = 0;
-  rejects(&f, GCL_ERROR_TENSOR, "dimension 0", "stride 0", NULL);
+  accepts(&f);
+  cr_assert_eq(f.d.strides[1], 0u);
 }
 
 Test(tmap, size_one_dimension_stride_is_replaced) {
@@ -298,11 +301,13 @@ Test(tmap, interleave_needs_rank_3) {
   accepts(&f);
 }
 
-Test(tmap, interleave_32b_needs_swizzle_32b_and_32_byte_alignment) {
+/* The documentation asks the 32-byte swizzle of a 32-byte interleave; the driver encodes any
+ * (measured on the H200, driver 580), and gclaunch follows the driver. */
+Test(tmap, interleave_32b_takes_any_swizzle_and_needs_32_byte_alignment) {
   fixture f;
   make_3d(&f, 16);
   f.o.interleave = GCL_TENSORMAP_INTERLEAVE_32B;
-  rejects(&f, GCL_ERROR_INVALID_ARGUMENT, "swizzle 1", "got swizzle 0", NULL);
+  accepts(&f);
   f.o.swizzle = GCL_TENSORMAP_SWIZZLE_32B;
   accepts(&f);
   f.t.byte_offset = 16;
