@@ -360,6 +360,12 @@ static gcl_status fill_im2col(const gcl_tensormap_options *o, const gcl__tmap_wh
     return tfail(who, GCL_ERROR_TENSOR,
                      "im2col.channels (dimension %d) = %u elements = %u bytes exceeds the "
                      "%u-byte swizzle span", (int)d->rank - 1, m->channels, inner, span);
+  if ((uint64_t)m->pixels * inner > TMAP_BOX_LIMIT_BYTES) /* measured on the H200, driver 580 */
+    return tfail(who, GCL_ERROR_TENSOR,
+                 "im2col.pixels x channels = %u x %u elements of %u bytes = %llu bytes, over the "
+                 "driver's %u (228 KiB; measured on the H200, driver 580: the documentation names "
+                 "no limit)", m->pixels, m->channels, d->element_bytes,
+                 (unsigned long long)m->pixels * inner, TMAP_BOX_LIMIT_BYTES);
   d->im2col.pixels = m->pixels;
   d->im2col.channels = m->channels;
   d->box_bytes = m->pixels * inner; /* at most 1024 * 256 * 8 bytes */
@@ -483,7 +489,9 @@ HOT bool one_pass(const DLTensor *t, const gcl_tensormap_options *o,
     d->im2col.lower[i] = l, d->im2col.upper[i] = u;
   }
   uint32_t inner = m->channels * eb;
-  if ((inner & 15u) || (!il && span && inner > span)) return false;
+  if ((inner & 15u) || (!il && span && inner > span) ||
+      (uint64_t)pixels * inner > TMAP_BOX_LIMIT_BYTES)
+    return false;
   d->im2col.pixels = pixels, d->im2col.channels = m->channels;
   d->box_bytes = pixels * inner; /* at most 1024 * 256 * 8 bytes */
   return true;

@@ -490,7 +490,9 @@ Test(tmap, im2col_pixels_are_1_to_1024_and_channels_1_to_256) {
   rejects(&f, GCL_ERROR_TENSOR, "im2col.channels = 0", "1 ... 256", NULL);
   f.o.im2col.channels = 257;
   rejects(&f, GCL_ERROR_TENSOR, "im2col.channels = 257", NULL, NULL);
-  f.o.im2col.channels = 256;
+  f.o.im2col.channels = 256; /* 1024 x 256 x 2 bytes: over the 228 KiB box limit */
+  rejects(&f, GCL_ERROR_TENSOR, "im2col.pixels x channels = 1024 x 256", "228 KiB", NULL);
+  f.o.im2col.pixels = 456; /* 233472 bytes */
   accepts(&f);
 }
 

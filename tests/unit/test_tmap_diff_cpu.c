@@ -111,6 +111,16 @@ Test(tmap_diff_cpu, im2col_corners_past_the_image_are_the_drivers_to_judge) {
   cr_assert_eq(gcl_tensormap_check(&f.t, &f.o, NULL), GCL_OK, "%s", gcl_last_error());
 }
 
+/* The im2col box (pixels x channels) has the tiled box's limit: 228 KiB (measured on the H200). */
+Test(tmap_diff_cpu, im2col_boxes_over_228_kib_are_refused) {
+  fixture f;
+  nhwc(&f, 2, 8, 8, 256);
+  f.o.im2col.pixels = 456, f.o.im2col.channels = 256; /* 456 x 512 bytes = 233472: encoded */
+  cr_assert_eq(gcl_tensormap_check(&f.t, &f.o, NULL), GCL_OK, "%s", gcl_last_error());
+  f.o.im2col.pixels = 457;
+  refused_with(&f, "im2col.pixels x channels = 457 x 256 elements of 2 bytes = 233984 bytes", "228 KiB");
+}
+
 Test(tmap_diff_cpu, im2col_channels_are_a_multiple_of_16_bytes) {
   fixture f;
   nhwc(&f, 2, 8, 8, 64);

@@ -95,6 +95,7 @@ static void pick_im2col(tmap_gen *g, tmap_case *c, const uint64_t *dims, unsigne
   if (maxc > 256) maxc = 256;
   m->channels = unit * (1 + RND(maxc / unit));
   m->pixels = 1 + RND(RND(4) ? 256 : 1024);
+  while ((uint64_t)m->pixels * m->channels * eb > BOX_LIMIT_BYTES) m->pixels /= 2; /* measured limit */
   int32_t lim = rank == 3 ? 32768 : rank == 4 ? 128 : 16;
   for (uint32_t i = 0; i + 2 < rank; i++) {
     int64_t d = (int64_t)dims[i + 1];
