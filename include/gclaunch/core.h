@@ -647,13 +647,15 @@ typedef struct gcl_tensormap_desc {
  * gclaunch knows, documented or not, in one pass without the driver (docs/tensormap-rules.md
  * lists them with their sources): device type CUDA or CUDA managed; rank 1-5; innermost
  * dimension contiguous; address after byte_offset 16-byte aligned, 32 with 32-byte interleave;
- * strides positive multiples of 16 (32) below 2^40; dims 1 ... 2^32; box 1-256 with inner box
- * bytes a multiple of 16 and within the swizzle span, and under 512 KiB in all; element strides
- * 1-8; interleave, swizzle, L2 and fill values and their combinations; with options->store, an
- * innermost extent in bytes that is a multiple of 16. With options->im2col.pixels > 0 the
- * cuTensorMapEncodeIm2col ones instead of the box's: rank 3-5, pixels 1-1024, channels 1-256
- * with channels * element size a multiple of 16 and within the swizzle span, corners within
- * their rank's range and a bounding box of non-zero area. A size-1 dimension's stride is
+ * strides 0 or multiples of 16 (32) below 2^40; dims 1 ... 2^32; box 1-256 with inner box
+ * bytes a multiple of 16 and within the swizzle span, and element size x the product of
+ * floor(box / element stride) at most 228 KiB (the driver's limit, measured on the H200);
+ * element strides 1-8; interleave, swizzle, L2 and fill values and their combinations; with
+ * options->store, an innermost extent in bytes that is a multiple of 16. With
+ * options->im2col.pixels > 0 the cuTensorMapEncodeIm2col ones instead of the box's: rank 3-5,
+ * pixels 1-1024, channels 1-256 with channels * element size a multiple of 16 and within the
+ * swizzle span, pixels x channels x element size at most 228 KiB, corners within their rank's
+ * range. A size-1 dimension's stride is
  * irrelevant and replaced by a valid one. On success fills *desc when desc is not NULL.
  * GCL_ERROR_TENSOR naming "tensor", the DLPack dimension or option, the value and the limit;
  * GCL_ERROR_INVALID_ARGUMENT for NULL t or options or a bad enum value. Thread-safe. */

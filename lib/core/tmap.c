@@ -17,8 +17,6 @@
 #define TMAP_STRIDE_LIMIT (1ull << 40) /* globalStrides[i] < 2^40 */
 #define TMAP_BOX_MAX 256u
 #define TMAP_ESTRIDE_MAX 8u
-/* A tiled box of this many bytes or more is refused: the driver refused a 512 KiB and a 1 MiB box
- * on the H200 (docs/facts.md) while the documentation names no limit; docs/tensormap-rules.md. */
 /* The driver's box limit, measured on the H200 (driver 580, CUDA 13.0; 400,000 descriptions, no
  * exception either way): element bytes x the product over every dimension of
  * floor(box[i] / element_strides[i]) at most 228 KiB -- the shared memory of an sm_90 SM. The
