@@ -167,6 +167,18 @@ static gcl_status check_kernel(const gcl_image *img, size_t k, const char *fn) {
   return GCL_OK;
 }
 
+/* check_kernel, then parameter p of kernel k: *ker on success. */
+static gcl_status check_param(const gcl_image *img, size_t k, size_t p, const char *fn,
+                              const gcl__image_kernel **ker) {
+  gcl_status s = check_kernel(img, k, fn);
+  if (s != GCL_OK) return s;
+  *ker = &img->kernels[k];
+  if (p >= (*ker)->info.param_count)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: parameter %zu out of range: kernel '%s' has %zu",
+                     fn, p, (*ker)->name, (*ker)->info.param_count);
+  return GCL_OK;
+}
+
 gcl_status gcl_image_kernel(const gcl_image *img, size_t k, gcl_image_kernel_info *info) {
   gcl_status s = check_kernel(img, k, "gcl_image_kernel");
   if (s != GCL_OK) return s;
@@ -177,13 +189,9 @@ gcl_status gcl_image_kernel(const gcl_image *img, size_t k, gcl_image_kernel_inf
 
 gcl_status gcl_image_param(const gcl_image *img, size_t k, size_t p, size_t *offset,
                            size_t *size, size_t *align) {
-  gcl_status s = check_kernel(img, k, "gcl_image_param");
+  const gcl__image_kernel *ker;
+  gcl_status s = check_param(img, k, p, "gcl_image_param", &ker);
   if (s != GCL_OK) return s;
-  const gcl__image_kernel *ker = &img->kernels[k];
-  if (p >= ker->info.param_count)
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT,
-                     "gcl_image_param: parameter %zu out of range: kernel '%s' has %zu", p,
-                     ker->name, ker->info.param_count);
   if (offset) *offset = ker->params[p].offset;
   if (size) *size = ker->params[p].size;
   if (align) *align = ker->params[p].align;
@@ -194,13 +202,9 @@ gcl_status gcl_image_param(const gcl_image *img, size_t k, size_t p, size_t *off
  * it): "u32", "ptr" or "bytes(N) align(A)". */
 gcl_status gcl_image_param_type(const gcl_image *img, size_t k, size_t p, gcl_param_kind *kind,
                                 gcl_scalar *scalar) {
-  gcl_status s = check_kernel(img, k, "gcl_image_param_type");
+  const gcl__image_kernel *ker;
+  gcl_status s = check_param(img, k, p, "gcl_image_param_type", &ker);
   if (s != GCL_OK) return s;
-  const gcl__image_kernel *ker = &img->kernels[k];
-  if (p >= ker->info.param_count)
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT,
-                     "gcl_image_param_type: parameter %zu out of range: kernel '%s' has %zu", p,
-                     ker->name, ker->info.param_count);
   const char *text = ker->params[p].kind;
   gcl_param_kind pk = GCL_PARAM_SCALAR;
   gcl_scalar sc = GCL_SCALAR_VOID;
