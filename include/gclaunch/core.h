@@ -603,7 +603,10 @@ typedef struct gcl_tensormap_im2col {
   uint32_t channels;  /* channelsPerPixel: 1 ... 256 */
   int32_t lower[3];   /* pixelBoxLowerCorner per spatial dimension (W, H, D); entries past the
                          tensor's rank - 2 spatial dimensions are ignored. Range: +-2^15 for rank
-                         3, [-128, 127] for rank 4, [-16, 15] for rank 5 */
+                         3, [-128, 127] for rank 4, [-16, 15] for rank 5. The box must hold a
+                         pixel: lower[i] < size + upper[i], the sum in 32 bits signed, as the
+                         driver computes it (measured); with interleave the driver takes the
+                         size of the dimension one further in (TMA dimension i, not i + 1) */
   int32_t upper[3];   /* pixelBoxUpperCorner, same ranges */
 } gcl_tensormap_im2col;
 
@@ -655,7 +658,7 @@ typedef struct gcl_tensormap_desc {
  * options->im2col.pixels > 0 the cuTensorMapEncodeIm2col ones instead of the box's: rank 3-5,
  * pixels 1-1024, channels 1-256 with channels * element size a multiple of 16 and within the
  * swizzle span, pixels x channels x element size at most 228 KiB, corners within their rank's
- * range. A size-1 dimension's stride is
+ * range leaving the bounding box at least one pixel per spatial dimension. A size-1 dimension's stride is
  * irrelevant and replaced by a valid one. On success fills *desc when desc is not NULL.
  * GCL_ERROR_TENSOR naming "tensor", the DLPack dimension or option, the value and the limit;
  * GCL_ERROR_INVALID_ARGUMENT for NULL t or options or a bad enum value. Thread-safe. */

@@ -102,13 +102,50 @@ static void refused_with(fixture *f, const char *a, const char *b) {
   if (b) cr_assert(strstr(m, b), "message lacks '%s': %s", b, m);
 }
 
-/* The driver encodes corners that leave a spatial dimension no pixel (measured on the H200,
- * driver 580): no rule of gclaunch refuses them any more. */
-Test(tmap_diff_cpu, im2col_corners_past_the_image_are_the_drivers_to_judge) {
+/* The im2col bounding box must hold a pixel along every spatial dimension: lower < size + upper,
+ * the sum in the driver's signed 32 bits; with interleave the driver measures corner i against
+ * the dimension one further in (all measured on the H200, driver 580). */
+Test(tmap_diff_cpu, im2col_boxes_without_a_pixel_are_refused) {
   fixture f;
   nhwc(&f, 2, 8, 8, 64);
   f.o.im2col.lower[0] = 3, f.o.im2col.upper[0] = -5; /* W: 8 - 5 - 3 = 0 pixels */
+  refused_with(&f, "im2col bounding box along W is empty: dimension 2 has size 8, and size + "
+               "upper[0] - lower[0] = 8 + -5 - 3 = 0; expected at least 1", NULL);
+  f.o.im2col.lower[0] = 2; /* one pixel */
   cr_assert_eq(gcl_tensormap_check(&f.t, &f.o, NULL), GCL_OK, "%s", gcl_last_error());
+  f.o.im2col.lower[1] = -1, f.o.im2col.upper[1] = -10; /* H: 8 - 10 + 1 = -1 */
+  refused_with(&f, "along H is empty: dimension 1 has size 8", "= -1; expected at least 1");
+}
+
+Test(tmap_diff_cpu, im2col_boxes_with_interleave_are_measured_one_dimension_further_in) {
+  fixture f;
+  nhwc(&f, 2, 8, 8, 64);
+  f.o.interleave = GCL_TENSORMAP_INTERLEAVE_16B;
+  f.o.im2col.lower[0] = 3, f.o.im2col.upper[0] = -5; /* against C = 64: 56 pixels */
+  cr_assert_eq(gcl_tensormap_check(&f.t, &f.o, NULL), GCL_OK, "%s", gcl_last_error());
+  f.o.im2col.lower[0] = 100, f.o.im2col.upper[0] = 36; /* 64 + 36 - 100 = 0 */
+  refused_with(&f, "along W is empty: dimension 3 has size 64", "with interleave the driver "
+               "measures corner 0 against dimension 3, one further in");
+  f.o.im2col.lower[0] = 0, f.o.im2col.upper[0] = 0;
+  f.o.im2col.lower[1] = 0, f.o.im2col.upper[1] = -8; /* H is measured against W = 8: 0 */
+  refused_with(&f, "along H is empty: dimension 2 has size 8", "corner 1 against dimension 2");
+}
+
+Test(tmap_diff_cpu, im2col_box_sums_wrap_at_32_bits_as_the_drivers_do) {
+  fixture f;
+  nhwc(&f, 2, 8, 8, 64);
+  f.t.ndim = 3, f.shape[0] = 1, f.shape[1] = 1ll << 31, f.shape[2] = 8; /* N, W, C */
+  f.o.im2col.lower[0] = -3, f.o.im2col.upper[0] = 0; /* 2^31 + 0 wraps to -2^31 */
+  refused_with(&f, "dimension 1 has size 2147483648, and size + upper[0] = 2147483648 wraps to "
+               "-2147483648 in the driver's signed 32-bit arithmetic; lower[0] = -3 must be "
+               "below it", NULL);
+  f.o.im2col.upper[0] = -3; /* 2^31 - 3 */
+  cr_assert_eq(gcl_tensormap_check(&f.t, &f.o, NULL), GCL_OK, "%s", gcl_last_error());
+  f.shape[1] = (1ll << 32) - 1; /* + upper wraps to -4: above -32768, not above 0 */
+  f.o.im2col.lower[0] = -32768;
+  cr_assert_eq(gcl_tensormap_check(&f.t, &f.o, NULL), GCL_OK, "%s", gcl_last_error());
+  f.o.im2col.lower[0] = 0, f.o.im2col.upper[0] = 0;
+  refused_with(&f, "size + upper[0] = 4294967295 wraps to -1", "lower[0] = 0 must be below it");
 }
 
 /* The im2col box (pixels x channels) has the tiled box's limit: 228 KiB (measured on the H200). */

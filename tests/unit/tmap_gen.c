@@ -33,6 +33,12 @@ static bool is_float(DLDataType dt) { return dt.code == 2 || dt.code == 4; }
 
 static uint64_t round_up(uint64_t v, uint64_t m) { return (v + m - 1) / m * m; }
 
+/* v as the driver's signed 32 bits see it */
+static int64_t wrap32(uint64_t v) {
+  uint32_t w = (uint32_t)v;
+  return w < 0x80000000u ? (int64_t)w : (int64_t)w - 0x100000000ll;
+}
+
 static unsigned span_of(int swizzle) { return swizzle > 0 && swizzle <= 3 ? 16u << swizzle : 0u; }
 
 /* Strides (TMA dimensions 1 ... rank-1, in bytes, multiples of align, < 2^40) for dims: padded
@@ -98,10 +104,18 @@ static void pick_im2col(tmap_gen *g, tmap_case *c, const uint64_t *dims, unsigne
   while ((uint64_t)m->pixels * m->channels * eb > BOX_LIMIT_BYTES) m->pixels /= 2; /* measured limit */
   int32_t lim = rank == 3 ? 32768 : rank == 4 ? 128 : 16;
   for (uint32_t i = 0; i + 2 < rank; i++) {
-    int64_t d = (int64_t)dims[i + 1];
+    /* lower < size + upper, the sum in signed 32 bits; with interleave the driver measures
+     * corner i against TMA dimension i (measured: docs/tensormap-rules.md) */
+    uint64_t d = dims[c->o.interleave ? i : i + 1];
     int32_t u = (int32_t)RND(2 * (uint32_t)lim) - lim;
-    int64_t top = d + u - 1; /* lower <= size + upper - 1: non-zero area */
-    if (top < -lim) u = lim - 1, top = d + u - 1;
+    int64_t top = wrap32(d + (uint64_t)(int64_t)u) - 1;
+    for (int tries = 0; top < -lim && tries < 64; tries++) /* huge sizes wrap below every lower */
+      u = (int32_t)RND(2 * (uint32_t)lim) - lim, top = wrap32(d + (uint64_t)(int64_t)u) - 1;
+    if (top < -lim) { /* no upper fits: the dimension shrinks to one the corners can span */
+      c->shape[c->t.ndim - 1 - (int)(c->o.interleave ? i : i + 1)] = 1;
+      c->t.strides = c->strides; /* compact strides would follow the new size */
+      u = 0, top = 0;
+    }
     if (top > lim - 1) top = lim - 1;
     m->upper[i] = u;
     m->lower[i] = (int32_t)(-lim + (int64_t)RND((uint32_t)(top + lim + 1)));
@@ -270,12 +284,16 @@ void tmap_gen_edge(tmap_gen *g, tmap_case *c, uint64_t mem) {
     break;
   }
   case A_AREA: {
+    /* size + upper - lower = want (the sum in signed 32 bits), with the corners in range; the
+     * size is that of the dimension the driver pairs with corner k (one lower with interleave) */
     uint32_t k = RND((uint32_t)rank - 2);
-    int64_t size = c->shape[rank - 2 - (int)k], want = PICK(-1, 0, 1, 2);
+    int64_t size = wrap32((uint64_t)c->shape[rank - (o->interleave ? 1 : 2) - (int)k]);
+    int64_t want = PICK(-1, 0, 1, 2);
     int32_t lim = rank == 3 ? 32768 : rank == 4 ? 128 : 16;
-    /* size + upper - lower = want, with lower in range */
     int64_t lower = -(int64_t)RND((uint32_t)lim), upper = want - size + lower;
     if (upper < -lim) lower += -lim - upper, upper = -lim;
+    if (upper > lim - 1) lower -= upper - (lim - 1), upper = lim - 1;
+    if (lower < -lim || lower > lim - 1) break; /* out of reach of the corners: stays valid */
     o->im2col.lower[k] = (int32_t)lower, o->im2col.upper[k] = (int32_t)upper;
     break;
   }
@@ -321,7 +339,7 @@ const char *tmap_gen_raw(const tmap_case *c, tmap_raw *r) {
     int dl = (int)(r->rank - 1 - i);
     r->dims[i] = (uint64_t)t->shape[dl];
     int64_t s = t->strides ? t->strides[dl] : (int64_t)compact;
-    compact *= (uint64_t)t->shape[dl];
+    if (__builtin_mul_overflow(compact, (uint64_t)t->shape[dl], &compact)) compact = INT64_MAX;
     if (i == 0) continue;
     uint64_t sub = 0;
     bool use = false;
@@ -330,7 +348,10 @@ const char *tmap_gen_raw(const tmap_case *c, tmap_raw *r) {
       else use = !__builtin_mul_overflow(r->strides[i - 2], r->dims[i - 1], &sub);
       use = use && sub < STRIDE_LIMIT;
     }
-    r->strides[i - 1] = use ? sub : (uint64_t)s * eb;
+    /* an overflowing stride saturates (as gclaunch reads it) instead of wrapping to a small one */
+    uint64_t bytes;
+    if (s < 0 || __builtin_mul_overflow((uint64_t)s, eb, &bytes)) bytes = UINT64_MAX;
+    r->strides[i - 1] = use ? sub : bytes;
   }
   for (uint32_t i = 0; i < r->rank; i++) {
     r->box[i] = i < 5 ? o->box[i] : 1;
