@@ -339,6 +339,7 @@ typedef struct gclpy_tensormap {
   PyObject *tensor;         /* the __dlpack__ object */
   PyObject *box;            /* the box as given (tuple, the tensor's dimension order) */
   gcl_tensormap_options options; /* TMA order */
+  Py_ssize_t estride_rank;  /* element_strides given: how many (0: none) */
 } gclpy_tensormap;
 int gclpy_tensormap_init_types(PyObject *module, gclpy_state *st);
 /* Encodes maps (a TensorMap or a sequence of them) into n consecutive tensormap leaves from

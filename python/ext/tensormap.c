@@ -74,13 +74,78 @@ static int dims_arg(gclpy_state *st, PyObject *v, const char *what, long long lo
 }
 
 static const char *const tensormap_names[] = {"tensor", "box", "swizzle", "store", "oob_nan",
-                                              "l2", "element_strides", "interleave"};
-static const gclpy_params tensormap_params = {"TensorMap", tensormap_names, 8, 2, 2};
+                                              "l2", "element_strides", "interleave", "im2col",
+                                              "lower", "upper"};
+static const gclpy_params tensormap_params = {"TensorMap", tensormap_names, 11, 2, 1};
+
+/* A sequence of exactly want ints (want 0: 1 ... max) in [lo, hi] into out, in the given order.
+ * *n: how many. */
+static int ints_arg(gclpy_state *st, PyObject *v, const char *what, Py_ssize_t want, Py_ssize_t max,
+                    long long lo, long long hi, long long *out, Py_ssize_t *n) {
+  if (PyUnicode_Check(v) || PyBytes_Check(v) || !PySequence_Check(v)) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "%s: expected a sequence of ints", what);
+    return gclpy_type_error(msg, v), -1;
+  }
+  PyObject *t = PySequence_Tuple(v);
+  if (!t) return -1;
+  Py_ssize_t r = PyTuple_Size(t);
+  if (want ? r != want : r < 1 || r > max) {
+    if (want)
+      gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "%s: expected %zd ints, got %zd", what, want, r);
+    else
+      gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "%s: expected 1 to %zd ints, got %zd", what, max, r);
+    return Py_DECREF(t), -1;
+  }
+  for (Py_ssize_t i = 0; i < r; i++) {
+    char item[96];
+    snprintf(item, sizeof item, "%s[%zd]", what, i);
+    if (gclpy_long_arg(st, PyTuple_GetItem(t, i), item, lo, hi, &out[i]) < 0) return Py_DECREF(t), -1;
+  }
+  Py_DECREF(t);
+  if (n) *n = r;
+  return 0;
+}
+
+/* im2col=(pixels, channels), lower=, upper= (innermost spatial dimension first: W, H, D, as the C
+ * options and run's tmap: spec) into o; box must then be absent. */
+static int im2col_args(gclpy_state *st, PyObject *const *v, bool has_box, gcl_tensormap_options *o) {
+  enum { IM2COL = 8, LOWER, UPPER };
+  bool on = v[IM2COL] && v[IM2COL] != Py_None;
+  bool corners = (v[LOWER] && v[LOWER] != Py_None) || (v[UPPER] && v[UPPER] != Py_None);
+  if (!on && corners)
+    return gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "TensorMap lower/upper: im2col corners "
+                           "need im2col=(pixels, channels)"), -1;
+  if (!on) {
+    if (has_box) return 0;
+    return gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "TensorMap: give a box, or "
+                           "im2col=(pixels, channels) for an im2col map"), -1;
+  }
+  if (has_box)
+    return gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "TensorMap: box and im2col exclude "
+                           "each other (an im2col map has no box)"), -1;
+  long long pc[2], c[3];
+  Py_ssize_t n;
+  if (ints_arg(st, v[IM2COL], "TensorMap im2col", 2, 2, 0, UINT32_MAX, pc, NULL) < 0) return -1;
+  if (pc[0] == 0)
+    return gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "TensorMap im2col: pixels = 0: "
+                           "expected 1 ... 1024"), -1;
+  o->im2col.pixels = (uint32_t)pc[0], o->im2col.channels = (uint32_t)pc[1];
+  const char *what[2] = {"TensorMap lower", "TensorMap upper"};
+  int32_t *out[2] = {o->im2col.lower, o->im2col.upper};
+  for (int k = 0; k < 2; k++) {
+    PyObject *x = v[LOWER + k];
+    if (!x || x == Py_None) continue;
+    if (ints_arg(st, x, what[k], 0, 3, INT32_MIN, INT32_MAX, c, &n) < 0) return -1;
+    for (Py_ssize_t i = 0; i < n; i++) out[k][i] = (int32_t)c[i];
+  }
+  return 0;
+}
 
 static PyObject *tensormap_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
   gclpy_state *st = (gclpy_state *)PyType_GetModuleState(type);
   enum { T, BOX, SWIZZLE, STORE, OOB, L2, ESTRIDES, INTERLEAVE };
-  PyObject *v[8];
+  PyObject *v[11];
   if (gclpy_parse_tuple(&tensormap_params, args, kwds, v) < 0) return NULL;
   if (!gclpy_has_dlpack(st, v[T])) return gclpy_type_error("TensorMap: expected a __dlpack__ tensor", v[T]);
   static const long long sw_bytes[4] = {0, 32, 64, 128}, l2_bytes[4] = {0, 64, 128, 256};
@@ -91,14 +156,18 @@ static PyObject *tensormap_new(PyTypeObject *type, PyObject *args, PyObject *kwd
   long long interleave = 0;
   int store = v[STORE] ? PyObject_IsTrue(v[STORE]) : 0, oob = v[OOB] ? PyObject_IsTrue(v[OOB]) : 0;
   if (store < 0 || oob < 0) return NULL;
-  if (dims_arg(st, v[BOX], "TensorMap box", 0, o.box, &rank, &box) < 0) return NULL;
+  bool has_box = v[BOX] && v[BOX] != Py_None;
+  if (im2col_args(st, v, has_box, &o) < 0) return NULL;
+  if (has_box ? dims_arg(st, v[BOX], "TensorMap box", 0, o.box, &rank, &box) < 0
+              : !(box = Py_NewRef(Py_None)))
+    return NULL;
   if ((v[ESTRIDES] && v[ESTRIDES] != Py_None &&
        dims_arg(st, v[ESTRIDES], "TensorMap element_strides", 0, o.element_strides, &erank, NULL) < 0) ||
       enum_arg(st, v[SWIZZLE], "TensorMap swizzle", sw_bytes, &o.swizzle) < 0 ||
       enum_arg(st, v[L2], "TensorMap l2", l2_bytes, &o.l2_promotion) < 0 ||
       (v[INTERLEAVE] && gclpy_long_arg(st, v[INTERLEAVE], "TensorMap interleave", 0, 2, &interleave) < 0))
     return Py_DECREF(box), NULL;
-  if (erank && erank != rank) {
+  if (erank && has_box && erank != rank) {
     Py_DECREF(box);
     return gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "TensorMap element_strides: %zd values "
                            "for a box of %zd (give one per dimension)", erank, rank);
@@ -111,6 +180,7 @@ static PyObject *tensormap_new(PyTypeObject *type, PyObject *args, PyObject *kwd
   tm->tensor = Py_NewRef(v[T]);
   tm->box = box;
   tm->options = o;
+  tm->estride_rank = erank;
   return (PyObject *)tm;
 }
 
@@ -143,6 +213,15 @@ static int cleared(gclpy_state *st, gclpy_tensormap *tm) {
 /* The options of tm for a tensor of ndim dimensions (the box must give each one). */
 static int options_for(gclpy_state *st, gclpy_tensormap *tm, const DLTensor *t,
                        gcl_tensormap_options *o) {
+  if (tm->box == Py_None) { /* im2col: the library checks the rank */
+    if (tm->estride_rank && tm->estride_rank != t->ndim) {
+      gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "TensorMap element_strides: %zd values for "
+                      "a tensor of %d dimensions (give one per dimension, in the tensor's order)",
+                      tm->estride_rank, (int)t->ndim);
+      return -1;
+    }
+    return *o = tm->options, 0;
+  }
   Py_ssize_t r = PyTuple_Size(tm->box);
   if (r != t->ndim) {
     gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "TensorMap box: %zd sizes for a tensor of %d "
@@ -333,11 +412,24 @@ static PyObject *tensormap_describe(PyObject *self, PyObject *unused) {
     PyTuple_SetItem(box, i, PyLong_FromUnsignedLong(desc.box[i]));
     if (i + 1 < desc.rank) PyTuple_SetItem(strides, i, PyLong_FromUnsignedLongLong(desc.strides[i]));
   }
-  return Py_BuildValue("{s:i,s:I,s:K,s:N,s:N,s:N,s:I,s:i,s:i}", "type", (int)desc.type,
-                       "element_bytes", desc.element_bytes, "address",
-                       (unsigned long long)desc.address, "dims", dims, "strides", strides, "box",
-                       box, "box_bytes", desc.box_bytes, "swizzle", desc.swizzle, "l2_promotion",
-                       desc.l2_promotion);
+  PyObject *r = Py_BuildValue("{s:i,s:I,s:K,s:N,s:N,s:N,s:I,s:i,s:i}", "type", (int)desc.type,
+                              "element_bytes", desc.element_bytes, "address",
+                              (unsigned long long)desc.address, "dims", dims, "strides", strides,
+                              "box", box, "box_bytes", desc.box_bytes, "swizzle", desc.swizzle,
+                              "l2_promotion", desc.l2_promotion);
+  if (!r || !desc.im2col.pixels) return r;
+  uint32_t spatial = desc.rank - 2; /* im2col: rank 3 ... 5 */
+  PyObject *lo = PyTuple_New(spatial), *up = PyTuple_New(spatial);
+  for (uint32_t i = 0; lo && up && i < spatial; i++) {
+    PyTuple_SetItem(lo, i, PyLong_FromLong(desc.im2col.lower[i]));
+    PyTuple_SetItem(up, i, PyLong_FromLong(desc.im2col.upper[i]));
+  }
+  PyObject *m = lo && up ? Py_BuildValue("{s:I,s:I,s:N,s:N}", "pixels", desc.im2col.pixels,
+                                         "channels", desc.im2col.channels, "lower", lo, "upper", up)
+                         : (Py_XDECREF(lo), Py_XDECREF(up), NULL);
+  if (!m || PyDict_SetItemString(r, "im2col", m) < 0) Py_CLEAR(r);
+  Py_XDECREF(m);
+  return r;
 }
 
 static PyObject *tm_get_tensor(PyObject *self, void *c) {
@@ -354,6 +446,13 @@ static PyObject *tm_get_store(PyObject *self, void *c) { (void)c; return PyBool_
 
 static PyObject *tensormap_repr(PyObject *self) {
   gclpy_tensormap *tm = (gclpy_tensormap *)self;
+  if (tm->options.im2col.pixels)
+    return PyUnicode_FromFormat("<gclaunch.TensorMap im2col=(%u, %u) lower=(%d, %d, %d) "
+                                "upper=(%d, %d, %d) swizzle=%d>", tm->options.im2col.pixels,
+                                tm->options.im2col.channels, tm->options.im2col.lower[0],
+                                tm->options.im2col.lower[1], tm->options.im2col.lower[2],
+                                tm->options.im2col.upper[0], tm->options.im2col.upper[1],
+                                tm->options.im2col.upper[2], tm->options.swizzle);
   return PyUnicode_FromFormat("<gclaunch.TensorMap box=%R swizzle=%d store=%d>", tm->box,
                               tm->options.swizzle, tm->options.store);
 }
@@ -363,12 +462,13 @@ static PyMethodDef tensormap_methods[] = {
    "describe($self, /)\n--\n\nChecks the map on the CPU (gcl_tensormap_check: every documented\n"
    "cuTensorMapEncodeTiled rule) and returns what would be encoded, in TMA order (innermost\n"
    "first): type, element_bytes, address (data + byte_offset), dims, strides (bytes), box,\n"
-   "box_bytes (the mbarrier transaction count), swizzle, l2_promotion. Raises gclaunch.Error."},
+   "box_bytes (the mbarrier transaction count), swizzle, l2_promotion; an im2col map adds\n"
+   "im2col: {pixels, channels, lower, upper}. Raises gclaunch.Error (TensorError naming the rule)."},
   {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef tensormap_getset[] = {
   {"tensor", tm_get_tensor, NULL, "the __dlpack__ tensor the map describes", NULL},
-  {"box", tm_get_box, NULL, "the box, in the tensor's dimension order", NULL},
+  {"box", tm_get_box, NULL, "the box, in the tensor's dimension order (None: an im2col map)", NULL},
   {"store", tm_get_store, NULL, "True: a TMA store destination (checked for the 16-byte rule)", NULL},
   {NULL, NULL, NULL, NULL, NULL}};
 
@@ -376,8 +476,8 @@ static PyType_Slot tensormap_slots[] = {
   {Py_tp_new, tensormap_new}, {Py_tp_dealloc, tensormap_dealloc}, {Py_tp_repr, tensormap_repr},
   {Py_tp_traverse, tensormap_traverse}, {Py_tp_clear, tensormap_clear},
   {Py_tp_methods, tensormap_methods}, {Py_tp_getset, tensormap_getset},
-  {Py_tp_doc, "TensorMap(tensor, box, *, swizzle=0, store=False, oob_nan=False, l2=0, "
-              "element_strides=None, interleave=0)\n--\n\n"
+  {Py_tp_doc, "TensorMap(tensor, box=None, *, swizzle=0, store=False, oob_nan=False, l2=0, "
+              "element_strides=None, interleave=0, im2col=None, lower=None, upper=None)\n--\n\n"
               "A TMA descriptor to encode from any __dlpack__ tensor (CUDA memory; byte_offset\n"
               "honoured, 16-byte alignment checked) when assigned into args: args['maps[3]'] = tm,\n"
               "or a list into a tensormap[N]. box and element_strides are in the tensor's dimension\n"
@@ -387,7 +487,11 @@ static PyType_Slot tensormap_slots[] = {
               "encode is checked by the library when the map is assigned (gclaunch.Error); ints out of\n"
               "their C range (box, element_strides < 0 or >= 2**32; swizzle, l2, interleave not one\n"
               "of their values) raise gclaunch.RangeError. Args keep the tensor alive while they\n"
-              "hold a map encoded from it."},
+              "hold a map encoded from it.\n"
+              "im2col=(pixels, channels) instead of a box makes an im2col map (cuTensorMapEncodeIm2col)\n"
+              "over a channels-last tensor ([N, W, C], [N, H, W, C] or [N, D, H, W, C]); lower and\n"
+              "upper are the bounding box's corners, innermost spatial dimension first (W, H, D),\n"
+              "as in the C options and run's tmap: spec."},
   {0, NULL}};
 static PyType_Spec tensormap_spec = {"gclaunch.TensorMap", sizeof(gclpy_tensormap), 0,
                                      Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_GC,

@@ -95,14 +95,18 @@ class Layout:
 
 class TensorMap:
     """A TMA descriptor to encode from a __dlpack__ tensor when assigned into Args; box and
-    element_strides in the tensor's dimension order."""
-    def __init__(self, tensor: _DLPack, box: Union[int, Sequence[int]], *, swizzle: int = 0,
-                 store: bool = False, oob_nan: bool = False, l2: int = 0,
-                 element_strides: Sequence[int] | None = None, interleave: int = 0) -> None: ...
+    element_strides in the tensor's dimension order. im2col=(pixels, channels) instead of a box
+    makes an im2col map over a channels-last tensor; lower and upper are its bounding box's
+    corners, innermost spatial dimension first (W, H, D)."""
+    def __init__(self, tensor: _DLPack, box: Union[int, Sequence[int], None] = None, *,
+                 swizzle: int = 0, store: bool = False, oob_nan: bool = False, l2: int = 0,
+                 element_strides: Sequence[int] | None = None, interleave: int = 0,
+                 im2col: tuple[int, int] | None = None, lower: Sequence[int] | None = None,
+                 upper: Sequence[int] | None = None) -> None: ...
     @property
     def tensor(self) -> _DLPack: ...
     @property
-    def box(self) -> tuple[int, ...]: ...
+    def box(self) -> tuple[int, ...] | None: ...
     @property
     def store(self) -> bool: ...
     def describe(self) -> dict[str, Any]: ...

@@ -314,6 +314,73 @@ class FakeDriverTest(unittest.TestCase):
                     tm.describe()  # gcl_tensormap_check: the same rule, the same words
                 self.assertIn(text, str(cm2.exception))
 
+    def test_im2col_maps(self):
+        # im2col=(pixels, channels) instead of a box: cuTensorMapEncodeIm2col with the corners
+        # innermost first (W, H), as the C options and run's tmap: spec; the same named refusals
+        # before the driver (issue 36), and the usage errors of the keywords.
+        k = self.mega.kernel("megakernel_copy_16", MAPS16)
+        a = k.args()
+        FAKE.fakecuda_calls.restype = C.c_long
+        calls = lambda name: FAKE.fakecuda_calls(name)
+        nhwc = T.FakeTensor(self.p, self.base, shape=(2, 8, 8, 16))  # N, H, W, C float32
+        tm = g.TensorMap(nhwc, im2col=(64, 16), lower=(-1, -2), upper=(1, 0))
+        self.assertIsNone(tm.box)
+        self.assertIn("im2col=(64, 16) lower=(-1, -2, 0) upper=(1, 0, 0)", repr(tm))
+        d = tm.describe()
+        self.assertEqual(d["im2col"], {"pixels": 64, "channels": 16, "lower": (-1, -2), "upper": (1, 0)})
+        self.assertEqual(d["dims"], (16, 8, 8, 2))
+        self.assertEqual(d["box_bytes"], 64 * 16 * 4)
+        before = calls(b"cuTensorMapEncodeIm2col")
+        a["maps[0]"] = tm
+        self.assertEqual(calls(b"cuTensorMapEncodeIm2col"), before + 1)
+        self.assertTrue(a.is_set("maps[0]"))
+        a["maps[1]"] = [tm] * 15
+        a["work"], a["n_work"] = 0x100, 0
+        self.assertEqual(self.map_address(a.buffer(), k.layout.field("maps[0]").offset), self.base)
+        refusals = [
+            (dict(im2col=(64, 16), lower=(3, 0), upper=(-5, 0)),
+             "im2col bounding box along W is empty: dimension 2 has size 8, and size + upper[0] - "
+             "lower[0] = 8 + -5 - 3 = 0; expected at least 1"),
+            (dict(im2col=(64, 16), lower=(0, 200)), "im2col.lower[1] (H, dimension 1) = 200: expected -128 ... 127"),
+            (dict(im2col=(1025, 16)), "im2col.pixels = 1025: expected 1 ... 1024"),
+            (dict(im2col=(64, 6)), "im2col.channels (dimension 3) = 6 elements of 4 bytes = 24 bytes"),
+            (dict(im2col=(1024, 64)), "im2col.pixels x channels = 1024 x 64 elements of 4 bytes = 262144 bytes"),
+        ]
+        buf = a.buffer()
+        for kw, text in refusals:
+            with self.subTest(text=text):
+                before = calls(b"cuTensorMapEncodeIm2col")
+                bad = g.TensorMap(nhwc, **kw)
+                with self.assertRaises(g.TensorError) as cm:
+                    a["maps[0]"] = bad
+                self.assertIn(text, str(cm.exception))
+                self.assertEqual(calls(b"cuTensorMapEncodeIm2col"), before, "the driver was called")
+                self.assertEqual(a.buffer(), buf)  # nothing changed
+                with self.assertRaises(g.TensorError) as cm2:
+                    bad.describe()
+                self.assertIn(text, str(cm2.exception))
+        usage = [
+            (lambda: g.TensorMap(nhwc), "give a box, or im2col=(pixels, channels)"),
+            (lambda: g.TensorMap(nhwc, (1, 8, 8, 16), im2col=(64, 16)), "box and im2col exclude each other"),
+            (lambda: g.TensorMap(nhwc, (1, 8, 8, 16), lower=(0,)), "im2col corners need im2col=(pixels, channels)"),
+            (lambda: g.TensorMap(nhwc, im2col=(64,)), "TensorMap im2col: expected 2 ints, got 1"),
+            (lambda: g.TensorMap(nhwc, im2col=(0, 16)), "pixels = 0: expected 1 ... 1024"),
+            (lambda: g.TensorMap(nhwc, im2col=(64, 16), lower=(0, 0, 0, 0)), "TensorMap lower: expected 1 to 3 ints, got 4"),
+        ]
+        for make, text in usage:
+            with self.subTest(text=text):
+                with self.assertRaises(g.Error) as cm:
+                    make()
+                self.assertIn(text, str(cm.exception))
+        with self.assertRaises(g.RangeError):
+            g.TensorMap(nhwc, im2col=(64, 16), upper=(2**31,))
+        with self.assertRaises(TypeError):
+            g.TensorMap(nhwc, im2col="64x16")
+        e = g.TensorMap(nhwc, im2col=(64, 16), element_strides=(1, 2, 1))
+        with self.assertRaises(g.Error) as cm:
+            e.describe()
+        self.assertIn("element_strides: 3 values for a tensor of 4 dimensions", str(cm.exception))
+
     def test_tensormaps_into_cpu_made_args(self):
         # Args of a Layout (no kernel): maps are encoded in the tensor's device's default context
         lay = g.Layout(MAPS16, 90)
