@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Replays the driver's verdicts of a `bench_tmap_diff --dump FILE` run through the current
+gcl_tensormap_check, without a GPU: each dumped line holds the driver's arguments (TMA order) and
+its CUresult; the line becomes a DLPack description again (shape reversed, strides in elements,
+the data pointer at the dumped address) and is checked. Prints A (gclaunch accepts, the driver
+refused) and B (gclaunch refuses, the driver encoded) by mode, with the first few of each: what a
+new rule does to an old run, before the GPU confirms it.
+
+    python3 bench/experiments/tmap_replay.py build/libgclaunch.so DUMP.csv [DUMP.csv ...]
+
+Lines whose arguments no DLPack description gives (a stride that is not a whole number of
+elements) are counted apart."""
+import collections
+import csv
+import ctypes as C
+import sys
+
+RANK = 5
+
+
+class DLDevice(C.Structure):
+    _fields_ = [("device_type", C.c_int), ("device_id", C.c_int32)]
+
+
+class DLDataType(C.Structure):
+    _fields_ = [("code", C.c_uint8), ("bits", C.c_uint8), ("lanes", C.c_uint16)]
+
+
+class DLTensor(C.Structure):
+    _fields_ = [("data", C.c_void_p), ("device", DLDevice), ("ndim", C.c_int32),
+                ("dtype", DLDataType), ("shape", C.POINTER(C.c_int64)),
+                ("strides", C.POINTER(C.c_int64)), ("byte_offset", C.c_uint64)]
+
+
+class Im2col(C.Structure):
+    _fields_ = [("pixels", C.c_uint32), ("channels", C.c_uint32), ("lower", C.c_int32 * 3),
+                ("upper", C.c_int32 * 3)]
+
+
+class Options(C.Structure):
+    _fields_ = [("box", C.c_uint32 * RANK), ("element_strides", C.c_uint32 * RANK),
+                ("interleave", C.c_int), ("swizzle", C.c_int), ("l2_promotion", C.c_int),
+                ("oob_fill", C.c_int), ("store", C.c_int), ("im2col", Im2col),
+                ("reserved", C.c_uint32 * 8)]
+
+
+# CUtensorMapDataType -> a DLPack dtype gclaunch maps to it (code, bits)
+DTYPE = {0: (1, 8), 1: (1, 16), 2: (1, 32), 3: (0, 32), 4: (1, 64), 5: (0, 64), 6: (2, 16),
+         7: (2, 32), 8: (2, 64), 9: (4, 16)}
+
+
+def main():
+    lib = C.CDLL(sys.argv[1])
+    lib.gcl_tensormap_check.restype = C.c_int
+    lib.gcl_last_error.restype = C.c_char_p
+    tally = collections.Counter()
+    shown = collections.Counter()
+    for path in sys.argv[2:]:
+        for r in csv.DictReader(open(path)):
+            typ = int(r["type"])
+            if typ not in DTYPE or not 1 <= int(r["rank"]) <= RANK:
+                tally["no description"] += 1
+                continue
+            rank, (code, bits) = int(r["rank"]), DTYPE[typ]
+            eb = bits // 8
+            dims = [int(r[f"d{i}"]) for i in range(rank)]
+            strides = [int(r[f"s{i}"]) for i in range(rank - 1)]
+            if any(s % eb or s >= 1 << 63 for s in strides) or any(d >= 1 << 63 for d in dims):
+                tally["no description"] += 1
+                continue
+            shape = (C.c_int64 * rank)(*reversed(dims))
+            st = (C.c_int64 * rank)(*reversed([1] + [s // eb for s in strides]))
+            t = DLTensor(int(r["address"]), DLDevice(2, 0), rank, DLDataType(code, bits, 1),
+                         shape, st, 0)
+            o = Options()
+            for i in range(rank):
+                o.box[i], o.element_strides[i] = int(r[f"b{i}"]), int(r[f"e{i}"])
+            o.interleave, o.swizzle = int(r["interleave"]), int(r["swizzle"])
+            o.l2_promotion, o.oob_fill = int(r["l2"]), int(r["oob"])
+            mode = "im2col" if r["im2col"] == "1" else "tiled"
+            if mode == "im2col":
+                o.im2col.pixels, o.im2col.channels = int(r["pixels"]), int(r["channels"])
+                for i in range(3):
+                    o.im2col.lower[i], o.im2col.upper[i] = int(r[f"lo{i}"]), int(r[f"up{i}"])
+            ok = lib.gcl_tensormap_check(C.byref(t), C.byref(o), None) == 0
+            driver = r["driver_rc"] == "0"
+            kind = "agree" if ok == driver else "A" if ok else "B"
+            tally[(mode, kind)] += 1
+            if kind != "agree" and shown[kind] < 5:
+                shown[kind] += 1
+                why = "" if ok else lib.gcl_last_error().decode()
+                print(f"{kind} {mode} line {r['n']} ({path}): dims {dims} strides {strides} "
+                      f"driver {r['driver_rc']} {why}")
+    for k in sorted(tally, key=str):
+        print(k, tally[k])
+    a = sum(v for k, v in tally.items() if isinstance(k, tuple) and k[1] == "A")
+    b = sum(v for k, v in tally.items() if isinstance(k, tuple) and k[1] == "B")
+    print(f"replay: A = {a}, B = {b}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
