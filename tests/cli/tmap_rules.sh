@@ -20,6 +20,8 @@ refuses a=buf:f32:8x64 tmap:a:box=8x3 "box[0] (dimension 1) = 3 elements of 4 by
 refuses a=buf:f32:8x64 tmap:a:box=8x64:swizzle=128 "exceeds the 128-byte swizzle span"
 refuses a=buf:u8:24 tmap:a:box=16:store=1 "store = 1 and dimension 0 (innermost) has 24 elements of 1 bytes = 24 bytes"
 refuses a=buf:f16:2x8x8x64 tmap:a:im2col=64x12 "im2col.channels (dimension 3) = 12 elements of 2 bytes = 24 bytes"
+refuses a=buf:f16:2x8x8x64 tmap:a:im2col=64x64:lower=3,0:upper=-5,0 "im2col bounding box along W is empty: dimension 2 has size 8, and size + upper[0] - lower[0] = 8 + -5 - 3 = 0; expected at least 1"
+refuses a=buf:f16:2x8x8x64 tmap:a:im2col=512x256 "im2col.pixels x channels = 512 x 256 elements of 2 bytes = 262144 bytes"
 refuses a=buf:f16:64x64x64x64x64 tmap:a:box=64x8x8x8x8 "the product of floor(box / element stride) = 524288 bytes"
 refuses a=buf:i32:8x64 tmap:a:box=8x16:oob=nan "the NaN out-of-bounds fill needs a floating-point type"
 exit $failed
