@@ -120,13 +120,14 @@ for stage in $stages; do
       # runs (a Criterion --filter) and run on their own below: they must pass, and the API errors
       # they cause are listed as expected (on the H200, 2026-12-04: gpu_module's two give
       # INVALID_PTX and NOT_FOUND from cuLibraryGetKernel; gpu_launch's context test 201/400 from
-      # cuLaunchKernelEx, 6 in all; gpu_tmap_refresh's probe of random descriptions about 1100
-      # INVALID_VALUE from cuTensorMapEncodeIm2col/Tiled, combinations the driver refuses beyond its
-      # documented rules). gpu_tma_rule's fault test is left to ctest: under compute-sanitizer it
+      # cuLaunchKernelEx, 6 in all; gpu_tmap_diff's differential asks the driver to encode every
+      # description, the ones gclaunch refuses included: thousands of INVALID_VALUE from
+      # cuTensorMapEncodeIm2col/Tiled by design. gpu_tmap_refresh no longer probes: it encodes only
+      # what gclaunch accepts, so it must make no failing driver call). gpu_tma_rule's fault test is left to ctest: under compute-sanitizer it
       # did not finish within 70 s and kept the output pipe open. memcheck on all, racecheck too (SANITIZE_RACECHECK=0
       # leaves it out) on the suites whose kernels share memory; SANITIZE_JOBS suites at a time
       # (one GPU is enough), each run capped at SANITIZE_TIMEOUT seconds.
-      purposeful='module/bad_ptx_fails_with_the_jit_log|module/unknown_kernel_is_not_found|launch/the_launch_runs_in_the_kernels_context_whatever_is_current|tmap_refresh_gpu/replace_and_refresh_equal_fresh_encodes'
+      purposeful='module/bad_ptx_fails_with_the_jit_log|module/unknown_kernel_is_not_found|launch/the_launch_runs_in_the_kernels_context_whatever_is_current|tmap_diff_gpu/gclaunch_and_the_driver_agree_on_every_description'
       faulting='tma_rule/an_unaligned_innermost_coordinate_is_a_named_kernel_fault'
       one() { # suite tool filter log
         timeout ${SANITIZE_TIMEOUT:-150} compute-sanitizer --tool "$2" --target-processes all \
@@ -159,7 +160,7 @@ for stage in $stages; do
         echo "== compute-sanitizer (defaults) gclaunch demo"
         grep -E 'Program hit|ERROR SUMMARY|^verify|^demo|^exit' "$s_dir/demo.log" | sed -E 's/^=+ //' | sort | uniq -c
         echo "== the purposeful tests, on their own (expected API errors listed)"
-        for t in gpu_module gpu_launch gpu_tmap_refresh; do
+        for t in gpu_module gpu_launch gpu_tmap_diff; do
           echo "-- $t"
           timeout ${SANITIZE_TIMEOUT:-150} compute-sanitizer --tool memcheck --target-processes all \
             "$build/tests/$t" --jobs 1 --filter "@($purposeful)" >"$s_dir/$t.purposeful" 2>&1
