@@ -4,7 +4,8 @@
 # LD_LIBRARY_PATH) or a build directory of this checkout. Writes logs and CSVs under $OUT
 # (default ./out).
 #   scripts/h200.sh KIT|BUILD [stages...]   stages: ctest demo torch bench tiles descriptors
-#                                           sanitize cli persistent   (default: all but descriptors)
+#                                           sanitize cli persistent tmaps
+#                                           (default: all but descriptors and tmaps)
 # KIT is build/gclaunch-testkit.tar.gz (unpacked here into ./gclaunch-testkit) or the unpacked
 # gclaunch-testkit folder; the kit carries this script too (gclaunch-testkit/src/scripts/h200.sh).
 set -uo pipefail
@@ -188,6 +189,27 @@ open('/tmp/work.bin', 'wb').write(items)"
           --arg "tmap:a,b,b,b,b,b,b,b,b,b,b,b,b,b,b,b:box=16x16" --arg work=buf:u8:640=@/tmp/work.bin \
           --arg u32:16 --buffer a=buf:f32:64x64@4=rand --buffer b=buf:f32:64x64
         echo "host: b must equal a (same sum and FNV-1a hash)"; } 2>&1 | tee "$out/cli.log"
+      ;;
+    tmaps)
+      # Issue 36: the tensor-map preflight against the driver, longer than gpu_tmap_diff: two
+      # fresh-seeded runs of bench_tmap_diff (TMAP_COUNT descriptions each, 400,000 by default;
+      # A and B must be 0), then the structured im2col probe (bench/experiments/im2col_probe.py,
+      # its CSV replayed through gcl_tensormap_check is the check of any new im2col rule).
+      # $out/tmaps.log and $out/tmaps.tar.gz.
+      m=$out/tmaps
+      mkdir -p "$m"
+      { nvidia-smi --query-gpu=name,driver_version --format=csv 2>&1
+        for run in 1 2; do
+          echo "== bench_tmap_diff --count ${TMAP_COUNT:-400000} (run $run)"
+          timeout 150 "$build/bench/bench_tmap_diff" --count "${TMAP_COUNT:-400000}" --show 4 \
+            ${TMAP_DUMP:+--dump "$m/dump$run.csv"}
+          echo "bench_tmap_diff exit $?"
+        done
+        echo "== im2col_probe.py"
+        timeout 120 python3 "$src/bench/experiments/im2col_probe.py" "$m/probe.csv"
+        echo "im2col_probe exit $?"; } 2>&1 | tee "$m/tmaps.log" | grep -vE '^(A|B) \(' | tail -60
+      cp "$m/tmaps.log" "$out/tmaps.log"
+      tar -C "$out" -czf "$out/tmaps.tar.gz" tmaps && rm -rf "$m"
       ;;
     persistent) # examples/persistent.c: gclaunch.h only, no libcuda link (prints "persistent: OK ...")
       { readelf -d "$build/examples/example_persistent" | grep NEEDED

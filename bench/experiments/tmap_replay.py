@@ -8,6 +8,8 @@ new rule does to an old run, before the GPU confirms it.
 
     python3 bench/experiments/tmap_replay.py build/libgclaunch.so DUMP.csv [DUMP.csv ...]
 
+A CSV of bench/experiments/im2col_probe.py replays the same way (its structured sweeps).
+
 Lines whose arguments no DLPack description gives (a stride that is not a whole number of
 elements) are counted apart."""
 import collections
@@ -49,6 +51,27 @@ DTYPE = {0: (1, 8), 1: (1, 16), 2: (1, 32), 3: (0, 32), 4: (1, 64), 5: (0, 64), 
          7: (2, 32), 8: (2, 64), 9: (4, 16)}
 
 
+def rows(path):
+    """The dump's lines, or im2col_probe.py's (family, dims, ... as space-separated lists, rc)
+    in the dump's columns."""
+    for n, r in enumerate(csv.DictReader(open(path))):
+        if "family" not in r:
+            yield r
+            continue
+        d = {"n": str(n), "type": r["type"], "rank": r["rank"], "address": str(0x7F0000000000),
+             "im2col": "1", "driver_rc": r["rc"], "interleave": r["interleave"],
+             "swizzle": r["swizzle"], "l2": "0", "oob": "0", "pixels": r["pixels"],
+             "channels": r["channels"]}
+        for key, col, width in (("d", "dims", 5), ("s", "strides", 4), ("e", "estrides", 5),
+                                ("lo", "lower", 3), ("up", "upper", 3)):
+            v = r[col].split()
+            for i in range(width):
+                d[f"{key}{i}"] = v[i] if i < len(v) else "0"
+        for i in range(5):
+            d[f"b{i}"] = "0"
+        yield d
+
+
 def main():
     lib = C.CDLL(sys.argv[1])
     lib.gcl_tensormap_check.restype = C.c_int
@@ -56,7 +79,7 @@ def main():
     tally = collections.Counter()
     shown = collections.Counter()
     for path in sys.argv[2:]:
-        for r in csv.DictReader(open(path)):
+        for r in rows(path):
             typ = int(r["type"])
             if typ not in DTYPE or not 1 <= int(r["rank"]) <= RANK:
                 tally["no description"] += 1
