@@ -15,23 +15,15 @@ elements) are counted apart."""
 import collections
 import csv
 import ctypes as C
+import os
 import sys
 
 RANK = 5
 
 
-class DLDevice(C.Structure):
-    _fields_ = [("device_type", C.c_int), ("device_id", C.c_int32)]
-
-
-class DLDataType(C.Structure):
-    _fields_ = [("code", C.c_uint8), ("bits", C.c_uint8), ("lanes", C.c_uint16)]
-
-
-class DLTensor(C.Structure):
-    _fields_ = [("data", C.c_void_p), ("device", DLDevice), ("ndim", C.c_int32),
-                ("dtype", DLDataType), ("shape", C.POINTER(C.c_int64)),
-                ("strides", C.POINTER(C.c_int64)), ("byte_offset", C.c_uint64)]
+# The DLPack structs, written out once for the Python suites (tests/python/gcltest.py).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "python"))
+from gcltest import DLDataType, DLDevice, DLTensor  # noqa: E402
 
 
 class Im2col(C.Structure):
