@@ -166,6 +166,17 @@ def tmap_expr(r):
                        ("store", ["True", "False"]), ("oob_nan", ["True", "0"])):
         if r.random() < 0.15:
             kw.append(f"{name}={r.choice(vals)}")
+    if r.random() < 0.3:  # im2col: box None or left out (or given: refused), corners W, H, D
+        box = r.choice(["None", "None", "(8, 16)"])
+        kw.append("im2col=" + r.choice(["(64, 16)", "(1, 4)", "(0, 16)", "(1025, 16)", "(64,)",
+                                        "'ab'", "(2**33, 1)", "None", "(8, 2**32)"]))
+        for name in ("lower", "upper"):
+            if r.random() < 0.5:
+                kw.append(f"{name}=" + r.choice(["(0,)", "(-1, -1)", "(3, 0, 0)", "(2**31,)", "()",
+                                                 "(0, 0, 0, 0)", "None", "'x'", "[1.5]",
+                                                 "(-32769,)", "(-8, 7)"]))
+    elif r.random() < 0.05:
+        kw.append(r.choice(["lower=(0,)", "upper=(1, 1)"]))  # corners without im2col: refused
     return f"g.TensorMap({tensor_expr(r)}, {box}{''.join(', ' + k for k in kw)})"
 
 
