@@ -8,13 +8,15 @@ new rule does to an old run, before the GPU confirms it.
 
     python3 bench/experiments/tmap_replay.py build/libgclaunch.so DUMP.csv [DUMP.csv ...]
 
-A CSV of bench/experiments/im2col_probe.py replays the same way (its structured sweeps).
+A CSV of bench/experiments/im2col_probe.py replays the same way (its structured sweeps), .xz
+compressed or not: bench/results/im2col_probe_h200_2026-12-05.csv.xz is driver 580's.
 
 Lines whose arguments no DLPack description gives (a stride that is not a whole number of
 elements) are counted apart."""
 import collections
 import csv
 import ctypes as C
+import lzma
 import os
 import sys
 
@@ -46,7 +48,8 @@ DTYPE = {0: (1, 8), 1: (1, 16), 2: (1, 32), 3: (0, 32), 4: (1, 64), 5: (0, 64), 
 def rows(path):
     """The dump's lines, or im2col_probe.py's (family, dims, ... as space-separated lists, rc)
     in the dump's columns."""
-    for n, r in enumerate(csv.DictReader(open(path))):
+    f = lzma.open(path, "rt") if path.endswith(".xz") else open(path)
+    for n, r in enumerate(csv.DictReader(f)):
         if "family" not in r:
             yield r
             continue
