@@ -9,7 +9,7 @@ new rule does to an old run, before the GPU confirms it.
     python3 bench/experiments/tmap_replay.py build/libgclaunch.so DUMP.csv [DUMP.csv ...]
 
 A CSV of bench/experiments/im2col_probe.py replays the same way (its structured sweeps), .xz
-compressed or not: bench/results/im2col_probe_h200_2026-12-05.csv.xz is driver 580's.
+compressed or not: tests/unit/recorded/ holds driver 580's. Exit status 1 when A or B is not 0.
 
 Lines whose arguments no DLPack description gives (a stride that is not a whole number of
 elements) are counted apart."""
@@ -68,7 +68,8 @@ def rows(path):
 
 
 def main():
-    lib = C.CDLL(sys.argv[1])
+    path = sys.argv[1]
+    lib = C.CDLL(os.path.abspath(path) if os.path.exists(path) else path)  # a file, else a name
     lib.gcl_tensormap_check.restype = C.c_int
     lib.gcl_last_error.restype = C.c_char_p
     tally = collections.Counter()
@@ -114,7 +115,11 @@ def main():
     a = sum(v for k, v in tally.items() if isinstance(k, tuple) and k[1] == "A")
     b = sum(v for k, v in tally.items() if isinstance(k, tuple) and k[1] == "B")
     print(f"replay: A = {a}, B = {b}")
-    return 0
+    compared = sum(v for k, v in tally.items() if isinstance(k, tuple))
+    if not compared:
+        print("replay: nothing compared")
+        return 1
+    return 1 if a or b else 0
 
 
 if __name__ == "__main__":
