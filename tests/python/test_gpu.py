@@ -124,6 +124,47 @@ class GpuTest(unittest.TestCase):
         s.synchronize()
         self.assertTrue(torch.equal(dst[:32], src[:32]))
 
+    def test_im2col_map_from_torch(self):
+        # An im2col map made in Python (im2col=(pixels, channels), corners W, H: a 3x3 filter with
+        # padding 1) from a torch view at a storage offset; kernels/im2col.cu issues one
+        # cp.async.bulk.tensor.4d ... .im2col load per job. Pixel i of a load at (c, w, h, n) with
+        # im2col offsets (ow, oh) is image n's pixel (w + i + ow, h + oh), channels c ... c + 31,
+        # zero outside the tensor; the jobs stay inside one row of the bounding box.
+        import random
+        import struct
+        n_img, h_img, w_img, c_img, pixels, channels, smem = 2, 9, 14, 64, 8, 32, 16384
+        seed = random.randrange(1 << 31)
+        rng = random.Random(seed)
+        k = self.ctx.load(T.kernel("im2col.fatbin")).kernel(
+            "im2col_load_4d", "grid_constant tensormap map, const void* jobs, u8* out")
+        storage = torch.rand(16 + n_img * h_img * w_img * c_img, device="cuda") + 0.5
+        x = storage[16:].view(n_img, h_img, w_img, c_img)  # N, H, W, C at storage offset 64 bytes
+        tm = g.TensorMap(x, im2col=(pixels, channels), lower=(-1, -1), upper=(-1, -1))
+        d = tm.describe()
+        self.assertEqual(d["box_bytes"], pixels * channels * 4)
+        self.assertEqual(d["address"], x.data_ptr())
+        fixed = [(0, 0, 0, 0, 0, 0), (0, -1, 0, 0, 0, 0), (32, 2, 3, 1, 1, 2), (0, 4, 7, 1, 2, 2),
+                 (48, 0, 0, 0, 0, 0), (16, -1, -1, 1, 1, 1)]
+        jobs = fixed + [(16 * rng.randrange(4), rng.randrange(6) - 1, rng.randrange(9) - 1,
+                         rng.randrange(n_img), rng.randrange(3), rng.randrange(3)) for _ in range(18)]
+        packed = b"".join(struct.pack("<4i2HI", *j, d["box_bytes"]) for j in jobs)  # Im2colJob
+        jobs_dev = torch.frombuffer(bytearray(packed), dtype=torch.uint8).cuda()
+        out = torch.full((len(jobs), smem), 0xA5, dtype=torch.uint8, device="cuda")
+        torch.cuda.synchronize()
+        k.launch(len(jobs), 128, [tm, jobs_dev, out], stream=self.stream)
+        self.stream.synchronize()
+        img, got = x.cpu(), out.cpu()
+        for j, (c, w, h, n, ow, oh) in enumerate(jobs):
+            want = torch.zeros(pixels, channels)
+            for i in range(pixels):
+                ww, hh, have = w + i + ow, h + oh, max(0, min(channels, c_img - c))
+                if 0 <= ww < w_img and 0 <= hh < h_img:
+                    want[i, :have] = img[n, hh, ww, c:c + have]
+            loaded = got[j, :d["box_bytes"]].view(torch.float32).view(pixels, channels)
+            self.assertTrue(torch.equal(loaded, want), f"job {j} {jobs[j]}, seed {seed}")
+            self.assertTrue(bool((got[j, d["box_bytes"]:d["box_bytes"] + 64] == 0xA5).all()),
+                            f"job {j}: bytes past the box were written")
+
     def test_triton_cubin(self):
         try:
             import triton
