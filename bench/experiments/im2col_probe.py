@@ -125,6 +125,16 @@ def f_strides():  # permuted and padded strides
         probe("strides", [64, 8, 2], [lo], [up], strides=[s0, s1])
 
 
+def f_interleave():  # which dimension each corner is measured against with interleave
+    for il, c0, w, lo, up in itertools.product((1, 2), (8, 16, 24), (1, 3, 8), range(-12, 13),
+                                               range(-12, 13)):
+        probe("interleave3", [c0, w, 2], [lo], [up], channels=8, il=il)
+    c = (-6, -2, 0, 2, 6)
+    for il, c0, w, h in itertools.product((1, 2), (8, 16), (1, 4, 8), (1, 4)):
+        for lo0, up0, lo1, up1 in itertools.product(c, c, c, c):
+            probe("interleave4", [c0, w, h, 2], [lo0, lo1], [up0, up1], channels=8, il=il)
+
+
 FAMILIES = {k[2:]: v for k, v in dict(globals()).items() if k.startswith("f_")}
 for name in sys.argv[2:] or FAMILIES:
     FAMILIES[name]()
