@@ -38,6 +38,17 @@ static int enum_arg(gclpy_state *st, PyObject *v, const char *what, const long l
   return -1;
 }
 
+/* The items of tuple t, each an int in [lo, hi] named "what[i]" in messages, into out. */
+static int tuple_ints(gclpy_state *st, PyObject *t, const char *what, long long lo, long long hi,
+                      long long *out) {
+  for (Py_ssize_t i = 0; i < PyTuple_Size(t); i++) {
+    char item[96];
+    snprintf(item, sizeof item, "%s[%zd]", what, i);
+    if (gclpy_long_arg(st, PyTuple_GetItem(t, i), item, lo, hi, &out[i]) < 0) return -1;
+  }
+  return 0;
+}
+
 /* A sequence of 1 to GCL_TENSORMAP_MAX_RANK ints (or one int) in [lo, UINT32_MAX] into out, in
  * TMA order (reversed). *rank: how many. */
 static int dims_arg(gclpy_state *st, PyObject *v, const char *what, long long lo, uint32_t *out,
@@ -60,13 +71,9 @@ static int dims_arg(gclpy_state *st, PyObject *v, const char *what, long long lo
                     GCL_TENSORMAP_MAX_RANK, r);
     return Py_DECREF(t), -1;
   }
-  for (Py_ssize_t i = 0; i < r; i++) {
-    char item[96];
-    long long x;
-    snprintf(item, sizeof item, "%s[%zd]", what, i);
-    if (gclpy_long_arg(st, PyTuple_GetItem(t, i), item, lo, UINT32_MAX, &x) < 0) return Py_DECREF(t), -1;
-    out[r - 1 - i] = (uint32_t)x;
-  }
+  long long x[GCL_TENSORMAP_MAX_RANK];
+  if (tuple_ints(st, t, what, lo, UINT32_MAX, x) < 0) return Py_DECREF(t), -1;
+  for (Py_ssize_t i = 0; i < r; i++) out[r - 1 - i] = (uint32_t)x[i];
   *rank = r;
   if (as_tuple) *as_tuple = t;
   else Py_DECREF(t);
@@ -78,9 +85,8 @@ static const char *const tensormap_names[] = {"tensor", "box", "swizzle", "store
                                               "lower", "upper"};
 static const gclpy_params tensormap_params = {"TensorMap", tensormap_names, 11, 2, 1};
 
-/* A sequence of exactly want ints (want 0: 1 ... max) in [lo, hi] into out, in the given order.
- * *n: how many. */
-static int ints_arg(gclpy_state *st, PyObject *v, const char *what, Py_ssize_t want, Py_ssize_t max,
+/* A sequence of min ... max ints in [lo, hi] into out, in the given order. *n: how many. */
+static int ints_arg(gclpy_state *st, PyObject *v, const char *what, Py_ssize_t min, Py_ssize_t max,
                     long long lo, long long hi, long long *out, Py_ssize_t *n) {
   if (PyUnicode_Check(v) || PyBytes_Check(v) || !PySequence_Check(v)) {
     char msg[160];
@@ -90,21 +96,18 @@ static int ints_arg(gclpy_state *st, PyObject *v, const char *what, Py_ssize_t w
   PyObject *t = PySequence_Tuple(v);
   if (!t) return -1;
   Py_ssize_t r = PyTuple_Size(t);
-  if (want ? r != want : r < 1 || r > max) {
-    if (want)
-      gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "%s: expected %zd ints, got %zd", what, want, r);
+  if (r < min || r > max) {
+    if (min == max)
+      gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "%s: expected %zd ints, got %zd", what, max, r);
     else
-      gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "%s: expected 1 to %zd ints, got %zd", what, max, r);
+      gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "%s: expected %zd to %zd ints, got %zd", what,
+                      min, max, r);
     return Py_DECREF(t), -1;
   }
-  for (Py_ssize_t i = 0; i < r; i++) {
-    char item[96];
-    snprintf(item, sizeof item, "%s[%zd]", what, i);
-    if (gclpy_long_arg(st, PyTuple_GetItem(t, i), item, lo, hi, &out[i]) < 0) return Py_DECREF(t), -1;
-  }
+  int rc = tuple_ints(st, t, what, lo, hi, out);
   Py_DECREF(t);
-  if (n) *n = r;
-  return 0;
+  if (rc == 0 && n) *n = r;
+  return rc;
 }
 
 /* im2col=(pixels, channels), lower=, upper= (innermost spatial dimension first: W, H, D, as the C
@@ -136,7 +139,7 @@ static int im2col_args(gclpy_state *st, PyObject *const *v, bool has_box, gcl_te
   for (int k = 0; k < 2; k++) {
     PyObject *x = v[LOWER + k];
     if (!x || x == Py_None) continue;
-    if (ints_arg(st, x, what[k], 0, 3, INT32_MIN, INT32_MAX, c, &n) < 0) return -1;
+    if (ints_arg(st, x, what[k], 1, 3, INT32_MIN, INT32_MAX, c, &n) < 0) return -1;
     for (Py_ssize_t i = 0; i < n; i++) out[k][i] = (int32_t)c[i];
   }
   return 0;
