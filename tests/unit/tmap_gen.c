@@ -331,6 +331,10 @@ const char *tmap_gen_raw(const tmap_case *c, tmap_raw *r) {
   /* The innermost dimension's stride is no driver argument (the element size is): a view that is
    * not contiguous there means another tensor to the driver. gclaunch's rule alone. */
   if (t->strides && t->shape[t->ndim - 1] > 1 && t->strides[t->ndim - 1] != 1) return "inner stride";
+  /* A tensor with elements and NULL data is not a DLPack tensor (gclaunch's DLPack rule). The
+   * driver encodes address 0 (CUTLASS's pointer-array GEMMs encode template maps so), but a
+   * NULL data pointer plus a byte_offset names no allocation gclaunch could map. */
+  if (!t->data) return "NULL data";
   unsigned eb = t->dtype.bits / 8, align = o->interleave == 2 ? 32 : 16;
   r->rank = (uint32_t)t->ndim;
   r->address = (uint64_t)(uintptr_t)t->data + t->byte_offset;
