@@ -174,10 +174,10 @@ void tmap_gen_valid(tmap_gen *g, tmap_case *c, uint64_t mem, bool im2col) {
 static const char *const aims[] = {
     "rank", "dim", "stride", "inner stride", "address", "box", "box[0] bytes", "swizzle span",
     "box bytes", "element stride", "interleave", "swizzle", "l2 promotion", "oob fill", "dtype",
-    "device", "pixels", "channels", "channel bytes", "corner", "im2col area", "overlap"};
+    "device", "pixels", "channels", "channel bytes", "corner", "im2col area", "overlap", "address bits"};
 enum { A_RANK, A_DIM, A_STRIDE, A_INNER, A_ADDRESS, A_BOX, A_BOX0, A_SPAN, A_BOXBYTES, A_ESTRIDE,
        A_INTERLEAVE, A_SWIZZLE, A_L2, A_OOB, A_DTYPE, A_DEVICE, A_PIXELS, A_CHANNELS, A_CHBYTES,
-       A_CORNER, A_AREA, A_OVERLAP, A_COUNT };
+       A_CORNER, A_AREA, A_OVERLAP, A_ADDRBITS, A_COUNT };
 
 const char *const *tmap_gen_aims(size_t *count) {
   *count = A_COUNT;
@@ -303,6 +303,12 @@ void tmap_gen_edge(tmap_gen *g, tmap_case *c, uint64_t mem) {
     c->shape[rank - 2] = 2 + RND(8);
     c->strides[rank - 2] = unit * (int64_t)PICK(0, 1, 2);
     break;
+  case A_ADDRBITS: /* aligned addresses anywhere in 64 bits: does the driver bound them? */
+    c->t.data = (void *)(uintptr_t)((uint64_t)PICK(1ll << 12, 1ll << 32, 1ll << 40, 1ll << 47,
+                                                   1ll << 48, 1ll << 49, 1ll << 56, 1ll << 57,
+                                                   1ll << 62, INT64_MIN, -4096, -256) -
+                                    (RND(2) ? 0u : 4096u));
+    break;
   }
 }
 
@@ -335,6 +341,8 @@ const char *tmap_gen_raw(const tmap_case *c, tmap_raw *r) {
    * driver encodes address 0 (CUTLASS's pointer-array GEMMs encode template maps so), but a
    * NULL data pointer plus a byte_offset names no allocation gclaunch could map. */
   if (!t->data) return "NULL data";
+  if ((uint64_t)(uintptr_t)t->data + t->byte_offset < (uint64_t)(uintptr_t)t->data)
+    return "data + byte_offset overflows";
   unsigned eb = t->dtype.bits / 8, align = o->interleave == 2 ? 32 : 16;
   r->rank = (uint32_t)t->ndim;
   r->address = (uint64_t)(uintptr_t)t->data + t->byte_offset;

@@ -8,7 +8,8 @@
  *   tmap_gen_edge   a valid one with one parameter (its `aim`) pushed to a value on either side of
  *                   one of its limits: rank, dims, strides, address, box, inner box bytes, swizzle
  *                   span, box bytes, element strides, interleave, swizzle, L2, fill, dtype, device,
- *                   pixels, channels, corners, the im2col bounding box.
+ *                   pixels, channels, corners, the im2col bounding box, address bits (aligned
+ *                   data pointers from 2^12 to the top of 64 bits).
  *   tmap_gen_raw    the arguments cuTensorMapEncodeTiled / Im2col gets for a description, made
  *                   without any check (TMA order, strides in bytes, a size-1 dimension's stride
  *                   replaced as gclaunch replaces it), for a differential against the driver.
@@ -60,9 +61,9 @@ typedef struct tmap_raw {
   uint32_t channels, pixels;
 } tmap_raw;
 /* Fills *r and returns NULL, or returns why the description has no driver arguments at all (no
- * element type for the dtype, rank outside 1 ... 6, NULL shape, NULL data, a device that is not
- * CUDA, an innermost stride other than 1, which the driver never gets): the
- * rules that only gclaunch can apply. */
+ * element type for the dtype, rank outside 1 ... 6, NULL shape, NULL data, data + byte_offset
+ * past 2^64, a device that is not CUDA, an innermost stride other than 1, which the driver never
+ * gets): the rules that only gclaunch can apply. */
 const char *tmap_gen_raw(const tmap_case *c, tmap_raw *r);
 
 /* One line that reproduces c (as C initialisers): dtype, shape, strides, byte_offset, options. */
