@@ -4,8 +4,8 @@
 # LD_LIBRARY_PATH) or a build directory of this checkout. Writes logs and CSVs under $OUT
 # (default ./out).
 #   scripts/h200.sh KIT|BUILD [stages...]   stages: ctest demo torch bench tiles descriptors
-#                                           sanitize cli persistent tmaps
-#                                           (default: all but descriptors and tmaps)
+#                                           sanitize cli persistent tmaps wheel
+#                                           (default: all but descriptors, tmaps and wheel)
 # KIT is build/gclaunch-testkit.tar.gz (unpacked here into ./gclaunch-testkit) or the unpacked
 # gclaunch-testkit folder; the kit carries this script too (gclaunch-testkit/src/scripts/h200.sh).
 set -uo pipefail
@@ -210,6 +210,36 @@ open('/tmp/work.bin', 'wb').write(items)"
         echo "im2col_probe exit $?"; } 2>&1 | tee "$m/tmaps.log" | grep -vE '^(A|B) \(' | tail -60
       cp "$m/tmaps.log" "$out/tmaps.log"
       tar -C "$out" -czf "$out/tmaps.tar.gz" tmaps && rm -rf "$m"
+      ;;
+    wheel)
+      # The installed wheel on the GPU: GCL_WHEEL (default: the one wheel under build/dist/, built on
+      # a CPU runner with `python3 -m build --no-isolation --wheel --outdir build/dist .`) into a
+      # fresh venv of this python3 that sees the runner's own site-packages (torch) through a .pth
+      # file; then the Python GPU suite run from outside the source tree against the INSTALLED
+      # package (checked: gclaunch.__file__ is in the venv), with the kit's kernels. $out/wheel.log.
+      { whl=${GCL_WHEEL:-$(ls build/dist/gclaunch-*.whl 2>/dev/null | head -1)}
+        kit=$(cd "$build" && pwd) tests=$(cd "$src/tests/python" && pwd) w=$(mktemp -d)
+        if [[ ! -f $whl ]]; then echo "wheel: no wheel (GCL_WHEEL or build/dist/gclaunch-*.whl)"; false
+        else
+          python3 -m venv "$w/venv" &&
+          python3 -c 'import site; print("\n".join(site.getsitepackages()))' \
+            >"$("$w/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')/runner.pth" &&
+          "$w/venv/bin/python" -m pip install --no-index --no-deps -q "$whl" &&
+          cd "$w" && env -u PYTHONPATH GCL_BUILD_DIR="$kit" GCL_PYTHON="$w/venv/bin/python" \
+            "$w/venv/bin/python" - "$w/venv" "$tests/test_gpu.py" <<'PY'
+import os, runpy, sys
+venv, test = sys.argv[1], sys.argv[2]
+sys.path.insert(0, os.path.dirname(test))
+import gclaunch
+where = os.path.realpath(gclaunch.__file__)
+print("gclaunch", gclaunch.__version__, "from", where, "python", sys.version.split()[0])
+if not where.startswith(os.path.realpath(venv) + os.sep):
+    sys.exit(f"gclaunch imported from {where}, not from the venv {venv}")
+sys.argv = [test] + sys.argv[3:]
+runpy.run_path(test, run_name="__main__")
+PY
+        fi
+        echo "wheel exit $?"; } 2>&1 | tee "$out/wheel.log" | tail -30
       ;;
     persistent) # examples/persistent.c: gclaunch.h only, no libcuda link (prints "persistent: OK ...")
       { readelf -d "$build/examples/example_persistent" | grep NEEDED
