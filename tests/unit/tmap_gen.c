@@ -174,10 +174,10 @@ void tmap_gen_valid(tmap_gen *g, tmap_case *c, uint64_t mem, bool im2col) {
 static const char *const aims[] = {
     "rank", "dim", "stride", "inner stride", "address", "box", "box[0] bytes", "swizzle span",
     "box bytes", "element stride", "interleave", "swizzle", "l2 promotion", "oob fill", "dtype",
-    "device", "pixels", "channels", "channel bytes", "corner", "im2col area", "overlap", "address bits"};
+    "device", "pixels", "channels", "channel bytes", "corner", "im2col area", "overlap", "address bits", "uniform"};
 enum { A_RANK, A_DIM, A_STRIDE, A_INNER, A_ADDRESS, A_BOX, A_BOX0, A_SPAN, A_BOXBYTES, A_ESTRIDE,
        A_INTERLEAVE, A_SWIZZLE, A_L2, A_OOB, A_DTYPE, A_DEVICE, A_PIXELS, A_CHANNELS, A_CHBYTES,
-       A_CORNER, A_AREA, A_OVERLAP, A_ADDRBITS, A_COUNT };
+       A_CORNER, A_AREA, A_OVERLAP, A_ADDRBITS, A_UNIFORM, A_COUNT };
 
 const char *const *tmap_gen_aims(size_t *count) {
   *count = A_COUNT;
@@ -187,8 +187,82 @@ const char *const *tmap_gen_aims(size_t *count) {
 static int64_t pick_of(tmap_gen *g, const int64_t *v, size_t n) { return v[RND(n)]; }
 #define PICK(...) pick_of(g, (const int64_t[]){__VA_ARGS__}, sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t))
 
+/* Every argument drawn on its own, none derived from another (no valid case to start from): the
+ * joint corners an aim-by-aim generator does not reach. Mostly in range, each sometimes past. */
+static int64_t uniform_dim(tmap_gen *g) {
+  switch (RND(12)) {
+  case 0: return 1;
+  case 1: return (int64_t)pick_of(g, (const int64_t[]){2147483647, 2147483648ll, 4294967295ll,
+                                                       4294967296ll, 4294967297ll, 0, 65535,
+                                                       65536, 65537}, 9);
+  case 2: return 1 + (int64_t)RND(1u << 20);
+  case 3: return 1 + (int64_t)(next(g) % DIM_MAX);
+  default: return 1 + (int64_t)RND(RND(2) ? 16 : 512);
+  }
+}
+
+static void tmap_gen_uniform(tmap_gen *g, tmap_case *c, uint64_t mem) {
+  memset(c, 0, sizeof *c);
+  c->aim = "uniform";
+  gcl_tensormap_options *o = &c->o;
+  bool im2col = RND(3) == 0;
+  int rank = im2col ? 3 + (int)RND(3) : 1 + (int)RND(5);
+  DLDataType dt = dtypes[RND(sizeof dtypes / sizeof *dtypes)];
+  int64_t eb = dt.bits / 8, unit = 16 / eb;
+  for (int dl = 0; dl < rank; dl++) c->shape[dl] = uniform_dim(g);
+  /* strides: NULL (compact), padded in a random order of the outer dimensions, or drawn alone */
+  int mode = RND(3) ? 1 + (int)RND(3) : 0;
+  c->strides[rank - 1] = RND(16) ? 1 : (int64_t)RND(3);
+  if (mode == 1) {
+    int order[5] = {0, 1, 2, 3, 4}; /* DLPack dimensions 0 ... rank-2, innermost first */
+    for (int i = rank - 2; i > 0; i--) {
+      int j = (int)RND((uint32_t)i + 1), tmp = order[i];
+      order[i] = order[j], order[j] = tmp;
+    }
+    uint64_t extent = (uint64_t)c->shape[rank - 1];
+    for (int k = 0; k + 1 < rank; k++) {
+      int dl = rank - 2 - order[k];
+      uint64_t s = round_up(extent, (uint64_t)unit) + (uint64_t)unit * RND(3) + (RND(32) ? 0 : 1);
+      c->strides[dl] = (int64_t)(s & (((uint64_t)1 << 62) - 1));
+      extent = __builtin_mul_overflow(s, (uint64_t)c->shape[dl], &extent) ? (uint64_t)1 << 62 : extent;
+    }
+  } else if (mode >= 2) {
+    for (int dl = 0; dl + 1 < rank; dl++)
+      c->strides[dl] = RND(32) == 0 ? (int64_t)RND(3) - 1
+                       : RND(2)    ? unit * (int64_t)(1 + RND(1u << 16))
+                                   : unit * (int64_t)(1 + (next(g) % ((STRIDE_LIMIT >> 4) + 2)));
+  }
+  c->t = (DLTensor){.data = (void *)(uintptr_t)(RND(8) ? mem : (next(g) & ~(uint64_t)15) | 16),
+                    .device = {kDLCUDA, 0}, .ndim = rank, .dtype = dt, .shape = c->shape,
+                    .strides = mode ? c->strides : NULL,
+                    .byte_offset = RND(4) ? 16 * (uint64_t)RND(256) : RND(4096)};
+  if (mode == 0 && RND(3)) /* a compact tensor whose rows are whole 16-byte chunks */
+    c->shape[rank - 1] = (int64_t)round_up((uint64_t)c->shape[rank - 1], (uint64_t)unit * 2);
+  o->interleave = RND(4) || (rank < 3 && RND(4)) ? 0 : (int)RND(3);
+  o->swizzle = (int)RND(4);
+  o->l2_promotion = (int)RND(4);
+  o->oob_fill = is_float(dt) || RND(16) == 0 ? (int)RND(2) : 0;
+  for (int i = 0; i < rank; i++) {
+    o->box[i] = RND(2) ? 1 + RND(256) : 1u << RND(9);
+    if (i == 0 && RND(4)) o->box[0] = (uint32_t)unit << RND(5); /* whole 16-byte chunks */
+    o->element_strides[i] = RND(2) ? 0 : 1 + RND(8);
+  }
+  if (im2col) {
+    gcl_tensormap_im2col *m = &o->im2col;
+    m->pixels = RND(2) ? 1 + RND(1024) : 1u << RND(11);
+    m->channels = RND(4) ? (uint32_t)unit << RND(5) : RND(2) ? 1 + RND(256) : 1u << RND(9);
+    int32_t lim = rank == 3 ? 32768 : rank == 4 ? 128 : 16;
+    for (int i = 0; i + 2 < rank; i++) {
+      uint32_t reach = RND(2) ? 4 : 2 * (uint32_t)lim;
+      m->lower[i] = (int32_t)RND(reach) - (int32_t)(reach / 2);
+      m->upper[i] = (int32_t)RND(reach) - (int32_t)(reach / 2);
+    }
+  }
+}
+
 void tmap_gen_edge(tmap_gen *g, tmap_case *c, uint64_t mem) {
-  int aim = (int)RND(A_COUNT);
+  if (RND(5) == 0) return tmap_gen_uniform(g, c, mem);
+  int aim = (int)RND(A_UNIFORM);
   bool im2col = aim >= A_PIXELS && aim <= A_AREA ? true : RND(4) == 0;
   tmap_gen_valid(g, c, mem, im2col);
   c->aim = aims[aim];

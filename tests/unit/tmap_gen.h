@@ -9,7 +9,9 @@
  *                   one of its limits: rank, dims, strides, address, box, inner box bytes, swizzle
  *                   span, box bytes, element strides, interleave, swizzle, L2, fill, dtype, device,
  *                   pixels, channels, corners, the im2col bounding box, address bits (aligned
- *                   data pointers from 2^12 to the top of 64 bits).
+ *                   data pointers from 2^12 to the top of 64 bits); or, one time in five,
+ *                   "uniform": every argument drawn on its own, none derived from a valid case
+ *                   (about a quarter pass), for the joint corners aim-by-aim cases miss.
  *   tmap_gen_raw    the arguments cuTensorMapEncodeTiled / Im2col gets for a description, made
  *                   without any check (TMA order, strides in bytes, a size-1 dimension's stride
  *                   replaced as gclaunch replaces it), for a differential against the driver.
