@@ -226,18 +226,7 @@ open('/tmp/work.bin', 'wb').write(items)"
             >"$("$w/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')/runner.pth" &&
           "$w/venv/bin/python" -m pip install --no-index --no-deps -q "$whl" &&
           cd "$w" && env -u PYTHONPATH GCL_BUILD_DIR="$kit" GCL_PYTHON="$w/venv/bin/python" \
-            "$w/venv/bin/python" - "$w/venv" "$tests/test_gpu.py" <<'PY'
-import os, runpy, sys
-venv, test = sys.argv[1], sys.argv[2]
-sys.path.insert(0, os.path.dirname(test))
-import gclaunch
-where = os.path.realpath(gclaunch.__file__)
-print("gclaunch", gclaunch.__version__, "from", where, "python", sys.version.split()[0])
-if not where.startswith(os.path.realpath(venv) + os.sep):
-    sys.exit(f"gclaunch imported from {where}, not from the venv {venv}")
-sys.argv = [test] + sys.argv[3:]
-runpy.run_path(test, run_name="__main__")
-PY
+            "$w/venv/bin/python" "$tests/run_installed.py" "$w/venv" "$tests/test_gpu.py"
         fi
         echo "wheel exit $?"; } 2>&1 | tee "$out/wheel.log" | tail -30
       ;;

@@ -115,18 +115,7 @@ else fail "import gclaunch from /: '$out' (expected '$version $site/gclaunch/__i
 # Run from a directory outside the checkout; each suite is run by a wrapper that imports gclaunch,
 # checks it is the venv's, then runs the suite file as __main__ (its folder first on sys.path for
 # gcltest, as `python FILE` does). Exit 77: every test skipped.
-runner=$tmp/run_suite.py
-cat >"$runner" <<'PY'
-import os, runpy, sys
-venv, test = sys.argv[1], sys.argv[2]
-sys.path.insert(0, os.path.dirname(test))
-import gclaunch
-where = os.path.realpath(gclaunch.__file__)
-if not where.startswith(os.path.realpath(venv) + os.sep):
-    sys.exit(f"gclaunch imported from {where}, not from the venv {venv}")
-sys.argv = [test] + sys.argv[3:]
-runpy.run_path(test, run_name="__main__")
-PY
+runner=$src/tests/python/run_installed.py
 mkdir -p "$tmp/run"
 fake=$build/tests/fakecuda/libfakecuda.so
 for t in test_cpu test_structs_cc test_fakecuda test_runtime_fakecuda test_dlpack_c_api test_gpu; do

@@ -192,9 +192,8 @@ static int64_t pick_of(tmap_gen *g, const int64_t *v, size_t n) { return v[RND(n
 static int64_t uniform_dim(tmap_gen *g) {
   switch (RND(12)) {
   case 0: return 1;
-  case 1: return (int64_t)pick_of(g, (const int64_t[]){2147483647, 2147483648ll, 4294967295ll,
-                                                       4294967296ll, 4294967297ll, 0, 65535,
-                                                       65536, 65537}, 9);
+  case 1: return PICK(2147483647, 2147483648ll, 4294967295ll, 4294967296ll, 4294967297ll, 0, 65535,
+                      65536, 65537);
   case 2: return 1 + (int64_t)RND(1u << 20);
   case 3: return 1 + (int64_t)(next(g) % DIM_MAX);
   default: return 1 + (int64_t)RND(RND(2) ? 16 : 512);
