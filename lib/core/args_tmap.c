@@ -141,7 +141,8 @@ __attribute__((noinline)) static gcl_status repoint_refused(const gcl__tmap_run 
                           "gcl_args_set_tensormaps or gcl_tensormap_table_set first; raw setters "
                           "forget it)");
   return gcl__tmap_fail(&who, GCL_ERROR_INVALID_ARGUMENT,
-                        "address 0x%llx: TMA needs a nonzero %u-byte aligned global address",
+                        "address 0x%llx: TMA needs a nonzero %u-byte aligned global address "
+                        "below 2^57 = 0x200000000000000",
                         (unsigned long long)addresses[i], snap->align);
 }
 
@@ -154,7 +155,7 @@ plan_repoint(gcl__tmap_plan *plan, const gcl__tmap_space *space, size_t n,
   for (size_t i = 0; i < n; i++) {
     const gcl__tmap_entry *e = &run->entry[i];
     uint64_t a = addresses[i];
-    if (!e->snap.ndim || !a || (a & (e->snap.align - 1u)))
+    if (!e->snap.ndim || !a || (a & (e->snap.align - 1u)) || a >= GCL__TMAP_ADDRESS_LIMIT)
       return repoint_refused(run, i, addresses);
     unsigned op = a == e->address ? GCL__TMAP_SKIP : GCL__TMAP_REPOINT;
     space->ops[i] = (unsigned char)op;

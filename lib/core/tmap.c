@@ -185,6 +185,12 @@ static gcl_status fill_address(const DLTensor *t, const gcl__tmap_who *who, unsi
                      "(TMA needs a %u-byte aligned global address)",
                      (unsigned long long)base, (unsigned long long)t->byte_offset,
                      (unsigned long long)address, align, align);
+  if (address >= GCL__TMAP_ADDRESS_LIMIT) /* the driver's bound, measured (tmap.h) */
+    return tfail(who, GCL_ERROR_TENSOR,
+                     "data + byte_offset = 0x%llx + %llu = 0x%llx: the driver encodes global "
+                     "addresses below 2^57 = 0x200000000000000 only",
+                     (unsigned long long)base, (unsigned long long)t->byte_offset,
+                     (unsigned long long)address);
   d->address = address;
   return GCL_OK;
 }
@@ -467,7 +473,8 @@ HOT bool one_pass(const DLTensor *t, const gcl_tensormap_options *o,
       (o->oob_fill && !is_float((gcl_tensormap_type)type)) || (pixels && rank < 3))
     return false;
   uint64_t base = (uint64_t)(uintptr_t)t->data, address = base + t->byte_offset;
-  if (address < base || (address & (align - 1u))) return false;
+  if (address < base || (address & (align - 1u)) || address >= GCL__TMAP_ADDRESS_LIMIT)
+    return false;
   zero_desc(d);
   d->type = (gcl_tensormap_type)type, d->rank = rank, d->element_bytes = eb;
   d->address = address;

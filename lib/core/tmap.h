@@ -8,6 +8,12 @@
 
 #include <string.h>
 
+/* The global address a map may name: below 2^57 (bits 57 ... 63 zero). Measured (driver 580,
+ * CUDA 13.0, sm_90, H100 and H200): cuTensorMapEncodeTiled and cuTensorMapEncodeIm2col refuse
+ * 2^57 and above, whatever the tensor's extent, rank, type, interleave or mode, and take every
+ * aligned address below (bench/experiments/address_probe.py). Not in the CUDA 13.0 header. */
+#define GCL__TMAP_ADDRESS_LIMIT (1ull << 57)
+
 /* Who a map is in messages, as pieces: the text is formatted only when a call fails, so that
  * the success path does no snprintf. text non-NULL: used as is ("tensor"); otherwise the map at
  * byte rel of parameter param: "parameter 0 'g' field 'g.maps[3]'", or "parameter 2 'm'" when
@@ -128,11 +134,11 @@ static inline bool gcl__tmap_snap_match(const gcl__tmap_snap *s, const DLTensor 
 }
 
 /* data + byte_offset into *address when the fast path may use it: data non-NULL, no overflow,
- * aligned to align. Otherwise false, and the full translation reports what is wrong. */
+ * aligned to align, below GCL__TMAP_ADDRESS_LIMIT. Otherwise false, and the full translation reports what is wrong. */
 static inline bool gcl__tmap_snap_address(const DLTensor *t, unsigned align, uint64_t *address) {
   uint64_t base = (uint64_t)(uintptr_t)t->data, a = base + t->byte_offset;
   *address = a;
-  return base && a >= base && !(a & (align - 1u));
+  return base && a >= base && !(a & (align - 1u)) && a < GCL__TMAP_ADDRESS_LIMIT;
 }
 
 #endif

@@ -159,7 +159,9 @@ CUresult fake_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz
 static CUresult check_tensormap(cuuint32_t rank, const void *addr, const cuuint64_t *dims,
                                 const cuuint64_t *strides, const cuuint32_t *box,
                                 const cuuint32_t *estrides) {
-  if (rank < 1 || rank > 5 || !addr || ((uintptr_t)addr & 15) || !dims || !box || !estrides ||
+  /* Addresses from 2^57 up are refused: undocumented, measured on driver 580 (H100, H200). */
+  if (rank < 1 || rank > 5 || !addr || ((uintptr_t)addr & 15) ||
+      (uint64_t)(uintptr_t)addr >= (UINT64_C(1) << 57) || !dims || !box || !estrides ||
       (rank > 1 && !strides))
     return CUDA_ERROR_INVALID_VALUE;
   for (cuuint32_t i = 0; i < rank; i++) {
@@ -257,7 +259,7 @@ CUresult fake_cuTensorMapEncodeIm2col(CUtensorMap *map, CUtensorMapDataType type
 }
 
 /* As the header documents: the new address keeps the map's alignment rule (32 bytes with
- * 32-byte interleave, else 16). Refuses bytes that no fake encode wrote. */
+ * 32-byte interleave, else 16); and below 2^57, as the encode (measured on driver 580). Refuses bytes that no fake encode wrote. */
 CUresult fake_cuTensorMapReplaceAddress(CUtensorMap *map, void *addr) {
   ENTER(cuTensorMapReplaceAddress);
   NEED_CONTEXT();
@@ -265,8 +267,8 @@ CUresult fake_cuTensorMapReplaceAddress(CUtensorMap *map, void *addr) {
   unsigned char *b = (unsigned char *)map;
   if (b[127] != 0xFA && b[127] != 0x1C) return CUDA_ERROR_INVALID_VALUE;
   uintptr_t align = b[113] == CU_TENSOR_MAP_INTERLEAVE_32B ? 32 : 16;
-  if ((uintptr_t)addr % align) return CUDA_ERROR_INVALID_VALUE;
   uint64_t a = (uint64_t)(uintptr_t)addr;
+  if (a % align || a >= (UINT64_C(1) << 57)) return CUDA_ERROR_INVALID_VALUE;
   memcpy(b, &a, 8);
   fake_bit85(b); /* as a driver that recomputes it for the new address would */
   return CUDA_SUCCESS;

@@ -148,6 +148,22 @@ Test(tmap_diff_cpu, im2col_box_sums_wrap_at_32_bits_as_the_drivers_do) {
   refused_with(&f, "size + upper[0] = 4294967295 wraps to -1", "lower[0] = 0 must be below it");
 }
 
+/* The driver encodes global addresses below 2^57 only, whatever the extent (measured on H100 and
+ * H200, driver 580): 2^57 - 16 passes, 2^57 and every higher aligned address is refused. */
+Test(tmap_diff_cpu, addresses_from_2_to_the_57_are_refused) {
+  fixture f;
+  nhwc(&f, 2, 8, 8, 64);
+  f.t.data = (void *)(uintptr_t)((UINT64_C(1) << 57) - 16);
+  cr_assert_eq(gcl_tensormap_check(&f.t, &f.o, NULL), GCL_OK, "%s", gcl_last_error());
+  f.o.im2col.pixels = 0, f.o.box[0] = 64, f.o.box[1] = f.o.box[2] = f.o.box[3] = 2;
+  cr_assert_eq(gcl_tensormap_check(&f.t, &f.o, NULL), GCL_OK, "%s", gcl_last_error());
+  f.t.byte_offset = 16;
+  refused_with(&f, "data + byte_offset = 0x1fffffffffffff0 + 16 = 0x200000000000000: the driver "
+               "encodes global addresses below 2^57 = 0x200000000000000 only", NULL);
+  f.t.data = (void *)(uintptr_t)UINT64_C(0xfffffffffffff000), f.t.byte_offset = 0;
+  refused_with(&f, "= 0xfffffffffffff000: the driver encodes global addresses below 2^57", NULL);
+}
+
 /* The im2col box (pixels x channels) has the tiled box's limit: 228 KiB (measured on the H200). */
 Test(tmap_diff_cpu, im2col_boxes_over_228_kib_are_refused) {
   fixture f;

@@ -179,6 +179,12 @@ Test(tmap_refresh, replace_refusals_change_nothing) {
   cr_assert_eq(gcl_args_repoint_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 1), 3, addrs),
                GCL_ERROR_INVALID_ARGUMENT);
   assert_msg_has("field 'maps[3]': address 0x0");
+  addrs[2] = UINT64_C(1) << 57; /* aligned, but past the driver's bound (measured, driver 580) */
+  cr_assert_eq(gcl_args_repoint_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 1), 3, addrs),
+               GCL_ERROR_INVALID_ARGUMENT);
+  assert_msg_has("field 'maps[3]': address 0x200000000000000: TMA needs a nonzero 16-byte "
+                 "aligned global address below 2^57");
+  addrs[2] = 0;
   cr_assert_eq(gcl_args_repoint_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 6), 3, addrs),
                GCL_ERROR_INVALID_ARGUMENT);
   assert_msg_has("field 'maps[6]': n = 3 maps from here, but only 2 lie");

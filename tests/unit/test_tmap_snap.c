@@ -176,6 +176,9 @@ Test(tmap_snap, refusals_on_the_fast_path_change_nothing) {
   refuse(&r, &d, GCL_ERROR_TENSOR, "data is NULL", "NULL data");
   d.t.data = (void *)(uintptr_t)r.mem, d.t.byte_offset = UINT64_MAX - 15;
   refuse(&r, &d, GCL_ERROR_TENSOR, "overflows", "an overflowing byte_offset");
+  d.t.byte_offset = (UINT64_C(1) << 57) - (uint64_t)(uintptr_t)r.mem; /* the address 2^57 */
+  refuse(&r, &d, GCL_ERROR_TENSOR, "= 0x200000000000000: the driver encodes global addresses "
+         "below 2^57", "an address past the driver's bound");
   d.t.byte_offset = 0, d.t.device.device_id = 1;
   refuse(&r, &d, GCL_ERROR_TENSOR, "tensor is on CUDA device 1", "another device");
   d.t.device.device_id = 0, d.o.reserved[3] = 1;

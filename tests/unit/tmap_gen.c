@@ -376,7 +376,12 @@ void tmap_gen_edge(tmap_gen *g, tmap_case *c, uint64_t mem) {
     c->shape[rank - 2] = 2 + RND(8);
     c->strides[rank - 2] = unit * (int64_t)PICK(0, 1, 2);
     break;
-  case A_ADDRBITS: /* aligned addresses anywhere in 64 bits: does the driver bound them? */
+  case A_ADDRBITS: /* aligned addresses anywhere in 64 bits; a third at the driver's bound, 2^57 */
+    if (RND(3) == 0) { /* data + byte_offset = 2^57 - 32, - 16, + 0 or + 16 */
+      uint64_t at = (UINT64_C(1) << 57) - 32 + 16 * (uint64_t)RND(4);
+      c->t.data = (void *)(uintptr_t)(at - c->t.byte_offset);
+      break;
+    }
     c->t.data = (void *)(uintptr_t)((uint64_t)PICK(1ll << 12, 1ll << 32, 1ll << 40, 1ll << 47,
                                                    1ll << 48, 1ll << 49, 1ll << 56, 1ll << 57,
                                                    1ll << 62, INT64_MIN, -4096, -256) -
