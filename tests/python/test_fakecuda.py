@@ -282,6 +282,11 @@ class FakeDriverTest(unittest.TestCase):
         with self.assertRaises(g.Error):
             a.repoint("maps[0]", [self.base + 8])  # not 16-byte aligned
         self.assertEqual(a.buffer(), before)
+        with self.assertRaises(g.Error) as cm:
+            a.repoint("maps[0]", [1 << 57])  # past the driver's bound (measured, driver 580)
+        self.assertIn("address 0x200000000000000: TMA needs a nonzero 16-byte aligned global "
+                      "address below 2^57", str(cm.exception))
+        self.assertEqual(a.buffer(), before)
         gc.collect()
         self.assertEqual(self.p.deleted, self.p.exported)
 
@@ -299,6 +304,8 @@ class FakeDriverTest(unittest.TestCase):
             (g.TensorMap(self.tensor(0), (300, 16)), "box[1] (dimension 0) = 300"),
             (g.TensorMap(self.tensor(0), (8, 16), element_strides=(9, 1)), "element_strides[1] (dimension 0) = 9"),
             (g.TensorMap(self.tensor(0), (8, 16), oob_nan=True, interleave=1), "interleave 1 needs rank >= 3"),
+            (g.TensorMap(self.tensor((1 << 57) - self.base), (8, 16)),
+             "= 0x200000000000000: the driver encodes global addresses below 2^57"),
         ]
         for tm, text in cases:
             with self.subTest(text=text):
