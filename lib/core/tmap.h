@@ -9,7 +9,7 @@
 #include <string.h>
 
 /* The global address a map may name: below 2^57 (bits 57 ... 63 zero). Measured (driver 580,
- * CUDA 13.0, sm_90, H100 and H200): cuTensorMapEncodeTiled and cuTensorMapEncodeIm2col refuse
+ * CUDA 13.0, sm_90, H100): cuTensorMapEncodeTiled and cuTensorMapEncodeIm2col refuse
  * 2^57 and above, whatever the tensor's extent, rank, type, interleave or mode, and take every
  * aligned address below (bench/experiments/address_probe.py). Not in the CUDA 13.0 header. */
 #define GCL__TMAP_ADDRESS_LIMIT (1ull << 57)
@@ -133,12 +133,12 @@ static inline bool gcl__tmap_snap_match(const gcl__tmap_snap *s, const DLTensor 
   return diff == 0;
 }
 
-/* data + byte_offset into *address when the fast path may use it: data non-NULL, no overflow,
- * aligned to align, below GCL__TMAP_ADDRESS_LIMIT. Otherwise false, and the full translation reports what is wrong. */
+/* data + byte_offset into *address when the fast path may use it: no overflow, aligned to align,
+ * below GCL__TMAP_ADDRESS_LIMIT. Otherwise false, and the full translation reports what is wrong. */
 static inline bool gcl__tmap_snap_address(const DLTensor *t, unsigned align, uint64_t *address) {
   uint64_t base = (uint64_t)(uintptr_t)t->data, a = base + t->byte_offset;
   *address = a;
-  return base && a >= base && !(a & (align - 1u)) && a < GCL__TMAP_ADDRESS_LIMIT;
+  return a >= base && !(a & (align - 1u)) && a < GCL__TMAP_ADDRESS_LIMIT;
 }
 
 #endif

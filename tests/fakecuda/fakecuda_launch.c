@@ -159,8 +159,9 @@ CUresult fake_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz
 static CUresult check_tensormap(cuuint32_t rank, const void *addr, const cuuint64_t *dims,
                                 const cuuint64_t *strides, const cuuint32_t *box,
                                 const cuuint32_t *estrides) {
-  /* Addresses from 2^57 up are refused: undocumented, measured on driver 580 (H100, H200). */
-  if (rank < 1 || rank > 5 || !addr || ((uintptr_t)addr & 15) ||
+  /* Addresses from 2^57 up are refused: undocumented, measured on driver 580 (H100);
+   * address 0 is encoded (the same driver: template maps). */
+  if (rank < 1 || rank > 5 || ((uintptr_t)addr & 15) ||
       (uint64_t)(uintptr_t)addr >= (UINT64_C(1) << 57) || !dims || !box || !estrides ||
       (rank > 1 && !strides))
     return CUDA_ERROR_INVALID_VALUE;

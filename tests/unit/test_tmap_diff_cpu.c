@@ -148,8 +148,8 @@ Test(tmap_diff_cpu, im2col_box_sums_wrap_at_32_bits_as_the_drivers_do) {
   refused_with(&f, "size + upper[0] = 4294967295 wraps to -1", "lower[0] = 0 must be below it");
 }
 
-/* The driver encodes global addresses below 2^57 only, whatever the extent (measured on H100 and
- * H200, driver 580): 2^57 - 16 passes, 2^57 and every higher aligned address is refused. */
+/* The driver encodes global addresses below 2^57 only, whatever the extent (measured on an H100,
+ * driver 580): 2^57 - 16 passes, 2^57 and every higher aligned address is refused. */
 Test(tmap_diff_cpu, addresses_from_2_to_the_57_are_refused) {
   fixture f;
   nhwc(&f, 2, 8, 8, 64);

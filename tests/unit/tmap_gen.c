@@ -382,7 +382,7 @@ void tmap_gen_edge(tmap_gen *g, tmap_case *c, uint64_t mem) {
       c->t.data = (void *)(uintptr_t)(at - c->t.byte_offset);
       break;
     }
-    c->t.data = (void *)(uintptr_t)((uint64_t)PICK(1ll << 12, 1ll << 32, 1ll << 40, 1ll << 47,
+    c->t.data = (void *)(uintptr_t)((uint64_t)PICK(0, 1ll << 12, 1ll << 32, 1ll << 40, 1ll << 47,
                                                    1ll << 48, 1ll << 49, 1ll << 56, 1ll << 57,
                                                    1ll << 62, INT64_MIN, -4096, -256) -
                                     (RND(2) ? 0u : 4096u));
@@ -415,10 +415,7 @@ const char *tmap_gen_raw(const tmap_case *c, tmap_raw *r) {
   /* The innermost dimension's stride is no driver argument (the element size is): a view that is
    * not contiguous there means another tensor to the driver. gclaunch's rule alone. */
   if (t->strides && t->shape[t->ndim - 1] > 1 && t->strides[t->ndim - 1] != 1) return "inner stride";
-  /* A tensor with elements and NULL data is not a DLPack tensor (gclaunch's DLPack rule). The
-   * driver encodes address 0 (CUTLASS's pointer-array GEMMs encode template maps so), but a
-   * NULL data pointer plus a byte_offset names no allocation gclaunch could map. */
-  if (!t->data) return "NULL data";
+  /* NULL data has driver arguments: the address is byte_offset (the driver encodes 0). */
   if ((uint64_t)(uintptr_t)t->data + t->byte_offset < (uint64_t)(uintptr_t)t->data)
     return "data + byte_offset overflows";
   unsigned eb = t->dtype.bits / 8, align = o->interleave == 2 ? 32 : 16;

@@ -63,7 +63,7 @@ typedef struct tmap_raw {
   uint32_t channels, pixels;
 } tmap_raw;
 /* Fills *r and returns NULL, or returns why the description has no driver arguments at all (no
- * element type for the dtype, rank outside 1 ... 6, NULL shape, NULL data, data + byte_offset
+ * element type for the dtype, rank outside 1 ... 6, NULL shape, data + byte_offset
  * past 2^64, a device that is not CUDA, an innermost stride other than 1, which the driver never
  * gets): the rules that only gclaunch can apply. */
 const char *tmap_gen_raw(const tmap_case *c, tmap_raw *r);
