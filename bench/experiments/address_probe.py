@@ -68,6 +68,8 @@ def extent(dims, strides, eb):
     return (dims[-1] - 1) * strides[-1] + dims[0] * eb if len(dims) > 1 else dims[0] * eb
 
 
+print(f"== address 0 (a template map): tiled {tiled(0, [64])}, im2col {im2col(0, [64, 8, 2])}, "
+      f"address 16: tiled {tiled(16, [64])}")
 print("== each power of two: rank-1 f32 [64], box 8 (tiled)")
 row = []
 for k in range(4, 64):
@@ -117,7 +119,7 @@ print("== cuTensorMapReplaceAddress: the same bound?")
 for base in ((1 << 57) - 16, 1 << 20):
     assert tiled(base, [64]) == 0
     row = []
-    for a in ((1 << 57) - 16, 1 << 57, (1 << 57) + 16, 1 << 63, (1 << 64) - 16):
+    for a in (0, (1 << 57) - 16, 1 << 57, (1 << 57) + 16, 1 << 63, (1 << 64) - 16):
         assert tiled(base, [64]) == 0
         row.append(f"{a:#x}:{cuda.cuTensorMapReplaceAddress(tm, C.c_void_p(a))}")
     print(f"encoded at {base:#x}, replaced to " + " ".join(row))
