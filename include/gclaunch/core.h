@@ -649,10 +649,11 @@ typedef struct gcl_tensormap_desc {
 /* Checks tensor t and options against every rule of cuTensorMapEncodeTiled (or Im2col) that
  * gclaunch knows, documented or not, in one pass without the driver (docs/tensormap-rules.md
  * lists them with their sources): device type CUDA or CUDA managed; rank 1-5; innermost
- * dimension contiguous; address after byte_offset 16-byte aligned, 32 with 32-byte interleave,
- * and below 2^57 (the driver's bound, measured); strides 0 or multiples of 16 (32) below 2^40; dims 1 ... 2^32; box 1-256 with inner box
- * bytes a multiple of 16 and within the swizzle span, and element size x the product of
- * floor(box / element stride) at most 228 KiB (the driver's limit, measured on the H200);
+ * dimension contiguous; address after byte_offset (NULL data is address 0) 16-byte aligned, 32
+ * with 32-byte interleave, and below 2^57 (the driver's bound, measured); strides 0 or
+ * multiples of 16 (32) below 2^40; dims 1 ... 2^32; box 1-256 with inner box bytes a multiple
+ * of 16 and within the swizzle span, and element size x the product of floor(box / element
+ * stride) at most 228 KiB (the driver's limit, measured on the H200);
  * element strides 1-8; interleave, swizzle, L2 and fill values and their combinations; with
  * options->store, an innermost extent in bytes that is a multiple of 16. With
  * options->im2col.pixels > 0 the cuTensorMapEncodeIm2col ones instead of the box's: rank 3-5,
