@@ -320,6 +320,13 @@ class FakeDriverTest(unittest.TestCase):
                 with self.assertRaises(g.TensorError) as cm2:
                     tm.describe()  # gcl_tensormap_check: the same rule, the same words
                 self.assertIn(text, str(cm2.exception))
+        # NULL data is encoded as the driver encodes it (a template map): the address is the offset.
+        null = g.TensorMap(T.FakeTensor(self.p, 0, shape=(8, 16), strides=(64, 1), byte_offset=256), (8, 16))
+        self.assertEqual(null.describe()["address"], 256)
+        before = enc()
+        a["maps[0]"] = null
+        self.assertEqual(enc(), before + 1)
+        self.assertTrue(a.is_set("maps[0]"))
 
     def test_im2col_maps(self):
         # im2col=(pixels, channels) instead of a box: cuTensorMapEncodeIm2col with the corners
