@@ -133,12 +133,14 @@ static inline bool gcl__tmap_snap_match(const gcl__tmap_snap *s, const DLTensor 
   return diff == 0;
 }
 
-/* data + byte_offset into *address when the fast path may use it: no overflow, aligned to align,
- * below GCL__TMAP_ADDRESS_LIMIT. Otherwise false, and the full translation reports what is wrong. */
+/* data + byte_offset into *address when the fast path may use it: nonzero (a map at address 0 is
+ * encoded afresh, not re-pointed: cuTensorMapReplaceAddress is documented for real addresses),
+ * no overflow, aligned to align, below GCL__TMAP_ADDRESS_LIMIT. Otherwise false: the full
+ * translation then encodes the map, or reports what is wrong. */
 static inline bool gcl__tmap_snap_address(const DLTensor *t, unsigned align, uint64_t *address) {
   uint64_t base = (uint64_t)(uintptr_t)t->data, a = base + t->byte_offset;
   *address = a;
-  return a >= base && !(a & (align - 1u)) && a < GCL__TMAP_ADDRESS_LIMIT;
+  return a && a >= base && !(a & (align - 1u)) && a < GCL__TMAP_ADDRESS_LIMIT;
 }
 
 #endif

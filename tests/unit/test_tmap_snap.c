@@ -88,6 +88,30 @@ static void refresh_expect(rig *r, size_t e, desc *d, long want_encodes, const c
   assert_fresh(r, e, d, what);
 }
 
+/* A template map (NULL data, the driver encodes address 0): a refresh to address 0 encodes afresh
+ * instead of re-pointing; from NULL data plus an offset it re-points as from any address. */
+Test(tmap_snap, refreshes_to_address_0_encode) {
+  rig r;
+  open_rig(&r);
+  desc d;
+  make_desc(&d, r.mem, true, false);
+  prime(&r, 3, &d);
+  d.t.data = NULL, d.t.byte_offset = 0;
+  long enc = encodes(), replaced = fakecuda_calls("cuTensorMapReplaceAddress");
+  cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 3), 1, (const DLTensor *const[]){&d.t}, &d.o, 1, GCL_TENSORMAP_REFRESH), GCL_OK, "%s",
+               gcl_last_error());
+  cr_assert_eq(encodes() - enc, 1, "address 0: one encode");
+  cr_assert_eq(fakecuda_calls("cuTensorMapReplaceAddress"), replaced, "address 0: no re-point");
+  assert_fresh(&r, 3, &d, "a map at address 0");
+  d.t.byte_offset = 4096; /* NULL data + an offset: a real address to the driver */
+  enc = encodes();
+  cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 3), 1, (const DLTensor *const[]){&d.t}, &d.o, 1, GCL_TENSORMAP_REFRESH), GCL_OK, "%s",
+               gcl_last_error());
+  cr_assert_eq(encodes() - enc, 0, "address 4096: re-pointed");
+  assert_fresh(&r, 3, &d, "a map at address 4096");
+  close_rig(&r);
+}
+
 Test(tmap_snap, repeated_refreshes_replace_with_fresh_bytes) {
   rig r;
   open_rig(&r);
