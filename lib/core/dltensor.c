@@ -179,9 +179,9 @@ static gcl_status check_extent(const check_ctx *c, uint64_t itemsize, uint64_t *
                      *first);
   if (__builtin_mul_overflow((uint64_t)hi + 1, itemsize, &above) ||
       __builtin_add_overflow(*first, above, &end))
-    return gcl__fail(GCL_ERROR_TENSOR, "%s: extent of %" PRId64 " elements of %" PRIu64 " bytes "
-                     "from data + byte_offset = 0x%" PRIx64 " overflows", c->label, hi + 1,
-                     itemsize, *first);
+    return gcl__fail(GCL_ERROR_TENSOR, "%s: extent of %" PRIu64 " elements of %" PRIu64 " bytes "
+                     "from data + byte_offset = 0x%" PRIx64 " overflows", c->label,
+                     (uint64_t)hi + 1, itemsize, *first); /* hi may be INT64_MAX */
   return GCL_OK;
 }
 

@@ -96,6 +96,8 @@ static const tcase cases[] = {
     {"stride overflows", F32, .ndim = 1, .shape = {4}, ST(INT64_C(1) << 62),
      REJECT("stride 4611686018427387904")},
     {"bytes overflow", F32, .ndim = 1, .shape = {INT64_C(1) << 62}, REJECT("4611686018427387904")},
+    {"last element at INT64_MAX", F32, .ndim = 1, .shape = {2}, ST(INT64_MAX),
+     REJECT("extent of 9223372036854775808 elements of 4 bytes")},
     {"data + byte_offset wraps", F32, V8, .data = UINT64_C(0xfffffffffffff000),
      .byte_offset = 0x2000, REJECT("byte_offset 8192 overflows")},
     {"end wraps", F32, V8, .data = UINT64_C(0xfffffffffffffff0), REJECT("8 elements of 4 bytes")},
