@@ -66,13 +66,18 @@ static void assert_fresh(const rig *r, size_t element, const desc *d, const char
             what);
 }
 
+/* One refresh of element e from d. */
+static gcl_status refresh(rig *r, size_t e, desc *d) {
+  return gcl_args_set_tensormaps(r->args, r->ctx, TMAP_FIELD(r->args, 0, e), 1,
+                                 (const DLTensor *const[]){&d->t}, &d->o, 1, GCL_TENSORMAP_REFRESH);
+}
+
 /* Set, then one refresh (which records the snapshot): the fast path is live for element e. */
 static void prime(rig *r, size_t e, desc *d) {
   cr_assert_eq(gcl_args_set_tensormaps(r->args, r->ctx, TMAP_FIELD(r->args, 0, e), 1, (const DLTensor *const[]){&d->t}, &d->o, 1, 0), GCL_OK, "%s",
                gcl_last_error());
   move(d, r->mem + 4096 * rnd(64));
-  cr_assert_eq(gcl_args_set_tensormaps(r->args, r->ctx, TMAP_FIELD(r->args, 0, e), 1, (const DLTensor *const[]){&d->t}, &d->o, 1, GCL_TENSORMAP_REFRESH), GCL_OK, "%s",
-               gcl_last_error());
+  cr_assert_eq(refresh(r, e, d), GCL_OK, "%s", gcl_last_error());
   cr_assert_neq(r->args->tmaps[e].snap.ndim, 0, "a refresh leaves a snapshot");
 }
 
@@ -81,8 +86,7 @@ static void prime(rig *r, size_t e, desc *d) {
 static void refresh_expect(rig *r, size_t e, desc *d, long want_encodes, const char *what) {
   move(d, r->mem + 4096 * rnd(64));
   long enc = encodes();
-  cr_assert_eq(gcl_args_set_tensormaps(r->args, r->ctx, TMAP_FIELD(r->args, 0, e), 1, (const DLTensor *const[]){&d->t}, &d->o, 1, GCL_TENSORMAP_REFRESH), GCL_OK, "%s: %s",
-               what, gcl_last_error());
+  cr_assert_eq(refresh(r, e, d), GCL_OK, "%s: %s", what, gcl_last_error());
   cr_assert_eq(encodes() - enc, want_encodes, "%s: %ld encodes, expected %ld", what,
                encodes() - enc, want_encodes);
   assert_fresh(r, e, d, what);
@@ -98,15 +102,13 @@ Test(tmap_snap, refreshes_to_address_0_encode) {
   prime(&r, 3, &d);
   d.t.data = NULL, d.t.byte_offset = 0;
   long enc = encodes(), replaced = fakecuda_calls("cuTensorMapReplaceAddress");
-  cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 3), 1, (const DLTensor *const[]){&d.t}, &d.o, 1, GCL_TENSORMAP_REFRESH), GCL_OK, "%s",
-               gcl_last_error());
+  cr_assert_eq(refresh(&r, 3, &d), GCL_OK, "%s", gcl_last_error());
   cr_assert_eq(encodes() - enc, 1, "address 0: one encode");
   cr_assert_eq(fakecuda_calls("cuTensorMapReplaceAddress"), replaced, "address 0: no re-point");
   assert_fresh(&r, 3, &d, "a map at address 0");
   d.t.byte_offset = 4096; /* NULL data + an offset: a real address to the driver */
   enc = encodes();
-  cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 3), 1, (const DLTensor *const[]){&d.t}, &d.o, 1, GCL_TENSORMAP_REFRESH), GCL_OK, "%s",
-               gcl_last_error());
+  cr_assert_eq(refresh(&r, 3, &d), GCL_OK, "%s", gcl_last_error());
   cr_assert_eq(encodes() - enc, 0, "address 4096: re-pointed");
   assert_fresh(&r, 3, &d, "a map at address 4096");
   close_rig(&r);
