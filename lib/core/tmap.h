@@ -11,7 +11,8 @@
 /* The global address a map may name: below 2^57 (bits 57 ... 63 zero). Measured (driver 580,
  * CUDA 13.0, sm_90, H100): cuTensorMapEncodeTiled and cuTensorMapEncodeIm2col refuse
  * 2^57 and above, whatever the tensor's extent, rank, type, interleave or mode, and take every
- * aligned address below (bench/experiments/address_probe.py). Not in the CUDA 13.0 header. */
+ * aligned address below (bench/experiments/address_probe.py); cuTensorMapReplaceAddress has the
+ * same bound and refuses 0 too. Not in the CUDA 13.0 header. */
 #define GCL__TMAP_ADDRESS_LIMIT (1ull << 57)
 
 /* Who a map is in messages, as pieces: the text is formatted only when a call fails, so that

@@ -259,9 +259,9 @@ CUresult fake_cuTensorMapEncodeIm2col(CUtensorMap *map, CUtensorMapDataType type
   return CUDA_SUCCESS;
 }
 
-/* As the header documents: the new address keeps the map's alignment rule (32 bytes with
- * 32-byte interleave, else 16); below 2^57 as the encode (the encode's bound is measured on
- * driver 580, the re-point's assumed). Refuses bytes that no fake encode wrote. */
+/* As the header documents: the new address nonzero, with the map's alignment rule (32 bytes
+ * with 32-byte interleave, else 16), and below 2^57 as the encode (both measured on driver 580).
+ * Refuses bytes that no fake encode wrote. */
 CUresult fake_cuTensorMapReplaceAddress(CUtensorMap *map, void *addr) {
   ENTER(cuTensorMapReplaceAddress);
   NEED_CONTEXT();
