@@ -167,12 +167,14 @@ class Run:
         PY.PyCapsule_SetName(cap, used)  # ownership moves to us (then to gclaunch)
         struct = DLManagedTensorVersioned if versioned else DLManagedTensor
         m = struct.from_address(ptr)
-        original = m.deleter
+        # The producer's deleter as an address: the field's object reads the struct's memory, so
+        # after the assignment below it would call our wrapper, not torch's (endless recursion).
+        original = C.cast(m.deleter, C.c_void_p).value
 
         def deleter(self_ptr):
             calls.append(self_ptr)
-            if original:  # a NULL function pointer is false
-                original(self_ptr)
+            if original:  # NULL: no deleter to forward to
+                DELETER(original)(self_ptr)
 
         cb = DELETER(deleter)
         self.keep.append(cb)
