@@ -13,7 +13,8 @@ offset-1 view, which align(16) must reject). Checks, for each capsule:
     written and every element outside keeps its poison.
 
 Usage: torch_interop.py [path/to/libgclaunch.so] [path/to/dlpack_fill.fatbin]
-       (or env GCL_LIB / GCL_FILL_KERNEL). Prints "N passed, N failed"; exit 0, 1, or 77 (skipped).
+       (or env GCL_LIB / GCL_FILL_KERNEL; default $GCL_BUILD_DIR/libgclaunch.so, else build/).
+       ctest runs it as python_torch (skipped where torch is missing). Prints "N passed, N failed"; exit 0, 1, or 77 (skipped).
 """
 import ctypes as C
 import os
@@ -285,8 +286,9 @@ class Run:
 
 
 def main():
-    lib_path = (sys.argv[1] if len(sys.argv) > 1 else os.environ.get("GCL_LIB")) or \
-        os.path.join(ROOT, "build", "libgclaunch.so")
+    build = os.environ.get("GCL_BUILD_DIR") or os.path.join(ROOT, "build")
+    lib_path = os.path.abspath((sys.argv[1] if len(sys.argv) > 1 else os.environ.get("GCL_LIB"))
+                               or os.path.join(build, "libgclaunch.so"))
     kernel = (sys.argv[2] if len(sys.argv) > 2 else os.environ.get("GCL_FILL_KERNEL")) or \
         os.path.join(os.path.dirname(os.path.abspath(lib_path)), "kernels", "dlpack_fill.fatbin")
     try:
@@ -295,6 +297,9 @@ def main():
         print("skipped: no torch\n0 passed, 0 failed")
         return 77
     if not torch.cuda.is_available():
+        if os.environ.get("GCL_REQUIRE_GPU") == "1":  # a GPU runner: no device is a failure
+            print("FAIL GCL_REQUIRE_GPU=1 but torch sees no CUDA device\n0 passed, 1 failed")
+            return 1
         print("skipped: torch sees no CUDA device\n0 passed, 0 failed")
         return 77
     lib = load_lib(lib_path)
