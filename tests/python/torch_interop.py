@@ -14,7 +14,8 @@ offset-1 view, which align(16) must reject). Checks, for each capsule:
 
 Usage: torch_interop.py [path/to/libgclaunch.so] [path/to/dlpack_fill.fatbin]
        (or env GCL_LIB / GCL_FILL_KERNEL; default $GCL_BUILD_DIR/libgclaunch.so, else build/).
-       ctest runs it as python_torch (skipped where torch is missing). Prints "N passed, N failed"; exit 0, 1, or 77 (skipped).
+       ctest runs it as python_torch: skipped without torch or a GPU, a failure then under
+       GCL_REQUIRE_GPU=1. Prints "N passed, N failed"; exit 0, 1, or 77 (skipped).
 """
 import ctypes as C
 import os
@@ -26,7 +27,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 
 # The DLPack structs, written out once for the Python suites (tests/python/gcltest.py).
 sys.path.insert(0, HERE)
-from gcltest import DELETER, DLManagedTensor, DLManagedTensorVersioned, DLTensor  # noqa: E402
+from gcltest import (DELETER, DLManagedTensor, DLManagedTensorVersioned, DLTensor,  # noqa: E402
+                     required)
 
 
 class LaunchConfig(C.Structure):  # gcl_launch_config
@@ -293,14 +295,14 @@ def main():
         os.path.join(os.path.dirname(os.path.abspath(lib_path)), "kernels", "dlpack_fill.fatbin")
     try:
         import torch
+        why = None if torch.cuda.is_available() else "torch sees no CUDA device"
     except ImportError:
-        print("skipped: no torch\n0 passed, 0 failed")
-        return 77
-    if not torch.cuda.is_available():
-        if os.environ.get("GCL_REQUIRE_GPU") == "1":  # a GPU runner: no device is a failure
-            print("FAIL GCL_REQUIRE_GPU=1 but torch sees no CUDA device\n0 passed, 1 failed")
+        why = "no torch"
+    if why:  # a skip, or on a GPU runner (GCL_REQUIRE_GPU=1, as python_gpu) a failure
+        if required("GCL_REQUIRE_GPU"):
+            print("FAIL GCL_REQUIRE_GPU=1, so this is a failure: %s\n0 passed, 1 failed" % why)
             return 1
-        print("skipped: torch sees no CUDA device\n0 passed, 0 failed")
+        print("skipped: %s\n0 passed, 0 failed" % why)
         return 77
     lib = load_lib(lib_path)
     major, minor = torch.cuda.get_device_capability()
