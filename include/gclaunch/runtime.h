@@ -467,8 +467,8 @@ GCL_API gcl_status gcl_args_set_tensormaps(gcl_args *args, gcl_context *ctx,
  * map must have been encoded by gclaunch into these args (GCL_ERROR_UNSET_ARGUMENT otherwise, or
  * after a raw setter wrote there); each address nonzero, 16-byte aligned (32 with 32-byte
  * interleave) and below 2^57, GCL_ERROR_INVALID_ARGUMENT otherwise. The tensors' shapes,
- * strides and devices are not seen here: use gcl_args_set_tensormaps with GCL_TENSORMAP_REFRESH when they may have
- * changed. ctx is made current only if the driver asks for it. */
+ * strides and devices are not seen here: use gcl_args_set_tensormaps with GCL_TENSORMAP_REFRESH
+ * when they may have changed. ctx is made current only if the driver asks for it. */
 GCL_API gcl_status gcl_args_repoint_tensormaps(gcl_args *args, gcl_context *ctx,
                                                const gcl_field *first, size_t n,
                                                const uint64_t *addresses);

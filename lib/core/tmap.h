@@ -135,7 +135,7 @@ static inline bool gcl__tmap_snap_match(const gcl__tmap_snap *s, const DLTensor 
 }
 
 /* data + byte_offset into *address when the fast path may use it: nonzero (a map at address 0 is
- * encoded afresh, not re-pointed: cuTensorMapReplaceAddress is documented for real addresses),
+ * encoded afresh, not re-pointed: cuTensorMapReplaceAddress refuses 0, measured on driver 580),
  * no overflow, aligned to align, below GCL__TMAP_ADDRESS_LIMIT. Otherwise false: the full
  * translation then encodes the map, or reports what is wrong. */
 static inline bool gcl__tmap_snap_address(const DLTensor *t, unsigned align, uint64_t *address) {
