@@ -3,10 +3,10 @@
  * path of the build machine is compiled in (tests/kit/check_paths.sh greps the kit for them):
  *   kernels      $GCL_KERNEL_DIR, else <the program's folder>/../kernels (BUILD/tests/NAME and
  *                KIT/tests/NAME both have their kernels one folder up);
- *   source files $GCL_SOURCE_DIR, else <the program's folder>/../src (the kit's copy of the
- *                repository's test data), else the source tree found through GCL_SOURCE_REL, the
- *                path from BUILD/tests to it made relative at configure time (tests/meson.build;
- *                empty when the build directory is not inside the source tree);
+ *   source files $GCL_SOURCE_DIR (made absolute against the working directory: `meson test`
+ *                and the build directory's ctest file set it, wherever the build directory
+ *                lies), else <the program's folder>/../src (the kit's copy of the repository's
+ *                test data);
  *   libfakecuda  <the program's folder>/fakecuda/libfakecuda.so (FAKECUDA_PATH);
  *   CUDA toolkit $CUDA_PATH, else GCL_CUDA_ROOT (the toolkit the build used; not a path of the
  *                source or build tree).
@@ -22,9 +22,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#ifndef GCL_SOURCE_REL
-#define GCL_SOURCE_REL ""
-#endif
 #ifndef GCL_CUDA_ROOT
 #define GCL_CUDA_ROOT "/usr/local/cuda"
 #endif
@@ -66,11 +63,12 @@ static inline const char *gcl_test_kernel_dir(void) {
 /* The root of the repository's files the tests read (see the top). */
 static inline const char *gcl_test_source_dir(void) {
   const char *env = getenv("GCL_SOURCE_DIR");
-  if (env && *env) return env;
+  if (env && *env) {
+    char *abs = gcl_test_path_buf_();
+    return realpath(env, abs) ? abs : env;
+  }
   const char *d = gcl_test_from_exe_("../src");
-  if (gcl_test_is_dir_(d)) return d;
-  if (GCL_SOURCE_REL[0] && (d = gcl_test_from_exe_(GCL_SOURCE_REL)) && gcl_test_is_dir_(d)) return d;
-  return "src";
+  return gcl_test_is_dir_(d) ? d : "src";
 }
 
 /* The CUDA toolkit's root (see the top). */
