@@ -10,6 +10,7 @@
  *    offset = alignup(offset, align). Up to 128 the two agree; above 128 they differ
  *    (`f64, i8, bytes(8) align(256)`: the third at 240 on sm_90, 256 on sm_100, 160 on sm_80).
  * The buffer is max(offset + size) bytes, no tail padding. */
+#include "arch.h"
 #include "layout_internal.h"
 
 #include <stdatomic.h>
@@ -58,18 +59,13 @@ const char *gcl__layout_orphan_of(const gcl_layout *layout) {
   return atomic_load(&((gcl_layout *)layout)->orphan_of);
 }
 
-static const int known_sms[] = {75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121};
-
-bool gcl__sm_known(int sm) {
-  for (size_t i = 0; i < sizeof known_sms / sizeof *known_sms; i++)
-    if (known_sms[i] == sm) return true;
-  return false;
-}
+bool gcl__sm_known(int sm) { return gcl__arch_find(sm) != NULL; }
 
 size_t gcl__param_base(int sm, size_t area_bytes) {
-  if (!gcl__sm_known(sm)) return 0;
-  if (sm < 90) return area_bytes > AREA_V1_MAX ? 0x1a80 : 0x160;
-  return sm == 90 ? 0x210 : 0x380;
+  const gcl__arch *a = gcl__arch_find(sm);
+  if (!a) return 0;
+  if (a->param_base == 0x160 && area_bytes > AREA_V1_MAX) return 0x1a80;
+  return a->param_base;
 }
 
 static size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
@@ -92,8 +88,9 @@ static size_t place(lparam *ps, size_t n, size_t base) {
 
 static gcl_status check_sm(int sm) {
   if (gcl__sm_known(sm)) return GCL_OK;
-  return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "unknown architecture sm_%d (known: 75, 80, 86, "
-                   "87, 88, 89, 90, 100, 103, 110, 120, 121)", sm);
+  char known[128];
+  return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "unknown architecture sm_%d (known: %s)", sm,
+                   gcl__arch_list(known, sizeof known));
 }
 
 /* l's parameters (as last placed) end past the limit: name the first one that does. */
