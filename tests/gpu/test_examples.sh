@@ -19,4 +19,5 @@ one example_launch_scalars "$b/kernels/smoke.sm_90.cubin"
 one example_dlpack_offsets "$b/kernels/smoke.sm_90.cubin"
 one example_megakernel_tmaps "$b/kernels/megakernel.sm_90.cubin"
 one example_persistent "$b/kernels/persistent.sm_90.cubin"
+one example_tma_tile "$b/kernels/tma_tile.sm_90.cubin"
 exit $failed
