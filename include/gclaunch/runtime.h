@@ -201,7 +201,7 @@ GCL_API void *gcl_kernel_cu_function(const gcl_kernel *kernel);/* CUfunction in 
  * program built against an older header keeps working with a newer library. (libuv keeps
  * reserved members in its public structs the same way; zstd, whose parameter structs cannot
  * grow, keeps them out of its stable API and adds setters instead -- the fallback here too if
- * the reserved room runs out.) README "ABI and versioning". */
+ * the reserved room runs out.) docs/runtime.md "ABI and versioning". */
 typedef struct gcl_launch_config {
   unsigned grid[3];          /* blocks; grid[0] >= 1. y, z left 0 after the last given dimension
                                 are 1 ({.grid = {n}} is n x 1 x 1); a 0 in x, or before a given
