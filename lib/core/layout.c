@@ -298,6 +298,35 @@ gcl_status gcl_layout_param(const gcl_layout *layout, size_t index, size_t *offs
   return GCL_OK;
 }
 
+/* A field of layout for parameter p (one of its params), at type t and place pl (field.c's paths
+ * and the whole-parameter fields below). */
+void gcl__field_make(const gcl_layout *layout, const gcl__lparam *p, const gcl__type *t,
+                     gcl__place pl, const char *name, gcl_field *out) {
+  memset(out, 0, sizeof *out);
+  out->param = (size_t)(p - layout->params);
+  out->offset = p->offset + pl.rel;
+  size_t owners = p->owners, tmaps = p->tmap_count, span = tmaps;
+  if (t) {
+    gcl__type_describe(t, &out->info);
+    out->size = t->size, out->align = t->align;
+    owners = t->ptr_leaves, tmaps = t->tmap_leaves;
+    bool map_array = t->kind == GCL_PARAM_ARRAY && t->elem->kind == GCL_PARAM_TENSORMAP &&
+                     t->elem->size == GCL_TENSORMAP_BYTES;
+    span = t->kind == GCL_PARAM_TENSORMAP ? (pl.span ? pl.span : 1) : map_array ? t->count : 0;
+  } else {
+    out->info = p->info;
+    out->size = p->size, out->align = p->align;
+  }
+  out->info.name = name;
+  out->info.grid_constant = p->info.grid_constant;
+  out->opaque[GCL__F_LAYOUT] = (uint64_t)(uintptr_t)layout;
+  out->opaque[GCL__F_TYPE] = (uint64_t)(uintptr_t)t;
+  out->opaque[GCL__F_REL] = pl.rel;
+  out->opaque[GCL__F_OWNER] = pl.owner, out->opaque[GCL__F_OWNERS] = owners;
+  out->opaque[GCL__F_TMAP] = pl.tmap, out->opaque[GCL__F_TMAPS] = tmaps;
+  out->opaque[GCL__F_SPAN] = span;
+}
+
 const gcl__lparam *gcl__layout_lparam(const gcl_layout *layout, size_t index) {
   return &layout->params[index];
 }

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "gclaunch/gclaunch.h"
-#include "test_rng.h"
+#include "../common/test_rng.h"
 
 #define K 4096
 #define BOX 16

@@ -41,13 +41,14 @@ is_host_elf() { is_elf "$1" && readelf -h "$1" 2>/dev/null | grep -q 'Machine:.*
 # 1. The build's files, at their relative paths.
 cd "$build"
 find . \( -name meson-private -o -name meson-info -o -name meson-logs -o -name meson-uninstalled \
-          -o -name testkit.d -o -name __pycache__ -o -name devlibs -o -name '*.p' ! -path ./tools/gclaunch.p \) -prune \
+          -o -name testkit.d -o -name __pycache__ -o -name devlibs \
+          -o -name '*.p' ! -path ./tools/gclaunch.p ! -path './lib/*/*.a.p' \) -prune \
        -o \( -type f -o -type l \) -print | sed 's|^\./||' | sort |
 while IFS= read -r f; do
   keep=0
   case $f in
     kernels/*|bench/*.cubin|python/gclaunch/*) keep=1 ;;
-    tools/gclaunch.p/*.o) keep=1 ;;                      # tests/cli/tools_graph.sh reads them
+    tools/gclaunch.p/*.o|lib/*/*.a.p/*.o) keep=1 ;;      # tests/cli/file_graph.sh reads them
     tests/*.sh|tests/*/*.sh) keep=1 ;;                   # scripts meson copied (tests/install)
     tests/oracle_*) keep=1 ;;                            # nvcc's and fatbinary's (test_fatbin_oracle.c)
     *.so|*.so.*) [[ -L $f ]] || is_elf "$f" && keep=1 ;;
