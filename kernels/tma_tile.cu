@@ -30,7 +30,8 @@ extern "C" __global__ void tma_tile_add1(const __grid_constant__ tile_params p) 
     gcl_tma_load_2d(tile, &p.maps[0], x, y, &bar);
   }
   gcl_mbar_wait(&bar, 0);
-  for (unsigned i = threadIdx.x; i < TILE_H * TILE_W; i += blockDim.x) tile[i / TILE_W][i % TILE_W] += 1.0f;
+  for (unsigned i = threadIdx.x; i < TILE_H * TILE_W; i += blockDim.x)
+    tile[i / TILE_W][i % TILE_W] += 1.0f;
   gcl_fence_proxy_async(); // this thread's writes to tile, visible to the TMA store
   __syncthreads();
   if (threadIdx.x == 0) {

@@ -11,7 +11,7 @@
 //   - or, with nvcc, CUtensorMap from <cuda.h> (the same 128 bytes, alignas(128) in CUDA 13).
 // Every function here takes the map's generic address (`const void *`), so either type works.
 // Where a kernel gets its maps, and the fence each needs before the TMA unit reads them:
-//   a parameter          `const __grid_constant__ gcl_tmap m` (signature `grid_constant tensormap m`),
+//   a parameter          `const __grid_constant__ gcl_tmap m` (`grid_constant tensormap m`),
 //                        an array in a struct `struct P { gcl_tmap maps[16]; unsigned n; }` taken
 //                        as `const __grid_constant__ P p` (`grid_constant struct{tensormap[16]
 //                        maps, u32 n} p`): read from the constant bank, no fence. Take the address
@@ -36,8 +36,8 @@
 //                           gcl_tma_store_wait(); }  // before the tile is written again or the
 //                                                    // kernel's results are read
 // The innermost coordinate x times the element size must be a multiple of 16 bytes, or the load
-// ends the kernel with an illegal instruction (docs/tensormap-rules.md); out-of-bounds elements
-// of a box load as zeros (or NaN with the map's oob fill) and are not stored.
+// ends the kernel with an illegal instruction (docs/facts.md, "TMA on the device"); out-of-bounds
+// elements of a box load as zeros (or NaN with the map's oob fill) and are not stored.
 #ifndef GCLAUNCH_TMA_CUH
 #define GCLAUNCH_TMA_CUH
 

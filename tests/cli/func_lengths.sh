@@ -15,6 +15,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ $# -gt 0 ] || { echo "usage: func_lengths.sh [--max N] [--top K] [--skip FILE:NAME]... FILE_OR_DIR..."; exit 2; }
+for p in "$@"; do [ -e "$p" ] || { echo "FAIL: no $p"; exit 1; }; done
 files=$(for p in "$@"; do if [ -d "$p" ]; then find "$p" -name '*.c' | sort; else echo "$p"; fi; done)
 [ -n "$files" ] || { echo "FAIL: no C file under $*"; exit 1; }
 # shellcheck disable=SC2086

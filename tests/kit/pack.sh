@@ -15,7 +15,7 @@
 #                         (Criterion and what it loads, libffi, ...; not glibc, libgcc_s, libstdc++,
 #                         the CUDA driver or NVRTC), found with ldd
 #   src/                  the repository's files the tests read (tests/, kernels/*.cu, include/,
-#                         README.md and docs/ for the link check, ...)
+#                         lib/ for the function lengths, README.md and docs/ for the link check, ...)
 #                         and the GPU runner's scripts (scripts/h200.sh KIT, bench/*.py)
 # Every ELF program and library finds its libraries through an $ORIGIN-relative RUNPATH (patched
 # here with patchelf); nothing needs LD_LIBRARY_PATH. Then tests/kit/check_paths.sh greps every
@@ -62,7 +62,7 @@ done
 cp "$ctestfile" "$kit/CTestTestfile.cmake"
 
 # 2. The repository's files the tests read.
-for d in tests kernels include tools examples python bench scripts docs README.md; do
+for d in tests kernels include lib tools examples python bench scripts docs README.md; do
   mkdir -p "$kit/src/$(dirname "$d")"
   (cd "$src" && tar -cf - --exclude=__pycache__ --exclude='*.pyc' --exclude=bench/results "$d") | tar -xf - -C "$kit/src"
 done
