@@ -1,5 +1,5 @@
 /* bench_tmap_diff: the long differential of gclaunch's tensor-map checks against the driver
- * (issue 36; tests/unit/tmap_diff.h says what is compared and counted).
+ * (issue 36; tests/common/tmap_diff.h says what is compared and counted).
  *
  * Usage: bench_tmap_diff [--count N] [--seed S] [--show K]
  *   --count  descriptions (default 100000)
@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../tests/unit/tmap_diff.h"
+#include "../tests/common/tmap_diff.h"
 
 int main(int argc, char **argv) {
   tmap_diff_options o = {.seed = (uint64_t)time(NULL) * 2654435761u ^ (uint64_t)clock(),

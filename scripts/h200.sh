@@ -23,7 +23,7 @@ else src=$(cd "$(dirname "$0")/.." && pwd)
 fi
 export PYTHONUNBUFFERED=1
 # A GPU runner has a device and the toolkit: "no GPU" and "no NVRTC" skips are failures here
-# (tests/unit/suite.h, tests/gpu/gpu_main.c), so a broken loader cannot pass as skipped suites.
+# (tests/common/suite.h, tests/gpu/gpu_main.c), so a broken loader cannot pass as skipped suites.
 export GCL_REQUIRE_GPU=1 GCL_REQUIRE_NVRTC=1
 
 for stage in $stages; do

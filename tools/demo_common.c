@@ -1,7 +1,7 @@
 /* gclaunch demo: the helpers demo.c (plan, CPU-only view, command) and demo_gpu.c (the copy on
  * the GPUs) share -- the generator and clock, the kernels' folder, the views' dtypes and rows,
  * the tensor-map options of a box, the globals struct's fields. A leaf of the tools' file graph:
- * it calls no other file of tools/ (tests/cli/tools_graph.sh), so demo.c and demo_gpu.c both call
+ * it calls no other file of tools/ (tests/cli/file_graph.sh), so demo.c and demo_gpu.c both call
  * down into it and never into each other's helpers. */
 #include "demo.h"
 

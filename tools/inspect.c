@@ -1,5 +1,5 @@
 /* gclaunch inspect: a module's kernels and their parameter layout, read on the CPU (no GPU).
- * --json prints the one object README "gclaunch inspect" fixes; the default is a table for people. */
+ * --json prints the one object docs/cli.md ("gclaunch inspect") fixes; the default is a table for people. */
 #include "cli.h"
 #include "climodule.h"
 #include "cliopts.h"

@@ -2,7 +2,7 @@
  * against the module), runfields.c (field specs), runexec.c (device side: buffers, binding,
  * launch, timing, report) and runcommon.c (the helpers they all call). The files call each other
  * top down only: run.c -> runcheck.c -> runfields.c -> runcommon.c, run.c -> runexec.c ->
- * runfields.c (tests/cli/tools_graph.sh fails on a cycle). */
+ * runfields.c (tests/cli/file_graph.sh fails on a cycle). */
 #ifndef GCL_RUN_H
 #define GCL_RUN_H
 

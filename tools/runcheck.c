@@ -2,21 +2,18 @@
  * The architecture is --arch's, else the device's when there is one, else the image's own (a
  * cubin's, a fatbin's highest cubin, a PTX's .target); the kernel's signature, parameter sizes,
  * launch configuration and tensor-map lists are checked against what the image records for it. */
+#include "arch.h"
 #include "climodule.h"
 #include "run.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* Maximum shared memory per block (opt-in) by architecture, in bytes: the CUDA C++ Programming
- * Guide's "Technical Specifications per Compute Capability". 0: not known here (not checked). */
+/* Maximum shared memory per block (opt-in) of the architecture, in bytes, from the library's
+ * table of architectures (lib/core/arch.c). 0: not known there (not checked). */
 static long shared_limit(int sm) {
-  static const struct { int sm; long bytes; } table[] = {
-      {70, 98304}, {72, 98304}, {75, 65536}, {80, 166912}, {86, 101376}, {87, 166912},
-      {89, 101376}, {90, 232448}, {100, 232448}, {103, 232448}, {120, 101376}, {121, 101376}};
-  for (size_t i = 0; i < sizeof table / sizeof *table; i++)
-    if (table[i].sm == sm) return table[i].bytes;
-  return 0;
+  const gcl__arch *a = gcl__arch_find(sm);
+  return a ? a->shared_optin : 0;
 }
 
 /* --arch, else the device's architecture when a driver and the device are there (no context is

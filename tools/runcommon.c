@@ -1,7 +1,7 @@
 /* gclaunch run: what run.c (options, CPU checks), runcheck.c (the module), runfields.c (field
  * specs) and runexec.c (the device side) share -- messages, JSON strings, buffer arguments by
  * name, a buffer as a DLPack tensor and bound into args, a tmap spec's options. A leaf of the
- * tools' file graph: it calls no other file of tools/ (tests/cli/tools_graph.sh), so the run
+ * tools' file graph: it calls no other file of tools/ (tests/cli/file_graph.sh), so the run
  * files call down into it and never back into run.c. */
 #include "run.h"
 

@@ -19,7 +19,8 @@ extern "C" {
 
 /* Compiles CUDA source with NVRTC on the CPU -- no driver, no GPU -- as gcl_module_compile does
  * (options as given, -arch=sm_SM unless an -arch/--gpu-architecture option is given, the
- * toolkit's CCCL headers on the include path): *image gets the cubin (or the PTX, NUL-terminated,
+ * toolkit's CCCL headers on the include path, gclaunch's kernel-side headers <gclaunch/tma.cuh> and
+ * <gclaunch/gclaunch_tmap_table.cuh> built in): *image gets the cubin (or the PTX, NUL-terminated,
  * for a virtual architecture), to be freed with gcl_file_free. GCL_ERROR_NO_NVRTC without NVRTC;
  * GCL_ERROR_COMPILE with the compiler log in the message. Outputs untouched on failure.
  * Thread-safe. */
@@ -200,7 +201,7 @@ GCL_API void *gcl_kernel_cu_function(const gcl_kernel *kernel);/* CUfunction in 
  * program built against an older header keeps working with a newer library. (libuv keeps
  * reserved members in its public structs the same way; zstd, whose parameter structs cannot
  * grow, keeps them out of its stable API and adds setters instead -- the fallback here too if
- * the reserved room runs out.) README "ABI and versioning". */
+ * the reserved room runs out.) docs/runtime.md "ABI and versioning". */
 typedef struct gcl_launch_config {
   unsigned grid[3];          /* blocks; grid[0] >= 1. y, z left 0 after the last given dimension
                                 are 1 ({.grid = {n}} is n x 1 x 1); a 0 in x, or before a given
@@ -481,7 +482,7 @@ GCL_API gcl_status gcl_args_repoint_tensormaps(gcl_args *args, gcl_context *ctx,
  * through the same checks, cache and all-or-nothing batches as gcl_args_set_tensormaps (a host
  * copy is changed; nothing reaches the device until gcl_tensormap_table_upload, which copies only
  * the maps changed since the last upload). The kernel takes the address as a pointer parameter
- * and fences each map before its first use (kernels/gclaunch_tmap_table.cuh,
+ * and fences each map before its first use (include/gclaunch/gclaunch_tmap_table.cuh,
  * gcl_tmap_table_acquire), because the maps were written by another proxy. Up to 240 maps a
  * grid-constant tensormap[K] parameter is faster (docs/tensormaps.md has the study). Messages
  * name the entry ("gcl_tensormap_table entry 17: ..."). Not thread-safe on one table. */

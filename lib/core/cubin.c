@@ -1,6 +1,7 @@
 /* Cubin reader: kernel entries from the ELF symbol table and their parameter records from the
  * .nv.info sections (docs/facts.md "Cubin records"). Records come in no fixed order: the parameters
  * are sorted by ordinal. Every record is bounds-checked; a hostile file gives GCL_ERROR_BAD_IMAGE. */
+#include "arch.h"
 #include "image_internal.h"
 
 #include <stdio.h>
@@ -244,10 +245,12 @@ static gcl_status read_kernel_sections(gcl_image *img, const gcl__elf *elf,
  * compiling kernels with and without the wait (nvcc -cubin, CUDA 13.0) and diffing .text: it is
  * the one 128-bit instruction whose low word is 0x?82e (the nibble ? is the guard predicate)
  * and whose high word has no bits below bit 40 (only scheduling control above), the same on
- * sm_90, 100, 103, 110, 120 and 121; no .nv.info record or section flag differs. Other
- * architectures: unknown (-1). Before sm_90 there is no griddepcontrol: no kernel waits. */
+ * architectures whose row in arch.c says sass_wait_known (sm_90 and later); no .nv.info record or
+ * section flag differs. Other architectures: unknown (-1). Before sm_90 there is no
+ * griddepcontrol: no kernel waits. */
 static bool sass_known(int sm) {
-  return sm == 90 || sm == 100 || sm == 103 || sm == 110 || sm == 120 || sm == 121;
+  const gcl__arch *a = gcl__arch_find(sm);
+  return a && a->sass_wait_known;
 }
 
 static bool text_waits(gcl__bytes text) {

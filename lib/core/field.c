@@ -1,7 +1,7 @@
 /* Fields: paths into by-value aggregates, resolved against a layout's type trees once
  * (gcl_layout_field), formatted back (gcl_layout_field_path, messages), and every leaf visited
- * in buffer order (gcl_layout_visit_leaves). Path grammar in gclaunch.h. Also the leaf bitmap
- * of a type (which bytes are not padding), used by the layout to preset set-tracking. */
+ * in buffer order (gcl_layout_visit_leaves). Path grammar in gclaunch.h. Fields are made by
+ * gcl__field_make (layout.c): this file calls the layout, never the reverse. */
 #include "layout_internal.h"
 
 #include <stdio.h>
@@ -12,62 +12,6 @@
 
 static bool is_leaf(const gcl__type *t) {
   return !t || (t->kind != GCL_PARAM_STRUCT && t->kind != GCL_PARAM_ARRAY);
-}
-
-/* Sets bits [from, from + n) of bits. */
-static void bits_set(unsigned char *bits, size_t from, size_t n) {
-  size_t i = from, end = from + n;
-  for (; i < end && i % 8; i++) bits[i / 8] |= (unsigned char)(1u << (i % 8));
-  if (end - i >= 8) {
-    memset(bits + i / 8, 0xff, (end - i) / 8);
-    i += (end - i) / 8 * 8;
-  }
-  for (; i < end; i++) bits[i / 8] |= (unsigned char)(1u << (i % 8));
-}
-
-void gcl__type_mark_leaves(const gcl__type *t, unsigned char *bits, size_t at) {
-  switch (t->kind) {
-  case GCL_PARAM_STRUCT:
-    for (size_t i = 0; i < t->member_count; i++)
-      gcl__type_mark_leaves(t->members[i], bits, at + t->offsets[i]);
-    return;
-  case GCL_PARAM_ARRAY:
-    if (t->elem->leaf_bytes == t->elem->size) { /* no padding inside: one run */
-      bits_set(bits, at, t->size);
-      return;
-    }
-    for (size_t i = 0; i < t->count; i++) gcl__type_mark_leaves(t->elem, bits, at + i * t->elem->size);
-    return;
-  default: /* a leaf's own bytes; an align(N) above its natural size is padding */
-    bits_set(bits, at, t->leaf_bytes);
-  }
-}
-
-void gcl__field_make(const gcl_layout *layout, const gcl__lparam *p, const gcl__type *t,
-                     gcl__place pl, const char *name, gcl_field *out) {
-  memset(out, 0, sizeof *out);
-  out->param = (size_t)(p - gcl__layout_lparam(layout, 0));
-  out->offset = p->offset + pl.rel;
-  size_t owners = p->owners, tmaps = p->tmap_count, span = tmaps;
-  if (t) {
-    gcl__type_describe(t, &out->info);
-    out->size = t->size, out->align = t->align;
-    owners = t->ptr_leaves, tmaps = t->tmap_leaves;
-    bool map_array = t->kind == GCL_PARAM_ARRAY && t->elem->kind == GCL_PARAM_TENSORMAP &&
-                     t->elem->size == GCL_TENSORMAP_BYTES;
-    span = t->kind == GCL_PARAM_TENSORMAP ? (pl.span ? pl.span : 1) : map_array ? t->count : 0;
-  } else {
-    out->info = p->info;
-    out->size = p->size, out->align = p->align;
-  }
-  out->info.name = name;
-  out->info.grid_constant = p->info.grid_constant;
-  out->opaque[GCL__F_LAYOUT] = (uint64_t)(uintptr_t)layout;
-  out->opaque[GCL__F_TYPE] = (uint64_t)(uintptr_t)t;
-  out->opaque[GCL__F_REL] = pl.rel;
-  out->opaque[GCL__F_OWNER] = pl.owner, out->opaque[GCL__F_OWNERS] = owners;
-  out->opaque[GCL__F_TMAP] = pl.tmap, out->opaque[GCL__F_TMAPS] = tmaps;
-  out->opaque[GCL__F_SPAN] = span;
 }
 
 /* The place of element i of array t at place pl. */

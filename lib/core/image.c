@@ -1,48 +1,10 @@
 /* gcl_image: what a cubin, fatbin or PTX image says about its kernels, read on the CPU. The
- * format comes from the content; the readers (cubin.c, fatbin.c, ptx.c) fill the kernel table. */
+ * format comes from the content; the readers (cubin.c, fatbin.c, ptx.c) fill the kernel table
+ * (image_kernels.c, which they call instead of this file: no file cycle). */
 #include "image_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-gcl_status gcl__image_add_kernel(gcl_image *img, const char *name, size_t name_len,
-                                 size_t param_count, gcl__image_kernel **out) {
-  if (img->count == img->cap) {
-    size_t cap = img->cap ? 2 * img->cap : 8;
-    gcl__image_kernel *k = gcl__realloc(img->kernels, cap * sizeof *k);
-    if (!k) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "image: out of memory for %zu kernels", cap);
-    img->kernels = k;
-    img->cap = cap;
-  }
-  gcl__image_kernel k = {.info = {.param_count = param_count, .registers = -1,
-                                  .shared_bytes = -1},
-                         .waits = -1};
-  k.name = gcl__malloc(name_len + 1);
-  k.params = param_count ? gcl__calloc(param_count, sizeof *k.params) : NULL;
-  if (!k.name || (param_count && !k.params)) {
-    gcl__free(k.name);
-    gcl__free(k.params);
-    return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "image: out of memory for kernel '%.*s'",
-                     (int)(name_len > 200 ? 200 : name_len), name);
-  }
-  memcpy(k.name, name, name_len);
-  k.name[name_len] = '\0';
-  k.info.name = k.name;
-  img->kernels[img->count] = k;
-  *out = &img->kernels[img->count++];
-  return GCL_OK;
-}
-
-/* Frees the kernels (not img itself). */
-static void image_clear(gcl_image *img) {
-  for (size_t k = 0; k < img->count; k++) {
-    gcl__free(img->kernels[k].name);
-    gcl__free(img->kernels[k].params);
-  }
-  gcl__free(img->kernels);
-  img->kernels = NULL;
-  img->count = img->cap = 0;
-}
 
 /* PTX: whitespace and comments, then the .version directive (the PTX ISA makes it the first).
  * The one rule for gcl_image_parse, gclaunch inspect and the module loader. */
@@ -137,7 +99,7 @@ gcl_status gcl_image_parse(const void *data, size_t size, int sm, gcl_image **ou
 
 void gcl_image_destroy(gcl_image *img) {
   if (!img) return;
-  image_clear(img);
+  gcl__image_clear(img);
   gcl__free(img);
 }
 

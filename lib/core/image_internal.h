@@ -93,6 +93,8 @@ struct gcl_image {
  * until the next append. */
 gcl_status gcl__image_add_kernel(gcl_image *img, const char *name, size_t name_len,
                                  size_t param_count, gcl__image_kernel **out);
+/* Frees the kernels of img (not img itself) and empties its table. (image_kernels.c) */
+void gcl__image_clear(gcl_image *img);
 
 /* ---- Format readers: fill an empty image (format and sm set by the reader) ---------------- */
 

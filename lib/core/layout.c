@@ -10,6 +10,7 @@
  *    offset = alignup(offset, align). Up to 128 the two agree; above 128 they differ
  *    (`f64, i8, bytes(8) align(256)`: the third at 240 on sm_90, 256 on sm_100, 160 on sm_80).
  * The buffer is max(offset + size) bytes, no tail padding. */
+#include "arch.h"
 #include "layout_internal.h"
 
 #include <stdatomic.h>
@@ -58,18 +59,13 @@ const char *gcl__layout_orphan_of(const gcl_layout *layout) {
   return atomic_load(&((gcl_layout *)layout)->orphan_of);
 }
 
-static const int known_sms[] = {75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121};
-
-bool gcl__sm_known(int sm) {
-  for (size_t i = 0; i < sizeof known_sms / sizeof *known_sms; i++)
-    if (known_sms[i] == sm) return true;
-  return false;
-}
+bool gcl__sm_known(int sm) { return gcl__arch_find(sm) != NULL; }
 
 size_t gcl__param_base(int sm, size_t area_bytes) {
-  if (!gcl__sm_known(sm)) return 0;
-  if (sm < 90) return area_bytes > AREA_V1_MAX ? 0x1a80 : 0x160;
-  return sm == 90 ? 0x210 : 0x380;
+  const gcl__arch *a = gcl__arch_find(sm);
+  if (!a) return 0;
+  if (a->param_base == 0x160 && area_bytes > AREA_V1_MAX) return 0x1a80;
+  return a->param_base;
 }
 
 static size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
@@ -92,8 +88,9 @@ static size_t place(lparam *ps, size_t n, size_t base) {
 
 static gcl_status check_sm(int sm) {
   if (gcl__sm_known(sm)) return GCL_OK;
-  return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "unknown architecture sm_%d (known: 75, 80, 86, "
-                   "87, 88, 89, 90, 100, 103, 110, 120, 121)", sm);
+  char known[128];
+  return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "unknown architecture sm_%d (known: %s)", sm,
+                   gcl__arch_list(known, sizeof known));
 }
 
 /* l's parameters (as last placed) end past the limit: name the first one that does. */
@@ -299,6 +296,35 @@ gcl_status gcl_layout_param(const gcl_layout *layout, size_t index, size_t *offs
   if (size) *size = p->size;
   if (align) *align = p->align;
   return GCL_OK;
+}
+
+/* A field of layout for parameter p (one of its params), at type t and place pl (field.c's paths
+ * and the whole-parameter fields below). */
+void gcl__field_make(const gcl_layout *layout, const gcl__lparam *p, const gcl__type *t,
+                     gcl__place pl, const char *name, gcl_field *out) {
+  memset(out, 0, sizeof *out);
+  out->param = (size_t)(p - layout->params);
+  out->offset = p->offset + pl.rel;
+  size_t owners = p->owners, tmaps = p->tmap_count, span = tmaps;
+  if (t) {
+    gcl__type_describe(t, &out->info);
+    out->size = t->size, out->align = t->align;
+    owners = t->ptr_leaves, tmaps = t->tmap_leaves;
+    bool map_array = t->kind == GCL_PARAM_ARRAY && t->elem->kind == GCL_PARAM_TENSORMAP &&
+                     t->elem->size == GCL_TENSORMAP_BYTES;
+    span = t->kind == GCL_PARAM_TENSORMAP ? (pl.span ? pl.span : 1) : map_array ? t->count : 0;
+  } else {
+    out->info = p->info;
+    out->size = p->size, out->align = p->align;
+  }
+  out->info.name = name;
+  out->info.grid_constant = p->info.grid_constant;
+  out->opaque[GCL__F_LAYOUT] = (uint64_t)(uintptr_t)layout;
+  out->opaque[GCL__F_TYPE] = (uint64_t)(uintptr_t)t;
+  out->opaque[GCL__F_REL] = pl.rel;
+  out->opaque[GCL__F_OWNER] = pl.owner, out->opaque[GCL__F_OWNERS] = owners;
+  out->opaque[GCL__F_TMAP] = pl.tmap, out->opaque[GCL__F_TMAPS] = tmaps;
+  out->opaque[GCL__F_SPAN] = span;
 }
 
 const gcl__lparam *gcl__layout_lparam(const gcl_layout *layout, size_t index) {

@@ -68,12 +68,10 @@ const char *gcl__layout_orphan_of(const gcl_layout *layout);
 typedef struct gcl__place {
   size_t rel, owner, tmap, span;
 } gcl__place;
-/* field.c: fills field for the sub-field of parameter p of type t (NULL: the raw parameter) at
+/* layout.c: fills field for the sub-field of parameter p of type t (NULL: the raw parameter) at
  * place pl, named name. */
 void gcl__field_make(const gcl_layout *layout, const gcl__lparam *p, const gcl__type *t,
                      gcl__place pl, const char *name, gcl_field *out);
-/* Sets (1) the bits of leaf bytes of t placed at bit offset `at` of bits. */
-void gcl__type_mark_leaves(const gcl__type *t, unsigned char *bits, size_t at);
 /* True when field is a whole parameter. */
 bool gcl__field_is_whole(const gcl_field *field);
 /* "parameter 0 'g'" or "parameter 0 'g' field 'g.loads[3]'" for messages; field may be a whole

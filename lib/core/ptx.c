@@ -340,6 +340,60 @@ static bool read_dims(lexer *lx, size_t xyz[3], size_t least) {
   return true;
 }
 
+typedef struct directives_seen {
+  bool maxntid, reqntid, cluster, rank, blocks;
+} directives_seen;
+
+/* One directive at lx (not `{` or `;`), read into k and noted in seen. */
+static gcl_status read_directive(lexer *lx, gcl__image_kernel *k, const ptx_module *m,
+                                 directives_seen *seen) {
+  static const char takes[] = "(.maxntid, .reqntid, .maxnreg, .minnctapersm, .reqnctapercluster, "
+                              ".maxclusterrank, .explicitcluster, .blocksareclusters, .pragma)";
+  size_t xyz[3] = {1, 1, 1}, v;
+  bool max = is(lx, ".maxntid"), req = is(lx, ".reqntid");
+  bool clustered = is(lx, ".reqnctapercluster") || is(lx, ".maxclusterrank") ||
+                   is(lx, ".explicitcluster") || is(lx, ".blocksareclusters");
+  int needs = is(lx, ".blocksareclusters") ? 90 : 78;
+  if (clustered && (m->version < needs || (m->target && m->target < 90)))
+    return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%.200s': %.*s needs PTX ISA %d.%d and "
+                     ".target sm_90 or later (the module: .version %d.%d, .target sm_%d)",
+                     k->name, (int)lx->len, lx->tok, needs / 10, needs % 10, m->version / 10,
+                     m->version % 10, m->target);
+  if (max || req) {
+    if (!read_dims(lx, xyz, 1))
+      return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%.200s': %s expects 1 to 3 positive "
+                       "numbers separated by ','", k->name, max ? ".maxntid" : ".reqntid");
+    seen->maxntid |= max, seen->reqntid |= req;
+    if (max) k->info.max_threads = (int)(xyz[0] * xyz[1] * xyz[2] > (1u << 20) ? 0 : xyz[0] * xyz[1] * xyz[2]);
+    for (int i = 0; req && i < 3; i++) k->info.reqntid[i] = (int)xyz[i];
+  } else if (is(lx, ".maxnreg") || is(lx, ".minnctapersm")) {
+    bool nreg = is(lx, ".maxnreg");
+    if (!read_number(lx, &v) || v == 0)
+      return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%.200s': %s expects a positive number",
+                       k->name, nreg ? ".maxnreg" : ".minnctapersm");
+  } else if (is(lx, ".reqnctapercluster")) {
+    if (!read_dims(lx, xyz, 0))
+      return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%.200s': .reqnctapercluster expects 1 "
+                       "to 3 numbers separated by ','", k->name);
+    seen->cluster = true;
+  } else if (is(lx, ".maxclusterrank")) {
+    seen->rank = true;
+    if (!read_number(lx, &v))
+      return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%.200s': .maxclusterrank expects a "
+                       "number", k->name);
+  } else if (is(lx, ".blocksareclusters")) seen->blocks = true;
+  else if (is(lx, ".pragma")) {
+    if (!next(lx) || lx->tok[0] != '"' || lx->len < 2 || lx->tok[lx->len - 1] != '"' ||
+        !next(lx) || !is(lx, ";"))
+      return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%.200s': .pragma expects a string and "
+                       "';'", k->name);
+  } else if (!is(lx, ".explicitcluster"))
+    return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%.200s': '%.*s' after the parameter "
+                     "list is neither the body '{' (nor ';' of a declaration) nor a directive an "
+                     ".entry takes %s", k->name, (int)(lx->len > 40 ? 40 : lx->len), lx->tok, takes);
+  return GCL_OK;
+}
+
 /* The directives between the parameter list and the body, as ptxas 13.0 takes them (the PTX ISA's
  * performance-tuning and cluster directives):
  *   .maxntid N[,N[,N]]  .reqntid N[,N[,N]]  .maxnreg N  .minnctapersm N   (N >= 1)
@@ -350,10 +404,8 @@ static bool read_dims(lexer *lx, size_t xyz[3], size_t least) {
  * read. */
 static gcl_status read_directives(lexer *lx, gcl__image_kernel *k, const ptx_module *m,
                                   bool list, size_t *count) {
-  static const char takes[] = "(.maxntid, .reqntid, .maxnreg, .minnctapersm, .reqnctapercluster, "
-                              ".maxclusterrank, .explicitcluster, .blocksareclusters, .pragma)";
   bool here = !list; /* no parameter list: lx is on the first token after the name */
-  bool maxntid = false, reqntid = false, cluster = false, rank = false, blocks = false;
+  directives_seen seen = {0};
   *count = 0;
   for (;; (*count)++) {
     if (!here && !next(lx))
@@ -361,56 +413,16 @@ static gcl_status read_directives(lexer *lx, gcl__image_kernel *k, const ptx_mod
                        "body '{' (or ';' of a declaration)", k->name);
     here = false;
     if (is(lx, "{") || is(lx, ";")) break;
-    size_t xyz[3] = {1, 1, 1}, v;
-    bool max = is(lx, ".maxntid"), req = is(lx, ".reqntid");
-    bool clustered = is(lx, ".reqnctapercluster") || is(lx, ".maxclusterrank") ||
-                     is(lx, ".explicitcluster") || is(lx, ".blocksareclusters");
-    int needs = is(lx, ".blocksareclusters") ? 90 : 78;
-    if (clustered && (m->version < needs || (m->target && m->target < 90)))
-      return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%.200s': %.*s needs PTX ISA %d.%d and "
-                       ".target sm_90 or later (the module: .version %d.%d, .target sm_%d)",
-                       k->name, (int)lx->len, lx->tok, needs / 10, needs % 10, m->version / 10,
-                       m->version % 10, m->target);
-    if (max || req) {
-      if (!read_dims(lx, xyz, 1))
-        return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%.200s': %s expects 1 to 3 positive "
-                         "numbers separated by ','", k->name, max ? ".maxntid" : ".reqntid");
-      maxntid |= max, reqntid |= req;
-      if (max) k->info.max_threads = (int)(xyz[0] * xyz[1] * xyz[2] > (1u << 20) ? 0 : xyz[0] * xyz[1] * xyz[2]);
-      for (int i = 0; req && i < 3; i++) k->info.reqntid[i] = (int)xyz[i];
-    } else if (is(lx, ".maxnreg") || is(lx, ".minnctapersm")) {
-      bool nreg = is(lx, ".maxnreg");
-      if (!read_number(lx, &v) || v == 0)
-        return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%.200s': %s expects a positive number",
-                         k->name, nreg ? ".maxnreg" : ".minnctapersm");
-    } else if (is(lx, ".reqnctapercluster")) {
-      if (!read_dims(lx, xyz, 0))
-        return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%.200s': .reqnctapercluster expects 1 "
-                         "to 3 numbers separated by ','", k->name);
-      cluster = true;
-    } else if (is(lx, ".maxclusterrank")) {
-      rank = true;
-      if (!read_number(lx, &v))
-        return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%.200s': .maxclusterrank expects a "
-                         "number", k->name);
-    } else if (is(lx, ".blocksareclusters")) blocks = true;
-    else if (is(lx, ".pragma")) {
-      if (!next(lx) || lx->tok[0] != '"' || lx->len < 2 || lx->tok[lx->len - 1] != '"' ||
-          !next(lx) || !is(lx, ";"))
-        return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%.200s': .pragma expects a string and "
-                         "';'", k->name);
-    } else if (!is(lx, ".explicitcluster"))
-      return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%.200s': '%.*s' after the parameter "
-                       "list is neither the body '{' (nor ';' of a declaration) nor a directive an "
-                       ".entry takes %s", k->name, (int)(lx->len > 40 ? 40 : lx->len), lx->tok, takes);
+    gcl_status s = read_directive(lx, k, m, &seen);
+    if (s != GCL_OK) return s;
   }
-  if (maxntid && reqntid)
+  if (seen.maxntid && seen.reqntid)
     return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%.200s': .maxntid and .reqntid cannot "
                      "both be given", k->name);
-  if (cluster && rank)
+  if (seen.cluster && seen.rank)
     return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%.200s': .reqnctapercluster and "
                      ".maxclusterrank cannot both be given", k->name);
-  if (blocks && !(reqntid && cluster))
+  if (seen.blocks && !(seen.reqntid && seen.cluster))
     return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%.200s': .blocksareclusters needs "
                      ".reqntid and .reqnctapercluster", k->name);
   return GCL_OK;
@@ -481,6 +493,45 @@ static bool same_linkage(int first, int later) {
   return later == LINK_NONE ? first != LINK_EXTERN : later == first;
 }
 
+/* Appends a declaration of name (params taken: *params becomes NULL) to decls; *d is it. */
+static gcl_status decls_add(ptx_decls *decls, const char *name, ptx_param **params, size_t n,
+                            int linkage, ptx_decl **d) {
+  if (decls->n == decls->cap) {
+    size_t cap = decls->cap ? 2 * decls->cap : 8;
+    ptx_decl *grown = gcl__realloc(decls->d, cap * sizeof *grown);
+    if (!grown) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "ptx: out of memory");
+    decls->d = grown, decls->cap = cap;
+  }
+  char *copy = gcl__malloc(strlen(name) + 1);
+  if (!copy) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "ptx: out of memory");
+  strcpy(copy, name);
+  *d = &decls->d[decls->n++];
+  **d = (ptx_decl){.name = copy, .params = *params, .n = n, .linkage = linkage};
+  *params = NULL;
+  return GCL_OK;
+}
+
+/* Whether an .entry called name -- a definition (body) or a declaration, with `directives`
+ * directives, `linkage` and params (n) -- may follow d, the earlier one of that name (NULL: none). */
+static gcl_status entry_fits(const char *name, const ptx_decl *d, bool body, size_t directives,
+                             int linkage, const ptx_param *params, size_t n) {
+  if (!body && directives)
+    return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%s': a declaration (ending in ';') takes "
+                     "no directives (they go on the definition)", name);
+  if (body && linkage == LINK_EXTERN)
+    return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%s': an .extern .entry is another "
+                     "module's and has no body here", name);
+  if (d && d->defined)
+    return gcl__fail(GCL_ERROR_BAD_IMAGE, body ? "ptx: kernel '%s' is defined twice"
+                     : "ptx: kernel '%s' is declared after its definition", name);
+  if (d && (!same_linkage(d->linkage, linkage) || !same_params(d, params, n)))
+    return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%s': this %s (%s, %zu parameters) does "
+                     "not match its declaration before (%s, %zu parameters): linkage and parameter "
+                     "types must be the same", name, body ? "definition" : "declaration",
+                     link_names[linkage], n, link_names[d->linkage], d->n);
+  return GCL_OK;
+}
+
 static gcl_status read_entry(lexer *lx, gcl_image *img, ptx_decls *decls, int linkage,
                              const ptx_module *m) {
   if (!next(lx) || !identifier(lx->tok, lx->len))
@@ -501,35 +552,8 @@ static gcl_status read_entry(lexer *lx, gcl_image *img, ptx_decls *decls, int li
   if ((s = read_params(lx, k, m, &params, &n)) != GCL_OK) return s;
   if ((s = read_directives(lx, k, m, list, &directives)) != GCL_OK) goto out;
   bool body = is(lx, "{");
-  if (!body && directives)
-    s = gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%s': a declaration (ending in ';') takes no "
-                  "directives (they go on the definition)", k->name);
-  else if (body && linkage == LINK_EXTERN)
-    s = gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%s': an .extern .entry is another module's "
-                  "and has no body here", k->name);
-  else if (d && d->defined)
-    s = gcl__fail(GCL_ERROR_BAD_IMAGE, body ? "ptx: kernel '%s' is defined twice"
-                  : "ptx: kernel '%s' is declared after its definition", k->name);
-  else if (d && (!same_linkage(d->linkage, linkage) || !same_params(d, params, n)))
-    s = gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%s': this %s (%s, %zu parameters) does not "
-                  "match its declaration before (%s, %zu parameters): linkage and parameter types "
-                  "must be the same", k->name, body ? "definition" : "declaration",
-                  link_names[linkage], n, link_names[d->linkage], d->n);
-  if (s != GCL_OK) goto out;
-  if (!d) {
-    if (decls->n == decls->cap) {
-      size_t cap = decls->cap ? 2 * decls->cap : 8;
-      ptx_decl *grown = gcl__realloc(decls->d, cap * sizeof *grown);
-      if (!grown) { s = gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "ptx: out of memory"); goto out; }
-      decls->d = grown, decls->cap = cap;
-    }
-    char *name = gcl__malloc(strlen(k->name) + 1);
-    if (!name) { s = gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "ptx: out of memory"); goto out; }
-    strcpy(name, k->name);
-    d = &decls->d[decls->n++];
-    *d = (ptx_decl){.name = name, .params = params, .n = n, .linkage = linkage};
-    params = NULL;
-  }
+  if ((s = entry_fits(k->name, d, body, directives, linkage, params, n)) != GCL_OK) goto out;
+  if (!d && (s = decls_add(decls, k->name, &params, n, linkage, &d)) != GCL_OK) goto out;
   if (body) {
     d->defined = true;
     s = read_body(lx, k);
@@ -565,23 +589,39 @@ static void target_sm(lexer *lx, int *sm) {
   if (v >= 10 && v <= 255) *sm = v;
 }
 
-gcl_status gcl__ptx_read(gcl_image *img, gcl__bytes data, int sm) {
-  const char *text = (const char *)data.p;
-  lexer lx = {.p = text, .end = text + strnlen(text, data.n)}; /* text ends at a NUL if any */
-  /* ptxas reads ASCII only ("Unexpected non-ASCII character", comments and strings included):
-   * a byte above 0x7F anywhere is refused, so "k\xc3\xa9(" is never read as kernel 'k'. */
+/* ptxas reads ASCII only ("Unexpected non-ASCII character", comments and strings included):
+ * a byte above 0x7F anywhere is refused, so "k\xc3\xa9(" is never read as kernel 'k'. */
+static gcl_status check_ascii(const char *p, const char *end) {
   unsigned line = 1;
-  for (const char *c = lx.p; c < lx.end; c++)
+  for (const char *c = p; c < end; c++)
     if (*c == '\n') line++;
     else if ((unsigned char)*c >= 0x80)
       return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: line %u holds the non-ASCII byte 0x%02X (PTX is "
                        "ASCII: an identifier is [a-zA-Z][a-zA-Z0-9_$]* or [_$%%][a-zA-Z0-9_$]+)",
                        line, (unsigned char)*c);
+  return GCL_OK;
+}
+
+/* Every declaration that is not .extern was defined in the module (ptxas: "Unresolved extern
+ * function"). */
+static gcl_status check_defined(const ptx_decls *decls) {
+  for (size_t i = 0; i < decls->n; i++)
+    if (!decls->d[i].defined && decls->d[i].linkage != LINK_EXTERN)
+      return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%.200s' is declared (%s) but not "
+                       "defined in this module (only an .extern declaration may name another "
+                       "module's)", decls->d[i].name, link_names[decls->d[i].linkage]);
+  return GCL_OK;
+}
+
+gcl_status gcl__ptx_read(gcl_image *img, gcl__bytes data, int sm) {
+  const char *text = (const char *)data.p;
+  lexer lx = {.p = text, .end = text + strnlen(text, data.n)}; /* text ends at a NUL if any */
+  gcl_status s = check_ascii(lx.p, lx.end);
+  if (s != GCL_OK) return s;
   bool version = false, own = sm == 0, elsewhere = false;
   size_t first = img->count;
   ptx_decls decls = {0};
   int linkage = LINK_NONE; /* of the token before: .visible, .extern, .weak */
-  gcl_status s = GCL_OK;
   if (sm == 0) sm = 90;
   ptx_module m = {.version = 0, .sm = sm};
   int earlier = LINK_NONE; /* two tokens before */
@@ -614,11 +654,7 @@ gcl_status gcl__ptx_read(gcl_image *img, gcl__bytes data, int sm) {
   if (s == GCL_OK && depth)
     s = gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: the module ends inside a body or initializer (%zu "
                   "'}' missing)", depth);
-  for (size_t i = 0; s == GCL_OK && i < decls.n; i++)
-    if (!decls.d[i].defined && decls.d[i].linkage != LINK_EXTERN)
-      s = gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: kernel '%.200s' is declared (%s) but not defined "
-                    "in this module (only an .extern declaration may name another module's)",
-                    decls.d[i].name, link_names[decls.d[i].linkage]);
+  if (s == GCL_OK) s = check_defined(&decls);
   decls_free(&decls);
   sm = m.sm;
   if (s == GCL_OK && !version) s = gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: no .version directive");

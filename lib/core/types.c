@@ -314,3 +314,35 @@ bool gcl__ffi_measure(const ffi_type *u, size_t *size, size_t *align) {
 bool gcl__type_match_ffi(const gcl__type *t, const ffi_type *u, char *why, size_t cap) {
   return match(t, u, why, cap, 0);
 }
+
+/* --- The leaf bitmap of a type (which bytes are not padding): the layout presets set-tracking
+ * from it. */
+
+/* Sets bits [from, from + n) of bits. */
+static void bits_set(unsigned char *bits, size_t from, size_t n) {
+  size_t i = from, end = from + n;
+  for (; i < end && i % 8; i++) bits[i / 8] |= (unsigned char)(1u << (i % 8));
+  if (end - i >= 8) {
+    memset(bits + i / 8, 0xff, (end - i) / 8);
+    i += (end - i) / 8 * 8;
+  }
+  for (; i < end; i++) bits[i / 8] |= (unsigned char)(1u << (i % 8));
+}
+
+void gcl__type_mark_leaves(const gcl__type *t, unsigned char *bits, size_t at) {
+  switch (t->kind) {
+  case GCL_PARAM_STRUCT:
+    for (size_t i = 0; i < t->member_count; i++)
+      gcl__type_mark_leaves(t->members[i], bits, at + t->offsets[i]);
+    return;
+  case GCL_PARAM_ARRAY:
+    if (t->elem->leaf_bytes == t->elem->size) { /* no padding inside: one run */
+      bits_set(bits, at, t->size);
+      return;
+    }
+    for (size_t i = 0; i < t->count; i++) gcl__type_mark_leaves(t->elem, bits, at + i * t->elem->size);
+    return;
+  default: /* a leaf's own bytes; an align(N) above its natural size is padding */
+    bits_set(bits, at, t->leaf_bytes);
+  }
+}

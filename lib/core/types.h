@@ -90,4 +90,7 @@ const gcl__type *gcl__signature_type(const gcl_signature *sig, size_t index);
  * after parsing, so a layout holds the caller's instead of a copy). Thread-safe. */
 gcl_signature *gcl__signature_share(const gcl_signature *sig);
 
+/* Sets (1) the bits of leaf bytes of t placed at bit offset `at` of bits (types.c). */
+void gcl__type_mark_leaves(const gcl__type *t, unsigned char *bits, size_t at);
+
 #endif

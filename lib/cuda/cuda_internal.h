@@ -122,24 +122,33 @@ gcl_status gcl__nvrtc_compile(const char *source, const char *name, const char *
  * and sizes) and every parameter set; a failure names the parameter. */
 gcl_status gcl__launch_check_args(const gcl_kernel *k, const gcl_args *args);
 /* A launch config's grid or block (field "grid"/"block") with trailing zeros taken as 1; x = 0
- * or a zero before a given dimension is GCL_ERROR_INVALID_CONFIG naming config.field[i]. */
-gcl_status gcl__config_dims(const unsigned v[3], const char *field, unsigned out[3]);
+ * or a zero before a given dimension is GCL_ERROR_INVALID_CONFIG naming config.field[i]: a grid
+ * computed as n / 256 for a small n would otherwise launch one block silently; y and z may be
+ * left 0 after the last dimension given (`.grid = {n}` is n x 1 x 1). Here, not in launch.c or
+ * occupancy.c: both check configs, and neither calls the other for it. */
+static inline gcl_status gcl__config_dims(const unsigned v[3], const char *field, unsigned out[3]) {
+  for (int i = 0; i < 3; i++) {
+    bool later = false;
+    for (int j = i + 1; j < 3; j++) later = later || v[j];
+    if (v[i] == 0 && (i == 0 || later))
+      return gcl__fail(GCL_ERROR_INVALID_CONFIG, "config.%s[%d]: expected at least 1, got 0 "
+                       "(%s %ux%ux%u)", field, i, field, v[0], v[1], v[2]);
+    out[i] = v[i] ? v[i] : 1;
+  }
+  return GCL_OK;
+}
 /* Whether config's grid can be resident at once (occupancy.c): for a cooperative launch every
  * block (every cluster with clusters); with clusters (the flag) that one cluster fits at least.
  * GCL_ERROR_INVALID_CONFIG with the numbers otherwise. Binds the kernel's context; calls the
  * occupancy API. The config's grid, block and cluster were checked (check_config). */
 gcl_status gcl__launch_check_resident(gcl_kernel *k, const gcl_launch_config *c, bool clusters);
-/* Raises the kernel's dynamic shared memory limit to bytes, once (launch.c). */
+/* Raises the kernel's dynamic shared memory limit to bytes, once (kernel.c; launch.c and
+ * occupancy.c call it). */
 gcl_status gcl__kernel_opt_in_shared(gcl_kernel *k, size_t bytes);
 /* Frees a kernel (module.c unlinks it first). */
 void gcl__kernel_free(gcl_kernel *k);
 /* Makes k a tombstone: marks its layout orphaned (when k->stale), gives its layout reference
  * back and frees its offsets and sizes; name and lock stay (kernel.c). */
 void gcl__kernel_bury(gcl_kernel *k);
-/* The number of parameters the module's records give kernel name; false when they say nothing
- * of it (records unreadable, or no kernel of that name in them). *what names the source for
- * messages ("cubin", "PTX", "fatbin"). (module.c) */
-bool gcl__module_param_count(const gcl_module *m, const char *name, size_t *count,
-                             const char **what);
 
 #endif

@@ -7,9 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-gcl__cu_api gcl__cu;
-gcl__nvrtc_api gcl__nvrtc;
-
 typedef struct load_result {
   gcl_status status;
   char message[GCL__MESSAGE_MAX];
@@ -28,35 +25,6 @@ static gcl_status record(load_result *r, gcl_status s, const char *fmt, ...) {
   vsnprintf(r->message, sizeof r->message, fmt, ap);
   va_end(ap);
   r->status = s;
-  return s;
-}
-
-const char *gcl__cu_error_name(CUresult r) {
-  static _Thread_local char fallback[32];
-  const char *name = NULL;
-  if (gcl__cu.cuGetErrorName && gcl__cu.cuGetErrorName(r, &name) == CUDA_SUCCESS && name)
-    return name;
-  if (r == CUDA_ERROR_STUB_LIBRARY) return "CUDA_ERROR_STUB_LIBRARY";
-  if (r == CUDA_ERROR_NO_DEVICE) return "CUDA_ERROR_NO_DEVICE";
-  snprintf(fallback, sizeof fallback, "CUresult %d", (int)r);
-  return fallback;
-}
-
-gcl_status gcl__cu_fail(CUresult r, const char *what_fmt, ...) {
-  char what[1024];
-  va_list ap;
-  va_start(ap, what_fmt);
-  vsnprintf(what, sizeof what, what_fmt, ap);
-  va_end(ap);
-  const char *text = NULL;
-  if (gcl__cu.cuGetErrorString) gcl__cu.cuGetErrorString(r, &text);
-  if (gcl__cu_sticky(r)) return gcl__fault_record(r, what);
-  gcl_status s = GCL_ERROR_DRIVER;
-  if (r == CUDA_ERROR_STUB_LIBRARY) s = GCL_ERROR_STUB_DRIVER;
-  if (r == CUDA_ERROR_NO_DEVICE) s = GCL_ERROR_NO_DEVICE;
-  if (r == CUDA_ERROR_OUT_OF_MEMORY) s = GCL_ERROR_OUT_OF_MEMORY;
-  gcl__fail(s, "%s: %s (%s)", what, gcl__cu_error_name(r), text ? text : "no description");
-  gcl__set_last_cuda_error((int)r);
   return s;
 }
 

@@ -88,12 +88,13 @@ typedef struct gcl__cu_api {
 #undef GCL_X_FIELD
 } gcl__cu_api;
 
-/* Filled once by gcl__cu_load; read-only afterwards. */
+/* Filled once by gcl__cu_load; read-only afterwards (defined in driver_api.c). */
 extern gcl__cu_api gcl__cu;
 
 /* Loads the driver once; on failure re-records the cached failure message and returns it. */
 gcl_status gcl__cu_load(void);
-/* Turns a failed CUresult into GCL_ERROR_DRIVER with "what: CUDA_ERROR_NAME (text)". */
+/* Turns a failed CUresult into GCL_ERROR_DRIVER with "what: CUDA_ERROR_NAME (text)" (fault.c,
+ * as is gcl__cu_error_name). */
 gcl_status gcl__cu_fail(CUresult r, const char *what_fmt, ...) GCL__PRINTF(2, 3);
 /* "CUDA_ERROR_INVALID_VALUE" or "CUresult N". */
 const char *gcl__cu_error_name(CUresult r);

@@ -1,9 +1,12 @@
-/* Sticky kernel faults. After a kernel fault the driver fails every later call of the process
- * with the same error -- launches, allocations, new events, even a new primary context
- * (docs/facts.md "Sticky faults") -- so gclaunch records the first one process-wide and answers
- * every later call with it, without going back to the driver. */
+/* Driver errors: a failed CUresult named and turned into a gcl_status (gcl__cu_fail), and sticky
+ * kernel faults. After a kernel fault the driver fails every later call of the process with the
+ * same error -- launches, allocations, new events, even a new primary context (docs/facts.md
+ * "Sticky faults") -- so gclaunch records the first one process-wide and answers every later
+ * call with it, without going back to the driver. Reads the driver's function table
+ * (driver_api.c), never calls driver.c: the loader calls this file, not the reverse. */
 #include "driver.h"
 
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 
@@ -65,4 +68,33 @@ gcl_status gcl__fault_check(void) {
   gcl__fail(GCL_ERROR_KERNEL_FAULT, "%s", fault_message);
   gcl__set_last_cuda_error(fault_code);
   return GCL_ERROR_KERNEL_FAULT;
+}
+
+const char *gcl__cu_error_name(CUresult r) {
+  static _Thread_local char fallback[32];
+  const char *name = NULL;
+  if (gcl__cu.cuGetErrorName && gcl__cu.cuGetErrorName(r, &name) == CUDA_SUCCESS && name)
+    return name;
+  if (r == CUDA_ERROR_STUB_LIBRARY) return "CUDA_ERROR_STUB_LIBRARY";
+  if (r == CUDA_ERROR_NO_DEVICE) return "CUDA_ERROR_NO_DEVICE";
+  snprintf(fallback, sizeof fallback, "CUresult %d", (int)r);
+  return fallback;
+}
+
+gcl_status gcl__cu_fail(CUresult r, const char *what_fmt, ...) {
+  char what[1024];
+  va_list ap;
+  va_start(ap, what_fmt);
+  vsnprintf(what, sizeof what, what_fmt, ap);
+  va_end(ap);
+  const char *text = NULL;
+  if (gcl__cu.cuGetErrorString) gcl__cu.cuGetErrorString(r, &text);
+  if (gcl__cu_sticky(r)) return gcl__fault_record(r, what);
+  gcl_status s = GCL_ERROR_DRIVER;
+  if (r == CUDA_ERROR_STUB_LIBRARY) s = GCL_ERROR_STUB_DRIVER;
+  if (r == CUDA_ERROR_NO_DEVICE) s = GCL_ERROR_NO_DEVICE;
+  if (r == CUDA_ERROR_OUT_OF_MEMORY) s = GCL_ERROR_OUT_OF_MEMORY;
+  gcl__fail(s, "%s: %s (%s)", what, gcl__cu_error_name(r), text ? text : "no description");
+  gcl__set_last_cuda_error((int)r);
+  return s;
 }

@@ -8,6 +8,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The number of parameters the module's records give kernel name; false when they say nothing
+ * of it (records unreadable, or no kernel of that name in them). *what names the source for
+ * messages ("cubin", "PTX", "fatbin"). */
+static bool records_param_count(const gcl_module *m, const char *name, size_t *count,
+                                const char **what) {
+  size_t k;
+  gcl_image_kernel_info info;
+  if (!m->records || gcl_image_find_kernel(m->records, name, &k) != GCL_OK ||
+      gcl_image_kernel(m->records, k, &info) != GCL_OK)
+    return false;
+  *count = info.param_count;
+  *what = gcl_format_name(gcl_image_format(m->records));
+  return true;
+}
+
 /* How many parameters kernel k has. CUDA 13.0 has no count query, and asking the driver for
  * index 0, 1, ... until it fails makes one failing call per lookup, which compute-sanitizer
  * (defaults) reports as an API error in the user's program (docs/facts.md "Driver loading").
@@ -18,7 +33,7 @@
  * failing cuFuncGetParamInfo call. *probe says which; *what names the records. */
 static gcl_status param_count(const gcl_kernel *k, size_t *count, bool *probe, const char **what) {
   size_t n = 0, off, size;
-  *probe = !gcl__module_param_count(k->mod, k->name, count, what);
+  *probe = !records_param_count(k->mod, k->name, count, what);
   if (!*probe) return GCL_OK;
   CUresult rc = CUDA_SUCCESS;
   while (n <= GCL_PARAM_LIMIT && (rc = gcl__cu.cuFuncGetParamInfo(k->fn, n, &off, &size)) == CUDA_SUCCESS) n++;
@@ -389,6 +404,20 @@ gcl_status gcl_kernel_set_attribute(gcl_kernel *kernel, gcl_kernel_attr attr, in
     return gcl__cu_fail(rc, "cuFuncSetAttribute(kernel '%s', attr %d = %d)", kernel->name,
                         (int)attr, value);
   return GCL_OK;
+}
+
+/* Raises the kernel's dynamic shared memory limit to bytes (once; later launches see it).
+ * Kept out of line: gcl_launch's own code then has no call on its fast path. */
+__attribute__((noinline)) gcl_status gcl__kernel_opt_in_shared(gcl_kernel *k, size_t bytes) {
+  gcl_status s = GCL_OK;
+  pthread_mutex_lock(&k->opt_lock);
+  if (bytes > atomic_load(&k->smem_max)) {
+    CUresult rc = gcl__cu.cuFuncSetAttribute(k->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)bytes);
+    if (rc == CUDA_SUCCESS) atomic_store(&k->smem_max, bytes);
+    else s = gcl__cu_fail(rc, "cuFuncSetAttribute(kernel '%s', max dynamic shared = %zu)", k->name, bytes);
+  }
+  pthread_mutex_unlock(&k->opt_lock);
+  return s;
 }
 
 void *gcl_kernel_cu_function(const gcl_kernel *kernel) { return kernel ? (void *)kernel->fn : NULL; }

@@ -9,21 +9,6 @@
 
 static unsigned dim(unsigned v) { return v ? v : 1; }
 
-/* grid, block: x must be given (0 is an error, not 1: a grid computed as n / 256 for a small n
- * would otherwise launch one block silently); y and z may be left 0 after the last dimension
- * given (`.grid = {n}` is n x 1 x 1), but a 0 before a given one is an error too. */
-gcl_status gcl__config_dims(const unsigned v[3], const char *field, unsigned out[3]) {
-  for (int i = 0; i < 3; i++) {
-    bool later = false;
-    for (int j = i + 1; j < 3; j++) later = later || v[j];
-    if (v[i] == 0 && (i == 0 || later))
-      return gcl__fail(GCL_ERROR_INVALID_CONFIG, "config.%s[%d]: expected at least 1, got 0 "
-                       "(%s %ux%ux%u)", field, i, field, v[0], v[1], v[2]);
-    out[i] = dim(v[i]);
-  }
-  return GCL_OK;
-}
-
 /* Names the first parameter whose offset or size differs between the args and the kernel. */
 static gcl_status layout_mismatch(const gcl_kernel *k, const gcl_layout *l) {
   size_t n = gcl_layout_count(l);
@@ -117,20 +102,6 @@ static gcl_status check_config(const gcl_kernel *k, const gcl_launch_config *c) 
                      "shared memory on this device (opt-in limit minus its static shared memory)",
                      c->shared_bytes, k->name, k->smem_limit);
   return GCL_OK;
-}
-
-/* Raises the kernel's dynamic shared memory limit to bytes (once; later launches see it).
- * Kept out of line: gcl_launch's own code then has no call on its fast path. */
-__attribute__((noinline)) gcl_status gcl__kernel_opt_in_shared(gcl_kernel *k, size_t bytes) {
-  gcl_status s = GCL_OK;
-  pthread_mutex_lock(&k->opt_lock);
-  if (bytes > atomic_load(&k->smem_max)) {
-    CUresult rc = gcl__cu.cuFuncSetAttribute(k->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)bytes);
-    if (rc == CUDA_SUCCESS) atomic_store(&k->smem_max, bytes);
-    else s = gcl__cu_fail(rc, "cuFuncSetAttribute(kernel '%s', max dynamic shared = %zu)", k->name, bytes);
-  }
-  pthread_mutex_unlock(&k->opt_lock);
-  return s;
 }
 
 __attribute__((noinline)) static gcl_status allow_nonportable(gcl_kernel *k) {

@@ -60,18 +60,6 @@ static void read_records(gcl_module *m, const void *data, size_t size) {
   }
 }
 
-bool gcl__module_param_count(const gcl_module *m, const char *name, size_t *count,
-                             const char **what) {
-  size_t k;
-  gcl_image_kernel_info info;
-  if (!m->records || gcl_image_find_kernel(m->records, name, &k) != GCL_OK ||
-      gcl_image_kernel(m->records, k, &info) != GCL_OK)
-    return false;
-  *count = info.param_count;
-  *what = gcl_format_name(gcl_image_format(m->records));
-  return true;
-}
-
 static gcl_status module_new(gcl_context *ctx, gcl_module **out) {
   gcl_status s = gcl__cu_load();
   if (s != GCL_OK) return s;

@@ -1,6 +1,7 @@
 /* CUDA source to a cubin (or PTX) with NVRTC, opened at run time (driver.c loads it). Needs no
  * driver: gcl_module_compile (module.c) loads the result. */
 #include "cuda_internal.h"
+#include "nvrtc_headers.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -91,7 +92,9 @@ gcl_status gcl__nvrtc_compile(const char *source, const char *name, const char *
   else snprintf(arch, sizeof arch, "%s", "-arch as given");
   nvrtcProgram prog;
   const char *prog_name = name ? name : "gclaunch.cu";
-  nvrtcResult rc = gcl__nvrtc.nvrtcCreateProgram(&prog, source, prog_name, 0, NULL, NULL);
+  /* The kernel-side headers (<gclaunch/tma.cuh>, ...) travel with every program. */
+  nvrtcResult rc = gcl__nvrtc.nvrtcCreateProgram(&prog, source, prog_name, GCL_NVRTC_HEADER_COUNT,
+                                                 nvrtc_header_texts, nvrtc_header_names);
   if (rc != NVRTC_SUCCESS) s = gcl__fail(GCL_ERROR_COMPILE, "nvrtcCreateProgram('%s'): %s", prog_name, gcl__nvrtc.nvrtcGetErrorString(rc));
   if (rc == NVRTC_SUCCESS) {
     s = run_nvrtc(prog, prog_name, opts, n, arch, log);

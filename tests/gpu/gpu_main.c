@@ -1,5 +1,5 @@
 /* main() for GPU suites: exits 77 (skipped) when there is no usable device, else runs Criterion
- * (and exits 77 if every test skipped, tests/unit/suite.h). GCL_REQUIRE_GPU=1 (GPU runners,
+ * (and exits 77 if every test skipped, tests/common/suite.h). GCL_REQUIRE_GPU=1 (GPU runners,
  * scripts/h200.sh) makes "no usable device" a failure (exit 1, saying why): a broken driver
  * loader then shows up as failing suites, not as skipped ones. Too few devices for a suite that
  * needs several stays a skip.
@@ -7,7 +7,7 @@
  * Criterion forks its workers. A suite that needs several devices defines GCL_GPU_MIN_DEVICES
  * and includes this file (tests/gpu/test_multigpu.c): with fewer it is skipped, saying why. */
 #define GCL_TEST_SUITE_MAIN
-#include "../unit/suite.h"
+#include "../common/suite.h"
 
 #include <stdio.h>
 #include <sys/wait.h>

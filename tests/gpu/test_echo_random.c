@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../unit/sig_gen.h"
+#include "../common/sig_gen.h"
 #include "gclaunch/gclaunch.h"
 
 #define PER_SEED 60     /* accepted kernels per seed: 120 signatures in all */

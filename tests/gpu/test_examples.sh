@@ -1,5 +1,5 @@
 #!/bin/sh
-# The README's C examples, run on a GPU: each must exit 0 (they verify their own results against
+# The C examples of the README and docs/, run on a GPU: each must exit 0 (they verify their own results against
 # the host). Exits 77 (skipped) without a usable GPU, 1 under GCL_REQUIRE_GPU=1 then.
 #   test_examples.sh BUILD_DIR      (ctest runs it in the build directory: ".")
 b=${1:-.}
@@ -19,4 +19,5 @@ one example_launch_scalars "$b/kernels/smoke.sm_90.cubin"
 one example_dlpack_offsets "$b/kernels/smoke.sm_90.cubin"
 one example_megakernel_tmaps "$b/kernels/megakernel.sm_90.cubin"
 one example_persistent "$b/kernels/persistent.sm_90.cubin"
+one example_tma_tile "$b/kernels/tma_tile.sm_90.cubin"
 exit $failed

@@ -10,7 +10,7 @@
 
 #include "gclaunch/gclaunch.h"
 #include "kernel_image.h"
-#include "test_rng.h"
+#include "../common/test_rng.h"
 
 #define CHECK(call) cr_assert_eq((call), GCL_OK, "%s: %s", #call, gcl_last_error())
 #define N (1u << 20)

@@ -15,8 +15,8 @@
 #include <time.h>
 
 #include "gclaunch/gclaunch.h"
-#include "test_rng.h"
-#include "../unit/tmap_field.h"
+#include "../common/test_rng.h"
+#include "../common/tmap_field.h"
 
 #define CHECK(call) cr_assert_eq((call), GCL_OK, "%s: %s", #call, gcl_last_error())
 #define POISON 0xA5

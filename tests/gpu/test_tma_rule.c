@@ -17,8 +17,8 @@
 
 #include "gclaunch/gclaunch.h"
 #include "kernel_image.h"
-#include "test_rng.h"
-#include "../unit/tmap_field.h"
+#include "../common/test_rng.h"
+#include "../common/tmap_field.h"
 
 /* In the forked child a failure exits with code 10 (Criterion's asserts belong to the parent). */
 static bool in_child;

@@ -1,5 +1,5 @@
 /* gclaunch's tensor-map checks against the driver's own encode (issue 36): random descriptions
- * (tests/unit/tmap_gen.h: valid ones and ones on either side of every limit; seed printed,
+ * (tests/common/tmap_gen.h: valid ones and ones on either side of every limit; seed printed,
  * GCL_TEST_SEED reproduces, GCL_TMAP_DIFF_COUNT sets how many, default 20000), each judged by
  * gcl_tensormap_check and by cuTensorMapEncodeTiled / Im2col with the same arguments. Both
  * disagreement counts must be 0; the tallies by aim and the first reproducers are printed.
@@ -9,8 +9,8 @@
 #include <stdlib.h>
 
 #include "gclaunch/gclaunch.h"
-#include "test_rng.h"
-#include "../unit/tmap_diff.h"
+#include "../common/test_rng.h"
+#include "../common/tmap_diff.h"
 
 Test(tmap_diff_gpu, gclaunch_and_the_driver_agree_on_every_description) {
   seed_rng_for("test_tmap_diff");

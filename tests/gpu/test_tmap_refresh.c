@@ -9,16 +9,16 @@
 #include <string.h>
 
 #include "gclaunch/gclaunch.h"
-#include "test_rng.h"
-#include "../unit/tmap_field.h"
-#include "../unit/tmap_gen.h"
+#include "../common/test_rng.h"
+#include "../common/tmap_field.h"
+#include "../common/tmap_gen.h"
 
 #define CHECK(call) cr_assert_eq((call), GCL_OK, "%s: %s", #call, gcl_last_error())
 #define MAPS 8
 
 static uint32_t rnd(uint32_t n) { return (uint32_t)(rng() % n); }
 
-/* The shared generator (tests/unit/tmap_gen.h): descriptions every rule gclaunch knows
+/* The shared generator (tests/common/tmap_gen.h): descriptions every rule gclaunch knows
  * accepts, seeded from this suite's printed seed. */
 typedef tmap_case desc;
 static tmap_gen gen;

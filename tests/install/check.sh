@@ -38,11 +38,28 @@ version=$(meson introspect "$build" --projectinfo |
 
 for f in "$lib/libgclaunch.so" "$lib/libgclaunch.so.$version" "$lib/libgclaunch.a" \
          "$inc/gclaunch/gclaunch.h" "$inc/gclaunch/core.h" "$inc/gclaunch/runtime.h" \
-         "$inc/gclaunch/ffi.h" "$inc/gclaunch/dlpack.h" "$lib/pkgconfig/gclaunch.pc" \
+         "$inc/gclaunch/ffi.h" "$inc/gclaunch/dlpack.h" "$inc/gclaunch/tma.cuh" \
+         "$inc/gclaunch/gclaunch_tmap_table.cuh" "$lib/pkgconfig/gclaunch.pc" \
          "$root/lib/cmake/gclaunch/gclaunchConfig.cmake" \
          "$root/lib/cmake/gclaunch/gclaunchConfigVersion.cmake" "$root/bin/gclaunch"; do
   if [[ -e $f ]]; then pass "installed ${f#"$stage"}"; else fail "not installed: ${f#"$stage"}"; fi
 done
+# The kernel-side headers, as a user's kernel includes them: nvcc -I<staged include> only.
+nvcc=${CUDA_PATH:-/usr/local/cuda}/bin/nvcc
+if [[ -x $nvcc ]]; then
+  printf '%s\n' '#include <gclaunch/gclaunch_tmap_table.cuh>' \
+    'extern "C" __global__ void k(const __grid_constant__ gcl_tmap m, float *out) {' \
+    '  __shared__ alignas(128) float t[8][32]; __shared__ alignas(8) unsigned long long bar;' \
+    '  if (threadIdx.x == 0) { gcl_mbar_init(&bar, 1); gcl_fence_mbar_init();' \
+    '    gcl_mbar_expect_tx(&bar, sizeof t); gcl_tma_load_2d(t, &m, 0, 0, &bar); }' \
+    '  gcl_mbar_wait(&bar, 0); out[threadIdx.x] = t[0][threadIdx.x % 32]; }' > "$tmp/tma_user.cu"
+  if "$nvcc" -std=c++17 -arch=sm_90 -cubin -I"$inc" -o "$tmp/tma_user.cubin" "$tmp/tma_user.cu" \
+       >"$tmp/nvcc.log" 2>&1; then
+    pass "a kernel including <gclaunch/gclaunch_tmap_table.cuh> (and tma.cuh) from the install compiles with nvcc -arch=sm_90"
+  else
+    cat "$tmp/nvcc.log"; fail "nvcc -I<installed include> on <gclaunch/gclaunch_tmap_table.cuh>"
+  fi
+fi
 
 # --- the Python package (when the build has it) --------------------------------------------------
 # It lands where the interpreter meson built it for reads packages (for prefix /usr/local on Debian:

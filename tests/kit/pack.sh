@@ -14,7 +14,8 @@
 #   libs/                 the shared libraries they load that a runner cannot be assumed to have
 #                         (Criterion and what it loads, libffi, ...; not glibc, libgcc_s, libstdc++,
 #                         the CUDA driver or NVRTC), found with ldd
-#   src/                  the repository's files the tests read (tests/, kernels/*.cu, include/, ...)
+#   src/                  the repository's files the tests read (tests/, kernels/*.cu, include/,
+#                         lib/ for the function lengths, README.md and docs/ for the link check, ...)
 #                         and the GPU runner's scripts (scripts/h200.sh KIT, bench/*.py)
 # Every ELF program and library finds its libraries through an $ORIGIN-relative RUNPATH (patched
 # here with patchelf); nothing needs LD_LIBRARY_PATH. Then tests/kit/check_paths.sh greps every
@@ -40,13 +41,14 @@ is_host_elf() { is_elf "$1" && readelf -h "$1" 2>/dev/null | grep -q 'Machine:.*
 # 1. The build's files, at their relative paths.
 cd "$build"
 find . \( -name meson-private -o -name meson-info -o -name meson-logs -o -name meson-uninstalled \
-          -o -name testkit.d -o -name __pycache__ -o -name devlibs -o -name '*.p' ! -path ./tools/gclaunch.p \) -prune \
+          -o -name testkit.d -o -name __pycache__ -o -name devlibs \
+          -o -name '*.p' ! -path ./tools/gclaunch.p ! -path './lib/*/*.a.p' \) -prune \
        -o \( -type f -o -type l \) -print | sed 's|^\./||' | sort |
 while IFS= read -r f; do
   keep=0
   case $f in
     kernels/*|bench/*.cubin|python/gclaunch/*) keep=1 ;;
-    tools/gclaunch.p/*.o) keep=1 ;;                      # tests/cli/tools_graph.sh reads them
+    tools/gclaunch.p/*.o|lib/*/*.a.p/*.o) keep=1 ;;      # tests/cli/file_graph.sh reads them
     tests/*.sh|tests/*/*.sh) keep=1 ;;                   # scripts meson copied (tests/install)
     tests/oracle_*) keep=1 ;;                            # nvcc's and fatbinary's (test_fatbin_oracle.c)
     *.so|*.so.*) [[ -L $f ]] || is_elf "$f" && keep=1 ;;
@@ -60,7 +62,7 @@ done
 cp "$ctestfile" "$kit/CTestTestfile.cmake"
 
 # 2. The repository's files the tests read.
-for d in tests kernels include tools examples python bench scripts; do
+for d in tests kernels include lib tools examples python bench scripts docs README.md; do
   mkdir -p "$kit/src/$(dirname "$d")"
   (cd "$src" && tar -cf - --exclude=__pycache__ --exclude='*.pyc' --exclude=bench/results "$d") | tar -xf - -C "$kit/src"
 done

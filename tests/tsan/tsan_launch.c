@@ -6,7 +6,7 @@
 #include "tsan_common.h"
 
 #include <stdint.h>
-#include "../unit/tmap_field.h"
+#include "../common/tmap_field.h"
 
 #define THREADS 8
 #define ROUNDS 200

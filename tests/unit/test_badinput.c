@@ -13,7 +13,7 @@
 #include "args_internal.h"
 
 #include "gcl_public_api.h" /* generated from the headers by tests/abi/public_api.sh */
-#include "tmap_field.h"
+#include "../common/tmap_field.h"
 
 static bool is_public(const char *name, size_t n) {
   for (size_t i = 0; i < sizeof gcl_public_api / sizeof *gcl_public_api; i++)

@@ -1,4 +1,4 @@
-/* Differential layout test (issues 3 and 25): random signatures (tests/unit/sig_gen.c: alignments
+/* Differential layout test (issues 3 and 25): random signatures (tests/common/sig_gen.c: alignments
  * up to 4096 on bytes, tensor maps, scalars, structs and their members), the matching CUDA C++
  * kernels compiled by NVRTC for every architecture it lists (nvrtcGetSupportedArchs; CUDA 13.0:
  * sm_75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121), and every offset, size and total in the cubin's
@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sig_gen.h"
+#include "../common/sig_gen.h"
 #include "image_test_util.h"
 
 #define PER_SEED 300 /* two seeds: 600 signatures, each on every architecture NVRTC lists */

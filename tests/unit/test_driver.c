@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "suite.h"
+#include "../common/suite.h"
 #include "internal.h"
 
 Test(driver, missing_library_is_no_driver) {

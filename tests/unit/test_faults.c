@@ -5,10 +5,10 @@
  * where the driver allows. Also checks the whole launch path on the CPU: the bytes the fake
  * driver receives are exactly the packed args. Each Criterion test is a fresh process. */
 #include "fakecuda_test.h"
-#include "suite.h"
+#include "../common/suite.h"
 
 #include <stdio.h>
-#include "tmap_field.h"
+#include "../common/tmap_field.h"
 
 typedef struct world {
   gcl_context *ctx;

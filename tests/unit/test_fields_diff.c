@@ -1,5 +1,5 @@
 /* Fields differential test (issues 14 and 25): random kernels whose parameters are nested structs
- * (tests/unit/sig_gen.c, mode DG_FIELDS: named and unnamed members, arrays of structs, tensor maps
+ * (tests/common/sig_gen.c, mode DG_FIELDS: named and unnamed members, arrays of structs, tensor maps
  * 128/64/lowered/raised, bytes(N) align(A), over-aligned scalars, raised struct alignment -- all
  * alignments up to 4096 -- every scalar and pointer kind, depth up to 4).
  *  - leaves_equal_cc: every leaf gcl_layout_visit_leaves lists has the generator's path, resolves
@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sig_gen.h"
+#include "../common/sig_gen.h"
 #include "image_test_util.h"
 
 #define PER_SEED 100

@@ -1,4 +1,4 @@
-/* `gclaunch inspect` as users run it: the JSON contract (README "gclaunch inspect") byte for byte, the table, and
+/* `gclaunch inspect` as users run it: the JSON contract (docs/cli.md, `gclaunch inspect`) byte for byte, the table, and
  * errors (stderr naming the file, exit status 1). Runs the built program. */
 #include <criterion/criterion.h>
 #include <stdio.h>

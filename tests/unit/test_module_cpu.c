@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "suite.h"
+#include "../common/suite.h"
 #include "internal.h"
 
 /* Declared in lib/cuda/cuda_internal.h, which needs cuda.h (not on unit tests' include path). */

@@ -7,7 +7,7 @@
 #include "fakecuda_test.h"
 
 #include <stdio.h>
-#include "tmap_field.h"
+#include "../common/tmap_field.h"
 
 #define SIG "grid_constant tensormap m, u8* out"
 

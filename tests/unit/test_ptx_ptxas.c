@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "ptx_oracle.h"
-#include "suite.h"
+#include "../common/suite.h"
 
 static unsigned long long env_ull(const char *name, unsigned long long fallback) {
   const char *v = getenv(name);

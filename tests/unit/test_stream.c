@@ -5,7 +5,7 @@
 
 #include <time.h>
 
-/* The launch edge's contract (docs/api.md, README), verbatim: a redeclaration that differs from the header's
+/* The launch edge's contract (docs/api.md, docs/runtime.md), verbatim: a redeclaration that differs from the header's
  * fails to compile. */
 gcl_status gcl_stream_create(gcl_context *ctx, int priority, gcl_stream **out);  /* non-blocking */
 void       gcl_stream_destroy(gcl_stream *s);

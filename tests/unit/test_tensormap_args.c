@@ -7,7 +7,7 @@
 #include "args_internal.h"
 
 #include <stdio.h>
-#include "tmap_field.h"
+#include "../common/tmap_field.h"
 
 #define SIG(n) "grid_constant tensormap[" #n "] maps, const void* work, u32 n_work"
 #define SIG64(n) "grid_constant tensormap align(64)[" #n "] maps, const void* work, u32 n_work"

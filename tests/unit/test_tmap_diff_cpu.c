@@ -11,7 +11,7 @@
 #include <time.h>
 
 #include "tmap.h"
-#include "tmap_gen.h"
+#include "../common/tmap_gen.h"
 
 static uint64_t seed_for(const char *what) {
   const char *env = getenv("GCL_TEST_SEED");

@@ -16,9 +16,9 @@
 
 #include "args_internal.h"
 #include "unit_rng.h"
-#include "tmap_field.h"
+#include "../common/tmap_field.h"
 #include "tmap_rig.h"
-#include "tmap_gen.h"
+#include "../common/tmap_gen.h"
 
 #define N_MAPS 16
 #define SIG "grid_constant tensormap[16] maps, u32 n, grid_constant tensormap one"

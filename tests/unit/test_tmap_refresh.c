@@ -12,8 +12,8 @@
 #include "args_internal.h"
 #define UNIT_RNG_SEED 0x9e3779b97f4a7c15ull
 #include "unit_rng.h"
-#include "tmap_field.h"
-#include "tmap_gen.h"
+#include "../common/tmap_field.h"
+#include "../common/tmap_gen.h"
 #include "tmap_rig.h"
 
 #define N_MAPS 8

@@ -9,7 +9,7 @@
 #include "args_internal.h"
 #define UNIT_RNG_SEED 0x2545f4914f6cdd1dull
 #include "unit_rng.h"
-#include "tmap_field.h"
+#include "../common/tmap_field.h"
 #include "tmap_rig.h"
 
 #define N_MAPS 8

@@ -1,8 +1,9 @@
-// gclaunch_tmap_table.cuh: the kernel side of gclaunch's tensor-map tables (installed as
-// <gclaunch/gclaunch_tmap_table.cuh>). Header-only CUDA C++, no includes, sm_90 or later.
+// <gclaunch/gclaunch_tmap_table.cuh>: the kernel side of gclaunch's tensor-map tables.
+// Header-only CUDA C++ over <gclaunch/tma.cuh> (the map type gcl_tmap, the fences, TMA loads and
+// stores), sm_90 or later; NVRTC gets both from the compile calls, nvcc from -I<prefix>/include.
 //
 // Two ways to give a kernel more TMA descriptors than the 240 its parameter holds (the choice,
-// from the H200 study, is in docs/tensormap_tables.md):
+// from the H200 study, is in docs/tensormaps.md):
 //
 // 1. A TABLE in global memory (gcl_tensormap_table on the host: K maps, 128 bytes each, map i at
 //    table + i). The host wrote them through another proxy (a copy), so before the TMA unit reads
@@ -29,10 +30,7 @@
 #ifndef GCLAUNCH_TMAP_TABLE_CUH
 #define GCLAUNCH_TMAP_TABLE_CUH
 
-// One descriptor: 128 opaque bytes, 128-byte aligned (layout-compatible with CUtensorMap).
-struct alignas(128) gcl_tmap {
-  unsigned long long word[16];
-};
+#include <gclaunch/tma.cuh>
 
 // True on the arch-specific targets that have tensormap.replace (sm_90a, sm_100a, ...).
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(__CUDA_ARCH_FEAT_SM100_ALL) ||                  \
@@ -45,19 +43,6 @@ struct alignas(128) gcl_tmap {
 #endif
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-
-// Acquire fence on one map in global memory: the TMA unit's view of it is refreshed with what
-// the generic proxy (a host upload, a device store) wrote. Needed once before the first use of a
-// map written since the kernel (or, device-built, since the writer's release) began.
-__device__ __forceinline__ void gcl_tmap_acquire(const gcl_tmap *map) {
-  asm volatile("fence.proxy.tensormap::generic.acquire.gpu [%0], 128;" ::"l"(map) : "memory");
-}
-
-// prefetch.tensormap: starts fetching the descriptor (generic address: global, or a
-// grid-constant parameter).
-__device__ __forceinline__ void gcl_tmap_prefetch(const gcl_tmap *map) {
-  asm volatile("prefetch.tensormap [%0];" ::"l"(map) : "memory");
-}
 
 // Map i of a table uploaded by gcl_tensormap_table_upload, fenced: ready for cp.async.bulk.tensor.
 __device__ __forceinline__ const gcl_tmap *gcl_tmap_table_acquire(const gcl_tmap *table,
