@@ -429,7 +429,7 @@ GCL_API gcl_status gcl_graph_set_args(gcl_graph *g, size_t kernel_node, gcl_kern
  * captured on s, and the graph's kernels read the table's maps as copied by that replay. The
  * copy holds t's host maps as they are when the capture ends; gcl_graph_set_table takes a new
  * one. t (a table of s's context) must outlive the graph; it is not uploaded by this call (no
- * gcl_tensormap_table_upload is needed for the graph). GCL_ERROR_INVALID_ARGUMENT naming "s"
+ * gcl_tensormap_table_upload is needed for the graph; do not call it on the capturing stream). GCL_ERROR_INVALID_ARGUMENT naming "s"
  * when s is not capturing, "t" when t is NULL or already captured in this capture. */
 GCL_API gcl_status gcl_graph_capture_table(gcl_stream *s, gcl_tensormap_table *t);
 /* Takes t's host maps as they are now (after gcl_tensormap_table_set / _repoint) into the copy
