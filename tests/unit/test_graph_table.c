@@ -59,7 +59,8 @@ static void capture(fixture *f) {
   CHECK(gcl_graph_capture_end(f->s, &f->g));
 }
 
-static void close_fixture(fixture *f) {
+/* Everything given back; NULL handles are fine. */
+static void release_fixture(fixture *f) {
   gcl_graph_destroy(f->g);
   gcl_stream_destroy(f->s);
   gcl_tensormap_table_destroy(f->t);
@@ -68,6 +69,11 @@ static void close_fixture(fixture *f) {
   gcl_mem_free(f->ctx, f->buf[0]);
   gcl_mem_free(f->ctx, f->buf[1]);
   gcl_context_destroy(f->ctx);
+  memset(f, 0, sizeof *f);
+}
+
+static void close_fixture(fixture *f) {
+  release_fixture(f);
   assert_nothing_live();
 }
 
@@ -283,4 +289,70 @@ Test(graph_table, two_tables) {
   f.g = NULL;
   gcl_tensormap_table_destroy(u);
   close_fixture(&f);
+}
+
+/* --- one failure at every call position -------------------------------------------------------- */
+
+/* The whole table session with statuses instead of assertions: context, buffers, kernel, args,
+ * table, stream, capture (table, launch), re-point, set_table, launch, synchronize. */
+static gcl_status table_session(fixture *f) {
+  gcl_status s;
+  memset(f, 0, sizeof *f);
+  gcl_tensormap_options o = fake_tmap_options();
+  const DLTensor *tp[K];
+  int8_t c = 1;
+  gcl_field m;
+  if ((s = gcl_context_create(0, &f->ctx)) || (s = gcl_mem_alloc(f->ctx, 1 << 16, &f->buf[0])) ||
+      (s = gcl_mem_alloc(f->ctx, 1 << 16, &f->buf[1])) ||
+      (s = gcl_module_load_data(f->ctx, fake_ptx, sizeof fake_ptx, &f->mod)) ||
+      (s = gcl_module_find_kernel(f->mod, "k", FAKE_K_SIGNATURE, &f->k)) ||
+      (s = gcl_args_create(gcl_kernel_layout(f->k), &f->args)))
+    return s;
+  for (int i = 0; i < K; i++) {
+    fake_tensor_init(&f->x[i], f->buf[0] + 1024 * (uint64_t)i, 16, 64);
+    tp[i] = &f->x[i].t;
+  }
+  uint64_t a[K];
+  for (int i = 0; i < K; i++) a[i] = f->buf[1] + 1024 * (uint64_t)i;
+  gcl_launch_config cfg = {.grid = {1}, .block = {32}};
+  if ((s = gcl_layout_param_field(gcl_kernel_layout(f->k), 0, &m)) ||
+      (s = gcl_args_set_tensormaps(f->args, f->ctx, &m, 1, tp, &o, 1, 0)) ||
+      (s = gcl_args_set(f->args, 1, &c, 1)) || (s = gcl_args_set_ptr(f->args, 2, f->buf[1])) ||
+      (s = gcl_tensormap_table_create(f->ctx, K, &f->t)) ||
+      (s = gcl_tensormap_table_set(f->t, 0, K, tp, &o, 1, 0)) ||
+      (s = gcl_stream_create(f->ctx, 0, &f->s)))
+    return s;
+  cfg.stream = gcl_stream_handle(f->s);
+  if ((s = gcl_graph_capture_begin(f->s)) || (s = gcl_graph_capture_table(f->s, f->t)) ||
+      (s = gcl_launch(f->k, &cfg, f->args)) || (s = gcl_graph_capture_end(f->s, &f->g)))
+    return s;
+  for (int round = 0; round < 4; round++)
+    if ((s = gcl_tensormap_table_repoint(f->t, 0, K, a)) || (s = gcl_graph_set_table(f->g, f->t)) ||
+        (s = gcl_graph_launch(f->g, f->s)))
+      return s;
+  return gcl_stream_synchronize(f->s);
+}
+
+Test(graph_table, sweep_single_transient_failure) {
+  static fixture f;
+  cr_assert_eq(gcl_driver_init(), GCL_OK);
+  long before = fakecuda_calls("*");
+  cr_assert_eq(table_session(&f), GCL_OK, "%s", gcl_last_error());
+  long calls = fakecuda_calls("*") - before;
+  release_fixture(&f);
+  assert_nothing_live();
+  int failed = 0;
+  for (long n = 0; n < calls; n++) {
+    fakecuda_fail_once("*", 999, (int)n);
+    gcl_status s = table_session(&f);
+    fakecuda_fail("*", 0, 0);
+    if (s != GCL_OK) {
+      failed++;
+      cr_assert_eq(s, GCL_ERROR_DRIVER, "call %ld: %s: %s", n, gcl_status_name(s), gcl_last_error());
+      assert_msg_has("CUDA_ERROR_UNKNOWN");
+    }
+    release_fixture(&f);
+    assert_nothing_live();
+  }
+  cr_assert_gt(failed, calls / 2, "most single failures must surface: %d of %ld", failed, calls);
 }
