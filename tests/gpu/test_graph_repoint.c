@@ -129,7 +129,7 @@ static void field_at(world *w, const char *path, gcl_field *f) {
 
 /* The kernel of the placement, its args complete, the maps encoded over copy 0. */
 static void open_placement(world *w) {
-  static const char *const files[] = {"tma_gather.fatbin", "graph_maps.fatbin", "tmap_table.fatbin"};
+  static const char *const files[] = {"tma_gather.fatbin", "graph_maps.fatbin", "tmap_table.sm_90a.cubin"};
   static const char *const kernels[] = {"tma_gather", "graph_gather_struct", "tmap_table_gather"};
   static const char *const sigs[] = {
       "grid_constant tensormap[16] maps, const i32* work, f32* out",
