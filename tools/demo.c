@@ -396,10 +396,10 @@ void gcl_demo_usage(FILE *f) {
              "from its cubin and the packed argument buffer.\n");
   cli_options_print(f, "demo", demo_options, DEMO_OPTION_COUNT);
   fprintf(f, "\nThe ring: unless --stages or --blocks-per-sm is given, every device first runs\n"
-             "each candidate ring (stages x blocks per SM: 3x2 8x1 12x1 6x2 4x3 3x4, those that\n"
-             "fit its shared memory), verifies that launch's copy, times a few launches of each\n"
-             "and keeps the fastest (the best ring differs between devices of the same SMs and\n"
-             "shared memory: 8x1 on an H100, 4x3 on an H200).\n");
+             "each candidate ring (stages x blocks per SM: 3x2 8x1 10x1 12x1 6x2 4x3 3x4, those\n"
+             "that fit its shared memory), verifies that launch's copy, times a few launches of\n"
+             "each and keeps the fastest: the best ring differs between devices of the same SM\n"
+             "count and shared memory (H100, H200).\n");
   fprintf(f, "\nThe kernels (megakernel.fatbin, megakernel.sm_90.cubin) are read from\n"
              "$GCL_KERNEL_DIR, else the kernels folder next to tools/ (a build tree or the test\n"
              "kit), else the installed share/gclaunch/kernels.\n");
@@ -471,9 +471,11 @@ int gcl_cmd_demo(int argc, char **argv) {
   /* Views pitched like cudaMallocPitch's (rows on 256-byte boundaries, byte_offsets too): 93.4%
    * of cuMemcpyDtoD on the H200 on 2026-12-03 against 86.4% for the 16-byte rows of --row-align
    * 16, whose boxes touch 5.5% more 32-byte sectors than they carry (bench/RESULTS.md). The ring
-   * is tuned on the device (demo_gpu.c): the best one measured was 8 x 1 on an H100 (96.1%) and
-   * 4 x 3 on an H200 (94.6%), devices of the same SM count and shared memory. 3 x 2 is what the
-   * other option keeps when only one of --stages and --blocks-per-sm is given. */
+   * is tuned on the device (demo_gpu.c): on an H100 1-block rings of 8-13 stages moved 95.7-95.9%
+   * against 93.1-93.5% for 2-4 blocks (bench/results/tiles_h100_2026-12-05.log), while the
+   * descriptor study's best ring on an H200, a device of the same SM count and shared memory, was
+   * 4 x 3. 3 x 2 is what the other option keeps when only one of --stages and --blocks-per-sm is
+   * given. */
   d.stages = 3;
   d.blocks_per_sm = 2;
   d.tune = true;

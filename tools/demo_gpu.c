@@ -341,9 +341,11 @@ static int pick_devices(const demo *d, int *list) {
 /* --- the ring's tune ------------------------------------------------------------------------ */
 
 /* The rings tried when neither --stages nor --blocks-per-sm is given (stages, blocks per SM):
- * the old default 3 x 2, the H100's best (8 x 1, 12 x 1), the H200's (4 x 3) and their
- * neighbours, all measured on the H100 (FACTS of 2026-12-07, bench/RESULTS.md). */
-static const int rings[][2] = {{3, 2}, {8, 1}, {12, 1}, {6, 2}, {4, 3}, {3, 4}};
+ * the old default 3 x 2; on an H100 the demo moved 95.7-95.9% of cuMemcpyDtoD with 8, 10 and 12
+ * stages x 1 block against 93.1-93.5% for 6 x 2, 4 x 3 and 3 x 4
+ * (bench/results/tiles_h100_2026-12-05.log); 4 x 3 was the descriptor study's best ring on an
+ * H200 (bench/RESULTS.md). */
+static const int rings[][2] = {{3, 2}, {8, 1}, {10, 1}, {12, 1}, {6, 2}, {4, 3}, {3, 4}};
 #define RING_COUNT (sizeof rings / sizeof *rings)
 #define TUNE_ROUNDS 3   /* rounds over all rings: the best of three times each */
 #define TUNE_LAUNCHES 8 /* launches queued per timing */
