@@ -50,8 +50,10 @@ typedef struct config {
 
 /* P: one tensormap[K+1]; S: K+1 separate parameters; G, GP: a global table (+ prefetch);
  * D: made on the device; H: the host re-encodes the global table before every launch;
- * C: a __constant__ array of the module (uploaded to its symbol), K+1 <= CONST_MAPS_MAX. */
-typedef enum placement { PL_P, PL_S, PL_G, PL_GP, PL_D, PL_H, PL_C, PL_COUNT } placement;
+ * C: a __constant__ array of the module (uploaded to its symbol), K+1 <= CONST_MAPS_MAX;
+ * T: gclaunch's own gcl_tensormap_table (G's kernel; re-point and upload through the library,
+ *    in a graph gcl_graph_capture_table / gcl_graph_set_table). */
+typedef enum placement { PL_P, PL_S, PL_G, PL_GP, PL_D, PL_H, PL_C, PL_T, PL_COUNT } placement;
 #define CONST_MAPS_MAX 480       /* kernels/descbench.cu GCL_DESC_CONST_MAX */
 extern const char *const placement_names[PL_COUNT];
 
@@ -83,6 +85,7 @@ typedef struct runner {
   uint64_t *addr;        /* their addresses */
   gcl_tensormap_options o;
   unsigned char *table;  /* G, GP, H, C: the K+1 maps on the host */
+  gcl_tensormap_table *tab; /* T: the library's table of the K+1 maps */
   uint64_t const_at;     /* C: the device address of the __constant__ array */
   gcl_field *maps;       /* per parameter: its first map (resolved once; NULL: not yet) */
 } runner;

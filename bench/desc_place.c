@@ -8,7 +8,7 @@
 #include "bench_util.h"
 #include "desc.h"
 
-const char *const placement_names[PL_COUNT] = {"P", "S", "G", "G+prefetch", "D", "H", "C"};
+const char *const placement_names[PL_COUNT] = {"P", "S", "G", "G+prefetch", "D", "H", "C", "T"};
 
 double desc_now_s(void) { return bench_now_ns() / 1e9; }
 
@@ -258,6 +258,12 @@ static void place_descriptors(runner *r) {
     CHECK(gcl_args_set_ptr(r->args, 1, r->b->addrs));
     CHECK(gcl_args_set_ptr(r->args, 2, r->b->slots));
     break;
+  case PL_T: /* the library's table: encoded through the plan, uploaded on the stream */
+    CHECK(gcl_tensormap_table_create(r->b->ctx, k + 1, &r->tab));
+    CHECK(gcl_tensormap_table_set(r->tab, 0, k + 1, r->tp, &r->o, 1, 0));
+    CHECK(gcl_tensormap_table_upload(r->tab, r->b->stream));
+    CHECK(gcl_args_set_ptr(r->args, 0, gcl_tensormap_table_address(r->tab)));
+    break;
   default:
     r->table = aligned_alloc(128, 128 * (size_t)(k + 1));
     encode_table(r);
@@ -309,11 +315,15 @@ void runner_close(runner *r) {
   free(r->addr);
   free(r->table);
   free(r->maps);
+  if (r->tab) CHECK(gcl_stream_synchronize(r->b->stream)); /* a launch may still read it */
+  gcl_tensormap_table_destroy(r->tab);
   memset(r, 0, sizeof *r);
 }
 
-/* What each launch needs first: H re-encodes its table and uploads it on the stream. */
+/* What each launch needs first: H re-encodes its table and uploads it on the stream; T uploads
+ * the maps its re-point changed (gcl_tensormap_table_upload; nothing when none did). */
 void runner_prepare(runner *r) {
+  if (r->pl == PL_T) CHECK(gcl_tensormap_table_upload(r->tab, r->b->stream));
   if (r->pl != PL_H) return;
   encode_table(r);
   upload_table(r);
@@ -327,7 +337,8 @@ void runner_launch(runner *r) {
 /* Re-points every map at the tensor set (src, dst) as the placement must: gclaunch's
  * replace-address into the parameters (P, S), the host's replace-address into its table and an
  * upload (G, GP; C to its __constant__ array), nothing before the launch's own re-encode (H), an upload of the K+1 addresses
- * (D). */
+ * (D), gcl_tensormap_table_repoint of all K+1 maps (T; its upload is runner_prepare's, or in a
+ * graph the replay's copy node after gcl_graph_set_table). */
 void runner_repoint(runner *r, uint64_t src, uint64_t dst) {
   uint32_t k = r->c.k;
   retarget(r, src, dst);
@@ -339,6 +350,7 @@ void runner_repoint(runner *r, uint64_t src, uint64_t dst) {
   case PL_G: case PL_GP: repoint_table(r); upload_table(r); break;
   case PL_C: repoint_table(r); upload_const(r); break;
   case PL_D: upload_addresses(r); break;
+  case PL_T: CHECK(gcl_tensormap_table_repoint(r->tab, 0, k + 1, r->addr)); break;
   default: break;
   }
 }

@@ -12,6 +12,9 @@
  *   H          - in the global table, which the host re-encodes and uploads before every launch,
  *   C          - in a __constant__ array of the module, uploaded to its symbol (up to K = 240
  *                here; the array holds 480 maps),
+ *   T          - in gclaunch's own gcl_tensormap_table (G's kernel): set, re-pointed and uploaded
+ *                through the library (in the relaunch study's graphs: gcl_graph_capture_table
+ *                and gcl_graph_set_table, docs/graphs.md), any K,
  * for K = 1, 8, 64, 240, 1024, 4096 (P and S only up to 240: the parameter space ends at 32,764
  * bytes), bf16 tiles of 8, 16 and 32 KiB (64x64, 128x64, 128x128), the work in tensor-by-tensor
  * and in shuffled order, each configuration moving >= 2 GiB (read + written) so the 60 MB L2
@@ -261,7 +264,7 @@ static int print_registers(void) {
     }
     printf("\n");
   }
-  printf("(H runs G's kernel; P and S exist up to K = 240, C up to K = %d)\n", CONST_MAPS_MAX - 1);
+  printf("(H and T run G's kernel; P and S exist up to K = 240, C up to K = %d)\n", CONST_MAPS_MAX - 1);
   gcl_image_destroy(img);
   if (missing) printf("bench_descriptors: %d kernels missing from the cubin\n", missing);
   return missing != 0;

@@ -12,10 +12,10 @@ import csv
 import sys
 from collections import defaultdict
 
-PLACEMENTS = ["P", "S", "G", "G+prefetch", "D", "H"]
+PLACEMENTS = ["P", "S", "G", "G+prefetch", "D", "H", "T"]  # T: gcl_tensormap_table
 ORDERS = ["tensor", "shuffled"]
 COLORS = {"P": "tab:blue", "S": "tab:orange", "G": "tab:green", "G+prefetch": "tab:olive",
-          "D": "tab:purple", "H": "tab:brown"}  # the same colour for a placement in every figure
+          "D": "tab:purple", "H": "tab:brown", "T": "tab:red"}  # the same colour for a placement in every figure
 
 
 def read(path):

@@ -168,7 +168,12 @@ static void print_plan(const demo *d) {
          100.0 * 2.0 * (double)d->view_bytes / (double)d->sector_bytes);
   printf("kernel:   %s(%s)\n", d->kernel, d->signature);
   static const char *const l2[] = {"none", "64 B", "128 B", "256 B"};
-  printf("ring:     %d stages of %u KiB per block (dynamic shared memory), %d one-warp blocks per "
+  if (d->tune)
+    printf("ring:     tuned on the device (candidates below), one-warp blocks; work %s; L2 "
+           "promotion %s\n", d->interleave ? "interleaved over the tensors" : "tensor by tensor",
+           l2[d->l2]);
+  else
+    printf("ring:     %d stages of %u KiB per block (dynamic shared memory), %d one-warp blocks per "
          "SM; work %s; L2 promotion %s\n", d->stages, STAGE_BYTES / 1024, d->blocks_per_sm,
          d->interleave ? "interleaved over the tensors" : "tensor by tensor", l2[d->l2]);
   for (int j = 0; j < d->tensors && j < 4; j++)
@@ -366,9 +371,13 @@ static const cli_option demo_options[DEMO_OPTION_COUNT] = {
     [DEMO_DEVICES] = {"--devices", "all|D,D...",
                       "tensors round-robin over those devices (one module,\na kernel each)"},
     [DEMO_STAGES] = {"--stages", "2.." STR(DEMO_RING_MAX),
-                     "the ring's 16 KiB stages per block (default 3);\n"
-                     "stages x blocks x 16 KiB must fit an SM's shared memory"},
-    [DEMO_BLOCKS_PER_SM] = {"--blocks-per-sm", "1..32", "blocks per SM (default 2)"},
+                     "the ring's 16 KiB stages per block; stages x blocks\n"
+                     "x 16 KiB must fit an SM's shared memory. Default: the\n"
+                     "fastest of a short tune on the device (see below)"},
+    [DEMO_BLOCKS_PER_SM] = {"--blocks-per-sm", "1..32",
+                            "blocks per SM (default: tuned; either option given\n"
+                            "turns the tune off, the other then defaults to 3\n"
+                            "stages or 2 blocks)"},
     [DEMO_ORDER] = {"--order", "tensor|interleave",
                     "the work list tensor by tensor (default), or box i\n"
                     "of every tensor before box i + 1"},
@@ -386,6 +395,11 @@ void gcl_demo_usage(FILE *f) {
              "bandwidth. Without a GPU it says so and shows the kernel's parameter layout read\n"
              "from its cubin and the packed argument buffer.\n");
   cli_options_print(f, "demo", demo_options, DEMO_OPTION_COUNT);
+  fprintf(f, "\nThe ring: unless --stages or --blocks-per-sm is given, every device first runs\n"
+             "each candidate ring (stages x blocks per SM: 3x2 8x1 10x1 12x1 6x2 4x3 3x4, those\n"
+             "that fit its shared memory), verifies that launch's copy, times a few launches of\n"
+             "each and keeps the fastest: the best ring differs between devices of the same SM\n"
+             "count and shared memory (H100, H200).\n");
   fprintf(f, "\nThe kernels (megakernel.fatbin, megakernel.sm_90.cubin) are read from\n"
              "$GCL_KERNEL_DIR, else the kernels folder next to tools/ (a build tree or the test\n"
              "kit), else the installed share/gclaunch/kernels.\n");
@@ -399,8 +413,10 @@ static bool parse_option(demo *d, demo_option id, const char *v) {
   case DEMO_TENSORS: return !parse_int(v, 1, MAX_TENSORS, &n) && (d->tensors = (int)n, true);
   case DEMO_MIB: return !parse_int(v, 1, 16384, &n) && (d->mib = (size_t)n, true);
   case DEMO_ITERS: return !parse_int(v, 1, 100000, &n) && (d->iters = (int)n, true);
-  case DEMO_STAGES: return !parse_int(v, 2, DEMO_RING_MAX, &n) && (d->stages = (int)n, true);
-  case DEMO_BLOCKS_PER_SM: return !parse_int(v, 1, 32, &n) && (d->blocks_per_sm = (int)n, true);
+  case DEMO_STAGES:
+    return !parse_int(v, 2, DEMO_RING_MAX, &n) && (d->stages = (int)n, d->tune = false, true);
+  case DEMO_BLOCKS_PER_SM:
+    return !parse_int(v, 1, 32, &n) && (d->blocks_per_sm = (int)n, d->tune = false, true);
   case DEMO_L2: return parse_l2(v, &d->l2);
   case DEMO_ROW_ALIGN:
     return !parse_int(v, 16, 256, &n) && !(n & (n - 1)) && (d->row_align = (int)n, true);
@@ -452,12 +468,17 @@ int gcl_cmd_demo(int argc, char **argv) {
   d.tensors = 32;
   d.mib = 512;
   d.iters = 20;
-  /* Views pitched like cudaMallocPitch's (rows on 256-byte boundaries, byte_offsets too) and two
-   * blocks of 3 x 16 KiB stages per SM: 93.4% of cuMemcpyDtoD on the H200 on 2026-12-03, against
-   * 86.4% for the 16-byte rows of --row-align 16, whose boxes touch 5.5% more 32-byte sectors
-   * than they carry (bench/RESULTS.md). */
+  /* Views pitched like cudaMallocPitch's (rows on 256-byte boundaries, byte_offsets too): 93.4%
+   * of cuMemcpyDtoD on the H200 on 2026-12-03 against 86.4% for the 16-byte rows of --row-align
+   * 16, whose boxes touch 5.5% more 32-byte sectors than they carry (bench/RESULTS.md). The ring
+   * is tuned on the device (demo_gpu.c): on an H100 1-block rings of 8-13 stages moved 95.7-95.9%
+   * against 93.1-93.5% for 2-4 blocks (bench/results/tiles_h100_2026-12-05.log), while the
+   * descriptor study's best ring on an H200, a device of the same SM count and shared memory, was
+   * 4 x 3. 3 x 2 is what the other option keeps when only one of --stages and --blocks-per-sm is
+   * given. */
   d.stages = 3;
   d.blocks_per_sm = 2;
+  d.tune = true;
   d.row_align = 256;
   int parsed = parse_args(argc, argv, &d);
   if (parsed) return parsed > 0 ? 0 : 2;

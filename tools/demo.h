@@ -42,6 +42,8 @@ typedef struct demo {
   int row_align;         /* --row-align: every view's rows (pitch, byte_offset) start at a
                             multiple of this many bytes of a 256-byte aligned allocation */
   int stages, blocks_per_sm;  /* the ring kernel's stages (dynamic shared memory) and blocks */
+  bool tune;                  /* neither --stages nor --blocks-per-sm given: demo_gpu.c times
+                                 the candidate rings on the device and keeps the fastest */
   int l2;                     /* --l2: the maps' gcl_tensormap_l2_promotion */
   bool interleave;            /* --order interleave: box i of every tensor, then box i + 1 */
   gcl_runarg_devices devices; /* --devices; default: device 0 */

@@ -195,7 +195,8 @@ static int verify_one(const demo *d, gpu *g, int j) {
   return bad;
 }
 
-static int verify(const demo *d, gpu *g) {
+/* say: print the line that says so when every tensor was copied exactly. */
+static int verify(const demo *d, gpu *g, bool say) {
   size_t most = 0;
   for (int j = 0; j < d->tensors; j++) most = d->dst[j].bytes > most ? d->dst[j].bytes : most;
   unsigned char *got = malloc(most), *want = malloc(most);
@@ -204,7 +205,8 @@ static int verify(const demo *d, gpu *g) {
   free(got);
   free(want);
   if (bad) return -1;
-  printf("device %d: verify: %d/%d tensors copied exactly (destinations poisoned with 0x%02X first; "
+  if (say)
+    printf("device %d: verify: %d/%d tensors copied exactly (destinations poisoned with 0x%02X first; "
          "nothing written outside the views; padded destination rows hold the load's zero fill)\n",
          g->device, g->tensors, g->tensors, POISON);
   return 0;
@@ -336,14 +338,110 @@ static int pick_devices(const demo *d, int *list) {
   return n;
 }
 
+/* --- the ring's tune ------------------------------------------------------------------------ */
+
+/* The rings tried when neither --stages nor --blocks-per-sm is given (stages, blocks per SM):
+ * the old default 3 x 2; on an H100 the demo moved 95.7-95.9% of cuMemcpyDtoD with 8, 10 and 12
+ * stages x 1 block against 93.1-93.5% for 6 x 2, 4 x 3 and 3 x 4
+ * (bench/results/tiles_h100_2026-12-05.log); 4 x 3 was the descriptor study's best ring on an
+ * H200 (bench/RESULTS.md). */
+static const int rings[][2] = {{3, 2}, {8, 1}, {10, 1}, {12, 1}, {6, 2}, {4, 3}, {3, 4}};
+#define RING_COUNT (sizeof rings / sizeof *rings)
+#define TUNE_ROUNDS 3   /* rounds over all rings: the best of three times each */
+#define TUNE_LAUNCHES 8 /* launches queued per timing */
+
+/* Every destination allocation of g[0 ... n-1] back to poison. */
+static int poison(const demo *d, gpu *g, int n) {
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < d->tensors; j++)
+      if (owns(&g[i], j)) TRY(gcl_mem_fill_u8(g[i].ctx, d->dst[j].dev, POISON, d->dst[j].bytes));
+  return 0;
+}
+
+/* *ok: every device holds d->blocks_per_sm blocks of d->stages stages on one SM. */
+static int ring_fits(const demo *d, gpu *g, int n, bool *ok) {
+  *ok = true;
+  for (int i = 0; i < n; i++) {
+    int per = 0;
+    gcl_status s = gcl_kernel_occupancy(g[i].kernel, 32, (size_t)d->stages * DEMO_STAGE_BYTES, &per);
+    if (s == GCL_ERROR_INVALID_CONFIG) per = 0; /* more shared memory than a block may have */
+    else if (s != GCL_OK) return failed("gcl_kernel_occupancy", s);
+    if (per < d->blocks_per_sm) *ok = false;
+  }
+  return 0;
+}
+
+/* One launch of d's ring on poisoned destinations, verified on every device. */
+static int ring_check(const demo *d, gpu *g, int n) {
+  if (poison(d, g, n)) return -1;
+  for (int i = 0; i < n; i++)
+    if (launch(d, &g[i])) return -1;
+  if (synchronize(g, n)) return -1;
+  for (int i = 0; i < n; i++)
+    if (verify(d, &g[i], false)) {
+      fprintf(stderr, "demo: the ring of %d stages x %d blocks per SM copied wrongly\n",
+              d->stages, d->blocks_per_sm);
+      return -1;
+    }
+  return 0;
+}
+
+/* *per: seconds per launch of d's ring on every device, TUNE_LAUNCHES queued after a warm-up. */
+static int ring_time(const demo *d, gpu *g, int n, double *per) {
+  for (int i = 0; i < n; i++)
+    if (launch(d, &g[i])) return -1;
+  if (synchronize(g, n)) return -1;
+  double t0 = demo_now_s();
+  for (int k = 0; k < TUNE_LAUNCHES; k++)
+    for (int i = 0; i < n; i++)
+      if (launch(d, &g[i])) return -1;
+  if (synchronize(g, n)) return -1;
+  *per = (demo_now_s() - t0) / TUNE_LAUNCHES;
+  return 0;
+}
+
+/* Each ring that fits is launched once and verified, then timed TUNE_ROUNDS times (the rings
+ * interleaved, so a slow moment of the machine does not fall on one ring); the fastest is kept
+ * in d, and the destinations are poisoned again for the verified copy that follows. */
+static int tune(demo *d, gpu *g, int n) {
+  double best[RING_COUNT];
+  bool fits[RING_COUNT];
+  for (size_t c = 0; c < RING_COUNT; c++) {
+    d->stages = rings[c][0], d->blocks_per_sm = rings[c][1], best[c] = 0;
+    if (ring_fits(d, g, n, &fits[c]) || (fits[c] && ring_check(d, g, n))) return -1;
+  }
+  for (int r = 0; r < TUNE_ROUNDS; r++)
+    for (size_t c = 0; c < RING_COUNT; c++) {
+      double per = 0;
+      d->stages = rings[c][0], d->blocks_per_sm = rings[c][1];
+      if (fits[c] && ring_time(d, g, n, &per)) return -1;
+      if (fits[c] && (best[c] == 0 || per < best[c])) best[c] = per;
+    }
+  size_t pick = RING_COUNT;
+  printf("tune:    ");
+  for (size_t c = 0; c < RING_COUNT; c++) {
+    if (!fits[c]) { printf(" %dx%d does not fit;", rings[c][0], rings[c][1]); continue; }
+    printf(" %dx%d %.0f GB/s;", rings[c][0], rings[c][1], 2.0 * (double)d->view_bytes / best[c] / 1e9);
+    if (pick == RING_COUNT || best[c] < best[pick]) pick = c;
+  }
+  if (pick == RING_COUNT)
+    return fprintf(stderr, "\ndemo: tune: no ring fits an SM (give --stages, --blocks-per-sm)\n"), -1;
+  d->stages = rings[pick][0], d->blocks_per_sm = rings[pick][1];
+  printf(" each verified\nring:     %d stages of %u KiB per block, %d blocks per SM (the fastest "
+         "of the tune, best of %d x %d launches)\n", d->stages, DEMO_STAGE_BYTES / 1024,
+         d->blocks_per_sm, TUNE_ROUNDS, TUNE_LAUNCHES);
+  return poison(d, g, n);
+}
+
 static int copy_all(demo *d, gpu *g, int n) {
   int rc = 0;
   for (int i = 0; rc == 0 && i < n; i++) rc = gpu_open(d, &g[i], i ? g[0].mod : NULL);
   for (int i = 0; rc == 0 && i < n; i++) rc = upload(d, &g[i]);
   for (int i = 0; rc == 0 && i < n; i++) rc = set_args(d, &g[i]);
+  if (rc == 0 && d->tune) rc = tune(d, g, n);
   for (int i = 0; rc == 0 && i < n; i++) rc = launch(d, &g[i]);
   if (rc == 0) rc = synchronize(g, n);
-  for (int i = 0; rc == 0 && i < n; i++) rc = verify(d, &g[i]);
+  for (int i = 0; rc == 0 && i < n; i++) rc = verify(d, &g[i], true);
   for (int i = 0; rc == 0 && i < n; i++) rc = relaunch(d, &g[i]);
   if (rc == 0) rc = measure(d, g, n);
   return rc;

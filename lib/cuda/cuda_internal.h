@@ -35,6 +35,8 @@ struct gcl_stream {
   int priority;
   bool capturing;            /* between gcl_graph_capture_begin and _end */
   bool borrowed;             /* gcl_stream_wrap: the CUstream is the caller's (never destroyed) */
+  gcl_tensormap_table **tables; /* gcl_graph_capture_table's, until gcl_graph_capture_end (owned) */
+  size_t table_count;
 };
 
 struct gcl_event {

@@ -80,7 +80,12 @@
   X(cuMemFreeHost, 2000, 1)                                                                       \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050, 1)                                         \
   X(cuOccupancyMaxActiveClusters, 11070, 1)                                                       \
-  X(cuGraphGetEdges, 12030, 0)
+  X(cuGraphGetEdges, 12030, 0)                                                                    \
+  /* graphs with tensor-map tables (lib/cuda/graph.c): the copy node before the captured work */  \
+  X(cuGraphAddMemcpyNode, 10000, 1)                                                               \
+  X(cuGraphExecMemcpyNodeSetParams, 10020, 1)                                                     \
+  X(cuGraphGetRootNodes, 10000, 1)                                                                \
+  X(cuGraphAddDependencies, 10000, 1)
 
 typedef struct gcl__cu_api {
 #define GCL_X_FIELD(name, version, required) PFN_##name##_v##version name;

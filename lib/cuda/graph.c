@@ -1,11 +1,32 @@
 /* CUDA graphs: capture gclaunch launches on a gcl_stream into an instantiated graph, replace one
  * kernel node's parameters from a gcl_args (any size up to the 32,764-byte limit, grid-constant
  * aggregates included), replay. gcl_launch itself needs nothing special to be captured: it makes
- * no synchronous or allocating driver call. */
+ * no synchronous or allocating driver call.
+ *
+ * Tensor-map tables (gcl_graph_capture_table): the capture only notes the table; at the end of
+ * the capture the graph gets, before all captured work, one copy node per table that copies all
+ * K maps from a pinned copy the graph owns. gcl_graph_set_table snapshots the table's host maps
+ * into the next of TABLE_SLOTS pinned copies and points the exec's copy node at it, so a replay
+ * sees the maps as they were at the last gcl_graph_set_table before its gcl_graph_launch, like a
+ * kernel node sees the args of the last gcl_graph_set_args. A copy is written again only after
+ * the replays that read it finished (an event recorded after each launch on the slot in use). */
 #include "cuda_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+#define TABLE_SLOTS 3 /* pinned copies a table: the host may be two launches ahead */
+
+typedef struct graph_table {
+  gcl_tensormap_table *t;           /* borrowed */
+  CUgraphNode node;                 /* its copy node, a root of the graph */
+  size_t bytes;                     /* 128 x the table's K */
+  void *slot[TABLE_SLOTS];          /* pinned copies of the table's maps (gcl_host_alloc) */
+  CUevent done[TABLE_SLOTS];        /* recorded after each launch that read the slot */
+  bool recorded[TABLE_SLOTS];
+  unsigned current;                 /* the slot the exec's copy node reads */
+} graph_table;
 
 struct gcl_graph {
   uint32_t magic;
@@ -14,6 +35,8 @@ struct gcl_graph {
   CUgraphExec exec;
   size_t kernel_count;
   CUgraphNode *kernels;      /* kernel nodes in capture order (owned) */
+  size_t table_count;
+  graph_table *tables;       /* gcl_graph_capture_table's, in that order (owned) */
 };
 
 /* Checks that node runs kernel k; `what` names the node in messages. */
@@ -140,12 +163,82 @@ static gcl_status find_kernels(gcl_graph *gr) {
   return s;
 }
 
+/* Waits for the replays that read the table's copies, then frees them (best effort: a fault
+ * leaves the memory to the driver, as gcl_tensormap_table_destroy does). */
+static void table_free(graph_table *t) {
+  for (unsigned i = 0; i < TABLE_SLOTS; i++) {
+    if (t->recorded[i]) (void)gcl__cu.cuEventSynchronize(t->done[i]);
+    if (t->done[i]) gcl__cu.cuEventDestroy(t->done[i]);
+    if (t->slot[i]) gcl__cu.cuMemFreeHost(t->slot[i]);
+  }
+}
+
 static void graph_free(gcl_graph *g) {
+  for (size_t i = 0; i < g->table_count; i++) table_free(&g->tables[i]);
   if (g->exec) gcl__cu.cuGraphExecDestroy(g->exec);
   if (g->graph) gcl__cu.cuGraphDestroy(g->graph);
   gcl__free(g->kernels);
+  gcl__free(g->tables);
   g->magic = 0;
   gcl__free(g);
+}
+
+/* A 1-D copy of bytes from pinned host memory to device memory, as a copy node takes it. */
+static CUDA_MEMCPY3D table_copy(const void *host, uint64_t device, size_t bytes) {
+  CUDA_MEMCPY3D p;
+  memset(&p, 0, sizeof p);
+  p.srcMemoryType = CU_MEMORYTYPE_HOST, p.srcHost = host, p.srcPitch = bytes, p.srcHeight = 1;
+  p.dstMemoryType = CU_MEMORYTYPE_DEVICE, p.dstDevice = (CUdeviceptr)device, p.dstPitch = bytes;
+  p.dstHeight = 1, p.WidthInBytes = bytes, p.Height = 1, p.Depth = 1;
+  return p;
+}
+
+/* Pinned copies and events of one table, the first copy filled from the table's host maps. */
+static gcl_status table_slots(gcl_context *ctx, graph_table *t) {
+  t->bytes = gcl_tensormap_table_count(t->t) * GCL_TENSORMAP_BYTES;
+  for (unsigned i = 0; i < TABLE_SLOTS; i++) {
+    gcl_status s = gcl_host_alloc(ctx, t->bytes, &t->slot[i]);
+    if (s != GCL_OK) return s;
+    CUresult rc = gcl__cu.cuEventCreate(&t->done[i], CU_EVENT_DISABLE_TIMING);
+    if (rc != CUDA_SUCCESS) return t->done[i] = NULL, gcl__cu_fail(rc, "cuEventCreate");
+  }
+  memcpy(t->slot[0], gcl_tensormap_table_map(t->t, 0), t->bytes);
+  return GCL_OK;
+}
+
+/* Adds t's copy node before every root of gr's graph: it runs first in every replay. */
+static gcl_status table_node(gcl_graph *gr, graph_table *t) {
+  size_t n = 0;
+  CUresult rc = gcl__cu.cuGraphGetRootNodes(gr->graph, NULL, &n);
+  CUgraphNode *roots = rc == CUDA_SUCCESS ? gcl__calloc(n + 1, sizeof *roots) : NULL;
+  CUgraphNode *from = roots ? gcl__calloc(n + 1, sizeof *from) : NULL;
+  gcl_status s = rc != CUDA_SUCCESS ? gcl__cu_fail(rc, "cuGraphGetRootNodes")
+                 : !from ? gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "graph: %zu root nodes", n) : GCL_OK;
+  if (s == GCL_OK && (rc = gcl__cu.cuGraphGetRootNodes(gr->graph, roots, &n)) != CUDA_SUCCESS)
+    s = gcl__cu_fail(rc, "cuGraphGetRootNodes");
+  CUDA_MEMCPY3D p = table_copy(t->slot[0], gcl_tensormap_table_address(t->t), t->bytes);
+  if (s == GCL_OK && (rc = gcl__cu.cuGraphAddMemcpyNode(&t->node, gr->graph, NULL, 0, &p,
+                                                        gr->ctx->ctx)) != CUDA_SUCCESS)
+    s = gcl__cu_fail(rc, "cuGraphAddMemcpyNode(a table of %zu maps)", t->bytes / GCL_TENSORMAP_BYTES);
+  for (size_t i = 0; s == GCL_OK && i < n; i++) from[i] = t->node;
+  if (s == GCL_OK && n && (rc = gcl__cu.cuGraphAddDependencies(gr->graph, from, roots, n)) != CUDA_SUCCESS)
+    s = gcl__cu_fail(rc, "cuGraphAddDependencies");
+  gcl__free(roots), gcl__free(from);
+  return s;
+}
+
+/* The tables noted during s's capture, each with its copies and copy node in gr's graph. */
+static gcl_status add_tables(gcl_graph *gr, gcl_stream *s) {
+  if (!s->table_count) return GCL_OK;
+  gr->tables = gcl__calloc(s->table_count, sizeof *gr->tables);
+  if (!gr->tables) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "graph: %zu tables", s->table_count);
+  gcl_status st = GCL_OK;
+  for (size_t i = 0; st == GCL_OK && i < s->table_count; i++) {
+    graph_table *t = &gr->tables[gr->table_count++];
+    t->t = s->tables[i];
+    if ((st = table_slots(gr->ctx, t)) == GCL_OK) st = table_node(gr, t);
+  }
+  return st;
 }
 
 /* Instantiates the captured graph g; takes it (destroyed with gr on failure). */
@@ -160,6 +253,7 @@ static gcl_status build(gcl_stream *s, CUgraph g, gcl_graph **out) {
   if (st == GCL_OK && gr->kernel_count == 0)
     st = gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "s: the capture launched no kernel (nothing was "
                    "launched on the stream between gcl_graph_capture_begin and _end)");
+  if (st == GCL_OK) st = add_tables(gr, s);
   CUresult rc = st == GCL_OK ? gcl__cu.cuGraphInstantiateWithFlags(&gr->exec, g, 0) : CUDA_SUCCESS;
   if (rc != CUDA_SUCCESS) st = gcl__cu_fail(rc, "cuGraphInstantiateWithFlags(%zu kernel nodes)", gr->kernel_count);
   if (st != GCL_OK) {
@@ -169,6 +263,12 @@ static gcl_status build(gcl_stream *s, CUgraph g, gcl_graph **out) {
   }
   *out = gr;
   return GCL_OK;
+}
+
+/* Forgets the tables noted during s's capture (the graph, if made, has its own list). */
+static void drop_tables(gcl_stream *s) {
+  gcl__free(s->tables);
+  s->tables = NULL, s->table_count = 0;
 }
 
 gcl_status gcl_graph_capture_end(gcl_stream *s, gcl_graph **out) {
@@ -183,11 +283,32 @@ gcl_status gcl_graph_capture_end(gcl_stream *s, gcl_graph **out) {
   s->capturing = false; /* ended either way: the driver leaves capture mode on failure too */
   if (rc != CUDA_SUCCESS) {
     if (g) gcl__cu.cuGraphDestroy(g);
+    drop_tables(s);
     return gcl__cu_fail(rc, "cuStreamEndCapture(device %d)%s", s->ctx->device,
                         rc == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
                             ? " (an operation not allowed during capture ran on the stream)" : "");
   }
-  return build(s, g, out);
+  st = build(s, g, out);
+  drop_tables(s);
+  return st;
+}
+
+gcl_status gcl_graph_capture_table(gcl_stream *s, gcl_tensormap_table *t) {
+  gcl_status st = gcl__stream_check(s, NULL, "s", false);
+  if (st != GCL_OK) return st;
+  if (!t) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "t: expected a table, got NULL");
+  if (!s->capturing)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "s: no capture in progress (call "
+                     "gcl_graph_capture_begin first)");
+  for (size_t i = 0; i < s->table_count; i++)
+    if (s->tables[i] == t)
+      return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "t: already captured into this graph (table "
+                       "%zu of the capture)", i);
+  gcl_tensormap_table **grown = gcl__realloc(s->tables, (s->table_count + 1) * sizeof *grown);
+  if (!grown) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "gcl_graph_capture_table: out of memory");
+  s->tables = grown;
+  s->tables[s->table_count++] = t;
+  return GCL_OK;
 }
 
 static gcl_status graph_check(const gcl_graph *g) {
@@ -224,6 +345,44 @@ gcl_status gcl_graph_set_args(gcl_graph *g, size_t kernel_node, gcl_kernel *k, c
   return set_node_args(g->exec, g->kernels[kernel_node], what, k, args);
 }
 
+gcl_status gcl_graph_set_table(gcl_graph *g, gcl_tensormap_table *t) {
+  gcl_status s = graph_check(g);
+  if (s != GCL_OK) return s;
+  if (!t) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "t: expected a table, got NULL");
+  graph_table *gt = NULL;
+  for (size_t i = 0; i < g->table_count && !gt; i++)
+    if (g->tables[i].t == t) gt = &g->tables[i];
+  if (!gt)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "t: not a table of this graph (the graph has %zu; "
+                     "call gcl_graph_capture_table(s, t) during the capture)", g->table_count);
+  if ((s = gcl__context_bind(g->ctx)) != GCL_OK) return s;
+  unsigned next = (gt->current + 1) % TABLE_SLOTS;
+  CUresult rc = gt->recorded[next] ? gcl__cu.cuEventSynchronize(gt->done[next]) : CUDA_SUCCESS;
+  if (rc != CUDA_SUCCESS) return gcl__cu_fail(rc, "cuEventSynchronize(a replay that read the table)");
+  gt->recorded[next] = false;
+  memcpy(gt->slot[next], gcl_tensormap_table_map(t, 0), gt->bytes);
+  CUDA_MEMCPY3D p = table_copy(gt->slot[next], gcl_tensormap_table_address(t), gt->bytes);
+  rc = gcl__cu.cuGraphExecMemcpyNodeSetParams(g->exec, gt->node, &p, g->ctx->ctx);
+  if (rc != CUDA_SUCCESS) return gcl__cu_fail(rc, "cuGraphExecMemcpyNodeSetParams(a table of %zu maps)", gt->bytes / GCL_TENSORMAP_BYTES);
+  gt->current = next;
+  return GCL_OK;
+}
+
+/* After a launch on stream: each table's slot in use is read until this point of the stream. A
+ * failed record waits for the stream instead, so the slot is free when it is next written. */
+static gcl_status mark_tables(gcl_graph *g, CUstream stream) {
+  for (size_t i = 0; i < g->table_count; i++) {
+    graph_table *t = &g->tables[i];
+    CUresult rc = gcl__cu.cuEventRecord(t->done[t->current], stream);
+    t->recorded[t->current] = rc == CUDA_SUCCESS;
+    if (rc != CUDA_SUCCESS) {
+      (void)gcl__cu.cuStreamSynchronize(stream);
+      return gcl__cu_fail(rc, "cuEventRecord(after the replay, for table %zu)", i);
+    }
+  }
+  return GCL_OK;
+}
+
 gcl_status gcl_graph_launch(gcl_graph *g, gcl_stream *s) {
   gcl_status st = graph_check(g);
   if (st == GCL_OK) st = gcl__stream_check(s, g->ctx, "s", true);
@@ -231,7 +390,7 @@ gcl_status gcl_graph_launch(gcl_graph *g, gcl_stream *s) {
   CUresult rc = gcl__cu.cuGraphLaunch(g->exec, gcl__cu_stream(s));
   if (rc != CUDA_SUCCESS)
     return gcl__cu_fail(rc, "cuGraphLaunch(%zu kernel nodes, device %d)", g->kernel_count, g->ctx->device);
-  return GCL_OK;
+  return g->table_count ? mark_tables(g, gcl__cu_stream(s)) : GCL_OK;
 }
 
 void gcl_graph_destroy(gcl_graph *g) {

@@ -34,3 +34,11 @@ for bad in "--row-align 48" "--row-align 8" "--row-align 512" "--order random" "
   echo "$err" | grep -q "usage: gclaunch demo" || fail "$bad: $err"
 done
 echo "ok: --row-align, --order, --l2"
+# The ring: tuned on the device by default; either option given turns the tune off.
+out=$("$1" demo --tensors 8 --mib 8) || fail "default ring: exit $?"
+echo "$out" | grep -q "^ring:     tuned on the device" || fail "default ring not tuned: $out"
+out=$("$1" demo --tensors 8 --mib 8 --stages 8) || fail "--stages 8: exit $?"
+echo "$out" | grep -q "^ring:     8 stages of 16 KiB per block (dynamic shared memory), 2 one-warp blocks" || fail "--stages 8: $out"
+out=$("$1" demo --tensors 8 --mib 8 --blocks-per-sm 1) || fail "--blocks-per-sm 1: exit $?"
+echo "$out" | grep -q "^ring:     3 stages of 16 KiB per block (dynamic shared memory), 1 one-warp blocks" || fail "--blocks-per-sm 1: $out"
+echo "ok: the ring's tune and its overrides"

@@ -1,8 +1,11 @@
 /* libfakecuda.so, part 6: graphs. Capture on a stream records its launches and copies as nodes
  * of a chain in order; cuGraphGetNodes lists them in REVERSE order (the real driver promises no
  * order either), edges give the chain; an exec is a copy whose kernel nodes' parameters
- * cuGraphExecKernelNodeSetParams replaces; cuGraphLaunch replays the nodes into the launch
- * record (kernels) or performs them (copies). */
+ * cuGraphExecKernelNodeSetParams replaces (copy nodes': cuGraphExecMemcpyNodeSetParams);
+ * cuGraphLaunch replays the nodes into the launch record (kernels) or performs them (copies).
+ * Only chains are modelled: cuGraphAddMemcpyNode puts a node without dependencies first (the
+ * graph's one root) and one depending on the last node last; cuGraphAddDependencies accepts
+ * only edges that agree with the chain's order. */
 #include "fakecuda_internal.h"
 
 #include <stdlib.h>
@@ -272,5 +275,84 @@ CUresult fake_cuGraphLaunch(CUgraphExec e, CUstream s) {
     n->rec->stream = s;
     fake_record_launch(n->rec);
   }
+  return CUDA_SUCCESS;
+}
+
+static size_t position(const fake_graph *g, const fake_node *n) {
+  size_t i = 0;
+  while (i < g->count && g->nodes[i] != n) i++;
+  return i;
+}
+
+/* A 1-D copy from host memory to device memory (what gclaunch's table nodes are). */
+static int host_to_device_1d(const CUDA_MEMCPY3D *p) {
+  return p && p->srcMemoryType == CU_MEMORYTYPE_HOST && p->srcHost &&
+         p->dstMemoryType == CU_MEMORYTYPE_DEVICE && p->WidthInBytes && p->Height == 1 &&
+         p->Depth == 1 && !p->srcXInBytes && !p->dstXInBytes &&
+         fake_in_device_memory(p->dstDevice, p->WidthInBytes);
+}
+
+CUresult fake_cuGraphAddMemcpyNode(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, size_t n,
+                                   const CUDA_MEMCPY3D *p, CUcontext ctx) {
+  ENTER(cuGraphAddMemcpyNode);
+  fake_graph *gr = graph_of(g, GRAPH_MAGIC);
+  if (!out || !ctx || (n && !deps)) return CUDA_ERROR_INVALID_VALUE;
+  if (!gr) return CUDA_ERROR_INVALID_HANDLE;
+  if (!host_to_device_1d(p)) return CUDA_ERROR_NOT_SUPPORTED; /* the fake's only copy node */
+  if (n > 1 || (n == 1 && (!gr->count || deps[0] != (CUgraphNode)gr->nodes[gr->count - 1])))
+    return CUDA_ERROR_NOT_SUPPORTED; /* not a chain */
+  fake_node *node = calloc(1, sizeof *node);
+  if (!node) return CUDA_ERROR_OUT_OF_MEMORY;
+  *node = (fake_node){.magic = NODE_MAGIC, .type = CU_GRAPH_NODE_TYPE_MEMCPY,
+                      .dst = (void *)(uintptr_t)p->dstDevice, .src = p->srcHost,
+                      .bytes = p->WidthInBytes};
+  CUresult rc = append(gr, node);
+  if (rc != CUDA_SUCCESS) return rc;
+  if (n == 0) { /* the new root goes first */
+    memmove(gr->nodes + 1, gr->nodes, (gr->count - 1) * sizeof *gr->nodes);
+    gr->nodes[0] = node;
+  }
+  *out = (CUgraphNode)node;
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuGraphGetRootNodes(CUgraph g, CUgraphNode *roots, size_t *count) {
+  ENTER(cuGraphGetRootNodes);
+  fake_graph *gr = graph_of(g, GRAPH_MAGIC);
+  if (!count) return CUDA_ERROR_INVALID_VALUE;
+  if (!gr) return CUDA_ERROR_INVALID_HANDLE;
+  if (roots && *count && gr->count) roots[0] = (CUgraphNode)gr->nodes[0];
+  *count = gr->count ? 1 : 0;
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuGraphAddDependencies(CUgraph g, const CUgraphNode *from, const CUgraphNode *to,
+                                     size_t n) {
+  ENTER(cuGraphAddDependencies);
+  fake_graph *gr = graph_of(g, GRAPH_MAGIC);
+  if (n && (!from || !to)) return CUDA_ERROR_INVALID_VALUE;
+  if (!gr) return CUDA_ERROR_INVALID_HANDLE;
+  for (size_t i = 0; i < n; i++) {
+    size_t a = position(gr, node_of(from[i])), b = position(gr, node_of(to[i]));
+    if (a == gr->count || b == gr->count || a == b) return CUDA_ERROR_INVALID_VALUE;
+    if (a > b) return CUDA_ERROR_NOT_SUPPORTED; /* against the chain's order */
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuGraphExecMemcpyNodeSetParams(CUgraphExec e, CUgraphNode n, const CUDA_MEMCPY3D *p,
+                                             CUcontext ctx) {
+  ENTER(cuGraphExecMemcpyNodeSetParams);
+  fake_graph *ex = graph_of(e, EXEC_MAGIC);
+  fake_node *node = node_of(n);
+  if (!p || !ctx) return CUDA_ERROR_INVALID_VALUE;
+  if (!ex || !node) return CUDA_ERROR_INVALID_HANDLE;
+  size_t i = 0;
+  while (i < ex->count && ex->origin[i] != node) i++;
+  if (i == ex->count || node->type != CU_GRAPH_NODE_TYPE_MEMCPY) return CUDA_ERROR_INVALID_VALUE;
+  if (!host_to_device_1d(p)) return CUDA_ERROR_INVALID_VALUE; /* operands stay 1-D */
+  fake_node *target = ex->nodes[i];
+  target->dst = (void *)(uintptr_t)p->dstDevice, target->src = p->srcHost;
+  target->bytes = p->WidthInBytes;
   return CUDA_SUCCESS;
 }

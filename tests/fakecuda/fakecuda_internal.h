@@ -35,7 +35,9 @@
   X(cuMemcpyDtoHAsync, 3020) X(cuMemcpyDtoDAsync, 3020) X(cuMemsetD8Async, 3020)                  \
   X(cuMemsetD32Async, 3020) X(cuMemHostAlloc, 2020) X(cuMemFreeHost, 2000)                        \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050) X(cuOccupancyMaxActiveClusters, 11070)     \
-  X(cuGraphGetEdges, 12030) X(cuStreamGetCtx, 9020) X(cuStreamGetPriority, 5050)
+  X(cuGraphGetEdges, 12030) X(cuStreamGetCtx, 9020) X(cuStreamGetPriority, 5050)                 \
+  X(cuGraphAddMemcpyNode, 10000) X(cuGraphExecMemcpyNodeSetParams, 10020)                         \
+  X(cuGraphGetRootNodes, 10000) X(cuGraphAddDependencies, 10000)
 
 enum {
 #define X_ENUM(name, version) E_##name,

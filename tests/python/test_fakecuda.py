@@ -254,6 +254,37 @@ class FakeDriverTest(unittest.TestCase):
                 self.check_maps(k, a, maps_at, [512, 768, 1024, 2048] + [o + 512 for o in offsets[4:]])
                 self.assertEqual(self.p.deleted, self.p.exported)  # every borrowed tensor released
 
+    def test_graph_replays_repointed_maps(self):
+        # docs/graphs.md: re-point through Args.repoint, then Graph.set_args, then Graph.launch; a
+        # replay before set_args still has the maps of the capture (the node holds a copy).
+        offsets = [256 * i for i in range(16)]
+        s = self.ctx.create_stream()
+        for name, sig, key in (("megakernel_copy_16", MAPS16, "maps"),
+                               ("megakernel_globals_16", GLOBALS16, "g.maps")):
+            with self.subTest(kernel=name):
+                k = self.mega.kernel(name, sig)
+                a = k.args()
+                a[key] = [g.TensorMap(self.tensor(o), (8, 16)) for o in offsets]
+                prefix = "g." if key == "g.maps" else ""
+                a[prefix + "work"], a[prefix + "n_work"] = self.base, 1
+                maps_at = k.layout.field(key).offset
+                with s.capture() as graph:
+                    k.launch(1, 32, a, stream=s)
+                for r in range(1, 5):
+                    shift = 4096 * (r % 2)
+                    a.repoint(key + "[0]", [self.base + o + shift for o in offsets])
+                    graph.launch(s)  # not set yet: the previous maps
+                    before = bytes(T.last_launch(FAKE).params[:k.layout.size])
+                    prev = 4096 * ((r - 1) % 2)
+                    self.assertEqual(self.map_address(before, maps_at), self.base + prev, f"replay {r}")
+                    graph.set_args(0, k, a)
+                    graph.launch(s)
+                    buf = bytes(T.last_launch(FAKE).params[:k.layout.size])
+                    self.assertEqual(buf, a.buffer(), f"replay {r}")
+                    for i, o in enumerate(offsets):
+                        self.assertEqual(self.map_address(buf, maps_at + 128 * i), self.base + o + shift)
+                graph.close()
+
     def test_tensormap_refusals_change_nothing(self):
         k = self.mega.kernel("megakernel_copy_16", MAPS16)
         a = k.args()
