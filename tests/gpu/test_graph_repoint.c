@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "gclaunch/gclaunch.h"
-#include "test_rng.h"
+#include "../common/test_rng.h"
 
 #define BOX 16
 #define WORK 1024
