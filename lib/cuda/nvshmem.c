@@ -42,7 +42,10 @@ static void *try_open(const char *path) {
 static void *try_glob(const char *pattern) {
   glob_t g;
   void *lib = NULL;
-  if (glob(pattern, 0, NULL, &g) != 0) return NULL;
+  if (glob(pattern, 0, NULL, &g) != 0) {
+    note_tried(pattern); /* no match: the message shows where it looked */
+    return NULL;
+  }
   for (size_t i = 0; i < g.gl_pathc && !lib; i++) lib = try_open(g.gl_pathv[i]);
   globfree(&g);
   return lib;
