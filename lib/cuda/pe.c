@@ -20,6 +20,7 @@ static struct {
   size_t attached;  /* modules attached */
   sym_block *blocks;
   size_t nblocks, cap;
+  gcl__nvshmem_uid uid; /* NVSHMEM keeps a pointer to the id it started from: it lives here */
 } pe;
 
 _Static_assert(sizeof(gcl_pe_unique_id) == sizeof(gcl__nvshmem_uid),
@@ -91,10 +92,10 @@ gcl_status gcl_pe_start(gcl_context *ctx, const gcl_pe_unique_id *id, int rank, 
   pthread_mutex_lock(&pe_lock);
   s = check_start(ctx, id, rank, count);
   if (s == GCL_OK) s = gcl__context_bind(ctx); /* NVSHMEM starts on the current context */
-  gcl__nvshmem_uid uid;
-  if (s == GCL_OK && id) memcpy(&uid, id->bytes, sizeof uid);
-  if (s == GCL_OK && !id) s = gcl_pe_unique_id_create((gcl_pe_unique_id *)&uid);
-  if (s == GCL_OK) s = init_pe(ctx, &uid, rank, count);
+  gcl_pe_unique_id own;
+  if (s == GCL_OK && !id) s = gcl_pe_unique_id_create(&own); /* a single PE makes its own */
+  if (s == GCL_OK) memcpy(&pe.uid, id ? id->bytes : own.bytes, sizeof pe.uid);
+  if (s == GCL_OK) s = init_pe(ctx, &pe.uid, rank, count);
   if (s == GCL_OK) pe.ctx = ctx, pe.pe = rank, pe.count = count;
   pthread_mutex_unlock(&pe_lock);
   return s;
