@@ -648,8 +648,10 @@ GCL_API int gcl_module_uses_nvshmem(const gcl_module *mod);
  * module that does not use NVSHMEM or was loaded in another device's context than the PE's;
  * GCL_ERROR_NVSHMEM_VERSION naming both versions. gcl_module_destroy detaches first. */
 GCL_API gcl_status gcl_module_attach(gcl_module *mod);
-/* Detaches mod (nvshmemx_culibrary_finalize); its kernels are refused again until the next
- * attach. GCL_ERROR_INVALID_ARGUMENT when it is not attached. */
+/* Detaches mod (nvshmemx_culibrary_finalize); its kernels are refused again (gcl_launch,
+ * gcl_graph_set_args) until the next attach. A graph captured while it was attached still holds
+ * its kernels: detach after the graph's last launch. GCL_ERROR_INVALID_ARGUMENT when it is not
+ * attached. */
 GCL_API gcl_status gcl_module_detach(gcl_module *mod);
 
 /* Peer tensor maps: n maps, map first + i over PE pes[i]'s copy of tensor (tensor->data inside a

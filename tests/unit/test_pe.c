@@ -557,3 +557,32 @@ Test(peer_maps, peer_maps_repoint_like_every_other_map_and_fill_tables_too) {
   cr_assert_eq(gcl_symmetric_free(other), GCL_OK);
   close_peers(&r);
 }
+
+Test(attach, a_captured_graph_takes_no_arguments_for_a_detached_kernel) {
+  use_fakes();
+  gcl_context *ctx = started(1);
+  gcl_module *m = load(ctx, "nvshmem_state.sm_90.cubin");
+  gcl_kernel *k = NULL;
+  gcl_stream *s = NULL;
+  gcl_graph *g = NULL;
+  uint64_t out;
+  cr_assert_eq(gcl_mem_alloc(ctx, 4096, &out), GCL_OK);
+  cr_assert_eq(gcl_module_find_kernel(m, "put_self", NULL, &k), GCL_OK);
+  cr_assert_eq(gcl_stream_create(ctx, 0, &s), GCL_OK);
+  gcl_args *a = args_for(k, out);
+  gcl_launch_config c = {.grid = {1}, .block = {32}, .stream = gcl_stream_handle(s)};
+  cr_assert_eq(gcl_module_attach(m), GCL_OK);
+  cr_assert_eq(gcl_graph_capture_begin(s), GCL_OK);
+  cr_assert_eq(gcl_launch(k, &c, a), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_graph_capture_end(s, &g), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_graph_set_args(g, 0, k, a), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_module_detach(m), GCL_OK);
+  cr_assert_eq(gcl_graph_set_args(g, 0, k, a), GCL_ERROR_NOT_ATTACHED);
+  assert_msg_has("gcl_graph_set_args: kernel 'put_self'");
+  gcl_graph_destroy(g);
+  gcl_stream_destroy(s);
+  gcl_args_destroy(a);
+  gcl_module_destroy(m);
+  gcl_mem_free(ctx, out);
+  finish(ctx);
+}
