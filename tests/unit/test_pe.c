@@ -6,6 +6,8 @@
 #include "fakecuda_test.h"
 #include "fakenvshmem.h"
 
+#include <dlfcn.h>
+#include <glob.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -73,6 +75,82 @@ Test(pe_loader, a_folder_in_GCL_NVSHMEM_PATH_is_searched_for_the_soname) {
   rmdir(dir);
   cr_assert_eq(s, GCL_OK, "%s", gcl_last_error());
   cr_assert_str_eq(gcl_nvshmem_path(), link);
+}
+
+/* A fake environment ROOT holding the wheel's layout: ROOT/bin/python3 and
+ * ROOT/lib/python3.99/site-packages/nvidia/nvshmem/lib/libnvshmem_host.so.3 (the fake). */
+static void make_wheel_env(char *root, size_t cap, char *lib, size_t lib_cap) {
+  char path[1024];
+  snprintf(root, cap, "/tmp/gcl_wheel_XXXXXX");
+  cr_assert_not_null(mkdtemp(root));
+  snprintf(path, sizeof path, "mkdir -p '%s/bin' '%s/lib/python3.99/site-packages/nvidia/nvshmem/lib' "
+           "&& printf '#!/bin/sh\n' > '%s/bin/python3' && chmod +x '%s/bin/python3'", root, root, root, root);
+  cr_assert_eq(system(path), 0);
+  snprintf(lib, lib_cap, "%s/lib/python3.99/site-packages/nvidia/nvshmem/lib/libnvshmem_host.so.3", root);
+  char *abs = realpath(gcl_test_fakenvshmem_path(), NULL);
+  cr_assert_not_null(abs);
+  cr_assert_eq(symlink(abs, lib), 0);
+  free(abs);
+  unsetenv("GCL_NVSHMEM_PATH");
+  unsetenv("NVSHMEM_HOME");
+  unsetenv("VIRTUAL_ENV");
+}
+
+/* A system NVSHMEM that the search tries before the wheels (nvshmem.c's order) hides them: the
+ * wheel tests are then skipped, saying which. */
+static void skip_if_system_nvshmem(void) {
+  void *h = dlopen("libnvshmem_host.so.3", RTLD_LAZY | RTLD_LOCAL);
+  if (h) {
+    dlclose(h);
+    cr_skip_test("the loader's own search finds libnvshmem_host.so.3 first on this machine");
+  }
+  const char *const pats[] = {"/usr/lib/*-linux-gnu/nvshmem/*/libnvshmem_host.so.3",
+                              "/usr/local/nvshmem/lib/libnvshmem_host.so.3",
+                              "/opt/nvidia/nvshmem/lib/libnvshmem_host.so.3"};
+  for (size_t i = 0; i < 3; i++) {
+    glob_t g;
+    if (glob(pats[i], 0, NULL, &g) == 0) {
+      globfree(&g);
+      cr_skip_test("a system NVSHMEM (%s) comes first in the search on this machine", pats[i]);
+    }
+  }
+}
+
+static void remove_tree(const char *root) {
+  char cmd[1100];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+  cr_assert_eq(system(cmd), 0);
+}
+
+Test(pe_loader, the_wheel_of_a_python3_on_PATH_is_found) {
+  use_fakes();
+  skip_if_system_nvshmem();
+  char root[64], lib[512], path[600];
+  make_wheel_env(root, sizeof root, lib, sizeof lib);
+  snprintf(path, sizeof path, "%s/bin:/usr/bin:/bin", root);
+  setenv("PATH", path, 1);
+  gcl_status s = gcl_nvshmem_init();
+  char found[1024];
+  snprintf(found, sizeof found, "%s", gcl_nvshmem_path());
+  remove_tree(root);
+  cr_assert_eq(s, GCL_OK, "%s", gcl_last_error());
+  cr_assert(strstr(found, "/site-packages/nvidia/nvshmem/lib/libnvshmem_host.so.3") != NULL, "%s", found);
+  cr_assert(strncmp(found, root, strlen(root)) == 0, "%s is not under %s", found, root);
+}
+
+Test(pe_loader, the_wheel_of_VIRTUAL_ENV_is_found) {
+  use_fakes();
+  skip_if_system_nvshmem();
+  char root[64], lib[512];
+  make_wheel_env(root, sizeof root, lib, sizeof lib);
+  setenv("VIRTUAL_ENV", root, 1);
+  setenv("PATH", "/usr/bin:/bin", 1);
+  gcl_status s = gcl_nvshmem_init();
+  char found[1024];
+  snprintf(found, sizeof found, "%s", gcl_nvshmem_path());
+  remove_tree(root);
+  cr_assert_eq(s, GCL_OK, "%s", gcl_last_error());
+  cr_assert_str_eq(found, lib);
 }
 
 Test(pe_loader, an_absent_library_is_GCL_ERROR_NO_NVSHMEM_naming_what_was_tried) {
