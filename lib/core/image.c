@@ -42,6 +42,8 @@ static void image_clear(gcl_image *img) {
   gcl__free(img->kernels);
   img->kernels = NULL;
   img->count = img->cap = 0;
+  img->nvshmem = false;
+  for (int i = 0; i < 3; i++) img->nvshmem_version[i] = -1;
 }
 
 /* PTX: whitespace and comments, then the .version directive (the PTX ISA makes it the first).
@@ -126,7 +128,7 @@ gcl_status gcl_image_parse(const void *data, size_t size, int sm, gcl_image **ou
   gcl_image *img = gcl__calloc(1, sizeof *img);
   if (!img) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "gcl_image_parse: out of memory");
   gcl__bytes d = {data, size};
-  for (int i = 0; i < 3; i++) img->nvshmem_version[i] = -1;
+  image_clear(img); /* no kernels, not NVSHMEM, its version unknown */
   gcl_status s = read_any(img, d, sm);
   if (s != GCL_OK) {
     gcl_image_destroy(img);
