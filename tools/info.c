@@ -1,4 +1,4 @@
-/* gclaunch info: what this machine offers -- driver, devices, NVRTC -- and why not if not.
+/* gclaunch info: what this machine offers -- driver, devices, NVRTC, NVSHMEM -- and why not if not.
  * --json prints the same as one JSON object (also when there is no driver). */
 #include "cli.h"
 #include "cliopts.h"
@@ -10,13 +10,14 @@ typedef enum info_option { INFO_JSON } info_option;
 #define INFO_OPTION_COUNT (INFO_JSON + 1)
 static const cli_option info_options[INFO_OPTION_COUNT] = {
     [INFO_JSON] = {"--json", NULL,
-                   "one JSON object {gclaunch, driver, devices, nvrtc}; a part that is missing\n"
+                   "one JSON object {gclaunch, driver, devices, nvrtc, nvshmem}; a part that is missing\n"
                    "has \"found\": false with the status and the message"},
 };
 
 void gcl_info_usage(FILE *f) {
   fprintf(f, "usage: gclaunch info [--json]\n\n"
-             "Says whether the CUDA driver, devices and NVRTC were found, and why not if not.\n");
+             "Says whether the CUDA driver, devices, NVRTC and NVSHMEM's host library were found,\n"
+             "and why not if not.\n");
   cli_options_print(f, "info", info_options, INFO_OPTION_COUNT);
 }
 
@@ -146,6 +147,36 @@ static void json_nvrtc(void) {
   printf("]}");
 }
 
+/* NVSHMEM's host library (multi-GPU): where, which version, or why not (too old: both). */
+static void print_nvshmem(void) {
+  gcl_status s = gcl_nvshmem_init();
+  int v[3];
+  bool versioned = gcl_nvshmem_version(&v[0], &v[1], &v[2]) == GCL_OK;
+  if (s == GCL_OK) printf("nvshmem:  %s, version %d.%d.%d\n", gcl_nvshmem_path(), v[0], v[1], v[2]);
+  else if (versioned) printf("nvshmem:  unusable (%s)\n", (gcl_nvshmem_init(), gcl_last_error()));
+  else printf("nvshmem:  not found (%s)\n", (gcl_nvshmem_init(), gcl_last_error()));
+}
+
+static void json_nvshmem(void) {
+  gcl_status s = gcl_nvshmem_init();
+  int v[3];
+  printf(", \"nvshmem\": {");
+  if (s != GCL_OK) {
+    json_missing(s);
+    if (gcl_nvshmem_version(&v[0], &v[1], &v[2]) == GCL_OK) {
+      printf(", \"path\": ");
+      json_string(gcl_nvshmem_path());
+      printf(", \"version\": \"%d.%d.%d\"", v[0], v[1], v[2]);
+    }
+    printf("}");
+    return;
+  }
+  gcl_nvshmem_version(&v[0], &v[1], &v[2]);
+  printf("\"found\": true, \"path\": ");
+  json_string(gcl_nvshmem_path());
+  printf(", \"version\": \"%d.%d.%d\"}", v[0], v[1], v[2]);
+}
+
 int gcl_cmd_info(int argc, char **argv) {
   bool json = false;
   for (int i = 1; i < argc; i++) {
@@ -163,11 +194,13 @@ int gcl_cmd_info(int argc, char **argv) {
     json_string(gcl_version());
     json_driver();
     json_nvrtc();
+    json_nvshmem();
     printf("}\n");
     return 0;
   }
   printf("gclaunch: %s\n", gcl_version());
   print_driver();
   print_nvrtc();
+  print_nvshmem();
   return 0;
 }

@@ -158,12 +158,24 @@ static void header(const gcl_image *img, const options *o, size_t shown) {
   if (o->json) {
     printf("{\"file\": ");
     json_string(o->file);
-    printf(", \"format\": \"%s\", \"arch\": \"sm_%d\", \"kernels\": [", format, gcl_image_sm(img));
+    printf(", \"format\": \"%s\", \"arch\": \"sm_%d\", ", format, gcl_image_sm(img));
   } else
     printf("%s: %s, offsets for sm_%d, %zu kernel%s", o->file, format, gcl_image_sm(img),
            gcl_image_kernel_count(img), gcl_image_kernel_count(img) == 1 ? "" : "s");
   if (!o->json && shown != gcl_image_kernel_count(img)) printf(", %zu shown", shown);
   if (!o->json) printf("\n");
+  int v[3];
+  bool version = gcl_image_nvshmem_version(img, &v[0], &v[1], &v[2]) == GCL_OK;
+  if (o->json) {
+    printf("\"nvshmem\": %s, \"nvshmem_version\": ", gcl_image_uses_nvshmem(img) ? "true" : "false");
+    if (version) printf("\"%d.%d.%d\", ", v[0], v[1], v[2]);
+    else printf("null, ");
+    printf("\"kernels\": [");
+  } else if (gcl_image_uses_nvshmem(img)) {
+    printf("nvshmem: device-linked with NVSHMEM");
+    if (version) printf(" (device library %d.%d.%d)", v[0], v[1], v[2]);
+    printf(": attach it to a PE (gcl_module_attach) before any launch\n");
+  }
 }
 
 /* The parameters end past what the driver loads (docs/facts.md "Parameter limit":

@@ -68,7 +68,12 @@ GCL_API unsigned gcl_version_number(void);
   X(GCL_ERROR_INVALID_CONFIG, 19, "invalid launch configuration")                                  \
   X(GCL_ERROR_IO, 20, "file could not be read")                                                    \
   X(GCL_ERROR_KERNEL_FAULT, 21, "a kernel faulted: the process's CUDA state is lost; "             \
-                               "only a new process recovers")
+                               "only a new process recovers")                                      \
+  X(GCL_ERROR_NO_NVSHMEM, 22, "NVSHMEM host library not found or too old")                          \
+  X(GCL_ERROR_NVSHMEM, 23, "an NVSHMEM call failed or is not allowed in this state")                \
+  X(GCL_ERROR_NVSHMEM_VERSION, 24, "the module's NVSHMEM device library does not match the host's") \
+  X(GCL_ERROR_NOT_ATTACHED, 25, "the kernel's module uses NVSHMEM and is not attached")            \
+  X(GCL_ERROR_PEER_UNREACHABLE, 26, "the peer's memory is not load/store reachable from this PE")
 
 typedef enum gcl_status {
 #define GCL_X_ENUM(name, value, text) name = value,
@@ -547,6 +552,16 @@ GCL_API gcl_status gcl_image_find_kernel(const gcl_image *img, const char *name,
  * needs; runtime.h, "Launch-safety checks"): 1 it does, 0 it never does, -1 unknown (the image
  * does not tell; also for NULL img or k out of range). Reads. */
 GCL_API int gcl_image_kernel_waits(const gcl_image *img, size_t k);
+/* Whether img is device-linked with NVSHMEM (a cubin, or a fatbin's picked cubin, defining
+ * NVSHMEM's device state `nvshmemi_device_state_d`): 1 it is, 0 it is not (also for NULL img and
+ * for PTX, which is never device-linked). Such a module must be attached (gcl_module_attach)
+ * before any of its kernels is launched. Reads. */
+GCL_API int gcl_image_uses_nvshmem(const gcl_image *img);
+/* The NVSHMEM device-library version img was linked with (its `nvshmemi_device_lib_version_d`:
+ * major, minor, patch). GCL_ERROR_NOT_FOUND when img does not use NVSHMEM or its version bytes are
+ * not in the image; GCL_ERROR_INVALID_ARGUMENT for NULLs. Outputs untouched on failure. Reads. */
+GCL_API gcl_status gcl_image_nvshmem_version(const gcl_image *img, int *major, int *minor,
+                                             int *patch);
 
 /* Reads the whole file at path (the reader gcl_module_load_file uses; the gclaunch tools use it
  * too): *data gets the bytes plus a terminating NUL (not counted in *size), to be freed with

@@ -180,6 +180,21 @@ static bool is_entry(const gcl__elf *elf, const gcl__elf_symbol *sym) {
   return strncmp(text.name, ".text.", 6) == 0 && strcmp(text.name + 6, sym->name) == 0;
 }
 
+/* NVSHMEM's device state and library version: defined (not undefined) data symbols of a cubin
+ * device-linked with libnvshmem_device. The version is three little-endian int32 in the
+ * symbol's section when that section holds data. */
+static void note_nvshmem(gcl_image *img, const gcl__elf *elf, const gcl__elf_symbol *sym) {
+  if (sym->shndx == 0) return;
+  if (strcmp(sym->name, "nvshmemi_device_state_d") == 0) img->nvshmem = true;
+  if (strcmp(sym->name, "nvshmemi_device_lib_version_d") != 0 || sym->size < 12) return;
+  gcl__elf_section sec;
+  if (gcl__elf_section_get(elf, sym->shndx, &sec) != GCL_OK || sec.type == GCL__SHT_NOBITS ||
+      sym->value > sec.body.n || sec.body.n - sym->value < 12)
+    return;
+  for (int i = 0; i < 3; i++)
+    img->nvshmem_version[i] = (int)gcl__le32(sec.body.p + sym->value + 4 * (size_t)i);
+}
+
 static gcl_status collect_kernels(gcl_image *img, const gcl__elf *elf) {
   size_t si;
   gcl__elf_section symtab, strtab;
@@ -191,6 +206,7 @@ static gcl_status collect_kernels(gcl_image *img, const gcl__elf *elf) {
     gcl__elf_symbol sym;
     gcl__image_kernel *k;
     if ((s = gcl__elf_symbol_get(&symtab, strtab.body, i, &sym)) != GCL_OK) return s;
+    note_nvshmem(img, elf, &sym);
     if (!is_entry(elf, &sym)) continue;
     s = gcl__image_add_kernel(img, sym.name, strlen(sym.name), 0, &k);
     if (s != GCL_OK) return s;

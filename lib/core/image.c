@@ -88,6 +88,7 @@ gcl_status gcl_image_parse(const void *data, size_t size, int sm, gcl_image **ou
   gcl_image *img = gcl__calloc(1, sizeof *img);
   if (!img) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "gcl_image_parse: out of memory");
   gcl__bytes d = {data, size};
+  gcl__image_clear(img); /* no kernels, not NVSHMEM, its version unknown */
   gcl_status s = read_any(img, d, sm);
   if (s != GCL_OK) {
     gcl_image_destroy(img);
@@ -118,6 +119,25 @@ const char *gcl_format_name(gcl_format f) {
 }
 
 int gcl_image_sm(const gcl_image *img) { return img ? img->sm : 0; }
+
+int gcl_image_uses_nvshmem(const gcl_image *img) { return img && img->nvshmem ? 1 : 0; }
+
+gcl_status gcl_image_nvshmem_version(const gcl_image *img, int *major, int *minor, int *patch) {
+  if (!img || !major || !minor || !patch)
+    return gcl__fail_null("gcl_image_nvshmem_version", 4, "img", (const void *)img, "major",
+                          (const void *)major, "minor", (const void *)minor, "patch",
+                          (const void *)patch);
+  if (!img->nvshmem)
+    return gcl__fail(GCL_ERROR_NOT_FOUND, "gcl_image_nvshmem_version: the image does not use "
+                     "NVSHMEM (no nvshmemi_device_state_d)");
+  if (img->nvshmem_version[0] < 0)
+    return gcl__fail(GCL_ERROR_NOT_FOUND, "gcl_image_nvshmem_version: the image uses NVSHMEM but "
+                     "its nvshmemi_device_lib_version_d holds no readable bytes");
+  *major = img->nvshmem_version[0];
+  *minor = img->nvshmem_version[1];
+  *patch = img->nvshmem_version[2];
+  return GCL_OK;
+}
 
 size_t gcl_image_kernel_count(const gcl_image *img) { return img ? img->count : 0; }
 

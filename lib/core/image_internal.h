@@ -87,6 +87,11 @@ struct gcl_image {
   int sm;
   size_t count, cap;
   gcl__image_kernel *kernels;
+  /* Device-linked with NVSHMEM: a cubin defines nvshmemi_device_state_d. nvshmem_version is the
+   * 12 bytes of nvshmemi_device_lib_version_d (major, minor, patch) when its section holds data,
+   * {-1, -1, -1} otherwise. */
+  bool nvshmem;
+  int nvshmem_version[3];
 };
 
 /* Appends a kernel called name (copied) with param_count zeroed params; *out points into img

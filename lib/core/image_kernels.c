@@ -41,4 +41,6 @@ void gcl__image_clear(gcl_image *img) {
   gcl__free(img->kernels);
   img->kernels = NULL;
   img->count = img->cap = 0;
+  img->nvshmem = false;
+  for (int i = 0; i < 3; i++) img->nvshmem_version[i] = -1;
 }

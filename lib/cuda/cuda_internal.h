@@ -78,6 +78,9 @@ struct gcl_module {
    * returned, so they live as long as the library. */
   char jit_error[GCL__JIT_LOG_BYTES];
   char jit_info[GCL__JIT_LOG_BYTES];
+  char name[256];            /* for messages: the file, the NVRTC program, or "image of N bytes" */
+  bool nvshmem;              /* device-linked with NVSHMEM (its records say so): attach first */
+  bool attached;             /* gcl_module_attach succeeded in ctx (pe.c) */
 };
 
 struct gcl_kernel {
@@ -104,6 +107,9 @@ struct gcl_kernel {
   /* Set by gcl_module_destroy: the kernel is a tombstone (module.c): name, layout, offsets and
    * sizes kept, mod, kern and fn cleared; every call but the accessors refuses it. */
   bool stale;
+  /* Its module uses NVSHMEM and is not attached in this kernel's context: gcl_launch refuses it
+   * (pe.c keeps it current on attach and detach). Next to stale: one test on the launch path. */
+  bool unattached;
   bool owned_layout;         /* gcl__layout_own was called on layout (the lookup succeeded) */
 };
 
@@ -152,5 +158,13 @@ void gcl__kernel_free(gcl_kernel *k);
 /* Makes k a tombstone: marks its layout orphaned (when k->stale), gives its layout reference
  * back and frees its offsets and sizes; name and lock stay (kernel.c). */
 void gcl__kernel_bury(gcl_kernel *k);
+
+/* The refusal of a launch of an unattached NVSHMEM kernel, naming module and kernel (pe.c). */
+gcl_status gcl__kernel_unattached(const gcl_kernel *k, const char *fn);
+/* Whether kernel k (found in k->ctx) of module m may launch: m does not use NVSHMEM, or it is
+ * attached in k's context (pe.c). */
+bool gcl__kernel_attached(const gcl_module *m, const gcl_context *ctx);
+/* Detaches m if attached (gcl_module_destroy, before the unload). */
+void gcl__module_detach_quiet(gcl_module *m);
 
 #endif

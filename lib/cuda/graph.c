@@ -337,6 +337,7 @@ gcl_status gcl_graph_set_args(gcl_graph *g, size_t kernel_node, gcl_kernel *k, c
   if (!k) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "k: expected a kernel, got NULL");
   if (!args) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_graph_set_args: args is NULL");
   if ((s = gcl__kernel_stale(k, "gcl_graph_set_args")) != GCL_OK) return s;
+  if (k->unattached) return gcl__kernel_unattached(k, "gcl_graph_set_args");
   if (k->ctx != g->ctx)
     return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "k: kernel '%s' runs on device %d, the graph on "
                      "device %d", k->name, k->ctx->device, g->ctx->device);

@@ -292,6 +292,7 @@ gcl_status gcl_module_find_kernel_on(gcl_module *mod, gcl_context *ctx, const ch
     if (gcl_image_kernel(mod->records, i, &info) == GCL_OK && strcmp(info.name, name) == 0)
       k->waits = gcl_image_kernel_waits(mod->records, i);
   }
+  k->unattached = !gcl__kernel_attached(mod, ctx);
   gcl__layout_own(k->layout); /* args made from it keep it alive (layout_internal.h) */
   k->owned_layout = true;
   k->param_bytes = gcl_layout_size(k->layout);

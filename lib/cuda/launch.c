@@ -236,7 +236,8 @@ gcl_status gcl_launch(gcl_kernel *kernel, const gcl_launch_config *config, const
   if (!kernel) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_launch: kernel is NULL");
   if (!config) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_launch: config is NULL");
   if (!args) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_launch: args is NULL");
-  if (kernel->stale) return gcl__kernel_stale(kernel, "gcl_launch"); /* never its old handle */
+  if (kernel->stale | kernel->unattached) /* a tombstone, or NVSHMEM's state unset: an illegal address */
+    return kernel->stale ? gcl__kernel_stale(kernel, "gcl_launch") : gcl__kernel_unattached(kernel, "gcl_launch");
   if (gcl__faulted()) return gcl__fault_check(); /* after a kernel fault: no driver call at all */
   CUlaunchConfig cfg;
   CUlaunchAttribute attrs[4];
@@ -255,6 +256,7 @@ gcl_status gcl_launch_check(gcl_kernel *kernel, const gcl_launch_config *config,
   if (!kernel) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_launch_check: kernel is NULL");
   if (!config) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_launch_check: config is NULL");
   gcl_status s = gcl__kernel_stale(kernel, "gcl_launch_check");
+  if (s == GCL_OK && kernel->unattached) s = gcl__kernel_unattached(kernel, "gcl_launch_check");
   if (s == GCL_OK && gcl__faulted()) s = gcl__fault_check();
   if (s == GCL_OK && args) s = gcl__launch_check_args(kernel, args);
   if (s == GCL_OK) s = check_config(kernel, config);

@@ -58,6 +58,7 @@ static void read_records(gcl_module *m, const void *data, size_t size) {
     gcl__fail(s, "%s", saved); /* restores the text; the status is not returned */
     gcl__set_last_cuda_error(saved_cuda);
   }
+  m->nvshmem = gcl_image_uses_nvshmem(m->records) == 1;
 }
 
 static gcl_status module_new(gcl_context *ctx, gcl_module **out) {
@@ -80,6 +81,7 @@ gcl_status gcl_module_load_data(gcl_context *ctx, const void *data, size_t size,
   if (s == GCL_OK) s = module_new(ctx, &m);
   if (s == GCL_OK && (s = load_image(m, data, size, f)) != GCL_OK) gcl__free(m);
   if (s == GCL_OK) read_records(m, data, size);
+  if (s == GCL_OK) snprintf(m->name, sizeof m->name, "image of %zu bytes", size);
   if (s == GCL_OK) *out = m;
   return s;
 }
@@ -94,6 +96,7 @@ gcl_status gcl_module_load_file(gcl_context *ctx, const char *path, gcl_module *
   if (s != GCL_OK) return s;
   s = gcl_module_load_data(ctx, data, size, out);
   gcl__free(data);
+  if (s == GCL_OK) snprintf((*out)->name, sizeof (*out)->name, "%s", path);
   if (s != GCL_OK) {
     gcl__fail_append(" (file '");
     gcl__fail_append(path);
@@ -125,6 +128,7 @@ gcl_status gcl_module_compile(gcl_context *ctx, const char *source, const char *
     return s;
   }
   m->compile_log = log;
+  snprintf(m->name, sizeof m->name, "%s", name ? name : "gclaunch.cu");
   *out = m;
   return GCL_OK;
 }
@@ -169,6 +173,7 @@ __attribute__((destructor)) static void free_graveyard(void) {
 
 void gcl_module_destroy(gcl_module *mod) {
   if (!mod) return;
+  gcl__module_detach_quiet(mod); /* NVSHMEM writes into an attached library: detach first */
   while (mod->kernels) {
     gcl_kernel *k = mod->kernels;
     mod->kernels = k->next;

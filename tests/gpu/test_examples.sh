@@ -20,4 +20,9 @@ one example_dlpack_offsets "$b/kernels/smoke.sm_90.cubin"
 one example_megakernel_tmaps "$b/kernels/megakernel.sm_90.cubin"
 one example_persistent "$b/kernels/persistent.sm_90.cubin"
 one example_tma_tile "$b/kernels/tma_tile.sm_90.cubin"
+if "$b/tools/gclaunch" info | grep -q "^nvshmem:  /"; then  # every GPU, one PE each
+  one example_nvshmem_gather "$b/kernels/tma_gather.sm_90.cubin"
+else
+  echo "not run: example_nvshmem_gather (no NVSHMEM host library: gclaunch info)"
+fi
 exit $failed

@@ -31,7 +31,7 @@ Test(inspect, json_contract_for_a_cubin) {
   snprintf(args, sizeof args, "'%s' --kernel k_one --json", file);
   cr_assert_eq(run_inspect(args, out, sizeof out), 0, "%s", out);
   snprintf(want, sizeof want,
-           "{\"file\": \"%s\", \"format\": \"cubin\", \"arch\": \"sm_90\", \"kernels\": "
+           "{\"file\": \"%s\", \"format\": \"cubin\", \"arch\": \"sm_90\", \"nvshmem\": false, \"nvshmem_version\": null, \"kernels\": "
            "[{\"name\": \"k_one\", \"param_bytes\": 256, \"params\": ["
            "{\"index\": 0, \"offset\": 112, \"size\": 128}, "
            "{\"index\": 1, \"offset\": 240, \"size\": 1}, "
@@ -67,7 +67,7 @@ Test(inspect, json_lists_every_kernel_of_a_fatbin) {
   gcl_image *img = NULL;
   cr_assert_eq(gcl_image_parse(data, n, 90, &img), GCL_OK, "%s", gcl_last_error());
   size_t used = (size_t)snprintf(want, sizeof want, "{\"file\": \"%s\", \"format\": \"fatbin\", "
-                                 "\"arch\": \"sm_90\", \"kernels\": [", file);
+                                 "\"arch\": \"sm_90\", \"nvshmem\": false, \"nvshmem_version\": null, \"kernels\": [", file);
   for (size_t k = 0; k < gcl_image_kernel_count(img); k++) {
     gcl_image_kernel_info info;
     cr_assert_eq(gcl_image_kernel(img, k, &info), GCL_OK);

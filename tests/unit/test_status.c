@@ -77,6 +77,11 @@ Test(status, values_are_pinned) {
       {GCL_ERROR_INVALID_CONFIG, 19, "GCL_ERROR_INVALID_CONFIG"},
       {GCL_ERROR_IO, 20, "GCL_ERROR_IO"},
       {GCL_ERROR_KERNEL_FAULT, 21, "GCL_ERROR_KERNEL_FAULT"},
+      {GCL_ERROR_NO_NVSHMEM, 22, "GCL_ERROR_NO_NVSHMEM"},
+      {GCL_ERROR_NVSHMEM, 23, "GCL_ERROR_NVSHMEM"},
+      {GCL_ERROR_NVSHMEM_VERSION, 24, "GCL_ERROR_NVSHMEM_VERSION"},
+      {GCL_ERROR_NOT_ATTACHED, 25, "GCL_ERROR_NOT_ATTACHED"},
+      {GCL_ERROR_PEER_UNREACHABLE, 26, "GCL_ERROR_PEER_UNREACHABLE"},
   };
   size_t n = sizeof pins / sizeof *pins, listed = 0;
   for (size_t i = 0; i < n; i++) {

@@ -86,6 +86,11 @@ static inline const char *gcl_test_fakecuda_path(void) {
 #ifndef FAKECUDA_PATH
 #define FAKECUDA_PATH gcl_test_fakecuda_path()
 #endif
+/* tests/fakenvshmem/libfakenvshmem.so, NVSHMEM's CPU stand-in, found the same way. */
+static inline const char *gcl_test_fakenvshmem_path(void) {
+  const char *p = gcl_test_from_exe_("fakenvshmem/libfakenvshmem.so");
+  return p ? p : "tests/fakenvshmem/libfakenvshmem.so";
+}
 
 /* A file next to the test program (BUILD/tests/NAME, built there by tests/meson.build); NULL when
  * it is not there. */
