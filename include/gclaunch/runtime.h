@@ -473,6 +473,22 @@ GCL_API gcl_status gcl_args_repoint_tensormaps(gcl_args *args, gcl_context *ctx,
                                                const gcl_field *first, size_t n,
                                                const uint64_t *addresses);
 
+/* How re-points (and refreshes that only move the address) reach the maps on a device. A map's
+ * bytes depend on its description and address only; at the first re-point on a device gclaunch
+ * re-points a few dozen maps both through cuTensorMapReplaceAddress and by writing the address
+ * bits itself, and uses its own patch (no driver call) for each interleave mode whose maps came
+ * out byte for byte equal. Anything not proven, and every re-point when the environment has
+ * GCL_TMAP_PATCH=0, calls the driver. The refusals are the same either way (checked before). */
+typedef struct gcl_tensormap_path {
+  unsigned patched; /* bit i (1u << GCL_TENSORMAP_INTERLEAVE_*): maps of that interleave are
+                       re-pointed by gclaunch's patch; 0: every re-point calls the driver */
+  int checks;       /* re-points compared with cuTensorMapReplaceAddress on this device */
+  int mismatches;   /* of those, how many differed (their modes are not patched) */
+  char reason[160]; /* one line: what the check found, or why it did not run */
+} gcl_tensormap_path;
+/* The path of ctx's device into *out; runs the check if no re-point has yet. */
+GCL_API gcl_status gcl_tensormap_repoint_path(gcl_context *ctx, gcl_tensormap_path *out);
+
 /* --- Tensor-map tables in device memory (runtime edge) ------------------------------------------
  *
  * For megakernels with more descriptors than the parameter holds (240 maps in 32,764 bytes): K

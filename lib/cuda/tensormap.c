@@ -139,15 +139,10 @@ __attribute__((noinline)) static gcl_status encode_failed(const gcl_tensormap_de
                       (unsigned long long)d->dims[0], d->box[0], d->box_bytes);
 }
 
-/* Encodes a translated description into *m, which may be written also on failure (the args'
- * scratch, or a caller's temporary). */
-static gcl_status encode_bound(gcl_context *ctx, const gcl_tensormap_desc *d, CUtensorMap *m,
-                               CUresult *rc);
-
 static gcl_status encode_into(gcl_context *ctx, const gcl_tensormap_desc *d,
                               const gcl__tmap_who *who, CUtensorMap *m) {
   CUresult rc;
-  gcl_status s = encode_bound(ctx, d, m, &rc);
+  gcl_status s = gcl__tmap_encode_bound(ctx, d, m, &rc);
   if (s != GCL_OK) return s;
   if (rc != CUDA_SUCCESS) return encode_failed(d, who, rc);
   if (bit85_device(ctx) && gcl__tmap_sparse_small(d)) clear_bit85(m);
@@ -212,10 +207,10 @@ __attribute__((noinline)) static gcl_status step_encode_failed(const gcl__tmap_p
   return encode_failed(&plan->space->descs[i], &who, rc);
 }
 
-/* cuTensorMapEncode* of d into m, its result in *rc; with a refusal and no (or another) context
- * current, ctx is bound and the call made once more. Not GCL_OK only when that bind failed. */
-static gcl_status encode_bound(gcl_context *ctx, const gcl_tensormap_desc *d, CUtensorMap *m,
-                               CUresult *rc) {
+/* cuTensorMapEncode* of d into m (cuda_internal.h); m may be written also on failure (the
+ * plan's scratch, or a caller's temporary). */
+gcl_status gcl__tmap_encode_bound(gcl_context *ctx, const gcl_tensormap_desc *d, CUtensorMap *m,
+                                  CUresult *rc) {
   *rc = encode_desc(d, m);
   CUcontext cur = NULL;
   if (*rc != CUDA_SUCCESS && (gcl__cu.cuCtxGetCurrent(&cur) != CUDA_SUCCESS || cur != ctx->ctx)) {
@@ -226,15 +221,35 @@ static gcl_status encode_bound(gcl_context *ctx, const gcl_tensormap_desc *d, CU
   return GCL_OK;
 }
 
+/* Whether step i of plan, a re-point, patches (its map's interleave is proven on the device,
+ * modes from gcl__tmap_patch_modes) rather than calling the driver. */
+static inline bool patches(const gcl__tmap_plan *plan, size_t i, unsigned modes) {
+  return (modes >> plan->run.entry[i].snap.options.interleave) & 1u;
+}
+
 /* Execute failed at step i: the maps re-pointed in place before it (steps [0, i)) get their
- * saved bytes back. Map i itself is as it was: the driver refused it (a refused
- * cuTensorMapReplaceAddress leaves the map alone; an encode writes only the scratch). */
-__attribute__((noinline)) static void restore(const gcl__tmap_plan *plan, size_t i) {
+ * saved bytes back (the first 8 of a patched map, all 128 of one the driver re-pointed). Map i
+ * itself is as it was: the driver refused it (a refused cuTensorMapReplaceAddress leaves the map
+ * alone; an encode writes only the scratch). */
+__attribute__((noinline)) static void restore(const gcl__tmap_plan *plan, size_t i,
+                                              unsigned modes) {
   const gcl__tmap_space *sp = plan->space;
   for (size_t j = 0; j < i; j++)
     if (sp->ops[j] == GCL__TMAP_REPOINT)
       memcpy(plan->run.map + j * GCL_TENSORMAP_BYTES, sp->out + j * GCL_TENSORMAP_BYTES,
-             GCL_TENSORMAP_BYTES);
+             patches(plan, j, modes) ? 8u : GCL_TENSORMAP_BYTES);
+}
+
+/* Step i of plan, a re-point the driver makes, in place. The old bytes are saved in the scratch
+ * when a later step could fail, so that restore() can put them back; the last step needs no copy
+ * (which in a loop of one-map re-points would read bytes the driver just wrote: a
+ * store-forwarding stall that cost more than the rest of the call). */
+static gcl_status repoint_by_driver(gcl_context *ctx, const gcl__tmap_plan *plan, size_t i,
+                                    unsigned char *m, unsigned char *out) {
+  const uint64_t a = plan->space->addresses[i];
+  if (i + 1 < plan->n) memcpy(out, m, GCL_TENSORMAP_BYTES);
+  CUresult rc = replace(m, a);
+  return rc == CUDA_SUCCESS ? GCL_OK : replace_failed(ctx, plan, i, m, a, rc);
 }
 
 gcl_status gcl__tmap_execute(gcl_context *ctx, const gcl__tmap_plan *plan) {
@@ -242,27 +257,25 @@ gcl_status gcl__tmap_execute(gcl_context *ctx, const gcl__tmap_plan *plan) {
   if (!(plan->encodes | plan->repoints)) return GCL_OK;
   const gcl__tmap_space *sp = plan->space;
   const bool bit85 = bit85_device(ctx); /* the Blackwell fix-up applies (once per plan) */
+  const unsigned modes = plan->repoints ? gcl__tmap_patch_modes(ctx) : 0;
   for (size_t i = 0; i < plan->n; i++) {
     unsigned op = sp->ops[i];
     unsigned char *out = sp->out + i * GCL_TENSORMAP_BYTES;
     if (op == GCL__TMAP_REPOINT) {
-      /* In place. The old bytes are saved in the scratch when a later step could fail, so that
-       * restore() can put them back; the last step needs no copy (which in a loop of one-map
-       * re-points would read bytes the driver just wrote: a store-forwarding stall that cost
-       * more than the rest of the call). */
       unsigned char *m = plan->run.map + i * GCL_TENSORMAP_BYTES;
-      if (i + 1 < plan->n) memcpy(out, m, GCL_TENSORMAP_BYTES);
-      CUresult rc = replace(m, sp->addresses[i]);
-      if (rc != CUDA_SUCCESS) {
-        gcl_status s = replace_failed(ctx, plan, i, m, sp->addresses[i], rc);
-        if (s != GCL_OK) return restore(plan, i), s;
+      if (patches(plan, i, modes)) {
+        if (i + 1 < plan->n) memcpy(out, m, 8); /* the only bytes a patch changes */
+        gcl__tmap_patch_address(m, sp->addresses[i]);
+      } else {
+        gcl_status s = repoint_by_driver(ctx, plan, i, m, out);
+        if (s != GCL_OK) return restore(plan, i, modes), s;
       }
       if (bit85) bit85_after_replace(&plan->run.entry[i].snap, m);
     } else if (op == GCL__TMAP_ENCODE) {
       CUresult rc;
-      gcl_status s = encode_bound(ctx, &sp->descs[i], (CUtensorMap *)(void *)out, &rc);
+      gcl_status s = gcl__tmap_encode_bound(ctx, &sp->descs[i], (CUtensorMap *)(void *)out, &rc);
       if (s == GCL_OK && rc != CUDA_SUCCESS) s = step_encode_failed(plan, i, rc);
-      if (s != GCL_OK) return restore(plan, i), s;
+      if (s != GCL_OK) return restore(plan, i, modes), s;
       if (bit85 && gcl__tmap_sparse_small(&sp->descs[i])) clear_bit85(out);
     }
   }
