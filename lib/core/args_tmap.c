@@ -97,7 +97,7 @@ plan_set(gcl__tmap_plan *plan, const gcl__tmap_space *space, gcl__tmap_device de
   if (!batch_ok(n, tensors, options, options_count, flags))
     return batch_error(n, tensors, options, options_count, flags, fn);
   if (dev.sm < 90) return device_error(run, 0, dev, NULL);
-  const bool refresh = flags & GCL_TENSORMAP_REFRESH;
+  (void)flags; /* GCL_TENSORMAP_REFRESH or not: every set encodes only what is new */
   const size_t ostep = options_count == 1 ? 0 : 1;
   size_t encodes = 0, repoints = 0;
   for (size_t i = 0; i < n; i++) {
@@ -105,7 +105,7 @@ plan_set(gcl__tmap_plan *plan, const gcl__tmap_space *space, gcl__tmap_device de
     const gcl_tensormap_options *o = options + i * ostep;
     const gcl__tmap_entry *e = &run->entry[i];
     uint64_t a;
-    if (refresh && gcl__tmap_snap_match(&e->snap, t, o) &&
+    if (gcl__tmap_snap_match(&e->snap, t, o) &&
         gcl__tmap_snap_address(t, e->snap.align, &a) && device_ok(dev, t)) {
       unsigned op = a == e->address ? GCL__TMAP_SKIP : GCL__TMAP_REPOINT;
       space->ops[i] = (unsigned char)op;

@@ -5,8 +5,8 @@
  * (which are those) -- goes through the same three steps:
  *   1. plan (lib/core/args_tmap.c, no driver): every check of the batch and of each map, the
  *      cache read, and per map one step: SKIP (the map already says this), REPOINT (only the
- *      address changes: cuTensorMapReplaceAddress) or ENCODE (these driver arguments). Any
- *      failure is named here and nothing changed;
+ *      address changes: gclaunch's patch where proven, else cuTensorMapReplaceAddress) or
+ *      ENCODE (these driver arguments). Any failure is named here and nothing changed;
  *   2. execute (lib/cuda/tensormap.c, gcl__tmap_execute): one loop over the steps. ENCODE
  *      encodes into the plan's scratch; REPOINT saves the map's bytes into the scratch (all but
  *      the last step) and re-points the map in place (cuTensorMapReplaceAddress). A driver
@@ -77,9 +77,10 @@ typedef struct gcl__tmap_plan {
 
 /* Plans writing tensors[i] with options[i] (options_count n) or options[0] (options_count 1)
  * into map i of plan->run (the caller fills plan->run first, in place: copying a freshly built
- * run costs store-forwarding stalls), i < n (n <= space->cap, 1 <= n: callers checked the run). flags: 0 (every
- * map ENCODE) or GCL_TENSORMAP_REFRESH (a map whose entry equals its tensor and options but for
- * the address is REPOINT, or SKIP at the same address). Checks tensors, options, options_count,
+ * run costs store-forwarding stalls), i < n (n <= space->cap, 1 <= n: callers checked the run). flags: 0 or
+ * GCL_TENSORMAP_REFRESH, the same: a map whose entry equals its tensor and options but for the
+ * address is REPOINT, or SKIP at the same address; any other is ENCODE (encode only what is
+ * new). Checks tensors, options, options_count,
  * flags and the device (sm_90, a kDLCUDA tensor on dev's device), each map as
  * gcl_tensormap_check; messages name fn and the map (run's who). Changes nothing but the space. */
 gcl_status gcl__tmap_plan_set(gcl__tmap_plan *plan, const gcl__tmap_space *space,
