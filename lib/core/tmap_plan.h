@@ -49,6 +49,18 @@ static inline gcl__tmap_who gcl__tmap_run_who(const gcl__tmap_run *run, size_t i
 
 enum { GCL__TMAP_SKIP = 0, GCL__TMAP_REPOINT = 1, GCL__TMAP_ENCODE = 2 };
 
+/* A re-point of the map in slot e to address a is allowed: e holds a map gclaunch encoded, and a
+ * is nonzero, aligned as the map needs and below 2^57 (the driver's refusals, checked before any
+ * re-point by the driver or by gclaunch's patch). */
+static inline bool gcl__tmap_repoint_ok(const gcl__tmap_entry *e, uint64_t a) {
+  return e->snap.ndim && a && !(a & (e->snap.align - 1u)) && a < GCL__TMAP_ADDRESS_LIMIT;
+}
+
+/* A tensor t may be used on device: not a kDLCUDA tensor of another device. */
+static inline bool gcl__tmap_device_ok(int device, const DLTensor *t) {
+  return t->device.device_type != kDLCUDA || t->device.device_id == device;
+}
+
 /* Storage for plans of up to cap maps, owned by the args (cap = the parameter with the most maps)
  * or the table. */
 typedef struct gcl__tmap_space {

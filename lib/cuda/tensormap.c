@@ -283,6 +283,59 @@ gcl_status gcl__tmap_execute(gcl_context *ctx, const gcl__tmap_plan *plan) {
   return GCL_OK;
 }
 
+/* --- every map by patch, in one walk ----------------------------------------------------------
+ * When every map of a re-point or a set only moves (or stays) and the device proved the patch for
+ * its interleave mode, plan, execute and commit come down to two loops: every check first
+ * (nothing is written until all pass), then the 8 bytes and the slot's address. Anything else --
+ * a map to encode, a mode not proven, a refusal (whose message the plan forms), a kernel fault,
+ * a device that may need the Blackwell fix-up -- takes the plan. */
+
+/* This walk may run on ctx: no kernel fault, no Blackwell fix-up to apply. */
+static inline bool walk_allowed(const gcl_context *ctx) {
+  return !gcl__faulted() && (ctx->sm < 100 || ctx->sm >= 130);
+}
+
+/* Every map of run has a mode the device patches. Asked only once the maps passed their checks,
+ * so that the device's check runs at its first re-point, not at a set that encodes. */
+static inline bool all_patched(gcl_context *ctx, const gcl__tmap_run *run, size_t n) {
+  unsigned modes = gcl__tmap_patch_modes(ctx);
+  for (size_t i = 0; i < n; i++)
+    if (!((modes >> run->entry[i].snap.options.interleave) & 1u)) return false;
+  return true;
+}
+
+static inline void patch_run(const gcl__tmap_run *run, size_t i, uint64_t a) {
+  gcl__tmap_patch_address(run->map + i * GCL_TENSORMAP_BYTES, a);
+  run->entry[i].address = a;
+}
+
+static inline bool repoint_all(gcl_context *ctx, const gcl__tmap_run *run, size_t n,
+                               const uint64_t *addresses) {
+  for (size_t i = 0; i < n; i++)
+    if (!gcl__tmap_repoint_ok(&run->entry[i], addresses[i])) return false;
+  if (!all_patched(ctx, run, n)) return false;
+  for (size_t i = 0; i < n; i++) patch_run(run, i, addresses[i]);
+  return true;
+}
+
+/* Sets whose every map equals its slot's description but for the address (tmap.h's snapshot). */
+static inline bool set_all(gcl_context *ctx, const gcl__tmap_run *run, size_t n,
+                           const DLTensor *const *tensors, const gcl_tensormap_options *options,
+                           size_t ostep) {
+  for (size_t i = 0; i < n; i++) {
+    const gcl__tmap_entry *e = &run->entry[i];
+    const DLTensor *t = tensors[i];
+    uint64_t a;
+    if (!gcl__tmap_snap_match(&e->snap, t, options + i * ostep) ||
+        !gcl__tmap_snap_address(t, e->snap.align, &a) || !gcl__tmap_device_ok(ctx->device, t))
+      return false;
+  }
+  if (!all_patched(ctx, run, n)) return false;
+  for (size_t i = 0; i < n; i++)
+    patch_run(run, i, (uint64_t)(uintptr_t)tensors[i]->data + tensors[i]->byte_offset);
+  return true;
+}
+
 static gcl_status need(const gcl_args *args, const gcl_context *ctx, const char *fn) {
   if (!args) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: args is NULL", fn);
   if (!ctx) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
@@ -295,6 +348,10 @@ gcl_status gcl_args_repoint_tensormaps(gcl_args *args, gcl_context *ctx, const g
   gcl_status s = need(args, ctx, fn);
   if (s || n == 0) return s;
   gcl__tmap_plan plan;
+  if (addresses && walk_allowed(ctx) &&
+      gcl__args_tmap_run(args, first, n, fn, &plan.run) == GCL_OK &&
+      repoint_all(ctx, &plan.run, n, addresses))
+    return GCL_OK;
   if ((s = gcl__args_tmap_plan_repoint(args, first, n, addresses, fn, &plan)) ||
       (s = gcl__tmap_execute(ctx, &plan)))
     return s;
@@ -310,6 +367,11 @@ gcl_status gcl_args_set_tensormaps(gcl_args *args, gcl_context *ctx, const gcl_f
   gcl_status s = need(args, ctx, fn);
   if (s || n == 0) return s;
   gcl__tmap_plan plan;
+  if (tensors && options && (options_count == 1 || options_count == n) &&
+      !(flags & ~GCL_TENSORMAP_REFRESH) && walk_allowed(ctx) &&
+      gcl__args_tmap_run(args, first, n, fn, &plan.run) == GCL_OK &&
+      set_all(ctx, &plan.run, n, tensors, options, options_count == 1 ? 0 : 1))
+    return GCL_OK;
   const gcl__tmap_device dev = {.device = ctx->device, .sm = ctx->sm};
   if ((s = gcl__args_tmap_plan_set(args, first, n, dev, tensors, options, options_count, flags,
                                    fn, &plan)) ||
