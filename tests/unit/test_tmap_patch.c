@@ -165,6 +165,48 @@ Test(tmap_patch, refusals_are_the_drivers) {
   tmap_rig_close(&r);
 }
 
+/* A batch of refreshes that only move the maps, but for map 5, which breaks a rule: the whole
+ * batch is refused with the message of a single set of map 5, and nothing changes. */
+static void refuse_batch(rig *r, tmap_case *d, gcl_status want, const char *text) {
+  unsigned char before[128 * N_MAPS];
+  gcl__tmap_entry cache[N_MAPS];
+  memcpy(before, map_at(r, 0), sizeof before);
+  memcpy(cache, r->args->tmaps, sizeof cache);
+  const DLTensor *t[N_MAPS];
+  gcl_tensormap_options o[N_MAPS];
+  for (size_t i = 0; i < N_MAPS; i++) t[i] = &d[i].t, o[i] = d[i].o;
+  cr_assert_eq(gcl_args_set_tensormaps(r->args, r->ctx, TMAP_FIELD(r->args, 0, 0), N_MAPS, t, o,
+                                       N_MAPS, 0), want, "%s", gcl_last_error());
+  assert_msg_has("parameter 0 'maps' field 'maps[5]': ");
+  assert_msg_has(text);
+  cr_assert_eq(memcmp(before, map_at(r, 0), sizeof before), 0, "%s: the maps changed", text);
+  cr_assert_eq(memcmp(cache, r->args->tmaps, sizeof cache), 0, "%s: the cache changed", text);
+}
+
+Test(tmap_patch, refused_batches_of_moves_change_nothing) {
+  rig r;
+  tmap_rig_open(&r, SIG, 1 << 22, false);
+  tmap_case d[N_MAPS];
+  set_all(&r, d);
+  for (size_t i = 0; i < N_MAPS; i++) move(&r, &d[i]);
+  d[5].t.byte_offset = 8;
+  refuse_batch(&r, d, GCL_ERROR_TENSOR, "is not ");
+  d[5].t.byte_offset = 0, d[5].t.data = (void *)(uintptr_t)(1ull << 57);
+  refuse_batch(&r, d, GCL_ERROR_TENSOR, "below 2^57");
+  move(&r, &d[5]), d[5].t.device.device_id = 1;
+  refuse_batch(&r, d, GCL_ERROR_TENSOR, "tensor is on CUDA device 1");
+  d[5].t.device.device_id = 0;
+  long calls = fakecuda_calls("cuTensorMapReplaceAddress");
+  const DLTensor *t[N_MAPS];
+  gcl_tensormap_options o[N_MAPS];
+  for (size_t i = 0; i < N_MAPS; i++) t[i] = &d[i].t, o[i] = d[i].o;
+  cr_assert_eq(gcl_args_set_tensormaps(r.args, r.ctx, TMAP_FIELD(r.args, 0, 0), N_MAPS, t, o,
+                                       N_MAPS, 0), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(fakecuda_calls("cuTensorMapReplaceAddress"), calls, "moves called the driver");
+  for (size_t i = 0; i < N_MAPS; i++) assert_fresh(&r, i, &d[i], "after the refusals");
+  tmap_rig_close(&r);
+}
+
 /* A batch whose last step fails (an encode the driver refuses) after patched re-points: the
  * patched maps get their bytes back, the cache is untouched, and the same batch then works. */
 Test(tmap_patch, failed_batch_undoes_the_patches) {
