@@ -184,6 +184,7 @@ static CUresult check_tensormap(cuuint32_t rank, const void *addr, const cuuint6
 /* The first 8 bytes for address a of a map with interleave il (fakecuda_set_tmap_layout). */
 static uint64_t address_word(uint64_t a, int il) {
   int mode = atomic_load(&fake_tmap_layout);
+  if (mode == 3) return a | 0xAu | (uint64_t)(0x50u | (unsigned)il) << 57; /* bits 0-3, 57-63 */
   return mode == 1 || (mode == 2 && il) ? a >> 4 : a;
 }
 

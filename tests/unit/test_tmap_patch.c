@@ -145,6 +145,26 @@ Test(tmap_patch, each_interleave_mode_is_proven_alone) {
   tmap_rig_close(&r);
 }
 
+/* Other bits of the description around the address, in the same 8 bytes: the patch keeps them
+ * (the check proves it), and the bytes equal a fresh encode. */
+Test(tmap_patch, patch_keeps_the_bits_around_the_address) {
+  fake_use();
+  fakecuda_set_tmap_layout(3);
+  rig r;
+  tmap_rig_open(&r, SIG, 1 << 22, false);
+  cr_assert_eq(r.path.patched, 7u, "patched 0x%x: %s", r.path.patched, r.path.reason);
+  for (int round = 0; round < 10; round++) {
+    tmap_case d[N_MAPS];
+    set_all(&r, d);
+    int interleaved;
+    cr_assert_eq(repoint_rounds(&r, d, 4, &interleaved), 0, "the patch path called the driver");
+    uint64_t w;
+    memcpy(&w, map_at(&r, 0), 8);
+    cr_assert_eq(w & 15u, 0xAu, "bits 0-3 of the first word lost: 0x%llx", (unsigned long long)w);
+  }
+  tmap_rig_close(&r);
+}
+
 /* The refusals are checked before the patch, with the driver path's messages. */
 Test(tmap_patch, refusals_are_the_drivers) {
   rig r;
