@@ -264,7 +264,9 @@ gcl_status gcl__tmap_execute(gcl_context *ctx, const gcl__tmap_plan *plan) {
     if (op == GCL__TMAP_REPOINT) {
       unsigned char *m = plan->run.map + i * GCL_TENSORMAP_BYTES;
       if (patches(plan, i, modes)) {
-        if (i + 1 < plan->n) memcpy(out, m, 8); /* the only bytes a patch changes */
+        /* The only bytes a patch changes (the bit-85 fix-up below finds that bit as its encode
+         * left it: the same snapshot, so the same verdict). */
+        if (i + 1 < plan->n) memcpy(out, m, 8);
         gcl__tmap_patch_address(m, sp->addresses[i]);
       } else {
         gcl_status s = repoint_by_driver(ctx, plan, i, m, out);
