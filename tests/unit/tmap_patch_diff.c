@@ -70,9 +70,13 @@ static void report(FILE *out, const tmap_case *c, uint64_t a, size_t byte, bool 
 }
 
 /* One round: every map to a fresh address (one in eight stays), by gclaunch and by the
- * driver's replace of the copies; compared. -1 when a call failed. */
+ * driver's replace of the copies; compared. mixed (a refresh): map 0 also gets another L2
+ * promotion, so that gclaunch encodes it and re-points the others inside the same batch (the
+ * plan's path rather than the walk of moves alone); its copy is then a fresh encode at the new
+ * address (gcl_tensormap_encode: the driver's encode) and is not counted. -1 when a call failed. */
 static int round_once(rig *r, tmap_gen *g, tmap_case *c, CUtensorMap *ref, bool refresh,
-                      const tmap_patch_diff_options *o, FILE *out, tmap_patch_diff_result *res) {
+                      bool mixed, const tmap_patch_diff_options *o, FILE *out,
+                      tmap_patch_diff_result *res) {
   uint64_t a[MAPS];
   const DLTensor *t[MAPS];
   gcl_tensormap_options opt[MAPS];
@@ -81,8 +85,12 @@ static int round_once(rig *r, tmap_gen *g, tmap_case *c, CUtensorMap *ref, bool 
     uint64_t now = (uint64_t)(uintptr_t)c[i].t.data + c[i].t.byte_offset;
     a[i] = tmap_gen_below(g, 8) ? fresh_address(g, align) : now;
     c[i].t.data = (void *)(uintptr_t)a[i], c[i].t.byte_offset = 0;
+    if (mixed && i == 0) c[0].o.l2_promotion = (c[0].o.l2_promotion + 1) % 4;
     t[i] = &c[i].t, opt[i] = c[i].o;
-    if (r->replace(&ref[i], (void *)(uintptr_t)a[i]) != CUDA_SUCCESS) {
+    if (mixed && i == 0) {
+      if (gcl_tensormap_encode(r->ctx, &c[0].t, &c[0].o, &ref[0]) != GCL_OK)
+        return fprintf(out, "tmap_patch_diff: %s\n", gcl_last_error()), -1;
+    } else if (r->replace(&ref[i], (void *)(uintptr_t)a[i]) != CUDA_SUCCESS) {
       fprintf(out, "tmap_patch_diff: the driver refused the re-point to 0x%llx\n",
               (unsigned long long)a[i]);
       return -1;
@@ -93,7 +101,7 @@ static int round_once(rig *r, tmap_gen *g, tmap_case *c, CUtensorMap *ref, bool 
                                                    GCL_TENSORMAP_REFRESH)
                          : gcl_args_repoint_tensormaps(r->args, r->ctx, f, MAPS, a);
   if (s != GCL_OK) return fprintf(out, "tmap_patch_diff: %s\n", gcl_last_error()), -1;
-  for (size_t i = 0; i < MAPS; i++) {
+  for (size_t i = mixed ? 1 : 0; i < MAPS; i++) {
     const unsigned char *got = map_at(r, i), *want = (const unsigned char *)&ref[i];
     res->repoints++, res->by_interleave[c[i].o.interleave]++;
     res->im2col += c[i].o.im2col.pixels != 0;
@@ -125,7 +133,7 @@ static int batch(rig *r, tmap_gen *g, const tmap_patch_diff_options *o, FILE *ou
   res->descriptions += MAPS;
   int rounds = o->rounds ? o->rounds : 4;
   for (int k = 0; k < rounds; k++)
-    if (round_once(r, g, c, ref, k % 2 == 1, o, out, res)) return -1;
+    if (round_once(r, g, c, ref, k % 2 == 1, k % 4 == 3, o, out, res)) return -1;
   return 0;
 }
 

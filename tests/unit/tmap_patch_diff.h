@@ -5,7 +5,7 @@
  * into args through gclaunch, then re-pointed again and again to fresh random addresses (random
  * bits below 2^57, and the ends: the alignment and 2^57 minus it) by gclaunch -- by
  * gcl_args_repoint_tensormaps and by gcl_args_set_tensormaps with GCL_TENSORMAP_REFRESH, in
- * batches -- while a copy of each map is re-pointed to the same address by
+ * batches, one round in four mixed with an encode (the plan's path) -- while a copy of each map is re-pointed to the same address by
  * cuTensorMapReplaceAddress, called directly (the library named by GCL_LIBCUDA, else
  * libcuda.so.1, through its cuGetProcAddress_v2). Every re-pointed map must equal the driver's
  * copy byte for byte; the first differences are printed with their description. */
