@@ -7,8 +7,6 @@
 #define gcl__tmap_fail bench__tmap_fail
 #define gcl__tmap_type_name bench__tmap_type_name
 #define gcl_tensormap_check bench__tensormap_check
-#define gcl__tmap_translate_slow bench__tmap_translate_slow
-#define gcl__tmap_one_pass bench__tmap_one_pass
 #define gcl__tmap_sparse_small bench__tmap_sparse_small
 #include "../lib/core/tmap.c"
 
@@ -16,8 +14,8 @@
 
 _Static_assert(BENCH_TMAP_STAGES == GCL__TMAP_STAGES, "bench/tmap_stages.h is lib/core/tmap.h's count");
 
-/* The arguments and reserved words, then the one pass (with the slow path only on failure,
- * which the benchmark never takes). */
+/* The arguments and reserved words, then the one pass over the rule table (a message only on a
+ * refusal, which the benchmark never takes). */
 static const char *const stage_names[GCL__TMAP_STAGES] = {
     "arguments, reserved words",
     "the one pass (options, tensor, dims, strides, address, box or im2col)"};

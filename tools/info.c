@@ -5,6 +5,7 @@
 
 #include <gclaunch/gclaunch.h>
 #include <stdio.h>
+#include <string.h>
 
 typedef enum info_option { INFO_JSON } info_option;
 #define INFO_OPTION_COUNT (INFO_JSON + 1)
@@ -19,6 +20,35 @@ void gcl_info_usage(FILE *f) {
              "Says whether the CUDA driver, devices, NVRTC and NVSHMEM's host library were found,\n"
              "and why not if not.\n");
   cli_options_print(f, "info", info_options, INFO_OPTION_COUNT);
+}
+
+/* How re-points of tensor maps reach device d's maps (gcl_tensormap_repoint_path): 1 and *p
+ * filled, or 0 when the device has no tensor maps or no context could be made (*p's reason
+ * says which). */
+static int repoint_path(int d, int sm, gcl_tensormap_path *p) {
+  memset(p, 0, sizeof *p);
+  if (sm < 90) {
+    snprintf(p->reason, sizeof p->reason, "sm_%d has no tensor maps", sm);
+    return 0;
+  }
+  gcl_context *ctx = NULL;
+  gcl_status s = gcl_context_create(d, &ctx);
+  if (s == GCL_OK) s = gcl_tensormap_repoint_path(ctx, p);
+  if (s != GCL_OK) snprintf(p->reason, sizeof p->reason, "%s", gcl_last_error());
+  gcl_context_destroy(ctx);
+  return s == GCL_OK;
+}
+
+/* "patch (interleave none, 16B, 32B)" or "driver": what re-points use. */
+static const char *path_name(const gcl_tensormap_path *p, char *buf, size_t cap) {
+  static const char *const names[] = {"none", "16B", "32B"};
+  if (!p->patched) return "driver (cuTensorMapReplaceAddress)";
+  size_t n = (size_t)snprintf(buf, cap, "patch (interleave");
+  for (int i = 0; i < 3 && n < cap; i++)
+    if (p->patched >> i & 1u)
+      n += (size_t)snprintf(buf + n, cap - n, "%s %s", n > 17 ? "," : "", names[i]);
+  if (n < cap) snprintf(buf + n, cap - n, "%s)", p->patched == 7u ? "" : "; the rest: driver");
+  return buf;
 }
 
 static void print_devices(void) {
@@ -39,6 +69,12 @@ static void print_devices(void) {
            d, info.name, info.sm, info.multiprocessors,
            (double)info.total_memory / (1024.0 * 1024.0 * 1024.0), GCL_PARAM_LIMIT,
            info.max_shared_per_block_optin);
+    gcl_tensormap_path p;
+    char name[96];
+    if (repoint_path(d, info.sm, &p))
+      printf("      tensor-map re-points: %s -- %s\n", path_name(&p, name, sizeof name), p.reason);
+    else
+      printf("      tensor-map re-points: none (%s)\n", p.reason);
   }
 }
 
@@ -107,6 +143,13 @@ static void json_devices(void) {
              "\"max_threads_per_block\": %d, \"max_shared_per_block_optin\": %d",
              info.sm, info.multiprocessors, info.total_memory, info.max_threads_per_block,
              info.max_shared_per_block_optin);
+      gcl_tensormap_path p;
+      int ok = repoint_path(d, info.sm, &p);
+      printf(", \"tensormap_repoint\": {\"path\": \"%s\", \"patched_interleaves\": %u, "
+             "\"checks\": %d, \"mismatches\": %d, \"reason\": ",
+             !ok ? "none" : p.patched ? "patch" : "driver", p.patched, p.checks, p.mismatches);
+      json_string(p.reason);
+      putchar('}');
     } else
       printf(", \"error\": "), json_string(gcl_last_error());
     putchar('}');

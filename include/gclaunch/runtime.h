@@ -472,14 +472,20 @@ GCL_API gcl_status gcl_tensormap_encode(gcl_context *ctx, const DLTensor *t,
  * ("parameter 0 'g' field 'g.loads[7]'"). After a kernel fault they return
  * GCL_ERROR_KERNEL_FAULT without calling the driver. Not thread-safe on one args. */
 
-#define GCL_TENSORMAP_REFRESH 1u /* flag: a map whose tensor and options equal those of its last
-                                    encode but for data + byte_offset is re-pointed
-                                    (cuTensorMapReplaceAddress: the bytes of a fresh encode), not
-                                    re-encoded; nothing is called when the address is the same */
+#define GCL_TENSORMAP_REFRESH 1u /* flag, kept for compatibility: since 0.4 every set does what
+                                    it asked for -- a map whose tensor and options equal those of
+                                    its last encode but for data + byte_offset is re-pointed (the
+                                    bytes of a fresh encode), not re-encoded, and nothing is done
+                                    when the address is the same too */
 
 /* Encodes n maps, tensors[i] (borrowed; only their description is read) into map first + i, with
  * options[i] (options_count == n) or options[0] for every map (options_count == 1). Checks as
- * gcl_tensormap_encode. flags: 0 or GCL_TENSORMAP_REFRESH. n = 0 does nothing.
+ * gcl_tensormap_encode. Only what is new is encoded: a map whose slot remembers the same
+ * tensor description (dtype, shape, strides, device) and options from its last encode is
+ * re-pointed when only data + byte_offset moved (checked as a re-point: no translation, no
+ * encode) and left alone when nothing did; the slot keeps one description (no cache grows), and
+ * any difference in it encodes afresh. The bytes are a fresh encode's either way. flags: 0 or
+ * GCL_TENSORMAP_REFRESH (the same). n = 0 does nothing.
  * GCL_ERROR_INVALID_ARGUMENT for NULL args, ctx, first, tensors or options, an options_count
  * other than 1 or n, unknown flags, a field of another layout, or maps past the end of first's
  * array (n > 1 on a map that is no array element); GCL_ERROR_TYPE_MISMATCH when first is no
@@ -500,6 +506,22 @@ GCL_API gcl_status gcl_args_set_tensormaps(gcl_args *args, gcl_context *ctx,
 GCL_API gcl_status gcl_args_repoint_tensormaps(gcl_args *args, gcl_context *ctx,
                                                const gcl_field *first, size_t n,
                                                const uint64_t *addresses);
+
+/* How re-points (and refreshes that only move the address) reach the maps on a device. A map's
+ * bytes depend on its description and address only; at the first re-point on a device gclaunch
+ * re-points a few dozen maps both through cuTensorMapReplaceAddress and by writing the address
+ * bits itself, and uses its own patch (no driver call) for each interleave mode whose maps came
+ * out byte for byte equal. Anything not proven, and every re-point when the environment has
+ * GCL_TMAP_PATCH=0, calls the driver. The refusals are the same either way (checked before). */
+typedef struct gcl_tensormap_path {
+  unsigned patched; /* bit i (1u << GCL_TENSORMAP_INTERLEAVE_*): maps of that interleave are
+                       re-pointed by gclaunch's patch; 0: every re-point calls the driver */
+  int checks;       /* re-points compared with cuTensorMapReplaceAddress on this device */
+  int mismatches;   /* of those, how many differed (their modes are not patched) */
+  char reason[160]; /* one line: what the check found, or why it did not run */
+} gcl_tensormap_path;
+/* The path of ctx's device into *out; runs the check if no re-point has yet. */
+GCL_API gcl_status gcl_tensormap_repoint_path(gcl_context *ctx, gcl_tensormap_path *out);
 
 /* --- Tensor-map tables in device memory (runtime edge) ------------------------------------------
  *

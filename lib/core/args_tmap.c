@@ -81,9 +81,8 @@ static inline bool batch_ok(size_t n, const DLTensor *const *tensors,
          !(flags & ~GCL_TENSORMAP_REFRESH);
 }
 
-/* t may be used on dev: not a kDLCUDA tensor of another device. */
 static inline bool device_ok(gcl__tmap_device dev, const DLTensor *t) {
-  return t->device.device_type != kDLCUDA || t->device.device_id == dev.device;
+  return gcl__tmap_device_ok(dev.device, t);
 }
 
 /* The plans' bodies, inlined into the args' entry points (one call less on the hot path) and
@@ -97,7 +96,7 @@ plan_set(gcl__tmap_plan *plan, const gcl__tmap_space *space, gcl__tmap_device de
   if (!batch_ok(n, tensors, options, options_count, flags))
     return batch_error(n, tensors, options, options_count, flags, fn);
   if (dev.sm < 90) return device_error(run, 0, dev, NULL);
-  const bool refresh = flags & GCL_TENSORMAP_REFRESH;
+  (void)flags; /* GCL_TENSORMAP_REFRESH or not: every set encodes only what is new */
   const size_t ostep = options_count == 1 ? 0 : 1;
   size_t encodes = 0, repoints = 0;
   for (size_t i = 0; i < n; i++) {
@@ -105,7 +104,7 @@ plan_set(gcl__tmap_plan *plan, const gcl__tmap_space *space, gcl__tmap_device de
     const gcl_tensormap_options *o = options + i * ostep;
     const gcl__tmap_entry *e = &run->entry[i];
     uint64_t a;
-    if (refresh && gcl__tmap_snap_match(&e->snap, t, o) &&
+    if (gcl__tmap_snap_match(&e->snap, t, o) &&
         gcl__tmap_snap_address(t, e->snap.align, &a) && device_ok(dev, t)) {
       unsigned op = a == e->address ? GCL__TMAP_SKIP : GCL__TMAP_REPOINT;
       space->ops[i] = (unsigned char)op;
@@ -155,8 +154,7 @@ plan_repoint(gcl__tmap_plan *plan, const gcl__tmap_space *space, size_t n,
   for (size_t i = 0; i < n; i++) {
     const gcl__tmap_entry *e = &run->entry[i];
     uint64_t a = addresses[i];
-    if (!e->snap.ndim || !a || (a & (e->snap.align - 1u)) || a >= GCL__TMAP_ADDRESS_LIMIT)
-      return repoint_refused(run, i, addresses);
+    if (!gcl__tmap_repoint_ok(e, a)) return repoint_refused(run, i, addresses);
     unsigned op = a == e->address ? GCL__TMAP_SKIP : GCL__TMAP_REPOINT;
     space->ops[i] = (unsigned char)op;
     space->addresses[i] = a;

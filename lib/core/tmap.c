@@ -71,64 +71,6 @@ HOT int dtype_to_type(DLDataType dt) {
   }
 }
 
-static gcl_status check_tensor(const DLTensor *t, const gcl__tmap_who *who) {
-  if (t->device.device_type != kDLCUDA && (int)t->device.device_type != GCL_DL_DEVICE_CUDA_MANAGED)
-    return tfail(who, GCL_ERROR_TENSOR,
-                     "device type %d is not CUDA (%d) or CUDA managed (%d): TMA reads device "
-                     "memory", (int)t->device.device_type, (int)kDLCUDA,
-                     GCL_DL_DEVICE_CUDA_MANAGED);
-  if (t->ndim < 1 || t->ndim > GCL_TENSORMAP_MAX_RANK)
-    return tfail(who, GCL_ERROR_TENSOR, "ndim = %d: a tensor map has rank 1 ... %d",
-                     (int)t->ndim, GCL_TENSORMAP_MAX_RANK);
-  if (!t->shape) return tfail(who, GCL_ERROR_TENSOR, "shape is NULL with ndim %d", t->ndim);
-  /* NULL data is no refusal: the driver encodes address 0 (measured, driver 580), and template
-   * maps whose address a kernel patches on the device (tensormap.replace) are encoded so. */
-  return GCL_OK;
-}
-
-static gcl_status fill_type(const DLTensor *t, const gcl__tmap_who *who, gcl_tensormap_desc *d) {
-  int type = dtype_to_type(t->dtype);
-  if (type < 0)
-    return tfail(who, GCL_ERROR_TENSOR,
-                     "dtype (code %u, bits %u, lanes %u) has no tensor map element type "
-                     "(expected 8/16/32/64-bit int, uint, float, bfloat16, bool, float8; lanes 1)", t->dtype.code, t->dtype.bits, t->dtype.lanes);
-  d->type = (gcl_tensormap_type)type;
-  d->element_bytes = t->dtype.bits / 8u;
-  return GCL_OK;
-}
-
-/* TMA dimension i is DLPack dimension ndim-1-i. */
-static gcl_status fill_dims(const DLTensor *t, const gcl__tmap_who *who, gcl_tensormap_desc *d) {
-  d->rank = (uint32_t)t->ndim;
-  for (int dl = 0; dl < t->ndim; dl++) {
-    int64_t n = t->shape[dl];
-    if (n < 1 || (uint64_t)n > TMAP_DIM_MAX)
-      return tfail(who, GCL_ERROR_TENSOR, "dimension %d has size %lld: expected 1 ... 2^32", dl, (long long)n);
-    d->dims[t->ndim - 1 - dl] = (uint64_t)n;
-  }
-  return GCL_OK;
-}
-
-/* Stride of DLPack dimension dl in elements: given, or compact row-major when strides is NULL.
- * The compact product saturates at INT64_MAX (shapes reach 2^32 each), which the stride limit
- * check then refuses. */
-static int64_t stride_elems(const DLTensor *t, int dl) {
-  if (t->strides) return t->strides[dl];
-  int64_t s = 1; /* shapes are checked positive by now (fill_dims); no division per step */
-  for (int k = dl + 1; k < t->ndim; k++)
-    if (__builtin_mul_overflow(s, t->shape[k], &s)) return INT64_MAX;
-  return s;
-}
-
-static gcl_status check_innermost(const DLTensor *t, const gcl__tmap_who *who) {
-  int dl = t->ndim - 1;
-  if (t->shape[dl] > 1 && stride_elems(t, dl) != 1)
-    return tfail(who, GCL_ERROR_TENSOR,
-                     "dimension %d (innermost) has stride %lld elements: TMA needs it "
-                     "contiguous (stride 1)", dl, (long long)stride_elems(t, dl));
-  return GCL_OK;
-}
-
 /* The stride that stands in for a size-1 dimension's (TMA dimension i >= 1), which TMA never
  * steps over: the padded row for i = 1, else the previous stride times the previous dimension,
  * in multiples of `multiple` (16, or 32 with 32-byte interleave). False when that would reach
@@ -144,197 +86,233 @@ HOT bool size1_stride(const gcl_tensormap_desc *d, uint32_t i, unsigned multiple
   return s < TMAP_STRIDE_LIMIT;
 }
 
-static gcl_status fill_strides(const DLTensor *t, const gcl__tmap_who *who, unsigned multiple,
-                               gcl_tensormap_desc *d) {
-  for (uint32_t i = 1; i < d->rank; i++) {
-    int dl = t->ndim - 1 - (int)i;
-    if (t->shape[dl] == 1) { /* never stepped over: any valid stride describes it */
-      uint64_t sub;
-      if (size1_stride(d, i, multiple, &sub)) {
-        d->strides[i - 1] = sub;
-        continue;
-      }
-    }
-    int64_t s = stride_elems(t, dl);
-    /* element_bytes is 1, 2, 4 or 8: shifts, not divisions (this path runs per map) */
-    unsigned shift = (unsigned)__builtin_ctz(d->element_bytes);
-    if (s < 0 || (uint64_t)s >= TMAP_STRIDE_LIMIT >> shift) /* 0: a broadcast view (the driver takes it) */
-      return tfail(who, GCL_ERROR_TENSOR,
-                       "dimension %d has stride %lld elements: expected 0 ... 2^40 bytes", dl,
-                       (long long)s);
-    uint64_t bytes = (uint64_t)s << shift;
-    if (bytes & (multiple - 1u)) /* multiple is 16 or 32 */
-      return tfail(who, GCL_ERROR_TENSOR,
-                       "dimension %d has stride %lld elements = %llu bytes: TMA needs a "
-                       "multiple of %u bytes", dl, (long long)s, (unsigned long long)bytes,
-                       multiple);
-    d->strides[i - 1] = bytes;
-  }
-  return GCL_OK;
-}
-
-static gcl_status fill_address(const DLTensor *t, const gcl__tmap_who *who, unsigned align,
-                               gcl_tensormap_desc *d) {
-  uint64_t base = (uint64_t)(uintptr_t)t->data;
-  if (t->byte_offset > UINT64_MAX - base)
-    return tfail(who, GCL_ERROR_TENSOR, "data 0x%llx + byte_offset %llu overflows",
-                     (unsigned long long)base, (unsigned long long)t->byte_offset);
-  uint64_t address = base + t->byte_offset;
-  if (address & (align - 1u)) /* align is 16 or 32 */
-    return tfail(who, GCL_ERROR_TENSOR,
-                     "data + byte_offset = 0x%llx + %llu = 0x%llx is not %u-byte aligned "
-                     "(TMA needs a %u-byte aligned global address)",
-                     (unsigned long long)base, (unsigned long long)t->byte_offset,
-                     (unsigned long long)address, align, align);
-  if (address >= GCL__TMAP_ADDRESS_LIMIT) /* the driver's bound, measured (tmap.h) */
-    return tfail(who, GCL_ERROR_TENSOR,
-                     "data + byte_offset = 0x%llx + %llu = 0x%llx: the driver encodes global "
-                     "addresses below 2^57 = 0x200000000000000 only",
-                     (unsigned long long)base, (unsigned long long)t->byte_offset,
-                     (unsigned long long)address);
-  d->address = address;
-  return GCL_OK;
-}
-
 HOT unsigned swizzle_span(int swizzle) { return swizzle ? 16u << swizzle : 0u; }
 
-static gcl_status check_enums(const gcl_tensormap_options *o, const gcl__tmap_who *who,
-                              gcl_tensormap_desc *d) {
-  if (o->interleave < 0 || o->interleave > GCL_TENSORMAP_INTERLEAVE_32B)
-    return tfail(who, GCL_ERROR_INVALID_ARGUMENT, "interleave = %d: expected 0 ... 2",
-                     o->interleave);
-  if (o->swizzle < 0 || o->swizzle > GCL_TENSORMAP_SWIZZLE_128B)
-    return tfail(who, GCL_ERROR_INVALID_ARGUMENT, "swizzle = %d: expected 0 ... 3",
-                     o->swizzle);
-  if (o->l2_promotion < 0 || o->l2_promotion > GCL_TENSORMAP_L2_256B)
-    return tfail(who, GCL_ERROR_INVALID_ARGUMENT, "l2_promotion = %d: expected 0 ... 3",
-                     o->l2_promotion);
-  if (o->oob_fill < 0 || o->oob_fill > GCL_TENSORMAP_OOB_NAN)
-    return tfail(who, GCL_ERROR_INVALID_ARGUMENT, "oob_fill = %d: expected 0 or 1",
-                     o->oob_fill);
-  d->interleave = o->interleave;
-  d->swizzle = o->swizzle;
-  d->l2_promotion = o->l2_promotion;
-  d->oob_fill = o->oob_fill;
-  return GCL_OK;
+/* Unused entries must be zero (the refresh key and the driver see them). Field by field: one
+ * memset of the whole struct becomes `rep stos`, which costs more than the rest of a
+ * translation; pieces of at most 40 bytes become a few vector stores. */
+HOT void zero_desc(gcl_tensormap_desc *d) {
+  memset(d->dims, 0, sizeof d->dims);
+  memset(d->strides, 0, sizeof d->strides);
+  memset(d->box, 0, sizeof d->box);
+  memset(d->element_strides, 0, sizeof d->element_strides);
+  memset(&d->im2col, 0, sizeof d->im2col);
+  d->type = 0, d->rank = 0, d->element_bytes = 0, d->box_bytes = 0, d->address = 0;
+  d->interleave = d->swizzle = d->l2_promotion = d->oob_fill = 0;
 }
 
-/* Rules that tie options to the tensor: interleave needs rank >= 3; the NaN fill is for
- * floating-point types only. (The documentation's "32-byte interleave needs the 32-byte swizzle"
- * is not enforced by the driver -- 2,289 of 400,000 descriptions encoded on the H200, driver 580 --
- * and gclaunch follows the driver.) */
-static gcl_status check_combination(const gcl__tmap_who *who, const gcl_tensormap_desc *d) {
-  if (d->interleave && d->rank < 3)
-    return tfail(who, GCL_ERROR_TENSOR, "interleave %d needs rank >= 3, the tensor has rank %u", d->interleave, d->rank);
-  if (d->oob_fill == GCL_TENSORMAP_OOB_NAN && !is_float(d->type))
-    return tfail(who, GCL_ERROR_TENSOR, "the NaN out-of-bounds fill needs a floating-point "
-                     "type, the tensor is %s", gcl__tmap_type_name(d->type));
-  return GCL_OK;
-}
-
-/* TMA stores write global memory in whole 16-byte chunks: a box that reaches the end of a row
- * whose length in bytes is not a multiple of 16 also writes the bytes after the row, up to the next
- * 16-byte boundary (padding, or another tensor's data), with whatever the box holds there (the
- * out-of-bounds fill of the load). The driver encodes such a map without complaint (triton-lang/
- * triton#11583; seen on the H200), so a map meant for stores is refused here. Rows start 16-byte
- * aligned (address and strides are checked), so the row length alone decides. */
-static gcl_status check_store_extent(const gcl_tensormap_options *o, const gcl__tmap_who *who,
-                                     const gcl_tensormap_desc *d) {
-  uint64_t row = d->dims[0] * d->element_bytes;
-  if (!o->store || (row & 15u) == 0) return GCL_OK;
-  return tfail(who, GCL_ERROR_TENSOR,
-                   "store = 1 and dimension %d (innermost) has %llu elements of %u bytes = "
-                   "%llu bytes, not a multiple of 16: TMA stores write whole 16-byte chunks and "
-                   "would overwrite the %llu bytes after each row", (int)d->rank - 1,
-                   (unsigned long long)d->dims[0], d->element_bytes, (unsigned long long)row,
-                   (unsigned long long)(16u - row % 16u));
-}
-
-/* Element stride of TMA dimension i into d (0 is taken as 1), for tiled and im2col maps. */
-static gcl_status fill_element_stride(const gcl_tensormap_options *o, uint32_t i, const gcl__tmap_who *who,
-                                      gcl_tensormap_desc *d) {
-  uint32_t e = o->element_strides[i] ? o->element_strides[i] : 1u;
-  if (e > TMAP_ESTRIDE_MAX)
-    return tfail(who, GCL_ERROR_TENSOR,
-                     "element_strides[%u] (dimension %d) = %u: expected 1 ... %u", i,
-                     (int)d->rank - 1 - (int)i, e, TMAP_ESTRIDE_MAX);
-  d->element_strides[i] = e;
-  return GCL_OK;
-}
-
-static gcl_status fill_box(const gcl_tensormap_options *o, const gcl__tmap_who *who,
-                           gcl_tensormap_desc *d) {
-  uint64_t bytes = d->element_bytes, limit = d->element_bytes;
-  for (uint32_t i = 0; i < d->rank; i++) {
-    int dl = (int)d->rank - 1 - (int)i;
-    uint32_t b = o->box[i];
-    if (b < 1 || b > TMAP_BOX_MAX)
-      return tfail(who, GCL_ERROR_TENSOR, "box[%u] (dimension %d) = %u: expected 1 ... %u", i, dl, b, TMAP_BOX_MAX);
-    gcl_status s = fill_element_stride(o, i, who, d);
-    if (s != GCL_OK) return s;
-    uint32_t e = d->element_strides[i];
-    d->box[i] = b;
-    /* Without interleave TMA ignores element_strides[0]. */
-    bytes *= (i == 0 && !d->interleave) || e == 1 ? b : (b + e - 1) / e;
-    limit *= b / e;
-  }
-  if (limit > TMAP_BOX_LIMIT_BYTES)
-    return tfail(who, GCL_ERROR_TENSOR,
-                 "box = {%u, %u, %u, %u, %u} with element_strides = {%u, %u, %u, %u, %u} (TMA "
-                 "order): %u bytes x the product of floor(box / element stride) = %llu bytes, over "
-                 "the driver's %u (228 KiB; measured on the H200, driver 580: the documentation "
-                 "names no limit)",
-                 d->box[0], d->rank > 1 ? d->box[1] : 0, d->rank > 2 ? d->box[2] : 0,
-                 d->rank > 3 ? d->box[3] : 0, d->rank > 4 ? d->box[4] : 0,
-                 d->element_strides[0], d->rank > 1 ? d->element_strides[1] : 0,
-                 d->rank > 2 ? d->element_strides[2] : 0, d->rank > 3 ? d->element_strides[3] : 0,
-                 d->rank > 4 ? d->element_strides[4] : 0, d->element_bytes,
-                 (unsigned long long)limit, TMAP_BOX_LIMIT_BYTES);
-  d->box_bytes = (uint32_t)bytes;
-  return GCL_OK;
-}
-
-static gcl_status check_inner_box(const gcl__tmap_who *who, const gcl_tensormap_desc *d) {
-  uint32_t inner = d->box[0] * d->element_bytes;
-  int dl = (int)d->rank - 1;
-  if (inner & 15u) /* with interleave too: measured on the H200 (the documentation says without) */
-    return tfail(who, GCL_ERROR_TENSOR,
-                     "box[0] (dimension %d) = %u elements of %u bytes = %u bytes: the inner "
-                     "box must be a multiple of 16 bytes", dl, d->box[0], d->element_bytes,
-                     inner);
-  unsigned span = swizzle_span(d->swizzle);
-  if (!d->interleave && span && inner > span)
-    return tfail(who, GCL_ERROR_TENSOR,
-                     "box[0] (dimension %d) = %u elements = %u bytes exceeds the %u-byte "
-                     "swizzle span", dl, d->box[0], inner, span);
-  return GCL_OK;
-}
-
-/* --- im2col (cuTensorMapEncodeIm2col) -------------------------------------------------------- */
+/* --- the rules ---------------------------------------------------------------------------------
+ *
+ * Every rule of docs/tensormap-rules.md, written once: its condition in the pass below (one walk
+ * in the table's order, without calls or messages while the rules hold), its message in the
+ * table `rules`, indexed by the rule's number, which the pass calls (out of line, cold) for the
+ * first rule broken. The pass's order is the table's: options (24), the tensor (1, 2, 3, 4), the
+ * combinations (5, 7, 8), the innermost dimension (9), the strides (10), the address (11, 26),
+ * then the tiled box (12, 13, 16, 14, 15) or im2col (17, 18, 19, 20, 13, 25, 22, 23, 21). */
 
 #define TMAP_IM2COL_PIXELS_MAX 1024u
 #define TMAP_IM2COL_CHANNELS_MAX 256u
 
-static const char *const spatial_names[] = {"W", "H", "D"};
+/* Where a rule broke, for its message: the inputs, the description filled up to the rule, and
+ * the dimension (TMA order unless the rule says otherwise) or corner. */
+typedef struct tmap_at {
+  const DLTensor *t;
+  const gcl_tensormap_options *o;
+  const gcl_tensormap_desc *d;
+  uint32_t i;
+} tmap_at;
 
-/* Corner ranges by rank: one 16-bit offset for rank 3, two 8-bit for rank 4, three 5-bit for 5. */
-static gcl_status check_corners(const int32_t *c, const char *which, const gcl__tmap_who *who,
-                                gcl_tensormap_desc *d, int32_t *out) {
-  static const int32_t lo[] = {-32768, -128, -16}, hi[] = {32767, 127, 15};
-  uint32_t spatial = d->rank - 2;
-  for (uint32_t i = 0; i < spatial; i++) {
-    int32_t min = lo[d->rank - 3], max = hi[d->rank - 3];
-    if (c[i] < min || c[i] > max)
-      return tfail(who, GCL_ERROR_TENSOR,
-                       "im2col.%s[%u] (%s, dimension %d) = %d: expected %d ... %d for rank %u", which, i, spatial_names[i], (int)(d->rank - 2 - i), (int)c[i],
-                       (int)min, (int)max, d->rank);
-    out[i] = c[i];
-  }
-  return GCL_OK;
+/* Stride of DLPack dimension dl in elements: given, or compact row-major when strides is NULL.
+ * The compact product saturates at INT64_MAX (shapes reach 2^32 each), which the stride limit
+ * then refuses. For messages; the pass keeps a running product. */
+static int64_t stride_elems(const DLTensor *t, int dl) {
+  if (t->strides) return t->strides[dl];
+  int64_t s = 1;
+  for (int k = dl + 1; k < t->ndim; k++)
+    if (__builtin_mul_overflow(s, t->shape[k], &s)) return INT64_MAX;
+  return s;
 }
 
-/* The bounding box along spatial corner i must hold a pixel: lower < size + upper, with the sum
- * taken as the driver takes it, in 32 bits and signed (a size of 2^31 or more wraps), and the
+static unsigned align_of(const tmap_at *at) { return gcl__tmap_align(at->o); }
+
+static gcl_status say_options(const gcl__tmap_who *who, const tmap_at *at) { /* 24 */
+  const gcl_tensormap_options *o = at->o;
+  if ((unsigned)o->interleave > GCL_TENSORMAP_INTERLEAVE_32B)
+    return tfail(who, GCL_ERROR_INVALID_ARGUMENT, "interleave = %d: expected 0 ... 2",
+                 o->interleave);
+  if ((unsigned)o->swizzle > GCL_TENSORMAP_SWIZZLE_128B)
+    return tfail(who, GCL_ERROR_INVALID_ARGUMENT, "swizzle = %d: expected 0 ... 3", o->swizzle);
+  if ((unsigned)o->l2_promotion > GCL_TENSORMAP_L2_256B)
+    return tfail(who, GCL_ERROR_INVALID_ARGUMENT, "l2_promotion = %d: expected 0 ... 3",
+                 o->l2_promotion);
+  return tfail(who, GCL_ERROR_INVALID_ARGUMENT, "oob_fill = %d: expected 0 or 1", o->oob_fill);
+}
+
+static gcl_status say_device(const gcl__tmap_who *who, const tmap_at *at) { /* 1 */
+  return tfail(who, GCL_ERROR_TENSOR,
+               "device type %d is not CUDA (%d) or CUDA managed (%d): TMA reads device memory",
+               (int)at->t->device.device_type, (int)kDLCUDA, GCL_DL_DEVICE_CUDA_MANAGED);
+}
+
+/* NULL data is no refusal: the driver encodes address 0 (measured, driver 580), and template maps
+ * whose address a kernel patches on the device (tensormap.replace) are encoded so. */
+static gcl_status say_rank(const gcl__tmap_who *who, const tmap_at *at) { /* 2 */
+  const DLTensor *t = at->t;
+  if (t->ndim < 1 || t->ndim > GCL_TENSORMAP_MAX_RANK)
+    return tfail(who, GCL_ERROR_TENSOR, "ndim = %d: a tensor map has rank 1 ... %d",
+                 (int)t->ndim, GCL_TENSORMAP_MAX_RANK);
+  return tfail(who, GCL_ERROR_TENSOR, "shape is NULL with ndim %d", t->ndim);
+}
+
+static gcl_status say_dtype(const gcl__tmap_who *who, const tmap_at *at) { /* 3 */
+  DLDataType dt = at->t->dtype;
+  return tfail(who, GCL_ERROR_TENSOR,
+               "dtype (code %u, bits %u, lanes %u) has no tensor map element type (expected "
+               "8/16/32/64-bit int, uint, float, bfloat16, bool, float8; lanes 1)",
+               dt.code, dt.bits, dt.lanes);
+}
+
+static gcl_status say_dim(const gcl__tmap_who *who, const tmap_at *at) { /* 4; i: DLPack dim */
+  return tfail(who, GCL_ERROR_TENSOR, "dimension %d has size %lld: expected 1 ... 2^32",
+               (int)at->i, (long long)at->t->shape[at->i]);
+}
+
+static gcl_status say_interleave_rank(const gcl__tmap_who *who, const tmap_at *at) { /* 5 */
+  return tfail(who, GCL_ERROR_TENSOR, "interleave %d needs rank >= 3, the tensor has rank %u",
+               at->d->interleave, at->d->rank);
+}
+
+static gcl_status say_nan_fill(const gcl__tmap_who *who, const tmap_at *at) { /* 7 */
+  return tfail(who, GCL_ERROR_TENSOR, "the NaN out-of-bounds fill needs a floating-point type, "
+               "the tensor is %s", gcl__tmap_type_name(at->d->type));
+}
+
+/* 8. TMA stores write global memory in whole 16-byte chunks: a box that reaches the end of a row
+ * whose length in bytes is not a multiple of 16 also writes the bytes after the row, up to the
+ * next 16-byte boundary (padding, or another tensor's data). The driver encodes such a map
+ * without complaint (triton-lang/triton#11583; seen on the H200), so a map meant for stores is
+ * refused here. Rows start 16-byte aligned (address and strides are checked), so the row length
+ * alone decides. */
+static gcl_status say_store(const gcl__tmap_who *who, const tmap_at *at) {
+  const gcl_tensormap_desc *d = at->d;
+  uint64_t row = d->dims[0] * d->element_bytes;
+  return tfail(who, GCL_ERROR_TENSOR,
+               "store = 1 and dimension %d (innermost) has %llu elements of %u bytes = %llu "
+               "bytes, not a multiple of 16: TMA stores write whole 16-byte chunks and would "
+               "overwrite the %llu bytes after each row", (int)d->rank - 1,
+               (unsigned long long)d->dims[0], d->element_bytes, (unsigned long long)row,
+               (unsigned long long)(16u - row % 16u));
+}
+
+static gcl_status say_innermost(const gcl__tmap_who *who, const tmap_at *at) { /* 9 */
+  int dl = at->t->ndim - 1;
+  return tfail(who, GCL_ERROR_TENSOR, "dimension %d (innermost) has stride %lld elements: TMA "
+               "needs it contiguous (stride 1)", dl, (long long)stride_elems(at->t, dl));
+}
+
+static gcl_status say_stride(const gcl__tmap_who *who, const tmap_at *at) { /* 10; i: TMA dim */
+  int dl = at->t->ndim - 1 - (int)at->i;
+  int64_t s = stride_elems(at->t, dl);
+  unsigned shift = (unsigned)__builtin_ctz(at->d->element_bytes), multiple = align_of(at);
+  if (s < 0 || (uint64_t)s >= TMAP_STRIDE_LIMIT >> shift)
+    return tfail(who, GCL_ERROR_TENSOR, "dimension %d has stride %lld elements: expected 0 ... "
+                 "2^40 bytes", dl, (long long)s);
+  return tfail(who, GCL_ERROR_TENSOR, "dimension %d has stride %lld elements = %llu bytes: TMA "
+               "needs a multiple of %u bytes", dl, (long long)s,
+               (unsigned long long)((uint64_t)s << shift), multiple);
+}
+
+static gcl_status say_address(const gcl__tmap_who *who, const tmap_at *at) { /* 11 */
+  uint64_t base = (uint64_t)(uintptr_t)at->t->data, off = at->t->byte_offset;
+  unsigned align = align_of(at);
+  if (off > UINT64_MAX - base)
+    return tfail(who, GCL_ERROR_TENSOR, "data 0x%llx + byte_offset %llu overflows",
+                 (unsigned long long)base, (unsigned long long)off);
+  return tfail(who, GCL_ERROR_TENSOR, "data + byte_offset = 0x%llx + %llu = 0x%llx is not %u-byte "
+               "aligned (TMA needs a %u-byte aligned global address)", (unsigned long long)base,
+               (unsigned long long)off, (unsigned long long)(base + off), align, align);
+}
+
+static gcl_status say_address_bits(const gcl__tmap_who *who, const tmap_at *at) { /* 26 */
+  uint64_t base = (uint64_t)(uintptr_t)at->t->data, off = at->t->byte_offset;
+  return tfail(who, GCL_ERROR_TENSOR, "data + byte_offset = 0x%llx + %llu = 0x%llx: the driver "
+               "encodes global addresses below 2^57 = 0x200000000000000 only",
+               (unsigned long long)base, (unsigned long long)off,
+               (unsigned long long)(base + off));
+}
+
+static gcl_status say_box(const gcl__tmap_who *who, const tmap_at *at) { /* 12 */
+  return tfail(who, GCL_ERROR_TENSOR, "box[%u] (dimension %d) = %u: expected 1 ... %u", at->i,
+               (int)at->d->rank - 1 - (int)at->i, at->o->box[at->i], TMAP_BOX_MAX);
+}
+
+static gcl_status say_element_stride(const gcl__tmap_who *who, const tmap_at *at) { /* 13 */
+  return tfail(who, GCL_ERROR_TENSOR, "element_strides[%u] (dimension %d) = %u: expected 1 ... %u",
+               at->i, (int)at->d->rank - 1 - (int)at->i, at->o->element_strides[at->i],
+               TMAP_ESTRIDE_MAX);
+}
+
+static gcl_status say_inner_box(const gcl__tmap_who *who, const tmap_at *at) { /* 14 */
+  const gcl_tensormap_desc *d = at->d;
+  return tfail(who, GCL_ERROR_TENSOR, "box[0] (dimension %d) = %u elements of %u bytes = %u "
+               "bytes: the inner box must be a multiple of 16 bytes", (int)d->rank - 1,
+               d->box[0], d->element_bytes, d->box[0] * d->element_bytes);
+}
+
+static gcl_status say_swizzle_span(const gcl__tmap_who *who, const tmap_at *at) { /* 15 */
+  const gcl_tensormap_desc *d = at->d;
+  return tfail(who, GCL_ERROR_TENSOR, "box[0] (dimension %d) = %u elements = %u bytes exceeds "
+               "the %u-byte swizzle span", (int)d->rank - 1, d->box[0],
+               d->box[0] * d->element_bytes, swizzle_span(d->swizzle));
+}
+
+static gcl_status say_box_limit(const gcl__tmap_who *who, const tmap_at *at) { /* 16 */
+  const gcl_tensormap_desc *d = at->d;
+  uint32_t b[GCL_TENSORMAP_MAX_RANK] = {0}, e[GCL_TENSORMAP_MAX_RANK] = {0};
+  uint64_t limit = d->element_bytes;
+  for (uint32_t i = 0; i < d->rank; i++)
+    b[i] = d->box[i], e[i] = d->element_strides[i], limit *= b[i] / e[i];
+  return tfail(who, GCL_ERROR_TENSOR,
+               "box = {%u, %u, %u, %u, %u} with element_strides = {%u, %u, %u, %u, %u} (TMA "
+               "order): %u bytes x the product of floor(box / element stride) = %llu bytes, over "
+               "the driver's %u (228 KiB; measured on the H200, driver 580: the documentation "
+               "names no limit)", b[0], b[1], b[2], b[3], b[4], e[0], e[1], e[2], e[3], e[4],
+               d->element_bytes, (unsigned long long)limit, TMAP_BOX_LIMIT_BYTES);
+}
+
+static gcl_status say_im2col_rank(const gcl__tmap_who *who, const tmap_at *at) { /* 17 */
+  return tfail(who, GCL_ERROR_TENSOR, "im2col needs rank 3 ... 5 (N, spatial dimensions, C), "
+               "the tensor has rank %u", at->d->rank);
+}
+
+static gcl_status say_pixels(const gcl__tmap_who *who, const tmap_at *at) { /* 18 */
+  return tfail(who, GCL_ERROR_TENSOR, "im2col.pixels = %u: expected 1 ... %u",
+               at->o->im2col.pixels, TMAP_IM2COL_PIXELS_MAX);
+}
+
+static gcl_status say_channels(const gcl__tmap_who *who, const tmap_at *at) { /* 19 */
+  return tfail(who, GCL_ERROR_TENSOR, "im2col.channels = %u: expected 1 ... %u",
+               at->o->im2col.channels, TMAP_IM2COL_CHANNELS_MAX);
+}
+
+static const char *const spatial_names[] = {"W", "H", "D"};
+/* Corner ranges by rank: one 16-bit offset for rank 3, two 8-bit for rank 4, three 5-bit for 5. */
+static const int32_t corner_min[] = {-32768, -128, -16}, corner_max[] = {32767, 127, 15};
+#define TMAP_UPPER 8u /* tmap_at.i of rule 20: the corner, plus this for upper[] */
+
+static gcl_status say_corner(const gcl__tmap_who *who, const tmap_at *at) { /* 20 */
+  const gcl_tensormap_desc *d = at->d;
+  bool upper = at->i >= TMAP_UPPER;
+  uint32_t i = at->i % TMAP_UPPER;
+  int32_t c = upper ? at->o->im2col.upper[i] : at->o->im2col.lower[i];
+  return tfail(who, GCL_ERROR_TENSOR, "im2col.%s[%u] (%s, dimension %d) = %d: expected %d ... %d "
+               "for rank %u", upper ? "upper" : "lower", i, spatial_names[i],
+               (int)(d->rank - 2 - i), (int)c, (int)corner_min[d->rank - 3],
+               (int)corner_max[d->rank - 3], d->rank);
+}
+
+/* 25. The bounding box along spatial corner i must hold a pixel: lower < size + upper, with the
+ * sum taken as the driver takes it, in 32 bits and signed (a size of 2^31 or more wraps), and the
  * size that of TMA dimension i + 1 -- or of dimension i with interleave, where the driver pairs
  * corner i with the dimension below. Measured on the H200 (driver 580): 0 exceptions in 200,000
  * im2col descriptions and 340,000 structured probes (bench/experiments/im2col_probe.py); the
@@ -348,12 +326,11 @@ static inline bool box_holds_pixel(uint64_t size, int32_t lower, int32_t upper) 
   return lower < wrap32(size + (uint64_t)(int64_t)upper);
 }
 
-static gcl_status check_bounding_box(uint32_t i, const gcl__tmap_who *who,
-                                     const gcl_tensormap_desc *d) {
-  uint32_t k = d->interleave ? i : i + 1; /* the TMA dimension the driver measures */
+static gcl_status say_bounding_box(const gcl__tmap_who *who, const tmap_at *at) {
+  const gcl_tensormap_desc *d = at->d;
+  uint32_t i = at->i, k = d->interleave ? i : i + 1; /* the TMA dimension the driver measures */
   uint64_t size = d->dims[k];
   int32_t l = d->im2col.lower[i], u = d->im2col.upper[i];
-  if (box_holds_pixel(size, l, u)) return GCL_OK;
   int64_t sum = (int64_t)size + u, wrapped = wrap32(size + (uint64_t)(int64_t)u);
   char paired[96] = "";
   if (d->interleave)
@@ -372,184 +349,181 @@ static gcl_status check_bounding_box(uint32_t i, const gcl__tmap_who *who,
                (unsigned long long)size, i, (long long)sum, (long long)wrapped, i, (int)l, paired);
 }
 
-static gcl_status fill_im2col(const gcl_tensormap_options *o, const gcl__tmap_who *who,
-                              gcl_tensormap_desc *d) {
+static gcl_status say_channel_bytes(const gcl__tmap_who *who, const tmap_at *at) { /* 22 */
+  const gcl_tensormap_desc *d = at->d;
+  uint32_t c = at->o->im2col.channels;
+  return tfail(who, GCL_ERROR_TENSOR, "im2col.channels (dimension %d) = %u elements of %u bytes "
+               "= %u bytes: the channels of a pixel must be a multiple of 16 bytes",
+               (int)d->rank - 1, c, d->element_bytes, c * d->element_bytes);
+}
+
+static gcl_status say_channel_span(const gcl__tmap_who *who, const tmap_at *at) { /* 23 */
+  const gcl_tensormap_desc *d = at->d;
+  uint32_t c = at->o->im2col.channels;
+  return tfail(who, GCL_ERROR_TENSOR, "im2col.channels (dimension %d) = %u elements = %u bytes "
+               "exceeds the %u-byte swizzle span", (int)d->rank - 1, c, c * d->element_bytes,
+               swizzle_span(d->swizzle));
+}
+
+static gcl_status say_pixel_bytes(const gcl__tmap_who *who, const tmap_at *at) { /* 21 */
+  const gcl_tensormap_im2col *m = &at->o->im2col;
+  uint32_t eb = at->d->element_bytes;
+  return tfail(who, GCL_ERROR_TENSOR, "im2col.pixels x channels = %u x %u elements of %u bytes = "
+               "%llu bytes, over the driver's %u (228 KiB; measured on the H200, driver 580: the "
+               "documentation names no limit)", m->pixels, m->channels, eb,
+               (unsigned long long)m->pixels * m->channels * eb, TMAP_BOX_LIMIT_BYTES);
+}
+
+/* The table: rule number (docs/tensormap-rules.md) -> its message. Rule 6 is gone (the driver
+ * takes any swizzle with 32-byte interleave). */
+typedef gcl_status (*tmap_say)(const gcl__tmap_who *who, const tmap_at *at);
+static const tmap_say rules[27] = {
+    [1] = say_device,           [2] = say_rank,           [3] = say_dtype,
+    [4] = say_dim,              [5] = say_interleave_rank, [7] = say_nan_fill,
+    [8] = say_store,            [9] = say_innermost,      [10] = say_stride,
+    [11] = say_address,         [12] = say_box,           [13] = say_element_stride,
+    [14] = say_inner_box,       [15] = say_swizzle_span,  [16] = say_box_limit,
+    [17] = say_im2col_rank,     [18] = say_pixels,        [19] = say_channels,
+    [20] = say_corner,          [21] = say_pixel_bytes,   [22] = say_channel_bytes,
+    [23] = say_channel_span,    [24] = say_options,       [25] = say_bounding_box,
+    [26] = say_address_bits};
+
+/* Rule `rule` broke at i: its message, formatted only here, and its status. */
+__attribute__((noinline, cold)) static gcl_status refuse(int rule, const gcl__tmap_who *who,
+                                                         const DLTensor *t,
+                                                         const gcl_tensormap_options *o,
+                                                         const gcl_tensormap_desc *d, uint32_t i) {
+  tmap_at at = {t, o, d, i};
+  return rules[rule](who, &at);
+}
+
+#define REFUSE(rule, i) return refuse((rule), who, t, o, d, (uint32_t)(i))
+
+/* --- the pass ----------------------------------------------------------------------------------
+ * The rules' conditions in the table's order, in stages inlined into one function: no call, no
+ * message, no allocation while every rule holds; *d filled when all do (on a refusal d is
+ * scratch, filled up to the broken rule for its message). */
+
+/* Rules 24, 1, 2, 3, 4: the options, the tensor, its element type, its dimensions. */
+HOT gcl_status pass_tensor(const DLTensor *t, const gcl_tensormap_options *o,
+                           const gcl__tmap_who *who, gcl_tensormap_desc *d) {
+  if ((unsigned)o->interleave > GCL_TENSORMAP_INTERLEAVE_32B ||
+      (unsigned)o->swizzle > GCL_TENSORMAP_SWIZZLE_128B ||
+      (unsigned)o->l2_promotion > GCL_TENSORMAP_L2_256B || (unsigned)o->oob_fill > 1u)
+    REFUSE(24, 0);
+  int dev = (int)t->device.device_type;
+  if (dev != kDLCUDA && dev != GCL_DL_DEVICE_CUDA_MANAGED) REFUSE(1, 0);
+  if ((unsigned)(t->ndim - 1) >= GCL_TENSORMAP_MAX_RANK || !t->shape) REFUSE(2, 0);
+  int type = dtype_to_type(t->dtype);
+  if (type < 0) REFUSE(3, 0);
+  zero_desc(d);
+  uint32_t rank = (uint32_t)t->ndim;
+  d->type = (gcl_tensormap_type)type, d->rank = rank, d->element_bytes = t->dtype.bits / 8u;
+  d->interleave = o->interleave, d->swizzle = o->swizzle;
+  d->l2_promotion = o->l2_promotion, d->oob_fill = o->oob_fill;
+  for (uint32_t dl = 0; dl < rank; dl++) { /* DLPack order: TMA dimension rank - 1 - dl */
+    int64_t n = t->shape[dl];
+    if (n < 1 || (uint64_t)n > TMAP_DIM_MAX) REFUSE(4, dl);
+    d->dims[rank - 1 - dl] = (uint64_t)n;
+  }
+  return GCL_OK;
+}
+
+/* Rules 5, 7, 8, 9, 10, 11, 26: the options against the tensor, the innermost dimension, the
+ * strides (TMA dimensions 1 ...; a size-1 dimension's is replaced), the address. */
+HOT gcl_status pass_layout(const DLTensor *t, const gcl_tensormap_options *o,
+                           const gcl__tmap_who *who, unsigned align, gcl_tensormap_desc *d) {
+  const uint32_t rank = d->rank, eb = d->element_bytes;
+  const unsigned shift = (unsigned)__builtin_ctz(eb); /* 1, 2, 4, 8 bytes: shifts */
+  const int64_t *shape = t->shape, *strides = t->strides;
+  if (d->interleave && rank < 3) REFUSE(5, 0);
+  if (d->oob_fill == GCL_TENSORMAP_OOB_NAN && !is_float(d->type)) REFUSE(7, 0);
+  if (o->store && ((d->dims[0] * eb) & 15u)) REFUSE(8, 0);
+  if (shape[rank - 1] > 1 && strides && strides[rank - 1] != 1) REFUSE(9, 0);
+  int64_t compact = 1; /* the stride of a NULL-strides tensor, in elements (saturating) */
+  for (uint32_t i = 1; i < rank; i++) {
+    int dl = (int)(rank - 1 - i);
+    if (!strides && __builtin_mul_overflow(compact, shape[dl + 1], &compact)) compact = INT64_MAX;
+    uint64_t sub;
+    if (shape[dl] == 1 && size1_stride(d, i, align, &sub)) { /* never stepped over */
+      d->strides[i - 1] = sub;
+      continue;
+    }
+    int64_t s = strides ? strides[dl] : compact;
+    if (s < 0 || (uint64_t)s >= TMAP_STRIDE_LIMIT >> shift) REFUSE(10, i); /* 0: broadcast */
+    uint64_t bytes = (uint64_t)s << shift;
+    if (bytes & (align - 1u)) REFUSE(10, i);
+    d->strides[i - 1] = bytes;
+  }
+  uint64_t base = (uint64_t)(uintptr_t)t->data, address = base + t->byte_offset;
+  if (address < base || (address & (align - 1u))) REFUSE(11, 0);
+  if (address >= GCL__TMAP_ADDRESS_LIMIT) REFUSE(26, 0); /* the driver's bound, measured */
+  d->address = address;
+  return GCL_OK;
+}
+
+/* Rules 12, 13, 16, 14, 15: the tiled box. Without interleave TMA ignores element_strides[0]
+ * (box_bytes); the limit (16) is the driver's arithmetic, floor(box / element stride). */
+HOT gcl_status pass_box(const DLTensor *t, const gcl_tensormap_options *o,
+                        const gcl__tmap_who *who, gcl_tensormap_desc *d) {
+  const uint32_t eb = d->element_bytes, il = (uint32_t)d->interleave;
+  uint64_t bytes = eb, limit = eb;
+  for (uint32_t i = 0; i < d->rank; i++) {
+    uint32_t b = o->box[i], e = o->element_strides[i] ? o->element_strides[i] : 1u;
+    if (b - 1u >= TMAP_BOX_MAX) REFUSE(12, i);
+    if (e > TMAP_ESTRIDE_MAX) REFUSE(13, i);
+    d->box[i] = b, d->element_strides[i] = e;
+    bytes *= (i == 0 && !il) || e == 1 ? b : (b + e - 1) / e;
+    limit *= b / e;
+  }
+  if (limit > TMAP_BOX_LIMIT_BYTES) REFUSE(16, 0);
+  uint32_t inner = d->box[0] * eb, span = swizzle_span(d->swizzle);
+  if (inner & 15u) REFUSE(14, 0); /* with interleave too: measured on the H200 */
+  if (!il && span && inner > span) REFUSE(15, 0);
+  d->box_bytes = (uint32_t)bytes;
+  return GCL_OK;
+}
+
+/* Rules 17, 18, 19, 20, 13, 25, 22, 23, 21: im2col (cuTensorMapEncodeIm2col). */
+HOT gcl_status pass_im2col(const DLTensor *t, const gcl_tensormap_options *o,
+                           const gcl__tmap_who *who, gcl_tensormap_desc *d) {
   const gcl_tensormap_im2col *m = &o->im2col;
-  if (d->rank < 3)
-    return tfail(who, GCL_ERROR_TENSOR,
-                     "im2col needs rank 3 ... 5 (N, spatial dimensions, C), the tensor has "
-                     "rank %u", d->rank);
-  if (m->pixels > TMAP_IM2COL_PIXELS_MAX)
-    return tfail(who, GCL_ERROR_TENSOR, "im2col.pixels = %u: expected 1 ... %u",
-                     m->pixels, TMAP_IM2COL_PIXELS_MAX);
-  if (m->channels < 1 || m->channels > TMAP_IM2COL_CHANNELS_MAX)
-    return tfail(who, GCL_ERROR_TENSOR, "im2col.channels = %u: expected 1 ... %u",
-                     m->channels, TMAP_IM2COL_CHANNELS_MAX);
-  gcl_status s;
-  if ((s = check_corners(m->lower, "lower", who, d, d->im2col.lower)) ||
-      (s = check_corners(m->upper, "upper", who, d, d->im2col.upper)))
-    return s;
-  for (uint32_t i = 0; i < d->rank; i++)
-    if ((s = fill_element_stride(o, i, who, d)) != GCL_OK) return s;
-  for (uint32_t i = 0; i + 2 < d->rank; i++)
-    if ((s = check_bounding_box(i, who, d)) != GCL_OK) return s;
-  uint32_t inner = m->channels * d->element_bytes, span = swizzle_span(d->swizzle);
-  if (inner & 15u) /* with interleave too (measured on the H200, driver 580) */
-    return tfail(who, GCL_ERROR_TENSOR,
-                 "im2col.channels (dimension %d) = %u elements of %u bytes = %u bytes: the "
-                 "channels of a pixel must be a multiple of 16 bytes", (int)d->rank - 1,
-                 m->channels, d->element_bytes, inner);
-  if (!d->interleave && span && inner > span)
-    return tfail(who, GCL_ERROR_TENSOR,
-                     "im2col.channels (dimension %d) = %u elements = %u bytes exceeds the "
-                     "%u-byte swizzle span", (int)d->rank - 1, m->channels, inner, span);
-  if ((uint64_t)m->pixels * inner > TMAP_BOX_LIMIT_BYTES) /* measured on the H200, driver 580 */
-    return tfail(who, GCL_ERROR_TENSOR,
-                 "im2col.pixels x channels = %u x %u elements of %u bytes = %llu bytes, over the "
-                 "driver's %u (228 KiB; measured on the H200, driver 580: the documentation names "
-                 "no limit)", m->pixels, m->channels, d->element_bytes,
-                 (unsigned long long)m->pixels * inner, TMAP_BOX_LIMIT_BYTES);
-  d->im2col.pixels = m->pixels;
-  d->im2col.channels = m->channels;
+  const uint32_t rank = d->rank, eb = d->element_bytes, il = (uint32_t)d->interleave;
+  if (rank < 3) REFUSE(17, 0);
+  if (m->pixels > TMAP_IM2COL_PIXELS_MAX) REFUSE(18, 0);
+  if (m->channels - 1u >= TMAP_IM2COL_CHANNELS_MAX) REFUSE(19, 0);
+  const int32_t min = corner_min[rank - 3], max = corner_max[rank - 3];
+  for (uint32_t i = 0; i + 2 < rank; i++) {
+    if (m->lower[i] < min || m->lower[i] > max) REFUSE(20, i);
+    d->im2col.lower[i] = m->lower[i];
+  }
+  for (uint32_t i = 0; i + 2 < rank; i++) {
+    if (m->upper[i] < min || m->upper[i] > max) REFUSE(20, TMAP_UPPER + i);
+    d->im2col.upper[i] = m->upper[i];
+  }
+  for (uint32_t i = 0; i < rank; i++) {
+    uint32_t e = o->element_strides[i] ? o->element_strides[i] : 1u;
+    if (e > TMAP_ESTRIDE_MAX) REFUSE(13, i);
+    d->element_strides[i] = e;
+  }
+  for (uint32_t i = 0; i + 2 < rank; i++) /* interleave: the dimension one further in */
+    if (!box_holds_pixel(d->dims[il ? i : i + 1], m->lower[i], m->upper[i])) REFUSE(25, i);
+  uint32_t inner = m->channels * eb, span = swizzle_span(d->swizzle);
+  if (inner & 15u) REFUSE(22, 0); /* with interleave too (measured on the H200, driver 580) */
+  if (!il && span && inner > span) REFUSE(23, 0);
+  if ((uint64_t)m->pixels * inner > TMAP_BOX_LIMIT_BYTES) REFUSE(21, 0);
+  d->im2col.pixels = m->pixels, d->im2col.channels = m->channels;
   d->box_bytes = m->pixels * inner; /* at most 1024 * 256 * 8 bytes */
   return GCL_OK;
 }
 
-/* Unused entries must be zero (the refresh key and the driver see them). Field by field: one
- * memset of the whole struct becomes `rep stos`, which costs more than the rest of a
- * translation; pieces of at most 40 bytes become a few vector stores. */
-HOT void zero_desc(gcl_tensormap_desc *d) {
-  memset(d->dims, 0, sizeof d->dims);
-  memset(d->strides, 0, sizeof d->strides);
-  memset(d->box, 0, sizeof d->box);
-  memset(d->element_strides, 0, sizeof d->element_strides);
-  memset(&d->im2col, 0, sizeof d->im2col);
-  d->type = 0, d->rank = 0, d->element_bytes = 0, d->box_bytes = 0, d->address = 0;
-  d->interleave = d->swizzle = d->l2_promotion = d->oob_fill = 0;
-}
-
-/* --- the slow path: the checks one by one, for the message ---------------------------------
- *
- * Runs only when the one pass below refused (or for gcl__tmap_translate_slow): the same rules,
- * checked in a fixed order by small functions, so that the message names the first rule broken
- * in that order. The one pass and this must agree on every description (tests/unit/
- * test_tmap_diff_cpu.c compares them on random descriptions at every limit). */
-static gcl_status translate_slow(const DLTensor *t, const gcl_tensormap_options *o,
-                                 const gcl__tmap_who *who, gcl_tensormap_desc *d) {
-  zero_desc(d);
-  gcl_status s = GCL_OK;
-  unsigned align = o->interleave == GCL_TENSORMAP_INTERLEAVE_32B ? 32u : 16u;
-  if ((s = check_enums(o, who, d)) || (s = check_tensor(t, who)) || (s = fill_type(t, who, d)) ||
-      (s = fill_dims(t, who, d)) || (s = check_combination(who, d)) ||
-      (s = check_store_extent(o, who, d)) || (s = check_innermost(t, who)) ||
-      (s = fill_strides(t, who, align, d)) || (s = fill_address(t, who, align, d)))
+/* Every rule, in the table's order. */
+HOT gcl_status pass(const DLTensor *t, const gcl_tensormap_options *o, const gcl__tmap_who *who,
+                    gcl_tensormap_desc *d) {
+  gcl_status s;
+  if ((s = pass_tensor(t, o, who, d)) || (s = pass_layout(t, o, who, gcl__tmap_align(o), d)))
     return s;
-  if (o->im2col.pixels ? (s = fill_im2col(o, who, d)) != GCL_OK
-                       : ((s = fill_box(o, who, d)) || (s = check_inner_box(who, d))))
-    return s;
-  return GCL_OK;
-}
-
-/* --- the one pass ------------------------------------------------------------------------------
- *
- * Every rule of the slow path above, in one walk over the dimensions (dims, strides, element
- * strides and box together), branch-light and without calls or messages: true and *d filled
- * when t and o pass every rule, false (d scratch) when any fails; the slow path then says which. */
-HOT bool one_pass(const DLTensor *t, const gcl_tensormap_options *o,
-                            gcl_tensormap_desc *d) {
-  if ((unsigned)o->interleave > GCL_TENSORMAP_INTERLEAVE_32B ||
-      (unsigned)o->swizzle > GCL_TENSORMAP_SWIZZLE_128B ||
-      (unsigned)o->l2_promotion > GCL_TENSORMAP_L2_256B || (unsigned)o->oob_fill > 1u)
-    return false;
-  int dev = (int)t->device.device_type;
-  if ((dev != kDLCUDA && dev != GCL_DL_DEVICE_CUDA_MANAGED) ||
-      (unsigned)(t->ndim - 1) >= GCL_TENSORMAP_MAX_RANK || !t->shape)
-    return false;
-  int type = dtype_to_type(t->dtype);
-  if (type < 0) return false;
-  uint32_t rank = (uint32_t)t->ndim, eb = t->dtype.bits / 8u, pixels = o->im2col.pixels;
-  unsigned shift = (unsigned)__builtin_ctz(eb), il = (unsigned)o->interleave;
-  unsigned align = il == GCL_TENSORMAP_INTERLEAVE_32B ? 32u : 16u;
-  if ((il && rank < 3) ||
-      (o->oob_fill && !is_float((gcl_tensormap_type)type)) || (pixels && rank < 3))
-    return false;
-  uint64_t base = (uint64_t)(uintptr_t)t->data, address = base + t->byte_offset;
-  if (address < base || (address & (align - 1u)) || address >= GCL__TMAP_ADDRESS_LIMIT)
-    return false;
-  zero_desc(d);
-  d->type = (gcl_tensormap_type)type, d->rank = rank, d->element_bytes = eb;
-  d->address = address;
-  d->interleave = o->interleave, d->swizzle = o->swizzle;
-  d->l2_promotion = o->l2_promotion, d->oob_fill = o->oob_fill;
-  const int64_t *shape = t->shape + rank - 1, *strides = t->strides;
-  int64_t compact = 1; /* the stride of a NULL-strides tensor, in elements (saturating) */
-  uint64_t box_bytes = eb, limit = eb;
-  for (uint32_t i = 0; i < rank; i++) {
-    int64_t n = shape[-(int64_t)i];
-    if (n < 1 || (uint64_t)n > TMAP_DIM_MAX) return false;
-    d->dims[i] = (uint64_t)n;
-    int64_t s = strides ? strides[rank - 1 - i] : compact;
-    if (!strides && __builtin_mul_overflow(compact, n, &compact)) compact = INT64_MAX;
-    if (i == 0) {
-      if (n > 1 && s != 1) return false;
-    } else {
-      uint64_t sub;
-      if (n == 1 && size1_stride(d, i, align, &sub)) {
-        d->strides[i - 1] = sub;
-      } else {
-        if (s < 0 || (uint64_t)s >= TMAP_STRIDE_LIMIT >> shift) return false;
-        uint64_t bytes = (uint64_t)s << shift;
-        if (bytes & (align - 1u)) return false;
-        d->strides[i - 1] = bytes;
-      }
-    }
-    uint32_t e = o->element_strides[i] ? o->element_strides[i] : 1u;
-    if (e > TMAP_ESTRIDE_MAX) return false;
-    d->element_strides[i] = e;
-    if (!pixels) {
-      uint32_t b = o->box[i];
-      if (b - 1u >= TMAP_BOX_MAX) return false;
-      d->box[i] = b;
-      box_bytes *= (i == 0 && !il) || e == 1 ? b : (b + e - 1) / e;
-      limit *= b / e;
-    }
-  }
-  if (o->store && ((d->dims[0] * eb) & 15u)) return false;
-  unsigned span = swizzle_span(o->swizzle);
-  if (!pixels) {
-    uint32_t inner = d->box[0] * eb;
-    if ((inner & 15u) || (!il && span && inner > span) || limit > TMAP_BOX_LIMIT_BYTES)
-      return false;
-    d->box_bytes = (uint32_t)box_bytes;
-    return true;
-  }
-  const gcl_tensormap_im2col *m = &o->im2col;
-  if (pixels > TMAP_IM2COL_PIXELS_MAX || m->channels - 1u >= TMAP_IM2COL_CHANNELS_MAX) return false;
-  static const int32_t lo[] = {-32768, -128, -16}, hi[] = {32767, 127, 15};
-  int32_t min = lo[rank - 3], max = hi[rank - 3];
-  for (uint32_t i = 0; i + 2 < rank; i++) {
-    int32_t l = m->lower[i], u = m->upper[i];
-    if (l < min || l > max || u < min || u > max ||
-        !box_holds_pixel(d->dims[il ? i : i + 1], l, u)) /* interleave: one further in */
-      return false;
-    d->im2col.lower[i] = l, d->im2col.upper[i] = u;
-  }
-  uint32_t inner = m->channels * eb;
-  if ((inner & 15u) || (!il && span && inner > span) ||
-      (uint64_t)pixels * inner > TMAP_BOX_LIMIT_BYTES)
-    return false;
-  d->im2col.pixels = pixels, d->im2col.channels = m->channels;
-  d->box_bytes = pixels * inner; /* at most 1024 * 256 * 8 bytes */
-  return true;
-}
-
-/* The slow path behind a refusal of the one pass: it names the rule. Should it accept (the two
- * disagree: a bug the CPU differential test exists to catch), its verdict stands. */
-__attribute__((noinline, cold)) static gcl_status refused(const DLTensor *t,
-                                                          const gcl_tensormap_options *o,
-                                                          const gcl__tmap_who *who,
-                                                          gcl_tensormap_desc *d) {
-  return translate_slow(t, o, who, d);
+  return o->im2col.pixels ? pass_im2col(t, o, who, d) : pass_box(t, o, who, d);
 }
 
 /* Stages [0, upto) of the translation, in the order they run; gcl__tmap_translate is all
@@ -571,22 +545,12 @@ static inline gcl_status translate_upto(const DLTensor *t, const gcl_tensormap_o
       return tfail(who, GCL_ERROR_INVALID_ARGUMENT, "options.reserved[%zu] is %u, expected 0 "
                    "(zero-initialise the options)", i, (unsigned)o->reserved[i]);
   if (upto < 2) return GCL_OK;
-  return one_pass(t, o, out) ? GCL_OK : refused(t, o, who, out);
+  return pass(t, o, who, out);
 }
 
 gcl_status gcl__tmap_translate(const DLTensor *t, const gcl_tensormap_options *o,
                                const gcl__tmap_who *who, gcl_tensormap_desc *out) {
   return translate_upto(t, o, who, out, GCL__TMAP_STAGES);
-}
-
-gcl_status gcl__tmap_translate_slow(const DLTensor *t, const gcl_tensormap_options *o,
-                                    const gcl__tmap_who *who, gcl_tensormap_desc *out) {
-  return translate_slow(t, o, who, out);
-}
-
-bool gcl__tmap_one_pass(const DLTensor *t, const gcl_tensormap_options *o,
-                        gcl_tensormap_desc *out) {
-  return one_pass(t, o, out);
 }
 
 gcl_status gcl_tensormap_check(const DLTensor *t, const gcl_tensormap_options *options,

@@ -32,23 +32,17 @@ const char *gcl__tmap_who_format(const gcl__tmap_who *who, char *buf, size_t cap
 gcl_status gcl__tmap_fail(const gcl__tmap_who *who, gcl_status s, const char *fmt, ...)
     GCL__PRINTF(3, 4);
 
-/* Checks t and o against every documented constraint and fills *out, in place: on failure *out
+/* Checks t and o against every rule of docs/tensormap-rules.md in one pass (lib/core/tmap.c's
+ * rule table: each rule's condition written once in the pass, its message once in the table)
+ * and fills *out, in place: on failure *out
  * holds scratch (callers pass a local; gcl_tensormap_check keeps the caller's desc untouched).
  * who names the tensor in messages ("tensor", "parameter 0 'maps' element 7"). Reads only t and
  * o. GCL_ERROR_TENSOR for the tensor's own faults, GCL_ERROR_INVALID_ARGUMENT for NULL pointers
  * and bad option values. Formats nothing on success. */
 gcl_status gcl__tmap_translate(const DLTensor *t, const gcl_tensormap_options *o,
                                const gcl__tmap_who *who, gcl_tensormap_desc *out);
-/* The same checks one by one in a fixed order (the path that forms the message when the one
- * pass of gcl__tmap_translate refuses), for the test that the two agree. */
-gcl_status gcl__tmap_translate_slow(const DLTensor *t, const gcl_tensormap_options *o,
-                                    const gcl__tmap_who *who, gcl_tensormap_desc *out);
-/* The one pass alone (t and o non-NULL, reserved words not checked): true and *out filled when
- * every rule passes. For the same test. */
-bool gcl__tmap_one_pass(const DLTensor *t, const gcl_tensormap_options *o,
-                        gcl_tensormap_desc *out);
 /* The number of check stages gcl__tmap_translate runs (1: arguments and reserved words; 2: the
- * one pass); bench/tmap_stages.c times them (issues 25, 36). */
+ * one pass over the rules); bench/tmap_stages.c times them (issues 25, 36). */
 #define GCL__TMAP_STAGES 2
 
 /* True when a map of d is one NVIDIA's Blackwell defect concerns (driver 595.71.05 release

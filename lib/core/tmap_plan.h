@@ -5,8 +5,8 @@
  * (which are those) -- goes through the same three steps:
  *   1. plan (lib/core/args_tmap.c, no driver): every check of the batch and of each map, the
  *      cache read, and per map one step: SKIP (the map already says this), REPOINT (only the
- *      address changes: cuTensorMapReplaceAddress) or ENCODE (these driver arguments). Any
- *      failure is named here and nothing changed;
+ *      address changes: gclaunch's patch where proven, else cuTensorMapReplaceAddress) or
+ *      ENCODE (these driver arguments). Any failure is named here and nothing changed;
  *   2. execute (lib/cuda/tensormap.c, gcl__tmap_execute): one loop over the steps. ENCODE
  *      encodes into the plan's scratch; REPOINT saves the map's bytes into the scratch (all but
  *      the last step) and re-points the map in place (cuTensorMapReplaceAddress). A driver
@@ -49,6 +49,18 @@ static inline gcl__tmap_who gcl__tmap_run_who(const gcl__tmap_run *run, size_t i
 
 enum { GCL__TMAP_SKIP = 0, GCL__TMAP_REPOINT = 1, GCL__TMAP_ENCODE = 2 };
 
+/* A re-point of the map in slot e to address a is allowed: e holds a map gclaunch encoded, and a
+ * is nonzero, aligned as the map needs and below 2^57 (the driver's refusals, checked before any
+ * re-point by the driver or by gclaunch's patch). */
+static inline bool gcl__tmap_repoint_ok(const gcl__tmap_entry *e, uint64_t a) {
+  return e->snap.ndim && a && !(a & (e->snap.align - 1u)) && a < GCL__TMAP_ADDRESS_LIMIT;
+}
+
+/* A tensor t may be used on device: not a kDLCUDA tensor of another device. */
+static inline bool gcl__tmap_device_ok(int device, const DLTensor *t) {
+  return t->device.device_type != kDLCUDA || t->device.device_id == device;
+}
+
 /* Storage for plans of up to cap maps, owned by the args (cap = the parameter with the most maps)
  * or the table. */
 typedef struct gcl__tmap_space {
@@ -77,9 +89,10 @@ typedef struct gcl__tmap_plan {
 
 /* Plans writing tensors[i] with options[i] (options_count n) or options[0] (options_count 1)
  * into map i of plan->run (the caller fills plan->run first, in place: copying a freshly built
- * run costs store-forwarding stalls), i < n (n <= space->cap, 1 <= n: callers checked the run). flags: 0 (every
- * map ENCODE) or GCL_TENSORMAP_REFRESH (a map whose entry equals its tensor and options but for
- * the address is REPOINT, or SKIP at the same address). Checks tensors, options, options_count,
+ * run costs store-forwarding stalls), i < n (n <= space->cap, 1 <= n: callers checked the run). flags: 0 or
+ * GCL_TENSORMAP_REFRESH, the same: a map whose entry equals its tensor and options but for the
+ * address is REPOINT, or SKIP at the same address; any other is ENCODE (encode only what is
+ * new). Checks tensors, options, options_count,
  * flags and the device (sm_90, a kDLCUDA tensor on dev's device), each map as
  * gcl_tensormap_check; messages name fn and the map (run's who). Changes nothing but the space. */
 gcl_status gcl__tmap_plan_set(gcl__tmap_plan *plan, const gcl__tmap_space *space,

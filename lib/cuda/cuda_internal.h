@@ -22,6 +22,42 @@ gcl_status gcl__context_bind(gcl_context *ctx);
 struct gcl__tmap_plan;
 gcl_status gcl__tmap_execute(gcl_context *ctx, const struct gcl__tmap_plan *plan);
 
+/* cuTensorMapEncode* of the checked description d into m, its result in *rc; with a refusal and
+ * no (or another) context current, ctx is bound and the call made once more. Not GCL_OK only when
+ * that bind failed (tensormap.c). */
+gcl_status gcl__tmap_encode_bound(gcl_context *ctx, const gcl_tensormap_desc *d, CUtensorMap *m,
+                                  CUresult *rc);
+
+/* Re-points without the driver call (tmap_patch.c). Per device ordinal below
+ * GCL__TMAP_PATCH_DEVICES: 0 until the first re-point checked the device, then
+ * GCL__TMAP_PATCH_KNOWN | bit i for each interleave mode i whose re-points gclaunch patches
+ * itself (proven byte-identical to cuTensorMapReplaceAddress on this device and driver). */
+#define GCL__TMAP_PATCH_DEVICES 64
+#define GCL__TMAP_PATCH_KNOWN 0x80u
+#define GCL__TMAP_PATCH_MODES 0x07u
+extern _Atomic unsigned char gcl__tmap_patch_state[GCL__TMAP_PATCH_DEVICES];
+/* Runs the check for ctx's device once (later callers get its answer): the proven modes. */
+unsigned gcl__tmap_patch_learn(gcl_context *ctx);
+
+/* The interleave modes whose maps ctx's device re-points by patching (bit i: interleave i; 0:
+ * every re-point calls the driver). One atomic load once the device was checked. */
+static inline unsigned gcl__tmap_patch_modes(gcl_context *ctx) {
+  unsigned dev = (unsigned)ctx->device;
+  if (dev >= GCL__TMAP_PATCH_DEVICES) return 0;
+  unsigned st = atomic_load_explicit(&gcl__tmap_patch_state[dev], memory_order_acquire);
+  return st ? st & GCL__TMAP_PATCH_MODES : gcl__tmap_patch_learn(ctx);
+}
+
+/* Writes address a (nonzero, aligned, below 2^57: the caller checked) into the map: descriptor
+ * bits 4 ... 56 of its first 8 bytes, the rest unchanged. Only for maps of a proven mode. */
+static inline void gcl__tmap_patch_address(void *map, uint64_t a) {
+  const uint64_t mask = (GCL__TMAP_ADDRESS_LIMIT - 1u) & ~(uint64_t)15u;
+  uint64_t w;
+  memcpy(&w, map, sizeof w);
+  w = (w & ~mask) | (a & mask);
+  memcpy(map, &w, sizeof w);
+}
+
 /* --- Streams, events, graphs (stream.c, event.c, graph.c) ------------------------------------ */
 
 /* Set at create, cleared at destroy: a handle whose magic is wrong was never created or was

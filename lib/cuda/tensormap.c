@@ -107,24 +107,6 @@ __attribute__((noinline)) static void bit85_after_replace(const gcl__tmap_snap *
     clear_bit85(map);
 }
 
-/* cuTensorMapEncodeTiled or, for im2col.pixels > 0, cuTensorMapEncodeIm2col. */
-static CUresult encode_desc(const gcl_tensormap_desc *d, CUtensorMap *m) {
-  void *address = (void *)(uintptr_t)d->address;
-  if (!d->im2col.pixels)
-    return gcl__cu.cuTensorMapEncodeTiled(
-        m, (CUtensorMapDataType)d->type, d->rank, address, (const cuuint64_t *)d->dims,
-        (const cuuint64_t *)d->strides, (const cuuint32_t *)d->box,
-        (const cuuint32_t *)d->element_strides, (CUtensorMapInterleave)d->interleave,
-        (CUtensorMapSwizzle)d->swizzle, (CUtensorMapL2promotion)d->l2_promotion,
-        (CUtensorMapFloatOOBfill)d->oob_fill);
-  return gcl__cu.cuTensorMapEncodeIm2col(
-      m, (CUtensorMapDataType)d->type, d->rank, address, (const cuuint64_t *)d->dims,
-      (const cuuint64_t *)d->strides, (const int *)d->im2col.lower, (const int *)d->im2col.upper,
-      d->im2col.channels, d->im2col.pixels, (const cuuint32_t *)d->element_strides,
-      (CUtensorMapInterleave)d->interleave, (CUtensorMapSwizzle)d->swizzle,
-      (CUtensorMapL2promotion)d->l2_promotion, (CUtensorMapFloatOOBfill)d->oob_fill);
-}
-
 __attribute__((noinline)) static gcl_status encode_failed(const gcl_tensormap_desc *d,
                                                           const gcl__tmap_who *who, CUresult rc) {
   char w[768];
@@ -139,15 +121,10 @@ __attribute__((noinline)) static gcl_status encode_failed(const gcl_tensormap_de
                       (unsigned long long)d->dims[0], d->box[0], d->box_bytes);
 }
 
-/* Encodes a translated description into *m, which may be written also on failure (the args'
- * scratch, or a caller's temporary). */
-static gcl_status encode_bound(gcl_context *ctx, const gcl_tensormap_desc *d, CUtensorMap *m,
-                               CUresult *rc);
-
 static gcl_status encode_into(gcl_context *ctx, const gcl_tensormap_desc *d,
                               const gcl__tmap_who *who, CUtensorMap *m) {
   CUresult rc;
-  gcl_status s = encode_bound(ctx, d, m, &rc);
+  gcl_status s = gcl__tmap_encode_bound(ctx, d, m, &rc);
   if (s != GCL_OK) return s;
   if (rc != CUDA_SUCCESS) return encode_failed(d, who, rc);
   if (bit85_device(ctx) && gcl__tmap_sparse_small(d)) clear_bit85(m);
@@ -212,29 +189,35 @@ __attribute__((noinline)) static gcl_status step_encode_failed(const gcl__tmap_p
   return encode_failed(&plan->space->descs[i], &who, rc);
 }
 
-/* cuTensorMapEncode* of d into m, its result in *rc; with a refusal and no (or another) context
- * current, ctx is bound and the call made once more. Not GCL_OK only when that bind failed. */
-static gcl_status encode_bound(gcl_context *ctx, const gcl_tensormap_desc *d, CUtensorMap *m,
-                               CUresult *rc) {
-  *rc = encode_desc(d, m);
-  CUcontext cur = NULL;
-  if (*rc != CUDA_SUCCESS && (gcl__cu.cuCtxGetCurrent(&cur) != CUDA_SUCCESS || cur != ctx->ctx)) {
-    gcl_status s = gcl__context_bind(ctx); /* no context, or another device's, was current */
-    if (s != GCL_OK) return s;
-    *rc = encode_desc(d, m);
-  }
-  return GCL_OK;
+/* Whether step i of plan, a re-point, patches (its map's interleave is proven on the device,
+ * modes from gcl__tmap_patch_modes) rather than calling the driver. */
+static inline bool patches(const gcl__tmap_plan *plan, size_t i, unsigned modes) {
+  return (modes >> plan->run.entry[i].snap.options.interleave) & 1u;
 }
 
 /* Execute failed at step i: the maps re-pointed in place before it (steps [0, i)) get their
- * saved bytes back. Map i itself is as it was: the driver refused it (a refused
- * cuTensorMapReplaceAddress leaves the map alone; an encode writes only the scratch). */
-__attribute__((noinline)) static void restore(const gcl__tmap_plan *plan, size_t i) {
+ * saved bytes back (the first 8 of a patched map, all 128 of one the driver re-pointed). Map i
+ * itself is as it was: the driver refused it (a refused cuTensorMapReplaceAddress leaves the map
+ * alone; an encode writes only the scratch). */
+__attribute__((noinline)) static void restore(const gcl__tmap_plan *plan, size_t i,
+                                              unsigned modes) {
   const gcl__tmap_space *sp = plan->space;
   for (size_t j = 0; j < i; j++)
     if (sp->ops[j] == GCL__TMAP_REPOINT)
       memcpy(plan->run.map + j * GCL_TENSORMAP_BYTES, sp->out + j * GCL_TENSORMAP_BYTES,
-             GCL_TENSORMAP_BYTES);
+             patches(plan, j, modes) ? 8u : GCL_TENSORMAP_BYTES);
+}
+
+/* Step i of plan, a re-point the driver makes, in place. The old bytes are saved in the scratch
+ * when a later step could fail, so that restore() can put them back; the last step needs no copy
+ * (which in a loop of one-map re-points would read bytes the driver just wrote: a
+ * store-forwarding stall that cost more than the rest of the call). */
+static gcl_status repoint_by_driver(gcl_context *ctx, const gcl__tmap_plan *plan, size_t i,
+                                    unsigned char *m, unsigned char *out) {
+  const uint64_t a = plan->space->addresses[i];
+  if (i + 1 < plan->n) memcpy(out, m, GCL_TENSORMAP_BYTES);
+  CUresult rc = replace(m, a);
+  return rc == CUDA_SUCCESS ? GCL_OK : replace_failed(ctx, plan, i, m, a, rc);
 }
 
 gcl_status gcl__tmap_execute(gcl_context *ctx, const gcl__tmap_plan *plan) {
@@ -242,32 +225,85 @@ gcl_status gcl__tmap_execute(gcl_context *ctx, const gcl__tmap_plan *plan) {
   if (!(plan->encodes | plan->repoints)) return GCL_OK;
   const gcl__tmap_space *sp = plan->space;
   const bool bit85 = bit85_device(ctx); /* the Blackwell fix-up applies (once per plan) */
+  const unsigned modes = plan->repoints ? gcl__tmap_patch_modes(ctx) : 0;
   for (size_t i = 0; i < plan->n; i++) {
     unsigned op = sp->ops[i];
     unsigned char *out = sp->out + i * GCL_TENSORMAP_BYTES;
     if (op == GCL__TMAP_REPOINT) {
-      /* In place. The old bytes are saved in the scratch when a later step could fail, so that
-       * restore() can put them back; the last step needs no copy (which in a loop of one-map
-       * re-points would read bytes the driver just wrote: a store-forwarding stall that cost
-       * more than the rest of the call). */
       unsigned char *m = plan->run.map + i * GCL_TENSORMAP_BYTES;
-      if (i + 1 < plan->n) memcpy(out, m, GCL_TENSORMAP_BYTES);
-      CUresult rc = replace(m, sp->addresses[i]);
-      if (rc != CUDA_SUCCESS) {
-        gcl_status s = replace_failed(ctx, plan, i, m, sp->addresses[i], rc);
-        if (s != GCL_OK) return restore(plan, i), s;
+      if (patches(plan, i, modes)) {
+        /* The only bytes a patch changes (the bit-85 fix-up below finds that bit as its encode
+         * left it: the same snapshot, so the same verdict). */
+        if (i + 1 < plan->n) memcpy(out, m, 8);
+        gcl__tmap_patch_address(m, sp->addresses[i]);
+      } else {
+        gcl_status s = repoint_by_driver(ctx, plan, i, m, out);
+        if (s != GCL_OK) return restore(plan, i, modes), s;
       }
       if (bit85) bit85_after_replace(&plan->run.entry[i].snap, m);
     } else if (op == GCL__TMAP_ENCODE) {
       CUresult rc;
-      gcl_status s = encode_bound(ctx, &sp->descs[i], (CUtensorMap *)(void *)out, &rc);
+      gcl_status s = gcl__tmap_encode_bound(ctx, &sp->descs[i], (CUtensorMap *)(void *)out, &rc);
       if (s == GCL_OK && rc != CUDA_SUCCESS) s = step_encode_failed(plan, i, rc);
-      if (s != GCL_OK) return restore(plan, i), s;
+      if (s != GCL_OK) return restore(plan, i, modes), s;
       if (bit85 && gcl__tmap_sparse_small(&sp->descs[i])) clear_bit85(out);
     }
   }
   if (plan->encodes) gcl__fault_note_tensormaps(); /* a later ILLEGAL_INSTRUCTION names TMA */
   return GCL_OK;
+}
+
+/* --- every map by patch, in one walk ----------------------------------------------------------
+ * When every map of a re-point or a set only moves (or stays) and the device proved the patch for
+ * its interleave mode, plan, execute and commit come down to two loops: every check first
+ * (nothing is written until all pass), then the 8 bytes and the slot's address. Anything else --
+ * a map to encode, a mode not proven, a refusal (whose message the plan forms), a kernel fault,
+ * a device that may need the Blackwell fix-up -- takes the plan. */
+
+/* This walk may run on ctx: no kernel fault, no Blackwell fix-up to apply. */
+static inline bool walk_allowed(const gcl_context *ctx) {
+  return !gcl__faulted() && (ctx->sm < 100 || ctx->sm >= 130);
+}
+
+/* Every map of run has a mode the device patches. Asked only once the maps passed their checks,
+ * so that the device's check runs at its first re-point, not at a set that encodes. */
+static inline bool all_patched(gcl_context *ctx, const gcl__tmap_run *run, size_t n) {
+  unsigned modes = gcl__tmap_patch_modes(ctx);
+  for (size_t i = 0; i < n; i++)
+    if (!((modes >> run->entry[i].snap.options.interleave) & 1u)) return false;
+  return true;
+}
+
+static inline void patch_run(const gcl__tmap_run *run, size_t i, uint64_t a) {
+  gcl__tmap_patch_address(run->map + i * GCL_TENSORMAP_BYTES, a);
+  run->entry[i].address = a;
+}
+
+static inline bool repoint_all(gcl_context *ctx, const gcl__tmap_run *run, size_t n,
+                               const uint64_t *addresses) {
+  for (size_t i = 0; i < n; i++)
+    if (!gcl__tmap_repoint_ok(&run->entry[i], addresses[i])) return false;
+  if (!all_patched(ctx, run, n)) return false;
+  for (size_t i = 0; i < n; i++) patch_run(run, i, addresses[i]);
+  return true;
+}
+
+/* Sets whose every map equals its slot's description but for the address (tmap.h's snapshot). */
+static inline bool set_all(gcl_context *ctx, const gcl__tmap_run *run, size_t n,
+                           const DLTensor *const *tensors, const gcl_tensormap_options *options,
+                           size_t ostep) {
+  for (size_t i = 0; i < n; i++) {
+    const gcl__tmap_entry *e = &run->entry[i];
+    const DLTensor *t = tensors[i];
+    uint64_t a;
+    if (!gcl__tmap_snap_match(&e->snap, t, options + i * ostep) ||
+        !gcl__tmap_snap_address(t, e->snap.align, &a) || !gcl__tmap_device_ok(ctx->device, t))
+      return false;
+  }
+  if (!all_patched(ctx, run, n)) return false;
+  for (size_t i = 0; i < n; i++)
+    patch_run(run, i, (uint64_t)(uintptr_t)tensors[i]->data + tensors[i]->byte_offset);
+  return true;
 }
 
 static gcl_status need(const gcl_args *args, const gcl_context *ctx, const char *fn) {
@@ -282,6 +318,10 @@ gcl_status gcl_args_repoint_tensormaps(gcl_args *args, gcl_context *ctx, const g
   gcl_status s = need(args, ctx, fn);
   if (s || n == 0) return s;
   gcl__tmap_plan plan;
+  if (addresses && walk_allowed(ctx) &&
+      gcl__args_tmap_run(args, first, n, fn, &plan.run) == GCL_OK &&
+      repoint_all(ctx, &plan.run, n, addresses))
+    return GCL_OK;
   if ((s = gcl__args_tmap_plan_repoint(args, first, n, addresses, fn, &plan)) ||
       (s = gcl__tmap_execute(ctx, &plan)))
     return s;
@@ -297,6 +337,11 @@ gcl_status gcl_args_set_tensormaps(gcl_args *args, gcl_context *ctx, const gcl_f
   gcl_status s = need(args, ctx, fn);
   if (s || n == 0) return s;
   gcl__tmap_plan plan;
+  if (tensors && options && (options_count == 1 || options_count == n) &&
+      !(flags & ~GCL_TENSORMAP_REFRESH) && walk_allowed(ctx) &&
+      gcl__args_tmap_run(args, first, n, fn, &plan.run) == GCL_OK &&
+      set_all(ctx, &plan.run, n, tensors, options, options_count == 1 ? 0 : 1))
+    return GCL_OK;
   const gcl__tmap_device dev = {.device = ctx->device, .sm = ctx->sm};
   if ((s = gcl__args_tmap_plan_set(args, first, n, dev, tensors, options, options_count, flags,
                                    fn, &plan)) ||

@@ -24,9 +24,11 @@ long fake_retains[FAKE_MAX_DEVICES];
 atomic_int fake_initialized;
 atomic_int fake_driver_version = 13000;
 atomic_int fake_tmap_bit85;
+atomic_int fake_tmap_layout;
 
 FAKE_API void fakecuda_set_driver_version(int version) { atomic_store(&fake_driver_version, version); }
 FAKE_API void fakecuda_set_tmap_bit85(int mode) { atomic_store(&fake_tmap_bit85, mode); }
+FAKE_API void fakecuda_set_tmap_layout(int mode) { atomic_store(&fake_tmap_layout, mode); }
 kernel_table *fake_tables;
 size_t fake_table_count;
 int fake_default_attrs[CU_FUNC_ATTRIBUTE_MAX];

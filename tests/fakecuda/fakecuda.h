@@ -55,6 +55,15 @@ void fakecuda_set_driver_version(int version);
  * clears it where the notes say (docs/tensormap-rules.md). mode 2: on every device (to see that
  * gclaunch leaves other architectures' bytes alone). 0 (default): never. */
 void fakecuda_set_tmap_bit85(int mode);
+/* Where the fake keeps a map's address. mode 0 (default): address bits 4 ... 56 in descriptor
+ * bits 4 ... 56 of the first 8 bytes, as driver 580 does on the H100 (docs/tensormaps.md), so
+ * gclaunch's check proves its patch and re-points skip the driver. mode 1: another layout (the
+ * address shifted right by 4), for every map: the check must fail and every re-point call the
+ * driver. mode 2: that layout only for interleaved maps: gclaunch patches only interleave 0.
+ * mode 3: the address where driver 580 keeps it, with other bits of the description in bits
+ * 0 ... 3 and 57 ... 63 of the same 8 bytes, which a patch must leave alone.
+ * Set it before gclaunch's first re-point on the device (the check runs once). */
+void fakecuda_set_tmap_layout(int mode);
 /* Number of devices, 1 (the default) or 2. Returns 0, or -1 for another count. Set it before
  * gclaunch creates contexts. */
 int fakecuda_set_devices(int count);

@@ -155,6 +155,7 @@ extern long fake_retains[FAKE_MAX_DEVICES];            /* primary context retain
 extern atomic_int fake_initialized;
 extern atomic_int fake_driver_version; /* what cuDriverGetVersion reports */
 extern atomic_int fake_tmap_bit85;     /* fakecuda_set_tmap_bit85's mode */
+extern atomic_int fake_tmap_layout;    /* fakecuda_set_tmap_layout's mode */
 extern kernel_table *fake_tables;
 extern size_t fake_table_count;
 extern int fake_default_attrs[CU_FUNC_ATTRIBUTE_MAX];

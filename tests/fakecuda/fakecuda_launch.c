@@ -181,6 +181,13 @@ static CUresult check_tensormap(cuuint32_t rank, const void *addr, const cuuint6
  * swizzle, l2, oob, then to byte 128 0xFA (tiled) or 0x1C (im2col). Every argument the driver
  * takes is in the bytes, so two encodes are equal exactly when their arguments are, and
  * cuTensorMapReplaceAddress patches exactly what a fresh encode at another address changes. */
+/* The first 8 bytes for address a of a map with interleave il (fakecuda_set_tmap_layout). */
+static uint64_t address_word(uint64_t a, int il) {
+  int mode = atomic_load(&fake_tmap_layout);
+  if (mode == 3) return a | 0xAu | (uint64_t)(0x50u | (unsigned)il) << 57; /* bits 0-3, 57-63 */
+  return mode == 1 || (mode == 2 && il) ? a >> 4 : a;
+}
+
 static void fake_descriptor(unsigned char b[128], CUtensorMapDataType type, cuuint32_t rank,
                             void *addr, const cuuint64_t *dims, const cuuint64_t *strides,
                             const cuuint32_t *estrides, CUtensorMapInterleave il,
@@ -188,7 +195,7 @@ static void fake_descriptor(unsigned char b[128], CUtensorMapDataType type, cuui
                             CUtensorMapFloatOOBfill oob, unsigned char tail) {
   memset(b, 0, 117);
   memset(b + 117, tail, 128 - 117);
-  uint64_t a = (uint64_t)(uintptr_t)addr;
+  uint64_t a = address_word((uint64_t)(uintptr_t)addr, (int)il);
   uint32_t t = (uint32_t)type;
   memcpy(b, &a, 8);
   memcpy(b + 8, &t, 4);
@@ -271,6 +278,7 @@ CUresult fake_cuTensorMapReplaceAddress(CUtensorMap *map, void *addr) {
   uintptr_t align = b[113] == CU_TENSOR_MAP_INTERLEAVE_32B ? 32 : 16;
   uint64_t a = (uint64_t)(uintptr_t)addr;
   if (a % align || a >= (UINT64_C(1) << 57)) return CUDA_ERROR_INVALID_VALUE;
+  a = address_word(a, b[113]);
   memcpy(b, &a, 8);
   fake_bit85(b); /* as a driver that recomputes it for the new address would */
   return CUDA_SUCCESS;

@@ -278,9 +278,10 @@ Test(faults, tensormap_encode_failure_changes_nothing) {
   cr_assert_eq(gcl_args_buffer(w.args, &data, &size), GCL_OK);
   unsigned char before[256];
   memcpy(before, data, size);
-  gcl_tensormap_options o = fake_tmap_options();
+  gcl_tensormap_options o = fake_tmap_options(), other = o;
+  other.box[1] = 4; /* a description the map was not encoded from: an encode, not a re-point */
   fakecuda_fail_once("cuTensorMapEncodeTiled", 1, 0);
-  cr_assert_eq(gcl_args_set_tensormaps(w.args, w.ctx, TMAP_FIELD(w.args, 0, 0), 1, (const DLTensor *const[]){&w.tensor.t}, &o, 1, 0), GCL_ERROR_DRIVER);
+  cr_assert_eq(gcl_args_set_tensormaps(w.args, w.ctx, TMAP_FIELD(w.args, 0, 0), 1, (const DLTensor *const[]){&w.tensor.t}, &other, 1, 0), GCL_ERROR_DRIVER);
   assert_msg_has("CUDA_ERROR_INVALID_VALUE");
   cr_assert_eq(gcl_args_buffer(w.args, &data, &size), GCL_OK);
   cr_assert(memcmp(before, data, size) == 0, "a failed encode must leave the args' bytes alone");

@@ -163,6 +163,7 @@ static void set_all(rig *r, desc *d) {
 
 Test(tmap_refresh, replace_refusals_change_nothing) {
   rig r;
+  tmap_rig_driver_path(); /* the driver's refusal and its undo */
   open_rig(&r);
   snapshot s;
   take(&r, &s);
@@ -306,6 +307,7 @@ static void *replace_on_thread(void *arg) {
 
 Test(tmap_refresh, replace_binds_context_when_asked) {
   rig r;
+  tmap_rig_driver_path(); /* the driver asks for a context: bound, and asked again */
   open_rig(&r);
   desc d[N_MAPS];
   set_all(&r, d);
