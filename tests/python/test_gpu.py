@@ -348,7 +348,7 @@ class RuntimeGpuTest(unittest.TestCase):
                 self.assertEqual(int(v.data.ptr), other.ptr)
                 self.assertEqual(float(v[10]), 12.0)
                 # cupy holds the view: the Buffer refuses to free memory under it
-                with self.assertRaisesRegex(g.Error, "still alive"):
+                with self.assertRaisesRegex(g.Error, r"0 DLPack exports .* 1 view \(Buffer.view\)"):
                     other.close()
                 del v
             except ImportError:
@@ -356,6 +356,32 @@ class RuntimeGpuTest(unittest.TestCase):
             import gc
             gc.collect()
             other.close()
+
+    def test_torch_tensor_of_a_buffer_launched_as_a_value(self):
+        # issue 50 item 5, the reported steps: a Buffer exported to torch (and viewed by CuPy
+        # when it is installed), the torch tensor launched as a plain value, every user
+        # reference deleted and collected: close() then frees the memory. Before, the kernel's
+        # buffer for launches of values kept the last tensor (and so the Buffer's export) alive,
+        # and close() was refused ("1 views or DLPack exports ... are still alive").
+        import gc
+        n = 1 << 12
+        buf = self.ctx.alloc(4 * n)
+        t = torch.from_dlpack(buf.view("f32"))
+        views = [t[1:]]
+        try:
+            import cupy as cp
+            views.append(cp.from_dlpack(t))
+        except ImportError:
+            pass
+        self.k.launch(n // 256, 256, [t, n, 3.0])
+        self.ctx.synchronize()
+        self.assertTrue(torch.equal(t, self.expect(n, 3.0)))
+        with self.assertRaisesRegex(g.Error, r"1 DLPack export \(tensors made by __dlpack__"):
+            buf.close()  # torch's tensor (and its views) hold the export: said by name
+        del t, views
+        gc.collect()
+        buf.close()
+        self.assertTrue(buf.closed)
 
     def test_persistent_config_and_attributes(self):
         info = g.device_info(self.ctx.device)

@@ -22,10 +22,12 @@ import gclaunch as g  # noqa: E402
 ARGS8 = "i32 a, i32 b, f32 c, f32 d, const f32* p0, f32* p1, u64 n, i32 idx"
 VALUES8 = [1, -2, 3.5, 4.0, 0x1000, 0x2000, 2**40, 7]
 
-_capsule_ptr = C.pythonapi.PyCapsule_GetPointer
+# Own function objects (pythonapi[...] makes a new one; pythonapi.NAME is shared with gcltest,
+# whose capsule destructors pass raw pointers: py_object argtypes there break them).
+_capsule_ptr = C.pythonapi["PyCapsule_GetPointer"]
 _capsule_ptr.restype = C.c_void_p
 _capsule_ptr.argtypes = [C.py_object, C.c_char_p]
-_capsule_name = C.pythonapi.PyCapsule_GetName
+_capsule_name = C.pythonapi["PyCapsule_GetName"]
 _capsule_name.restype = C.c_char_p
 _capsule_name.argtypes = [C.py_object]
 
@@ -434,11 +436,41 @@ class RuntimeTest(unittest.TestCase):
         # close is refused while exports and views live; unconsumed capsules delete on collection
         with self.assertRaises(g.Error) as cm:
             b.close()
-        self.assertIn("still alive", str(cm.exception))
+        # what holds it, by kind: the two unconsumed capsules and the view
+        self.assertIn("2 DLPack exports (tensors made by __dlpack__", str(cm.exception))
+        self.assertIn("0 Args holding it", str(cm.exception))
+        self.assertIn("1 view (Buffer.view)", str(cm.exception))
         del cap, legacy, v, t, lt, m
         gc.collect()
         b.close()
         self.assertTrue(b.closed)
+
+    def test_tensor_from_a_buffer_launched_as_a_value_keeps_nothing(self):
+        # issue 50 item 5: a tensor made from a Buffer (a consumer holding its DLPack export, as
+        # torch.from_dlpack does) launched as a plain value; after the call and the last user
+        # reference, nothing the user cannot see holds it: Buffer.close() succeeds. Before, the
+        # kernel's buffer for launches of values took the tensor and kept it until the next
+        # launch, so close() was refused ("1 views or DLPack exports ... are still alive").
+        mem = live("memory")
+        p = T.Producer()
+        b = self.ctx.alloc(4096)
+        t = T.FakeTensor(p, b.ptr, shape=(1024,))  # f32, like the kernel's f32* parameters
+        t.export = b.__dlpack__(max_version=(1, 0))  # the consumer holds the Buffer's export
+        with self.assertRaises(g.Error) as cm:
+            b.close()
+        self.assertIn("1 DLPack export (", str(cm.exception))
+        self.k.launch(1, 32, [1, 2, 1.0, 2.0, t, t, 3, 4])
+        buf = self.params()
+        self.assertEqual(struct.unpack_from("<Q", buf, self.k.layout.field("p0").offset)[0], b.ptr)
+        self.assertEqual(p.deleted, p.exported)  # each tensor taken for the launch was released
+        with self.assertRaises(g.Error):  # a read-only tensor into a non-const pointer: refused
+            self.k.launch(1, 32, [1, 2, 1.0, 2.0, t, T.FakeTensor(p, b.ptr, shape=(1024,),
+                                                                  read_only=True), 3, 4])
+        del t, cm
+        gc.collect()
+        b.close()
+        self.assertEqual(live("memory"), mem)
+        self.assertEqual(p.deleted, p.exported)
 
     def test_buffer_as_pointer_argument(self):
         mem = live("memory")
@@ -455,9 +487,14 @@ class RuntimeTest(unittest.TestCase):
         with self.assertRaises(g.Error) as cm:
             b.close()
         # the view in `values`; the launches of values do not pin b (their fields take its address)
-        self.assertIn("1 views or DLPack exports", str(cm.exception))
+        self.assertIn("0 DLPack exports", str(cm.exception))
+        self.assertIn("0 Args holding it", str(cm.exception))
+        self.assertIn("1 view (Buffer.view)", str(cm.exception))
         a = self.k.args()
         a["p0"] = b
+        with self.assertRaises(g.Error) as cm:
+            b.close()
+        self.assertIn("1 Args holding it as a pointer argument", str(cm.exception))
         del values, b
         gc.collect()
         self.assertEqual(live("memory"), mem + 1)  # the Args keep it alive
