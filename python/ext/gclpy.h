@@ -247,6 +247,7 @@ typedef struct gclpy_stream {
   PyObject *context;        /* the gclpy_context it belongs to */
   PyObject *owner;          /* the object wrapped by Stream.from_handle (kept alive), or NULL */
   PyObject *captured;       /* list of the Kernels launched on it during a capture, else NULL */
+  int waiting;              /* threads inside synchronize() (GIL released): close() refuses */
 } gclpy_stream;
 
 typedef struct gclpy_event {

@@ -10,6 +10,7 @@
 Skipped without torch, CUDA or a device (GCL_REQUIRE_GPU=1 makes that a failure).
 """
 import os
+import sys
 import unittest
 
 import gcltest as T
@@ -382,6 +383,67 @@ class RuntimeGpuTest(unittest.TestCase):
         gc.collect()
         buf.close()
         self.assertTrue(buf.closed)
+
+    SPIN = (
+        'extern "C" __global__ void spin(unsigned long long ns) {\n'
+        '  unsigned long long t0, t;\n'
+        '  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));\n'
+        '  do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); } while (t - t0 < ns);\n'
+        '}\n')
+
+    def ticks_inside(self, call):
+        """call() on this thread while another Python thread counts loop turns; the turns made
+        in the middle half of the call's duration (ticks, and the duration in seconds). That
+        half lies wholly inside the extension's C call, so with the GIL held there it holds no
+        turn at all."""
+        import threading
+        import time
+        stamps, stop = [], threading.Event()
+
+        def tick():
+            while not stop.is_set():
+                stamps.append(time.monotonic())
+        th = threading.Thread(target=tick, daemon=True)
+        th.start()
+        while not stamps:
+            time.sleep(0.001)
+        t0 = time.monotonic()
+        call()
+        t1 = time.monotonic()
+        stop.set()
+        th.join(10)
+        lo, hi = t0 + (t1 - t0) / 4, t1 - (t1 - t0) / 4
+        return sum(lo < x < hi for x in stamps), t1 - t0
+
+    def test_other_threads_run_during_waits_loads_and_compiles(self):
+        # issue 50, docs/python.md "Threads": synchronize, event waits and timing, module load
+        # and compile release the GIL. Each wait is on a kernel spinning 0.5 s on the GPU.
+        spin = self.ctx.compile(self.SPIN, "spin.cu").kernel("spin", "u64 ns")
+        s = self.ctx.create_stream()
+        half = 500_000_000
+        image = open(T.kernel("megakernel.compute_90.ptx"), "rb").read()  # PTX: the driver JITs it
+        big = "".join(f'extern "C" __global__ void k{i}(float *p) {{ p[{i}] = {i}.0f; }}\n'
+                      for i in range(300))
+
+        def spun(wait):
+            def call():
+                start = s.record()
+                spin.launch(1, 1, [half], stream=s)
+                stop = s.record()
+                wait(start, stop)
+            return call
+        cases = [("Context.synchronize", spun(lambda a, b: self.ctx.synchronize())),
+                 ("Stream.synchronize", spun(lambda a, b: s.synchronize())),
+                 ("Event.synchronize", spun(lambda a, b: b.synchronize())),
+                 ("stop - start", spun(lambda a, b: b - a)),
+                 ("Context.load", lambda: self.ctx.load(image)),
+                 ("Context.compile", lambda: self.ctx.compile(big, "big.cu"))]
+        for name, call in cases:
+            with self.subTest(call=name):
+                ticks, seconds = self.ticks_inside(call)
+                print(f"  {name}: {seconds * 1000:.1f} ms, {ticks} turns of another thread "
+                      "in its middle half", file=sys.stderr)
+                self.assertGreater(ticks, 0, f"{name}: no other thread ran during it")
 
     def test_persistent_config_and_attributes(self):
         info = g.device_info(self.ctx.device)

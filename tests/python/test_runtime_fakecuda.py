@@ -472,6 +472,74 @@ class RuntimeTest(unittest.TestCase):
         self.assertEqual(live("memory"), mem)
         self.assertEqual(p.deleted, p.exported)
 
+    def gated(self, entry, call):
+        """call() on another thread, held inside the fake driver's entry point (fakecuda_gate).
+        True when this thread ran meanwhile: the extension released the GIL around the call.
+        With the GIL held there this thread could not run until the gate's 10 s had passed and
+        the call had returned, so the answer is False then: a regression fails, never hangs."""
+        import threading
+        import time
+        name = entry.encode()
+        self.assertEqual(FAKE.fakecuda_gate(name), 0)
+        before, done, errors = FAKE.fakecuda_calls(name), [], []
+
+        def run():
+            try:
+                done.append(call())
+            except Exception as e:  # noqa: BLE001 -- reported below
+                errors.append(e)
+        th = threading.Thread(target=run, daemon=True)
+        th.start()
+        deadline = time.monotonic() + 30
+        while FAKE.fakecuda_calls(name) == before and time.monotonic() < deadline:
+            time.sleep(0.001)
+        ran = th.is_alive() and not done and not errors  # here, while the call waits there
+        extra = self.while_gated() if ran and hasattr(self, "while_gated") else None
+        timed_out = FAKE.fakecuda_gate_open()  # > 0: the call waited out the 10 s, GIL held
+        th.join(30)
+        FAKE.fakecuda_gate(None)
+        ran = ran and timed_out == 0
+        self.assertFalse(errors, f"{entry}: {errors}")
+        self.assertFalse(th.is_alive(), f"{entry}: the call did not return")
+        return ran, extra
+
+    def test_gil_released_around_waits_and_loads(self):
+        # docs/api.md "Threads": synchronize, event waits and timing, module loads release the
+        # GIL; another thread runs while each is inside the driver (issue 50).
+        s = self.ctx.create_stream()
+        start, stop = s.record(), s.record()
+        image = open(T.kernel("launchcfg.sm_90.cubin"), "rb").read()
+        for entry, call in (("cuCtxSynchronize", self.ctx.synchronize),
+                            ("cuStreamSynchronize", s.synchronize),
+                            ("cuEventSynchronize", stop.synchronize),
+                            ("cuEventSynchronize", lambda: stop - start),
+                            ("cuLibraryLoadData", lambda: self.ctx.load(image)),
+                            ("cuLibraryLoadData", lambda: self.ctx.compile(
+                                'extern "C" __global__ void k(int *p) { *p = 1; }'))):
+            with self.subTest(entry=entry):
+                ran, _ = self.gated(entry, call)
+                self.assertTrue(ran, f"{entry}: no other thread ran while the call was inside")
+
+    def test_stream_close_refused_while_another_thread_synchronizes(self):
+        s = self.ctx.create_stream()
+
+        def close_and_capture():
+            with self.assertRaises(g.Error) as cm:
+                s.close()
+            with self.assertRaises(g.Error) as cm2:
+                s.begin_capture()
+            return str(cm.exception), str(cm2.exception)
+        self.while_gated = close_and_capture
+        try:
+            ran, msgs = self.gated("cuStreamSynchronize", s.synchronize)
+        finally:
+            del self.while_gated
+        self.assertTrue(ran)
+        self.assertIn("close: 1 other thread is waiting in synchronize() on this Stream", msgs[0])
+        self.assertIn("another thread is waiting in synchronize()", msgs[1])
+        s.close()  # once it returned
+        self.assertTrue(s.closed)
+
     def test_buffer_as_pointer_argument(self):
         mem = live("memory")
         b = self.ctx.alloc(4096)
