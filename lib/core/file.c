@@ -122,7 +122,7 @@ static gcl_status elf_extent(int fd, const char *path, const uint8_t *h, uint64_
   for (uint64_t i = 0; s == GCL_OK && i < shnum; i++) {
     const uint8_t *e = t + i * ELF_SECTION;
     uint64_t off = gcl__le64(e + 24), sz = gcl__le64(e + 32);
-    if (gcl__le32(e + 4) == GCL__SHT_NOBITS || sz == 0) continue;
+    if (gcl__le32(e + 4) == GCL__SHT_NOBITS) continue; /* an empty body counts its offset */
     if (off > file || sz > file - off) {
       char what[48];
       snprintf(what, sizeof what, "section %llu", (unsigned long long)i);
@@ -135,15 +135,22 @@ static gcl_status elf_extent(int fd, const char *path, const uint8_t *h, uint64_
   return s;
 }
 
-/* The bytes a fatbin spans: its containers one after another (each padded to 8 bytes), up to
+/* The bytes a fatbin spans: its containers one after another (each padded to 8 bytes, zero
+ * words between them skipped as the reader skips them, up to FATBIN_GAP bytes of them), up to
  * the first place that does not start another. Reads their 16-byte headers only. */
+#define FATBIN_GAP 65536u
 static gcl_status fatbin_extent(int fd, const char *path, uint64_t file, uint64_t *need) {
-  uint64_t at = 0, end = 0;
+  uint64_t at = 0, end = 0, gap = 0;
   uint8_t h[16];
   while (at <= file && file - at >= sizeof h) {
     gcl_status s = read_at(fd, path, h, sizeof h, at);
     if (s != GCL_OK) return s;
+    if (end && gcl__le32(h) != 0xba55ed50u && gcl__le64(h) == 0 && (gap += 8) <= FATBIN_GAP) {
+      at += 8; /* padding between containers */
+      continue;
+    }
     if (gcl__le32(h) != 0xba55ed50u) break;
+    gap = 0;
     uint64_t hs = gcl__le16(h + 6), fs = gcl__le64(h + 8);
     if (fs > file || hs + fs > file - at) {
       char what[64];
