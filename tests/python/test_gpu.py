@@ -349,7 +349,7 @@ class RuntimeGpuTest(unittest.TestCase):
                 self.assertEqual(int(v.data.ptr), other.ptr)
                 self.assertEqual(float(v[10]), 12.0)
                 # cupy holds the view: the Buffer refuses to free memory under it
-                with self.assertRaisesRegex(g.Error, r"0 DLPack exports .* 1 view \(Buffer.view\)"):
+                with self.assertRaisesRegex(g.Error, r"1 view \(Buffer.view\)"):
                     other.close()
                 del v
             except ImportError:
@@ -400,9 +400,10 @@ class RuntimeGpuTest(unittest.TestCase):
         import time
         stamps, stop = [], threading.Event()
 
-        def tick():
+        def tick():  # a turn every 0.2 ms at most: each needs the GIL
             while not stop.is_set():
                 stamps.append(time.monotonic())
+                time.sleep(0.0002)
         th = threading.Thread(target=tick, daemon=True)
         th.start()
         while not stamps:
@@ -416,12 +417,18 @@ class RuntimeGpuTest(unittest.TestCase):
         return sum(lo < x < hi for x in stamps), t1 - t0
 
     def test_other_threads_run_during_waits_loads_and_compiles(self):
+        import time
         # issue 50, docs/python.md "Threads": synchronize, event waits and timing, module load
         # and compile release the GIL. Each wait is on a kernel spinning 0.5 s on the GPU.
         spin = self.ctx.compile(self.SPIN, "spin.cu").kernel("spin", "u64 ns")
         s = self.ctx.create_stream()
         half = 500_000_000
-        image = open(T.kernel("megakernel.compute_90.ptx"), "rb").read()  # PTX: the driver JITs it
+        # PTX the driver JIT-compiles: 2000 kernels, with a comment no earlier run had, so that
+        # the driver's compute cache cannot answer it
+        image = (".version 8.0\n.target sm_90\n.address_size 64\n// %d\n" % time.time_ns() + "".join(
+            f".visible .entry j{i}(.param .u64 p) {{ .reg .b64 %rd<3>; .reg .f32 %f<2>;\n"
+            f" ld.param.u64 %rd1, [p]; cvta.to.global.u64 %rd2, %rd1; mov.f32 %f1, {i}.0;\n"
+            f" st.global.f32 [%rd2+{4 * (i % 64)}], %f1; ret; }}\n" for i in range(2000))).encode()
         big = "".join(f'extern "C" __global__ void k{i}(float *p) {{ p[{i}] = {i}.0f; }}\n'
                       for i in range(300))
 
