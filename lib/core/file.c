@@ -71,7 +71,8 @@ static gcl_status read_at(int fd, const char *path, void *buf, size_t n, uint64_
 static gcl_status read_prefix(int fd, const char *path, size_t n, void **data, size_t *size) {
   char *buf = gcl__malloc(n + 1);
   if (!buf)
-    return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "reading '%s': cannot allocate %zu bytes", path, n + 1);
+    return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "reading '%s': cannot allocate %zu bytes", path,
+                     n + 1);
   gcl_status s = read_at(fd, path, buf, n, 0);
   if (s != GCL_OK) {
     gcl__free(buf);

@@ -592,23 +592,28 @@ static void target_sm(lexer *lx, int *sm) {
   if (v >= 10 && v <= 255) *sm = v;
 }
 
-gcl_status gcl__ptx_read(gcl_image *img, gcl__bytes data, int sm) {
-  const char *text = (const char *)data.p;
-  lexer lx = {.p = text, .end = text + strnlen(text, data.n)}; /* text ends at a NUL if any */
-  /* ptxas reads ASCII only ("Unexpected non-ASCII character", comments and strings included):
-   * a byte above 0x7F anywhere is refused, so "k\xc3\xa9(" is never read as kernel 'k'. */
+/* ptxas reads ASCII only ("Unexpected non-ASCII character", comments and strings included): a
+ * byte above 0x7F anywhere in [p, end) is refused, so "k\xc3\xa9(" is never read as kernel 'k'. */
+static gcl_status ascii_only(const char *p, const char *end) {
   unsigned line = 1;
-  for (const char *c = lx.p; c < lx.end; c++)
+  for (const char *c = p; c < end; c++)
     if (*c == '\n') line++;
     else if ((unsigned char)*c >= 0x80)
       return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: line %u holds the non-ASCII byte 0x%02X (PTX is "
                        "ASCII: an identifier is [a-zA-Z][a-zA-Z0-9_$]* or [_$%%][a-zA-Z0-9_$]+)",
                        line, (unsigned char)*c);
+  return GCL_OK;
+}
+
+gcl_status gcl__ptx_read(gcl_image *img, gcl__bytes data, int sm) {
+  const char *text = (const char *)data.p;
+  lexer lx = {.p = text, .end = text + strnlen(text, data.n)}; /* text ends at a NUL if any */
+  gcl_status s = ascii_only(lx.p, lx.end);
+  if (s != GCL_OK) return s;
   bool version = false, own = sm == 0, elsewhere = false;
   size_t first = img->count;
   ptx_decls decls = {0};
   int linkage = LINK_NONE; /* of the token before: .visible, .extern, .weak */
-  gcl_status s = GCL_OK;
   if (sm == 0) sm = 90;
   ptx_module m = {.version = 0, .sm = sm};
   int earlier = LINK_NONE; /* two tokens before */

@@ -93,8 +93,6 @@ gcl_status gcl__tmap_plan_set(gcl__tmap_plan *plan, const gcl__tmap_space *space
  * for DLPACK_FLAG_BITMASK_READ_ONLY on a map whose options have store set (a TMA store would
  * write a tensor its producer declared read-only: refused as for a non-const pointer);
  * GCL_ERROR_INVALID_ARGUMENT for NULL dlflags. Reads only. */
-/* What the plain entry points pass for dlflags: no flags to check. */
-#define GCL__NO_DLFLAGS ((const uint64_t *)(uintptr_t)1)
 gcl_status gcl__tmap_plan_dlflags(const gcl__tmap_plan *plan, size_t n, const uint64_t *dlflags,
                                   const gcl_tensormap_options *options, size_t options_count,
                                   const char *fn);

@@ -299,18 +299,18 @@ gcl_status gcl_args_repoint_tensormaps(gcl_args *args, gcl_context *ctx, const g
   return GCL_OK;
 }
 
-/* gcl_args_set_tensormaps(_flags): dlflags NULL for the plain form. */
+/* gcl_args_set_tensormaps(_flags): with_flags false for the plain form (dlflags unread). */
 static gcl_status args_set_maps(gcl_args *args, gcl_context *ctx, const gcl_field *first, size_t n,
-                                const DLTensor *const *tensors, const uint64_t *dlflags,
-                                const gcl_tensormap_options *options, size_t options_count,
-                                unsigned flags, const char *fn) {
+                                const DLTensor *const *tensors, bool with_flags,
+                                const uint64_t *dlflags, const gcl_tensormap_options *options,
+                                size_t options_count, unsigned flags, const char *fn) {
   gcl_status s = need(args, ctx, fn);
   if (s || n == 0) return s;
   gcl__tmap_plan plan;
   const gcl__tmap_device dev = {.device = ctx->device, .sm = ctx->sm};
   if ((s = gcl__args_tmap_plan_set(args, first, n, dev, tensors, options, options_count, flags,
                                    fn, &plan)) ||
-      (dlflags != GCL__NO_DLFLAGS &&
+      (with_flags &&
        (s = gcl__tmap_plan_dlflags(&plan, n, dlflags, options, options_count, fn))) ||
       (s = gcl__tmap_execute(ctx, &plan)))
     return s;
@@ -322,7 +322,7 @@ gcl_status gcl_args_set_tensormaps(gcl_args *args, gcl_context *ctx, const gcl_f
                                    size_t n, const DLTensor *const *tensors,
                                    const gcl_tensormap_options *options, size_t options_count,
                                    unsigned flags) {
-  return args_set_maps(args, ctx, first, n, tensors, GCL__NO_DLFLAGS, options, options_count,
+  return args_set_maps(args, ctx, first, n, tensors, false, NULL, options, options_count,
                        flags, "gcl_args_set_tensormaps");
 }
 
@@ -331,6 +331,6 @@ gcl_status gcl_args_set_tensormaps_flags(gcl_args *args, gcl_context *ctx, const
                                          const uint64_t *dlpack_flags,
                                          const gcl_tensormap_options *options,
                                          size_t options_count, unsigned flags) {
-  return args_set_maps(args, ctx, first, n, tensors, dlpack_flags, options, options_count, flags,
-                       "gcl_args_set_tensormaps_flags");
+  return args_set_maps(args, ctx, first, n, tensors, true, dlpack_flags, options, options_count,
+                       flags, "gcl_args_set_tensormaps_flags");
 }

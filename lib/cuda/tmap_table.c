@@ -130,9 +130,9 @@ static void mark_dirty(gcl_tensormap_table *t, size_t first, const gcl__tmap_pla
 }
 
 static gcl_status table_set(gcl_tensormap_table *t, size_t first, size_t n,
-                            const DLTensor *const *tensors, const uint64_t *dlflags,
-                            const gcl_tensormap_options *options, size_t options_count,
-                            unsigned flags, const char *fn) {
+                            const DLTensor *const *tensors, bool with_flags,
+                            const uint64_t *dlflags, const gcl_tensormap_options *options,
+                            size_t options_count, unsigned flags, const char *fn) {
   if (t && n == 0) return GCL_OK;
   gcl__tmap_plan plan;
   gcl_status s = table_run(t, first, n, fn, &plan.run);
@@ -140,7 +140,7 @@ static gcl_status table_set(gcl_tensormap_table *t, size_t first, size_t n,
   const gcl__tmap_device dev = {.device = t->ctx->device, .sm = t->ctx->sm};
   if ((s = gcl__tmap_plan_set(&plan, &t->space, dev, n, tensors, options, options_count,
                               flags, fn)) ||
-      (dlflags != GCL__NO_DLFLAGS &&
+      (with_flags &&
        (s = gcl__tmap_plan_dlflags(&plan, n, dlflags, options, options_count, fn))) ||
       (s = gcl__tmap_execute(t->ctx, &plan)))
     return s;
@@ -153,7 +153,7 @@ gcl_status gcl_tensormap_table_set(gcl_tensormap_table *t, size_t first, size_t 
                                    const DLTensor *const *tensors,
                                    const gcl_tensormap_options *options, size_t options_count,
                                    unsigned flags) {
-  return table_set(t, first, n, tensors, GCL__NO_DLFLAGS, options, options_count, flags,
+  return table_set(t, first, n, tensors, false, NULL, options, options_count, flags,
                    "gcl_tensormap_table_set");
 }
 
@@ -162,7 +162,7 @@ gcl_status gcl_tensormap_table_set_flags(gcl_tensormap_table *t, size_t first, s
                                          const uint64_t *dlpack_flags,
                                          const gcl_tensormap_options *options,
                                          size_t options_count, unsigned flags) {
-  return table_set(t, first, n, tensors, dlpack_flags, options, options_count, flags,
+  return table_set(t, first, n, tensors, true, dlpack_flags, options, options_count, flags,
                    "gcl_tensormap_table_set_flags");
 }
 
