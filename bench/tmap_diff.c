@@ -8,6 +8,9 @@
  *   --only-a 1: the exit status looks at A alone (for the fake driver, whose rules are weaker)
  *   --dump   a CSV line per compared description: the driver's arguments, both verdicts and
  *            gclaunch's message (for bisecting disagreements offline)
+ *   --interleave32 N  one description in N from tmap_gen_interleave32 (rank 3-5, 32-byte
+ *            interleave, a swizzle, inner box over and under 128 bytes, tiled and im2col: where
+ *            the driver refused maps gclaunch accepted, issue 50); default 0, none
  * Exit: 0 when both counts are 0, 1 when either is not, 77 without a usable GPU (or driver).
  * With GCL_LIBCUDA pointing at tests/fakecuda's library it runs on the CPU against the fake's
  * (weaker) rules: there only A = 0 means anything (unit_bench_tmap_diff, with --only-a 1). */
@@ -27,18 +30,21 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--seed")) o.seed = strtoull(argv[i + 1], NULL, 0);
     else if (!strcmp(argv[i], "--show")) o.show = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--only-a")) only_a = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--interleave32")) o.interleave32_share = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--dump")) {
       if (!(o.dump = fopen(argv[i + 1], "w"))) {
         fprintf(stderr, "bench_tmap_diff: cannot write %s\n", argv[i + 1]);
         return 2;
       }
     } else {
-      fprintf(stderr, "usage: bench_tmap_diff [--count N] [--seed S] [--show K] [--only-a 0|1] [--dump CSV]\n");
+      fprintf(stderr, "usage: bench_tmap_diff [--count N] [--seed S] [--show K] [--only-a 0|1] [--dump CSV] "
+                      "[--interleave32 N]\n");
       return 2;
     }
   }
-  printf("bench_tmap_diff: seed %llu (--seed reproduces), %ld descriptions\n",
-         (unsigned long long)o.seed, o.count);
+  printf("bench_tmap_diff: seed %llu (--seed reproduces), %ld descriptions%s\n",
+         (unsigned long long)o.seed, o.count,
+         o.interleave32_share ? ", some drawn with 32-byte interleave and a swizzle" : "");
   gcl_context *ctx;
   if (gcl_context_create(0, &ctx) != GCL_OK) {
     printf("bench_tmap_diff: skipped, no usable GPU: %s\n", gcl_last_error());

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #ifdef GCL_HAVE_LIBIBERTY
 #include <libiberty/demangle.h>
@@ -37,6 +38,26 @@ unsigned char *cli_read_file(const char *cmd, const char *what, const char *path
   return data;
 }
 
+char *cli_read_text(const char *cmd, const char *what, const char *path, size_t max, size_t *size) {
+  struct stat sb; /* judged before it is read: a FIFO is refused by gcl_file_read, never waited on */
+  if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && (unsigned long long)sb.st_size > max) {
+    cli_error(cmd, "%s @%s: %llu bytes, more than the %zu read", what, path,
+              (unsigned long long)sb.st_size, max);
+    return NULL;
+  }
+  void *data = NULL;
+  if (gcl_file_read(path, &data, size) != GCL_OK) {
+    cli_error(cmd, "%s @%s: %s", what, path, gcl_last_error());
+    return NULL;
+  }
+  if (strlen(data) != *size) {
+    cli_error(cmd, "%s @%s: a NUL byte at offset %zu", what, path, strlen(data));
+    gcl_file_free(data);
+    return NULL;
+  }
+  return data;
+}
+
 bool cli_is_source(const char *path) {
   size_t n = strlen(path);
   return n >= 3 && !strcmp(path + n - 3, ".cu");
@@ -58,7 +79,10 @@ static unsigned char *compile(const char *cmd, const char *path, const char *sou
 
 bool cli_module_read(const char *cmd, const char *path, int sm, gcl_image **img) {
   size_t size = 0;
-  unsigned char *data = cli_read_file(cmd, "MODULE", path, &size), *cubin = NULL;
+  void *read = NULL; /* judged by its first bytes: only what its format spans is read */
+  if (gcl_image_file_read(path, &read, &size) != GCL_OK)
+    cli_error(cmd, "MODULE: %s", gcl_last_error());
+  unsigned char *data = read, *cubin = NULL;
   if (data && cli_is_source(path)) {
     cubin = compile(cmd, path, (const char *)data, sm ? sm : 90, &size);
     gcl_file_free(data);

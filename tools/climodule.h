@@ -16,6 +16,9 @@ void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(prin
 int cli_parse_arch(const char *text);
 /* The whole file, malloc'd (one spare NUL byte after size); NULL with a message on failure. */
 unsigned char *cli_read_file(const char *cmd, const char *what, const char *path, size_t *size);
+/* A text file's contents (NUL-terminated; free with gcl_file_free) for an option's @PATH: a
+ * regular file of at most max bytes holding no NUL byte; NULL after a message naming what. */
+char *cli_read_text(const char *cmd, const char *what, const char *path, size_t max, size_t *size);
 /* True if path names CUDA source (.cu). */
 bool cli_is_source(const char *path);
 /* Reads path into *img for sm (0: the image's own; CUDA source: sm_90) on the CPU. CUDA source is

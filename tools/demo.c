@@ -196,7 +196,7 @@ static void show_cubin_layout(const demo *d, const gcl_layout *engine) {
   void *data = NULL;
   gcl_image *img = NULL;
   gcl_image_kernel_info info;
-  if (gcl_file_read(path, &data, &size) != GCL_OK) {
+  if (gcl_image_file_read(path, &data, &size) != GCL_OK) {
     printf("cubin:    %s not readable (build the kernels, or set GCL_KERNEL_DIR)\n", path);
     return;
   }

@@ -12,6 +12,8 @@
 
 typedef struct options {
   const char *file, *kernel, *signature;
+  const char *signature_arg; /* as given: TEXT or @FILE (messages name it) */
+  char *signature_text;      /* what @FILE held (freed with gcl_file_free) */
   int sm;
   bool json;
 } options;
@@ -29,7 +31,8 @@ static const cli_option inspect_options[INSPECT_OPTION_COUNT] = {
     [INSPECT_SIGNATURE] = {"--signature", "TEXT",
                            "check a declared signature against every kernel shown: exit 1 naming\n"
                            "the parameter and both offsets and sizes when one differs; without\n"
-                           "FILE, print every leaf of TEXT by path"},
+                           "FILE, print every leaf of TEXT by path; @PATH reads TEXT from the\n"
+                           "regular file PATH (at most 16 MiB)"},
     [INSPECT_JSON] = {"--json", NULL,
                       "one JSON object: file, format, arch, kernels (name, demangled, params)"},
 };
@@ -63,7 +66,7 @@ static int parse_options(int argc, char **argv, options *o) {
     switch ((inspect_option)id) {
     case INSPECT_JSON: o->json = true; break;
     case INSPECT_KERNEL: o->kernel = v; break;
-    case INSPECT_SIGNATURE: o->signature = v; break;
+    case INSPECT_SIGNATURE: o->signature = o->signature_arg = v; break;
     case INSPECT_ARCH:
       if ((o->sm = cli_parse_arch(v)) == 0)
         return cli_error("inspect", "--arch '%s': expected an architecture such as sm_90", v), 2;
@@ -211,11 +214,11 @@ static int check_signature(const gcl_image *img, const options *o) {
   gcl_signature *sig = NULL;
   gcl_layout *layout = NULL;
   if (gcl_signature_parse(o->signature, &sig) != GCL_OK)
-    return cli_error("inspect", "--signature '%s': %s", o->signature, gcl_last_error()), 2;
+    return cli_error("inspect", "--signature '%.200s': %s", o->signature_arg, gcl_last_error()), 2;
   gcl_status s = gcl_layout_create(sig, gcl_image_sm(img), &layout);
   gcl_signature_destroy(sig);
   if (s != GCL_OK)
-    return cli_error("inspect", "--signature '%s' on sm_%d: %s", o->signature, gcl_image_sm(img),
+    return cli_error("inspect", "--signature '%.200s' on sm_%d: %s", o->signature_arg, gcl_image_sm(img),
                      gcl_last_error()), 1;
   size_t matched = 0, checked = 0;
   for (size_t k = 0; k < gcl_image_kernel_count(img); k++) {
@@ -272,11 +275,11 @@ static int print_signature(const options *o) {
   gcl_layout *l = NULL;
   int sm = o->sm ? o->sm : 90;
   if (gcl_signature_parse(o->signature, &sig) != GCL_OK)
-    return cli_error("inspect", "--signature '%s': %s", o->signature, gcl_last_error()), 2;
+    return cli_error("inspect", "--signature '%.200s': %s", o->signature_arg, gcl_last_error()), 2;
   gcl_status s = gcl_layout_create(sig, sm, &l);
   gcl_signature_destroy(sig);
   if (s != GCL_OK)
-    return cli_error("inspect", "--signature '%s' on sm_%d: %s", o->signature, sm, gcl_last_error()), 1;
+    return cli_error("inspect", "--signature '%.200s' on sm_%d: %s", o->signature_arg, sm, gcl_last_error()), 1;
   if (o->json) {
     printf("{\"signature\": ");
     json_string(o->signature);
@@ -309,22 +312,38 @@ static int print_signature(const options *o) {
   return 0;
 }
 
+/* --signature @PATH: the text from the file, bounded and judged before it is read. */
+static bool read_signature_file(options *o) {
+  size_t size = 0;
+  if (!o->signature || o->signature[0] != '@') return true;
+  o->signature_text = cli_read_text("inspect", "--signature", o->signature + 1, 16u << 20, &size);
+  o->signature = o->signature_text;
+  return o->signature_text != NULL;
+}
+
+static int inspect_file(options *o) {
+  gcl_image *img = NULL;
+  if (!cli_module_read("inspect", o->file, o->sm, &img)) return 1;
+  if (o->sm && gcl_image_format(img) == GCL_IMAGE_CUBIN && gcl_image_sm(img) != o->sm)
+    fprintf(stderr, "gclaunch inspect: note: %s is a cubin for sm_%d; its own offsets are shown "
+            "(--arch picks fatbin entries and lays out PTX)\n", o->file, gcl_image_sm(img));
+  size_t index;
+  int rc;
+  bool glob = o->kernel && strpbrk(o->kernel, "*?[");
+  if (o->kernel && !glob && !cli_kernel_find("inspect", img, o->file, o->kernel, &index)) rc = 1;
+  else if (print_image(img, o) == 0 && o->kernel)
+    rc = 1, cli_error("inspect", "%s: no kernel matches '%s'", o->file, o->kernel);
+  else rc = o->signature ? check_signature(img, o) : 0;
+  gcl_image_destroy(img);
+  return rc;
+}
+
 int gcl_cmd_inspect(int argc, char **argv) {
   options o = {0};
   int rc = parse_options(argc, argv, &o);
   if (rc >= 0) return rc;
-  if (!o.file) return print_signature(&o);
-  gcl_image *img = NULL;
-  if (!cli_module_read("inspect", o.file, o.sm, &img)) return 1;
-  if (o.sm && gcl_image_format(img) == GCL_IMAGE_CUBIN && gcl_image_sm(img) != o.sm)
-    fprintf(stderr, "gclaunch inspect: note: %s is a cubin for sm_%d; its own offsets are shown "
-            "(--arch picks fatbin entries and lays out PTX)\n", o.file, gcl_image_sm(img));
-  size_t index;
-  bool glob = o.kernel && strpbrk(o.kernel, "*?[");
-  if (o.kernel && !glob && !cli_kernel_find("inspect", img, o.file, o.kernel, &index)) rc = 1;
-  else if (print_image(img, &o) == 0 && o.kernel)
-    rc = 1, cli_error("inspect", "%s: no kernel matches '%s'", o.file, o.kernel);
-  else rc = o.signature ? check_signature(img, &o) : 0;
-  gcl_image_destroy(img);
+  if (!read_signature_file(&o)) return 2;
+  rc = o.file ? inspect_file(&o) : print_signature(&o);
+  gcl_file_free(o.signature_text);
   return rc;
 }

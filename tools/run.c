@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 typedef enum run_option {
   RUN_GRID, RUN_BLOCK, RUN_CLUSTER, RUN_SMEM, RUN_SIGNATURE, RUN_ARCH, RUN_ARG, RUN_BUFFER, RUN_OUT,
@@ -288,6 +289,14 @@ static bool read_fill_files(run_state *st) {
     char what[64];
     size_t size;
     snprintf(what, sizeof what, "%s %d", a->option, a->position);
+    struct stat sb; /* judged before it is read: never more than the view is read */
+    if (stat(a->file, &sb) == 0 && S_ISREG(sb.st_mode) &&
+        (unsigned long long)sb.st_size != (unsigned long long)(a->count * a->size)) {
+      run_error("%s %d '%s': '%s' has %llu bytes, the view has %llu (%llu x %zu)", a->option,
+                a->position, a->spec, a->file, (unsigned long long)sb.st_size,
+                (unsigned long long)(a->count * a->size), (unsigned long long)a->count, a->size);
+      return false;
+    }
     if (!(st->buffers[i].file_data = read_file(what, a->file, &size))) return false;
     if (size != a->count * a->size) {
       run_error("%s %d '%s': '%s' has %zu bytes, the view has %llu (%llu x %zu)", a->option,

@@ -27,7 +27,7 @@ static int load_module(run_state *st) {
   }
   void *src = NULL;
   size_t size = 0;
-  if (gcl_file_read(st->module, &src, &size) != GCL_OK) { /* NUL-terminated: source text */
+  if (gcl_image_file_read(st->module, &src, &size) != GCL_OK) { /* NUL-terminated source */
     run_error("MODULE: %s", gcl_last_error());
     return 2;
   }

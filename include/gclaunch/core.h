@@ -563,12 +563,27 @@ GCL_API int gcl_image_uses_nvshmem(const gcl_image *img);
 GCL_API gcl_status gcl_image_nvshmem_version(const gcl_image *img, int *major, int *minor,
                                              int *patch);
 
-/* Reads the whole file at path (the reader gcl_module_load_file uses; the gclaunch tools use it
- * too): *data gets the bytes plus a terminating NUL (not counted in *size), to be freed with
- * gcl_file_free. GCL_ERROR_IO naming the path and the system's reason (missing, not a regular
- * file, short read); GCL_ERROR_OUT_OF_MEMORY; GCL_ERROR_INVALID_ARGUMENT for NULL arguments.
+/* Reads the whole file at path (the gclaunch tools use it for data files): *data gets the bytes
+ * plus a terminating NUL (not counted in *size), to be freed with gcl_file_free. Only a regular
+ * file is read: a FIFO, a device, a socket or a directory is refused at once, without waiting
+ * for a writer (the file is opened with O_NONBLOCK and judged by fstat before any read).
+ * GCL_ERROR_IO naming the path and the system's reason (missing, not a regular file -- and what
+ * it is --, short read); GCL_ERROR_OUT_OF_MEMORY; GCL_ERROR_INVALID_ARGUMENT for NULL arguments.
  * Outputs untouched on failure. Thread-safe. */
 GCL_API gcl_status gcl_file_read(const char *path, void **data, size_t *size);
+/* The most bytes of a module file that is not a cubin or fatbin by its first bytes (PTX, CUDA
+ * source) gcl_image_file_read reads: 256 MiB. */
+#define GCL_IMAGE_TEXT_MAX ((unsigned long long)256 << 20)
+/* Reads a module image file (the reader gcl_module_load_file, gclaunch inspect and run and the
+ * Python package use): as gcl_file_read (the same refusal of a file that is not a regular one),
+ * but the file is judged by its first bytes before any large read, and only what its format
+ * says it spans is read -- an ELF (cubin, host program) up to the end of its furthest header
+ * table or section body, a fatbin its containers one after another, anything else (PTX, CUDA
+ * source) whole, up to GCL_IMAGE_TEXT_MAX bytes. Bytes after that extent are not read.
+ * GCL_ERROR_BAD_IMAGE naming the path when the headers describe more bytes than the file has
+ * (with both numbers) or text is over GCL_IMAGE_TEXT_MAX; otherwise as gcl_file_read. What is
+ * read is not checked further: gcl_image_parse or the module loader does that. Thread-safe. */
+GCL_API gcl_status gcl_image_file_read(const char *path, void **data, size_t *size);
 /* Frees what gcl_file_read or gcl_nvrtc_compile returned (through the allocator of
  * gcl_replace_allocator). NULL is fine. */
 GCL_API void gcl_file_free(void *data);

@@ -457,6 +457,11 @@ GCL_API void gcl_graph_destroy(gcl_graph *g);
  * current. map is untouched on failure. */
 GCL_API gcl_status gcl_tensormap_encode(gcl_context *ctx, const DLTensor *t,
                                         const gcl_tensormap_options *options, void *map);
+/* As gcl_tensormap_encode, with t's DLPack flags (DLManagedTensorVersioned.flags): read-only
+ * with options->store set, or unknown bits, is GCL_ERROR_TENSOR, as gcl_args_set_tensormaps_flags. */
+GCL_API gcl_status gcl_tensormap_encode_flags(gcl_context *ctx, const DLTensor *t,
+                                              uint64_t dlpack_flags,
+                                              const gcl_tensormap_options *options, void *map);
 /* --- Tensor maps in args, addressed like everything else ---------------------------------------
  *
  * `first` is a tensormap leaf: a tensormap parameter, a struct member, an element of an array of
@@ -495,6 +500,19 @@ GCL_API gcl_status gcl_args_set_tensormaps(gcl_args *args, gcl_context *ctx,
                                            const DLTensor *const *tensors,
                                            const gcl_tensormap_options *options,
                                            size_t options_count, unsigned flags);
+/* As gcl_args_set_tensormaps, with the DLPack flags of each tensor: dlpack_flags[i] (n of them)
+ * as tensors[i]'s producer gave them (DLManagedTensorVersioned.flags; 0 for a legacy tensor).
+ * A tensor flagged DLPACK_FLAG_BITMASK_READ_ONLY is refused for a map whose options have store
+ * set -- GCL_ERROR_TENSOR naming the map ("tensor is read-only (DLPack flags 0x1) but
+ * options.store is set ...") -- exactly as gcl_args_set_field_dltensor_flags refuses it for a
+ * pointer that is not const; loads over it are fine. Unknown flag bits are GCL_ERROR_TENSOR as
+ * there; NULL dlpack_flags GCL_ERROR_INVALID_ARGUMENT. All or nothing, as the plain form. */
+GCL_API gcl_status gcl_args_set_tensormaps_flags(gcl_args *args, gcl_context *ctx,
+                                                 const gcl_field *first, size_t n,
+                                                 const DLTensor *const *tensors,
+                                                 const uint64_t *dlpack_flags,
+                                                 const gcl_tensormap_options *options,
+                                                 size_t options_count, unsigned flags);
 /* Re-points maps first ... first + n - 1 to addresses[i] (the new data + byte_offset), keeping the
  * rest of their descriptions: the cheapest way to relaunch a megakernel on new buffers of the
  * same shapes (cuTensorMapReplaceAddress only; nothing for a map already at its address). Each
@@ -551,6 +569,13 @@ GCL_API gcl_status gcl_tensormap_table_set(gcl_tensormap_table *t, size_t first,
                                            const DLTensor *const *tensors,
                                            const gcl_tensormap_options *options,
                                            size_t options_count, unsigned flags);
+/* As gcl_tensormap_table_set, with each tensor's DLPack flags, as gcl_args_set_tensormaps_flags
+ * (a read-only tensor is refused for a store map). */
+GCL_API gcl_status gcl_tensormap_table_set_flags(gcl_tensormap_table *t, size_t first, size_t n,
+                                                 const DLTensor *const *tensors,
+                                                 const uint64_t *dlpack_flags,
+                                                 const gcl_tensormap_options *options,
+                                                 size_t options_count, unsigned flags);
 /* Re-points entries first ... first + n - 1 to addresses[i], as gcl_args_repoint_tensormaps;
  * the entries whose address changed become dirty. */
 GCL_API gcl_status gcl_tensormap_table_repoint(gcl_tensormap_table *t, size_t first, size_t n,

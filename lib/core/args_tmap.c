@@ -8,6 +8,7 @@
  * are written over their maps. */
 #include "args_internal.h" /* and layout_internal.h */
 
+#include <inttypes.h>
 #include <string.h>
 
 gcl_status gcl__args_tmap_run_error(const gcl_args *a, const gcl_field *f, size_t n,
@@ -194,4 +195,31 @@ gcl_status gcl__args_tmap_plan_repoint(gcl_args *args, const gcl_field *first, s
   gcl_status s = gcl__args_tmap_run(args, first, n, fn, &plan->run);
   if (s != GCL_OK) return s;
   return plan_repoint(plan, &args->tspace, n, addresses, fn);
+}
+
+/* --- DLPack flags (READ_ONLY) ---------------------------------------------------------------- */
+
+/* The flags the pointer setters know (lib/core/dltensor.c): READ_ONLY and IS_COPIED. */
+#define DLFLAGS_KNOWN (DLPACK_FLAG_BITMASK_READ_ONLY | DLPACK_FLAG_BITMASK_IS_COPIED)
+
+gcl_status gcl__tmap_plan_dlflags(const gcl__tmap_plan *plan, size_t n, const uint64_t *dlflags,
+                                  const gcl_tensormap_options *options, size_t options_count,
+                                  const char *fn) {
+  if (!dlflags)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: dlpack_flags: expected %zu flags, got NULL",
+                     fn, n);
+  const size_t ostep = options_count == 1 ? 0 : 1;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t f = dlflags[i];
+    if (!f) continue;
+    gcl__tmap_who who = gcl__tmap_run_who(&plan->run, i);
+    if (f & ~(uint64_t)DLFLAGS_KNOWN)
+      return gcl__tmap_fail(&who, GCL_ERROR_TENSOR, "unsupported DLPack flags 0x%" PRIx64
+                            " (supported: READ_ONLY 0x1, IS_COPIED 0x2)", f);
+    if ((f & DLPACK_FLAG_BITMASK_READ_ONLY) && options[i * ostep].store)
+      return gcl__tmap_fail(&who, GCL_ERROR_TENSOR, "tensor is read-only (DLPack flags 0x%" PRIx64
+                            ") but options.store is set: a TMA store through the map would write "
+                            "memory its producer declared read-only", f);
+  }
+  return GCL_OK;
 }

@@ -53,8 +53,13 @@ const char *gcl__param_label(char *buf, size_t cap, size_t index, const char *na
  * saying what is wrong; *format untouched on failure. */
 gcl_status gcl__image_format(const void *data, size_t size, gcl_format *format);
 /* Reads the whole file at path into *data (NUL-terminated; free with gcl__free) and *size.
- * GCL_ERROR_IO naming the path and the errno text; GCL_ERROR_OUT_OF_MEMORY. (file.c) */
+ * GCL_ERROR_IO naming the path and the errno text, or what the file is when it is not a
+ * regular file (never blocks on a FIFO); GCL_ERROR_OUT_OF_MEMORY. (file.c) */
 gcl_status gcl__read_file(const char *path, void **data, size_t *size);
+/* As gcl__read_file for a module image (gcl_image_file_read): the format judged from the first
+ * bytes, then only the bytes it spans read; GCL_ERROR_BAD_IMAGE when its headers reach past the
+ * end of the file or text is over GCL_IMAGE_TEXT_MAX bytes. (file.c) */
+gcl_status gcl__read_image_file(const char *path, void **data, size_t *size);
 
 /* Parameter base in constant bank 0 for architecture sm and a parameter area of area bytes.
  * 0 for an unknown sm. (docs/facts.md "Parameter bases": 0x160 on sm_75-89, 0x1a80 there when

@@ -2,6 +2,7 @@
  * offsets; each parameter becomes gclaunch signature text ("u32", "ptr",
  * "bytes(2048) align(128)") and the layout engine places them for the chosen architecture. */
 #include "image_internal.h"
+#include "nameset.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -63,7 +64,9 @@ typedef struct ptx_param {
   const char *scalar; /* signature scalar of one element; NULL: bytes(N) align(A) */
   bool ptr;
   char type[8];       /* the PTX type (".u32"): a declaration and its definition must agree */
-  char name[64];      /* for the duplicate check (longer names are compared by prefix) */
+  char name[64];      /* its first 63 characters, for messages */
+  const char *src;    /* the name in the module text (src_len characters): the duplicate check */
+  size_t src_len;
 } ptx_param;
 
 /* What the reader needs of the module: its PTX ISA version (10 * major + minor, for the
@@ -181,6 +184,8 @@ static gcl_status read_param(lexer *lx, const char *kernel, size_t index, const 
   if (!identifier(lx->tok, lx->len) && !is(lx, "_")) /* ptxas takes "_" here, not as a kernel's */
     return bad(kernel, index, "expected a parameter name");
   snprintf(r.name, sizeof r.name, "%.*s", (int)(lx->len < 63 ? lx->len : 63), lx->tok);
+  r.src = lx->tok;
+  r.src_len = lx->len;
   if (!next(lx)) return bad(kernel, index, "the parameter list is not closed");
   if (is(lx, "[")) {
     if (!read_number(lx, &r.count) || r.count == 0 || !next(lx) || !is(lx, "]"))
@@ -281,50 +286,68 @@ static gcl_status fill_kernel(gcl__image_kernel *k, const ptx_param *params, siz
   return s;
 }
 
+/* The parameters read so far: the array (grown geometrically), their signature text and the
+ * set of their names, so that n parameters cost time linear in n (issue 50: a list scan per
+ * parameter and a realloc of one more element made 100k parameters take 18 s). */
+typedef struct param_list {
+  ptx_param *p;
+  size_t n, cap;
+  char *text;
+  size_t used, text_cap;
+  gcl__nameset names;
+} param_list;
+
+static gcl_status list_push(param_list *l, const ptx_param *p, const char *kernel) {
+  char item[64];
+  if (gcl__nameset_find(&l->names, p->src, p->src_len, &(size_t){0}))
+    return bad(kernel, l->n, "a parameter of that name was declared before");
+  param_text(p, item, sizeof item);
+  size_t need = l->used + strlen(item) + 3;
+  if (need > l->text_cap) {
+    size_t cap = l->text_cap ? l->text_cap : 256;
+    while (cap < need) cap *= 2;
+    char *t = gcl__realloc(l->text, cap);
+    if (!t) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "ptx: out of memory");
+    l->text = t, l->text_cap = cap;
+  }
+  if (l->n == l->cap) {
+    size_t cap = l->cap ? 2 * l->cap : 16;
+    ptx_param *grown = gcl__realloc(l->p, cap * sizeof *grown);
+    if (!grown) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "ptx: out of memory");
+    l->p = grown, l->cap = cap;
+  }
+  if (!gcl__nameset_add(&l->names, p->src, p->src_len, l->n))
+    return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "ptx: out of memory");
+  l->used += (size_t)snprintf(l->text + l->used, l->text_cap - l->used, "%s%s", l->n ? ", " : "",
+                              item);
+  l->p[l->n++] = *p;
+  return GCL_OK;
+}
+
 /* Parameters of one .entry; lx is on the token after the kernel name. The parameters read go to
  * *out (*out_n of them; the caller frees *out) for the match of a declaration and its
  * definition. */
 static gcl_status read_params(lexer *lx, gcl__image_kernel *k, const ptx_module *m,
                               ptx_param **out, size_t *out_n) {
-  size_t cap = 256, used = 0, n = 0;
-  char *text = gcl__malloc(cap);
-  ptx_param *params = NULL;
-  gcl_status s = text ? GCL_OK : gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "ptx: out of memory");
-  if (s == GCL_OK) text[0] = 0;
+  param_list l = {0};
+  gcl_status s = GCL_OK;
   bool open = is(lx, "(") && next(lx) && !is(lx, ")");
   while (s == GCL_OK && open) {
     ptx_param p;
-    char item[64];
-    if ((s = read_param(lx, k->name, n, m, &p)) != GCL_OK) break;
-    for (size_t q = 0; q < n; q++)
-      if (strcmp(params[q].name, p.name) == 0) {
-        s = bad(k->name, n, "a parameter of that name was declared before");
-        break;
-      }
-    if (s != GCL_OK) break;
-    param_text(&p, item, sizeof item);
-    if (used + strlen(item) + 3 > cap) {
-      char *t = gcl__realloc(text, cap *= 2);
-      if (!t) { s = gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "ptx: out of memory"); break; }
-      text = t;
-    }
-    used += (size_t)snprintf(text + used, cap - used, "%s%s", n ? ", " : "", item);
-    ptx_param *grown = gcl__realloc(params, (n + 1) * sizeof *params);
-    if (!grown) { s = gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "ptx: out of memory"); break; }
-    params = grown;
-    params[n++] = p;
-    open = is(lx, ",") && next(lx);
+    if ((s = read_param(lx, k->name, l.n, m, &p)) == GCL_OK) s = list_push(&l, &p, k->name);
+    open = s == GCL_OK && is(lx, ",") && next(lx);
   }
   if (s == GCL_OK && is(lx, "(") && !is(lx, ")")) /* "(" then not ")" nor a parameter */
     s = bad(k->name, 0, "expected .param or ')'");
-  if (s == GCL_OK) s = fill_kernel(k, params, n, text, m);
-  gcl__free(text);
+  if (s == GCL_OK) s = fill_kernel(k, l.p, l.n, l.text ? l.text : "", m);
+  gcl__free(l.text);
+  gcl__nameset_free(&l.names);
   if (s != GCL_OK) {
-    gcl__free(params);
+    gcl__free(l.p);
     return s;
   }
-  *out = params;
-  *out_n = n;
+  *out = l.p;
+  *out_n = l.n;
   return GCL_OK;
 }
 
@@ -468,11 +491,13 @@ typedef struct ptx_decl {
 typedef struct ptx_decls {
   ptx_decl *d;
   size_t n, cap;
+  gcl__nameset names; /* d[i].name -> i: a kernel's earlier declaration in constant time */
 } ptx_decls;
 
 static void decls_free(ptx_decls *ds) {
   for (size_t i = 0; i < ds->n; i++) gcl__free(ds->d[i].name), gcl__free(ds->d[i].params);
   gcl__free(ds->d);
+  gcl__nameset_free(&ds->names);
 }
 
 /* Whether params (n) match the declaration's: the same PTX types, array sizes and alignments
@@ -503,8 +528,11 @@ static gcl_status decls_add(ptx_decls *decls, const char *name, ptx_param **para
     decls->d = grown, decls->cap = cap;
   }
   char *copy = gcl__malloc(strlen(name) + 1);
-  if (!copy) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "ptx: out of memory");
-  strcpy(copy, name);
+  if (copy) strcpy(copy, name);
+  if (!copy || !gcl__nameset_add(&decls->names, copy, strlen(copy), decls->n)) {
+    gcl__free(copy);
+    return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "ptx: out of memory");
+  }
   *d = &decls->d[decls->n++];
   **d = (ptx_decl){.name = copy, .params = *params, .n = n, .linkage = linkage};
   *params = NULL;
@@ -537,10 +565,8 @@ static gcl_status read_entry(lexer *lx, gcl_image *img, ptx_decls *decls, int li
   if (!next(lx) || !identifier(lx->tok, lx->len))
     return gcl__fail(GCL_ERROR_BAD_IMAGE, "ptx: .entry is not followed by a kernel name (an "
                      "identifier: [a-zA-Z][a-zA-Z0-9_$]* or [_$%%][a-zA-Z0-9_$]+)");
-  ptx_decl *d = NULL;
-  for (size_t i = 0; i < decls->n && !d; i++)
-    if (strlen(decls->d[i].name) == lx->len && memcmp(decls->d[i].name, lx->tok, lx->len) == 0)
-      d = &decls->d[i];
+  size_t at;
+  ptx_decl *d = gcl__nameset_find(&decls->names, lx->tok, lx->len, &at) ? &decls->d[at] : NULL;
   gcl__image_kernel *k;
   gcl_status s = gcl__image_add_kernel(img, lx->tok, lx->len, 0, &k);
   if (s != GCL_OK) return s;

@@ -100,6 +100,15 @@ gcl_status gcl__tmap_plan_set(gcl__tmap_plan *plan, const gcl__tmap_space *space
                               const DLTensor *const *tensors,
                               const gcl_tensormap_options *options, size_t options_count,
                               unsigned flags, const char *fn);
+/* After a successful gcl__tmap_plan_set (or its args form) of the same n, options and
+ * options_count, nothing executed yet: the DLPack flags of each map's tensor (dlflags[i], as a
+ * DLManagedTensorVersioned carries them). GCL_ERROR_TENSOR naming the map for unknown bits, and
+ * for DLPACK_FLAG_BITMASK_READ_ONLY on a map whose options have store set (a TMA store would
+ * write a tensor its producer declared read-only: refused as for a non-const pointer);
+ * GCL_ERROR_INVALID_ARGUMENT for NULL dlflags. Reads only. */
+gcl_status gcl__tmap_plan_dlflags(const gcl__tmap_plan *plan, size_t n, const uint64_t *dlflags,
+                                  const gcl_tensormap_options *options, size_t options_count,
+                                  const char *fn);
 /* Plans re-pointing map i of plan->run (filled by the caller) to addresses[i] (REPOINT, or SKIP when already there): each
  * map must have an entry (GCL_ERROR_UNSET_ARGUMENT) and each address be nonzero and aligned as
  * the map needs (GCL_ERROR_INVALID_ARGUMENT). Changes nothing but the space. */

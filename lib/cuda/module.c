@@ -92,7 +92,7 @@ gcl_status gcl_module_load_file(gcl_context *ctx, const char *path, gcl_module *
   if (!ctx) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_module_load_file: ctx is NULL");
   void *data = NULL;
   size_t size = 0;
-  gcl_status s = gcl__read_file(path, &data, &size);
+  gcl_status s = gcl__read_image_file(path, &data, &size);
   if (s != GCL_OK) return s;
   s = gcl_module_load_data(ctx, data, size, out);
   gcl__free(data);

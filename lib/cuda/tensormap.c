@@ -147,6 +147,11 @@ static gcl_status encode_tensor(gcl_context *ctx, const DLTensor *t, const gcl_t
 
 gcl_status gcl_tensormap_encode(gcl_context *ctx, const DLTensor *t,
                                 const gcl_tensormap_options *options, void *map) {
+  return gcl_tensormap_encode_flags(ctx, t, 0, options, map);
+}
+
+gcl_status gcl_tensormap_encode_flags(gcl_context *ctx, const DLTensor *t, uint64_t dlpack_flags,
+                                      const gcl_tensormap_options *options, void *map) {
   if (!ctx || !t || !options)
     return gcl__fail_null("gcl_tensormap_encode", 3, "ctx", (const void *)ctx, "t", (const void *)t,
                           "options", (const void *)options);
@@ -157,7 +162,12 @@ gcl_status gcl_tensormap_encode(gcl_context *ctx, const DLTensor *t,
   static const gcl__tmap_who who = {.text = "tensor"};
   uint64_t address;
   CUtensorMap tmp; /* map stays untouched on failure */
-  gcl_status s = begin(ctx, &who);
+  gcl_status s = GCL_OK;
+  if (dlpack_flags) { /* a batch's check, for a run of one map, before the driver sees it */
+    gcl__tmap_plan one = {.run = {.who = who}};
+    s = gcl__tmap_plan_dlflags(&one, 1, &dlpack_flags, options, 1, "gcl_tensormap_encode_flags");
+  }
+  if (!s) s = begin(ctx, &who);
   if (!s) s = encode_tensor(ctx, t, options, &who, &tmp, &address);
   if (!s) memcpy(map, &tmp, sizeof tmp);
   return s;
@@ -329,11 +339,11 @@ gcl_status gcl_args_repoint_tensormaps(gcl_args *args, gcl_context *ctx, const g
   return GCL_OK;
 }
 
-gcl_status gcl_args_set_tensormaps(gcl_args *args, gcl_context *ctx, const gcl_field *first,
-                                   size_t n, const DLTensor *const *tensors,
-                                   const gcl_tensormap_options *options, size_t options_count,
-                                   unsigned flags) {
-  static const char fn[] = "gcl_args_set_tensormaps";
+/* gcl_args_set_tensormaps(_flags): with_flags false for the plain form (dlflags unread). */
+static gcl_status args_set_maps(gcl_args *args, gcl_context *ctx, const gcl_field *first, size_t n,
+                                const DLTensor *const *tensors, bool with_flags,
+                                const uint64_t *dlflags, const gcl_tensormap_options *options,
+                                size_t options_count, unsigned flags, const char *fn) {
   gcl_status s = need(args, ctx, fn);
   if (s || n == 0) return s;
   gcl__tmap_plan plan;
@@ -345,8 +355,27 @@ gcl_status gcl_args_set_tensormaps(gcl_args *args, gcl_context *ctx, const gcl_f
   const gcl__tmap_device dev = {.device = ctx->device, .sm = ctx->sm};
   if ((s = gcl__args_tmap_plan_set(args, first, n, dev, tensors, options, options_count, flags,
                                    fn, &plan)) ||
+      (with_flags &&
+       (s = gcl__tmap_plan_dlflags(&plan, n, dlflags, options, options_count, fn))) ||
       (s = gcl__tmap_execute(ctx, &plan)))
     return s;
   gcl__args_tmap_commit(args, &plan);
   return GCL_OK;
+}
+
+gcl_status gcl_args_set_tensormaps(gcl_args *args, gcl_context *ctx, const gcl_field *first,
+                                   size_t n, const DLTensor *const *tensors,
+                                   const gcl_tensormap_options *options, size_t options_count,
+                                   unsigned flags) {
+  return args_set_maps(args, ctx, first, n, tensors, false, NULL, options, options_count,
+                       flags, "gcl_args_set_tensormaps");
+}
+
+gcl_status gcl_args_set_tensormaps_flags(gcl_args *args, gcl_context *ctx, const gcl_field *first,
+                                         size_t n, const DLTensor *const *tensors,
+                                         const uint64_t *dlpack_flags,
+                                         const gcl_tensormap_options *options,
+                                         size_t options_count, unsigned flags) {
+  return args_set_maps(args, ctx, first, n, tensors, true, dlpack_flags, options, options_count,
+                       flags, "gcl_args_set_tensormaps_flags");
 }

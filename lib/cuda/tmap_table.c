@@ -129,11 +129,10 @@ static void mark_dirty(gcl_tensormap_table *t, size_t first, const gcl__tmap_pla
   }
 }
 
-gcl_status gcl_tensormap_table_set(gcl_tensormap_table *t, size_t first, size_t n,
-                                   const DLTensor *const *tensors,
-                                   const gcl_tensormap_options *options, size_t options_count,
-                                   unsigned flags) {
-  static const char fn[] = "gcl_tensormap_table_set";
+static gcl_status table_set(gcl_tensormap_table *t, size_t first, size_t n,
+                            const DLTensor *const *tensors, bool with_flags,
+                            const uint64_t *dlflags, const gcl_tensormap_options *options,
+                            size_t options_count, unsigned flags, const char *fn) {
   if (t && n == 0) return GCL_OK;
   gcl__tmap_plan plan;
   gcl_status s = table_run(t, first, n, fn, &plan.run);
@@ -141,11 +140,30 @@ gcl_status gcl_tensormap_table_set(gcl_tensormap_table *t, size_t first, size_t 
   const gcl__tmap_device dev = {.device = t->ctx->device, .sm = t->ctx->sm};
   if ((s = gcl__tmap_plan_set(&plan, &t->space, dev, n, tensors, options, options_count,
                               flags, fn)) ||
+      (with_flags &&
+       (s = gcl__tmap_plan_dlflags(&plan, n, dlflags, options, options_count, fn))) ||
       (s = gcl__tmap_execute(t->ctx, &plan)))
     return s;
   gcl__tmap_plan_commit(&plan);
   mark_dirty(t, first, &plan);
   return GCL_OK;
+}
+
+gcl_status gcl_tensormap_table_set(gcl_tensormap_table *t, size_t first, size_t n,
+                                   const DLTensor *const *tensors,
+                                   const gcl_tensormap_options *options, size_t options_count,
+                                   unsigned flags) {
+  return table_set(t, first, n, tensors, false, NULL, options, options_count, flags,
+                   "gcl_tensormap_table_set");
+}
+
+gcl_status gcl_tensormap_table_set_flags(gcl_tensormap_table *t, size_t first, size_t n,
+                                         const DLTensor *const *tensors,
+                                         const uint64_t *dlpack_flags,
+                                         const gcl_tensormap_options *options,
+                                         size_t options_count, unsigned flags) {
+  return table_set(t, first, n, tensors, true, dlpack_flags, options, options_count, flags,
+                   "gcl_tensormap_table_set_flags");
 }
 
 gcl_status gcl_tensormap_table_repoint(gcl_tensormap_table *t, size_t first, size_t n,

@@ -34,7 +34,7 @@ static gclpy_buffer *buffer_make(gclpy_state *st, gclpy_context *c, uint64_t ptr
   if (!b) return NULL;
   b->ptr = ptr, b->size = size, b->context = Py_NewRef((PyObject *)c), b->base = Py_XNewRef(base);
   b->dtype = (DLDataType){kDLUInt, 8, 1}, b->ndim = 1, b->shape[0] = (int64_t)size;
-  if (base) ((gclpy_buffer *)base)->exports++;
+  if (base) ((gclpy_buffer *)base)->exports++, ((gclpy_buffer *)base)->views++;
   return b;
 }
 
@@ -59,7 +59,7 @@ PyObject *gclpy_context_alloc(PyObject *self, PyObject *nbytes) {
 /* Frees the memory (the owner) or lets the owner go (a view). */
 static void buffer_release(gclpy_buffer *b) {
   if (b->base) {
-    if (b->ptr) ((gclpy_buffer *)b->base)->exports--;
+    if (b->ptr) ((gclpy_buffer *)b->base)->exports--, ((gclpy_buffer *)b->base)->views--;
     b->ptr = 0;
     Py_CLEAR(b->base);
     return;
@@ -72,10 +72,15 @@ static PyObject *buffer_close(PyObject *self, PyObject *unused) {
   gclpy_state *st = GCLPY_ST(self);
   (void)unused;
   gclpy_buffer *b = (gclpy_buffer *)self;
-  if (!b->base && b->exports > 0)
+  if (!b->base && b->exports > 0) /* say what holds it, and what lets it go */
     return gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT,
-                           "close: %zd views or DLPack exports of this Buffer are still alive "
-                           "(the memory would be freed under them)", b->exports);
+                           "close: the memory would be freed under what still uses this Buffer: "
+                           "%zd DLPack export%s (tensors made by __dlpack__, e.g. "
+                           "torch.from_dlpack, each alive while that tensor or any view of it "
+                           "is), %zd Args holding it as a pointer argument (until that argument "
+                           "is set to another value or the Args go), %zd view%s (Buffer.view)",
+                           b->capsules, b->capsules == 1 ? "" : "s", b->held, b->views,
+                           b->views == 1 ? "" : "s");
   buffer_release(b);
   Py_RETURN_NONE;
 }

@@ -239,6 +239,25 @@ static bool buffer_in_place(gclpy_args *a, gclpy_fieldref *f, gclpy_buffer *b) {
   return now == b->ptr;
 }
 
+/* A tensor in a kernel's buffer for launches of values: its address only, checked as a taken
+ * one is (dtype, device, the read-only flag) and the tensor released at once, as a Buffer there
+ * is. The driver copies the parameters at the launch, so nothing the user cannot see keeps the
+ * tensor -- or a gclaunch.Buffer it was made from -- alive after the call (issue 50: the kernel
+ * kept the last tensor until its next launch, and Buffer.close() was refused). Keeping the
+ * memory alive while the kernel runs is the caller's, as for an int address. A versioned tensor
+ * of another major version goes the taken way, which refuses it. */
+static int scratch_tensor(gclpy_args *a, gclpy_fieldref *f, PyObject *v) {
+  gclpy_state *st = GCLPY_ST(a);
+  gclpy_dlpack d; /* owned, not a view: a view of the exchange API carries no flags */
+  if (gclpy_dlpack_get(st, v, &d, false) < 0) return -1;
+  if (d.versioned && ((DLManagedTensorVersioned *)d.managed)->version.major != DLPACK_MAJOR_VERSION)
+    return status_to_rc(gclpy_dlpack_take(&d, a->args, &f->field)) < 0 ? -1 : 0;
+  gcl_status s = gcl_args_set_field_dltensor_flags(a->args, &f->field, d.tensor, d.flags);
+  gclpy_dlpack_release(&d);
+  if (status_to_rc(s) < 0) return -1;
+  return gclpy_keep_set(a, f->field.offset, f->field.size, NULL);
+}
+
 static int set_pointer(gclpy_args *a, gclpy_fieldref *f, PyObject *v) {
   gclpy_state *st = GCLPY_ST(a);
   if (PyLong_Check(v) && !PyBool_Check(v)) {
@@ -260,6 +279,7 @@ static int set_pointer(gclpy_args *a, gclpy_fieldref *f, PyObject *v) {
     return gclpy_keep_set(a, f->field.offset, f->field.size, v);
   }
   if (!gclpy_has_dlpack(st, v)) return type_error(a, f, v);
+  if (a->scratch) return scratch_tensor(a, f, v);
   gclpy_dlpack d;
   if (gclpy_dlpack_get(st, v, &d, false) < 0) return -1;
   if (status_to_rc(gclpy_dlpack_take(&d, a->args, &f->field)) < 0) return -1;

@@ -40,7 +40,7 @@ static PyObject *module_wrap(gclpy_context *c, gcl_module *mod) {
 
 static PyObject *context_load(PyObject *self, PyObject *src) {
   gclpy_context *c = (gclpy_context *)self;
-  PyObject *bytes = gclpy_image_bytes(GCLPY_ST(self), src); /* a path is read by gcl_file_read */
+  PyObject *bytes = gclpy_image_bytes(GCLPY_ST(self), src); /* a path: gcl_image_file_read */
   if (!bytes) return NULL;
   gcl_module *mod = NULL;
   const char *data = PyBytes_AsString(bytes);

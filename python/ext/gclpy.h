@@ -247,6 +247,7 @@ typedef struct gclpy_stream {
   PyObject *context;        /* the gclpy_context it belongs to */
   PyObject *owner;          /* the object wrapped by Stream.from_handle (kept alive), or NULL */
   PyObject *captured;       /* list of the Kernels launched on it during a capture, else NULL */
+  int waiting;              /* threads inside synchronize() (GIL released): close() refuses */
 } gclpy_stream;
 
 typedef struct gclpy_event {
@@ -262,7 +263,10 @@ typedef struct gclpy_buffer {
   size_t size;              /* bytes the buffer (or view) covers */
   PyObject *context;        /* the gclpy_context */
   PyObject *base;           /* a view's owner Buffer; NULL for the owner */
-  Py_ssize_t exports;       /* the owner's live capsules, taken tensors and views */
+  Py_ssize_t exports;       /* the owner's live capsules, taken tensors and views: the sum of */
+  Py_ssize_t capsules;      /*   DLPack exports by __dlpack__ (a consumer's tensor holds each) */
+  Py_ssize_t held;          /*   Buffers taken by Args as a pointer argument */
+  Py_ssize_t views;         /*   views (Buffer.view) */
   bool typed;               /* a view with a dtype (else 1-D uint8) */
   DLDataType dtype;
   int ndim;

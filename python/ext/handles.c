@@ -86,13 +86,17 @@ int gclpy_buffer_open(gclpy_state *st, gclpy_buffer *b, const char *what) {
 
 typedef struct export_ctx {
   PyObject *owner;          /* the owner Buffer (a reference) */
+  bool held;                /* taken by Args (else a __dlpack__ capsule's consumer holds it) */
   int64_t shape[GCLPY_BUF_MAX_NDIM];
   union { DLManagedTensorVersioned v; DLManagedTensor l; } m;
 } export_ctx;
 
 static void export_release(export_ctx *x) {
   PyGILState_STATE g = PyGILState_Ensure(); /* deleters may run on any thread */
-  ((gclpy_buffer *)x->owner)->exports--;
+  gclpy_buffer *owner = (gclpy_buffer *)x->owner;
+  owner->exports--;
+  if (x->held) owner->held--;
+  else owner->capsules--;
   Py_DECREF(x->owner);
   free(x);
   PyGILState_Release(g);
@@ -106,6 +110,9 @@ void *gclpy_buffer_export(gclpy_buffer *b, bool versioned, const DLDataType *as)
   gclpy_buffer *owner = owner_of(b);
   x->owner = Py_NewRef((PyObject *)owner);
   owner->exports++;
+  x->held = as != NULL; /* gclpy_buffer_take passes the field's type; __dlpack__ none */
+  if (x->held) owner->held++;
+  else owner->capsules++;
   DLTensor *t = versioned ? &x->m.v.dl_tensor : &x->m.l.dl_tensor;
   t->data = (void *)(uintptr_t)b->ptr;
   t->device = (DLDevice){kDLCUDA, ((gclpy_context *)b->context)->device};

@@ -158,7 +158,11 @@ PyObject *gclpy_image_bytes(gclpy_state *st, PyObject *src) {
     }
     void *data = NULL;
     size_t size = 0;
-    gcl_status s = gcl_file_read(PyBytes_AsString(bpath), &data, &size);
+    gcl_status s;
+    const char *cpath = PyBytes_AsString(bpath);
+    Py_BEGIN_ALLOW_THREADS /* a file read: judged by its first bytes, never waits on a FIFO */
+    s = gcl_image_file_read(cpath, &data, &size);
+    Py_END_ALLOW_THREADS
     Py_DECREF(bpath);
     if (s != GCL_OK) return gclpy_raise(st, s);
     PyObject *b = PyBytes_FromStringAndSize(data, (Py_ssize_t)size);

@@ -115,6 +115,11 @@ static void stream_dealloc(PyObject *self) {
 static PyObject *stream_close(PyObject *self, PyObject *unused) {
   (void)unused;
   gclpy_stream *s = (gclpy_stream *)self;
+  if (s->waiting) /* synchronize() released the GIL and still uses the stream */
+    return gclpy_raise_msg(GCLPY_ST(self), GCL_ERROR_INVALID_ARGUMENT, "close: %d other thread%s "
+                           "%s waiting in synchronize() on this Stream: close it after %s returns",
+                           s->waiting, s->waiting == 1 ? "" : "s", s->waiting == 1 ? "is" : "are",
+                           s->waiting == 1 ? "that call" : "those calls");
   gcl_stream_destroy(s->stream);
   s->stream = NULL;
   Py_CLEAR(s->captured);
@@ -127,9 +132,11 @@ static PyObject *stream_synchronize(PyObject *self, PyObject *unused) {
   gclpy_stream *s = (gclpy_stream *)self;
   if (open_or_raise(st, s) < 0) return NULL;
   gcl_status rc;
+  s->waiting++; /* with the GIL released another thread may call close(): it refuses meanwhile */
   Py_BEGIN_ALLOW_THREADS
   rc = gcl_stream_synchronize(s->stream);
   Py_END_ALLOW_THREADS
+  s->waiting--;
   if (rc != GCL_OK) return gclpy_raise(st, rc);
   Py_RETURN_NONE;
 }
@@ -216,6 +223,9 @@ static int capture_begin(gclpy_state *st, gclpy_stream *s) {
   if (s->captured)
     return gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "begin_capture: the stream is already "
                            "capturing a graph"), -1;
+  if (s->waiting) /* the driver would invalidate the capture under that synchronize() */
+    return gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "begin_capture: another thread is "
+                           "waiting in synchronize() on this Stream"), -1;
   PyObject *list = PyList_New(0);
   if (!list) return -1;
   gcl_status rc = gcl_graph_capture_begin(s->stream);

@@ -12,11 +12,12 @@
 
 /* --- the library's tensor-map calls ------------------------------------------------------------ */
 
+/* With each tensor's DLPack flags: a read-only tensor is refused for a store map (issue 50). */
 static gcl_status set_maps(gcl_args *args, gcl_context *ctx, const gcl_field *first, size_t n,
-                           const DLTensor *const *tensors, const gcl_tensormap_options *options,
-                           bool refresh) {
-  return gcl_args_set_tensormaps(args, ctx, first, n, tensors, options, n,
-                                 refresh ? GCL_TENSORMAP_REFRESH : 0u);
+                           const DLTensor *const *tensors, const uint64_t *dlflags,
+                           const gcl_tensormap_options *options, bool refresh) {
+  return gcl_args_set_tensormaps_flags(args, ctx, first, n, tensors, dlflags, options, n,
+                                       refresh ? GCL_TENSORMAP_REFRESH : 0u);
 }
 
 static gcl_status repoint_maps(gcl_args *args, gcl_context *ctx, const gcl_field *first, size_t n,
@@ -255,23 +256,25 @@ typedef struct batch {
   gclpy_dlpack small_d[8];
   const DLTensor *small_t[8];
   gcl_tensormap_options small_o[8];
+  uint64_t small_f[8];
   gclpy_dlpack *d;
   const DLTensor **t;
   gcl_tensormap_options *o;
+  uint64_t *f;              /* the producers' DLPack flags (READ_ONLY) */
   size_t got;
 } batch;
 
 static int batch_init(batch *b, size_t n) {
   b->got = 0;
-  if (n <= 8) return b->d = b->small_d, b->t = b->small_t, b->o = b->small_o, 0;
+  if (n <= 8) return b->d = b->small_d, b->t = b->small_t, b->o = b->small_o, b->f = b->small_f, 0;
   b->d = PyMem_Calloc(n, sizeof *b->d), b->t = PyMem_Calloc(n, sizeof *b->t);
-  b->o = PyMem_Calloc(n, sizeof *b->o);
-  return b->d && b->t && b->o ? 0 : (PyErr_NoMemory(), -1);
+  b->o = PyMem_Calloc(n, sizeof *b->o), b->f = PyMem_Calloc(n, sizeof *b->f);
+  return b->d && b->t && b->o && b->f ? 0 : (PyErr_NoMemory(), -1);
 }
 
 static void batch_free(batch *b) {
   for (size_t i = 0; i < b->got; i++) gclpy_dlpack_release(&b->d[i]);
-  if (b->d != b->small_d) PyMem_Free(b->d), PyMem_Free(b->t), PyMem_Free(b->o);
+  if (b->d != b->small_d) PyMem_Free(b->d), PyMem_Free(b->t), PyMem_Free(b->o), PyMem_Free(b->f);
 }
 
 static PyObject *list_of_one(PyObject *v) {
@@ -332,12 +335,13 @@ int gclpy_tensormaps_set(gclpy_args *a, gclpy_fieldref *first, PyObject *maps, b
     if (cleared(st, tm) < 0 || borrow(st, tm->tensor, &b.d[i]) < 0) { rc = -1; break; }
     b.got++;
     b.t[i] = b.d[i].tensor;
+    b.f[i] = b.d[i].flags;
     rc = options_for(st, tm, b.t[i], &b.o[i]);
   }
   gcl_context *ctx = rc == 0 && n ? gclpy_layout_context(st, a->layout, device_of(b.t[0])) : NULL;
   if (rc == 0 && n && !ctx) rc = -1;
   if (rc == 0 && n) {
-    gcl_status s = set_maps(a->args, ctx, &first->field, n, b.t, b.o, refresh);
+    gcl_status s = set_maps(a->args, ctx, &first->field, n, b.t, b.f, b.o, refresh);
     if (s != GCL_OK) rc = (gclpy_raise(st, s), -1);
   }
   batch_free(&b);

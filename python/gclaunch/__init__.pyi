@@ -257,7 +257,8 @@ class Graph:
 class Buffer:
     """Device memory (ctx.alloc). __dlpack__ exports 1-D uint8 of size bytes unless a typed view
     (view(dtype, shape)) is exported; a Buffer is a pointer argument of launches (kept alive by
-    the Args). close() is refused while views or DLPack exports are alive."""
+    the Args; a launch given a list of values keeps nothing). close() is refused while views,
+    Args holding it or DLPack exports are alive; the message counts each."""
     @property
     def ptr(self) -> int: ...
     @property

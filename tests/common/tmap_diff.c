@@ -94,7 +94,10 @@ int tmap_diff_run(gcl_context *ctx, const tmap_diff_options *o, FILE *out, tmap_
   for (long n = 0; n < o->count; n++) {
     tmap_case c;
     size_t aim = naims; /* valid */
-    if (tmap_gen_below(&g, (uint32_t)share) == 0) tmap_gen_valid(&g, &c, mem, tmap_gen_below(&g, 3) == 0);
+    if (o->interleave32_share > 0 && tmap_gen_below(&g, (uint32_t)o->interleave32_share) == 0)
+      tmap_gen_interleave32(&g, &c, mem, tmap_gen_below(&g, 3) == 0);
+    else if (tmap_gen_below(&g, (uint32_t)share) == 0)
+      tmap_gen_valid(&g, &c, mem, tmap_gen_below(&g, 3) == 0);
     else {
       tmap_gen_edge(&g, &c, mem);
       for (aim = 0; aim < naims && strcmp(aims[aim], c.aim); aim++) {}

@@ -19,6 +19,7 @@ typedef struct tmap_diff_options {
   long count;      /* descriptions */
   int show;        /* reproducers printed per kind (A, B) */
   int valid_share; /* one in valid_share descriptions is a valid one (0: 4) */
+  int interleave32_share; /* one in that many is tmap_gen_interleave32's (0: none) */
   FILE *dump;      /* if set: one CSV line per compared description (the driver's arguments,
                       both verdicts, gclaunch's message) for offline bisection */
 } tmap_diff_options;

@@ -171,6 +171,30 @@ void tmap_gen_valid(tmap_gen *g, tmap_case *c, uint64_t mem, bool im2col) {
   else pick_box(g, c, eb, span);
 }
 
+/* issue 50: the driver refuses some maps with a 32-byte interleave and a swizzle that
+ * gclaunch accepts (tiled f16 ranks 3 and 5, i32 rank 3, i64 rank 4, im2col i64 rank 4; inner
+ * box over and under 128 bytes), and tmap_gen_valid rarely draws them: 32-byte interleave in one
+ * rank-3+ case of ten, and its inner box never past the swizzle span. This one always draws them:
+ * a valid description of rank 3-5 with 32-byte interleave, a swizzle of 32, 64 or 128 bytes, and
+ * the inner box (box[0], or im2col's channels) of any size up to 256 elements, so its bytes fall
+ * on either side of 128 and of the span. What gclaunch says of it is the question, so no rule of
+ * its own decides the box. */
+void tmap_gen_interleave32(tmap_gen *g, tmap_case *c, uint64_t mem, bool im2col) {
+  do tmap_gen_valid(g, c, mem, im2col);
+  while (c->o.interleave != GCL_TENSORMAP_INTERLEAVE_32B || c->t.ndim < 3);
+  c->aim = "valid";
+  gcl_tensormap_options *o = &c->o;
+  unsigned eb = c->t.dtype.bits / 8, unit = 16 / eb ? 16 / eb : 1;
+  o->swizzle = 1 + (int)RND(3);
+  if (!im2col) {
+    pick_box(g, c, eb, 0); /* span 0: box[0] up to 256 elements */
+    return;
+  }
+  gcl_tensormap_im2col *m = &o->im2col;
+  m->channels = unit * (1 + RND(256 / unit));
+  while ((uint64_t)m->pixels * m->channels * eb > BOX_LIMIT_BYTES && m->pixels > 1) m->pixels /= 2;
+}
+
 static const char *const aims[] = {
     "rank", "dim", "stride", "inner stride", "address", "box", "box[0] bytes", "swizzle span",
     "box bytes", "element stride", "interleave", "swizzle", "l2 promotion", "oob fill", "dtype",

@@ -45,6 +45,10 @@ void tmap_case_copy(tmap_case *dst, const tmap_case *src);
 /* A valid description whose view starts at mem (16-byte aligned, or 32 with 32-byte interleave)
  * plus a random aligned byte_offset below 4 KiB; im2col selects the mode. */
 void tmap_gen_valid(tmap_gen *g, tmap_case *c, uint64_t mem, bool im2col);
+/* A valid description of rank 3-5 with 32-byte interleave, a swizzle (32, 64 or 128 bytes) and
+ * an inner box (box[0], or im2col's channels) of 1 ... 256 elements, over and under 128 bytes
+ * and the swizzle span: where the driver refused maps gclaunch accepted (issue 50). */
+void tmap_gen_interleave32(tmap_gen *g, tmap_case *c, uint64_t mem, bool im2col);
 /* A valid description (tiled or im2col at random) with one aim pushed to a limit. */
 void tmap_gen_edge(tmap_gen *g, tmap_case *c, uint64_t mem);
 /* The aims tmap_gen_edge picks from, for tallies: tmap_gen_aims()[0 ... *count - 1]. */

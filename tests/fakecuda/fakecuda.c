@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 const char *const fake_entry_names[E_COUNT] = {
 #define X_NAME(name, version) #name,
@@ -93,8 +94,35 @@ static void lose(int device, int err) {
     if (device < 0 || device == d) atomic_store(&fake_lost_error[d], err);
 }
 
+static atomic_int gate_entry = -1; /* fakecuda_gate's entry, -1: none */
+static atomic_bool gate_open;
+static atomic_int gate_timeouts; /* calls that left the gate by its 10 s, not by opening */
+
+/* A call of the gated entry waits here (no lock held) until the gate opens or 10 s pass. */
+static void gate_wait(int e) {
+  if (atomic_load(&gate_entry) != e) return;
+  struct timespec ms = {0, 1000000};
+  for (int i = 0; i < 10000 && !atomic_load(&gate_open); i++) nanosleep(&ms, NULL);
+  if (!atomic_load(&gate_open)) atomic_fetch_add(&gate_timeouts, 1);
+}
+
+FAKE_API int fakecuda_gate(const char *entry) {
+  int e = entry ? fake_lookup_entry(entry) : -1;
+  if (entry && e < 0) return -1;
+  atomic_store(&gate_open, false);
+  atomic_store(&gate_timeouts, 0);
+  atomic_store(&gate_entry, e);
+  return 0;
+}
+
+FAKE_API int fakecuda_gate_open(void) {
+  atomic_store(&gate_open, true);
+  return atomic_load(&gate_timeouts);
+}
+
 CUresult fake_enter(int e, int device) {
   atomic_fetch_add(&fake_calls[e], 1);
+  gate_wait(e);
   if (e == E_cuGetErrorName || e == E_cuGetErrorString) return CUDA_SUCCESS;
   if (device == FAKE_DEV_CURRENT) device = fake_context_device(fake_current);
   int err = lost_error(device);

@@ -95,6 +95,14 @@ void fakecuda_set_func_attribute(int attr, int value);
  * what was kept. Not changed by fakecuda_reset. */
 void fakecuda_reuse_handles(int on);
 
+/* A gate on entry point `entry` (NULL: none): each call of it, once counted, waits until
+ * fakecuda_gate_open() or 10 seconds have passed, then goes on as usual. For tests that another
+ * thread runs while a call is inside the driver (the Python extension releases the GIL there):
+ * the call is known to be waiting once fakecuda_calls(entry) counts it. Opening lets every
+ * waiting and later call through until the next fakecuda_gate. 0, or -1 for an unknown name. */
+int fakecuda_gate(const char *entry);
+int fakecuda_gate_open(void); /* returns how many calls left by the 10 s, not by opening */
+
 /* Calls made to entry point `entry` since load or the last reset (failed ones included);
  * "cuGetProcAddress_v2" counts look-ups, "*" all calls a "*" fault counts (every entry point but
  * cuGetErrorName/String). -1 for an unknown name. */

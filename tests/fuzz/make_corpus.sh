@@ -57,3 +57,17 @@ for name, blob in seeds.items():
     open(f'{out}/{name}.bin', 'wb').write(blob)
 PY
 echo "corpus: $(find "$out" -type f | wc -l) files, $(du -sh "$out" | cut -f1)"
+
+# fuzz_file: [type, size, format] then a module (tests/fuzz/fuzz_file.c): regular files with and
+# without a sparse zero tail (1 KiB, 1 MiB, 1 GiB), a FIFO, a directory, a symlink to a FIFO.
+mkdir -p "$out/file"
+seed() { { printf "$1"; cat "$2"; } >"$out/file/$3"; }
+seed '\000\000\000' "$out/cubin/smoke.sm_80.cubin" cubin
+seed '\000\012\000' "$out/cubin/smoke.sm_80.cubin" cubin_tail1k
+seed '\006\024\000' "$out/fatbin/smoke.fatbin" fatbin_link_tail1m
+seed '\001\036\000' "$out/fatbin/smoke.fatbin" fatbin_tail1g
+seed '\002\012\000' "$out/ptx/dlpack_fill.compute_90.ptx" ptx_tail1k
+seed '\003\000\001' "$out/ptx/generated_7.ptx" forced_elf
+printf '\004\000\000' >"$out/file/fifo"
+printf '\005\000\000' >"$out/file/directory"
+printf '\007\000\000' >"$out/file/link_fifo"

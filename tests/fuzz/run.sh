@@ -11,12 +11,14 @@ cd "$root"
 seconds=${1:-60}
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(fuzz_signature fuzz_cubin fuzz_fatbin fuzz_ptx fuzz_ptx_ptxas fuzz_dlpack fuzz_path)
+((${#targets[@]})) || targets=(fuzz_signature fuzz_cubin fuzz_fatbin fuzz_ptx fuzz_ptx_ptxas fuzz_dlpack fuzz_path fuzz_file)
 build=${BUILD_DIR:-build-fuzz}
 declare -A corpus=([fuzz_signature]=signature [fuzz_cubin]=cubin [fuzz_fatbin]=fatbin
-                   [fuzz_ptx]=ptx [fuzz_ptx_ptxas]=ptx [fuzz_dlpack]=dlpack [fuzz_path]=path)
+                   [fuzz_ptx]=ptx [fuzz_ptx_ptxas]=ptx [fuzz_dlpack]=dlpack [fuzz_path]=path
+                   [fuzz_file]=file)
 declare -A max_len=([fuzz_signature]=512 [fuzz_cubin]=16384 [fuzz_fatbin]=16384
-                    [fuzz_ptx]=8192 [fuzz_ptx_ptxas]=8192 [fuzz_dlpack]=256 [fuzz_path]=512)
+                    [fuzz_ptx]=8192 [fuzz_ptx_ptxas]=8192 [fuzz_dlpack]=256 [fuzz_path]=512
+                    [fuzz_file]=16384)
 
 if [[ ! -f $build/build.ninja ]]; then
   out=$(CC=clang meson setup "$build" -Dfuzz=true -Db_sanitize=address,undefined \

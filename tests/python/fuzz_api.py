@@ -28,6 +28,7 @@ import gc
 import inspect as pyinspect
 import os
 import random
+import signal
 import subprocess
 import sys
 import textwrap
@@ -93,6 +94,27 @@ class World:
         self.mega = self.ctx.load(T.kernel("megakernel.sm_90.cubin")).kernel("megakernel_copy_16", MAPS16)
         self.ka = self.mega.args()
         self.streams = [0, 1, 2]
+        self.files()
+
+    def files(self):
+        """Paths of every file type and size for inspect and load (issue 50): a FIFO without a
+        writer (a reader that waits on it hangs the case), a directory, /dev/null, a sparse 2 GiB
+        file of zeros, a cubin followed by 2 GiB of zeros (a reader that reads whole files
+        allocates 2 GiB), a symlink to the FIFO. Removed at exit."""
+        import atexit
+        import shutil
+        import tempfile
+        d = tempfile.mkdtemp(prefix="gcl-fuzz-api.")
+        atexit.register(shutil.rmtree, d, True)
+        self.fifo, self.dir, self.zeros = os.path.join(d, "f.cubin"), d, os.path.join(d, "z.cubin")
+        self.tail, self.link = os.path.join(d, "t.cubin"), os.path.join(d, "l.cubin")
+        os.mkfifo(self.fifo)
+        os.symlink(self.fifo, self.link)
+        with open(self.zeros, "wb") as f:
+            f.truncate(2 << 30)
+        shutil.copy(T.kernel("launchcfg.sm_90.cubin"), self.tail)
+        with open(self.tail, "r+b") as f:
+            f.truncate(2 << 30)
 
     def tensor(self, off=0, shape=(8, 16), strides=(64, 1), dtype=(T.KDLFLOAT, 32), device=None,
                versioned=True, read_only=False, major=1):
@@ -282,8 +304,12 @@ def c_describe(r):
     return f"{tmap_expr(r)}.describe()", None
 
 
+# The World's paths of every file type and size (World.files), for inspect and load.
+FILES = ["W.fifo", "W.dir", "'/dev/null'", "W.zeros", "W.tail", "W.link"]
+
+
 def c_inspect(r):
-    src = r.choice(STRS + ["T.kernel('launchcfg.sm_90.cubin')", "b''", "b'\\x7fELF'", "bytes(64)",
+    src = r.choice(STRS + FILES + ["T.kernel('launchcfg.sm_90.cubin')", "b''", "b'\\x7fELF'", "bytes(64)",
                            "b'.version 8.0\\n.target sm_90\\n.entry k\\xc3\\xa9(.param .u64 p){ret;}'",
                            "b'.version 8.0\\n.entry k(.param .u64 p){ret;}'", "5", "None"])
     arch = r.choice(["None", "90", "'sm_90'", "-1", "2**40", "'sm_\\xe9'", "'90\\x00'", "1001", "90.0"])
@@ -299,7 +325,7 @@ def c_context(r):
 
 
 def c_load(r):
-    src = r.choice(["b''", "bytes(100)", "T.kernel('launchcfg.sm_90.cubin')", "'/nonexistent'",
+    src = r.choice(FILES + ["b''", "bytes(100)", "T.kernel('launchcfg.sm_90.cubin')", "'/nonexistent'",
                     "'\\x00'", "5", "b'.version 8.0\\n.target sm_90\\n.visible .entry k(.param .u64 p){ret;}'"])
     return f"W.ctx.load({src})", None
 
@@ -487,12 +513,16 @@ def child(seed, first, count, names, wfd):
     os._exit(0)
 
 
+BATCH_SECONDS = 300  # a batch runs in well under a second a case; past this it hangs
+
+
 def run_batch(seed, first, count, names):
     """(cases run, failure or None). The World's producer is checked in the child."""
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(r)
+        signal.alarm(BATCH_SECONDS)  # a call that waits (on a FIFO, say) ends as a crash: SIGALRM
         try:
             child(seed, first, count, names, w)
         except BaseException:

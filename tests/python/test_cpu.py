@@ -381,6 +381,57 @@ class InspectTest(unittest.TestCase):
         with self.assertRaises(g.Error):
             g.inspect(T.kernel("megakernel.sm_90.cubin"), arch="sm_x")
 
+    def test_inspect_fifo(self):
+        # issue 50: a FIFO is refused by name at once; open() without O_NONBLOCK waits for a
+        # writer forever, so the call runs on a thread and one still waiting fails the test.
+        import tempfile
+        import threading
+        with tempfile.TemporaryDirectory() as d:
+            fifo = os.path.join(d, "f.cubin")
+            os.mkfifo(fifo)
+            got = []
+
+            def call():
+                try:
+                    g.inspect(fifo)
+                except g.Error as e:
+                    got.append(e)
+
+            t = threading.Thread(target=call, daemon=True)
+            t.start()
+            t.join(20)
+            self.assertFalse(t.is_alive(), "gclaunch.inspect(FIFO) still waits after 20 s")
+            self.assertEqual(len(got), 1)
+            self.assertEqual(got[0].status, "GCL_ERROR_IO")
+            self.assertIn("a FIFO, not a regular file", str(got[0]))
+            self.assertIn(fifo, str(got[0]))
+            with self.assertRaises(g.Error) as cm:
+                g.inspect(d)
+            self.assertIn("a directory, not a regular file", str(cm.exception))
+
+    def test_inspect_big_file(self):
+        # issue 50: a sparse 2 GiB file is judged by its first bytes, not read whole: the peak
+        # resident set (which a whole read raises by 2 GiB) grows by less than 256 MiB.
+        import resource
+        import shutil
+        import tempfile
+        peak = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB
+        with tempfile.TemporaryDirectory() as d:
+            zero = os.path.join(d, "zero.cubin")
+            with open(zero, "wb") as f:
+                f.truncate(2 << 30)
+            before = peak()
+            with self.assertRaises(g.Error) as cm:
+                g.inspect(zero)
+            self.assertEqual(cm.exception.status, "GCL_ERROR_BAD_IMAGE")
+            self.assertIn("is 2147483648 bytes: not a cubin or fatbin", str(cm.exception))
+            tail = os.path.join(d, "tail.cubin")  # a real cubin, then 2 GiB of zeros
+            shutil.copy(T.kernel("megakernel.sm_90.cubin"), tail)
+            with open(tail, "r+b") as f:
+                f.truncate(2 << 30)
+            self.assertEqual(g.inspect(tail), g.inspect(T.kernel("megakernel.sm_90.cubin")))
+            self.assertLess(peak() - before, 256 << 10, "a 2 GiB file was read whole")
+
     def test_version(self):
         lib = C.CDLL(os.path.join(T.build_dir(), "libgclaunch.so"))
         lib.gcl_version.restype = C.c_char_p

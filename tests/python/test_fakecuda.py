@@ -197,6 +197,28 @@ class FakeDriverTest(unittest.TestCase):
         self.assertTrue(all(r() is None for r in refs))
         self.assertEqual(self.p.deleted, self.p.exported)  # borrowed views: each deleted once
 
+    def test_read_only_tensor_refused_for_a_store_map(self):
+        # issue 50: a tensor its producer flags read-only (DLPACK_FLAG_BITMASK_READ_ONLY) is
+        # refused for a store map by name, as for a non-const pointer; loads over it are fine.
+        k = self.mega.kernel("megakernel_copy_16", MAPS16)
+        a = k.args()
+        a["maps"] = [g.TensorMap(self.tensor(256 * i), (8, 16)) for i in range(16)]
+        ro = self.tensor(4096, read_only=True)
+        with self.assertRaises(g.Error) as cm:
+            a["maps[5]"] = [g.TensorMap(self.tensor(8192), (8, 16), store=True),
+                            g.TensorMap(ro, (8, 16), store=True)]
+        self.assertEqual(cm.exception.status, "GCL_ERROR_TENSOR")
+        self.assertIn("maps[6]", str(cm.exception))
+        self.assertIn("tensor is read-only (DLPack flags 0x1) but options.store is set",
+                      str(cm.exception))
+        a["work"], a["n_work"] = 0x100, 0
+        self.check_maps(k, a, k.layout.field("maps").offset, [256 * i for i in range(16)])  # nothing changed
+        a["maps[5]"] = [g.TensorMap(self.tensor(8192), (8, 16), store=True),
+                        g.TensorMap(ro, (8, 16))]  # a load map over it
+        self.check_maps(k, a, k.layout.field("maps").offset, [256 * i for i in range(5)] + [8192, 4096] +
+                        [256 * i for i in range(7, 16)])
+        gc.collect()
+
     def test_signature_mismatch_and_untyped_kernels(self):
         with self.assertRaises(g.Error) as cm:
             self.launchcfg.kernel("bench_args8", "u64 a, u64 b")

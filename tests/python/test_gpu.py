@@ -10,6 +10,7 @@
 Skipped without torch, CUDA or a device (GCL_REQUIRE_GPU=1 makes that a failure).
 """
 import os
+import sys
 import unittest
 
 import gcltest as T
@@ -383,7 +384,7 @@ class RuntimeGpuTest(unittest.TestCase):
                 self.assertEqual(int(v.data.ptr), other.ptr)
                 self.assertEqual(float(v[10]), 12.0)
                 # cupy holds the view: the Buffer refuses to free memory under it
-                with self.assertRaisesRegex(g.Error, "still alive"):
+                with self.assertRaisesRegex(g.Error, r"1 view \(Buffer.view\)"):
                     other.close()
                 del v
             except ImportError:
@@ -391,6 +392,100 @@ class RuntimeGpuTest(unittest.TestCase):
             import gc
             gc.collect()
             other.close()
+
+    def test_torch_tensor_of_a_buffer_launched_as_a_value(self):
+        # issue 50 item 5, the reported steps: a Buffer exported to torch (and viewed by CuPy
+        # when it is installed), the torch tensor launched as a plain value, every user
+        # reference deleted and collected: close() then frees the memory. Before, the kernel's
+        # buffer for launches of values kept the last tensor (and so the Buffer's export) alive,
+        # and close() was refused ("1 views or DLPack exports ... are still alive").
+        import gc
+        n = 1 << 12
+        buf = self.ctx.alloc(4 * n)
+        t = torch.from_dlpack(buf.view("f32"))
+        views = [t[1:]]
+        try:
+            import cupy as cp
+            views.append(cp.from_dlpack(t))
+        except ImportError:
+            pass
+        self.k.launch(n // 256, 256, [t, n, 3.0])
+        self.ctx.synchronize()
+        self.assertTrue(torch.equal(t, self.expect(n, 3.0)))
+        with self.assertRaisesRegex(g.Error, r"1 DLPack export \(tensors made by __dlpack__"):
+            buf.close()  # torch's tensor (and its views) hold the export: said by name
+        del t, views
+        gc.collect()
+        buf.close()
+        self.assertTrue(buf.closed)
+
+    SPIN = (
+        'extern "C" __global__ void spin(unsigned long long ns) {\n'
+        '  unsigned long long t0, t;\n'
+        '  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));\n'
+        '  do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); } while (t - t0 < ns);\n'
+        '}\n')
+
+    def ticks_inside(self, call):
+        """call() on this thread while another Python thread counts loop turns; the turns made
+        in the middle half of the call's duration (ticks, and the duration in seconds). That
+        half lies wholly inside the extension's C call, so with the GIL held there it holds no
+        turn at all."""
+        import threading
+        import time
+        stamps, stop = [], threading.Event()
+
+        def tick():  # a turn every 0.2 ms at most: each needs the GIL
+            while not stop.is_set():
+                stamps.append(time.monotonic())
+                time.sleep(0.0002)
+        th = threading.Thread(target=tick, daemon=True)
+        th.start()
+        while not stamps:
+            time.sleep(0.001)
+        t0 = time.monotonic()
+        call()
+        t1 = time.monotonic()
+        stop.set()
+        th.join(10)
+        lo, hi = t0 + (t1 - t0) / 4, t1 - (t1 - t0) / 4
+        return sum(lo < x < hi for x in stamps), t1 - t0
+
+    def test_other_threads_run_during_waits_loads_and_compiles(self):
+        import time
+        # issue 50, docs/python.md "Threads": synchronize, event waits and timing, module load
+        # and compile release the GIL. Each wait is on a kernel spinning 0.5 s on the GPU.
+        spin = self.ctx.compile(self.SPIN, "spin.cu").kernel("spin", "u64 ns")
+        s = self.ctx.create_stream()
+        half = 500_000_000
+        # PTX the driver JIT-compiles: 2000 kernels, with a comment no earlier run had, so that
+        # the driver's compute cache cannot answer it
+        image = (".version 8.0\n.target sm_90\n.address_size 64\n// %d\n" % time.time_ns() + "".join(
+            f".visible .entry j{i}(.param .u64 p) {{ .reg .b64 %rd<3>; .reg .f32 %f<2>;\n"
+            f" ld.param.u64 %rd1, [p]; cvta.to.global.u64 %rd2, %rd1; mov.f32 %f1, {i}.0;\n"
+            f" st.global.f32 [%rd2+{4 * (i % 64)}], %f1; ret; }}\n" for i in range(2000))).encode()
+        big = "".join(f'extern "C" __global__ void k{i}(float *p) {{ p[{i}] = {i}.0f; }}\n'
+                      for i in range(300))
+
+        def spun(wait):
+            def call():
+                start = s.record()
+                spin.launch(1, 1, [half], stream=s)
+                stop = s.record()
+                wait(start, stop)
+            return call
+        cases = [("Context.synchronize", spun(lambda a, b: self.ctx.synchronize())),
+                 ("Stream.synchronize", spun(lambda a, b: s.synchronize())),
+                 ("Event.synchronize", spun(lambda a, b: b.synchronize())),
+                 ("stop - start", spun(lambda a, b: b - a)),
+                 ("Context.load", lambda: self.ctx.load(image)),
+                 ("Context.compile", lambda: self.ctx.compile(big, "big.cu"))]
+        for name, call in cases:
+            with self.subTest(call=name):
+                ticks, seconds = self.ticks_inside(call)
+                print(f"  {name}: {seconds * 1000:.1f} ms, {ticks} turns of another thread "
+                      "in its middle half", file=sys.stderr)
+                self.assertGreater(ticks, 0, f"{name}: no other thread ran during it")
 
     def test_persistent_config_and_attributes(self):
         info = g.device_info(self.ctx.device)

@@ -22,10 +22,12 @@ import gclaunch as g  # noqa: E402
 ARGS8 = "i32 a, i32 b, f32 c, f32 d, const f32* p0, f32* p1, u64 n, i32 idx"
 VALUES8 = [1, -2, 3.5, 4.0, 0x1000, 0x2000, 2**40, 7]
 
-_capsule_ptr = C.pythonapi.PyCapsule_GetPointer
+# Own function objects (pythonapi[...] makes a new one; pythonapi.NAME is shared with gcltest,
+# whose capsule destructors pass raw pointers: py_object argtypes there break them).
+_capsule_ptr = C.pythonapi["PyCapsule_GetPointer"]
 _capsule_ptr.restype = C.c_void_p
 _capsule_ptr.argtypes = [C.py_object, C.c_char_p]
-_capsule_name = C.pythonapi.PyCapsule_GetName
+_capsule_name = C.pythonapi["PyCapsule_GetName"]
 _capsule_name.restype = C.c_char_p
 _capsule_name.argtypes = [C.py_object]
 
@@ -434,11 +436,109 @@ class RuntimeTest(unittest.TestCase):
         # close is refused while exports and views live; unconsumed capsules delete on collection
         with self.assertRaises(g.Error) as cm:
             b.close()
-        self.assertIn("still alive", str(cm.exception))
+        # what holds it, by kind: the two unconsumed capsules and the view
+        self.assertIn("2 DLPack exports (tensors made by __dlpack__", str(cm.exception))
+        self.assertIn("0 Args holding it", str(cm.exception))
+        self.assertIn("1 view (Buffer.view)", str(cm.exception))
         del cap, legacy, v, t, lt, m
         gc.collect()
         b.close()
         self.assertTrue(b.closed)
+
+    def test_tensor_from_a_buffer_launched_as_a_value_keeps_nothing(self):
+        # issue 50 item 5: a tensor made from a Buffer (a consumer holding its DLPack export, as
+        # torch.from_dlpack does) launched as a plain value; after the call and the last user
+        # reference, nothing the user cannot see holds it: Buffer.close() succeeds. Before, the
+        # kernel's buffer for launches of values took the tensor and kept it until the next
+        # launch, so close() was refused ("1 views or DLPack exports ... are still alive").
+        mem = live("memory")
+        p = T.Producer()
+        b = self.ctx.alloc(4096)
+        t = T.FakeTensor(p, b.ptr, shape=(1024,))  # f32, like the kernel's f32* parameters
+        t.export = b.__dlpack__(max_version=(1, 0))  # the consumer holds the Buffer's export
+        with self.assertRaises(g.Error) as cm:
+            b.close()
+        self.assertIn("1 DLPack export (", str(cm.exception))
+        self.k.launch(1, 32, [1, 2, 1.0, 2.0, t, t, 3, 4])
+        buf = self.params()
+        self.assertEqual(struct.unpack_from("<Q", buf, self.k.layout.field("p0").offset)[0], b.ptr)
+        self.assertEqual(p.deleted, p.exported)  # each tensor taken for the launch was released
+        with self.assertRaises(g.Error):  # a read-only tensor into a non-const pointer: refused
+            self.k.launch(1, 32, [1, 2, 1.0, 2.0, t, T.FakeTensor(p, b.ptr, shape=(1024,),
+                                                                  read_only=True), 3, 4])
+        del t, cm
+        gc.collect()
+        b.close()
+        self.assertEqual(live("memory"), mem)
+        self.assertEqual(p.deleted, p.exported)
+
+    def gated(self, entry, call):
+        """call() on another thread, held inside the fake driver's entry point (fakecuda_gate).
+        True when this thread ran meanwhile: the extension released the GIL around the call.
+        With the GIL held there this thread could not run until the gate's 10 s had passed and
+        the call had returned, so the answer is False then: a regression fails, never hangs."""
+        import threading
+        import time
+        name = entry.encode()
+        self.assertEqual(FAKE.fakecuda_gate(name), 0)
+        before, done, errors = FAKE.fakecuda_calls(name), [], []
+
+        def run():
+            try:
+                done.append(call())
+            except Exception as e:  # noqa: BLE001 -- reported below
+                errors.append(e)
+        th = threading.Thread(target=run, daemon=True)
+        th.start()
+        deadline = time.monotonic() + 30
+        while FAKE.fakecuda_calls(name) == before and time.monotonic() < deadline:
+            time.sleep(0.001)
+        ran = th.is_alive() and not done and not errors  # here, while the call waits there
+        extra = self.while_gated() if ran and hasattr(self, "while_gated") else None
+        timed_out = FAKE.fakecuda_gate_open()  # > 0: the call waited out the 10 s, GIL held
+        th.join(30)
+        FAKE.fakecuda_gate(None)
+        ran = ran and timed_out == 0
+        self.assertFalse(errors, f"{entry}: {errors}")
+        self.assertFalse(th.is_alive(), f"{entry}: the call did not return")
+        return ran, extra
+
+    def test_gil_released_around_waits_and_loads(self):
+        # docs/api.md "Threads": synchronize, event waits and timing, module loads release the
+        # GIL; another thread runs while each is inside the driver (issue 50).
+        s = self.ctx.create_stream()
+        start, stop = s.record(), s.record()
+        image = open(T.kernel("launchcfg.sm_90.cubin"), "rb").read()
+        for entry, call in (("cuCtxSynchronize", self.ctx.synchronize),
+                            ("cuStreamSynchronize", s.synchronize),
+                            ("cuEventSynchronize", stop.synchronize),
+                            ("cuEventSynchronize", lambda: stop - start),
+                            ("cuLibraryLoadData", lambda: self.ctx.load(image)),
+                            ("cuLibraryLoadData", lambda: self.ctx.compile(
+                                'extern "C" __global__ void k(int *p) { *p = 1; }'))):
+            with self.subTest(entry=entry):
+                ran, _ = self.gated(entry, call)
+                self.assertTrue(ran, f"{entry}: no other thread ran while the call was inside")
+
+    def test_stream_close_refused_while_another_thread_synchronizes(self):
+        s = self.ctx.create_stream()
+
+        def close_and_capture():
+            with self.assertRaises(g.Error) as cm:
+                s.close()
+            with self.assertRaises(g.Error) as cm2:
+                s.begin_capture()
+            return str(cm.exception), str(cm2.exception)
+        self.while_gated = close_and_capture
+        try:
+            ran, msgs = self.gated("cuStreamSynchronize", s.synchronize)
+        finally:
+            del self.while_gated
+        self.assertTrue(ran)
+        self.assertIn("close: 1 other thread is waiting in synchronize() on this Stream", msgs[0])
+        self.assertIn("another thread is waiting in synchronize()", msgs[1])
+        s.close()  # once it returned
+        self.assertTrue(s.closed)
 
     def test_buffer_as_pointer_argument(self):
         mem = live("memory")
@@ -455,9 +555,14 @@ class RuntimeTest(unittest.TestCase):
         with self.assertRaises(g.Error) as cm:
             b.close()
         # the view in `values`; the launches of values do not pin b (their fields take its address)
-        self.assertIn("1 views or DLPack exports", str(cm.exception))
+        self.assertIn("0 DLPack exports", str(cm.exception))
+        self.assertIn("0 Args holding it", str(cm.exception))
+        self.assertIn("1 view (Buffer.view)", str(cm.exception))
         a = self.k.args()
         a["p0"] = b
+        with self.assertRaises(g.Error) as cm:
+            b.close()
+        self.assertIn("1 Args holding it as a pointer argument", str(cm.exception))
         del values, b
         gc.collect()
         self.assertEqual(live("memory"), mem + 1)  # the Args keep it alive

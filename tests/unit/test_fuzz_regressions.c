@@ -16,6 +16,7 @@ int fuzz_ptx_one(const uint8_t *data, size_t size);
 int fuzz_ptx_ptxas_one(const uint8_t *data, size_t size);
 int fuzz_dlpack_one(const uint8_t *data, size_t size);
 int fuzz_path_one(const uint8_t *data, size_t size);
+int fuzz_file_one(const uint8_t *data, size_t size);
 
 typedef int (*one_fn)(const uint8_t *, size_t);
 
@@ -64,3 +65,4 @@ Test(fuzz_replay, ptx) { replay("fuzz_ptx", "ptx", fuzz_ptx_one); }
 Test(fuzz_replay, ptx_ptxas) { replay("fuzz_ptx_ptxas", "ptx", fuzz_ptx_ptxas_one); }
 Test(fuzz_replay, dlpack) { replay("fuzz_dlpack", "dlpack", fuzz_dlpack_one); }
 Test(fuzz_replay, path) { replay("fuzz_path", "path", fuzz_path_one); }
+Test(fuzz_replay, file) { replay("fuzz_file", "file", fuzz_file_one); }

@@ -244,6 +244,71 @@ Test(tensormap_args, odd_store_destination_never_reaches_the_driver) {
   close_rig(&r);
 }
 
+/* issue 50: a tensor flagged DLPACK_FLAG_BITMASK_READ_ONLY (its producer's
+ * DLManagedTensorVersioned.flags) is refused for a store map, by name, before the driver, as a
+ * pointer parameter that is not const refuses it (gcl_args_set_field_dltensor_flags); a load
+ * map over it, and a store map over a writable tensor in the same batch, are encoded. The
+ * encode and table forms refuse it the same way; unknown flag bits are refused as there. */
+Test(tensormap_args, read_only_tensor_refused_for_a_store_map) {
+  rig r;
+  open_rig(&r, "megakernel_copy_16", SIG(16), 16, 0x70);
+  fake_tensor a, b;
+  view_for(&a, r.mem, 2, 8, 32);
+  view_for(&b, r.mem, 3, 8, 32);
+  gcl_tensormap_options o[2] = {fake_tmap_options(), fake_tmap_options()};
+  o[0].store = 1, o[1].store = 1;
+  const DLTensor *const ts[2] = {&a.t, &b.t};
+  uint64_t ro[2] = {0, DLPACK_FLAG_BITMASK_READ_ONLY};
+  long encodes = fakecuda_calls("cuTensorMapEncodeTiled");
+  unsigned char before[2 * 128];
+  const gcl_field *f4 = TMAP_FIELD(r.args, 0, 4);
+  const void *raw = NULL;
+  size_t raw_size = 0;
+  /* the buffer is complete only once every parameter is set: set them, maps zero, first */
+  cr_assert_eq(gcl_args_set_ptr(r.args, 1, r.mem), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_args_set_u32(r.args, 2, 1), GCL_OK, "%s", gcl_last_error());
+  gcl_field whole;
+  static const unsigned char zeros[16 * 128];
+  cr_assert_eq(gcl_layout_param_field(gcl_args_layout(r.args), 0, &whole), GCL_OK);
+  cr_assert_eq(gcl_args_set_field(r.args, &whole, zeros, sizeof zeros), GCL_OK, "%s",
+               gcl_last_error());
+  cr_assert_eq(gcl_args_buffer(r.args, &raw, &raw_size), GCL_OK, "%s", gcl_last_error());
+  memcpy(before, (const unsigned char *)raw + f4->offset, sizeof before);
+  cr_assert_eq(gcl_args_set_tensormaps_flags(r.args, r.ctx, f4, 2, ts, ro, o, 2, 0), GCL_ERROR_TENSOR);
+  assert_msg_has("parameter 0 'maps' field 'maps[5]'");
+  assert_msg_has("tensor is read-only (DLPack flags 0x1) but options.store is set");
+  cr_assert_eq(memcmp(before, (const unsigned char *)raw + f4->offset, sizeof before), 0,
+               "maps changed");
+  _Alignas(128) unsigned char map[128];
+  memset(map, 0x5c, sizeof map);
+  cr_assert_eq(gcl_tensormap_encode_flags(r.ctx, &b.t, ro[1], &o[1], map), GCL_ERROR_TENSOR);
+  assert_msg_has("tensor is read-only (DLPack flags 0x1) but options.store is set");
+  cr_assert_eq(map[0], 0x5c, "map changed on failure");
+  gcl_tensormap_table *table = NULL;
+  cr_assert_eq(gcl_tensormap_table_create(r.ctx, 4, &table), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_tensormap_table_set_flags(table, 0, 2, ts, ro, o, 2, 0), GCL_ERROR_TENSOR);
+  assert_msg_has("entry 1");
+  assert_msg_has("tensor is read-only (DLPack flags 0x1) but options.store is set");
+  cr_assert_eq(gcl_tensormap_table_dirty(table), 0);
+  uint64_t odd[2] = {0, 0x100};
+  cr_assert_eq(gcl_args_set_tensormaps_flags(r.args, r.ctx, f4, 2, ts, odd, o, 2, 0), GCL_ERROR_TENSOR);
+  assert_msg_has("unsupported DLPack flags 0x100");
+  cr_assert_eq(gcl_args_set_tensormaps_flags(r.args, r.ctx, f4, 2, ts, NULL, o, 2, 0),
+               GCL_ERROR_INVALID_ARGUMENT);
+  assert_msg_has("dlpack_flags");
+  cr_assert_eq(fakecuda_calls("cuTensorMapEncodeTiled"), encodes, "the driver was called");
+  o[1].store = 0; /* a load map over the read-only tensor, a store map over the writable one */
+  cr_assert_eq(gcl_args_set_tensormaps_flags(r.args, r.ctx, f4, 2, ts, ro, o, 2, 0), GCL_OK, "%s",
+               gcl_last_error());
+  cr_assert_eq(gcl_tensormap_table_set_flags(table, 0, 2, ts, ro, o, 2, 0), GCL_OK, "%s",
+               gcl_last_error());
+  cr_assert_eq(gcl_tensormap_encode_flags(r.ctx, &b.t, ro[1], &o[1], map), GCL_OK, "%s",
+               gcl_last_error());
+  cr_assert_eq(fakecuda_calls("cuTensorMapEncodeTiled"), encodes + 5);
+  gcl_tensormap_table_destroy(table);
+  close_rig(&r);
+}
+
 /* im2col maps go through cuTensorMapEncodeIm2col (never the tiled call) into their element, with
  * pixels, channels and the W/H corners as given; tiled and im2col elements can share one
  * tensormap[N]. A driver failure names the element and the im2col call. */
