@@ -183,6 +183,7 @@ static int module_exec(PyObject *m) {
       add_constants(m, st) < 0 || gclpy_layout_init_types(m, st) < 0 ||
       gclpy_tensormap_init_types(m, st) < 0 || gclpy_args_init_types(m, st) < 0 ||
       gclpy_driver_init_types(m, st) < 0 || gclpy_stream_init_types(m, st) < 0 ||
+      gclpy_event_init_types(m, st) < 0 || gclpy_graph_init_types(m, st) < 0 ||
       gclpy_buffer_init_types(m, st) < 0)
     return -1;
   return 0;

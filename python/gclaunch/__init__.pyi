@@ -14,9 +14,18 @@ class _CudaStream(Protocol):
 
 _Buffer = Union[bytes, bytearray, memoryview]
 _Key = Union[int, str]
-_Dims = Union[int, tuple[int], tuple[int, int], tuple[int, int, int]]
+class _Index(Protocol):  # an int of another library (NumPy's integers)
+    def __index__(self) -> int: ...
+
+# grid, block and cluster everywhere (launch and the occupancy calls): an int, or a tuple or list
+# of 1 to 3 of them; each 0 ... 2**32-1
+_Int = Union[int, _Index]
+_Dims = Union[_Int, tuple[_Int], tuple[_Int, _Int], tuple[_Int, _Int, _Int], list[_Int]]
 _Path = Union[str, PathLike[str]]
-_StreamLike = Union[None, int, _CudaStream, "Stream"]
+class _TorchStreamOld(Protocol):  # torch streams of before __cuda_stream__
+    cuda_stream: int
+
+_StreamLike = Union[None, int, _CudaStream, _TorchStreamOld, "Stream"]
 _LaunchConfig = dict[str, Any]  # {'grid': (n, 1, 1), 'block': (b, 1, 1), 'shared': bytes}
 
 class Error(Exception):
