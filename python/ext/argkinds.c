@@ -132,19 +132,21 @@ static int handle_int(gclpy_state *st, PyObject *h, const char *fn, void **out) 
 /* The int a stream object of another library gives: __cuda_stream__()[1], or (torch streams of
  * before the protocol) its cuda_stream attribute. New reference; NULL and no exception: neither. */
 static PyObject *foreign_int(gclpy_state *st, PyObject *v, const char *fn) {
-  PyObject *fn_obj = PyObject_GetAttr(v, st->str_cuda_stream);
-  if (!fn_obj) {
+  /* called as a method (no bound method is made); a missing method raises AttributeError */
+  PyObject *r = PyObject_CallMethodObjArgs(v, st->str_cuda_stream, NULL);
+  if (!r) {
     if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return NULL;
-    PyErr_Clear();
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    int has = PyObject_HasAttr(v, st->str_cuda_stream); /* then the error came from inside it */
+    if (has) return PyErr_Restore(type, value, tb), NULL;
+    Py_XDECREF(type), Py_XDECREF(value), Py_XDECREF(tb);
     PyObject *h = PyObject_GetAttrString(v, "cuda_stream");
     if (h && PyLong_Check(h) && !PyBool_Check(h)) return h;
     Py_XDECREF(h);
     PyErr_Clear();
     return NULL;
   }
-  PyObject *r = PyObject_CallNoArgs(fn_obj);
-  Py_DECREF(fn_obj);
-  if (!r) return NULL;
   PyObject *h = PyTuple_Check(r) && PyTuple_Size(r) == 2 ? Py_NewRef(PyTuple_GetItem(r, 1)) : NULL;
   Py_DECREF(r);
   if (h && PyLong_Check(h) && !PyBool_Check(h)) return h;

@@ -1,4 +1,4 @@
-/* buffer.c -- L2: gclaunch.Buffer: device memory (gcl_mem_alloc) with copies, fills, DLPack and
+/* buffer.c -- L3: gclaunch.Buffer: device memory (gcl_mem_alloc) with copies, fills, DLPack and
  * CUDA Array Interface export, and typed views.
  *
  * A Buffer keeps its Context alive. Every DLPack export (a capsule, or a Buffer taken by Args as

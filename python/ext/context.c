@@ -1,4 +1,4 @@
-/* context.c -- L1: making contexts, the default context of each device (kept by the module for
+/* context.c -- L2: making contexts, the default context of each device (kept by the module for
  * tensor maps of Args made on the CPU), and the context a layout's tensor maps are encoded in.
  * The Context type's methods (load, compile) are driver.c's. */
 #include "gclpy.h"

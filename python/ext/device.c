@@ -1,4 +1,4 @@
-/* device.c -- L1: devices (gclaunch.device_count, gclaunch.device_info), occupancy and kernel
+/* device.c -- L2: devices (gclaunch.device_count, gclaunch.device_info), occupancy and kernel
  * attributes (Kernel.occupancy, max_cooperative_grid, active_clusters, persistent_config,
  * attributes, attribute, set_attribute): each mirrors one C call, inputs and outputs. */
 #include "gclpy.h"

@@ -1,4 +1,4 @@
-/* driver.c -- L6: the types gclaunch.Context, gclaunch.Module, gclaunch.Kernel (making a
+/* driver.c -- L8: the types gclaunch.Context, gclaunch.Module, gclaunch.Kernel (making a
  * context and the default contexts are context.c's; launch is launch.c's).
  *
  * Lifetimes follow the C library's ownership: a Module keeps its Context alive, a Kernel its
@@ -242,6 +242,7 @@ static void kernel_dealloc(PyObject *self) {
   gclpy_kernel *k = (gclpy_kernel *)self;
   PyObject_GC_UnTrack(self);
   Py_CLEAR(k->scratch);
+  PyMem_Free(k->values);
   Py_CLEAR(k->layout);
   Py_CLEAR(k->name);
   Py_CLEAR(k->module); /* last: it owns the gcl_kernel */

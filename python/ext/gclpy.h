@@ -16,13 +16,15 @@
  *       handles.c    stream arguments as gcl_streams (ours, or another library's wrapped); a
  *                    Buffer's DLPack export and its take into a pointer field
  *       device.c     devices, occupancy and kernel attributes (Kernel methods, module functions)
- *   L3  tensormap.c  TensorMap, and every tensor-map call of the library
- *       event.c      Event
+ *   L3  event.c      Event
  *       graph.c      Graph, and graph capture on a Stream
+ *       addresses.c  the addresses of a repoint (ints, tensors, host arrays) as one uint64 array
  *       buffer.c     Buffer: device memory, copies, fills, views, __dlpack__, CUDA Array Interface
  *   L4  stream.c     Stream (streams of other libraries wrapped)
+ *       tensormap.c  TensorMap, and every tensor-map call of the library
  *   L5  convert.c    the conversion table: Python values into fields
  *   L6  args.c       Args
+ *       values.c     launches given values: the kernel's plan (plain values straight into bytes)
  *   L7  launch.c     Kernel.launch (the hot path)
  *   L8  driver.c     the Context, Module and Kernel types
  *   L9  module.c     the module: multi-phase init (PyModuleDef_Init + Py_mod_exec), inspect,
@@ -352,7 +354,23 @@ PyObject *gclpy_context_create_event(PyObject *self, PyObject *unused);
 PyObject *gclpy_context_alloc(PyObject *self, PyObject *nbytes);
 extern const char gclpy_doc_create_stream[], gclpy_doc_create_event[], gclpy_doc_alloc[];
 
-/* ============================== L3: tensormap.c ============================================= */
+/* ============================== L3: addresses.c ============================================= */
+
+/* The addresses of a repoint (addresses.c's forms) as one array. */
+typedef struct gclpy_addresses {
+  uint64_t *at;             /* n addresses (small, or PyMem) */
+  size_t n;
+  PyObject *items;          /* a tuple of what was given per address (ints, tensors), or NULL when
+                             * they came as one host array or one int */
+  int device;               /* the device of the last tensor given (0 without one) */
+  size_t tensors;           /* how many of items are tensors (the rest: ints) */
+  uint64_t small[16];
+} gclpy_addresses;
+/* 0, or -1 with an exception set (then free it too). */
+int gclpy_addresses_get(gclpy_state *st, PyObject *v, gclpy_addresses *a);
+void gclpy_addresses_free(gclpy_addresses *a);
+
+/* ============================== L4: tensormap.c ============================================= */
 
 typedef struct gclpy_args {
   PyObject_HEAD
@@ -403,6 +421,30 @@ int gclpy_args_init_types(PyObject *module, gclpy_state *st);
 /* New Args over lay (a kernel's args when lay has a context). */
 gclpy_args *gclpy_args_new(gclpy_state *st, gclpy_layout *lay);
 
+/* ============================== L6: values.c ================================================ */
+
+/* How one parameter takes a plain value directly (values.c). */
+typedef struct gclpy_plain {
+  size_t offset;            /* in the packed buffer */
+  size_t align;             /* pointers: the alignment the kernel assumes (1: none) */
+  int64_t lo;               /* integers and pointers: the range the C type takes */
+  uint64_t hi;
+  uint8_t size, kind;
+  bool direct;              /* its last value was plain: the next plain one is written directly */
+} gclpy_plain;
+/* A kernel's plan for launches given values, over its scratch Args. */
+typedef struct gclpy_values {
+  uint8_t *bytes;           /* the scratch's packed bytes once every parameter was set, else NULL */
+  size_t count;
+  gclpy_plain params[];
+} gclpy_values;
+/* A plan for lay's parameters (PyMem_Free it); NULL with an exception set. */
+gclpy_values *gclpy_values_new(gclpy_layout *lay);
+/* One value per parameter (a list or a tuple of plan->count) into a, the scratch Args the plan
+ * belongs to. 0, or -1 with an exception set (the values before the refused one stay set). */
+int gclpy_values_set(gclpy_state *st, gclpy_values *plan, gclpy_args *a, gclpy_layout *lay,
+                     PyObject *values, bool list);
+
 /* ============================== L7: launch.c ================================================ */
 
 typedef struct gclpy_module {
@@ -417,6 +459,7 @@ typedef struct gclpy_kernel {
   PyObject *name;
   gclpy_layout *layout;
   gclpy_args *scratch;      /* args for launches given a sequence of values (made on first use) */
+  gclpy_values *values;     /* the plan over scratch (made with it, PyMem_Free'd with it) */
   void *stream_seen;        /* the last stream handle that passed gcl_stream_check in full */
 } gclpy_kernel;
 PyObject *gclpy_kernel_launch(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,

@@ -1,4 +1,4 @@
-/* launch.c -- L5: Kernel.launch, the hot path.
+/* launch.c -- L7: Kernel.launch, the hot path.
  *
  * METH_FASTCALL | METH_KEYWORDS (no tuple or dict per call); keywords are matched by identity
  * against interned names first (gclpy_parse with the module's interned names; CPython interns
@@ -11,7 +11,7 @@
 #include <limits.h>
 #include <stdint.h>
 
-/* A sequence of one value per parameter into the kernel's own buffer. */
+/* A sequence of one value per parameter into the kernel's own buffer (values.c). */
 static gclpy_args *values_into_scratch(gclpy_state *st, gclpy_kernel *k, PyObject *values) {
   bool list = PyList_Check(values);
   if (!list && !PyTuple_Check(values))
@@ -21,14 +21,14 @@ static gclpy_args *values_into_scratch(gclpy_state *st, gclpy_kernel *k, PyObjec
   if ((size_t)n != k->layout->nparams)
     return (gclpy_args *)PyErr_Format(PyExc_TypeError, "launch: kernel %R takes %zu values, got %zd",
                                       k->name, k->layout->nparams, n);
-  if (!k->scratch) {
+  if (!k->scratch) { /* a new scratch (first use, or after the GC cleared it): a new plan */
+    PyMem_Free(k->values);
+    k->values = NULL;
     if (!(k->scratch = gclpy_args_new(st, k->layout))) return NULL;
     k->scratch->scratch = true;
   }
-  for (Py_ssize_t i = 0; i < n; i++) {
-    PyObject *v = list ? PyList_GetItem(values, i) : PyTuple_GetItem(values, i);
-    if (gclpy_convert_set(k->scratch, k->layout->params[i], v) < 0) return NULL;
-  }
+  if (!k->values && !(k->values = gclpy_values_new(k->layout))) return NULL;
+  if (gclpy_values_set(st, k->values, k->scratch, k->layout, values, list) < 0) return NULL;
   return k->scratch;
 }
 

@@ -1,4 +1,4 @@
-/* module.c -- L7: the _gclaunch module: multi-phase init (PyModuleDef_Init, Py_mod_exec) with
+/* module.c -- L9: the _gclaunch module: multi-phase init (PyModuleDef_Init, Py_mod_exec) with
  * its state in the module object (gclpy_state), the module functions (inspect, status_name) and
  * the constants. Every other file is below this one (gclpy.h lists the layers). */
 #include "gclpy.h"
