@@ -427,9 +427,11 @@ static PyMethodDef buffer_methods[] = {
    "bytearray, memoryview, a NumPy array) into the buffer at offset. stream None: returns when\n"
    "done; else queued on the stream (gclaunch.Stream, int CUstream or __cuda_stream__ object)."},
   {"download", GCLPY_METH(buffer_download), GCLPY_FASTKW,
-   "download($self, /, dst=None, offset=0, stream=None)\n--\n\n-> bytearray | dst. Copies len(dst) bytes from\n"
-   "offset into dst (a writable C-contiguous buffer), or the rest of the buffer into a new\n"
-   "bytearray. Into pageable memory the copy has finished when this returns, also on a stream."},
+   "download($self, /, dst=None, offset=0, stream=None)\n--\n\n-> bytearray | dst. dst None: the rest of the\n"
+   "buffer from offset, as a new bytearray. Else copies len(dst) bytes (its size in bytes) from\n"
+   "offset into dst (a bytearray or any writable C-contiguous buffer; TypeError otherwise) and\n"
+   "returns dst; gclaunch.RangeError when they do not fit the buffer (nothing copied). Into\n"
+   "pageable memory the copy has finished when this returns, also on a stream."},
   {"copy_from", GCLPY_METH(buffer_copy_from), GCLPY_FASTKW,
    "copy_from($self, /, src, stream=None)\n--\n\nCopies all of src (a Buffer, at most this one's size) to the\n"
    "start of this buffer, device to device."},

@@ -306,6 +306,34 @@ class RuntimeTest(unittest.TestCase):
         with self.assertRaises(g.Error):
             pending.launch(s)  # not captured yet
 
+    def test_graph_inside_the_with_block(self):
+        """docs/python.md: inside `with s.capture() as graph` the graph is being captured."""
+        s = self.ctx.create_stream()
+        n = FAKE.fakecuda_launch_count()
+        with s.capture() as graph:
+            self.k.launch(1, 32, self.args(), stream=s)
+            self.assertEqual(FAKE.fakecuda_launch_count(), n)  # recorded, not run
+            self.assertTrue(s.is_capturing)
+            self.assertEqual(graph.kernels, ())
+            for use in (lambda: graph.kernel_count, lambda: graph.launch(s), graph.close,
+                        lambda: graph.set_args(0, self.k, self.args()), s.synchronize, s.begin_capture):
+                with self.assertRaises(g.Error) as cm:
+                    use()
+                self.assertEqual(cm.exception.status, "GCL_ERROR_INVALID_ARGUMENT")
+        self.assertEqual((graph.kernel_count, graph.kernels), (1, (self.k,)))
+        with self.assertRaises(g.Error):
+            graph.__enter__()  # entered once
+        a = self.args()
+        a[7] = 99
+        graph.set_args(0, self.k, a)
+        graph.launch(s)
+        s.synchronize()
+        self.assertEqual(self.params(), a.buffer())  # the replay saw the new arguments
+        with self.assertRaises(g.Error):
+            with s.capture() as empty:
+                pass  # no kernel: refused as the block ends
+        self.assertIn("closed", repr(empty))
+
     # --- buffers --------------------------------------------------------------------------------
     def host(self, buf, n=None):
         return C.string_at(buf.ptr, buf.size if n is None else n)
@@ -326,6 +354,13 @@ class RuntimeTest(unittest.TestCase):
         out = bytearray(16)
         self.assertIs(b.download(out, offset=16), out)
         self.assertEqual(bytes(out), data[16:32])
+        import array
+        doubles = array.array("d", [0.0] * 4)  # len(dst) in bytes: 32, whatever the item type
+        self.assertIs(b.download(doubles, offset=16), doubles)
+        self.assertEqual(doubles.tobytes(), data[16:48])
+        self.assertEqual(bytes(b.download(offset=256)), b"")  # offset == size: empty
+        with self.assertRaises(g.RangeError):
+            b.download(offset=257)
         mv = memoryview(bytearray(8))
         b.download(mv)
         self.assertEqual(bytes(mv), data[:8])
