@@ -2,8 +2,9 @@
  *
  * One build (Py_LIMITED_API 3.10, the abi3 tag) imports on every CPython >= 3.10. The extension
  * keeps no model of its own: layouts, fields, checks and messages are the C library's; what is
- * here converts Python values into the C calls (one table keyed by the field's kind, convert.c)
- * and turns a failed status into gclaunch.Error carrying gcl_last_error().
+ * here converts Python values into the C calls (fields: one table keyed by the field's kind,
+ * convert.c; call arguments: one converter per kind, argkinds.c) and turns a failed status into
+ * gclaunch.Error carrying gcl_last_error().
  *
  * Layering (a file calls only functions of files above it in this list; no include or call
  * cycle -- tests/python/test_cpu.py checks it from the sources):
