@@ -18,15 +18,17 @@ prepared <= 1.10x C gcl_launch (with --launch-csv). The verdicts are printed, no
 
 --fake: no GPU needed. The CPU side of the same calls against tests/fakecuda (GCL_LIBCUDA set to
 BUILD/tests/fakecuda/libfakecuda.so): prepared Args vs 8 plain values vs values with Buffers and
-stream objects, ns per launch. The fake's launch is not the driver's: only the differences
-between the forms (the argument conversion) mean anything; the numbers are labelled so.
+stream objects, ns per launch; and Args.repoint of 240 maps per form of the addresses (a list of
+ints, array.array, NumPy). The fake's launch is not the driver's: only the differences between
+the forms (the argument conversion) mean anything; the numbers are labelled so.
 
 and the megakernel's descriptors: 240 tensor maps from 240 torch views (bench_maps240's
 tensormap[240]) set and launched, per iteration:
 
   gclaunch set+launch    args['m'] = [TensorMap(t, box) for t in views]; k.launch(...)
   gclaunch refresh       args.refresh('m', [...]) over views alternating between two buffers
-  gclaunch repoint       args.repoint('m', [addresses]) (ints) + launch
+  gclaunch repoint       args.repoint('m', [addresses]) (ints) + launch; and from host arrays of
+                         the addresses (array.array('Q'), NumPy uint64, a torch int64 CPU tensor)
   cuda.core route        [StridedMemoryView(t, -1).as_tensor_map(box) for t in views] + one launch
   cuda.core replace      [d.replace_address(t) for d, t in ...] + one launch
   __dlpack__ alone       240 x t.__dlpack__(max_version, stream=-1): the producer's share
@@ -219,6 +221,9 @@ def fake_profile(build, runs):
         "8 x list[j] = v, no launch (baseline)": loop_only,
         "prepared Args (args[7] = i; launch)": prepared,
         "prepared Args, launch alone": prepared_only_launch,
+        "prepared Args, gclaunch.Stream": lambda i: k.launch(1, 32, a, stream=s),
+        "prepared Args, __cuda_stream__ object": lambda i: k.launch(1, 32, a, stream=foreign),
+        "prepared Args, stream=None": lambda i: k.launch(1, 32, a),
         "8 plain values, int stream": lambda i: k.launch(1, 32, [1, 2, 3.0, 4.0, p0, p1, 5, i], stream=h),
         "8 plain values, gclaunch.Stream": lambda i: k.launch(1, 32, [1, 2, 3.0, 4.0, p0, p1, 5, i], stream=s),
         "8 plain values, __cuda_stream__ object": lambda i: k.launch(1, 32, [1, 2, 3.0, 4.0, p0, p1, 5, i], stream=foreign),
@@ -238,7 +243,48 @@ def fake_profile(build, runs):
         med = peers.median(per)
         print(f"  {name:42s} {med:8.0f} ns  ({med - base:+6.0f} ns vs prepared)  runs: "
               f"{' '.join(f'{u:.0f}' for u in per)}")
+    fake_repoints(g, lib, ctx, os.path.join(build, "kernels", "launchcfg.sm_90.cubin"))
     return 0
+
+
+def repoint_forms(addrs):
+    """The forms a repoint of many maps takes: a list of ints, and host arrays of uint64 (one block,
+    no Python int per address)."""
+    import array
+    forms = {"list of ints": addrs, "array.array('Q')": [array.array("Q", a) for a in addrs]}
+    forms["list of ints"] = addrs
+    try:
+        import numpy as np
+        forms["numpy uint64"] = [np.array(a, dtype=np.uint64) for a in addrs]
+    except ImportError:
+        pass
+    return forms
+
+
+def fake_repoints(g, lib, ctx, cubin):
+    """Args.repoint of bench_maps240's 240 maps against the fake driver, per form of the addresses
+    (no launch): us per call and ns per map (fake-driver numbers: the fake's replace is a C call
+    like the driver's, so the differences between forms are the extension's)."""
+    import ctypes as C
+    info = next(k for k in g.inspect(cubin) if k["name"] == "bench_maps240")
+    n = len(info["params"])
+    lib.fakecuda_set_params(b"bench_maps240", n, (C.c_size_t * n)(*[p["offset"] for p in info["params"]]),
+                            (C.c_size_t * n)(*[p["size"] for p in info["params"]]))
+    k = ctx.load(cubin).kernel("bench_maps240", MAPS240)
+    tile = 64 * 64 * 4
+    mem = ctx.alloc(2 * 240 * tile)
+    a = k.args()
+    a["m"] = [g.TensorMap(mem.view("f32", (64, 64)), (64, 64))] * 240
+    a["idx"], a["out"] = 1, mem.ptr
+    addrs = [[mem.ptr + (s * 240 + i) * tile for i in range(240)] for s in range(2)]
+    print(f"  repoint of 240 maps (Args.repoint, no launch), median of {MAP_REPS} x {MAP_ITERS}:")
+    for name, sets in repoint_forms(addrs).items():
+        try:
+            us = per_iteration(lambda i, sets=sets: a.repoint("m", sets[i & 1]), lambda: None)
+        except (TypeError, g.Error) as e:  # an older gclaunch takes only lists
+            print(f"    {name:20s} not taken: {type(e).__name__}: {e}")
+            continue
+        print(f"    {name:20s} {us:8.2f} us  {1000 * us / 240:6.1f} ns/map")
 
 
 def per_iteration(fn, sync):
@@ -288,6 +334,9 @@ def maps240(g, torch, cubin):
         a.repoint("m", addrs[i & 1])
         k.launch(1, 32, a, stream=h)
 
+    forms = repoint_forms(addrs)
+    forms["torch int64 (CPU)"] = [torch.tensor(x, dtype=torch.int64) for x in addrs]
+
     def producer(i):
         for t in sets[i & 1]:
             t.__dlpack__(max_version=(1, 3), stream=-1)
@@ -295,6 +344,10 @@ def maps240(g, torch, cubin):
     r["gclaunch set 240 maps + launch"] = per_iteration(set_launch, s.synchronize)
     r["gclaunch refresh 240 maps + launch"] = per_iteration(refresh_launch, s.synchronize)
     r["gclaunch repoint 240 maps + launch"] = per_iteration(repoint_launch, s.synchronize)
+    for name, sets_ in forms.items():
+        if name != "list of ints":
+            r[f"gclaunch repoint 240 maps from {name} + launch"] = per_iteration(
+                lambda i, x=sets_: (a.repoint("m", x[i & 1]), k.launch(1, 32, a, stream=h)), s.synchronize)
     r["torch __dlpack__ x 240 alone"] = per_iteration(producer, s.synchronize)
     a["m"] = [g.TensorMap(t, box) for t in sets[0]]
     a["idx"] = 1

@@ -1,4 +1,4 @@
-/* args.c -- L4: gclaunch.Args, a gcl_args with setting by path or index (args[key] = value).
+/* args.c -- L6: gclaunch.Args, a gcl_args with setting by path or index (args[key] = value).
  *
  * Keep-alive: an Args holds (in `keep`, leaf offset -> object) every object a tensor-map or
  * pointer leaf points into -- the TensorMap's tensor, the pointer's producer -- until that leaf is

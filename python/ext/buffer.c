@@ -1,4 +1,4 @@
-/* buffer.c -- L2: gclaunch.Buffer: device memory (gcl_mem_alloc) with copies, fills, DLPack and
+/* buffer.c -- L3: gclaunch.Buffer: device memory (gcl_mem_alloc) with copies, fills, DLPack and
  * CUDA Array Interface export, and typed views.
  *
  * A Buffer keeps its Context alive. Every DLPack export (a capsule, or a Buffer taken by Args as
@@ -235,12 +235,9 @@ static PyObject *buffer_cai(PyObject *self, void *closure) {
 /* --- copies and fills -------------------------------------------------------------------------- */
 
 /* The stream of a copy: None is synchronous; else the stream (ctx: its own). */
-static int copy_stream(gclpy_state *st, gclpy_buffer *b, PyObject *v, gcl_stream **s, gcl_stream **tmp) {
-  *s = NULL, *tmp = NULL;
-  if (!v || v == Py_None) return 0;
-  return gclpy_stream_arg(st, v, (gclpy_context *)b->context, s, tmp,
-                          "stream takes None, a gclaunch.Stream, an int CUstream or an object "
-                          "with __cuda_stream__");
+static int copy_stream(gclpy_state *st, gclpy_buffer *b, PyObject *v, gcl_stream **s,
+                       gcl_stream **tmp, const char *fn) {
+  return gclpy_stream_arg(st, v, (gclpy_context *)b->context, s, tmp, fn);
 }
 
 static int range_check(gclpy_state *st, gclpy_buffer *b, const char *what, long long offset, size_t n) {
@@ -278,7 +275,8 @@ static PyObject *buffer_upload(PyObject *self, PyObject *const *argv, Py_ssize_t
   if (!bytes) return NULL;
   size_t n = (size_t)PyBytes_Size(bytes);
   gcl_stream *s, *tmp;
-  if (range_check(st, b, "upload", off, n) < 0 || copy_stream(st, b, v[2], &s, &tmp) < 0)
+  if (range_check(st, b, "upload", off, n) < 0 ||
+      copy_stream(st, b, v[2], &s, &tmp, "upload") < 0)
     return Py_DECREF(bytes), NULL;
   gcl_status rc = GCL_OK;
   const char *src = PyBytes_AsString(bytes);
@@ -305,7 +303,7 @@ static PyObject *buffer_download(PyObject *self, PyObject *const *argv, Py_ssize
   if (!v[0] || v[0] == Py_None) { /* a new bytearray of the rest of the buffer */
     if ((size_t)off > b->size) return range_check(st, b, "download", off, 0), NULL;
     PyObject *out = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(b->size - off));
-    if (!out || copy_stream(st, b, v[2], &s, &tmp) < 0) return Py_XDECREF(out), NULL;
+    if (!out || copy_stream(st, b, v[2], &s, &tmp, "download") < 0) return Py_XDECREF(out), NULL;
     size_t n = b->size - (size_t)off;
     gcl_status rc = GCL_OK;
     if (n && s) rc = gcl_mem_download_async(ctx_of(b, s), PyByteArray_AsString(out), b->ptr + off, n, s);
@@ -334,7 +332,8 @@ static PyObject *buffer_download(PyObject *self, PyObject *const *argv, Py_ssize
   Py_ssize_t len = bytes_view ? PyObject_Size(bytes_view) : PyByteArray_Size(target);
   size_t n = len < 0 ? 0 : (size_t)len;
   PyObject *into = bytes_view ? PyByteArray_FromStringAndSize(NULL, len < 0 ? 0 : len) : Py_NewRef(target);
-  if (len < 0 || !into || range_check(st, b, "download", off, n) < 0 || copy_stream(st, b, v[2], &s, &tmp) < 0)
+  if (len < 0 || !into || range_check(st, b, "download", off, n) < 0 ||
+      copy_stream(st, b, v[2], &s, &tmp, "download") < 0)
     return Py_XDECREF(bytes_view), Py_XDECREF(into), NULL;
   /* Into pageable memory the driver returns once the data is there. */
   gcl_status rc = GCL_OK;
@@ -361,7 +360,7 @@ static PyObject *buffer_copy_from(PyObject *self, PyObject *const *argv, Py_ssiz
   gclpy_buffer *src = (gclpy_buffer *)v[0];
   gcl_stream *s, *tmp;
   if (gclpy_buffer_open(st, src, "copy_from: src") < 0 || range_check(st, b, "copy_from", 0, src->size) < 0 ||
-      copy_stream(st, b, v[1], &s, &tmp) < 0)
+      copy_stream(st, b, v[1], &s, &tmp, "copy_from") < 0)
     return NULL;
   gcl_status rc = GCL_OK;
   if (src->size && s) rc = gcl_mem_copy_async(ctx_of(b, s), b->ptr, src->ptr, src->size, s);
@@ -380,7 +379,7 @@ static PyObject *buffer_fill(PyObject *self, PyObject *const *argv, Py_ssize_t n
       gclpy_long_arg(st, v[0], "fill: value", 0, 255, &value) < 0)
     return NULL;
   gcl_stream *s, *tmp;
-  if (copy_stream(st, b, v[1], &s, &tmp) < 0) return NULL;
+  if (copy_stream(st, b, v[1], &s, &tmp, "fill") < 0) return NULL;
   gcl_status rc = GCL_OK;
   if (b->size && s) rc = gcl_mem_fill_u8_async(ctx_of(b, s), b->ptr, (uint8_t)value, b->size, s);
   else if (b->size) rc = gcl_mem_fill_u8(ctx_of(b, s), b->ptr, (uint8_t)value, b->size);
@@ -433,9 +432,11 @@ static PyMethodDef buffer_methods[] = {
    "bytearray, memoryview, a NumPy array) into the buffer at offset. stream None: returns when\n"
    "done; else queued on the stream (gclaunch.Stream, int CUstream or __cuda_stream__ object)."},
   {"download", GCLPY_METH(buffer_download), GCLPY_FASTKW,
-   "download($self, /, dst=None, offset=0, stream=None)\n--\n\n-> bytearray | dst. Copies len(dst) bytes from\n"
-   "offset into dst (a writable C-contiguous buffer), or the rest of the buffer into a new\n"
-   "bytearray. Into pageable memory the copy has finished when this returns, also on a stream."},
+   "download($self, /, dst=None, offset=0, stream=None)\n--\n\n-> bytearray | dst. dst None: the rest of the\n"
+   "buffer from offset, as a new bytearray. Else copies len(dst) bytes (its size in bytes) from\n"
+   "offset into dst (a bytearray or any writable C-contiguous buffer; TypeError otherwise) and\n"
+   "returns dst; gclaunch.RangeError when they do not fit the buffer (nothing copied). Into\n"
+   "pageable memory the copy has finished when this returns, also on a stream."},
   {"copy_from", GCLPY_METH(buffer_copy_from), GCLPY_FASTKW,
    "copy_from($self, /, src, stream=None)\n--\n\nCopies all of src (a Buffer, at most this one's size) to the\n"
    "start of this buffer, device to device."},

@@ -1,4 +1,4 @@
-/* context.c -- L1: making contexts, the default context of each device (kept by the module for
+/* context.c -- L2: making contexts, the default context of each device (kept by the module for
  * tensor maps of Args made on the CPU), and the context a layout's tensor maps are encoded in.
  * The Context type's methods (load, compile) are driver.c's. */
 #include "gclpy.h"
@@ -30,4 +30,11 @@ gcl_context *gclpy_layout_context(gclpy_state *st, gclpy_layout *lay, int device
   if (lay->context) return ((gclpy_context *)lay->context)->ctx;
   gclpy_context *c = gclpy_default_context(st, device < 0 ? 0 : device);
   return c ? c->ctx : NULL;
+}
+
+gclpy_context *gclpy_context_arg(gclpy_state *st, PyObject *v) {
+  if (!v || v == Py_None) return gclpy_default_context(st, 0);
+  if (!Py_IS_TYPE(v, st->context_type))
+    return (gclpy_context *)gclpy_type_error("context: expected a gclaunch.Context or None", v);
+  return (gclpy_context *)v;
 }

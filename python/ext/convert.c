@@ -29,8 +29,9 @@ typedef struct conv_entry {
   uint64_t hi;
 } conv_entry;
 
-static int status_rc(gclpy_state *st, gcl_status s) { return s == GCL_OK ? 0 : (gclpy_raise(st, s), -1); }
-#define status_to_rc(s) status_rc(GCLPY_ST(a), (s))
+/* 0, or -1 with gclaunch.Error for s (the module state is looked up only then). */
+static int status_rc(gclpy_args *a, gcl_status s) { return s == GCL_OK ? 0 : (gclpy_raise(GCLPY_ST(a), s), -1); }
+#define status_to_rc(s) status_rc(a, (s))
 
 void gclpy_field_label(gclpy_args *a, gclpy_fieldref *f, char *buf, size_t cap) {
   gcl_field pf;
@@ -90,13 +91,20 @@ static bool is_float_conv(int conv) { return conv >= GCLPY_CONV_F16 && conv <= G
 /* v as an int of the field's type (bits, two's complement for signed kinds). 0; -1 with an
  * exception (range); 1 when v is no int (no exception set). */
 static int int_value(gclpy_args *a, gclpy_fieldref *f, PyObject *v, uint64_t *out) {
+  const conv_entry *e = &table[f->conv];
+  if (PyLong_CheckExact(v)) { /* the common case: in range, no reference taken */
+    int overflow = 0;
+    long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (!overflow && !(x == -1 && PyErr_Occurred()) && x >= e->lo && (x <= 0 || (uint64_t)x <= e->hi))
+      return *out = (uint64_t)x, 0;
+    PyErr_Clear(); /* the general path below says what is wrong */
+  }
   PyObject *n = PyLong_Check(v) ? Py_NewRef(v) : NULL;
   if (!n) {
     if (PyFloat_Check(v) || PyUnicode_Check(v) || PyBytes_Check(v)) return 1;
     n = PyNumber_Index(v);
     if (!n) return PyErr_ExceptionMatches(PyExc_TypeError) ? (PyErr_Clear(), 1) : -1;
   }
-  const conv_entry *e = &table[f->conv];
   int overflow = 0;
   long long s = PyLong_AsLongLongAndOverflow(n, &overflow);
   int bad = 0;

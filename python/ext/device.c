@@ -1,4 +1,4 @@
-/* device.c -- L1: devices (gclaunch.device_count, gclaunch.device_info), occupancy and kernel
+/* device.c -- L2: devices (gclaunch.device_count, gclaunch.device_info), occupancy and kernel
  * attributes (Kernel.occupancy, max_cooperative_grid, active_clusters, persistent_config,
  * attributes, attribute, set_attribute): each mirrors one C call, inputs and outputs. */
 #include "gclpy.h"
@@ -43,44 +43,15 @@ PyObject *gclpy_device_info(PyObject *self, PyObject *const *argv, Py_ssize_t na
 
 /* --- occupancy ---------------------------------------------------------------------------------- */
 
-/* block (threads: an int, or a tuple whose product is taken), shared (bytes). */
-static int block_shared(gclpy_state *st, const char *fn, PyObject *block, PyObject *shared,
-                        unsigned *threads, size_t *bytes) {
-  char what[96];
-  unsigned long long t = 1;
-  long long x;
-  PyObject *items = PyTuple_Check(block) ? Py_NewRef(block) : PyTuple_Pack(1, block);
-  if (!items) return -1;
-  Py_ssize_t n = PyTuple_Size(items);
-  if (n < 1 || n > 3) {
-    Py_DECREF(items);
-    return PyErr_Format(PyExc_TypeError, "%s: block takes an int or 1 to 3 ints, got %zd", fn, n), -1;
-  }
-  snprintf(what, sizeof what, "%s: block", fn);
-  for (Py_ssize_t i = 0; i < n; i++) {
-    if (gclpy_long_arg(st, PyTuple_GetItem(items, i), what, 0, UINT_MAX, &x) < 0)
-      return Py_DECREF(items), -1;
-    t *= (unsigned long long)x;
-    if (t > UINT_MAX) {
-      Py_DECREF(items);
-      return gclpy_raise_range(st, "%s: block %R has more than %u threads", fn, block, UINT_MAX), -1;
-    }
-  }
-  Py_DECREF(items);
-  *threads = (unsigned)t, *bytes = 0;
-  snprintf(what, sizeof what, "%s: shared", fn);
-  if (shared && gclpy_long_arg(st, shared, what, 0, UINT32_MAX, &x) < 0) return -1;
-  if (shared) *bytes = (size_t)x;
-  return 0;
-}
-
+/* block (threads: argkinds.c's dims, as their product), shared (bytes). */
 static int kernel_block_args(gclpy_state *st, const char *fn, PyObject *const *argv,
                              Py_ssize_t nargs, PyObject *kwnames, unsigned *threads, size_t *bytes) {
   static const char *const names[] = {"block", "shared"};
   const gclpy_params params = {fn, names, 2, 2, 1};
   PyObject *v[2];
   if (gclpy_parse(&params, NULL, argv, nargs, kwnames, v) < 0) return -1;
-  return block_shared(st, fn, v[0], v[1], threads, bytes);
+  if (gclpy_threads_arg(st, v[0], fn, threads) < 0) return -1;
+  return gclpy_shared_arg(st, v[1], fn, bytes);
 }
 
 PyObject *gclpy_kernel_occupancy(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
@@ -132,35 +103,11 @@ PyObject *gclpy_kernel_active_clusters(PyObject *self, PyObject *const *argv, Py
   static const gclpy_params params = {"active_clusters", names, 3, 3, 2};
   if (gclpy_parse(&params, NULL, argv, nargs, kwnames, v) < 0) return NULL;
   gcl_launch_config cfg = {0};
-  PyObject *items = PyTuple_Check(v[0]) ? Py_NewRef(v[0]) : PyTuple_Pack(1, v[0]);
-  if (!items) return NULL;
-  Py_ssize_t n = PyTuple_Size(items);
-  for (Py_ssize_t i = 0; i < n && i < 3; i++) {
-    long long x;
-    if (gclpy_long_arg(st, PyTuple_GetItem(items, i), "active_clusters: cluster", 0, UINT_MAX, &x) < 0)
-      return Py_DECREF(items), NULL;
-    cfg.cluster[i] = (unsigned)x;
-  }
-  Py_DECREF(items);
-  if (n < 1 || n > 3)
-    return PyErr_Format(PyExc_TypeError, "active_clusters: cluster takes an int or 1 to 3 ints, got %zd", n);
-  for (Py_ssize_t i = n; i < 3; i++) cfg.cluster[i] = 1; /* all dimensions given to the C call */
-  PyObject *blk = PyTuple_Check(v[1]) ? Py_NewRef(v[1]) : PyTuple_Pack(1, v[1]);
-  if (!blk) return NULL;
-  n = PyTuple_Size(blk);
-  for (Py_ssize_t i = 0; i < n && i < 3; i++) {
-    long long x;
-    if (gclpy_long_arg(st, PyTuple_GetItem(blk, i), "active_clusters: block", 0, UINT_MAX, &x) < 0)
-      return Py_DECREF(blk), NULL;
-    cfg.block[i] = (unsigned)x;
-  }
-  Py_DECREF(blk);
-  if (n < 1 || n > 3)
-    return PyErr_Format(PyExc_TypeError, "active_clusters: block takes an int or 1 to 3 ints, got %zd", n);
-  long long sh = 0;
-  if (v[2] && gclpy_long_arg(st, v[2], "active_clusters: shared", 0, UINT32_MAX, &sh) < 0)
+  int n = gclpy_dims_arg(st, v[0], "active_clusters", "cluster", cfg.cluster);
+  if (n < 0 || gclpy_dims_arg(st, v[1], "active_clusters", "block", cfg.block) < 0 ||
+      gclpy_shared_arg(st, v[2], "active_clusters", &cfg.shared_bytes) < 0)
     return NULL;
-  cfg.shared_bytes = (size_t)sh;
+  for (int i = n; i < 3; i++) cfg.cluster[i] = 1; /* all dimensions given to the C call */
   cfg.grid[0] = cfg.cluster[0]; /* ignored by the C call; a valid value for its checks */
   int clusters = 0;
   gcl_status s = gcl_kernel_active_clusters(((gclpy_kernel *)self)->kernel, &cfg, &clusters);

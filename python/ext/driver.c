@@ -1,4 +1,4 @@
-/* driver.c -- L6: the types gclaunch.Context, gclaunch.Module, gclaunch.Kernel (making a
+/* driver.c -- L8: the types gclaunch.Context, gclaunch.Module, gclaunch.Kernel (making a
  * context and the default contexts are context.c's; launch is launch.c's).
  *
  * Lifetimes follow the C library's ownership: a Module keeps its Context alive, a Kernel its
@@ -124,8 +124,11 @@ static PyMethodDef context_methods[] = {
    "content), from a path or a bytes-like object. PTX JIT errors are in the message."},
   {"compile", GCLPY_METH(context_compile), METH_FASTCALL | METH_KEYWORDS,
    "compile($self, /, source, name='kernel.cu', options=())\n--\n\nCompiles CUDA C++ with NVRTC for\n"
-   "this device (-arch=sm_NN unless options give one) and loads it. GCL_ERROR_COMPILE carries the\n"
-   "compiler log; GCL_ERROR_NO_NVRTC when NVRTC is not found."},
+   "this device and loads it (gcl_module_compile): -arch=sm_NN of the device after the options\n"
+   "unless one starts with -arch or --gpu-architecture; the toolkit's CCCL headers (include/cccl\n"
+   "beside the NVRTC library) first on the include path; -I<dir> in options for your own. name:\n"
+   "the program's name in messages. GCL_ERROR_COMPILE carries the compiler log; GCL_ERROR_NO_NVRTC\n"
+   "when NVRTC is not found."},
   {"synchronize", context_synchronize, METH_NOARGS,
    "synchronize($self, /)\n--\n\nWaits for all work of the context (GCL_ERROR_KERNEL_FAULT after a fault)."},
   /* the runtime (stream.c, buffer.c) */
@@ -242,6 +245,7 @@ static void kernel_dealloc(PyObject *self) {
   gclpy_kernel *k = (gclpy_kernel *)self;
   PyObject_GC_UnTrack(self);
   Py_CLEAR(k->scratch);
+  PyMem_Free(k->values);
   Py_CLEAR(k->layout);
   Py_CLEAR(k->name);
   Py_CLEAR(k->module); /* last: it owns the gcl_kernel */

@@ -2,26 +2,33 @@
  *
  * One build (Py_LIMITED_API 3.10, the abi3 tag) imports on every CPython >= 3.10. The extension
  * keeps no model of its own: layouts, fields, checks and messages are the C library's; what is
- * here converts Python values into the C calls (one table keyed by the field's kind, convert.c)
- * and turns a failed status into gclaunch.Error carrying gcl_last_error().
+ * here converts Python values into the C calls (fields: one table keyed by the field's kind,
+ * convert.c; call arguments: one converter per kind, argkinds.c) and turns a failed status into
+ * gclaunch.Error carrying gcl_last_error().
  *
  * Layering (a file calls only functions of files above it in this list; no include or call
  * cycle -- tests/python/test_cpu.py checks it from the sources):
  *   L0  state.c      module state, errors, the one keyword parser, names, image bytes
- *   L1  dlpack.c     consuming __dlpack__ (the protocol and the DLPack C exchange API)
+ *   L1  argkinds.c   one converter per kind of argument: dims (grid, block, cluster), threads,
+ *                    shared memory, stream, address (every call taking one of them uses it)
+ *   L2  dlpack.c     consuming __dlpack__ (the protocol and the DLPack C exchange API)
  *       layout.c     Layout, Param, Field, the resolved-field cache (_FieldRef)
  *       context.c    making contexts; the default context per device; a layout's context
  *       handles.c    stream arguments as gcl_streams (ours, or another library's wrapped); a
  *                    Buffer's DLPack export and its take into a pointer field
  *       device.c     devices, occupancy and kernel attributes (Kernel methods, module functions)
- *   L2  tensormap.c  TensorMap, and every tensor-map call of the library
- *       stream.c     Stream, Event, Graph (streams of other libraries wrapped; graph capture)
+ *   L3  event.c      Event
+ *       graph.c      Graph, and graph capture on a Stream
+ *       addresses.c  the addresses of a repoint (ints, tensors, host arrays) as one uint64 array
  *       buffer.c     Buffer: device memory, copies, fills, views, __dlpack__, CUDA Array Interface
- *   L3  convert.c    the conversion table: Python values into fields
- *   L4  args.c       Args
- *   L5  launch.c     Kernel.launch (the hot path)
- *   L6  driver.c     the Context, Module and Kernel types
- *   L7  module.c     the module: multi-phase init (PyModuleDef_Init + Py_mod_exec), inspect,
+ *   L4  stream.c     Stream (streams of other libraries wrapped)
+ *       tensormap.c  TensorMap, and every tensor-map call of the library
+ *   L5  convert.c    the conversion table: Python values into fields
+ *   L6  args.c       Args
+ *       values.c     launches given values: the kernel's plan (plain values straight into bytes)
+ *   L7  launch.c     Kernel.launch (the hot path)
+ *   L8  driver.c     the Context, Module and Kernel types
+ *   L9  module.c     the module: multi-phase init (PyModuleDef_Init + Py_mod_exec), inspect,
  *                    status_name, the constants
  * A new file takes the level above everything it calls and below what calls it.
  *
@@ -159,7 +166,35 @@ int gclpy_parse_tuple(const gclpy_params *p, PyObject *args, PyObject *kwds, PyO
 #define GCLPY_METH(f) ((PyCFunction)(void (*)(void))(f))
 #define GCLPY_FASTKW (METH_FASTCALL | METH_KEYWORDS)
 
-/* ============================== L1: dlpack.c ================================================ */
+/* ============================== L1: argkinds.c ============================================== */
+
+/* A gclaunch.Stream (stream.c; here because the stream converter reads it). */
+typedef struct gclpy_stream {
+  PyObject_HEAD
+  gcl_stream *stream;       /* NULL after close() */
+  void *handle;             /* the CUstream */
+  PyObject *context;        /* the gclpy_context it belongs to */
+  PyObject *owner;          /* the object wrapped by Stream.from_handle (kept alive), or NULL */
+  PyObject *captured;       /* list of the Kernels launched on it during a capture, else NULL */
+  int waiting;              /* threads inside synchronize() (GIL released): close() refuses */
+} gclpy_stream;
+
+/* The converters, one per kind of argument (argkinds.c's comment lists the forms each takes).
+ * fn names the call in messages ("launch"), what the argument ("grid"). 0 (dims: the number of
+ * dimensions given, 1 to 3), or -1 with TypeError or gclaunch.RangeError set. */
+int gclpy_dims_arg(gclpy_state *st, PyObject *v, const char *fn, const char *what, unsigned out[3]);
+/* block as a number of threads (the product of its dimensions). */
+int gclpy_threads_arg(gclpy_state *st, PyObject *v, const char *fn, unsigned *threads);
+/* shared memory bytes (v NULL: 0). */
+int gclpy_shared_arg(gclpy_state *st, PyObject *v, const char *fn, size_t *bytes);
+/* An int address (pointer). */
+int gclpy_address_arg(gclpy_state *st, PyObject *v, const char *fn, const char *what, uint64_t *out);
+/* A stream as its CUstream; none_ok: None is the context's default stream (NULL). *ours: the
+ * gclaunch.Stream given (borrowed), else NULL (may be NULL). */
+int gclpy_stream_handle_arg(gclpy_state *st, PyObject *v, const char *fn, bool none_ok,
+                            void **out, gclpy_stream **ours);
+
+/* ============================== L2: dlpack.c ================================================ */
 
 /* A consumed __dlpack__: the capsule (owned reference) or, through the DLPack C exchange API, a
  * managed tensor this extension owns or a borrowed view; and the tensor inside. */
@@ -187,7 +222,7 @@ gcl_status gclpy_dlpack_take(gclpy_dlpack *d, gcl_args *args, const gcl_field *f
  * the exchange API's managed tensor is deleted. */
 void gclpy_dlpack_release(gclpy_dlpack *d);
 
-/* ============================== L1: layout.c ================================================ */
+/* ============================== L2: layout.c ================================================ */
 
 typedef struct gclpy_layout {
   PyObject_HEAD
@@ -223,7 +258,7 @@ PyObject *gclpy_field_info(gclpy_layout *lay, const gcl_field *f, const char *pa
 /* The conversion of a field (convert.c's table index, from its gcl_param_info). */
 int gclpy_conv_of(const gcl_field *f);
 
-/* ============================== L1: context.c =============================================== */
+/* ============================== L2: context.c =============================================== */
 
 typedef struct gclpy_context {
   PyObject_HEAD
@@ -237,18 +272,11 @@ gclpy_context *gclpy_default_context(gclpy_state *st, int device);
 /* The context tensor maps of args over lay are encoded in: the kernel's, or the default one of
  * device (the tensor's). Borrowed; NULL with an exception set. */
 gcl_context *gclpy_layout_context(gclpy_state *st, gclpy_layout *lay, int device);
+/* A context= argument: a Context, or None / NULL for device 0's default one. Borrowed. */
+gclpy_context *gclpy_context_arg(gclpy_state *st, PyObject *v);
 
-/* ============================== L1: handles.c =============================================== */
+/* ============================== L2: handles.c =============================================== */
 
-typedef struct gclpy_stream {
-  PyObject_HEAD
-  gcl_stream *stream;       /* NULL after close() */
-  void *handle;             /* the CUstream */
-  PyObject *context;        /* the gclpy_context it belongs to */
-  PyObject *owner;          /* the object wrapped by Stream.from_handle (kept alive), or NULL */
-  PyObject *captured;       /* list of the Kernels launched on it during a capture, else NULL */
-  int waiting;              /* threads inside synchronize() (GIL released): close() refuses */
-} gclpy_stream;
 
 typedef struct gclpy_event {
   PyObject_HEAD
@@ -273,18 +301,15 @@ typedef struct gclpy_buffer {
   int64_t shape[GCLPY_BUF_MAX_NDIM];
 } gclpy_buffer;
 
-/* A stream argument as a gcl_stream: None -> *out NULL (the caller's default); a gclaunch.Stream
- * (open); an int CUstream or a __cuda_stream__ object, wrapped for the call (gcl_stream_wrap in
- * ctx, checked as gcl_stream_check does): *tmp is that wrapper, for the caller to destroy after
- * the call (else NULL). `what` starts the TypeError message. 0, or -1 with an exception set. */
+/* A stream argument as a gcl_stream (argkinds.c's forms): None (or NULL) -> *out NULL (the
+ * caller's default); a gclaunch.Stream (open); an int CUstream or a __cuda_stream__ object,
+ * wrapped for the call (gcl_stream_wrap in ctx, checked as gcl_stream_check does): *tmp is that
+ * wrapper, for the caller to destroy after the call (else NULL). fn starts the messages. 0, or -1
+ * with an exception set. */
 int gclpy_stream_arg(gclpy_state *st, PyObject *v, gclpy_context *ctx, gcl_stream **out,
-                     gcl_stream **tmp, const char *what);
-/* The CUstream of an int or of a __cuda_stream__ object (torch streams older than the protocol:
- * their int attribute cuda_stream). 0, or -1 with an exception set. */
-int gclpy_foreign_handle(gclpy_state *st, PyObject *v, void **out, const char *what);
-/* A launch's stream= on a gclaunch.Stream: its handle, and the kernel remembered when the stream
- * is capturing a graph (the graph keeps it alive). 0, or -1 with an exception set (closed). */
-int gclpy_stream_for_launch(gclpy_state *st, gclpy_stream *s, PyObject *kernel, void **handle);
+                     gcl_stream **tmp, const char *fn);
+/* 0 when s is open, else gclaunch.Error "<fn>: the Stream was closed". */
+int gclpy_stream_open(gclpy_state *st, gclpy_stream *s, const char *fn);
 /* 0 when b and the memory it views are open, else gclaunch.Error "<what>: the Buffer was closed". */
 int gclpy_buffer_open(gclpy_state *st, gclpy_buffer *b, const char *what);
 /* A managed DLPack tensor over b (its dtype and shape; an untyped buffer as elements of `as`
@@ -296,7 +321,7 @@ void *gclpy_buffer_export(gclpy_buffer *b, bool versioned, const DLDataType *as)
  * (gcl_args_take_field_dlpack); an untyped buffer takes the pointer's element type. */
 int gclpy_buffer_take(gclpy_state *st, gcl_args *args, const gcl_field *f, gclpy_buffer *b);
 
-/* ============================== L1: device.c ================================================ */
+/* ============================== L2: device.c ================================================ */
 
 PyObject *gclpy_device_count(PyObject *module, PyObject *unused);
 PyObject *gclpy_device_info(PyObject *module, PyObject *const *argv, Py_ssize_t nargs,
@@ -314,10 +339,19 @@ extern const char gclpy_doc_occupancy[], gclpy_doc_max_cooperative_grid[],
     gclpy_doc_set_attribute[], gclpy_doc_attributes[], gclpy_doc_device_count[],
     gclpy_doc_device_info[];
 
-/* ============================== L2: stream.c, buffer.c ====================================== */
+/* ============================== L3: event.c, graph.c, buffer.c; L4: stream.c ================== */
 
-int gclpy_stream_init_types(PyObject *module, gclpy_state *st); /* Stream, Event, Graph */
-int gclpy_buffer_init_types(PyObject *module, gclpy_state *st); /* Buffer */
+int gclpy_event_init_types(PyObject *module, gclpy_state *st);
+int gclpy_graph_init_types(PyObject *module, gclpy_state *st);
+int gclpy_stream_init_types(PyObject *module, gclpy_state *st);
+int gclpy_buffer_init_types(PyObject *module, gclpy_state *st);
+/* A new Event of c's device (event.c). */
+PyObject *gclpy_event_make(gclpy_state *st, gclpy_context *c);
+/* graph.c: a Graph pending a capture of s (for a with block); begins a capture of s; ends it
+ * into graph_or_null (a new Graph when NULL), returning a new reference to the Graph. */
+PyObject *gclpy_graph_new(gclpy_state *st, gclpy_stream *s);
+int gclpy_capture_begin(gclpy_state *st, gclpy_stream *s);
+PyObject *gclpy_capture_end(gclpy_state *st, gclpy_stream *s, PyObject *graph_or_null);
 /* Context methods (in driver.c's table). */
 PyObject *gclpy_context_create_stream(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
                                       PyObject *kwnames);
@@ -325,7 +359,23 @@ PyObject *gclpy_context_create_event(PyObject *self, PyObject *unused);
 PyObject *gclpy_context_alloc(PyObject *self, PyObject *nbytes);
 extern const char gclpy_doc_create_stream[], gclpy_doc_create_event[], gclpy_doc_alloc[];
 
-/* ============================== L2: tensormap.c ============================================= */
+/* ============================== L3: addresses.c ============================================= */
+
+/* The addresses of a repoint (addresses.c's forms) as one array. */
+typedef struct gclpy_addresses {
+  uint64_t *at;             /* n addresses (small, or PyMem) */
+  size_t n;
+  PyObject *items;          /* a tuple of what was given per address (ints, tensors), or NULL when
+                             * they came as one host array or one int */
+  int device;               /* the device of the last tensor given (0 without one) */
+  size_t tensors;           /* how many of items are tensors (the rest: ints) */
+  uint64_t small[16];
+} gclpy_addresses;
+/* 0, or -1 with an exception set (then free it too). */
+int gclpy_addresses_get(gclpy_state *st, PyObject *v, gclpy_addresses *a);
+void gclpy_addresses_free(gclpy_addresses *a);
+
+/* ============================== L4: tensormap.c ============================================= */
 
 typedef struct gclpy_args {
   PyObject_HEAD
@@ -355,7 +405,7 @@ int gclpy_tensormaps_repoint(gclpy_args *a, gclpy_fieldref *first, PyObject *add
  * into obj (NULL: into nothing kept; the old entries of the range go). 0 or -1. */
 int gclpy_keep_set(gclpy_args *a, size_t offset, size_t size, PyObject *obj);
 
-/* ============================== L3: convert.c =============================================== */
+/* ============================== L5: convert.c =============================================== */
 
 enum {
   GCLPY_CONV_BOOL, GCLPY_CONV_I8, GCLPY_CONV_U8, GCLPY_CONV_I16, GCLPY_CONV_U16, GCLPY_CONV_I32,
@@ -370,13 +420,37 @@ PyObject *gclpy_convert_get(gclpy_args *a, gclpy_fieldref *f);
 /* A label for messages: "parameter 0 'g' field 'g.n'" written into buf. */
 void gclpy_field_label(gclpy_args *a, gclpy_fieldref *f, char *buf, size_t cap);
 
-/* ============================== L4: args.c ================================================== */
+/* ============================== L6: args.c ================================================== */
 
 int gclpy_args_init_types(PyObject *module, gclpy_state *st);
 /* New Args over lay (a kernel's args when lay has a context). */
 gclpy_args *gclpy_args_new(gclpy_state *st, gclpy_layout *lay);
 
-/* ============================== L5: launch.c ================================================ */
+/* ============================== L6: values.c ================================================ */
+
+/* How one parameter takes a plain value directly (values.c). */
+typedef struct gclpy_plain {
+  size_t offset;            /* in the packed buffer */
+  size_t align;             /* pointers: the alignment the kernel assumes (1: none) */
+  int64_t lo;               /* integers and pointers: the range the C type takes */
+  uint64_t hi;
+  uint8_t size, kind;
+  bool direct;              /* its last value was plain: the next plain one is written directly */
+} gclpy_plain;
+/* A kernel's plan for launches given values, over its scratch Args. */
+typedef struct gclpy_values {
+  uint8_t *bytes;           /* the scratch's packed bytes once every parameter was set, else NULL */
+  size_t count;
+  gclpy_plain params[];
+} gclpy_values;
+/* A plan for lay's parameters (PyMem_Free it); NULL with an exception set. */
+gclpy_values *gclpy_values_new(gclpy_layout *lay);
+/* One value per parameter (a list or a tuple of plan->count) into a, the scratch Args the plan
+ * belongs to. 0, or -1 with an exception set (the values before the refused one stay set). */
+int gclpy_values_set(gclpy_state *st, gclpy_values *plan, gclpy_args *a, gclpy_layout *lay,
+                     PyObject *values, bool list);
+
+/* ============================== L7: launch.c ================================================ */
 
 typedef struct gclpy_module {
   PyObject_HEAD
@@ -390,17 +464,18 @@ typedef struct gclpy_kernel {
   PyObject *name;
   gclpy_layout *layout;
   gclpy_args *scratch;      /* args for launches given a sequence of values (made on first use) */
+  gclpy_values *values;     /* the plan over scratch (made with it, PyMem_Free'd with it) */
   void *stream_seen;        /* the last stream handle that passed gcl_stream_check in full */
 } gclpy_kernel;
 PyObject *gclpy_kernel_launch(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
                               PyObject *kwnames);
 extern const char gclpy_launch_doc[];
 
-/* ============================== L6: driver.c ================================================ */
+/* ============================== L8: driver.c ================================================ */
 
 int gclpy_driver_init_types(PyObject *module, gclpy_state *st);
 
-/* ============================== L7: module.c ================================================ */
+/* ============================== L9: module.c ================================================ */
 /* PyInit__gclaunch only. */
 
 #endif

@@ -1,6 +1,6 @@
-/* handles.c -- L1: what the files above share of streams and buffers: a stream argument as a
- * gcl_stream (a gclaunch.Stream, or another library's stream wrapped for the call), a Stream as
- * a launch's stream, and a Buffer's DLPack export (its capsules, and its take into a pointer
+/* handles.c -- L2: what the files above share of streams and buffers: a stream argument as a
+ * gcl_stream (a gclaunch.Stream, or another library's stream wrapped for the call; the forms are
+ * argkinds.c's), a Stream as a launch's stream, and a Buffer's DLPack export (its capsules, and its take into a pointer
  * field of Args). */
 #include "gclpy.h"
 
@@ -11,63 +11,20 @@
 
 /* --- streams ---------------------------------------------------------------------------------- */
 
-int gclpy_foreign_handle(gclpy_state *st, PyObject *v, void **out, const char *what) {
-  long long h;
-  if (PyLong_Check(v) && !PyBool_Check(v)) {
-    if (gclpy_long_arg(st, v, "stream handle", 0, INTPTR_MAX, &h) < 0) return -1;
-    return *out = (void *)(uintptr_t)h, 0;
-  }
-  PyObject *fn = PyObject_GetAttr(v, st->str_cuda_stream), *hv = NULL;
-  if (fn) {
-    PyObject *r = PyObject_CallNoArgs(fn);
-    Py_DECREF(fn);
-    if (!r) return -1;
-    hv = PyTuple_Check(r) && PyTuple_Size(r) == 2 ? Py_XNewRef(PyTuple_GetItem(r, 1)) : NULL;
-    Py_DECREF(r);
-    if (!hv || !PyLong_Check(hv)) {
-      Py_XDECREF(hv);
-      return PyErr_SetString(PyExc_TypeError, "__cuda_stream__() must return a tuple "
-                             "(version, handle: int)"), -1;
-    }
-  } else {
-    PyErr_Clear();
-    hv = PyObject_GetAttrString(v, "cuda_stream"); /* torch streams before the protocol */
-    if (!hv || !PyLong_Check(hv)) {
-      Py_XDECREF(hv);
-      PyErr_Clear();
-      return gclpy_type_error(what, v), -1;
-    }
-  }
-  int rc = gclpy_long_arg(st, hv, "stream handle", 0, INTPTR_MAX, &h);
-  Py_DECREF(hv);
-  if (rc == 0) *out = (void *)(uintptr_t)h;
-  return rc;
-}
-
-static int stream_open(gclpy_state *st, gclpy_stream *s) {
+int gclpy_stream_open(gclpy_state *st, gclpy_stream *s, const char *fn) {
   if (s->stream) return 0;
-  gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "stream: the Stream was closed");
+  gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "%s: the Stream was closed", fn);
   return -1;
 }
 
-int gclpy_stream_for_launch(gclpy_state *st, gclpy_stream *s, PyObject *kernel, void **handle) {
-  if (stream_open(st, s) < 0) return -1;
-  if (s->captured && PyList_Append(s->captured, kernel) < 0) return -1;
-  *handle = s->handle;
-  return 0;
-}
-
 int gclpy_stream_arg(gclpy_state *st, PyObject *v, gclpy_context *ctx, gcl_stream **out,
-                     gcl_stream **tmp, const char *what) {
+                     gcl_stream **tmp, const char *fn) {
   *out = NULL, *tmp = NULL;
   if (!v || v == Py_None) return 0;
-  if (Py_IS_TYPE(v, st->stream_type)) {
-    if (stream_open(st, (gclpy_stream *)v) < 0) return -1;
-    *out = ((gclpy_stream *)v)->stream;
-    return 0;
-  }
   void *h = NULL;
-  if (gclpy_foreign_handle(st, v, &h, what) < 0) return -1;
+  gclpy_stream *ours = NULL;
+  if (gclpy_stream_handle_arg(st, v, fn, false, &h, &ours) < 0) return -1;
+  if (ours) return *out = ours->stream, 0;
   gcl_status s = gcl_stream_wrap(ctx->ctx, h, tmp);
   if (s != GCL_OK) return gclpy_raise(st, s), -1;
   *out = *tmp;

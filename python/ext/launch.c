@@ -1,4 +1,4 @@
-/* launch.c -- L5: Kernel.launch, the hot path.
+/* launch.c -- L7: Kernel.launch, the hot path.
  *
  * METH_FASTCALL | METH_KEYWORDS (no tuple or dict per call); keywords are matched by identity
  * against interned names first (gclpy_parse with the module's interned names; CPython interns
@@ -11,91 +11,7 @@
 #include <limits.h>
 #include <stdint.h>
 
-/* An int or a tuple of up to three ints into out (missing dimensions stay 0: the library takes
- * them as 1). */
-static int dims(gclpy_state *st, PyObject *v, unsigned out[3], const char *what) {
-  out[0] = out[1] = out[2] = 0;
-  PyObject *items[3] = {v, NULL, NULL};
-  Py_ssize_t n = 1;
-  if (PyTuple_Check(v) || PyList_Check(v)) {
-    n = PySequence_Size(v);
-    if (n < 1 || n > 3)
-      return PyErr_Format(PyExc_TypeError, "launch: %s takes an int or 1 to 3 ints, got %zd", what, n), -1;
-    for (Py_ssize_t i = 0; i < n; i++)
-      items[i] = PyTuple_Check(v) ? PyTuple_GetItem(v, i) : PyList_GetItem(v, i);
-  }
-  for (Py_ssize_t i = 0; i < n; i++) {
-    if (!PyLong_Check(items[i]) || PyBool_Check(items[i]))
-      return gclpy_type_error(what[0] == 'g' ? "launch: grid takes ints"
-                              : what[0] == 'b' ? "launch: block takes ints" : "launch: cluster takes ints",
-                              items[i]), -1;
-    int overflow = 0;
-    long long x = PyLong_AsLongLongAndOverflow(items[i], &overflow);
-    if (x == -1 && PyErr_Occurred()) return -1;
-    if (overflow || x < 0 || x > (long long)UINT_MAX)
-      return gclpy_raise_range(st, "launch: %s[%zd] = %R is out of range (0 ... %u)", what, i,
-                               items[i], UINT_MAX), -1;
-    out[i] = (unsigned)x;
-  }
-  return 0;
-}
-
-/* A CUstream given as an int: 0 (the context's default stream), CU_STREAM_LEGACY (1),
- * CU_STREAM_PER_THREAD (2), or an address in user space; anything else (negative, another value
- * below 4096, past the pointer range) is refused before the driver sees it. */
-static int stream_int(gclpy_state *st, PyObject *h, void **out) {
-  int overflow = 0;
-  long long x = PyLong_AsLongLongAndOverflow(h, &overflow);
-  if (x == -1 && PyErr_Occurred()) return -1;
-  if (overflow > 0) {
-    unsigned long long u = PyLong_AsUnsignedLongLong(h);
-    if (u == (unsigned long long)-1 && PyErr_Occurred()) PyErr_Clear();
-    else if (u <= UINTPTR_MAX) return *out = (void *)(uintptr_t)u, 0;
-  }
-  if (overflow || x < 0)
-    return gclpy_raise_range(st, "launch: stream handle %R is out of range (0 ... 2**64-1); a "
-                             "CUstream is a pointer", h), -1;
-  if (x > 2 && x < 4096)
-    return gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "launch: stream handle %R is no stream "
-                           "(0, 1: CU_STREAM_LEGACY, 2: CU_STREAM_PER_THREAD, or a CUstream)", h), -1;
-  return *out = (void *)(uintptr_t)x, 0;
-}
-
-/* None: the context's default stream; an int CUstream; an object with __cuda_stream__. */
-static int stream_of(gclpy_state *st, PyObject *v, void **out) {
-  *out = NULL;
-  if (v == Py_None) return 0;
-  if (PyLong_Check(v) && !PyBool_Check(v)) return stream_int(st, v, out);
-  PyObject *fn = PyObject_GetAttr(v, st->str_cuda_stream);
-  if (!fn) {
-    PyErr_Clear();
-    /* torch streams older than the protocol: their CUstream is the int attribute cuda_stream */
-    PyObject *h = PyObject_GetAttrString(v, "cuda_stream");
-    if (h && PyLong_Check(h)) {
-      int rc = stream_int(st, h, out);
-      Py_DECREF(h);
-      return rc;
-    }
-    Py_XDECREF(h);
-    PyErr_Clear();
-    return gclpy_type_error("launch: stream takes None, an int CUstream or an object with "
-                            "__cuda_stream__", v), -1;
-  }
-  PyObject *r = PyObject_CallNoArgs(fn);
-  Py_DECREF(fn);
-  if (!r) return -1;
-  PyObject *h = PyTuple_Check(r) && PyTuple_Size(r) == 2 ? PyTuple_GetItem(r, 1) : NULL;
-  if (!h || !PyLong_Check(h)) {
-    Py_DECREF(r);
-    return PyErr_SetString(PyExc_TypeError, "launch: __cuda_stream__() must return a tuple "
-                           "(version, handle: int)"), -1;
-  }
-  int rc = stream_int(st, h, out);
-  Py_DECREF(r);
-  return rc;
-}
-
-/* A sequence of one value per parameter into the kernel's own buffer. */
+/* A sequence of one value per parameter into the kernel's own buffer (values.c). */
 static gclpy_args *values_into_scratch(gclpy_state *st, gclpy_kernel *k, PyObject *values) {
   bool list = PyList_Check(values);
   if (!list && !PyTuple_Check(values))
@@ -105,14 +21,14 @@ static gclpy_args *values_into_scratch(gclpy_state *st, gclpy_kernel *k, PyObjec
   if ((size_t)n != k->layout->nparams)
     return (gclpy_args *)PyErr_Format(PyExc_TypeError, "launch: kernel %R takes %zu values, got %zd",
                                       k->name, k->layout->nparams, n);
-  if (!k->scratch) {
+  if (!k->scratch) { /* a new scratch (first use, or after the GC cleared it): a new plan */
+    PyMem_Free(k->values);
+    k->values = NULL;
     if (!(k->scratch = gclpy_args_new(st, k->layout))) return NULL;
     k->scratch->scratch = true;
   }
-  for (Py_ssize_t i = 0; i < n; i++) {
-    PyObject *v = list ? PyList_GetItem(values, i) : PyTuple_GetItem(values, i);
-    if (gclpy_convert_set(k->scratch, k->layout->params[i], v) < 0) return NULL;
-  }
+  if (!k->values && !(k->values = gclpy_values_new(k->layout))) return NULL;
+  if (gclpy_values_set(st, k->values, k->scratch, k->layout, values, list) < 0) return NULL;
   return k->scratch;
 }
 
@@ -144,6 +60,59 @@ const char gclpy_launch_doc[] =
   "attribute (0: none; lower numbers are higher). The driver copies the parameters: args may\n"
   "change as soon as launch returns.";
 
+/* stream=: a gclaunch.Stream (noted in its capture), or a handle from outside, checked to be a
+ * live stream of the kernel's context (in full the first time a handle is seen in a row). */
+static int launch_stream(gclpy_state *st, gclpy_kernel *k, PyObject *v, void **out) {
+  gclpy_stream *ours = NULL;
+  if (gclpy_stream_handle_arg(st, v, "launch", true, out, &ours) < 0) return -1;
+  if (ours) return ours->captured ? PyList_Append(ours->captured, (PyObject *)k) : 0;
+  if ((uintptr_t)*out <= 2) return 0; /* the default, legacy and per-thread streams */
+  gcl_context *ctx = ((gclpy_context *)((gclpy_module *)k->module)->context)->ctx;
+  gcl_status s = gcl_stream_check(ctx, *out, *out == k->stream_seen ? GCL_STREAM_CHECK_MAPPED : 0);
+  if (s != GCL_OK) return gclpy_raise(st, s), -1;
+  k->stream_seen = *out;
+  return 0;
+}
+
+/* cooperative=, pdl= and priority=. */
+static int launch_flags(gclpy_state *st, PyObject *v[], gcl_launch_config *cfg) {
+  if (v[A_COOP]) {
+    int c = PyObject_IsTrue(v[A_COOP]);
+    if (c < 0) return -1;
+    cfg->cooperative = c;
+  }
+  if (v[A_PDL]) { /* programmatic dependent launch (programmatic stream serialization) */
+    int c = PyUnicode_Check(v[A_PDL]) ? 2 : PyObject_IsTrue(v[A_PDL]);
+    if (c < 0) return -1;
+    if (c == 2) { /* "unchecked": launch even though the kernel's code never waits */
+      if (PyUnicode_CompareWithASCIIString(v[A_PDL], "unchecked") != 0)
+        return gclpy_type_error("launch: pdl takes True, False or 'unchecked'", v[A_PDL]), -1;
+      cfg->flags |= GCL_LAUNCH_PDL_UNCHECKED;
+    }
+    cfg->programmatic_dependent_launch = c != 0;
+  }
+  if (v[A_PRIORITY]) { /* the launch priority attribute (0: none) */
+    long long p;
+    if (gclpy_long_arg(st, v[A_PRIORITY], "launch: priority", INT_MIN, INT_MAX, &p) < 0) return -1;
+    cfg->priority = (int)p;
+  }
+  return 0;
+}
+
+/* The launch configuration from the keywords (every argument through argkinds.c's converters). */
+static int launch_config(gclpy_state *st, gclpy_kernel *k, PyObject *v[], gcl_launch_config *cfg) {
+  if (gclpy_dims_arg(st, v[A_GRID], "launch", "grid", cfg->grid) < 0 ||
+      gclpy_dims_arg(st, v[A_BLOCK], "launch", "block", cfg->block) < 0)
+    return -1;
+  if (v[A_CLUSTER] && v[A_CLUSTER] != Py_None &&
+      gclpy_dims_arg(st, v[A_CLUSTER], "launch", "cluster", cfg->cluster) < 0)
+    return -1;
+  if (gclpy_shared_arg(st, v[A_SHARED], "launch", &cfg->shared_bytes) < 0) return -1;
+  if (v[A_STREAM] && launch_stream(st, k, v[A_STREAM], &cfg->stream) < 0) return -1;
+  if ((v[A_COOP] || v[A_PDL] || v[A_PRIORITY]) && launch_flags(st, v, cfg) < 0) return -1;
+  return 0;
+}
+
 PyObject *gclpy_kernel_launch(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
                               PyObject *kwnames) {
   gclpy_kernel *k = (gclpy_kernel *)self;
@@ -160,47 +129,9 @@ PyObject *gclpy_kernel_launch(PyObject *self, PyObject *const *argv, Py_ssize_t 
   if (!v[A_ARGS])
     return PyErr_SetString(PyExc_TypeError, "launch() missing required argument 'args_or_values' "
                            "(pos 3)"), NULL;
-  if (dims(st, v[A_GRID], cfg.grid, "grid") < 0 || dims(st, v[A_BLOCK], cfg.block, "block") < 0)
-    return NULL;
-  if (v[A_CLUSTER] && v[A_CLUSTER] != Py_None && dims(st, v[A_CLUSTER], cfg.cluster, "cluster") < 0)
-    return NULL;
-  if (v[A_SHARED]) {
-    long long shared;
-    if (gclpy_long_arg(st, v[A_SHARED], "launch: shared", 0, UINT32_MAX, &shared) < 0) return NULL;
-    cfg.shared_bytes = (size_t)shared;
-  }
-  bool ours = v[A_STREAM] && Py_IS_TYPE(v[A_STREAM], st->stream_type); /* checked when made */
-  if (ours && gclpy_stream_for_launch(st, (gclpy_stream *)v[A_STREAM], self, &cfg.stream) < 0)
-    return NULL;
-  if (!ours && v[A_STREAM] && stream_of(st, v[A_STREAM], &cfg.stream) < 0) return NULL;
-  if (!ours && (uintptr_t)cfg.stream > 2) { /* a handle from outside: a live stream of the kernel's context */
-    gcl_context *ctx = ((gclpy_context *)((gclpy_module *)k->module)->context)->ctx;
-    gcl_status s = gcl_stream_check(ctx, cfg.stream, cfg.stream == k->stream_seen ? GCL_STREAM_CHECK_MAPPED : 0);
-    if (s != GCL_OK) return gclpy_raise(st, s);
-    k->stream_seen = cfg.stream;
-  }
-  if (v[A_COOP]) {
-    int c = PyObject_IsTrue(v[A_COOP]);
-    if (c < 0) return NULL;
-    cfg.cooperative = c;
-  }
-  if (v[A_PDL]) { /* programmatic dependent launch (programmatic stream serialization) */
-    int c = PyUnicode_Check(v[A_PDL]) ? 2 : PyObject_IsTrue(v[A_PDL]);
-    if (c < 0) return NULL;
-    if (c == 2) { /* "unchecked": launch even though the kernel's code never waits */
-      if (PyUnicode_CompareWithASCIIString(v[A_PDL], "unchecked") != 0)
-        return gclpy_type_error("launch: pdl takes True, False or 'unchecked'", v[A_PDL]);
-      cfg.flags |= GCL_LAUNCH_PDL_UNCHECKED;
-    }
-    cfg.programmatic_dependent_launch = c != 0;
-  }
-  if (v[A_PRIORITY]) { /* the launch priority attribute (0: none) */
-    long long p;
-    if (gclpy_long_arg(st, v[A_PRIORITY], "launch: priority", INT_MIN, INT_MAX, &p) < 0) return NULL;
-    cfg.priority = (int)p;
-  }
+  if (launch_config(st, k, v, &cfg) < 0) return NULL;
   gclpy_args *a;
-  if (PyObject_TypeCheck(v[A_ARGS], st->args_type)) a = (gclpy_args *)v[A_ARGS];
+  if (Py_IS_TYPE(v[A_ARGS], st->args_type)) a = (gclpy_args *)v[A_ARGS];
   else if (!(a = values_into_scratch(st, k, v[A_ARGS]))) return NULL;
   gcl_status s = gcl_launch(k->kernel, &cfg, a->args);
   if (s != GCL_OK) return gclpy_raise(st, s);

@@ -228,13 +228,13 @@ static void layout_dealloc(PyObject *self) {
 /* A parameter index: negative ones count from the end (args[-1]: the last); anything out of
  * [-n, n) is a RangeError quoting the index as given (no arithmetic on it before the check). */
 static gclpy_fieldref *lookup_index(gclpy_layout *lay, PyObject *key) {
-  gclpy_state *st = GCLPY_ST(lay);
   int overflow = 0;
   long long i = PyLong_AsLongLongAndOverflow(key, &overflow);
   if (i == -1 && PyErr_Occurred()) return NULL;
   long long n = (long long)lay->nparams;
   if (!overflow && i < 0 && i >= -n) i += n;
   if (!overflow && i >= 0 && i < n) return lay->params[i];
+  gclpy_state *st = GCLPY_ST(lay);
   if (n == 0)
     return gclpy_raise_range(st, "parameter index %R is out of range: the layout has no "
                              "parameters", key), NULL;

@@ -1,4 +1,4 @@
-/* module.c -- L7: the _gclaunch module: multi-phase init (PyModuleDef_Init, Py_mod_exec) with
+/* module.c -- L9: the _gclaunch module: multi-phase init (PyModuleDef_Init, Py_mod_exec) with
  * its state in the module object (gclpy_state), the module functions (inspect, status_name) and
  * the constants. Every other file is below this one (gclpy.h lists the layers). */
 #include "gclpy.h"
@@ -183,6 +183,7 @@ static int module_exec(PyObject *m) {
       add_constants(m, st) < 0 || gclpy_layout_init_types(m, st) < 0 ||
       gclpy_tensormap_init_types(m, st) < 0 || gclpy_args_init_types(m, st) < 0 ||
       gclpy_driver_init_types(m, st) < 0 || gclpy_stream_init_types(m, st) < 0 ||
+      gclpy_event_init_types(m, st) < 0 || gclpy_graph_init_types(m, st) < 0 ||
       gclpy_buffer_init_types(m, st) < 0)
     return -1;
   return 0;

@@ -1,26 +1,12 @@
-/* stream.c -- L2: gclaunch.Stream, gclaunch.Event, gclaunch.Graph over gcl_stream, gcl_event and
- * gcl_graph.
+/* stream.c -- L4: gclaunch.Stream over gcl_stream (graph capture on it: graph.c; its events:
+ * event.c).
  *
- * Lifetimes: a Stream, Event or Graph keeps its Context alive; a Stream made by from_handle keeps
- * the wrapped object (a torch/CuPy/cuda.core stream) alive; a Graph keeps every Kernel launched
- * on a gclaunch.Stream during its capture (their modules own the CUfunctions the graph's nodes
- * run). Stream and Graph hold arbitrary objects and are GC-tracked. */
+ * Lifetimes: a Stream keeps its Context alive; a Stream made by from_handle keeps the wrapped
+ * object (a torch/CuPy/cuda.core stream) alive; during a capture it lists the Kernels launched
+ * on it (the Graph keeps them). It holds arbitrary objects and is GC-tracked. */
 #include "gclpy.h"
 
 #include <limits.h>
-
-static gclpy_context *context_arg(gclpy_state *st, PyObject *v) {
-  if (!v || v == Py_None) return gclpy_default_context(st, 0);
-  if (!Py_IS_TYPE(v, st->context_type))
-    return (gclpy_context *)gclpy_type_error("context: expected a gclaunch.Context or None", v);
-  return (gclpy_context *)v;
-}
-
-static int open_or_raise(gclpy_state *st, gclpy_stream *s) {
-  if (s->stream) return 0;
-  gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "stream: the Stream was closed");
-  return -1;
-}
 
 /* --- Stream ----------------------------------------------------------------------------------- */
 
@@ -63,7 +49,7 @@ static PyObject *stream_new(PyTypeObject *type, PyObject *args, PyObject *kwds) 
   gclpy_state *st = (gclpy_state *)PyType_GetModuleState(type);
   PyObject *v[2];
   if (gclpy_parse_tuple(&stream_params, args, kwds, v) < 0) return NULL;
-  gclpy_context *c = context_arg(st, v[0]);
+  gclpy_context *c = gclpy_context_arg(st, v[0]);
   return c ? stream_create(st, c, v[1]) : NULL;
 }
 
@@ -75,12 +61,11 @@ static PyObject *stream_from_handle(PyObject *cls, PyObject *const *argv, Py_ssi
   gclpy_state *st = (gclpy_state *)PyType_GetModuleState((PyTypeObject *)cls);
   PyObject *v[2];
   if (gclpy_parse(&from_params, NULL, argv, nargs, kwnames, v) < 0) return NULL;
-  if (Py_IS_TYPE(v[0], st->stream_type)) return Py_NewRef(v[0]);
-  gclpy_context *c = context_arg(st, v[1]);
+  if (Py_IS_TYPE(v[0], st->stream_type))
+    return gclpy_stream_open(st, (gclpy_stream *)v[0], "from_handle") < 0 ? NULL : Py_NewRef(v[0]);
+  gclpy_context *c = gclpy_context_arg(st, v[1]);
   void *h = NULL;
-  if (!c || gclpy_foreign_handle(st, v[0], &h, "from_handle: obj takes an int CUstream or an "
-                                 "object with __cuda_stream__") < 0)
-    return NULL;
+  if (!c || gclpy_stream_handle_arg(st, v[0], "from_handle", false, &h, NULL) < 0) return NULL;
   gcl_stream *gs = NULL;
   gcl_status s = gcl_stream_wrap(c->ctx, h, &gs);
   if (s != GCL_OK) return gclpy_raise(st, s);
@@ -130,7 +115,7 @@ static PyObject *stream_synchronize(PyObject *self, PyObject *unused) {
   (void)unused;
   gclpy_state *st = GCLPY_ST(self);
   gclpy_stream *s = (gclpy_stream *)self;
-  if (open_or_raise(st, s) < 0) return NULL;
+  if (gclpy_stream_open(st, s, "synchronize") < 0) return NULL;
   gcl_status rc;
   s->waiting++; /* with the GIL released another thread may call close(): it refuses meanwhile */
   Py_BEGIN_ALLOW_THREADS
@@ -144,11 +129,9 @@ static PyObject *stream_synchronize(PyObject *self, PyObject *unused) {
 static PyObject *cuda_stream(PyObject *self, PyObject *unused) {
   (void)unused;
   gclpy_stream *s = (gclpy_stream *)self;
-  if (open_or_raise(GCLPY_ST(self), s) < 0) return NULL;
+  if (gclpy_stream_open(GCLPY_ST(self), s, "__cuda_stream__") < 0) return NULL;
   return Py_BuildValue("(iN)", 0, PyLong_FromVoidPtr(s->handle));
 }
-
-static PyObject *event_make(gclpy_state *st, gclpy_context *c);
 
 static const char *const record_names[] = {"event"};
 static const gclpy_params record_params = {"record", record_names, 1, 1, 0};
@@ -158,11 +141,12 @@ static PyObject *stream_record(PyObject *self, PyObject *const *argv, Py_ssize_t
   gclpy_state *st = GCLPY_ST(self);
   PyObject *v[1];
   gclpy_stream *s = (gclpy_stream *)self;
-  if (gclpy_parse(&record_params, NULL, argv, nargs, kwnames, v) < 0 || open_or_raise(st, s) < 0)
+  if (gclpy_parse(&record_params, NULL, argv, nargs, kwnames, v) < 0 ||
+      gclpy_stream_open(st, s, "record") < 0)
     return NULL;
   PyObject *e;
   if (!v[0] || v[0] == Py_None) {
-    if (!(e = event_make(st, (gclpy_context *)s->context))) return NULL;
+    if (!(e = gclpy_event_make(st, (gclpy_context *)s->context))) return NULL;
   } else if (Py_IS_TYPE(v[0], st->event_type)) {
     e = Py_NewRef(v[0]);
   } else {
@@ -176,7 +160,7 @@ static PyObject *stream_record(PyObject *self, PyObject *const *argv, Py_ssize_t
 static PyObject *stream_wait(PyObject *self, PyObject *what) {
   gclpy_state *st = GCLPY_ST(self);
   gclpy_stream *s = (gclpy_stream *)self;
-  if (open_or_raise(st, s) < 0) return NULL;
+  if (gclpy_stream_open(st, s, "wait") < 0) return NULL;
   if (Py_IS_TYPE(what, st->event_type)) {
     gcl_status rc = gcl_stream_wait_event(s->stream, ((gclpy_event *)what)->event);
     if (rc != GCL_OK) return gclpy_raise(st, rc);
@@ -185,8 +169,7 @@ static PyObject *stream_wait(PyObject *self, PyObject *what) {
   if (what == Py_None) return gclpy_type_error("wait: takes a gclaunch.Event or a stream", what);
   /* Another stream (any kind): an event recorded on it now, waited for here. */
   gcl_stream *other = NULL, *tmp = NULL;
-  if (gclpy_stream_arg(st, what, (gclpy_context *)s->context, &other, &tmp,
-                       "wait: takes a gclaunch.Event or a stream") < 0)
+  if (gclpy_stream_arg(st, what, (gclpy_context *)s->context, &other, &tmp, "wait") < 0)
     return NULL;
   gcl_event *e = NULL;
   gcl_status rc = gcl_event_create(gcl_stream_context(other), &e);
@@ -198,285 +181,23 @@ static PyObject *stream_wait(PyObject *self, PyObject *what) {
   Py_RETURN_NONE;
 }
 
-/* --- Graph (capture) ---------------------------------------------------------------------------- */
-
-typedef struct gclpy_graph {
-  PyObject_HEAD
-  gcl_graph *graph;         /* NULL until the capture ended (and after close) */
-  PyObject *stream;         /* the Stream captured (until the capture ended) */
-  PyObject *context;
-  PyObject *kernels;        /* list: the Kernels launched during the capture */
-  int state;                /* GRAPH_PENDING, GRAPH_CAPTURING, GRAPH_READY, GRAPH_CLOSED */
-} gclpy_graph;
-enum { GRAPH_PENDING, GRAPH_CAPTURING, GRAPH_READY, GRAPH_CLOSED };
-
-static gclpy_graph *graph_new(gclpy_state *st, gclpy_stream *s) {
-  gclpy_graph *g = (gclpy_graph *)gclpy_alloc(st->graph_type);
-  if (!g) return NULL;
-  g->graph = NULL, g->stream = Py_NewRef((PyObject *)s), g->context = Py_NewRef(s->context);
-  g->kernels = NULL, g->state = GRAPH_PENDING;
-  return g;
-}
-
-static int capture_begin(gclpy_state *st, gclpy_stream *s) {
-  if (open_or_raise(st, s) < 0) return -1;
-  if (s->captured)
-    return gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "begin_capture: the stream is already "
-                           "capturing a graph"), -1;
-  if (s->waiting) /* the driver would invalidate the capture under that synchronize() */
-    return gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "begin_capture: another thread is "
-                           "waiting in synchronize() on this Stream"), -1;
-  PyObject *list = PyList_New(0);
-  if (!list) return -1;
-  gcl_status rc = gcl_graph_capture_begin(s->stream);
-  if (rc != GCL_OK) return Py_DECREF(list), gclpy_raise(st, rc), -1;
-  s->captured = list;
-  return 0;
-}
-
-/* Ends the capture into g (a new Graph when NULL); a new reference to it. */
-static PyObject *capture_end(gclpy_state *st, gclpy_stream *s, gclpy_graph *g) {
-  if (open_or_raise(st, s) < 0) return NULL;
-  if (!s->captured)
-    return gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "end_capture: the stream is not "
-                           "capturing (begin_capture first)");
-  PyObject *kernels = s->captured;
-  s->captured = NULL;
-  gcl_graph *graph = NULL;
-  gcl_status rc = gcl_graph_capture_end(s->stream, &graph); /* the capture ended, also on failure */
-  if (rc != GCL_OK) return Py_DECREF(kernels), gclpy_raise(st, rc);
-  if (g) Py_INCREF(g);
-  else if (!(g = graph_new(st, s))) return Py_DECREF(kernels), gcl_graph_destroy(graph), NULL;
-  g->graph = graph, g->kernels = kernels, g->state = GRAPH_READY;
-  Py_CLEAR(g->stream);
-  return (PyObject *)g;
-}
-
 static PyObject *stream_begin_capture(PyObject *self, PyObject *unused) {
   (void)unused;
-  if (capture_begin(GCLPY_ST(self), (gclpy_stream *)self) < 0) return NULL;
+  if (gclpy_capture_begin(GCLPY_ST(self), (gclpy_stream *)self) < 0) return NULL;
   Py_RETURN_NONE;
 }
 
 static PyObject *stream_end_capture(PyObject *self, PyObject *unused) {
   (void)unused;
-  return capture_end(GCLPY_ST(self), (gclpy_stream *)self, NULL);
+  return gclpy_capture_end(GCLPY_ST(self), (gclpy_stream *)self, NULL);
 }
 
 static PyObject *stream_capture(PyObject *self, PyObject *unused) {
   (void)unused;
   gclpy_state *st = GCLPY_ST(self);
-  if (open_or_raise(st, (gclpy_stream *)self) < 0) return NULL;
-  return (PyObject *)graph_new(st, (gclpy_stream *)self);
+  if (gclpy_stream_open(st, (gclpy_stream *)self, "capture") < 0) return NULL;
+  return gclpy_graph_new(st, (gclpy_stream *)self);
 }
-
-static PyObject *graph_enter(PyObject *self, PyObject *unused) {
-  (void)unused;
-  gclpy_state *st = GCLPY_ST(self);
-  gclpy_graph *g = (gclpy_graph *)self;
-  if (g->state != GRAPH_PENDING)
-    return gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "Graph: only a graph from "
-                           "stream.capture() can be entered, once");
-  if (capture_begin(st, (gclpy_stream *)g->stream) < 0) return NULL;
-  g->state = GRAPH_CAPTURING;
-  return Py_NewRef(self);
-}
-
-static PyObject *graph_exit(PyObject *self, PyObject *const *argv, Py_ssize_t nargs) {
-  gclpy_state *st = GCLPY_ST(self);
-  gclpy_graph *g = (gclpy_graph *)self;
-  if (g->state != GRAPH_CAPTURING) Py_RETURN_FALSE;
-  bool failed = nargs > 0 && argv[0] != Py_None; /* an exception left the block */
-  gclpy_stream *s = (gclpy_stream *)g->stream;
-  if (failed) { /* end the capture, drop what it made, let the exception through */
-    gcl_graph *graph = NULL;
-    if (s->stream && s->captured && gcl_graph_capture_end(s->stream, &graph) == GCL_OK)
-      gcl_graph_destroy(graph);
-    Py_CLEAR(s->captured);
-    g->state = GRAPH_CLOSED;
-    Py_CLEAR(g->stream);
-    Py_RETURN_FALSE;
-  }
-  PyObject *r = capture_end(st, s, g);
-  if (!r) {
-    g->state = GRAPH_CLOSED;
-    Py_CLEAR(g->stream);
-    return NULL;
-  }
-  Py_DECREF(r);
-  Py_RETURN_FALSE;
-}
-
-static int graph_ready(gclpy_state *st, gclpy_graph *g, const char *what) {
-  if (g->state == GRAPH_READY) return 0;
-  gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "%s: the graph is %s", what,
-                  g->state == GRAPH_CLOSED ? "closed"
-                  : g->state == GRAPH_PENDING ? "not captured yet (use it in a with block)"
-                                              : "still being captured (leave the with block)");
-  return -1;
-}
-
-static PyObject *graph_kernel_count(PyObject *self, void *closure) {
-  (void)closure;
-  gclpy_state *st = GCLPY_ST(self);
-  gclpy_graph *g = (gclpy_graph *)self;
-  if (graph_ready(st, g, "kernel_count") < 0) return NULL;
-  size_t n = 0;
-  gcl_status rc = gcl_graph_kernel_count(g->graph, &n);
-  return rc == GCL_OK ? PyLong_FromSize_t(n) : gclpy_raise(st, rc);
-}
-
-static const char *const set_args_names[] = {"node", "kernel", "args_or_values"};
-static const gclpy_params set_args_params = {"set_args", set_args_names, 3, 3, 3};
-
-/* Values (a sequence, one per parameter) into a new Args of the kernel, through the public
- * methods (kernel.args(), args[i] = v: the same conversion as a launch's values). */
-static PyObject *values_args(PyObject *kernel, PyObject *values) {
-  if (!PyList_Check(values) && !PyTuple_Check(values))
-    return gclpy_type_error("set_args: args_or_values takes a gclaunch.Args or a list or tuple of "
-                            "values", values);
-  PyObject *a = PyObject_CallMethod(kernel, "args", NULL);
-  Py_ssize_t n = PySequence_Size(values);
-  for (Py_ssize_t i = 0; a && i < n; i++) {
-    PyObject *key = PyLong_FromSsize_t(i), *item = PySequence_GetItem(values, i);
-    if (!key || !item || PyObject_SetItem(a, key, item) < 0) Py_CLEAR(a);
-    Py_XDECREF(key), Py_XDECREF(item);
-  }
-  return a;
-}
-
-static PyObject *graph_set_args(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
-                                PyObject *kwnames) {
-  gclpy_state *st = GCLPY_ST(self);
-  PyObject *v[3];
-  gclpy_graph *g = (gclpy_graph *)self;
-  long long node;
-  if (gclpy_parse(&set_args_params, NULL, argv, nargs, kwnames, v) < 0 ||
-      graph_ready(st, g, "set_args") < 0 ||
-      gclpy_long_arg(st, v[0], "set_args: node", 0, LLONG_MAX, &node) < 0)
-    return NULL;
-  if (!Py_IS_TYPE(v[1], st->kernel_type))
-    return gclpy_type_error("set_args: kernel takes a gclaunch.Kernel", v[1]);
-  gclpy_kernel *k = (gclpy_kernel *)v[1];
-  PyObject *a = Py_IS_TYPE(v[2], st->args_type) ? Py_NewRef(v[2]) : values_args(v[1], v[2]);
-  if (!a) return NULL;
-  gcl_status rc = gcl_graph_set_args(g->graph, (size_t)node, k->kernel, ((gclpy_args *)a)->args);
-  Py_DECREF(a); /* the driver copied the values */
-  if (rc != GCL_OK) return gclpy_raise(st, rc);
-  Py_RETURN_NONE;
-}
-
-static const char *const glaunch_names[] = {"stream"};
-static const gclpy_params glaunch_params = {"launch", glaunch_names, 1, 1, 0};
-
-static PyObject *graph_launch(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
-                              PyObject *kwnames) {
-  gclpy_state *st = GCLPY_ST(self);
-  PyObject *v[1];
-  gclpy_graph *g = (gclpy_graph *)self;
-  if (gclpy_parse(&glaunch_params, NULL, argv, nargs, kwnames, v) < 0 ||
-      graph_ready(st, g, "launch") < 0)
-    return NULL;
-  gcl_stream *s = NULL, *tmp = NULL;
-  if (gclpy_stream_arg(st, v[0], (gclpy_context *)g->context, &s, &tmp,
-                       "launch: stream takes None, a gclaunch.Stream, an int CUstream or an "
-                       "object with __cuda_stream__") < 0)
-    return NULL;
-  gcl_status rc = gcl_graph_launch(g->graph, s);
-  gcl_stream_destroy(tmp);
-  if (rc != GCL_OK) return gclpy_raise(st, rc);
-  Py_RETURN_NONE;
-}
-
-static PyObject *graph_close(PyObject *self, PyObject *unused) {
-  (void)unused;
-  gclpy_graph *g = (gclpy_graph *)self;
-  if (g->state == GRAPH_CAPTURING)
-    return gclpy_raise_msg(GCLPY_ST(self), GCL_ERROR_INVALID_ARGUMENT,
-                           "close: the graph is still being captured");
-  gcl_graph_destroy(g->graph);
-  g->graph = NULL, g->state = GRAPH_CLOSED;
-  Py_CLEAR(g->kernels);
-  Py_CLEAR(g->stream);
-  Py_RETURN_NONE;
-}
-
-static PyObject *graph_kernels(PyObject *self, void *closure) {
-  (void)closure;
-  gclpy_graph *g = (gclpy_graph *)self;
-  return g->kernels ? PyList_AsTuple(g->kernels) : PyTuple_New(0);
-}
-
-static int graph_traverse(PyObject *self, visitproc visit, void *arg) {
-  gclpy_graph *g = (gclpy_graph *)self;
-  Py_VISIT(Py_TYPE(self));
-  Py_VISIT(g->stream);
-  Py_VISIT(g->context);
-  Py_VISIT(g->kernels);
-  return 0;
-}
-
-static int graph_clear(PyObject *self) {
-  gclpy_graph *g = (gclpy_graph *)self;
-  Py_CLEAR(g->stream);
-  Py_CLEAR(g->kernels);
-  return 0;
-}
-
-static void graph_dealloc(PyObject *self) {
-  gclpy_graph *g = (gclpy_graph *)self;
-  PyObject_GC_UnTrack(self);
-  gcl_graph_destroy(g->graph); /* before the kernels and the context it uses */
-  graph_clear(self);
-  Py_CLEAR(g->context);
-  gclpy_free(self);
-}
-
-static PyObject *graph_repr(PyObject *self) {
-  gclpy_graph *g = (gclpy_graph *)self;
-  static const char *const states[] = {"not begun", "capturing", "ready", "closed"};
-  Py_ssize_t n = g->kernels ? PyList_Size(g->kernels) : 0;
-  return PyUnicode_FromFormat("<gclaunch.Graph %s, %zd kernel launches seen>", states[g->state], n);
-}
-
-static PyMethodDef graph_methods[] = {
-  {"__enter__", graph_enter, METH_NOARGS,
-   "__enter__($self, /)\n--\n\nBegins capturing the stream (stream.capture())."},
-  {"__exit__", GCLPY_METH(graph_exit), METH_FASTCALL,
-   "__exit__($self, /, *exc)\n--\n\nEnds the capture and instantiates the graph; after an\n"
-   "exception in the block the capture is ended and dropped, and the exception goes on."},
-  {"set_args", GCLPY_METH(graph_set_args), GCLPY_FASTKW,
-   "set_args($self, /, node, kernel, args_or_values)\n--\n\nReplaces the arguments of kernel node\n"
-   "`node` (0 = the first kernel launched in the capture) with an Args of `kernel` (the kernel\n"
-   "the node was captured from) or one value per parameter (gcl_graph_set_args). The driver\n"
-   "copies them; grid, block and launch attributes of the node stay. Takes effect for later\n"
-   "launch() calls."},
-  {"launch", GCLPY_METH(graph_launch), GCLPY_FASTKW,
-   "launch($self, /, stream=None)\n--\n\nReplays the graph on stream (None: the context's default\n"
-   "stream; a gclaunch.Stream, an int CUstream or an object with __cuda_stream__)."},
-  {"close", graph_close, METH_NOARGS,
-   "close($self, /)\n--\n\nDestroys the graph now (a replay in flight completes)."},
-  {NULL, NULL, 0, NULL}};
-
-static PyGetSetDef graph_getset[] = {
-  {"kernel_count", graph_kernel_count, NULL, "the number of kernel nodes", NULL},
-  {"kernels", graph_kernels, NULL,
-   "the Kernels launched on the gclaunch.Stream during the capture, in order (kept alive)", NULL},
-  {NULL, NULL, NULL, NULL, NULL}};
-
-static PyType_Slot graph_slots[] = {
-  {Py_tp_dealloc, graph_dealloc}, {Py_tp_traverse, graph_traverse}, {Py_tp_clear, graph_clear},
-  {Py_tp_methods, graph_methods}, {Py_tp_getset, graph_getset}, {Py_tp_repr, graph_repr},
-  {Py_tp_doc, "A CUDA graph captured from a Stream's launches, instantiated:\n"
-              "  with stream.capture() as g:\n"
-              "      k.launch(grid, block, args, stream=stream)\n"
-              "  g.set_args(0, k, new_args); g.launch(stream)\n"
-              "or stream.begin_capture() ... g = stream.end_capture(). Copies and fills queued on\n"
-              "the stream during the capture become nodes too (not kernel nodes)."},
-  {0, NULL}};
-static PyType_Spec graph_spec = {"gclaunch.Graph", sizeof(gclpy_graph), 0,
-                                 Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_GC |
-                                     Py_TPFLAGS_DISALLOW_INSTANTIATION, graph_slots};
 
 /* --- Stream type ------------------------------------------------------------------------------- */
 
@@ -569,151 +290,8 @@ static PyType_Spec stream_spec = {"gclaunch.Stream", sizeof(gclpy_stream), 0,
                                   Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_GC,
                                   stream_slots};
 
-/* --- Event -------------------------------------------------------------------------------------- */
-
-static PyObject *event_make(gclpy_state *st, gclpy_context *c) {
-  gcl_event *ev = NULL;
-  gcl_status rc = gcl_event_create(c->ctx, &ev);
-  if (rc != GCL_OK) return gclpy_raise(st, rc);
-  gclpy_event *e = (gclpy_event *)gclpy_alloc(st->event_type);
-  if (!e) return gcl_event_destroy(ev), NULL;
-  e->event = ev, e->context = Py_NewRef((PyObject *)c);
-  return (PyObject *)e;
-}
-
-PyObject *gclpy_context_create_event(PyObject *self, PyObject *unused) {
-  (void)unused;
-  return event_make(GCLPY_ST(self), (gclpy_context *)self);
-}
-
-const char gclpy_doc_create_event[] =
-    "create_event($self, /)\n--\n\nA CUDA Event with timing of this device.";
-
-static const char *const event_names[] = {"context"};
-static const gclpy_params event_params = {"Event", event_names, 1, 1, 0};
-
-static PyObject *event_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
-  gclpy_state *st = (gclpy_state *)PyType_GetModuleState(type);
-  PyObject *v[1];
-  if (gclpy_parse_tuple(&event_params, args, kwds, v) < 0) return NULL;
-  gclpy_context *c = context_arg(st, v[0]);
-  return c ? event_make(st, c) : NULL;
-}
-
-static void event_dealloc(PyObject *self) {
-  gclpy_event *e = (gclpy_event *)self;
-  gcl_event_destroy(e->event);
-  Py_CLEAR(e->context);
-  gclpy_free(self);
-}
-
-static const char *const erecord_names[] = {"stream"};
-static const gclpy_params erecord_params = {"record", erecord_names, 1, 1, 0};
-
-static PyObject *event_record(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
-                              PyObject *kwnames) {
-  gclpy_state *st = GCLPY_ST(self);
-  PyObject *v[1];
-  gclpy_event *e = (gclpy_event *)self;
-  if (gclpy_parse(&erecord_params, NULL, argv, nargs, kwnames, v) < 0) return NULL;
-  gcl_stream *s = NULL, *tmp = NULL;
-  if (gclpy_stream_arg(st, v[0], (gclpy_context *)e->context, &s, &tmp,
-                       "record: stream takes None, a gclaunch.Stream, an int CUstream or an "
-                       "object with __cuda_stream__") < 0)
-    return NULL;
-  gcl_status rc = gcl_event_record(e->event, s);
-  gcl_stream_destroy(tmp);
-  if (rc != GCL_OK) return gclpy_raise(st, rc);
-  return Py_NewRef(self);
-}
-
-static PyObject *event_synchronize(PyObject *self, PyObject *unused) {
-  (void)unused;
-  gcl_status rc;
-  gcl_event *e = ((gclpy_event *)self)->event;
-  Py_BEGIN_ALLOW_THREADS
-  rc = gcl_event_synchronize(e);
-  Py_END_ALLOW_THREADS
-  if (rc != GCL_OK) return gclpy_raise(GCLPY_ST(self), rc);
-  Py_RETURN_NONE;
-}
-
-static PyObject *event_is_done(PyObject *self, void *closure) {
-  (void)closure;
-  bool done = false;
-  gcl_status rc = gcl_event_query(((gclpy_event *)self)->event, &done);
-  return rc == GCL_OK ? PyBool_FromLong(done) : gclpy_raise(GCLPY_ST(self), rc);
-}
-
-static PyObject *event_context(PyObject *self, void *closure) {
-  (void)closure;
-  return Py_NewRef(((gclpy_event *)self)->context);
-}
-
-/* Whether x is an Event (of any instance of this module): its type's dealloc is ours. */
-static bool is_event(PyObject *x) {
-  return PyType_GetSlot(Py_TYPE(x), Py_tp_dealloc) == (void *)event_dealloc;
-}
-
-/* stop - start: milliseconds of device time from start's record to stop's (waits for stop). */
-static PyObject *event_sub(PyObject *a, PyObject *b) {
-  if (!is_event(a) || !is_event(b)) {
-    PyErr_Clear();
-    Py_RETURN_NOTIMPLEMENTED;
-  }
-  gclpy_state *st = GCLPY_ST(a);
-  double us = 0;
-  gcl_status rc;
-  gcl_event *start = ((gclpy_event *)b)->event, *stop = ((gclpy_event *)a)->event;
-  Py_BEGIN_ALLOW_THREADS
-  rc = gcl_event_elapsed_us(start, stop, &us);
-  Py_END_ALLOW_THREADS
-  return rc == GCL_OK ? PyFloat_FromDouble(us / 1000.0) : gclpy_raise(st, rc);
-}
-
-static PyObject *event_elapsed(PyObject *self, PyObject *stop) {
-  gclpy_state *st = GCLPY_ST(self);
-  if (!Py_IS_TYPE(stop, st->event_type))
-    return gclpy_type_error("elapsed_ms: stop takes a gclaunch.Event", stop);
-  return event_sub(stop, self);
-}
-
-static PyMethodDef event_methods[] = {
-  {"record", GCLPY_METH(event_record), GCLPY_FASTKW,
-   "record($self, /, stream=None)\n--\n\nRecords the event at the current end of stream (None:\n"
-   "the context's default stream; a gclaunch.Stream, an int CUstream or a __cuda_stream__ object\n"
-   "of the event's device). Returns the event."},
-  {"synchronize", event_synchronize, METH_NOARGS,
-   "synchronize($self, /)\n--\n\nWaits until the work before the last record completed (at once\n"
-   "if never recorded)."},
-  {"elapsed_ms", event_elapsed, METH_O,
-   "elapsed_ms($self, stop, /)\n--\n\nMilliseconds of device time from this event's record to\n"
-   "stop's (waits for stop; resolution about 0.5 us): the same as stop - self."},
-  {NULL, NULL, 0, NULL}};
-
-static PyGetSetDef event_getset[] = {
-  {"is_done", event_is_done, NULL,
-   "whether the work before the last record completed (True if never recorded); does not wait", NULL},
-  {"context", event_context, NULL, "the Context of the event's device", NULL},
-  {NULL, NULL, NULL, NULL, NULL}};
-
-static PyType_Slot event_slots[] = {
-  {Py_tp_new, event_new}, {Py_tp_dealloc, event_dealloc}, {Py_tp_methods, event_methods},
-  {Py_tp_getset, event_getset}, {Py_nb_subtract, event_sub},
-  {Py_tp_doc, "Event(context=None)\n--\n\n"
-              "A CUDA event with timing (or ctx.create_event(), stream.record()).\n"
-              "stop - start is the device time between their records in milliseconds (float), as\n"
-              "cuda.core's Event and CuPy's get_elapsed_time give it."},
-  {0, NULL}};
-static PyType_Spec event_spec = {"gclaunch.Event", sizeof(gclpy_event), 0,
-                                 Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE, event_slots};
-
 int gclpy_stream_init_types(PyObject *m, gclpy_state *st) {
   st->stream_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &stream_spec, NULL);
-  st->event_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &event_spec, NULL);
-  st->graph_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &graph_spec, NULL);
-  if (!st->stream_type || !st->event_type || !st->graph_type) return -1;
-  if (PyModule_AddType(m, st->stream_type) < 0 || PyModule_AddType(m, st->event_type) < 0)
-    return -1;
-  return PyModule_AddType(m, st->graph_type);
+  if (!st->stream_type) return -1;
+  return PyModule_AddType(m, st->stream_type);
 }

@@ -1,4 +1,4 @@
-/* tensormap.c -- gclaunch.TensorMap, and every tensor-map call of the library in one place.
+/* tensormap.c -- L4: gclaunch.TensorMap, and every tensor-map call of the library in one place.
  *
  * A TensorMap is a description (tensor, box, options); it is encoded when assigned into args,
  * from the tensor's __dlpack__ at that moment (borrowed: only the description and the address
@@ -353,49 +353,25 @@ int gclpy_tensormaps_set(gclpy_args *a, gclpy_fieldref *first, PyObject *maps, b
   return rc;
 }
 
-/* One address: an int, or a __dlpack__ tensor's data + byte_offset (*device: its device). */
-static int address_of(gclpy_state *st, PyObject *v, uint64_t *out, int *device) {
-  if (PyLong_Check(v) && !PyBool_Check(v)) {
-    *out = PyLong_AsUnsignedLongLong(v);
-    if (*out == (uint64_t)-1 && PyErr_Occurred()) {
-      if (PyErr_ExceptionMatches(PyExc_OverflowError))
-        PyErr_Clear(), gclpy_raise_range(st, "address %R is out of range for u64", v);
-      return -1;
-    }
-    return 0;
-  }
-  if (!gclpy_has_dlpack(st, v)) return gclpy_type_error("expected an int address or a __dlpack__ tensor", v), -1;
-  gclpy_dlpack d;
-  if (borrow(st, v, &d) < 0) return -1;
-  *out = (uint64_t)(uintptr_t)d.tensor->data + d.tensor->byte_offset;
-  *device = device_of(d.tensor);
-  gclpy_dlpack_release(&d);
-  return 0;
-}
-
 int gclpy_tensormaps_repoint(gclpy_args *a, gclpy_fieldref *first, PyObject *addresses) {
   gclpy_state *st = GCLPY_ST(a);
-  PyObject *list = PyList_Check(addresses) || PyTuple_Check(addresses)
-                       ? PySequence_List(addresses) : list_of_one(addresses);
-  if (!list) return -1;
-  size_t n = (size_t)PyList_Size(list);
-  uint64_t small[16], *addr = n <= 16 ? small : PyMem_Calloc(n, sizeof *addr);
-  int rc = addr ? 0 : (PyErr_NoMemory(), -1), device = 0;
-  for (size_t i = 0; rc == 0 && i < n; i++) rc = address_of(st, PyList_GetItem(list, (Py_ssize_t)i), &addr[i], &device);
-  gcl_context *ctx = rc == 0 && n ? gclpy_layout_context(st, a->layout, device) : NULL;
+  gclpy_addresses ad;
+  int rc = gclpy_addresses_get(st, addresses, &ad);
+  size_t n = ad.n, size = first->field.size, offset = first->field.offset;
+  gcl_context *ctx = rc == 0 && n ? gclpy_layout_context(st, a->layout, ad.device) : NULL;
   if (rc == 0 && n && !ctx) rc = -1;
   if (rc == 0 && n) {
-    gcl_status s = repoint_maps(a->args, ctx, &first->field, n, addr);
+    gcl_status s = repoint_maps(a->args, ctx, &first->field, n, ad.at);
     if (s != GCL_OK) rc = (gclpy_raise(st, s), -1);
   }
-  /* re-pointed: a tensor given is kept alive; an int address is the caller's to keep */
-  for (size_t i = 0; rc == 0 && i < n; i++) {
-    PyObject *v = PyList_GetItem(list, (Py_ssize_t)i);
-    rc = gclpy_keep_set(a, first->field.offset + i * first->field.size, first->field.size,
-                        PyLong_Check(v) ? NULL : v);
+  /* re-pointed: a tensor given is kept alive; an int address is the caller's to keep (one pass
+   * over the range drops what the maps pointed into before) */
+  if (rc == 0 && n) rc = gclpy_keep_set(a, offset, n * size, NULL);
+  for (size_t i = 0; rc == 0 && ad.tensors && i < n; i++) {
+    PyObject *v = PyTuple_GetItem(ad.items, (Py_ssize_t)i);
+    if (!PyLong_Check(v)) rc = gclpy_keep_set(a, offset + i * size, size, v);
   }
-  if (addr != small) PyMem_Free(addr);
-  Py_DECREF(list);
+  gclpy_addresses_free(&ad);
   return rc;
 }
 

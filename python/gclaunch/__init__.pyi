@@ -14,9 +14,18 @@ class _CudaStream(Protocol):
 
 _Buffer = Union[bytes, bytearray, memoryview]
 _Key = Union[int, str]
-_Dims = Union[int, tuple[int], tuple[int, int], tuple[int, int, int]]
+class _Index(Protocol):  # an int of another library (NumPy's integers)
+    def __index__(self) -> int: ...
+
+# grid, block and cluster everywhere (launch and the occupancy calls): an int, or a tuple or list
+# of 1 to 3 of them; each 0 ... 2**32-1
+_Int = Union[int, _Index]
+_Dims = Union[_Int, tuple[_Int], tuple[_Int, _Int], tuple[_Int, _Int, _Int], list[_Int]]
 _Path = Union[str, PathLike[str]]
-_StreamLike = Union[None, int, _CudaStream, "Stream"]
+class _TorchStreamOld(Protocol):  # torch streams of before __cuda_stream__
+    cuda_stream: int
+
+_StreamLike = Union[None, int, _CudaStream, _TorchStreamOld, "Stream"]
 _LaunchConfig = dict[str, Any]  # {'grid': (n, 1, 1), 'block': (b, 1, 1), 'shared': bytes}
 
 class Error(Exception):
@@ -132,8 +141,11 @@ class Args:
     def buffer(self) -> bytes: ...
     def refresh(self, path: _Key, tensormaps: Union[TensorMap, Sequence[TensorMap]]) -> None:
         """gclaunch.Error GCL_ERROR_TYPE_MISMATCH when path is no tensormap / tensormap[N]."""
-    def repoint(self, path: _Key, addresses: Union[int, _DLPack, Sequence[Union[int, _DLPack]]]) -> None:
-        """gclaunch.Error GCL_ERROR_TYPE_MISMATCH when path is no tensormap / tensormap[N]."""
+    def repoint(self, path: _Key, addresses: Union[int, _DLPack, Sequence[Union[int, _DLPack]], memoryview, Any]) -> None:
+        """addresses: an int, a list of ints or __dlpack__ tensors, or a host array of 64-bit
+        addresses (a CPU __dlpack__ tensor of (u)int64 such as NumPy uint64 or torch int64, or a
+        buffer such as array.array('Q')), read as one block. gclaunch.Error
+        GCL_ERROR_TYPE_MISMATCH when path is no tensormap / tensormap[N]."""
     def clone(self) -> Args: ...
 
 class Kernel:
@@ -194,7 +206,9 @@ class Context:
     @property
     def handle(self) -> int: ...
     def load(self, path_or_bytes: Union[_Path, _Buffer]) -> Module: ...
-    def compile(self, source: str, name: str = "kernel.cu", options: Iterable[str] = ()) -> Module: ...
+    def compile(self, source: str, name: str = "kernel.cu", options: Iterable[str] = ()) -> Module:
+        """NVRTC for this device: -arch=sm_NN of the device unless an option starts with -arch or
+        --gpu-architecture; the toolkit's CCCL headers on the include path (docs/python.md)."""
     def synchronize(self) -> None: ...
     def create_stream(self, priority: int = 0) -> Stream: ...
     def create_event(self) -> Event: ...
@@ -243,7 +257,10 @@ class Event:
     def __sub__(self, start: Event) -> float: ...
 
 class Graph:
-    """A CUDA graph captured from a Stream (stream.capture() / end_capture()), instantiated."""
+    """A CUDA graph captured from a Stream (stream.capture() / end_capture()), instantiated when
+    the capture ends. Inside `with s.capture() as g:` g is still being captured: kernel_count,
+    launch, set_args and close raise gclaunch.Error, kernels is (). New arguments for a replay
+    (re-pointed maps included): g.set_args(node, kernel, args) before g.launch()."""
     @property
     def kernel_count(self) -> int: ...
     @property
@@ -280,7 +297,9 @@ class Buffer:
     def __dlpack_device__(self) -> tuple[int, int]: ...
     def view(self, dtype: str, shape: Union[int, Sequence[int], None] = None) -> Buffer: ...
     def upload(self, src: Any, offset: int = 0, stream: _StreamLike = None) -> None: ...
-    def download(self, dst: Any = None, offset: int = 0, stream: _StreamLike = None) -> Any: ...
+    def download(self, dst: Any = None, offset: int = 0, stream: _StreamLike = None) -> Any:
+        """dst None: a new bytearray of size - offset bytes. Else len(dst) bytes into dst (a
+        writable C-contiguous buffer), returning dst; RangeError when they do not fit."""
     def copy_from(self, src: Buffer, stream: _StreamLike = None) -> None: ...
     def fill(self, value: int, stream: _StreamLike = None) -> None: ...
     def close(self) -> None: ...

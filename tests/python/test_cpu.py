@@ -740,6 +740,17 @@ class ExtensionTest(unittest.TestCase):
         self.assertIsNone(w())
         self.assertEqual(p.deleted, 1)
 
+    def test_no_function_over_60_lines(self):
+        """python/ext: every function fits in 60 lines (funclen.py: signature to closing brace)."""
+        import funclen
+        files = [os.path.join(EXT_DIR, f) for f in sorted(os.listdir(EXT_DIR)) if f.endswith(".c")]
+        found = [f for p in files for f in funclen.functions(p)]
+        self.assertGreater(len(found), 200)  # the definitions were found
+        self.assertIn("gclpy_kernel_launch", {name for _, name, _ in found})
+        for n, name, path in found:
+            with self.subTest(function=name):
+                self.assertLessEqual(n, 60, f"{name} ({os.path.basename(path)}) has {n} lines")
+
     def test_files_have_no_call_cycle(self):
         """python/ext: a file calls only gclpy_ functions of files of a lower layer (the order in
         gclpy.h's comment), so the files form no include or call cycle."""

@@ -85,6 +85,46 @@ class FakeDriverTest(unittest.TestCase):
         k.launch(grid=1, block=32, args=tuple(values))
         self.assertEqual(bytes(T.last_launch(FAKE).params[:k.layout.size]), a.buffer())
 
+    def test_launch_values_written_directly_equal_the_setters(self):
+        """values.c: after the first launch of values, plain values go straight into the bytes;
+        every launch's bytes equal an Args set through the setters, and a value the setters refuse
+        is refused (nothing launched) whichever path it would take."""
+        k = self.launchcfg.kernel("bench_args8", ARGS8)
+        buf = self.ctx.alloc(256)
+        seq = [[1, 2, 3.0, 4.0, 0x1000, 0x2000, 5, 6],
+               [-2**31, 2**31 - 1, 1e38, -0.0, 0x10, 2**64 - 4, 2**64 - 1, -1],
+               [7, 8, 2, 3, buf, buf, 0, 9],  # ints into floats, Buffers into pointers
+               [7, 8, float("inf"), float("nan"), self.tensor(0), 0x40, 1, 2],  # a tensor: the table
+               [9, 9, 9.5, 9.25, 0x80, 0x90, 9, 9]]
+        for values in seq * 2:
+            k.launch(1, 32, values)
+            a = k.args()
+            for i, v in enumerate(values):
+                a[i] = v
+            with self.subTest(values=values):
+                self.assertEqual(bytes(T.last_launch(FAKE).params[:k.layout.size]), a.buffer())
+        n = FAKE.fakecuda_launch_count()
+        good = [1, 2, 3.0, 4.0, 0x1000, 0x2000, 5, 6]
+        for i, bad, err in ((0, 2**31, g.RangeError), (1, 1.5, TypeError), (2, 1e39, g.RangeError),
+                            (3, "x", TypeError), (4, -1, g.RangeError), (4, 0x1001, g.Error),
+                            (6, 2**64, g.RangeError), (7, True, None)):
+            values = list(good)
+            values[i] = bad
+            with self.subTest(index=i, value=bad):
+                k.launch(1, 32, good)  # every parameter plain: the next values go direct
+                if err is None:
+                    k.launch(1, 32, values)  # a bool into i32 is an int (as args[i] = True)
+                    continue
+                n = FAKE.fakecuda_launch_count()
+                with self.assertRaises(err):
+                    k.launch(1, 32, values)
+                self.assertEqual(FAKE.fakecuda_launch_count(), n)
+        buf.close()
+        with self.assertRaises(g.Error):  # a closed Buffer where an open one went direct
+            k.launch(1, 32, [7, 8, 2, 3, buf, 0x40, 0, 9])
+        gc.collect()
+        self.assertEqual(self.p.deleted, self.p.exported)
+
     def test_launch_refusals(self):
         k = self.launchcfg.kernel("bench_args8", ARGS8)
         n = FAKE.fakecuda_launch_count()
@@ -306,6 +346,39 @@ class FakeDriverTest(unittest.TestCase):
                     for i, o in enumerate(offsets):
                         self.assertEqual(self.map_address(buf, maps_at + 128 * i), self.base + o + shift)
                 graph.close()
+
+    def test_repoint_from_host_arrays_of_addresses(self):
+        """repoint takes a host array of 64-bit addresses (array.array, memoryview, a CPU
+        __dlpack__ tensor) as one block, the same as the list of ints."""
+        import array
+        k = self.mega.kernel("megakernel_copy_16", MAPS16)
+        a = k.args()
+        a["maps"] = [g.TensorMap(self.tensor(256 * i), (8, 16)) for i in range(16)]
+        a["work"], a["n_work"] = self.base, 1
+        maps_at = k.layout.field("maps").offset
+        new = [256 * ((i + 3) % 16) for i in range(16)]
+        addrs = [self.base + o for o in new]
+        host = array.array("Q", addrs)  # a CPU tensor of uint64 (kDLCPU = 1, kDLUInt = 1)
+        forms = [array.array("Q", addrs), memoryview(array.array("q", addrs)),
+                 T.FakeTensor(self.p, host.buffer_info()[0], shape=(16,), dtype=(1, 64), device=(1, 0)),
+                 memoryview(array.array("Q", [x for x in addrs for _ in (0, 1)]))[::2]]  # strided: copied in order
+        for form in forms:
+            with self.subTest(form=type(form).__name__):
+                a.repoint("maps", [self.base] * 16)  # somewhere else first
+                a.repoint("maps", form)
+                self.check_maps(k, a, maps_at, new)
+        a.repoint("maps[4]", array.array("Q", addrs[4:6]))  # from an element on
+        self.check_maps(k, a, maps_at, new)
+        before = a.buffer()
+        for bad, err in ((array.array("I", [1, 2]), g.Error), (b"\0" * 16, g.Error),
+                         (array.array("q", [self.base, -16]), g.RangeError),
+                         (array.array("Q", [self.base + 8]), g.Error), ("maps", TypeError)):
+            with self.subTest(bad=bad):
+                with self.assertRaises(err):
+                    a.repoint("maps", bad)
+                self.assertEqual(a.buffer(), before)
+        gc.collect()
+        self.assertEqual(self.p.deleted, self.p.exported)
 
     def test_tensormap_refusals_change_nothing(self):
         k = self.mega.kernel("megakernel_copy_16", MAPS16)

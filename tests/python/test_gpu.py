@@ -102,6 +102,14 @@ class GpuTest(unittest.TestCase):
         k.launch(8, 32, a, stream=self.stream)
         torch.cuda.synchronize()
         self.assertTrue(all(torch.equal(out2[i], srcs2[i]) for i in range(8)))
+        # repoint from host arrays of addresses: a torch int64 CPU tensor, an array.array('Q')
+        import array
+        for form in (lambda x: torch.tensor(x, dtype=torch.int64), lambda x: array.array("Q", x)):
+            out3 = torch.zeros_like(out)
+            a.repoint(key + "[8]", form([out3[i].data_ptr() for i in range(8)]))
+            k.launch(8, 32, a, stream=self.stream)
+            torch.cuda.synchronize()
+            self.assertTrue(all(torch.equal(out3[i], srcs2[i]) for i in range(8)))
 
     def graph_repoint(self, name, sig, key):
         """Captured once, then replayed over two copies in turn, sources and destinations
@@ -266,6 +274,21 @@ class RuntimeGpuTest(unittest.TestCase):
         ref = self.expect(1000, 1.0)
         ref[500:] = self.expect(500, 7.0)
         self.assertTrue(torch.equal(out, ref), name)
+
+    def test_launches_of_values_written_directly(self):
+        """Launches of values: from the second launch on, plain values go straight into the
+        kernel's buffer (values.c); every launch writes what its values say."""
+        outs = [torch.zeros(1000, device="cuda") for _ in range(2)]
+        buf = self.ctx.alloc(4000)
+        for i in range(6):
+            out, n, base = outs[i & 1], 100 + 150 * i, float(i) - 2.5
+            self.k.launch(8, 128, [out.data_ptr(), n, base])
+            torch.cuda.synchronize()
+            self.assertTrue(torch.equal(out[:n], self.expect(n, base)), f"launch {i}")
+            self.k.launch(8, 128, [buf, 1000, base + 1])  # a Buffer, then ints again
+        torch.cuda.synchronize()
+        got = torch.frombuffer(buf.download(), dtype=torch.float32).cuda()
+        self.assertTrue(torch.equal(got, self.expect(1000, 3.5)))
 
     def test_streams_of_torch_cupy_cuda_core(self):
         self.check_stream(torch.cuda.Stream(), "torch stream")

@@ -308,6 +308,34 @@ class RuntimeTest(unittest.TestCase):
         with self.assertRaises(g.Error):
             pending.launch(s)  # not captured yet
 
+    def test_graph_inside_the_with_block(self):
+        """docs/python.md: inside `with s.capture() as graph` the graph is being captured."""
+        s = self.ctx.create_stream()
+        n = FAKE.fakecuda_launch_count()
+        with s.capture() as graph:
+            self.k.launch(1, 32, self.args(), stream=s)
+            self.assertEqual(FAKE.fakecuda_launch_count(), n)  # recorded, not run
+            self.assertTrue(s.is_capturing)
+            self.assertEqual(graph.kernels, ())
+            for use in (lambda: graph.kernel_count, lambda: graph.launch(s), graph.close,
+                        lambda: graph.set_args(0, self.k, self.args()), s.synchronize, s.begin_capture):
+                with self.assertRaises(g.Error) as cm:
+                    use()
+                self.assertEqual(cm.exception.status, "GCL_ERROR_INVALID_ARGUMENT")
+        self.assertEqual((graph.kernel_count, graph.kernels), (1, (self.k,)))
+        with self.assertRaises(g.Error):
+            graph.__enter__()  # entered once
+        a = self.args()
+        a[7] = 99
+        graph.set_args(0, self.k, a)
+        graph.launch(s)
+        s.synchronize()
+        self.assertEqual(self.params(), a.buffer())  # the replay saw the new arguments
+        with self.assertRaises(g.Error):
+            with s.capture() as empty:
+                pass  # no kernel: refused as the block ends
+        self.assertIn("closed", repr(empty))
+
     # --- buffers --------------------------------------------------------------------------------
     def host(self, buf, n=None):
         return C.string_at(buf.ptr, buf.size if n is None else n)
@@ -328,6 +356,13 @@ class RuntimeTest(unittest.TestCase):
         out = bytearray(16)
         self.assertIs(b.download(out, offset=16), out)
         self.assertEqual(bytes(out), data[16:32])
+        import array
+        doubles = array.array("d", [0.0] * 4)  # len(dst) in bytes: 32, whatever the item type
+        self.assertIs(b.download(doubles, offset=16), doubles)
+        self.assertEqual(doubles.tobytes(), data[16:48])
+        self.assertEqual(bytes(b.download(offset=256)), b"")  # offset == size: empty
+        with self.assertRaises(g.RangeError):
+            b.download(offset=257)
         mv = memoryview(bytearray(8))
         b.download(mv)
         self.assertEqual(bytes(mv), data[:8])
@@ -685,6 +720,142 @@ class RuntimeTest(unittest.TestCase):
         gc.collect()
         self.k.launch(1, 32, VALUES8)
         self.assertEqual((sys.getrefcount(s), sys.getrefcount(b), sys.getrefcount(a)), refs)
+
+
+class Index:
+    """An int-like object of another library (NumPy's integers): it has __index__."""
+
+    def __init__(self, v):
+        self.v = v
+
+    def __index__(self):
+        return self.v
+
+
+class ArgumentFormsTest(unittest.TestCase):
+    """Every call that takes an argument of a kind (dims, shared memory, stream) takes the same
+    forms and refuses the same values with the same exception and words (python/ext/argkinds.c):
+    the message after "<call>: " is the same for every call."""
+
+    @classmethod
+    def setUpClass(cls):
+        RuntimeTest.setUpClass.__func__(cls)
+        cls.a = RuntimeTest.args(cls)
+
+    def dims_calls(self):
+        """(call name, argument name, fn(value)) for every argument that takes dims."""
+        k, a = self.k, self.a
+        return [("launch", "grid", lambda d: k.launch(d, 32, a)),
+                ("launch", "block", lambda d: k.launch(1, d, a)),
+                ("launch", "cluster", lambda d: k.launch(2, 32, a, cluster=d)),
+                ("occupancy", "block", lambda d: k.occupancy(d)),
+                ("max_cooperative_grid", "block", lambda d: k.max_cooperative_grid(d)),
+                ("persistent_config", "block", lambda d: k.persistent_config(d)),
+                ("active_clusters", "cluster", lambda d: k.active_clusters(d, 64)),
+                ("active_clusters", "block", lambda d: k.active_clusters(1, d))]
+
+    def refusal(self, fn, value, call, what):
+        """The refusal of value as (exception type, message without the call's and the
+        argument's names)."""
+        try:
+            fn(value)
+        except (TypeError, ValueError, g.Error) as e:
+            msg = str(e)
+            self.assertTrue(msg.startswith(call + ": "), msg)
+            return type(e), msg[len(call) + 2:].replace(what, "ARG")
+        self.fail(f"{call} {what}={value!r} was accepted")
+
+    def test_dims_take_the_same_forms_everywhere(self):
+        ok = [2, (2,), [2], (2, 1), [2, 1, 1], (2, 1, 1), Index(2), (Index(2), 1)]
+        for call, what, fn in self.dims_calls():
+            for d in ok:
+                with self.subTest(call=call, arg=what, value=d):
+                    fn(d)
+        rec = T.last_launch(FAKE)  # the last launch: grid 2, cluster (2, 1, 1)
+        self.assertEqual((list(rec.grid), list(rec.block)), ([2, 1, 1], [32, 1, 1]))
+
+    def test_dims_refuse_the_same_values_with_the_same_words(self):
+        bad = [((), TypeError), ((1, 2, 3, 4), TypeError), ([], TypeError), (1.5, TypeError),
+               ("2", TypeError), (True, TypeError), ((2, 1.0), TypeError), ({2: 1}, TypeError),
+               (None if False else (2, None), TypeError), (-1, g.RangeError),
+               (2**32, g.RangeError), ((1, -1), g.RangeError), ([1, 1, 2**64], g.RangeError)]
+        n = FAKE.fakecuda_launch_count()
+        for value, err in bad:
+            seen = set()
+            for call, what, fn in self.dims_calls():
+                with self.subTest(call=call, arg=what, value=value):
+                    kind, words = self.refusal(fn, value, call, what)
+                    self.assertIs(kind, err)
+                    seen.add((kind, words))
+            self.assertEqual(len(seen), 1, f"{value!r} refused in different words: {seen}")
+        self.assertEqual(FAKE.fakecuda_launch_count(), n)  # nothing was launched
+        with self.assertRaises(TypeError) as cm:
+            self.k.occupancy((1, 2, 3, 4))
+        self.assertEqual(str(cm.exception), "occupancy: block takes an int or a tuple or list of 1 "
+                         "to 3 ints, got 4 ints")
+        with self.assertRaises(g.RangeError) as cm:
+            self.k.launch((1, -1), 32, self.a)
+        self.assertEqual(str(cm.exception), "launch: grid[1] = -1 is out of range (0 ... 4294967295)")
+
+    def test_shared_takes_the_same_forms_everywhere(self):
+        k, a = self.k, self.a
+        calls = [("launch", lambda v: k.launch(1, 32, a, shared=v)),
+                 ("occupancy", lambda v: k.occupancy(32, shared=v)),
+                 ("max_cooperative_grid", lambda v: k.max_cooperative_grid(32, shared=v)),
+                 ("persistent_config", lambda v: k.persistent_config(32, shared=v)),
+                 ("active_clusters", lambda v: k.active_clusters(1, 32, shared=v))]
+        for call, fn in calls:
+            for v in (0, 1024, Index(16)):
+                fn(v)
+        for value, err in ((-1, g.RangeError), (2**32, g.RangeError), (1.0, TypeError),
+                           ("0", TypeError), (False, TypeError)):
+            seen = {self.refusal(fn, value, call, "shared") for call, fn in calls}
+            self.assertEqual(len(seen), 1, seen)
+            self.assertIs(seen.pop()[0], err)
+
+    def stream_calls(self):
+        """(call name, fn(stream)) for every call that takes a stream."""
+        k, a, ctx = self.k, self.a, self.ctx
+        buf = ctx.alloc(64)
+        ev = ctx.create_event()
+        own = ctx.create_stream()
+        with own.capture() as graph:
+            k.launch(1, 32, a, stream=own)
+        return [("launch", lambda s: k.launch(1, 32, a, stream=s)),
+                ("record", lambda s: ev.record(s)),
+                ("launch", lambda s: graph.launch(s)),
+                ("upload", lambda s: buf.upload(b"x" * 8, stream=s)),
+                ("download", lambda s: buf.download(bytearray(8), stream=s)),
+                ("copy_from", lambda s: buf.copy_from(buf, stream=s)),
+                ("fill", lambda s: buf.fill(0, stream=s)),
+                ("wait", lambda s: own.wait(s)),
+                ("from_handle", lambda s: g.Stream.from_handle(s))]
+
+    def test_streams_take_the_same_forms_everywhere(self):
+        s = self.ctx.create_stream()
+        forms = [s, s.handle, ForeignStream(s.handle), type("TorchOld", (), {"cuda_stream": s.handle})(),
+                 0, 1, 2]
+        for call, fn in self.stream_calls():
+            for v in forms:
+                with self.subTest(call=call, stream=v):
+                    fn(v)
+        s.synchronize()
+
+    def test_streams_refuse_the_same_values_with_the_same_words(self):
+        closed = self.ctx.create_stream()
+        closed.close()
+        bad = [("s", TypeError), (1.5, TypeError), (True, TypeError), (-1, g.RangeError),
+               (2**64, g.RangeError), (3, g.Error), (4095, g.Error), (closed, g.Error),
+               (type("S", (), {"__cuda_stream__": lambda self: 5})(), TypeError),
+               (ForeignStream(-1), g.RangeError)]
+        for value, err in bad:
+            seen = set()
+            for call, fn in self.stream_calls():
+                with self.subTest(call=call, stream=value):
+                    kind, words = self.refusal(fn, value, call, "stream")
+                    self.assertIs(kind, err)
+                    seen.add((kind, words.replace("None, ", "")))  # None: the default stream where taken
+            self.assertEqual(len(seen), 1, f"{value!r} refused in different words: {seen}")
 
 
 if __name__ == "__main__":
