@@ -15,9 +15,10 @@
  *   copy  the copy engine: cuMemcpyDtoDAsync from each peer's mapped symmetric address
  *         (gcl_symmetric_peer_address) -- the cuMemcpyPeer path; across processes there is no
  *         second context to name, and with one PE it is a plain device-to-device copy.
- * Per repetition: gcl_pe_barrier on the stream (the PEs start together), event, the method, event.
- * Reported per PE: median (and min) microseconds over --reps after --warmup, GB/s (1e9 bytes/s,
- * peers x bytes over the median) and the ratio to copy. Before each method its destination is
+ * Per sample: gcl_pe_barrier on the stream (the PEs start together), event, the method --iters
+ * times back to back (so that one submission's host latency is not the device's time), event.
+ * Reported per PE: median (and min) microseconds per run over --reps samples after --warmup,
+ * GB/s (1e9 bytes/s, peers x bytes over the median) and the bandwidth over copy's. Before each method its destination is
  * zeroed; after it, every byte is compared with the source PE's pattern.
  *
  * Launch cost (PE 0, --launch-reps > 0): launch_probe of the attached module, gcl_launch (with
@@ -52,6 +53,7 @@ static const char *method_names[M_COUNT] = {
 typedef struct pe_state {
   bw_options o;
   int me, pes, npeers, peers[BW_MAX_PES];
+  unsigned blocks;         /* the kernels' grid */
   gcl_context *ctx;
   gcl_stream *s;
   gcl_module *mod;
@@ -101,6 +103,9 @@ static int find_kernels(pe_state *st) {
 /* Buffers, the source pattern, the peers' addresses, and every kernel's arguments. */
 static int setup(pe_state *st) {
   size_t b = st->o.bytes, words = b / 4;
+  gcl_device_info info;
+  TRY(gcl_device_query(gcl_context_device(st->ctx), &info));
+  st->blocks = st->o.blocks ? (unsigned)st->o.blocks : 2u * (unsigned)info.multiprocessors;
   TRY(gcl_symmetric_alloc(b, &st->src));
   TRY(gcl_symmetric_alloc(b * (size_t)st->pes, &st->recv));
   TRY(gcl_mem_alloc(st->ctx, b * (size_t)st->npeers, &st->dst));
@@ -140,10 +145,7 @@ static int setup(pe_state *st) {
 
 /* One repetition of method m, queued on the stream. */
 static int run_once(pe_state *st, int m) {
-  gcl_device_info info;
-  TRY(gcl_device_query(gcl_context_device(st->ctx), &info));
-  unsigned blocks = st->o.blocks ? (unsigned)st->o.blocks : 2u * (unsigned)info.multiprocessors;
-  gcl_launch_config c = {.grid = {blocks, 1, 1}, .block = {m == M_TMA ? 32u : 256u, 1, 1},
+  gcl_launch_config c = {.grid = {st->blocks, 1, 1}, .block = {m == M_TMA ? 32u : 256u, 1, 1},
                          .stream = gcl_stream_handle(st->s)};
   if (m != M_COPY) {
     TRY(gcl_launch(st->k[m], &c, st->a[m]));
@@ -185,10 +187,11 @@ static int measure(pe_state *st, int m, double *median_us, double *min_us) {
   if (!t) return 1;
   int bad = 0;
   for (int r = -st->o.warmup; !bad && r < st->o.reps; r++) {
-    bad = gcl_pe_barrier(st->s) != GCL_OK || gcl_event_record(e0, st->s) != GCL_OK ||
-          run_once(st, m) || gcl_event_record(e1, st->s) != GCL_OK ||
-          gcl_event_synchronize(e1) != GCL_OK ||
+    bad = gcl_pe_barrier(st->s) != GCL_OK || gcl_event_record(e0, st->s) != GCL_OK;
+    for (int i = 0; !bad && i < st->o.iters; i++) bad = run_once(st, m);
+    bad = bad || gcl_event_record(e1, st->s) != GCL_OK || gcl_event_synchronize(e1) != GCL_OK ||
           (r >= 0 && gcl_event_elapsed_us(e0, e1, &t[r]) != GCL_OK);
+    if (r >= 0) t[r] /= st->o.iters;
   }
   if (bad) fprintf(stderr, "PE %d: %s: %s\n", st->me, method_names[m], gcl_last_error());
   *min_us = t[0];
@@ -209,11 +212,12 @@ static int bandwidth(pe_state *st) {
   for (int m = 0; m < M_COUNT; m++)
     if (measure(st, m, &med[m], &lo[m])) return 1;
   double moved = (double)st->o.bytes * st->npeers;
-  say(st, "PE %d of %d: %s, %zu bytes per peer x %d peer(s), %d reps after %d warm-up\n", st->me,
-      st->pes, st->pes == 1 ? "LOCAL bandwidth (one PE: the peer is itself)" : "peer bandwidth",
-      st->o.bytes, st->npeers, st->o.reps, st->o.warmup);
+  say(st, "PE %d of %d: %s, %zu bytes per peer x %d peer(s); per method the median (min) of %d "
+          "samples of %d back-to-back runs after %d warm-up sample(s), grid %u\n", st->me, st->pes,
+      st->pes == 1 ? "LOCAL bandwidth (one PE: the peer is itself)" : "peer bandwidth",
+      st->o.bytes, st->npeers, st->o.reps, st->o.iters, st->o.warmup, st->blocks);
   for (int m = 0; m < M_COUNT; m++)
-    say(st, "  %-56s median %10.1f us (min %10.1f)  %8.1f GB/s  x%.3f of copy  verified\n",
+    say(st, "  %-54s %10.1f us (%10.1f)  %8.1f GB/s  %.3f x copy's  verified\n",
         method_names[m], med[m], lo[m], moved / (med[m] * 1e3), med[M_COPY] / med[m]);
   return 0;
 }

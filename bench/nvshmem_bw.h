@@ -12,7 +12,8 @@ typedef struct bw_options {
   size_t bytes;      /* per peer */
   size_t chunk;      /* bytes per nvshmemx_{get,put}mem_block call */
   int pes;           /* 0: one per GPU */
-  int reps, warmup;  /* timed repetitions (median) and untimed ones before */
+  int reps, warmup;  /* timed samples (median) and untimed ones before */
+  int iters;         /* runs of a method per sample, back to back */
   int blocks;        /* grid of the kernels; 0: 2 per multiprocessor */
   int launches, launch_reps; /* launch-cost check: launches per sample, samples (0: skip it) */
   const char *cubin; /* bench/nvshmem_bw.cu device-linked with NVSHMEM (bench/nvshmem_bw.sh) */

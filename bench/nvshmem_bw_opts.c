@@ -10,14 +10,16 @@
 
 static const char usage[] =
     "usage: bench_nvshmem_bw --cubin FILE [--pes N] [--bytes SIZE] [--chunk SIZE] [--reps N]\n"
-    "                        [--warmup N] [--blocks N] [--launches N] [--launch-reps N]\n"
+    "                        [--iters N] [--warmup N] [--blocks N] [--launches N]\n"
+    "                        [--launch-reps N] [--signatures]\n"
     "  --cubin FILE      bench/nvshmem_bw.cu device-linked with NVSHMEM (bench/nvshmem_bw.sh builds it)\n"
     "  --pes N           PEs, one process per GPU (1 ... 16; default: every GPU, at most 16);\n"
     "                    1 PE reads itself: the numbers are then local bandwidth\n"
     "  --bytes SIZE      bytes per peer, a multiple of 8K and of --chunk (default 64M; K, M, G)\n"
     "  --chunk SIZE      bytes per nvshmemx_getmem_block / putmem_block call (default 64K)\n"
-    "  --reps N          timed repetitions per method, median reported (default 50)\n"
-    "  --warmup N        untimed repetitions before them (default 5)\n"
+    "  --reps N          timed samples per method, median reported (default 50)\n"
+    "  --iters N         runs of the method per sample, back to back (default 4)\n"
+    "  --warmup N        untimed samples before them (default 3)\n"
     "  --blocks N        grid of the kernels (default 0: 2 per multiprocessor)\n"
     "  --launches N      launch-cost check: launches per sample (default 2000)\n"
     "  --launch-reps N   launch-cost check: samples per path, 0 skips the check (default 51)\n"
@@ -64,11 +66,12 @@ static int checks(const bw_options *o) {
 }
 
 int bw_parse(int argc, char **argv, bw_options *o) {
-  *o = (bw_options){.bytes = 64u << 20, .chunk = 64u << 10, .reps = 50, .warmup = 5,
+  *o = (bw_options){.bytes = 64u << 20, .chunk = 64u << 10, .reps = 50, .iters = 4, .warmup = 3,
                     .launches = 2000, .launch_reps = 51};
   static const struct { const char *name; int lo, hi; size_t field; } ints[] = {
       {"--pes", 1, BW_MAX_PES, offsetof(bw_options, pes)},
       {"--reps", 1, 100000, offsetof(bw_options, reps)},
+      {"--iters", 1, 1000, offsetof(bw_options, iters)},
       {"--warmup", 0, 100000, offsetof(bw_options, warmup)},
       {"--blocks", 0, 1 << 20, offsetof(bw_options, blocks)},
       {"--launches", 1, 10000000, offsetof(bw_options, launches)},

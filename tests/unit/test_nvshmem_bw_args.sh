@@ -30,6 +30,7 @@ refused "--pes 17: expected an integer in 1 ... 16" --cubin k --pes 17
 refused "--pes 0: expected an integer in 1 ... 16" --cubin k --pes 0
 refused "--pes 2x: expected an integer in 1 ... 16" --cubin k --pes 2x
 refused "--reps 0: expected an integer in 1 ... 100000" --cubin k --reps 0
+refused "--iters 1001: expected an integer in 1 ... 1000" --cubin k --iters 1001
 refused "--warmup -1: expected an integer in 0 ... 100000" --cubin k --warmup -1
 refused "--launches (missing): expected an integer" --cubin k --launches
 refused "--bytes 64Q: expected a positive size" --cubin k --bytes 64Q
