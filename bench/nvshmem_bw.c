@@ -46,6 +46,7 @@
 #include "nvshmem_bw.h"
 
 enum { M_TMA, M_GET, M_PUT, M_COPY, M_COUNT };
+_Static_assert(M_COUNT == BW_METHODS, "the methods of bw_options.methods");
 static const char *method_names[M_COUNT] = {
     "tma gather, peer tensor maps by run-time index", "nvshmemx_getmem_block in a kernel",
     "nvshmemx_putmem_block in a kernel", "copy engine (cuMemcpyDtoDAsync of the peer's address)"};
@@ -208,17 +209,21 @@ static int measure(pe_state *st, int m, double *median_us, double *min_us) {
 }
 
 static int bandwidth(pe_state *st) {
-  double med[M_COUNT], lo[M_COUNT];
+  double med[M_COUNT] = {0}, lo[M_COUNT] = {0};
   for (int m = 0; m < M_COUNT; m++)
-    if (measure(st, m, &med[m], &lo[m])) return 1;
+    if (st->o.methods & (1u << m) && measure(st, m, &med[m], &lo[m])) return 1;
   double moved = (double)st->o.bytes * st->npeers;
   say(st, "PE %d of %d: %s, %zu bytes per peer x %d peer(s); per method the median (min) of %d "
           "samples of %d back-to-back runs after %d warm-up sample(s), grid %u\n", st->me, st->pes,
       st->pes == 1 ? "LOCAL bandwidth (one PE: the peer is itself)" : "peer bandwidth",
       st->o.bytes, st->npeers, st->o.reps, st->o.iters, st->o.warmup, st->blocks);
-  for (int m = 0; m < M_COUNT; m++)
-    say(st, "  %-54s %10.1f us (%10.1f)  %8.1f GB/s  %.3f x copy's  verified\n",
-        method_names[m], med[m], lo[m], moved / (med[m] * 1e3), med[M_COPY] / med[m]);
+  for (int m = 0; m < M_COUNT; m++) {
+    if (!(st->o.methods & (1u << m))) continue;
+    say(st, "  %-54s %10.1f us (%10.1f)  %8.1f GB/s", method_names[m], med[m], lo[m],
+        moved / (med[m] * 1e3));
+    if (st->o.methods & (1u << M_COPY)) say(st, "  %.3f x copy's", med[M_COPY] / med[m]);
+    say(st, "  verified\n");
+  }
   return 0;
 }
 

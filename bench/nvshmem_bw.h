@@ -7,6 +7,7 @@
 
 #define BW_MAX_PES 16      /* the kernel's tensormap[16] */
 #define BW_TILE_BYTES 8192 /* bw_tma's box: 256 u32 x 8 rows */
+#define BW_METHODS 4       /* tma, get, put, copy: bits of bw_options.methods in this order */
 
 typedef struct bw_options {
   size_t bytes;      /* per peer */
@@ -17,6 +18,7 @@ typedef struct bw_options {
   int blocks;        /* grid of the kernels; 0: 2 per multiprocessor */
   int launches, launch_reps; /* launch-cost check: launches per sample, samples (0: skip it) */
   const char *cubin; /* bench/nvshmem_bw.cu device-linked with NVSHMEM (bench/nvshmem_bw.sh) */
+  unsigned methods;  /* bit m: method m (tma, get, put, copy) measured; default all */
   int signatures;    /* --signatures: print "kernel|signature" per kernel used, exit 0 */
 } bw_options;
 

@@ -11,7 +11,7 @@
 static const char usage[] =
     "usage: bench_nvshmem_bw --cubin FILE [--pes N] [--bytes SIZE] [--chunk SIZE] [--reps N]\n"
     "                        [--iters N] [--warmup N] [--blocks N] [--launches N]\n"
-    "                        [--launch-reps N] [--signatures]\n"
+    "                        [--launch-reps N] [--methods LIST] [--signatures]\n"
     "  --cubin FILE      bench/nvshmem_bw.cu device-linked with NVSHMEM (bench/nvshmem_bw.sh builds it)\n"
     "  --pes N           PEs, one process per GPU (1 ... 16; default: every GPU, at most 16);\n"
     "                    1 PE reads itself: the numbers are then local bandwidth\n"
@@ -23,6 +23,7 @@ static const char usage[] =
     "  --blocks N        grid of the kernels (default 0: 2 per multiprocessor)\n"
     "  --launches N      launch-cost check: launches per sample (default 2000)\n"
     "  --launch-reps N   launch-cost check: samples per path, 0 skips the check (default 51)\n"
+    "  --methods LIST    comma-separated, of tma, get, put, copy (default: all; the ratios need copy)\n"
     "  --signatures      print 'kernel|signature' for every kernel it launches, then exit\n";
 
 static int bad(const char *opt, const char *value, const char *expected) {
@@ -43,6 +44,21 @@ static size_t size_value(const char *s) {
   else if (*end == 'G' || *end == 'g') shift = 30, end++;
   if (errno || *end || v > (SIZE_MAX >> shift)) return 0;
   return (size_t)(v << shift);
+}
+
+/* "tma,copy" -> bits 0 and 3 (the order of BW_METHODS); 0 on anything else. */
+static unsigned methods_value(const char *s) {
+  static const char *names[BW_METHODS] = {"tma", "get", "put", "copy"};
+  unsigned bits = 0;
+  while (s && *s) {
+    size_t n = strcspn(s, ","), m = 0;
+    while (m < BW_METHODS && !(strlen(names[m]) == n && strncmp(s, names[m], n) == 0)) m++;
+    if (m == BW_METHODS || bits & (1u << m)) return 0;
+    bits |= 1u << m;
+    s += n + (s[n] == ',');
+    if (s[-1] == ',' && !*s) return 0;
+  }
+  return bits;
 }
 
 /* An int in [lo, hi], else returns 0 with *ok = 0. */
@@ -67,7 +83,7 @@ static int checks(const bw_options *o) {
 
 int bw_parse(int argc, char **argv, bw_options *o) {
   *o = (bw_options){.bytes = 64u << 20, .chunk = 64u << 10, .reps = 50, .iters = 4, .warmup = 3,
-                    .launches = 2000, .launch_reps = 51};
+                    .launches = 2000, .launch_reps = 51, .methods = (1u << BW_METHODS) - 1};
   static const struct { const char *name; int lo, hi; size_t field; } ints[] = {
       {"--pes", 1, BW_MAX_PES, offsetof(bw_options, pes)},
       {"--reps", 1, 100000, offsetof(bw_options, reps)},
@@ -99,6 +115,10 @@ int bw_parse(int argc, char **argv, bw_options *o) {
       size_t s = size_value(v);
       if (s == 0) return bad(a, v, "a positive size: digits with an optional K, M or G");
       *(a[2] == 'b' ? &o->bytes : &o->chunk) = s;
+      done = 1;
+    } else if (!done && strcmp(a, "--methods") == 0) {
+      if (!(o->methods = methods_value(v)))
+        return bad(a, v, "tma, get, put or copy, comma-separated, each once");
       done = 1;
     } else if (!done && strcmp(a, "--cubin") == 0) {
       if (!v) return bad(a, v, "a file");

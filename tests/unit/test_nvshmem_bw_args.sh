@@ -40,6 +40,10 @@ refused "--chunk 99999999999999999999: expected a positive size" --cubin k --chu
 refused "--bytes 12345: expected a multiple of 8K (one TMA tile) and of --chunk" --cubin k --bytes 12345
 refused "--bytes 65536: expected a multiple of 8K (one TMA tile) and of --chunk" --cubin k --bytes 64K --chunk 48K
 refused "--bytes 1099511627776: expected less than 1T" --cubin k --bytes 1024G
+refused "--methods tma,dma: expected tma, get, put or copy" --cubin k --methods tma,dma
+refused "--methods copy,copy: expected tma, get, put or copy" --cubin k --methods copy,copy
+refused "--methods get,: expected tma, get, put or copy" --cubin k --methods get,
+refused "--methods (missing): expected tma" --cubin k --methods
 refused "argument --bogus: expected one of the options below" --cubin k --bogus
 # Valid arguments, no driver: a plain skip, never a pass under GCL_REQUIRE_GPU=1.
 out=$(GCL_LIBCUDA=/nonexistent/libcuda.so.1 "$exe" --cubin k --bytes 8K --chunk 8K --pes 1) ||
@@ -48,6 +52,13 @@ out=$(GCL_LIBCUDA=/nonexistent/libcuda.so.1 "$exe" --cubin k --bytes 8K --chunk 
 GCL_LIBCUDA=/nonexistent/libcuda.so.1 GCL_REQUIRE_GPU=1 "$exe" --cubin k >/dev/null
 [ $? -eq 1 ] || fail "no GPU under GCL_REQUIRE_GPU=1: not exit 1"
 echo "ok: no GPU -> skipped (exit 0; 1 under GCL_REQUIRE_GPU=1)"
+# More PEs than GPUs (the fake driver's one device, FAKECUDA_LIB from the build): refused, exit 2.
+if [ -n "${FAKECUDA_LIB:-}" ]; then
+  err=$(GCL_LIBCUDA=$FAKECUDA_LIB FAKECUDA_DEVICES=1 "$exe" --cubin k --pes 2 2>&1)
+  [ $? -eq 2 ] || fail "--pes 2 on one GPU: not exit 2: $err"
+  [ "$err" = "bench_nvshmem_bw: --pes 2: only 1 GPU(s) usable (one PE per GPU)" ] || fail "--pes 2: '$err'"
+  echo "ok: --pes 2 on one GPU -> $err"
+fi
 # The wrapper: --help goes to the program before any wheel or GPU is looked for; a missing
 # program is refused.
 out=$(sh "$sh_" "$exe" --help) || fail "nvshmem_bw.sh --help exited $?"
