@@ -38,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -384,10 +385,19 @@ int main(int argc, char **argv) {
   }
   close(fds[0]);
   close(fds[1]);
-  int failed = 0;
-  for (int r = 0; r < pes; r++) {
+  int failed = 0, left = 0;
+  for (int r = 0; r < pes; r++) failed |= kids[r] < 0, left += kids[r] > 0;
+  while (left > 0) { /* a PE that fails leaves the others waiting in a barrier: end them */
     int st = 0;
-    failed |= kids[r] < 0 || waitpid(kids[r], &st, 0) != kids[r] || !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+    pid_t pid = waitpid(-1, &st, 0);
+    if (pid < 0) break;
+    for (int r = 0; r < pes; r++)
+      if (kids[r] == pid) kids[r] = 0, left--;
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+      failed = 1;
+      for (int r = 0; r < pes; r++)
+        if (kids[r] > 0) kill(kids[r], SIGTERM);
+    }
   }
   printf("bench_nvshmem_bw: %d PE(s): %s\n", pes, failed ? "FAILED" : "every result verified");
   return failed;
