@@ -491,6 +491,9 @@ def q_event_op(m):
         m.add(f"{other}.record({sn}); W.k.launch(1, 32, W.full, stream={sn}); {name}.record({sn}); "
               f"{name}.synchronize(); t = {name} - {other}; assert t >= 0.0 and t == {other}.elapsed_ms({name}), t",
               "ok" if ok else "any")
+        if not ok:  # it may have launched into a capture, or stopped half-way
+            s["known"] = False
+            m.events[other]["captured"] = e["captured"] = True
     elif op == 4 and sn:
         m.add(f"{sn}.wait({name})", "ok" if live and not e["captured"] else "err" if not s["open"] else "any")
     else:
@@ -608,17 +611,21 @@ def q_launch_buffer(m):
           "ok" if ok else "err" if not b["open"] or not s["open"] else "any")
     if ok and s["capturing"]:
         s["kernels"] += 1
+    elif not ok:
+        s["known"] = False
 
 
 SEQ_OPS = [q_stream, q_stream_op, q_stream_op, q_event_op, q_graph_op, q_buffer_op, q_buffer_op,
            q_launch_buffer]
 
 
-def c_sequence(r):
-    m = Model(r)
-    for _ in range(r.randrange(3, 16)):
-        r.choice(SEQ_OPS)(m)
-    return STEP.join(f"#{e}\n{c}" for c, e in m.steps), None
+def sequence(ops):
+    def gen(r):
+        m = Model(r)
+        for _ in range(r.randrange(3, 16)):
+            r.choice(ops)(m)
+        return STEP.join(f"#{e}\n{c}" for c, e in m.steps), None
+    return gen
 
 
 CALLABLES = {
@@ -628,7 +635,10 @@ CALLABLES = {
     "Args.repoint": c_repoint, "TensorMap": c_tensormap, "TensorMap.describe": c_describe,
     "inspect": c_inspect, "status_name": c_status_name, "Context": c_context, "Context.load": c_load,
     "Module.kernel": c_kernel, "Kernel.launch": c_launch, "Kernel/Module/Context.*": c_kernel_misc,
-    "runtime sequence": c_sequence,
+    "seq streams+graphs": sequence([q_stream, q_stream_op, q_stream_op, q_graph_op, q_graph_op]),
+    "seq events": sequence([q_stream, q_stream_op, q_event_op, q_event_op]),
+    "seq buffers": sequence([q_buffer_op, q_buffer_op, q_launch_buffer, q_stream]),
+    "seq mixed": sequence(SEQ_OPS),
 }
 # Public names the generators above cover (anything else public is fuzzed through GENERIC).
 COVERED = {"Layout", "Layout.field", "Layout.leaves", "Args", "Args.is_set", "Args.buffer",
@@ -811,7 +821,7 @@ def child(seed, first, count, names, wfd):
     Exit 0: all kept the contract; 3: a violation (reported on the pipe)."""
     out = os.fdopen(wfd, "w", buffering=1)
     world = World()
-    counts = {}
+    counts, per = {}, {}
     for i in range(first, first + count):
         name, snippet, checked = make_case(seed, i, names)
         out.write(f"case {i}\n")
@@ -821,6 +831,9 @@ def child(seed, first, count, names, wfd):
             out.write(f"violation {i} {str(v)!r}\n")
             os._exit(3)
         counts[o] = counts.get(o, 0) + 1
+        per[name] = per.get(name, 0) + 1
+    out.write("per " + " ".join(f"{n.replace(' ', '~')}={v}" for n, v in per.items()) + "\n")
+    out.write("steps " + " ".join(f"{e}:{o}={v}" for (e, o), v in world.steps.items()) + "\n")
     producer = world.p
     del world
     gc.collect()
@@ -895,16 +908,17 @@ def main():
     replayed, failures = replay_regressions(env)
     t0 = time.monotonic()
     first = total = 0
-    counts = {}
+    counts, per, steps = {}, {}, {}
     while (o.cases and total < o.cases) or (not o.cases and time.monotonic() - t0 < o.seconds):
         n = min(o.batch, o.cases - total) if o.cases else o.batch
         ran, fail, lines = run_batch(seed, first, n, names)
         total += ran + (1 if fail else 0)
         for ln in lines:
-            if ln.startswith("counts "):
-                for kv in ln.split()[1:]:
-                    k, v = kv.split("=")
-                    counts[k] = counts.get(k, 0) + int(v)
+            for tag, into in (("counts ", counts), ("per ", per), ("steps ", steps)):
+                if ln.startswith(tag):
+                    for kv in ln.split()[1:]:
+                        k, v = kv.rsplit("=", 1)
+                        into[k] = into.get(k, 0) + int(v)
         if fail:
             i, why = fail
             failures += 1
@@ -918,6 +932,10 @@ def main():
             first += n
     secs = time.monotonic() - t0
     print(f"fuzz_api: outcomes {' '.join(f'{k}={v}' for k, v in sorted(counts.items()))}")
+    print("fuzz_api: executions per target (batches that ended in a failure not counted):")
+    for k, v in sorted(per.items(), key=lambda kv: -kv[1]):
+        print(f"  - {k.replace('~', ' ')}: {v}")
+    print(f"fuzz_api: sequence steps label:outcome {' '.join(f'{k}={v}' for k, v in sorted(steps.items()))}")
     print(f"fuzz_api: {'ok' if failures == 0 else 'FAIL'} seed {seed}: {total} cases in {secs:.0f} s "
           f"({replayed} regressions replayed), {failures} failures")
     return 1 if failures else 0
