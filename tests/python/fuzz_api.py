@@ -22,6 +22,18 @@ an entry to CALLABLES for a smarter generator.
 
 Exit status: 0 when every case kept the contract, 1 otherwise. The last line:
   fuzz_api: ok|FAIL seed N: C cases in S s (R regressions replayed), F failures
+
+Runtime objects (issue 50): the "seq ..." targets are sequences of calls on Streams, Events,
+Graphs and Buffers, valid and invalid (use after close, nested capture, close during capture,
+close with views/exports/Args alive, wrong sizes), each step labelled by a model of the objects:
+'ok' must return, 'err' must raise gclaunch.Error, 'any' is held to the contract above. With the
+fake driver the live streams, events, graphs and allocations must be back after each sequence.
+
+--real (GCL_FUZZ_DRIVER=real): against the real libcuda on a GPU (scripts/h200.sh pyfuzz).
+Nothing the driver must trust blindly is drawn (no random stream handles, no kernel writing
+through a random pointer), so a crash is gclaunch's; each batch warms the driver up, measures
+free device memory (cuMemGetInfo), runs its cases, drops their objects and measures again:
+growth beyond GCL_FUZZ_LEAK_MB (16 MiB; sequences allocate 64 MiB Buffers) is a failure.
 """
 import argparse
 import gc
@@ -377,6 +389,11 @@ STEP = "\n#--step--\n"
 SIZES = [1, 4, 256, 4096, 1 << 20, 64 << 20]  # 64 MiB: a leaked one is far above the tolerance
 
 
+def loose(r):
+    """Any value where a stream may be taken: on the real driver only a handle it can be given."""
+    return stream_expr(r) if REAL else value(r)
+
+
 class Model:
     def __init__(self, r):
         self.r, self.steps = r, []
@@ -461,7 +478,7 @@ def q_stream_op(m):
               "ok" if ok else "err" if not s["open"] or (live and not s["capturing"]) else "any")
         m.graphs[gname] = {"ready": ok, "kernels": k, "known": ok}
     else:  # random arguments
-        m.add(f"{n}.{r.choice(['wait', 'record'])}({r.choice([value(r), stream_expr(r), 'W.s', 'e0' if m.events else 'None'])})", "any")
+        m.add(f"{n}.{r.choice(['wait', 'record'])}({r.choice([loose(r), stream_expr(r), 'W.s', 'e0' if m.events else 'None'])})", "any")
         s["known"] = False
 
 
@@ -497,7 +514,7 @@ def q_event_op(m):
     elif op == 4 and sn:
         m.add(f"{sn}.wait({name})", "ok" if live and not e["captured"] else "err" if not s["open"] else "any")
     else:
-        m.add(f"{name}.{r.choice(['record', 'elapsed_ms', '__sub__'])}({r.choice([value(r), stream_expr(r)])})", "any")
+        m.add(f"{name}.{r.choice(['record', 'elapsed_ms', '__sub__'])}({r.choice([loose(r), stream_expr(r)])})", "any")
 
 
 def q_graph_op(m):
@@ -525,8 +542,9 @@ def q_graph_op(m):
         m.add(f"{name}.close()", "ok" if known else "any")
         gr["ready"] = False
     else:
-        vals = "[" + ", ".join(value(r) for _ in range(7)) + ", 16]" if r.random() < 0.5 else value(r)
-        m.add(f"{name}.set_args({r.choice(INTS)}, {r.choice(['W.k', 'W.mega', value(r)])}, {vals})", "any")
+        # (on the real driver the graph may run what set_args wrote: bench_args8 with idx >= 0 only)
+        vals = "[" + ", ".join(value(r) for _ in range(7)) + ", 16]" if REAL or r.random() < 0.5 else value(r)
+        m.add(f"{name}.set_args({r.choice(INTS)}, {'W.k' if REAL else r.choice(['W.k', 'W.mega', value(r)])}, {vals})", "any")
 
 
 def q_buffer_op(m):
@@ -595,7 +613,7 @@ def q_buffer_op(m):
             b["open"] = False
     else:
         meth = r.choice(["upload", "download", "fill", "view", "copy_from", "__dlpack__"])
-        m.add(f"{name}.{meth}({value(r)}, {r.choice(INTS)})", "any")
+        m.add(f"{name}.{meth}({value(r)}{'' if REAL else ', ' + r.choice(INTS)})", "any")
         b["known"] = False
 
 
@@ -822,6 +840,9 @@ def child(seed, first, count, names, wfd):
     out = os.fdopen(wfd, "w", buffering=1)
     world = World()
     counts, per = {}, {}
+    if REAL:
+        warm_up(world)
+        free0 = device_free()
     for i in range(first, first + count):
         name, snippet, checked = make_case(seed, i, names)
         out.write(f"case {i}\n")
@@ -834,6 +855,15 @@ def child(seed, first, count, names, wfd):
         per[name] = per.get(name, 0) + 1
     out.write("per " + " ".join(f"{n.replace(' ', '~')}={v}" for n, v in per.items()) + "\n")
     out.write("steps " + " ".join(f"{e}:{o}={v}" for (e, o), v in world.steps.items()) + "\n")
+    if REAL:  # device memory: what the batch's cases made is gone with them
+        world.__dict__.pop("_instances", None)
+        gc.collect()
+        world.ctx.synchronize()
+        grown = (free0 - device_free()) / 2**20
+        out.write(f"device_mb {grown:.1f}\n")
+        if grown > LEAK_MB:
+            out.write(f"violation {first + count - 1} {f'device memory grew by {grown:.1f} MiB over cases {first} ... {first + count - 1} (tolerance {LEAK_MB} MiB)'!r}\n")
+            os._exit(3)
     producer = world.p
     del world
     gc.collect()
@@ -843,6 +873,44 @@ def child(seed, first, count, names, wfd):
         out.write(f"violation {first + count - 1} {f'deleters ran {producer.deleted} times for {producer.exported} exported tensors (cases {first} ... {first + count - 1})'!r}\n")
         os._exit(3)
     os._exit(0)
+
+
+def device_free():
+    """Free device memory in bytes (cuMemGetInfo through ctypes on the real libcuda, in the
+    primary context of device 0, which this child retains); None with the fake driver."""
+    if not REAL:
+        return None
+    cu = C.CDLL("libcuda.so.1")
+    ctx, free, total = C.c_void_p(), C.c_size_t(), C.c_size_t()
+    for call, args in (("cuInit", (0,)), ("cuDevicePrimaryCtxRetain", (C.byref(ctx), 0)),
+                       ("cuCtxPushCurrent_v2", (ctx,)), ("cuMemGetInfo_v2", (C.byref(free), C.byref(total))),
+                       ("cuCtxPopCurrent_v2", (C.byref(C.c_void_p()),))):
+        rc = getattr(cu, call)(*args)
+        if rc:
+            raise RuntimeError(f"{call} returned {rc}")
+    return free.value
+
+
+def warm_up(world):
+    """What the driver allocates once (a capture, a graph launch, an event, a copy, a big
+    allocation) is allocated before the first measure, so it does not read as a leak."""
+    s = world.ctx.create_stream()
+    with s.capture() as gr:
+        world.k.launch(1, 32, world.full, stream=s)
+    gr.launch(s)
+    e = s.record()
+    b = world.ctx.alloc(64 << 20)
+    b.upload(bytes(4096), stream=s)
+    b.download(None, offset=(64 << 20) - 16)
+    e.synchronize()
+    s.synchronize()
+    b.close(), gr.close(), s.close()
+    del s, gr, e, b
+    gc.collect()
+    world.ctx.synchronize()
+
+
+LEAK_MB = float(os.environ.get("GCL_FUZZ_LEAK_MB", "16"))  # see docs/testing.md
 
 
 BATCH_SECONDS = 300  # a batch runs in well under a second a case; past this it hangs
@@ -908,12 +976,14 @@ def main():
     replayed, failures = replay_regressions(env)
     t0 = time.monotonic()
     first = total = 0
-    counts, per, steps = {}, {}, {}
+    counts, per, steps, grown = {}, {}, {}, []
     while (o.cases and total < o.cases) or (not o.cases and time.monotonic() - t0 < o.seconds):
         n = min(o.batch, o.cases - total) if o.cases else o.batch
         ran, fail, lines = run_batch(seed, first, n, names)
         total += ran + (1 if fail else 0)
         for ln in lines:
+            if ln.startswith("device_mb "):
+                grown.append(float(ln.split()[1]))
             for tag, into in (("counts ", counts), ("per ", per), ("steps ", steps)):
                 if ln.startswith(tag):
                     for kv in ln.split()[1:]:
@@ -936,6 +1006,9 @@ def main():
     for k, v in sorted(per.items(), key=lambda kv: -kv[1]):
         print(f"  - {k.replace('~', ' ')}: {v}")
     print(f"fuzz_api: sequence steps label:outcome {' '.join(f'{k}={v}' for k, v in sorted(steps.items()))}")
+    if REAL:
+        print(f"fuzz_api: device memory per batch (MiB, tolerance {LEAK_MB}): "
+              + (f"max {max(grown):.1f}, min {min(grown):.1f} over {len(grown)} batches" if grown else "no batch measured"))
     print(f"fuzz_api: {'ok' if failures == 0 else 'FAIL'} seed {seed}: {total} cases in {secs:.0f} s "
           f"({replayed} regressions replayed), {failures} failures")
     return 1 if failures else 0
