@@ -991,6 +991,10 @@ def main():
                     for kv in ln.split()[1:]:
                         k, v = kv.rsplit("=", 1)
                         into[k] = into.get(k, 0) + int(v)
+        if fail and not any(ln.startswith("case ") for ln in lines):
+            failures += 1  # the World itself could not be built (no device?): nothing can run
+            print(f"fuzz_api: FAIL: a batch ended before its first case ({fail[1]}); see the traceback above")
+            break
         if fail:
             i, why = fail
             failures += 1
