@@ -558,7 +558,7 @@ def q_buffer_op(m):
     b = m.buffers[name]
     live, n = b["open"] and b["known"], b["size"]
     dead = "err" if not b["open"] else "any"
-    op = r.randrange(11)
+    op = r.randrange(12)
     if op == 0:  # upload: in range or not
         k, off = r.choice([0, 1, 16, n, n + 1]), r.choice([0, 0, 1, n, n + 1, 2**62])
         m.add(f"{name}.upload(bytes(range(256)) * {k // 256} + bytes(range({k % 256})), offset={off})",
@@ -611,6 +611,18 @@ def q_buffer_op(m):
         m.add(f"{name}.close()", ("err" if b["holders"] else "ok") if live else "any")
         if live and not b["holders"]:
             b["open"] = False
+    elif op == 10 and n >= 4096:  # a TensorMap of a view, in an Args (which then holds the Buffer)
+        v, i = f"m{len(m.holders)}", r.randrange(16)
+        if r.random() < 0.6:
+            m.add(f"{v} = W.mega.args(); {v}['maps[{i}]'] = g.TensorMap({name}.view('f32', (16, {n // 64})), (16, 16))",
+                  "ok" if live else dead)
+        else:  # re-pointed: a map and the work pointer moved onto the Buffer
+            m.add(f"{v} = W.mega.args(); {v}['maps'] = [g.TensorMap(W.tensor(), (8, 16))] * 16; "
+                  f"{v}.repoint({r.choice([repr(f'maps[{i}]'), repr('work'), repr('maps')])}, {name})",
+                  "any" if live else dead)
+            b["known"] = False
+        m.holders[v] = name
+        b["holders"] += 1
     else:
         meth = r.choice(["upload", "download", "fill", "view", "copy_from", "__dlpack__"])
         m.add(f"{name}.{meth}({value(r)}{'' if REAL else ', ' + r.choice(INTS)})", "any")
