@@ -114,6 +114,10 @@ class World:
         self.streams = [0, 1, 2]
         self.steps = {}  # (label, outcome) -> count, of the sequences' steps
         self.s = self.ctx.create_stream()  # wrapped by sequences (Stream.from_handle); never closed
+        # for GENERIC's method calls: a Buffer, an Event and a Graph of one bench_args8 launch
+        self.buf, self.ev, self.gs = self.ctx.alloc(4096), self.ctx.create_event(), self.ctx.create_stream()
+        with self.gs.capture() as self.graph:
+            self.k.launch(1, 32, self.full, stream=self.gs)
         self.files()
 
     def files(self):
@@ -696,7 +700,10 @@ def generic(name):
         owner, _, meth = name.partition(".")
         target = f"g.{owner}"
         if meth:
-            inst = {"Layout": "W.lay", "Args": "W.a", "Kernel": "W.k", "Module": "W.mod", "Context": "W.ctx"}
+            inst = {"Layout": "W.lay", "Args": "W.a", "Kernel": "W.k", "Module": "W.mod", "Context": "W.ctx",
+                    "Buffer": "W.buf", "Event": "W.ev"}
+            if not REAL:  # random set_args then launch: bench_args8 with idx < 0 writes anywhere
+                inst["Graph"] = "W.graph"
             target = (inst.get(owner) or f"F.instance(W, g.{owner})") + f".{meth}"
         try:
             params = [p for p in pyinspect.signature(eval(f"g.{name}")).parameters.values()
@@ -830,7 +837,8 @@ def run_case(snippet, checked, world):
 
 
 def reproducer(seed, i, name, snippet, checked, why):
-    body = SETUP.format(here=HERE) + f"\n# fuzz_api seed {seed} case {i} ({name}): {why.splitlines()[0] if why else ''}\n"
+    body = ("import os\nos.environ['GCL_FUZZ_DRIVER'] = 'real'  # the real driver\n" if REAL else "")
+    body += SETUP.format(here=HERE) + f"\n# fuzz_api seed {seed} case {i} ({name}): {why.splitlines()[0] if why else ''}\n"
     body += f"print(F.run_case({snippet!r}, {checked!r}, W))\n"
     body += "del W\ngc.collect()\n"
     return body
