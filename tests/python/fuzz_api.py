@@ -428,6 +428,8 @@ def q_stream(m):
         m.add(f"{name} = g.Stream.from_handle({r.choice(['W.s.handle', 'Stream((0, W.s.handle))'])}, W.ctx)", "ok")
         m.streams[name] = {"open": True, "capturing": False, "known": True, "kernels": 0, "world": True}
         return
+    elif how == 2:  # of a Context the user drops at once: the Stream keeps what it needs
+        m.add(f"{name} = g.Context(0).create_stream()", "ok")
     else:
         m.add(f"{name} = W.ctx.create_stream({r.choice(['0', '0', '-1'])})", "ok")
     m.streams[name] = {"open": True, "capturing": False, "known": True, "kernels": 0, "world": False}
@@ -490,7 +492,7 @@ def q_event_op(m):
     r = m.r
     name = m.pick(m.events, "e")
     if name not in m.events:
-        m.add(f"{name} = {r.choice(['W.ctx.create_event()', 'g.Event(W.ctx)'])}", "ok")
+        m.add(f"{name} = {r.choice(['W.ctx.create_event()', 'g.Event(W.ctx)', 'g.Context(0).create_event()'])}", "ok")
         m.events[name] = {"recorded": False, "captured": False}
         return
     e = m.events[name]
@@ -539,9 +541,19 @@ def q_graph_op(m):
         m.add(f"assert {name}.kernel_count == {gr['kernels']}", "ok" if known and gr["ready"] else "any")
     elif op == 2:
         node = r.choice([0, 0, 1, 2, -1, 2**40])
-        vals = r.choice(["W.full", "[16] * 8", "W.full.clone()"])
-        m.add(f"{name}.set_args({node}, W.k, {vals})", "ok" if known and gr["ready"] and 0 <= node < gr["kernels"]
-              else "err" if known else "any")
+        vals, bok = r.choice(["W.full", "[16] * 8", "W.full.clone()", "buffer"]), True
+        if vals == "buffer":  # a Buffer as the pointers (whether the graph holds it: not modelled)
+            if not m.buffers:
+                return q_buffer_op(m)
+            bn = r.choice(sorted(m.buffers))
+            bok = m.buffers[bn]["open"] and m.buffers[bn]["known"]
+            vals = r.choice([f"[1, 2, 1.0, 2.0, {bn}, {bn}, 8, 16]", f"_a = W.full.clone(); _a['p1'] = {bn}; _a"])
+            m.buffers[bn]["known"] = False
+            if vals.startswith("_a"):
+                m.add(vals.rsplit(";", 1)[0], "any")
+                vals = "_a"
+        m.add(f"{name}.set_args({node}, W.k, {vals})", "ok" if bok and known and gr["ready"] and 0 <= node < gr["kernels"]
+              else "err" if known and bok else "any")
     elif op == 3:
         m.add(f"{name}.close()", "ok" if known else "any")
         gr["ready"] = False
@@ -556,7 +568,7 @@ def q_buffer_op(m):
     name = m.pick(m.buffers, "b")
     if name not in m.buffers:
         n = r.choice(SIZES)
-        m.add(f"{name} = W.ctx.alloc({n})", "ok")
+        m.add(f"{name} = {r.choice(['W.ctx', 'W.ctx', 'g.Context(0)'])}.alloc({n})", "ok")
         m.buffers[name] = {"open": True, "size": n, "holders": 0, "known": True}
         return
     b = m.buffers[name]
@@ -762,7 +774,7 @@ class Violation(Exception):
     pass
 
 
-LIVE = ("stream", "event", "graph", "exec", "memory", "library")
+LIVE = ("stream", "event", "graph", "exec", "memory", "library", "retain")
 
 
 def live_counts():
