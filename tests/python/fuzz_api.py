@@ -518,7 +518,10 @@ def q_event_op(m):
             s["known"] = False
             m.events[other]["captured"] = e["captured"] = True
     elif op == 4 and sn:
-        m.add(f"{sn}.wait({name})", "ok" if live and not e["captured"] else "err" if not s["open"] else "any")
+        ok = live and not e["captured"]
+        m.add(f"{sn}.wait({name})", "ok" if ok else "err" if not s["open"] else "any")
+        if not ok:  # waiting for a record inside a capture joins the stream to that capture
+            s["known"] = False
     else:
         m.add(f"{name}.{r.choice(['record', 'elapsed_ms', '__sub__'])}({r.choice([loose(r), stream_expr(r)])})", "any")
 
