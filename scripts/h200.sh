@@ -4,8 +4,9 @@
 # LD_LIBRARY_PATH) or a build directory of this checkout. Writes logs and CSVs under $OUT
 # (default ./out).
 #   scripts/h200.sh KIT|BUILD [stages...]   stages: ctest demo torch bench tiles descriptors
-#                                           sanitize cli persistent tmaps wheel nvshmem
-#                                           (default: all but descriptors, tmaps, wheel, nvshmem)
+#                                           sanitize cli persistent tmaps wheel nvshmem pyfuzz
+#                                           (default: all but descriptors, tmaps, wheel, nvshmem,
+#                                           pyfuzz)
 # KIT is build/gclaunch-testkit.tar.gz (unpacked here into ./gclaunch-testkit) or the unpacked
 # gclaunch-testkit folder; the kit carries this script too (gclaunch-testkit/src/scripts/h200.sh).
 set -uo pipefail
@@ -229,6 +230,26 @@ open('/tmp/work.bin', 'wb').write(items)"
             "$w/venv/bin/python" "$tests/run_installed.py" "$w/venv" "$tests/test_gpu.py"
         fi
         echo "wheel exit $?"; } 2>&1 | tee "$out/wheel.log" | tail -30
+      ;;
+    pyfuzz)
+      # Issue 50: the Python API fuzzer (tests/python/fuzz_api.py --real) against the real driver:
+      # PYFUZZ_RUNS runs (2) of PYFUZZ_SECONDS (120) each, each with a fresh seed (printed; rerun
+      # one with PYFUZZ_SEED=N). Every batch of cases runs in a forked child that measures free
+      # device memory (cuMemGetInfo through ctypes on libcuda) after a warm-up and again after its
+      # cases' objects are gone: a crash, a contract violation (a sequence step labelled ok that
+      # was refused, misuse accepted, an exception outside the contract) or device memory grown
+      # by more than GCL_FUZZ_LEAK_MB (16) fails the run. $out/pyfuzz.log; the last lines of each
+      # run are the executions per target, the step outcomes, the memory deltas and ok|FAIL.
+      { b=$(cd "$build" && pwd)
+        nvidia-smi --query-gpu=name,driver_version,memory.used,memory.total --format=csv 2>&1
+        for run in $(seq "${PYFUZZ_RUNS:-2}"); do
+          echo "== fuzz_api.py --real --seconds ${PYFUZZ_SECONDS:-120} (run $run)"
+          env -u GCL_LIBCUDA PYTHONPATH="$b/python:$src/tests/python" GCL_BUILD_DIR="$b" \
+            timeout $(( ${PYFUZZ_SECONDS:-120} + 360 )) python3 "$src/tests/python/fuzz_api.py" --real \
+            --no-save --seconds "${PYFUZZ_SECONDS:-120}" ${PYFUZZ_SEED:+--seed "$PYFUZZ_SEED"}
+          echo "fuzz_api exit $?"
+        done
+        nvidia-smi --query-gpu=memory.used --format=csv 2>&1; } 2>&1 | tee "$out/pyfuzz.log" | grep -v '^    ' | tail -80
       ;;
     persistent) # examples/persistent.c: gclaunch.h only, no libcuda link (prints "persistent: OK ...")
       { readelf -d "$build/examples/example_persistent" | grep NEEDED

@@ -22,6 +22,18 @@ an entry to CALLABLES for a smarter generator.
 
 Exit status: 0 when every case kept the contract, 1 otherwise. The last line:
   fuzz_api: ok|FAIL seed N: C cases in S s (R regressions replayed), F failures
+
+Runtime objects (issue 50): the "seq ..." targets are sequences of calls on Streams, Events,
+Graphs and Buffers, valid and invalid (use after close, nested capture, close during capture,
+close with views/exports/Args alive, wrong sizes), each step labelled by a model of the objects:
+'ok' must return, 'err' must raise gclaunch.Error, 'any' is held to the contract above. With the
+fake driver the live streams, events, graphs and allocations must be back after each sequence.
+
+--real (GCL_FUZZ_DRIVER=real): against the real libcuda on a GPU (scripts/h200.sh pyfuzz).
+Nothing the driver must trust blindly is drawn (no random stream handles, no kernel writing
+through a random pointer), so a crash is gclaunch's; each batch warms the driver up, measures
+free device memory (cuMemGetInfo), runs its cases, drops their objects and measures again:
+growth beyond GCL_FUZZ_LEAK_MB (16 MiB; sequences allocate 64 MiB Buffers) is a failure.
 """
 import argparse
 import gc
@@ -41,7 +53,13 @@ sys.path.insert(0, HERE)
 
 import gcltest as T  # noqa: E402
 
-FAKE = T.fake_driver()
+# --real (or GCL_FUZZ_DRIVER=real, which the saved reproducers inherit): the real libcuda, on a
+# GPU; calls that would hand the driver a pointer it must trust (a random stream handle, a
+# kernel writing through a random pointer) are left out, so a crash is gclaunch's.
+REAL = "--real" in sys.argv or os.environ.get("GCL_FUZZ_DRIVER") == "real"
+if REAL:
+    os.environ["GCL_FUZZ_DRIVER"] = "real"
+FAKE = None if REAL else T.fake_driver()
 import gclaunch as g  # noqa: E402
 
 ARGS8 = "i32 a, i32 b, f32 c, f32 d, const f32* p0, f32* p1, u64 n, i32 idx"
@@ -55,9 +73,8 @@ SETUP = '''
 import ctypes as C, gc, os, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import gcltest as T
-FAKE = T.fake_driver()
-import gclaunch as g
 import fuzz_api as F
+g, FAKE, Stream = F.g, F.FAKE, F.Stream
 W = F.World()
 '''
 
@@ -78,7 +95,8 @@ class World:
         for image, name in (("launchcfg.sm_90.cubin", "bench_args8"),
                             ("megakernel.sm_90.cubin", "megakernel_copy_16")):
             k = next(k for k in g.inspect(T.kernel(image)) if k["name"] == name)
-            T.declare(FAKE, name, [(p["offset"], p["size"]) for p in k["params"]])
+            if FAKE:
+                T.declare(FAKE, name, [(p["offset"], p["size"]) for p in k["params"]])
         self.p = T.Producer()
         self.mem = (C.c_float * 65536)()
         self.base = (C.addressof(self.mem) + 255) & ~255
@@ -94,6 +112,12 @@ class World:
         self.mega = self.ctx.load(T.kernel("megakernel.sm_90.cubin")).kernel("megakernel_copy_16", MAPS16)
         self.ka = self.mega.args()
         self.streams = [0, 1, 2]
+        self.steps = {}  # (label, outcome) -> count, of the sequences' steps
+        self.s = self.ctx.create_stream()  # wrapped by sequences (Stream.from_handle); never closed
+        # for GENERIC's method calls: a Buffer, an Event and a Graph of one bench_args8 launch
+        self.buf, self.ev, self.gs = self.ctx.alloc(4096), self.ctx.create_event(), self.ctx.create_stream()
+        with self.gs.capture() as self.graph:
+            self.k.launch(1, 32, self.full, stream=self.gs)
         self.files()
 
     def files(self):
@@ -230,6 +254,9 @@ def value(r, depth=0):
 
 
 def stream_expr(r):
+    if REAL:  # handles the driver may be given: none, legacy, per-thread, the World's stream
+        h = r.choice(["None", "0", "1", "2", "-1", "-5", "2**63", "2**64", "-2**63", "True", "W.s.handle"])
+        return r.choice([h, h, f"Stream((0, {h}))", "Stream(5)", "Stream((0,))", "object()", "W.s"])
     h = r.choice(["None", "0", "1", "2", "3", "-1", "-5", "12345", "2**63", "2**64", "-2**63",
                   "W.base", "C.addressof(W.mem)", "0x7fff_ffff_f000", "id(object())", "True"])
     return r.choice([h, h, f"Stream((0, {h}))", "Stream(5)", "Stream((0,))", "object()"])
@@ -337,8 +364,10 @@ def c_kernel(r):
 
 
 def c_launch(r):
+    # bench_args8 writes through p1 when idx < 0: on the real driver idx stays >= 0
+    last = r.choice(["0", "16", "2**31-1"]) if REAL else value(r)
     args = r.choice(["W.full", "W.full", "W.a", "W.full.clone()", "[16] * 8", "[16] * 7",
-                     "[" + ", ".join(value(r) for _ in range(8)) + "]", "None", "W.ka"])
+                     "[" + ", ".join([value(r) for _ in range(7)] + [last]) + "]", "None", "W.ka"])
     kw = []
     for name, gen in (("shared", lambda: r.choice(INTS)), ("stream", lambda: stream_expr(r)),
                       ("cluster", lambda: dims_expr(r)), ("cooperative", lambda: r.choice(["True", "False"]))):
@@ -353,6 +382,301 @@ def c_kernel_misc(r):
                      "W.ctx.synchronize()", "repr(W.k)", "repr(W.ctx)"]), None
 
 
+# --- runtime objects: model-checked sequences (streams, events, graphs, buffers) -----------------
+# A sequence is a list of steps (one statement or block each, separated by STEP in the snippet);
+# every step runs on its own, so the steps after a refused one still run (use after close, close
+# during capture, ...). A small model of the objects labels each step: "ok" must return (a valid
+# call refused is a finding), "err" must raise gclaunch.Error (misuse accepted is a finding),
+# "any" is held to the contract only. A step the model cannot predict (random arguments) makes
+# the objects it touches unknown: their later steps are "any".
+STEP = "\n#--step--\n"
+SIZES = [1, 4, 256, 4096, 1 << 20, 64 << 20]  # 64 MiB: a leaked one is far above the tolerance
+
+
+def loose(r):
+    """Any value where a stream may be taken: on the real driver only a handle it can be given."""
+    return stream_expr(r) if REAL else value(r)
+
+
+class Model:
+    def __init__(self, r):
+        self.r, self.steps = r, []
+        self.streams = {}   # name -> {"open", "capturing", "known", "kernels"}
+        self.events = {}    # name -> {"recorded", "captured"}
+        self.graphs = {}    # name -> {"ready", "kernels"}
+        self.buffers = {}   # name -> {"open", "size", "holders", "known"}
+        self.holders = {}   # name of a view / capsule / Args -> the buffer it holds
+
+    def add(self, code, expect):
+        self.steps.append((code, expect))
+
+    def pick(self, d, new_prefix):
+        if d and self.r.random() < 0.8:
+            return self.r.choice(sorted(d))
+        return f"{new_prefix}{len(d)}"
+
+
+def q_stream(m):
+    r = m.r
+    name = f"s{len(m.streams)}"
+    how = r.randrange(6)
+    if how == 0:
+        m.add(f"{name} = g.Stream(W.ctx, {r.choice(['0', '0', '-1', '1', '-2**31', '2**40', 'None'])})", "any")
+        m.add(f"{name} = W.ctx.create_stream()", "ok")
+    elif how == 1:  # a wrap of a foreign handle: the World's stream (never closed), by int or object
+        # (from_handle of a gclaunch.Stream returns that Stream itself: the World's is never used)
+        m.add(f"{name} = g.Stream.from_handle({r.choice(['W.s.handle', 'Stream((0, W.s.handle))'])}, W.ctx)", "ok")
+        m.streams[name] = {"open": True, "capturing": False, "known": True, "kernels": 0, "world": True}
+        return
+    elif how == 2:  # of a Context the user drops at once: the Stream keeps what it needs
+        m.add(f"{name} = g.Context(0).create_stream()", "ok")
+    else:
+        m.add(f"{name} = W.ctx.create_stream({r.choice(['0', '0', '-1'])})", "ok")
+    m.streams[name] = {"open": True, "capturing": False, "known": True, "kernels": 0, "world": False}
+
+
+def q_stream_op(m):
+    r = m.r
+    if not m.streams:
+        return q_stream(m)
+    n = r.choice(sorted(m.streams))
+    s = m.streams[n]
+    live = s["open"] and s["known"]
+    op = r.randrange(8)
+    if s["world"] and op in (2, 3, 6):  # no capture on a wrap of the World's stream (it outlives the case)
+        op = 0
+    if op == 0:  # synchronize: during a capture the driver refuses and invalidates it
+        m.add(f"{n}.synchronize()", "ok" if live and not s["capturing"] else "err" if not s["open"] else "any")
+        if s["capturing"]:
+            s["known"] = False
+    elif op == 1:  # launch (captured while capturing)
+        m.add(f"W.k.launch(1, 32, W.full, stream={n})", "ok" if live else "err" if not s["open"] else "any")
+        if live and s["capturing"]:
+            s["kernels"] += 1
+    elif op == 2:  # begin_capture (nested: refused)
+        m.add(f"{n}.begin_capture()", "err" if not s["open"] or (s["capturing"] and s["known"]) else
+              "ok" if live else "any")
+        if live and not s["capturing"]:
+            s["capturing"], s["kernels"] = True, 0
+    elif op == 3:  # end_capture
+        gname = f"gr{len(m.graphs)}"
+        # a capture that launched nothing is refused (the driver's graph would have no kernel node)
+        ok = live and s["capturing"] and s["kernels"] > 0
+        m.add(f"{gname} = {n}.end_capture()", "ok" if ok else "err" if not s["open"] or
+              (live and (not s["capturing"] or not s["kernels"])) else "any")
+        m.graphs[gname] = {"ready": ok, "kernels": s["kernels"], "known": ok}
+        s["capturing"] = False
+    elif op == 4:  # close (also during a capture, also twice)
+        m.add(f"{n}.close()", "ok" if s["open"] or s["known"] else "any")
+        if not s["world"]:
+            s["open"], s["capturing"] = False, False
+        else:
+            s["known"] = s["open"] = s["capturing"] = False
+    elif op == 5:
+        m.add(f"assert {n}.closed == {not s['open']} and {n}.is_capturing == {s['capturing']}",
+              "ok" if s["known"] else "any")
+    elif op == 6:  # with stream.capture() as graph: launches
+        k = r.choice([0, 1, 2])
+        gname = f"gr{len(m.graphs)}"
+        body = "".join(f"\n    W.k.launch(1, 32, W.full, stream={n})" for _ in range(k)) or "\n    pass"
+        ok = live and not s["capturing"] and k > 0
+        m.add(f"with {n}.capture() as {gname}:{body}",
+              "ok" if ok else "err" if not s["open"] or (live and not s["capturing"]) else "any")
+        m.graphs[gname] = {"ready": ok, "kernels": k, "known": ok}
+    else:  # random arguments
+        m.add(f"{n}.{r.choice(['wait', 'record'])}({r.choice([loose(r), stream_expr(r), 'W.s', 'e0' if m.events else 'None'])})", "any")
+        s["known"] = False
+
+
+def q_event_op(m):
+    r = m.r
+    name = m.pick(m.events, "e")
+    if name not in m.events:
+        m.add(f"{name} = {r.choice(['W.ctx.create_event()', 'g.Event(W.ctx)', 'g.Context(0).create_event()'])}", "ok")
+        m.events[name] = {"recorded": False, "captured": False}
+        return
+    e = m.events[name]
+    sn = r.choice(sorted(m.streams)) if m.streams else None
+    s = m.streams.get(sn)
+    live = s is not None and s["open"] and s["known"] and not s["capturing"]
+    op = r.randrange(6)
+    if op == 0 and sn:
+        m.add(f"{name}.record({sn})", "ok" if live else "err" if not s["open"] else "any")
+        e["recorded"] |= live
+        e["captured"] |= not live
+    elif op == 1:
+        m.add(f"{name}.synchronize()", "ok" if not e["captured"] else "any")
+    elif op == 2:
+        m.add(f"{name}.is_done", "ok" if not e["captured"] else "any")
+    elif op == 3 and sn and len(m.events) > 1:  # elapsed between two records on one stream
+        other = r.choice([x for x in sorted(m.events) if x != name])
+        ok = live and not e["captured"] and not m.events[other]["captured"]
+        m.add(f"{other}.record({sn}); W.k.launch(1, 32, W.full, stream={sn}); {name}.record({sn}); "
+              f"{name}.synchronize(); t = {name} - {other}; assert t >= 0.0 and t == {other}.elapsed_ms({name}), t",
+              "ok" if ok else "any")
+        if not ok:  # it may have launched into a capture, or stopped half-way
+            s["known"] = False
+            m.events[other]["captured"] = e["captured"] = True
+    elif op == 4 and sn:
+        ok = live and not e["captured"]
+        m.add(f"{sn}.wait({name})", "ok" if ok else "err" if not s["open"] else "any")
+        if not ok:  # waiting for a record inside a capture joins the stream to that capture
+            s["known"] = False
+    else:
+        m.add(f"{name}.{r.choice(['record', 'elapsed_ms', '__sub__'])}({r.choice([loose(r), stream_expr(r)])})", "any")
+
+
+def q_graph_op(m):
+    r = m.r
+    if not m.graphs:
+        return q_stream_op(m)
+    name = r.choice(sorted(m.graphs))
+    gr = m.graphs[name]
+    known = gr["known"]
+    sn = r.choice(sorted(m.streams)) if m.streams else None
+    s = m.streams.get(sn)
+    live = s is not None and s["open"] and s["known"] and not s["capturing"]
+    op = r.randrange(5)
+    if op == 0:
+        m.add(f"{name}.launch({sn or 'None'})", "ok" if known and gr["ready"] and (live or sn is None) else
+              "err" if known and not gr["ready"] else "any")
+    elif op == 1:
+        m.add(f"assert {name}.kernel_count == {gr['kernels']}", "ok" if known and gr["ready"] else "any")
+    elif op == 2:
+        node = r.choice([0, 0, 1, 2, -1, 2**40])
+        vals, bok = r.choice(["W.full", "[16] * 8", "W.full.clone()", "buffer"]), True
+        if vals == "buffer":  # a Buffer as the pointers (whether the graph holds it: not modelled)
+            if not m.buffers:
+                return q_buffer_op(m)
+            bn = r.choice(sorted(m.buffers))
+            bok = m.buffers[bn]["open"] and m.buffers[bn]["known"]
+            vals = r.choice([f"[1, 2, 1.0, 2.0, {bn}, {bn}, 8, 16]", f"_a = W.full.clone(); _a['p1'] = {bn}; _a"])
+            m.buffers[bn]["known"] = False
+            if vals.startswith("_a"):
+                m.add(vals.rsplit(";", 1)[0], "any")
+                vals = "_a"
+        m.add(f"{name}.set_args({node}, W.k, {vals})", "ok" if bok and known and gr["ready"] and 0 <= node < gr["kernels"]
+              else "err" if known and bok else "any")
+    elif op == 3:
+        m.add(f"{name}.close()", "ok" if known else "any")
+        gr["ready"] = False
+    else:
+        # (on the real driver the graph may run what set_args wrote: bench_args8 with idx >= 0 only)
+        vals = "[" + ", ".join(value(r) for _ in range(7)) + ", 16]" if REAL or r.random() < 0.5 else value(r)
+        m.add(f"{name}.set_args({r.choice(INTS)}, {'W.k' if REAL else r.choice(['W.k', 'W.mega', value(r)])}, {vals})", "any")
+
+
+def q_buffer_op(m):
+    r = m.r
+    name = m.pick(m.buffers, "b")
+    if name not in m.buffers:
+        n = r.choice(SIZES)
+        m.add(f"{name} = {r.choice(['W.ctx', 'W.ctx', 'g.Context(0)'])}.alloc({n})", "ok")
+        m.buffers[name] = {"open": True, "size": n, "holders": 0, "known": True}
+        return
+    b = m.buffers[name]
+    live, n = b["open"] and b["known"], b["size"]
+    dead = "err" if not b["open"] else "any"
+    op = r.randrange(12)
+    if op == 0:  # upload: in range or not
+        k, off = r.choice([0, 1, 16, n, n + 1]), r.choice([0, 0, 1, n, n + 1, 2**62])
+        m.add(f"{name}.upload(bytes(range(256)) * {k // 256} + bytes(range({k % 256})), offset={off})",
+              ("ok" if k + off <= n else "err") if live else dead)
+    elif op == 1:  # a round trip
+        k = min(n, 4096)
+        m.add(f"_x = bytes((i * 7 + 3) & 255 for i in range({k})); {name}.upload(_x); "
+              f"assert {name}.download()[:{k}] == _x", "ok" if live else dead)
+    elif op == 2:
+        v = r.choice(["7", "0", "255", "256", "-1", "2**64", "'x'"])
+        good = v in ("7", "0", "255")
+        m.add(f"{name}.fill({v}); assert {name}.download(None, offset={max(n - 8, 0)}) == bytes([{v}]) * {min(n, 8)}"
+              if good else f"{name}.fill({v})", ("ok" if good else "any") if live else dead)
+    elif op == 3:  # download into a wrong-sized or read-only target
+        dst = r.choice(["bytearray(8)", f"bytearray({n})", f"bytearray({n + 1})", "bytes(8)", "memoryview(bytearray(16))",
+                        "(C.c_float * 4)()", "None", "object()"])
+        m.add(f"{name}.download({dst}, offset={r.choice(['0', '1', str(n), str(n + 1), '-1'])})", "any" if live else dead)
+    elif op == 4 and m.buffers:  # copy between buffers
+        other = r.choice(sorted(m.buffers))
+        o = m.buffers[other]
+        m.add(f"{name}.copy_from({other})", ("ok" if o["size"] <= n and o["open"] and o["known"] else "any")
+              if live else dead)
+    elif op == 5:  # a view (held until deleted)
+        v = f"v{len(m.holders)}"
+        dt, ok = r.choice([("'u8'", True), ("'f32'", n >= 4), ("'f16'", n >= 2), ("'x9'", False), ("5", False)])
+        shape = r.choice(["", ", None", f", ({n},)", ", (2, 2)", ", (0,)", ", ()", ", (-1,)"])
+        m.add(f"{v} = {name}.view({dt}{shape})", "ok" if live and ok and shape in ("", ", None") else "any" if live else dead)
+        m.holders[v] = name
+        b["known"] = b["known"] and ok and shape in ("", ", None")
+        b["holders"] += 1
+    elif op == 6:  # a DLPack export, never consumed (or consumed by a TensorMap and dropped)
+        v = f"d{len(m.holders)}"
+        how = r.choice([f"{name}.__dlpack__()", f"{name}.__dlpack__(max_version=(1, 0))",
+                        f"{name}.__dlpack__(stream={r.choice(['None', '-1', '1', '2', 'W.s.handle'])})"])
+        m.add(f"{v} = {how}", "ok" if live and "stream=" not in how else "any" if live else dead)
+        m.holders[v] = name
+        b["known"] = b["known"] and "stream=" not in how
+        b["holders"] += 1
+    elif op == 7:  # an Args that holds it
+        v = f"a{len(m.holders)}"
+        m.add(f"{v} = W.full.clone(); {v}['p1'] = {name}", "ok" if live else dead)
+        m.holders[v] = name
+        b["holders"] += 1
+    elif op == 8 and m.holders:  # drop a holder (views, exports, Args)
+        v = r.choice(sorted(m.holders))
+        m.add(f"del {v}", "any")
+        b2 = m.buffers[m.holders.pop(v)]
+        b2["holders"] -= 1
+    elif op == 9:  # close: refused while held, then use after close
+        m.add(f"{name}.close()", ("err" if b["holders"] else "ok") if live else "any")
+        if live and not b["holders"]:
+            b["open"] = False
+    elif op == 10 and n >= 4096:  # a TensorMap of a view, in an Args (which then holds the Buffer)
+        v, i = f"m{len(m.holders)}", r.randrange(16)
+        if r.random() < 0.6:
+            m.add(f"{v} = W.mega.args(); {v}['maps[{i}]'] = g.TensorMap({name}.view('f32', (16, {n // 64})), (16, 16))",
+                  "ok" if live else dead)
+        else:  # re-pointed: a map and the work pointer moved onto the Buffer
+            m.add(f"{v} = W.mega.args(); {v}['maps'] = [g.TensorMap(W.tensor(), (8, 16))] * 16; "
+                  f"{v}.repoint({r.choice([repr(f'maps[{i}]'), repr('work'), repr('maps')])}, {name})",
+                  "any" if live else dead)
+            b["known"] = False
+        m.holders[v] = name
+        b["holders"] += 1
+    else:
+        meth = r.choice(["upload", "download", "fill", "view", "copy_from", "__dlpack__"])
+        m.add(f"{name}.{meth}({value(r)}{'' if REAL else ', ' + r.choice(INTS)})", "any")
+        b["known"] = False
+
+
+def q_launch_buffer(m):
+    """A launch whose pointer is a Buffer (kept alive by the Args; plain values keep nothing)."""
+    r = m.r
+    if not m.buffers or not m.streams:
+        return q_buffer_op(m)
+    bn, sn = r.choice(sorted(m.buffers)), r.choice(sorted(m.streams))
+    b, s = m.buffers[bn], m.streams[sn]
+    ok = b["open"] and b["known"] and s["open"] and s["known"]
+    m.add(f"W.k.launch({r.choice(['1', '(2, 2)'])}, 64, [1, 2, 1.0, 2.0, {bn}, {bn}, 8, 16], stream={sn})",
+          "ok" if ok else "err" if not b["open"] or not s["open"] else "any")
+    if ok and s["capturing"]:
+        s["kernels"] += 1
+    elif not ok:
+        s["known"] = False
+
+
+SEQ_OPS = [q_stream, q_stream_op, q_stream_op, q_event_op, q_graph_op, q_buffer_op, q_buffer_op,
+           q_launch_buffer]
+
+
+def sequence(ops):
+    def gen(r):
+        m = Model(r)
+        for _ in range(r.randrange(3, 16)):
+            r.choice(ops)(m)
+        return STEP.join(f"#{e}\n{c}" for c, e in m.steps), None
+    return gen
+
+
 CALLABLES = {
     "Layout": c_layout, "Layout(kw)": c_layout_kw, "Layout.field": c_field, "Layout.*": c_layout_misc,
     "Args": c_args_new, "Args.__setitem__": c_setitem, "Args.__getitem__": c_getitem,
@@ -360,6 +684,10 @@ CALLABLES = {
     "Args.repoint": c_repoint, "TensorMap": c_tensormap, "TensorMap.describe": c_describe,
     "inspect": c_inspect, "status_name": c_status_name, "Context": c_context, "Context.load": c_load,
     "Module.kernel": c_kernel, "Kernel.launch": c_launch, "Kernel/Module/Context.*": c_kernel_misc,
+    "seq streams+graphs": sequence([q_stream, q_stream_op, q_stream_op, q_graph_op, q_graph_op]),
+    "seq events": sequence([q_stream, q_stream_op, q_event_op, q_event_op]),
+    "seq buffers": sequence([q_buffer_op, q_buffer_op, q_launch_buffer, q_stream]),
+    "seq mixed": sequence(SEQ_OPS),
 }
 # Public names the generators above cover (anything else public is fuzzed through GENERIC).
 COVERED = {"Layout", "Layout.field", "Layout.leaves", "Args", "Args.is_set", "Args.buffer",
@@ -387,7 +715,10 @@ def generic(name):
         owner, _, meth = name.partition(".")
         target = f"g.{owner}"
         if meth:
-            inst = {"Layout": "W.lay", "Args": "W.a", "Kernel": "W.k", "Module": "W.mod", "Context": "W.ctx"}
+            inst = {"Layout": "W.lay", "Args": "W.a", "Kernel": "W.k", "Module": "W.mod", "Context": "W.ctx",
+                    "Buffer": "W.buf", "Event": "W.ev"}
+            if not REAL:  # random set_args then launch: bench_args8 with idx < 0 writes anywhere
+                inst["Graph"] = "W.graph"
             target = (inst.get(owner) or f"F.instance(W, g.{owner})") + f".{meth}"
         try:
             params = [p for p in pyinspect.signature(eval(f"g.{name}")).parameters.values()
@@ -399,10 +730,15 @@ def generic(name):
             if p.default is not p.empty and r.random() < 0.5:
                 continue
             v = r.choice([value(r), r.choice(INTS), stream_expr(r)])
+            if REAL and p.name in STREAM_PARAMS:  # an int there is a handle the driver trusts
+                v = stream_expr(r)
             parts.append(v if p.kind == p.POSITIONAL_ONLY or (p.kind == p.POSITIONAL_OR_KEYWORD and r.random() < 0.7)
                          and not any("=" in x for x in parts) else f"{p.name}={v}")
         return f"{target}({', '.join(parts)})", None
     return gen
+
+
+STREAM_PARAMS = {"stream", "obj", "event_or_stream", "event", "stop", "start"}
 
 
 def instance(world, cls):
@@ -441,12 +777,18 @@ class Violation(Exception):
     pass
 
 
-def run_case(snippet, checked, world):
-    """Runs one snippet and checks the contract; raises Violation with the reason."""
-    before = world.leaves(getattr(world, checked)) if checked else None
-    ns = {"W": world, "g": g, "T": T, "F": sys.modules[__name__], "C": C, "Stream": Stream}
+LIVE = ("stream", "event", "graph", "exec", "memory", "library", "retain")
+
+
+def live_counts():
+    """The fake driver's live objects of each kind (the real one has none to show: None)."""
+    return tuple(FAKE.fakecuda_live(k.encode()) for k in LIVE) if FAKE else None
+
+
+def outcome_of(code, ns):
+    """'value', 'Error' or 'TypeError' of one statement; Violation for anything else."""
     try:
-        exec(snippet, ns)
+        exec(code, ns)
         return "value"
     except Violation:
         raise
@@ -457,21 +799,61 @@ def run_case(snippet, checked, world):
             str(e).encode("utf-8")
         except UnicodeError:
             raise Violation(f"a message that is no valid text: {e!r}")
-        outcome = "Error"
-    except TypeError:
-        outcome = "TypeError"
+        ns["__last__"] = repr(e)
+        return "Error"
+    except TypeError as e:
+        ns["__last__"] = repr(e)
+        return "TypeError"
+    except NameError as e:
+        if ns.get("__expect__") == "any":  # a name an earlier refused step did not bind
+            return "unbound"
+        raise Violation(f"NameError: {e}")
+    except AssertionError as e:
+        if ns.get("__expect__") == "any":  # a check on objects the model lost track of
+            return "unchecked"
+        raise Violation(f"a check failed: {e!r}")
     except BaseException as e:  # noqa: B902 -- the contract admits nothing else
         raise Violation(f"{type(e).__name__} outside the contract: {e!r}\n{traceback.format_exc()}")
-    if checked:
+
+
+def run_case(snippet, checked, world):
+    """Runs one snippet and checks the contract; raises Violation with the reason. A sequence
+    (steps joined by STEP, each opened by '#ok', '#err' or '#any') runs step by step, each held to
+    its label; then, with its objects gone, the fake driver's live streams, events, graphs and
+    memory must be back where they were (nothing leaked, nothing freed twice)."""
+    before = world.leaves(getattr(world, checked)) if checked else None
+    ns = {"W": world, "g": g, "T": T, "F": sys.modules[__name__], "C": C, "Stream": Stream}
+    if STEP not in snippet and not snippet.startswith("#"):
+        out = outcome_of(snippet, ns)
+    else:
+        live = live_counts()
+        out = "sequence"
+        for k, step in enumerate(snippet.split(STEP)):
+            expect = step.split("\n", 1)[0][1:]
+            ns["__expect__"] = expect
+            got = outcome_of(step, ns)
+            world.steps[(expect, got)] = world.steps.get((expect, got), 0) + 1
+            if (expect == "ok" and got != "value") or (expect == "err" and got != "Error"):
+                raise Violation(f"step {k} is labelled {expect!r} but gave {got}: {step.splitlines()[-1]}"
+                                + (f" ({ns.get('__last__')})" if got != "value" else ""))
+        ns.clear()
+        gc.collect()
+        after = live_counts()
+        if after != live:
+            raise Violation("the fake driver's live objects changed over the sequence: "
+                            + ", ".join(f"{k} {a} -> {b}" for k, a, b in zip(LIVE, live, after) if a != b))
+        return out
+    if checked and out != "value":
         after = world.leaves(getattr(world, checked))
         if repr(after) != repr(before):  # repr: nan equals nan
             diff = [(b, a) for b, a in zip(before, after) if repr(b) != repr(a)]
             raise Violation(f"a refused call changed the args: {diff[:3]}")
-    return outcome
+    return out
 
 
 def reproducer(seed, i, name, snippet, checked, why):
-    body = SETUP.format(here=HERE) + f"\n# fuzz_api seed {seed} case {i} ({name}): {why.splitlines()[0] if why else ''}\n"
+    body = ("import os\nos.environ['GCL_FUZZ_DRIVER'] = 'real'  # the real driver\n" if REAL else "")
+    body += SETUP.format(here=HERE) + f"\n# fuzz_api seed {seed} case {i} ({name}): {why.splitlines()[0] if why else ''}\n"
     body += f"print(F.run_case({snippet!r}, {checked!r}, W))\n"
     body += "del W\ngc.collect()\n"
     return body
@@ -492,7 +874,10 @@ def child(seed, first, count, names, wfd):
     Exit 0: all kept the contract; 3: a violation (reported on the pipe)."""
     out = os.fdopen(wfd, "w", buffering=1)
     world = World()
-    counts = {}
+    counts, per = {}, {}
+    if REAL:
+        warm_up(world)
+        free0 = device_free()
     for i in range(first, first + count):
         name, snippet, checked = make_case(seed, i, names)
         out.write(f"case {i}\n")
@@ -502,6 +887,18 @@ def child(seed, first, count, names, wfd):
             out.write(f"violation {i} {str(v)!r}\n")
             os._exit(3)
         counts[o] = counts.get(o, 0) + 1
+        per[name] = per.get(name, 0) + 1
+    out.write("per " + " ".join(f"{n.replace(' ', '~')}={v}" for n, v in per.items()) + "\n")
+    out.write("steps " + " ".join(f"{e}:{o}={v}" for (e, o), v in world.steps.items()) + "\n")
+    if REAL:  # device memory: what the batch's cases made is gone with them
+        world.__dict__.pop("_instances", None)
+        gc.collect()
+        world.ctx.synchronize()
+        grown = (free0 - device_free()) / 2**20
+        out.write(f"device_mb {grown:.1f}\n")
+        if grown > LEAK_MB:
+            out.write(f"violation {first + count - 1} {f'device memory grew by {grown:.1f} MiB over cases {first} ... {first + count - 1} (tolerance {LEAK_MB} MiB)'!r}\n")
+            os._exit(3)
     producer = world.p
     del world
     gc.collect()
@@ -511,6 +908,44 @@ def child(seed, first, count, names, wfd):
         out.write(f"violation {first + count - 1} {f'deleters ran {producer.deleted} times for {producer.exported} exported tensors (cases {first} ... {first + count - 1})'!r}\n")
         os._exit(3)
     os._exit(0)
+
+
+def device_free():
+    """Free device memory in bytes (cuMemGetInfo through ctypes on the real libcuda, in the
+    primary context of device 0, which this child retains); None with the fake driver."""
+    if not REAL:
+        return None
+    cu = C.CDLL("libcuda.so.1")
+    ctx, free, total = C.c_void_p(), C.c_size_t(), C.c_size_t()
+    for call, args in (("cuInit", (0,)), ("cuDevicePrimaryCtxRetain", (C.byref(ctx), 0)),
+                       ("cuCtxPushCurrent_v2", (ctx,)), ("cuMemGetInfo_v2", (C.byref(free), C.byref(total))),
+                       ("cuCtxPopCurrent_v2", (C.byref(C.c_void_p()),))):
+        rc = getattr(cu, call)(*args)
+        if rc:
+            raise RuntimeError(f"{call} returned {rc}")
+    return free.value
+
+
+def warm_up(world):
+    """What the driver allocates once (a capture, a graph launch, an event, a copy, a big
+    allocation) is allocated before the first measure, so it does not read as a leak."""
+    s = world.ctx.create_stream()
+    with s.capture() as gr:
+        world.k.launch(1, 32, world.full, stream=s)
+    gr.launch(s)
+    e = s.record()
+    b = world.ctx.alloc(64 << 20)
+    b.upload(bytes(4096), stream=s)
+    b.download(None, offset=(64 << 20) - 16)
+    e.synchronize()
+    s.synchronize()
+    b.close(), gr.close(), s.close()
+    del s, gr, e, b
+    gc.collect()
+    world.ctx.synchronize()
+
+
+LEAK_MB = float(os.environ.get("GCL_FUZZ_LEAK_MB", "16"))  # see docs/testing.md
 
 
 BATCH_SECONDS = 300  # a batch runs in well under a second a case; past this it hangs
@@ -566,26 +1001,35 @@ def main():
     ap.add_argument("--cases", type=int, default=0, help="stop after this many cases (0: by time)")
     ap.add_argument("--batch", type=int, default=300)
     ap.add_argument("--no-save", action="store_true", help="report crashes without saving them")
+    ap.add_argument("--real", action="store_true", help="the real libcuda on a GPU (read at import)")
     o = ap.parse_args()
     seed = o.seed if o.seed is not None else random.SystemRandom().randrange(1, 2**31)
     names = sorted(TABLE)
-    print(f"fuzz_api: seed {seed} (--seed {seed} replays it); {len(names)} callables: "
+    print(f"fuzz_api: {'the REAL driver' if REAL else 'the fake driver'}, seed {seed} (--seed {seed} replays it); {len(names)} callables: "
           + ", ".join(n for n in names if n.startswith("generic ")) or "no generic ones", flush=True)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(g.__path__[0]), HERE, env.get("PYTHONPATH", "")])
-    replayed, failures = replay_regressions(env)
+    # The saved regressions are fake-driver scripts (random handles included): CI replays them.
+    replayed, failures = (0, 0) if REAL else replay_regressions(env)
     t0 = time.monotonic()
     first = total = 0
-    counts = {}
+    counts, per, steps, grown = {}, {}, {}, []
     while (o.cases and total < o.cases) or (not o.cases and time.monotonic() - t0 < o.seconds):
         n = min(o.batch, o.cases - total) if o.cases else o.batch
         ran, fail, lines = run_batch(seed, first, n, names)
         total += ran + (1 if fail else 0)
         for ln in lines:
-            if ln.startswith("counts "):
-                for kv in ln.split()[1:]:
-                    k, v = kv.split("=")
-                    counts[k] = counts.get(k, 0) + int(v)
+            if ln.startswith("device_mb "):
+                grown.append(float(ln.split()[1]))
+            for tag, into in (("counts ", counts), ("per ", per), ("steps ", steps)):
+                if ln.startswith(tag):
+                    for kv in ln.split()[1:]:
+                        k, v = kv.rsplit("=", 1)
+                        into[k] = into.get(k, 0) + int(v)
+        if fail and not any(ln.startswith("case ") for ln in lines):
+            failures += 1  # the World itself could not be built (no device?): nothing can run
+            print(f"fuzz_api: FAIL: a batch ended before its first case ({fail[1]}); see the traceback above")
+            break
         if fail:
             i, why = fail
             failures += 1
@@ -599,6 +1043,13 @@ def main():
             first += n
     secs = time.monotonic() - t0
     print(f"fuzz_api: outcomes {' '.join(f'{k}={v}' for k, v in sorted(counts.items()))}")
+    print("fuzz_api: executions per target (batches that ended in a failure not counted):")
+    for k, v in sorted(per.items(), key=lambda kv: -kv[1]):
+        print(f"  - {k.replace('~', ' ')}: {v}")
+    print(f"fuzz_api: sequence steps label:outcome {' '.join(f'{k}={v}' for k, v in sorted(steps.items()))}")
+    if REAL:
+        print(f"fuzz_api: device memory per batch (MiB, tolerance {LEAK_MB}): "
+              + (f"max {max(grown):.1f}, min {min(grown):.1f} over {len(grown)} batches" if grown else "no batch measured"))
     print(f"fuzz_api: {'ok' if failures == 0 else 'FAIL'} seed {seed}: {total} cases in {secs:.0f} s "
           f"({replayed} regressions replayed), {failures} failures")
     return 1 if failures else 0
