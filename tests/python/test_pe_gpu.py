@@ -1,0 +1,154 @@
+"""NVSHMEM from Python on one GPU (one PE): the runner's NVSHMEM wheel (site-packages/nvidia/nvshmem)
+and tests/gpu/nvshmem_put.cu device-linked with its libnvshmem_device.a by nvcc at test time.
+
+A PE started from a unique id; a symmetric Buffer viewed by torch through DLPack (torch's writes
+land in it); the kernel of an unattached module refused by name before the driver; attached, a
+cooperative launch in which every thread puts 3 i + 1 into element i of the symmetric buffer on
+PE 0 (itself) and thread 0 joins nvshmem_barrier_all, verified through torch and a download; the
+barrier on a stream; peer tensor maps over its own buffer equal to the driver's encode of the same
+tensor (the oracle: the ordinary TensorMap setter), re-pointed; then detach, close, stop.
+
+Skipped (77, saying why) without torch, a device, the wheel or nvcc; a failure under
+GCL_REQUIRE_GPU=1. NVLink multicast stays off (NVSHMEM_DISABLE_NVLS=1)."""
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+import gcltest as T
+
+os.environ["NVSHMEM_DISABLE_NVLS"] = "1"
+os.environ.setdefault("NVSHMEM_REMOTE_TRANSPORT", "none")
+import gclaunch as g  # noqa: E402
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+SOURCE = os.path.join(T.SOURCE, "tests", "gpu", "nvshmem_put.cu")
+N = 1024  # 8 blocks of 128 threads, one int each
+
+
+def wheel():
+    """The NVSHMEM wheel's folder (site-packages/nvidia/nvshmem) of this interpreter, or None."""
+    try:
+        import nvidia.nvshmem as m
+    except ImportError:
+        return None
+    for p in m.__path__:
+        if all(os.path.isfile(os.path.join(p, f)) for f in
+               ("lib/libnvshmem_host.so.3", "lib/libnvshmem_device.a", "include/nvshmem.h")):
+            return p
+    return None
+
+
+def build(nv, sm, out):
+    """nvshmem_put.cu device-linked with the wheel's device library (docs/multigpu.md, 2)."""
+    nvcc = shutil.which("nvcc") or os.path.join(os.environ.get("CUDA_PATH", "/usr/local/cuda"),
+                                                "bin", "nvcc")
+    obj, cubin = os.path.join(out, "k.o"), os.path.join(out, "k.cubin")
+    subprocess.run([nvcc, f"-arch=sm_{sm}", "-rdc=true", "-dc", "-I" + os.path.join(nv, "include"),
+                    SOURCE, "-o", obj], check=True)
+    subprocess.run([nvcc, f"-arch=sm_{sm}", "-dlink", "-cubin", obj,
+                    os.path.join(nv, "lib", "libnvshmem_device.a"), "-o", cubin], check=True)
+    return cubin
+
+
+class OnePETest(unittest.TestCase):
+    def setUp(self):
+        need = (lambda why: T.skip_unless_required(self, "GCL_REQUIRE_GPU", why))
+        if torch is None:
+            need("torch is not installed")
+        if not torch.cuda.is_available():
+            need("torch sees no CUDA device")
+        self.nv = wheel()
+        if self.nv is None:
+            need("no NVSHMEM wheel in this python (pip install nvidia-nvshmem-cu13)")
+        nvcc = shutil.which("nvcc") or os.path.join(os.environ.get("CUDA_PATH", "/usr/local/cuda"),
+                                                    "bin", "nvcc")
+        if not os.access(nvcc, os.X_OK):
+            need("no nvcc to build the NVSHMEM kernel")
+        if not os.path.isfile(SOURCE):
+            need(f"{SOURCE} is not here")
+        os.environ["GCL_NVSHMEM_PATH"] = os.path.join(self.nv, "lib")  # the device code's twin
+        self.ctx = g.Context(torch.cuda.current_device())
+        self.tmp = tempfile.mkdtemp(prefix="gcl-pe-")
+        self.cubin = build(self.nv, self.ctx.sm, self.tmp)
+
+    def tearDown(self):
+        shutil.rmtree(getattr(self, "tmp", ""), ignore_errors=True)
+        if g.pe_context() is not None:
+            import gc
+            gc.collect()
+            g.pe_stop()
+
+    def test_one_PE_puts_to_itself_and_maps_its_own_buffer(self):
+        info = g.nvshmem_info()
+        self.assertTrue(info["found"], info["error"])
+        print(f"NVSHMEM {info['version']} at {info['path']}; kernel sm_{self.ctx.sm}")
+        self.ctx.pe_start(g.pe_unique_id(), 0, 1)  # rank 0 of 1, from a unique id
+        self.assertEqual((g.pe_id(), g.pe_count()), (0, 1))
+        mod = self.ctx.load(self.cubin)
+        self.assertTrue(mod.uses_nvshmem)
+        k = mod.kernel("put_ring", "i32* dst, i32* info, i32 shift")
+        dst, pe = self.ctx.symmetric_alloc(N * 4), self.ctx.alloc(8)
+        self.assertTrue(dst.symmetric)
+        self.assertEqual(dst.peer_address(0), dst.ptr)
+        t = torch.from_dlpack(dst.view("i32"))
+        self.assertEqual((t.data_ptr(), t.numel(), t.device.type), (dst.ptr, N, "cuda"))
+        t.fill_(-1)
+        torch.cuda.synchronize()
+        self.assertEqual(bytes(dst.download()), b"\xff" * (N * 4), "torch wrote the buffer")
+        pe.fill(0xff)
+        # the unattached module's kernel: refused by name, before the driver
+        with self.assertRaises(g.Error) as cm:
+            k.launch(8, 128, [dst, pe, 0], cooperative=True)
+        self.assertEqual(cm.exception.status, "GCL_ERROR_NOT_ATTACHED", str(cm.exception))
+        self.assertIn("put_ring", str(cm.exception))
+        self.assertEqual(t[0].item(), -1, "nothing ran")
+        mod.attach()
+        self.assertGreaterEqual(k.max_cooperative_grid(128), 8)
+        k.launch(8, 128, [dst, pe, 0], cooperative=True)
+        self.ctx.synchronize()
+        want = torch.arange(N, device="cuda", dtype=torch.int32) * 3 + 1
+        self.assertTrue(torch.equal(t, want), f"got {t[:8].tolist()} ...")
+        self.assertEqual(list(memoryview(pe.download()).cast("i")), [0, 1], "(pe, n_pes)")
+        s = self.ctx.create_stream()
+        g.pe_barrier(s)
+        g.pe_barrier()
+        s.synchronize()
+        self.peer_maps(dst, t)
+        del t
+        mod.detach()
+        with self.assertRaises(g.Error) as cm:
+            k.launch(8, 128, [dst, pe, 0], cooperative=True)
+        self.assertEqual(cm.exception.status, "GCL_ERROR_NOT_ATTACHED")
+        del k, mod
+        dst.close()
+        pe.close()
+        g.pe_stop()
+        self.assertIsNone(g.pe_context())
+
+    def peer_maps(self, dst, t):
+        """Maps over PE 0's copy (its own): byte for byte the driver's encode of the same tensor."""
+        lay = g.Layout("grid_constant tensormap[2] peers", 90)
+        a, ref = g.Args(lay), g.Args(lay)
+        grid = t.view(32, 32)
+        a.set_peer_tensormaps("peers", g.TensorMap(dst.view("i32", (32, 32)), (16, 16)), [0, 0])
+        ref["peers"] = [g.TensorMap(grid, (16, 16))] * 2
+        self.assertEqual(a.buffer(), ref.buffer())
+        other = self.ctx.symmetric_alloc(N * 4)
+        u = torch.from_dlpack(other.view("i32", (32, 32)))
+        a.repoint("peers", [other.peer_address(0)] * 2)
+        ref["peers"] = [g.TensorMap(u, (16, 16))] * 2
+        self.assertEqual(a.buffer(), ref.buffer())
+        del a, ref, u
+        import gc
+        gc.collect()
+        other.close()
+
+
+if __name__ == "__main__":
+    T.main()
