@@ -73,6 +73,13 @@ class LibraryTest(PETest):
         info = g.nvshmem_info()
         self.assertEqual(info, {"found": True, "path": NVPATH, "version": "3.4.5", "error": None})
 
+    def test_the_NVSHMEM_statuses_are_named_constants(self):
+        names = ["GCL_ERROR_NO_NVSHMEM", "GCL_ERROR_NVSHMEM", "GCL_ERROR_NVSHMEM_VERSION",
+                 "GCL_ERROR_NOT_ATTACHED", "GCL_ERROR_PEER_UNREACHABLE"]
+        self.assertEqual([getattr(g, n) for n in names], [22, 23, 24, 25, 26])
+        self.assertEqual([g.status_name(c) for c in range(22, 27)], names)
+        self.assertTrue(set(names) <= set(g.__all__))
+
     def run_child(self, env, code):
         env = dict(os.environ, **env)
         r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
