@@ -6,7 +6,8 @@ land in it); the kernel of an unattached module refused by name before the drive
 cooperative launch in which every thread puts 3 i + 1 into element i of the symmetric buffer on
 PE 0 (itself) and thread 0 joins nvshmem_barrier_all, verified through torch and a download; the
 barrier on a stream; peer tensor maps over its own buffer equal to the driver's encode of the same
-tensor (the oracle: the ordinary TensorMap setter), re-pointed; then detach, close, stop.
+tensor (the oracle: the ordinary TensorMap setter), re-pointed, and read by a kernel through one
+(kernels/megakernel.cu's TMA copy from maps[0] to a torch tensor); then detach, close, stop.
 
 Skipped (77, saying why) without torch, a device, the wheel or nvcc; a failure under
 GCL_REQUIRE_GPU=1. NVLink multicast stays off (NVSHMEM_DISABLE_NVLS=1)."""
@@ -120,6 +121,7 @@ class OnePETest(unittest.TestCase):
         g.pe_barrier()
         s.synchronize()
         self.peer_maps(dst, t)
+        self.peer_map_read()
         del t
         mod.detach()
         with self.assertRaises(g.Error) as cm:
@@ -148,6 +150,32 @@ class OnePETest(unittest.TestCase):
         import gc
         gc.collect()
         other.close()
+
+    def peer_map_read(self):
+        """A kernel reads through a peer map: kernels/megakernel.cu's megakernel_copy_16 (TMA
+        copies between maps picked by run-time index) copies PE 0's copy of a symmetric tile,
+        maps[0] set by set_peer_tensormaps, into a torch tensor through maps[1]."""
+        k = self.ctx.load(T.kernel("megakernel.fatbin")).kernel(
+            "megakernel_copy_16", "grid_constant tensormap[16] maps, const void* work, u32 n_work")
+        tile = self.ctx.symmetric_alloc(32 * 64 * 4)
+        src = torch.from_dlpack(tile.view("f32", (32, 64)))
+        src.copy_(torch.randn(32, 64, device="cuda"))
+        out = torch.zeros(32, 64, device="cuda")
+        a = k.args()
+        a["maps"] = [g.TensorMap(out, (32, 64), store=True)] * 16
+        a.set_peer_tensormaps("maps", g.TensorMap(tile.view("f32", (32, 64)), (32, 64)), [0])
+        # WorkItem {src map, dst map, rank, bytes, sc[3], dc[3]}
+        a["work"] = torch.tensor([[0, 1, 2, 32 * 64 * 4, 0, 0, 0, 0, 0, 0]], dtype=torch.int32,
+                                 device="cuda")
+        a["n_work"] = 1
+        torch.cuda.synchronize()
+        k.launch(1, 32, a)
+        self.ctx.synchronize()
+        self.assertTrue(torch.equal(out, src), "the tile read through PE 0's peer map")
+        del a, src
+        import gc
+        gc.collect()
+        tile.close()
 
 
 if __name__ == "__main__":
