@@ -9,8 +9,14 @@ barrier on a stream; peer tensor maps over its own buffer equal to the driver's 
 tensor (the oracle: the ordinary TensorMap setter), re-pointed, and read by a kernel through one
 (kernels/megakernel.cu's TMA copy from maps[0] to a torch tensor); then detach, close, stop.
 
+Two PEs (TwoPETest, one spawned process per GPU, the unique id carried by a queue): each reads
+every PE's tile through its peer maps, picked by run-time index, compared byte for byte; skipped
+with its reason where fewer than two GPUs are visible (also under GCL_REQUIRE_GPU=1).
+
 Skipped (77, saying why) without torch, a device, the wheel or nvcc; a failure under
 GCL_REQUIRE_GPU=1. NVLink multicast stays off (NVSHMEM_DISABLE_NVLS=1)."""
+import array
+import multiprocessing
 import os
 import shutil
 import subprocess
@@ -176,6 +182,83 @@ class OnePETest(unittest.TestCase):
         import gc
         gc.collect()
         tile.close()
+
+
+MAPS16 = "grid_constant tensormap[16] maps, const void* work, u32 n_work"
+
+
+def pe_main(rank, n, ids, results, nv):
+    """One PE of n (a spawned process on GPU rank): its tile holds rank * 10000 + i; through peer
+    maps[p] over every PE's copy, kernels/megakernel.cu's megakernel_copy_16 copies each PE's tile
+    into outs[p] (maps[n + p]); every byte is compared. Puts (rank, None or what went wrong)."""
+    try:
+        os.environ["GCL_NVSHMEM_PATH"] = os.path.join(nv, "lib")
+        os.environ.setdefault("NVSHMEM_BOOTSTRAP_UID_SOCK_IFNAME", "lo")
+        ctx = g.Context(rank)
+        if rank == 0:
+            uid = g.pe_unique_id()
+            for _ in range(n - 1):
+                ids.put(uid)  # any channel carries the 128 bytes
+        else:
+            uid = ids.get(timeout=120)
+        ctx.pe_start(uid, rank, n)
+        tile = ctx.symmetric_alloc(32 * 64 * 4)
+        tile.upload(array.array("f", [rank * 10000 + i for i in range(32 * 64)]))
+        outs = [ctx.alloc(32 * 64 * 4) for _ in range(n)]
+        k = ctx.load(T.kernel("megakernel.fatbin")).kernel("megakernel_copy_16", MAPS16)
+        a = k.args()
+        stores = [g.TensorMap(o.view("f32", (32, 64)), (32, 64), store=True) for o in outs]
+        a["maps"] = (stores * 16)[:16]
+        a.set_peer_tensormaps("maps", g.TensorMap(tile.view("f32", (32, 64)), (32, 64)), range(n))
+        for p in range(n):
+            a["maps[%d]" % (n + p)] = stores[p]
+        work = ctx.alloc(n * 40)
+        work.upload(array.array("i", [v for p in range(n) for v in (p, n + p, 2, 32 * 64 * 4) + (0,) * 6]))
+        a["work"], a["n_work"] = work, n
+        g.pe_barrier()  # every PE's tile written
+        k.launch(n, 32, a)
+        ctx.synchronize()
+        bad = [p for p in range(n) if array.array("f", bytes(outs[p].download())).tolist()
+               != [float(p * 10000 + i) for i in range(32 * 64)]]
+        g.pe_barrier()  # nobody frees what a peer may still read
+        ctx.synchronize()
+        del a
+        tile.close()  # collective
+        g.pe_stop()
+        results.put((rank, f"tiles of PEs {bad} differ" if bad else None))
+    except BaseException as e:  # noqa: B902 -- reported to the parent
+        results.put((rank, f"{type(e).__name__}: {e}"))
+
+
+class TwoPETest(unittest.TestCase):
+    def test_two_PEs_read_each_others_tiles_through_peer_maps(self):
+        why = None
+        if torch is None or not torch.cuda.is_available():
+            why = "torch sees no CUDA device"
+        elif torch.cuda.device_count() < 2:
+            why = f"two PEs need two GPUs, {torch.cuda.device_count()} visible"
+            print(f"SKIP: {why}", file=__import__("sys").stderr)
+            raise unittest.SkipTest(why)  # a skip even under GCL_REQUIRE_GPU=1: one GPU here
+        elif wheel() is None:
+            why = "no NVSHMEM wheel in this python"
+        if why:
+            T.skip_unless_required(self, "GCL_REQUIRE_GPU", why)
+        n, mp = 2, multiprocessing.get_context("spawn")
+        ids, results = mp.Queue(), mp.Queue()
+        procs = [mp.Process(target=pe_main, args=(r, n, ids, results, wheel())) for r in range(n)]
+        for p in procs:
+            p.start()
+        got = {}
+        try:
+            for _ in range(n):
+                rank, err = results.get(timeout=240)
+                got[rank] = err
+        finally:
+            for p in procs:
+                p.join(10)
+                if p.is_alive():
+                    p.terminate()
+        self.assertEqual(got, {r: None for r in range(n)})
 
 
 if __name__ == "__main__":
