@@ -20,6 +20,7 @@ import multiprocessing
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -237,7 +238,7 @@ class TwoPETest(unittest.TestCase):
             why = "torch sees no CUDA device"
         elif torch.cuda.device_count() < 2:
             why = f"two PEs need two GPUs, {torch.cuda.device_count()} visible"
-            print(f"SKIP: {why}", file=__import__("sys").stderr)
+            print(f"SKIP: {why}", file=sys.stderr)
             raise unittest.SkipTest(why)  # a skip even under GCL_REQUIRE_GPU=1: one GPU here
         elif wheel() is None:
             why = "no NVSHMEM wheel in this python"
