@@ -135,6 +135,30 @@ static PyObject *args_repoint(PyObject *self, PyObject *const *argv, Py_ssize_t 
   Py_RETURN_NONE;
 }
 
+static const char *const peers_names[] = {"path", "map", "pes", "refresh"};
+static const gclpy_params peers_params = {"set_peer_tensormaps", peers_names, 4, 3, 2};
+
+static PyObject *args_set_peer_tensormaps(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
+                                          PyObject *kwnames) {
+  PyObject *v[4];
+  gclpy_args *a = (gclpy_args *)self;
+  int *pes = NULL, refresh = 0;
+  size_t n = 0;
+  if (gclpy_parse(&peers_params, NULL, argv, nargs, kwnames, v) < 0 ||
+      (v[3] && (refresh = PyObject_IsTrue(v[3])) < 0))
+    return NULL;
+  gclpy_fieldref *f = tensormap_field(a, v[0], "set_peer_tensormaps"), *first = f;
+  if (!f) return NULL;
+  if (f->conv == GCLPY_CONV_TENSORMAPS && !(first = gclpy_layout_element0(a->layout, f))) return NULL;
+  if (first == f) Py_INCREF(first); /* held: the map's __dlpack__ call runs Python code */
+  int rc = gclpy_pes_arg(GCLPY_ST(self), v[2], "set_peer_tensormaps", &pes, &n);
+  if (rc == 0) rc = gclpy_tensormaps_set_peers(a, first, v[1], pes, n, refresh);
+  PyMem_Free(pes);
+  Py_DECREF(first);
+  if (rc < 0) return NULL;
+  Py_RETURN_NONE;
+}
+
 static PyObject *args_clone(PyObject *self, PyObject *unused) {
   (void)unused;
   gclpy_args *a = (gclpy_args *)self;
@@ -182,6 +206,16 @@ static PyMethodDef args_methods[] = {
    "__dlpack__ tensors (their data + byte_offset; nothing else of them is checked; a tensor is\n"
    "kept alive by the args, an int address is yours to keep). All or nothing; GCL_ERROR_TYPE_MISMATCH\n"
    "for a field that is no tensor map."},
+  {"set_peer_tensormaps", GCLPY_METH(args_set_peer_tensormaps), METH_FASTCALL | METH_KEYWORDS,
+   "set_peer_tensormaps($self, /, path, map, pes=None, refresh=False)\n--\n\nPeer tensor maps\n"
+   "(gcl_args_set_peer_tensormaps): map, a TensorMap over this PE's copy of a symmetric buffer\n"
+   "(a symmetric Buffer or a view of it, or a torch tensor over one), encoded once per PE of pes\n"
+   "over that PE's copy (same shape, strides, dtype, box and options) into consecutive maps from\n"
+   "path (a tensormap, or a tensormap[N] from its element 0), so the kernel picks a peer by\n"
+   "run-time index. pes: a list of PE ranks, None for every PE in rank order. Every peer is\n"
+   "resolved before any map is encoded: gclaunch.Error GCL_ERROR_PEER_UNREACHABLE naming the PE\n"
+   "and its index, nothing changed. refresh: GCL_TENSORMAP_REFRESH. The maps are ordinary maps\n"
+   "afterwards: repoint(path, [buf.peer_address(p) for p in pes]) re-points them."},
   {"clone", args_clone, METH_NOARGS,
    "clone($self, /)\n--\n\nA copy (gcl_args_clone): same bytes and set state. The copy keeps\n"
    "alive every tensor the original points at (the deleters of tensors the original took still run\n"

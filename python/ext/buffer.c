@@ -5,10 +5,18 @@
  * a pointer argument) and every view holds a reference to the buffer that owns the memory and
  * counts as an export: close() refuses while any is alive (the memory would be freed under the
  * consumer), and the memory goes when the owner is closed or collected. The CUDA Array Interface
- * hands out a bare pointer: keep the Buffer alive while the consumer uses it. */
+ * hands out a bare pointer: keep the Buffer alive while the consumer uses it.
+ *
+ * A symmetric Buffer (Context.symmetric_alloc, docs/multigpu.md) is NVSHMEM symmetric memory of
+ * this process's PE: the same Buffer in every way, but close() frees it with gcl_symmetric_free,
+ * a collective call (every PE closes its copy, in the same order), and one collected while open
+ * is not freed then (a collective call from the garbage collector would wait on the other PEs
+ * at a moment of its own): it stays allocated until pe_stop, which refuses while any symmetric
+ * Buffer is open. peer_address(pe) gives a peer's copy. */
 #include "gclpy.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,16 +64,51 @@ PyObject *gclpy_context_alloc(PyObject *self, PyObject *nbytes) {
   return (PyObject *)b;
 }
 
-/* Frees the memory (the owner) or lets the owner go (a view). */
-static void buffer_release(gclpy_buffer *b) {
+const char gclpy_doc_symmetric_alloc[] =
+    "symmetric_alloc($self, nbytes, /)\n--\n\nNVSHMEM symmetric memory of nbytes bytes on every PE\n"
+    "(collective: every PE calls it with the same nbytes, in the same order) as a Buffer over this\n"
+    "PE's copy, 256-byte aligned; the Context must be the one the PE was started on (pe_start).\n"
+    "close() frees it, collectively; peer_address(pe) is a peer's copy.";
+
+PyObject *gclpy_context_symmetric_alloc(PyObject *self, PyObject *nbytes) {
+  gclpy_state *st = GCLPY_ST(self);
+  gclpy_context *c = (gclpy_context *)self;
+  long long n;
+  if (gclpy_long_arg(st, nbytes, "symmetric_alloc: nbytes", 0, PY_SSIZE_T_MAX, &n) < 0)
+    return NULL;
+  gcl_context *pe = gcl_pe_context();
+  if (pe && pe != c->ctx) /* no PE: the library's refusal below names it */
+    return gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "symmetric_alloc: the PE runs on "
+                           "another Context (device %d, gclaunch.pe_context()), not this one "
+                           "(device %d)", gcl_context_device(pe), c->device);
+  uint64_t ptr = 0;
+  gcl_status s = gcl_symmetric_alloc((size_t)n, &ptr);
+  if (s != GCL_OK) return gclpy_raise(st, s);
+  gclpy_buffer *b = buffer_make(st, c, ptr, (size_t)n, NULL);
+  if (!b) return gcl_symmetric_free(ptr), NULL;
+  b->symmetric = true;
+  st->symmetric_open++;
+  return (PyObject *)b;
+}
+
+/* Frees the memory (the owner) or lets the owner go (a view). A symmetric owner is freed only
+ * by close (collective); collected, it stays allocated until pe_stop. */
+static gcl_status buffer_release(gclpy_buffer *b, bool closing) {
   if (b->base) {
     if (b->ptr) ((gclpy_buffer *)b->base)->exports--, ((gclpy_buffer *)b->base)->views--;
     b->ptr = 0;
     Py_CLEAR(b->base);
-    return;
+    return GCL_OK;
   }
-  if (b->ptr) gcl_mem_free(((gclpy_context *)b->context)->ctx, b->ptr);
+  if (b->ptr && b->symmetric) {
+    gcl_status s = closing ? gcl_symmetric_free(b->ptr) : GCL_OK;
+    if (s != GCL_OK) return s;
+    GCLPY_ST(b)->symmetric_open--;
+  } else if (b->ptr) {
+    gcl_mem_free(((gclpy_context *)b->context)->ctx, b->ptr);
+  }
   b->ptr = 0;
+  return GCL_OK;
 }
 
 static PyObject *buffer_close(PyObject *self, PyObject *unused) {
@@ -81,7 +124,8 @@ static PyObject *buffer_close(PyObject *self, PyObject *unused) {
                            "is set to another value or the Args go), %zd view%s (Buffer.view)",
                            b->capsules, b->capsules == 1 ? "" : "s", b->held, b->views,
                            b->views == 1 ? "" : "s");
-  buffer_release(b);
+  gcl_status s = buffer_release(b, true);
+  if (s != GCL_OK) return gclpy_raise(st, s);
   Py_RETURN_NONE;
 }
 
@@ -96,7 +140,7 @@ static int buffer_traverse(PyObject *self, visitproc visit, void *arg) {
 static void buffer_dealloc(PyObject *self) {
   gclpy_buffer *b = (gclpy_buffer *)self;
   PyObject_GC_UnTrack(self);
-  buffer_release(b);
+  buffer_release(b, false);
   Py_CLEAR(b->context);
   gclpy_free(self);
 }
@@ -386,6 +430,24 @@ static PyObject *buffer_fill(PyObject *self, PyObject *const *argv, Py_ssize_t n
   return finish(st, rc, tmp);
 }
 
+/* --- symmetric memory: a peer's copy ----------------------------------------------------------- */
+
+static PyObject *buffer_peer_address(PyObject *self, PyObject *pe) {
+  gclpy_state *st = GCLPY_ST(self);
+  gclpy_buffer *b = (gclpy_buffer *)self;
+  long long p;
+  if (gclpy_buffer_open(st, b, "peer_address") < 0 ||
+      gclpy_long_arg(st, pe, "peer_address: pe", INT_MIN, INT_MAX, &p) < 0)
+    return NULL;
+  if (!(b->base ? (gclpy_buffer *)b->base : b)->symmetric)
+    return gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "peer_address: the Buffer is not "
+                           "symmetric memory (Context.alloc); Context.symmetric_alloc makes one");
+  uint64_t out = 0;
+  gcl_status s = gcl_symmetric_peer_address(b->ptr, (int)p, &out);
+  if (s != GCL_OK) return gclpy_raise(st, s);
+  return PyLong_FromUnsignedLongLong(out);
+}
+
 /* --- type ----------------------------------------------------------------------------------------- */
 
 static PyObject *buffer_get(PyObject *self, void *what) {
@@ -401,16 +463,20 @@ static PyObject *buffer_get(PyObject *self, void *what) {
     for (int i = 0; t && i < b->ndim; i++) PyTuple_SetItem(t, i, PyLong_FromLongLong(b->shape[i]));
     return t;
   }
+  case 7: return PyBool_FromLong((b->base ? (gclpy_buffer *)b->base : b)->symmetric);
   default: return PyBool_FromLong(b->ptr == 0 || (b->base ? (gclpy_buffer *)b->base : b)->ptr == 0);
   }
 }
 
 static PyObject *buffer_repr(PyObject *self) {
   gclpy_buffer *b = (gclpy_buffer *)self;
-  return PyUnicode_FromFormat("<gclaunch.Buffer 0x%llx, %zu bytes, device %d, %s%s>",
-                              (unsigned long long)b->ptr, b->size,
+  char addr[24]; /* PyUnicode_FromFormat has no %llx before 3.12 */
+  snprintf(addr, sizeof addr, "0x%llx", (unsigned long long)b->ptr);
+  return PyUnicode_FromFormat("<gclaunch.Buffer %s, %zu bytes, device %d, %s%s%s>", addr, b->size,
                               ((gclpy_context *)b->context)->device,
-                              dtypes[dtype_index(b->dtype)].name, b->base ? " view" : "");
+                              dtypes[dtype_index(b->dtype)].name,
+                              (b->base ? (gclpy_buffer *)b->base : b)->symmetric ? ", symmetric" : "",
+                              b->base ? " view" : "");
 }
 
 static PyObject *buffer_enter(PyObject *self, PyObject *unused) {
@@ -448,7 +514,14 @@ static PyMethodDef buffer_methods[] = {
    "__cuda_array_interface__ of the view describe it so; the view keeps the buffer alive."},
   {"close", buffer_close, METH_NOARGS,
    "close($self, /)\n--\n\nFrees the memory now (a view: lets its buffer go). Refused while views or DLPack\n"
-   "exports (tensors made from it, Args holding it) are alive."},
+   "exports (tensors made from it, Args holding it) are alive. Symmetric memory: collective\n"
+   "(every PE closes its copy, in the same order)."},
+  {"peer_address", buffer_peer_address, METH_O,
+   "peer_address($self, pe, /)\n--\n\nPE pe's copy of this symmetric buffer (a view: of its start) as an\n"
+   "int address this PE can load from and store to (gcl_symmetric_peer_address); this PE's own\n"
+   "address for pe = pe_id(). gclaunch.Error GCL_ERROR_PEER_UNREACHABLE naming the peer when NVSHMEM\n"
+   "has no load/store path to it; GCL_ERROR_INVALID_ARGUMENT for a Buffer that is not symmetric or\n"
+   "pe outside 0 ... pe_count() - 1."},
   {"__dlpack__", GCLPY_METH(buffer_dlpack), GCLPY_FASTKW,
    "__dlpack__($self, /, *, stream=None, max_version=None, dl_device=None, copy=None)\n--\n\n"
    "DLPack export: "
@@ -467,6 +540,7 @@ static PyGetSetDef buffer_getset[] = {
   {"dtype", buffer_get, NULL, "'u8', or a view's dtype", (void *)4},
   {"shape", buffer_get, NULL, "(size,), or a view's shape", (void *)5},
   {"closed", buffer_get, NULL, "True after close()", (void *)6},
+  {"symmetric", buffer_get, NULL, "True for NVSHMEM symmetric memory (Context.symmetric_alloc)", (void *)7},
   {"__cuda_array_interface__", buffer_cai, NULL,
    "CUDA Array Interface version 3 (shape, typestr, data, strides None, stream None): a bare\n"
    "pointer, so keep the Buffer alive while it is used", NULL},

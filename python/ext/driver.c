@@ -135,6 +135,8 @@ static PyMethodDef context_methods[] = {
   {"create_stream", GCLPY_METH(gclpy_context_create_stream), GCLPY_FASTKW, gclpy_doc_create_stream},
   {"create_event", gclpy_context_create_event, METH_NOARGS, gclpy_doc_create_event},
   {"alloc", gclpy_context_alloc, METH_O, gclpy_doc_alloc},
+  {"symmetric_alloc", gclpy_context_symmetric_alloc, METH_O, gclpy_doc_symmetric_alloc},
+  {"pe_start", GCLPY_METH(gclpy_context_pe_start), GCLPY_FASTKW, gclpy_doc_pe_start},
   {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef context_getset[] = {
@@ -208,11 +210,14 @@ static PyMethodDef module_methods[] = {
    "a signature is checked against it (GCL_ERROR_SIGNATURE_MISMATCH naming the parameter and both\n"
    "offsets and sizes) and gives the parameters their types. Without one the parameters are\n"
    "untyped bytes (ints of their width or bytes-like values)."},
+  {"attach", gclpy_module_attach, METH_NOARGS, gclpy_doc_attach},
+  {"detach", gclpy_module_detach, METH_NOARGS, gclpy_doc_detach},
   {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef module_getset[] = {
   {"log", module_get, NULL, "the JIT or compiler log of the load ('' if none)", NULL},
   {"context", module_get, NULL, "the Context the module was loaded in", (void *)1},
+  {"uses_nvshmem", gclpy_module_uses_nvshmem, NULL, gclpy_doc_uses_nvshmem, NULL},
   {NULL, NULL, NULL, NULL, NULL}};
 
 static PyType_Slot module_slots[] = {

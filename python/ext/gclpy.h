@@ -24,6 +24,8 @@
  *   L4  stream.c     Stream (streams of other libraries wrapped)
  *       tensormap.c  TensorMap, and every tensor-map call of the library
  *   L5  convert.c    the conversion table: Python values into fields
+ *       pe.c         NVSHMEM: the library found, unique ids, a PE on a Context, the barrier and
+ *                    stop; Module.attach/detach; PE lists (docs/multigpu.md)
  *   L6  args.c       Args
  *       values.c     launches given values: the kernel's plan (plain values straight into bytes)
  *   L7  launch.c     Kernel.launch (the hot path)
@@ -106,6 +108,10 @@ typedef struct gclpy_state {
   PyObject *last_producer_type; /* dlpack.c's one-entry memo (borrowed: `producers` holds it) */
   void *last_producer;
   bool use_c_api;           /* the DLPack C exchange API is used (GCL_DLPACK_C_API != 0 at import) */
+  PyObject *pe_context;     /* the Context this process's PE was started on (pe.c), or NULL: kept
+                             * alive while the PE runs; not in GCLPY_STATE_OBJECTS (m_clear must
+                             * not destroy it under a running PE: module_free stops the PE first) */
+  Py_ssize_t symmetric_open; /* symmetric Buffers neither closed nor collected: pe_stop refuses */
 } gclpy_state;
 
 /* The state of the module that made obj's type (obj: an instance of one of our types). */
@@ -296,6 +302,8 @@ typedef struct gclpy_buffer {
   Py_ssize_t held;          /*   Buffers taken by Args as a pointer argument */
   Py_ssize_t views;         /*   views (Buffer.view) */
   bool typed;               /* a view with a dtype (else 1-D uint8) */
+  bool symmetric;           /* NVSHMEM symmetric memory (Context.symmetric_alloc): close() frees it
+                             * collectively; collected open, it stays allocated until pe_stop */
   DLDataType dtype;
   int ndim;
   int64_t shape[GCLPY_BUF_MAX_NDIM];
@@ -357,7 +365,9 @@ PyObject *gclpy_context_create_stream(PyObject *self, PyObject *const *argv, Py_
                                       PyObject *kwnames);
 PyObject *gclpy_context_create_event(PyObject *self, PyObject *unused);
 PyObject *gclpy_context_alloc(PyObject *self, PyObject *nbytes);
-extern const char gclpy_doc_create_stream[], gclpy_doc_create_event[], gclpy_doc_alloc[];
+PyObject *gclpy_context_symmetric_alloc(PyObject *self, PyObject *nbytes);
+extern const char gclpy_doc_create_stream[], gclpy_doc_create_event[], gclpy_doc_alloc[],
+    gclpy_doc_symmetric_alloc[];
 
 /* ============================== L3: addresses.c ============================================= */
 
@@ -401,6 +411,11 @@ int gclpy_tensormap_init_types(PyObject *module, gclpy_state *st);
 int gclpy_tensormaps_set(gclpy_args *a, gclpy_fieldref *first, PyObject *maps, bool refresh);
 /* Re-points n consecutive maps from first to addresses (ints or __dlpack__ objects). */
 int gclpy_tensormaps_repoint(gclpy_args *a, gclpy_fieldref *first, PyObject *addresses);
+/* Peer maps: map (a TensorMap over this PE's copy of a symmetric buffer) encoded once per PE of
+ * pes[0 ... n-1], over that PE's copy, into n consecutive tensormap leaves from first
+ * (gcl_args_set_peer_tensormaps). 0, or -1 with an exception set (nothing changed). */
+int gclpy_tensormaps_set_peers(gclpy_args *a, gclpy_fieldref *first, PyObject *map,
+                               const int *pes, size_t n, bool refresh);
 /* Keep-alive bookkeeping of args (`keep`): the leaves in [offset, offset + size) now point
  * into obj (NULL: into nothing kept; the old entries of the range go). 0 or -1. */
 int gclpy_keep_set(gclpy_args *a, size_t offset, size_t size, PyObject *obj);
@@ -419,6 +434,33 @@ int gclpy_convert_set(gclpy_args *a, gclpy_fieldref *f, PyObject *value);
 PyObject *gclpy_convert_get(gclpy_args *a, gclpy_fieldref *f);
 /* A label for messages: "parameter 0 'g' field 'g.n'" written into buf. */
 void gclpy_field_label(gclpy_args *a, gclpy_fieldref *f, char *buf, size_t cap);
+
+/* ============================== L5: pe.c ==================================================== */
+
+/* Module functions (module.c's table), Context, Module and Args methods (driver.c's and args.c's
+ * tables). */
+PyObject *gclpy_nvshmem_info(PyObject *module, PyObject *unused);
+PyObject *gclpy_pe_unique_id(PyObject *module, PyObject *unused);
+PyObject *gclpy_pe_id(PyObject *module, PyObject *unused);
+PyObject *gclpy_pe_count(PyObject *module, PyObject *unused);
+PyObject *gclpy_pe_context(PyObject *module, PyObject *unused);
+PyObject *gclpy_pe_barrier(PyObject *module, PyObject *const *argv, Py_ssize_t nargs,
+                           PyObject *kwnames);
+PyObject *gclpy_pe_stop(PyObject *module, PyObject *unused);
+/* At the module's end: a PE still running on a Context of ours is stopped, the Context let go. */
+void gclpy_pe_teardown(gclpy_state *st);
+PyObject *gclpy_context_pe_start(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
+                                 PyObject *kwnames);
+PyObject *gclpy_module_attach(PyObject *self, PyObject *unused);
+PyObject *gclpy_module_detach(PyObject *self, PyObject *unused);
+PyObject *gclpy_module_uses_nvshmem(PyObject *self, void *closure);
+/* A PE list argument (args.c's set_peer_tensormaps): a sequence of ints, or None for every PE
+ * in rank order (0 ... pe_count() - 1). *pes: PyMem_Malloc'd, for the caller to PyMem_Free. 0,
+ * or -1 with an exception set. */
+int gclpy_pes_arg(gclpy_state *st, PyObject *v, const char *fn, int **pes, size_t *n);
+extern const char gclpy_doc_nvshmem_info[], gclpy_doc_pe_unique_id[], gclpy_doc_pe_id[],
+    gclpy_doc_pe_count[], gclpy_doc_pe_context[], gclpy_doc_pe_barrier[], gclpy_doc_pe_stop[],
+    gclpy_doc_pe_start[], gclpy_doc_attach[], gclpy_doc_detach[], gclpy_doc_uses_nvshmem[];
 
 /* ============================== L6: args.c ================================================== */
 

@@ -114,6 +114,13 @@ static PyMethodDef module_methods[] = {
    "GCL_ERROR_BAD_IMAGE) with the library's message."},
   {"device_count", gclpy_device_count, METH_NOARGS, gclpy_doc_device_count},
   {"_device_info", GCLPY_METH(gclpy_device_info), GCLPY_FASTKW, gclpy_doc_device_info},
+  {"nvshmem_info", gclpy_nvshmem_info, METH_NOARGS, gclpy_doc_nvshmem_info},
+  {"pe_unique_id", gclpy_pe_unique_id, METH_NOARGS, gclpy_doc_pe_unique_id},
+  {"pe_id", gclpy_pe_id, METH_NOARGS, gclpy_doc_pe_id},
+  {"pe_count", gclpy_pe_count, METH_NOARGS, gclpy_doc_pe_count},
+  {"pe_context", gclpy_pe_context, METH_NOARGS, gclpy_doc_pe_context},
+  {"pe_barrier", GCLPY_METH(gclpy_pe_barrier), GCLPY_FASTKW, gclpy_doc_pe_barrier},
+  {"pe_stop", gclpy_pe_stop, METH_NOARGS, gclpy_doc_pe_stop},
   {"status_name", status_name, METH_O,
    "status_name($module, code, /)\n--\n\nThe name of a gcl_status value (\"GCL_ERROR_TENSOR\" for 7;\n"
    "\"GCL_UNKNOWN_STATUS\"-like text for an unknown one; gclaunch.RangeError outside int32)."},
@@ -195,6 +202,7 @@ static int module_traverse(PyObject *m, visitproc visit, void *arg) {
 #define GCLPY_V(field) Py_VISIT(st->field);
   GCLPY_STATE_OBJECTS(GCLPY_V)
 #undef GCLPY_V
+  Py_VISIT(st->pe_context);
   return 0;
 }
 
@@ -208,7 +216,11 @@ static int module_clear(PyObject *m) {
   return 0;
 }
 
-static void module_free(void *m) { module_clear((PyObject *)m); }
+static void module_free(void *m) {
+  gclpy_state *st = gclpy_module_state((PyObject *)m);
+  if (st) gclpy_pe_teardown(st);
+  module_clear((PyObject *)m);
+}
 
 static PyModuleDef_Slot module_slots[] = {{Py_mod_exec, (void *)module_exec}, {0, NULL}};
 

@@ -375,6 +375,29 @@ int gclpy_tensormaps_repoint(gclpy_args *a, gclpy_fieldref *first, PyObject *add
   return rc;
 }
 
+int gclpy_tensormaps_set_peers(gclpy_args *a, gclpy_fieldref *first, PyObject *map,
+                               const int *pes, size_t n, bool refresh) {
+  gclpy_state *st = GCLPY_ST(a);
+  if (!PyObject_TypeCheck(map, st->tensormap_type))
+    return gclpy_type_error("set_peer_tensormaps: map takes a gclaunch.TensorMap over this PE's "
+                            "copy of a symmetric buffer", map), -1;
+  gclpy_tensormap *tm = (gclpy_tensormap *)map;
+  gclpy_dlpack d;
+  gcl_tensormap_options o;
+  if (cleared(st, tm) < 0 || borrow(st, tm->tensor, &d) < 0) return -1;
+  int rc = options_for(st, tm, d.tensor, &o);
+  if (rc == 0) {
+    gcl_status s = gcl_args_set_peer_tensormaps(a->args, &first->field, d.tensor, pes, n, &o,
+                                                refresh ? GCL_TENSORMAP_REFRESH : 0u);
+    if (s != GCL_OK) rc = (gclpy_raise(st, s), -1);
+  }
+  gclpy_dlpack_release(&d);
+  /* every peer's copy lives as long as this one: this PE's tensor is kept for each map */
+  for (size_t i = 0; rc == 0 && i < n; i++)
+    rc = gclpy_keep_set(a, first->field.offset + i * first->field.size, first->field.size, tm->tensor);
+  return rc;
+}
+
 /* TensorMap.describe(): gcl_tensormap_check on the CPU, the arguments of the encode as a dict. */
 static PyObject *tensormap_describe(PyObject *self, PyObject *unused) {
   (void)unused;

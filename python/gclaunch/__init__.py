@@ -69,6 +69,13 @@ from ._gclaunch import (  # noqa: F401
     device_count,
     dlpack_c_api,
     inspect,
+    nvshmem_info,
+    pe_barrier,
+    pe_context,
+    pe_count,
+    pe_id,
+    pe_stop,
+    pe_unique_id,
     status_name,
     version_number,
 )
@@ -99,5 +106,6 @@ globals().update({k: v for k, v in vars(_gclaunch).items() if k.startswith("GCL_
 __all__ = [
     "Args", "Buffer", "Context", "DeviceInfo", "Error", "Event", "Field", "Graph", "Kernel",
     "Layout", "Module", "Param", "RangeError", "Stream", "TensorError", "TensorMap", "__version__",
-    "device_count", "device_info", "dlpack_c_api", "inspect", "status_name", "version_number",
+    "device_count", "device_info", "dlpack_c_api", "inspect", "nvshmem_info", "pe_barrier",
+    "pe_context", "pe_count", "pe_id", "pe_stop", "pe_unique_id", "status_name", "version_number",
 ] + sorted(k for k in vars(_gclaunch) if k.startswith("GCL_"))

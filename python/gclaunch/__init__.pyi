@@ -1,6 +1,6 @@
 """Type stub of the gclaunch package (the _gclaunch C extension)."""
 from os import PathLike
-from typing import Any, Iterable, Literal, NamedTuple, Protocol, Sequence, Union
+from typing import Any, Iterable, Literal, NamedTuple, Protocol, Sequence, TypedDict, Union
 
 __version__: str
 version_number: int
@@ -138,6 +138,13 @@ class Args:
         as a list of N bytes objects, anything else (structs, untyped parameters) as bytes.
         gclaunch.Error GCL_ERROR_UNSET_ARGUMENT while a byte of it is unset."""
     def is_set(self, path_or_index: _Key) -> bool: ...
+    def set_peer_tensormaps(self, path: _Key, map: TensorMap, pes: Sequence[int] | None = None,
+                            refresh: bool = False) -> None:
+        """Peer tensor maps (docs/multigpu.md): map (over this PE's copy of a symmetric buffer)
+        encoded once per PE of pes (None: every PE in rank order) over that PE's copy, into
+        consecutive maps from path. GCL_ERROR_PEER_UNREACHABLE naming the PE and its index in
+        pes before any encode; nothing changed on any refusal. Re-point with
+        repoint(path, [buf.peer_address(p) for p in pes])."""
     def buffer(self) -> bytes: ...
     def refresh(self, path: _Key, tensormaps: Union[TensorMap, Sequence[TensorMap]]) -> None:
         """gclaunch.Error GCL_ERROR_TYPE_MISMATCH when path is no tensormap / tensormap[N]."""
@@ -194,6 +201,12 @@ class Module:
     @property
     def context(self) -> Context: ...
     def kernel(self, name: str, signature: str | None = None) -> Kernel: ...
+    @property
+    def uses_nvshmem(self) -> bool: ...
+    def attach(self) -> None:
+        """Attach this NVSHMEM module to the PE before any launch of its kernels (a launch of an
+        unattached one is gclaunch.Error GCL_ERROR_NOT_ATTACHED, before the driver)."""
+    def detach(self) -> None: ...
 
 class Context:
     def __init__(self, device: int = 0) -> None: ...
@@ -213,6 +226,11 @@ class Context:
     def create_stream(self, priority: int = 0) -> Stream: ...
     def create_event(self) -> Event: ...
     def alloc(self, nbytes: int) -> Buffer: ...
+    def pe_start(self, unique_id: _Buffer | None = None, rank: int = 0, count: int = 1) -> None:
+        """Start this process's NVSHMEM PE on this Context (collective; unique_id: rank 0's
+        pe_unique_id(), None for a single PE)."""
+    def symmetric_alloc(self, nbytes: int) -> Buffer:
+        """NVSHMEM symmetric memory (collective) as a Buffer; close() is collective too."""
 
 class Stream:
     """A non-blocking CUDA stream (Stream(context, priority) or ctx.create_stream), or a wrapper
@@ -291,6 +309,9 @@ class Buffer:
     @property
     def closed(self) -> bool: ...
     @property
+    def symmetric(self) -> bool: ...
+    def peer_address(self, pe: int) -> int: ...
+    @property
     def __cuda_array_interface__(self) -> dict[str, Any]: ...
     def __dlpack__(self, *, stream: Any = None, max_version: tuple[int, int] | None = None,
                    dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> Any: ...
@@ -324,6 +345,21 @@ def device_info(device: int = 0) -> DeviceInfo: ...
 def inspect(path_or_bytes: Union[_Path, _Buffer], arch: Union[int, str, None] = None) -> list[dict[str, Any]]: ...
 def status_name(code: int) -> str: ...
 
+# NVSHMEM (docs/multigpu.md, "From Python"): one PE per process.
+class _NvshmemInfo(TypedDict):
+    found: bool
+    path: str
+    version: str | None
+    error: str | None
+
+def nvshmem_info() -> _NvshmemInfo: ...
+def pe_unique_id() -> bytes: ...
+def pe_id() -> int: ...
+def pe_count() -> int: ...
+def pe_context() -> Context | None: ...
+def pe_barrier(stream: _StreamLike = None) -> None: ...
+def pe_stop() -> None: ...
+
 GCL_OK: int
 GCL_ERROR_INVALID_ARGUMENT: int
 GCL_ERROR_OUT_OF_MEMORY: int
@@ -346,3 +382,8 @@ GCL_ERROR_COMPILE: int
 GCL_ERROR_INVALID_CONFIG: int
 GCL_ERROR_IO: int
 GCL_ERROR_KERNEL_FAULT: int
+GCL_ERROR_NO_NVSHMEM: int
+GCL_ERROR_NVSHMEM: int
+GCL_ERROR_NVSHMEM_VERSION: int
+GCL_ERROR_NOT_ATTACHED: int
+GCL_ERROR_PEER_UNREACHABLE: int

@@ -118,9 +118,12 @@ else fail "import gclaunch from /: '$out' (expected '$version $site/gclaunch/__i
 runner=$src/tests/python/run_installed.py
 mkdir -p "$tmp/run"
 fake=$build/tests/fakecuda/libfakecuda.so
-for t in test_cpu test_structs_cc test_fakecuda test_runtime_fakecuda test_dlpack_c_api test_gpu; do
+for t in test_cpu test_structs_cc test_fakecuda test_runtime_fakecuda test_dlpack_c_api \
+         test_pe_fakenvshmem test_gpu; do
   env_=(GCL_BUILD_DIR="$build")
-  [[ $t == test_*fakecuda || $t == test_dlpack_c_api ]] && env_+=(GCL_LIBCUDA="$fake")
+  [[ $t == test_*fakecuda || $t == test_dlpack_c_api || $t == test_pe_fakenvshmem ]] && env_+=(GCL_LIBCUDA="$fake")
+  [[ $t == test_pe_fakenvshmem ]] &&
+    env_+=(GCL_NVSHMEM_PATH="$build/tests/fakenvshmem/libfakenvshmem.so" NVSHMEM_DISABLE_NVLS=1)
   (cd "$tmp/run" && env -u PYTHONPATH -u LD_LIBRARY_PATH "${env_[@]}" \
      timeout 600 "$vpy" "$runner" "$venv" "$src/tests/python/$t.py") >"$tmp/$t.txt" 2>&1
   t_rc=$?
