@@ -13,9 +13,13 @@ cuda=${CUDA_PATH:-/usr/local/cuda}
 [[ -f $cuda/include/cuda.h ]] || cuda=$(dirname "$(dirname "$(readlink -f "$(command -v nvcc)")")")
 flags=(-std=c11 -O2 -g -fsanitize=thread -fno-omit-frame-pointer -D_GNU_SOURCE -pthread
        -Wall -Wextra -Werror -Wno-pedantic)
-inc=(-Iinclude -Ilib/core -Ilib/cuda -isystem "$cuda/include")
+inc=(-Iinclude -Ilib/core -Ilib/cuda -I"$out" -isystem "$cuda/include")
 
 build() { # build: the TSan library, fake driver and programs; prints the compiler's errors
+  # nvrtc.c's kernel-side headers as C strings, generated as lib/cuda/meson.build does.
+  python3 lib/cuda/embed_headers.py "$out/nvrtc_headers.h" \
+    gclaunch/tma.cuh=include/gclaunch/tma.cuh \
+    gclaunch/gclaunch_tmap_table.cuh=include/gclaunch/gclaunch_tmap_table.cuh || return 1
   "$cc" "${flags[@]}" -fPIC -shared -fvisibility=hidden -isystem "$cuda/include" \
     tests/fakecuda/*.c \
     -o "$out/libfakecuda.so" || return 1
