@@ -73,5 +73,6 @@
 #include "gclaunch/core.h"    /* the CPU model */
 #include "gclaunch/runtime.h" /* the runtime edge */
 #include "gclaunch/ffi.h"     /* the libffi bridge */
+#include "gclaunch/nccl.h"    /* NCCL's device communicator checked against the kernel's NCCL */
 
 #endif /* GCLAUNCH_H */
