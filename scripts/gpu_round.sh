@@ -65,7 +65,7 @@ EOF
       grep -E 'tests passed|\*\*\*Failed|Not Run|Timeout' "$L/patchoff.log" | tail -12 | tee -a "$S"
       ;;
     sanitize)
-      for t in gpu_graph_repoint gpu_tmap_patch gpu_tmap_table gpu_tmap_refresh; do
+      for t in ${SANITIZE_TESTS:-gpu_graph_repoint gpu_tmap_patch gpu_tmap_table gpu_tmap_refresh}; do
         [[ -x $K/tests/$t ]] || { say "$t: not in the kit"; continue; }
         timeout ${SANITIZE_TIMEOUT:-120} compute-sanitizer --error-exitcode 99 "$K/tests/$t" --jobs 1 \
           >"$L/sanitize.$t.log" 2>&1
@@ -98,8 +98,8 @@ EOF
       cp "$L/nv/nvshmem.log" "$L/" 2>/dev/null; tail -16 "$L/nvshmem.log" 2>/dev/null | tee -a "$S"
       ;;
     descriptors)
-      timeout ${DESC_TIMEOUT:-200} "$K/bench/bench_descriptors" --quick --reps ${DESC_REPS:-11} \
-        --k ${DESC_K:-8,64,240,1024,4096} --placements ${DESC_PLACEMENTS:-P,T,G,D} \
+      timeout ${DESC_TIMEOUT:-200} "$K/bench/bench_descriptors" ${DESC_ARGS-} --reps ${DESC_REPS:-11} \
+        --k ${DESC_K:-8,64,240,1024,4096} --placements ${DESC_PLACEMENTS:-P,G,D,C,T} \
         --csv "$L/placement.csv" --relaunch-csv "$L/placement_relaunch.csv" >"$L/descriptors.log" 2>&1
       say "bench_descriptors exit $?"; tail -40 "$L/descriptors.log" | tee -a "$S"
       ;;
