@@ -35,7 +35,7 @@ static void stop(pe_rig *r) {
 Test(nvshmem_gpu, the_loader_found_the_host_library_the_module_was_linked_against) {
   int h[3], d[3];
   CHECK(gcl_nvshmem_version(&h[0], &h[1], &h[2]));
-  cr_log_warn("NVSHMEM host library %s, version %d.%d.%d", gcl_nvshmem_path(), h[0], h[1], h[2]);
+  cr_log_info("NVSHMEM host library %s, version %d.%d.%d", gcl_nvshmem_path(), h[0], h[1], h[2]);
   void *data;
   size_t size;
   gcl_image *img = NULL;
