@@ -202,17 +202,54 @@ static int handle_int(gclpy_state *st, PyObject *h, const char *fn, void **out) 
   return *out = (void *)(uintptr_t)x, 0;
 }
 
+/* The int handle of v's `cuda_stream` attribute (torch streams: a C property), or NULL and no
+ * exception when it has none (or no int). */
+static PyObject *attr_int(gclpy_state *st, PyObject *v) {
+  PyObject *h = PyObject_GetAttr(v, st->str_cuda_stream_attr);
+  if (h && PyLong_Check(h) && !PyBool_Check(h)) return h;
+  Py_XDECREF(h);
+  PyErr_Clear();
+  return NULL;
+}
+
+/* __cuda_stream__()[1] (new reference), or NULL with an exception. */
+static PyObject *protocol_int(gclpy_state *st, PyObject *v, const char *fn) {
+  PyObject *r = PyObject_CallMethodObjArgs(v, st->str_cuda_stream, NULL); /* no bound method */
+  if (!r) return NULL;
+  PyObject *h = PyTuple_Check(r) && PyTuple_Size(r) == 2 ? Py_NewRef(PyTuple_GetItem(r, 1)) : NULL;
+  Py_DECREF(r);
+  if (h && PyLong_Check(h) && !PyBool_Check(h)) return h;
+  Py_XDECREF(h);
+  return PyErr_Format(PyExc_TypeError, "%s: __cuda_stream__() must return a tuple (version, "
+                      "handle: int)", fn);
+}
+
+/* How a type first seen keeps its handle: 1 __cuda_stream__; 2 an int `cuda_stream` attribute
+ * (torch's streams of before the protocol; and a type with both, torch's, when the two agree on
+ * v: the attribute is a C property, the protocol a Python method building a tuple); 0 neither on
+ * the type (asked of each instance). -1 with an exception. */
+static int kind_of_type(gclpy_state *st, PyObject *v, PyObject *tp, const char *fn) {
+  int proto = PyObject_HasAttr(tp, st->str_cuda_stream), attr = PyObject_HasAttr(tp, st->str_cuda_stream_attr);
+  if (!proto) return attr ? 2 : 0;
+  PyObject *a = attr ? attr_int(st, v) : NULL;
+  if (!a) return 1;
+  PyObject *h = protocol_int(st, v, fn);
+  int same = h ? PyObject_RichCompareBool(a, h, Py_EQ) : -1;
+  Py_DECREF(a), Py_XDECREF(h);
+  return same < 0 ? -1 : same ? 2 : 1;
+}
+
 /* Where a type of another library keeps its stream: one look-up per type, remembered by the
- * module (st->stream_kinds: type -> 1 for __cuda_stream__, 2 for an int cuda_stream attribute).
- * A type whose instances decide per object (neither on the type) is asked each time. */
-static int stream_kind(gclpy_state *st, PyObject *v) {
+ * module (st->stream_kinds: type -> kind_of_type's answer; st->last_stream_type: the last one). */
+static int stream_kind(gclpy_state *st, PyObject *v, const char *fn) {
   PyObject *tp = (PyObject *)Py_TYPE(v);
   if (tp == st->last_stream_type) return st->last_stream_kind;
   PyObject *k = st->stream_kinds ? PyDict_GetItemWithError(st->stream_kinds, tp) : NULL;
   if (!k && PyErr_Occurred()) return -1;
-  int kind = k ? (int)PyLong_AsLong(k) : PyObject_HasAttr(tp, st->str_cuda_stream) ? 1
-                                       : PyObject_HasAttr(tp, st->str_cuda_stream_attr) ? 2 : 0;
+  int kind = k ? (int)PyLong_AsLong(k) : kind_of_type(st, v, tp, fn);
+  if (kind < 0) return -1;
   if (!k && kind && st->stream_kinds) {
+    if (PyDict_Size(st->stream_kinds) >= 256) PyDict_Clear(st->stream_kinds); /* types made in a loop */
     PyObject *n = PyLong_FromLong(kind);
     int rc = n ? PyDict_SetItem(st->stream_kinds, tp, n) : -1;
     Py_XDECREF(n);
@@ -225,24 +262,10 @@ static int stream_kind(gclpy_state *st, PyObject *v) {
 /* The int a stream object of another library gives: __cuda_stream__()[1], or (torch streams of
  * before the protocol) its cuda_stream attribute. New reference; NULL and no exception: neither. */
 static PyObject *foreign_int(gclpy_state *st, PyObject *v, const char *fn) {
-  int kind = stream_kind(st, v);
+  int kind = stream_kind(st, v, fn);
   if (kind < 0) return NULL;
   if (kind == 0) kind = PyObject_HasAttr(v, st->str_cuda_stream) ? 1 : 2; /* set per instance */
-  if (kind == 2) {
-    PyObject *h = PyObject_GetAttr(v, st->str_cuda_stream_attr);
-    if (h && PyLong_Check(h) && !PyBool_Check(h)) return h;
-    Py_XDECREF(h);
-    PyErr_Clear();
-    return NULL;
-  }
-  PyObject *r = PyObject_CallMethodObjArgs(v, st->str_cuda_stream, NULL); /* no bound method */
-  if (!r) return NULL;
-  PyObject *h = PyTuple_Check(r) && PyTuple_Size(r) == 2 ? Py_NewRef(PyTuple_GetItem(r, 1)) : NULL;
-  Py_DECREF(r);
-  if (h && PyLong_Check(h) && !PyBool_Check(h)) return h;
-  Py_XDECREF(h);
-  return PyErr_Format(PyExc_TypeError, "%s: __cuda_stream__() must return a tuple (version, "
-                      "handle: int)", fn);
+  return kind == 2 ? attr_int(st, v) : protocol_int(st, v, fn);
 }
 
 /* The handle v gives (ours: the gclaunch.Stream given). */

@@ -77,13 +77,15 @@ const char gclpy_launch_doc[] =
   "change as soon as launch returns.";
 
 /* stream=: a gclaunch.Stream (noted in its capture), or a handle from outside, checked to be a
- * live stream of the kernel's context (in full the first time a handle is seen in a row). */
+ * live stream of the kernel's context the first time it comes (gcl_stream_check, in full). The
+ * handle the kernel's last launch was checked on is not asked again: a launch on it costs what
+ * C's gcl_launch does (no cuStreamGetCtx per launch). Keeping the stream alive while launching
+ * on it is the caller's, as in C. */
 static int launch_stream(gclpy_state *st, gclpy_kernel *k, gclpy_streamarg *sa) {
   if (sa->ours) return sa->ours->captured ? PyList_Append(sa->ours->captured, (PyObject *)k) : 0;
-  if ((uintptr_t)sa->handle <= 2) return 0; /* the default, legacy and per-thread streams */
+  if ((uintptr_t)sa->handle <= 2 || sa->handle == k->stream_seen) return 0; /* default streams */
   gcl_context *ctx = ((gclpy_context *)((gclpy_module *)k->module)->context)->ctx;
-  gcl_status s = gcl_stream_check(ctx, sa->handle,
-                                  sa->handle == k->stream_seen ? GCL_STREAM_CHECK_MAPPED : 0);
+  gcl_status s = gcl_stream_check(ctx, sa->handle, 0);
   if (s != GCL_OK) return gclpy_raise(st, s), -1;
   k->stream_seen = sa->handle;
   return 0;
