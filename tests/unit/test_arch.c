@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "arch.h"
-#include "image_test_util.h"
+#include "../common/image_test_util.h"
 #include "internal.h"
 
 Test(arch, the_table_is_sorted_and_every_row_is_known_to_the_layout_engine) {
