@@ -198,6 +198,25 @@ GCL_API gcl_status gcl_signature_format(const gcl_signature *sig, char *buf, siz
  * Layout (CPU only): where each parameter sits in the kernel's parameter buffer on one SM arch.
  * ------------------------------------------------------------------------------------------- */
 
+/* What gclaunch knows of a GPU architecture: one row of its table of architectures (the
+ * architectures nvcc/NVRTC 13.0 build; the layout engine, the cubin reader and the gclaunch tool
+ * all read it). The caller allocates it; it grows in `reserved`, which the library zeroes. */
+typedef struct gcl_arch_info {
+  int sm;                     /* compute capability x 10: 90 for sm_90 */
+  unsigned param_base;        /* constant bank 0 offset where ptxas starts the parameter area */
+  bool sass_wait_known;       /* griddepcontrol.wait is read from this architecture's SASS
+                               * (a cubin kernel's waits are known: docs/launchsafety.md) */
+  size_t shared_optin_bytes;  /* most shared memory per block, opted in; 0: not known here */
+  uint64_t reserved[4];
+} gcl_arch_info;
+/* The row of architecture sm into *info. GCL_ERROR_NOT_FOUND for an architecture gclaunch does
+ * not know (the message lists the known ones), GCL_ERROR_INVALID_ARGUMENT for NULL info. CPU
+ * only, thread-safe. */
+GCL_API gcl_status gcl_arch_query(int sm, gcl_arch_info *info);
+/* The known architectures in increasing order: the first min(count, cap) into sms (NULL with
+ * cap 0 to ask the count); returns the count. Thread-safe. */
+GCL_API size_t gcl_arch_list(int *sms, size_t cap);
+
 typedef struct gcl_layout gcl_layout;
 
 #define GCL_PARAM_LIMIT 32764 /* bytes of parameters per kernel (CUDA >= 12.1, driver >= R530) */
