@@ -13,8 +13,11 @@ argument per launch, a non-blocking stream), all Python peers in this one proces
   cuda.core launch     peers.py's bench_cuda_core (numpy scalars + cuda.core Buffers, its own
                        non-blocking stream); also on torch's current stream with int pointers
   CuPy RawKernel       peers.py's bench_cupy
-Targets (issue 32): values <= prepared + 150 ns; every gclaunch form ahead of cuda.core;
-prepared <= 1.10x C gcl_launch (with --launch-csv). The verdicts are printed, not asserted.
+Targets (issue 32): values <= prepared + 150 ns; every gclaunch form ahead of cuda.core.
+Targets (issue 56), against C gcl_launch measured in the same run (BUILD/bench/bench_launch run
+once per run, between the Python peers, its case (a) "8 args", path "gcl_launch params"):
+prepared Args <= 1.10x, plain values <= 1.15x, values with a foreign stream object (torch, CuPy,
+cuda.core) <= 1.15x. The verdicts are printed, not asserted.
 
 --fake: no GPU needed. The CPU side of the same calls against tests/fakecuda (GCL_LIBCUDA set to
 BUILD/tests/fakecuda/libfakecuda.so): prepared Args vs 8 plain values vs values with Buffers and
@@ -37,10 +40,13 @@ tensormap[240]) set and launched, per iteration:
 
 --maps-only: only (b); run it again with GCL_DLPACK_C_API=0 to time the __dlpack__ protocol path.
 
---launch-csv: bench_launch's CSV of the same call, for the ratios against C gcl_launch.
+--launch-csv: bench_launch's CSV of the same call, for the ratios against C gcl_launch, instead of
+running bench_launch in this run (then the C number comes from another run: say so when quoting).
 """
 import os
+import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -73,10 +79,45 @@ def ratio_lines(rows, gcl=None):
             if name.startswith("gclaunch"):
                 out.append(f"  cuda.core / {name:45s} = {core / us:5.2f}x  "
                            f"({'ahead' if us < core else 'NOT ahead'})")
-    if gcl and prep:
-        out.append(f"  prepared / C gcl_launch = {prep / gcl:5.2f}x  (target <= 1.10: "
-                   f"{'met' if prep / gcl <= 1.10 else 'NOT met'})")
+    if gcl:
+        out.extend(c_ratio_lines(med, gcl))
     return out
+
+
+# Issue 56: (row, target) of the Python launches against C gcl_launch; "foreign" rows are every
+# "gclaunch values, <library> stream object" measured.
+C_TARGETS = (("gclaunch Args", 1.10), ("gclaunch values", 1.15), ("foreign", 1.15))
+
+
+def c_ratio_lines(med, gcl):
+    out = []
+    for row, target in C_TARGETS:
+        names = [n for n in med if n.startswith("gclaunch values, ") and n.endswith("stream object")
+                 and "current_stream" not in n] if row == "foreign" else [row]
+        for name in names:
+            if name not in med:
+                out.append(f"  {name:45s} / C gcl_launch: not measured")
+                continue
+            r = med[name] / gcl
+            out.append(f"  {name:45s} / C gcl_launch = {r:5.2f}x  (target <= {target:.2f}: "
+                       f"{'met' if r <= target else 'NOT met'})")
+    return out
+
+
+def c_launch_run(build):
+    """One run of bench_launch (C, this machine, now): its "8 args" gcl_launch params median (us),
+    or None when it is not there or found no GPU."""
+    exe = os.path.join(build, "bench", "bench_launch")
+    if not os.path.exists(exe):
+        print(f"C gcl_launch: not measured: {exe} is not built")
+        return None
+    with tempfile.NamedTemporaryFile(suffix=".csv") as f:
+        r = subprocess.run([exe, "--runs", "1", "--no-graph", "--csv", f.name], capture_output=True,
+                           text=True)
+        if r.returncode != 0:
+            print(f"C gcl_launch: bench_launch exited {r.returncode}: {r.stderr.strip()[-300:]}")
+            return None
+        return peers.launch_csv_medians(f.name).get("gcl_launch params")
 
 
 def stream_objects(torch):
@@ -401,6 +442,82 @@ def cuda_core_maps(cubin, sets, box):
             "cuda.core replace_address x 240 + launch": per_iteration(replace, stream.sync)}
 
 
+def launch_runs(g, torch, build, cubin, runs, launch_csv):
+    """(a): every peer, run by run (C gcl_launch first in each run unless --launch-csv); prints the
+    table and the targets. Returns (rows, C runs)."""
+    rows, c_runs = {}, []
+    for run in range(runs):  # the peers interleaved, run by run
+        if not launch_csv:
+            us = c_launch_run(build)  # C in the same run, between the Python peers
+            if us:
+                c_runs.append(us)
+        try:
+            for name, us in gclaunch_launches(g, torch, cubin).items():
+                rows.setdefault(name, []).append(us)
+        except Exception as e:
+            print(f"gclaunch launches: FAILED: {type(e).__name__}: {e}")
+        for name, fn in (("cuda.core launch", peers.bench_cuda_core),
+                         ("cuda.core launch, torch current stream, int pointers",
+                          lambda c: cuda_core_torch_stream(torch, c)),
+                         ("cupy RawKernel", peers.bench_cupy)):
+            try:
+                rows.setdefault(name, []).append(fn(cubin))
+            except Exception as e:  # a missing peer is reported, not timed
+                print(f"{name}: not measured: {type(e).__name__}: {e}")
+    gcl = None
+    if launch_csv:
+        gcl = peers.launch_csv_medians(launch_csv).get("gcl_launch params")
+        print(f"same call, bench_launch case (a) 8 args: C gcl_launch {gcl:.3f} us (from {launch_csv})")
+    elif c_runs:
+        gcl = peers.median(c_runs)
+        print(f"same call, same run, bench_launch case (a) 8 args: C gcl_launch {gcl:.3f} us  runs: "
+              f"{' '.join(f'{u:.3f}' for u in c_runs)}")
+    if rows:
+        print("\n(a) 8-argument kernel, us per launch (median of runs; each run the median of 15 x 2000)")
+    for name, per in rows.items():
+        ratio = f"{peers.median(per) / gcl:5.2f}x C gcl_launch" if gcl else ""
+        print(f"  {name:55s} {peers.median(per):7.3f} us  {ratio}  runs: {' '.join(f'{u:.3f}' for u in per)}")
+    if rows:
+        print("\n(a) against the targets")
+        print("\n".join(ratio_lines(rows, gcl)))
+    return rows, c_runs
+
+
+def maps_report(g, torch, cubin):
+    """(b): the 240 tensor maps; prints them. Returns the rows, or None when gclaunch's failed."""
+    try:
+        r, sets, box = maps240(g, torch, cubin)
+    except Exception as e:
+        print(f"gclaunch maps: FAILED: {type(e).__name__}: {e}")
+        return None
+    try:
+        r.update(cuda_core_maps(cubin, sets, box))
+    except Exception as e:
+        print(f"cuda.core maps: not measured: {type(e).__name__}: {e}")
+    print(f"\n(b) 240 tensor maps from torch views + launch, us per iteration (median of {MAP_REPS} x {MAP_ITERS})")
+    for name, us in r.items():
+        print(f"  {name:45s} {us:9.1f} us   {1000 * us / 240:7.1f} ns/map")
+    core = r.get("cuda.core as_tensor_map x 240 + launch")
+    ours = r["gclaunch set 240 maps + launch"]
+    own = (ours - r["torch __dlpack__ x 240 alone"] - r["gclaunch launch alone (tensormap[240])"]) / 240
+    print(f"  gclaunch's own share per map (set+launch minus __dlpack__ and the launch): {1000 * own:.1f} ns")
+    if core:
+        print(f"  cuda.core route / gclaunch set+launch = {core / ours:.1f}x")
+    return r
+
+
+def write_csv(csv, rows, maps, c_runs):
+    with open(csv, "w") as f:
+        f.write("case,us,run\n")
+        for name, per in rows.items():
+            for i, us in enumerate(per):
+                f.write(f"{name},{us:.3f},{i + 1}\n")
+        for name, us in maps.items():
+            f.write(f"{name},{us:.3f},1\n")
+        for i, us in enumerate(c_runs):
+            f.write(f"C gcl_launch,{us:.3f},{i + 1}\n")
+
+
 def main():
     if len(sys.argv) < 2:
         print(__doc__)
@@ -422,60 +539,13 @@ def main():
           f"torch {torch.__version__}, {torch.cuda.get_device_name()}, "
           f"DLPack C exchange API {'on' if g.dlpack_c_api else 'off'}"
           f"{'' if hasattr(torch.Tensor, '__dlpack_c_exchange_api__') else ' (torch has none)'}")
-    rows = {}
-    for run in range(0 if "--maps-only" in sys.argv else runs):  # the peers interleaved, run by run
-        try:
-            for name, us in gclaunch_launches(g, torch, cubin).items():
-                rows.setdefault(name, []).append(us)
-        except Exception as e:
-            print(f"gclaunch launches: FAILED: {type(e).__name__}: {e}")
-        for name, fn in (("cuda.core launch", peers.bench_cuda_core),
-                         ("cuda.core launch, torch current stream, int pointers",
-                          lambda c: cuda_core_torch_stream(torch, c)),
-                         ("cupy RawKernel", peers.bench_cupy)):
-            try:
-                rows.setdefault(name, []).append(fn(cubin))
-            except Exception as e:  # a missing peer is reported, not timed
-                print(f"{name}: not measured: {type(e).__name__}: {e}")
-    gcl = None
-    if launch_csv:
-        m = peers.launch_csv_medians(launch_csv)
-        gcl = m.get("gcl_launch params")
-        print(f"same call, bench_launch case (a) 8 args: C gcl_launch {gcl:.3f} us")
-    if rows:
-        print("\n(a) 8-argument kernel, us per launch (median of runs; each run the median of 15 x 2000)")
-    for name, per in rows.items():
-        ratio = f"{peers.median(per) / gcl:5.2f}x C gcl_launch" if gcl else ""
-        print(f"  {name:55s} {peers.median(per):7.3f} us  {ratio}  runs: {' '.join(f'{u:.3f}' for u in per)}")
-    if rows:
-        print("\n(a) against the targets")
-        print("\n".join(ratio_lines(rows, gcl)))
-    try:
-        r, sets, box = maps240(g, torch, cubin)
-    except Exception as e:
-        print(f"gclaunch maps: FAILED: {type(e).__name__}: {e}")
+    rows, c_runs = launch_runs(g, torch, build, cubin, 0 if "--maps-only" in sys.argv else runs,
+                               launch_csv)
+    maps = maps_report(g, torch, cubin)
+    if maps is None:
         return 1
-    try:
-        r.update(cuda_core_maps(cubin, sets, box))
-    except Exception as e:
-        print(f"cuda.core maps: not measured: {type(e).__name__}: {e}")
-    print(f"\n(b) 240 tensor maps from torch views + launch, us per iteration (median of {MAP_REPS} x {MAP_ITERS})")
-    for name, us in r.items():
-        print(f"  {name:45s} {us:9.1f} us   {1000 * us / 240:7.1f} ns/map")
-    core = r.get("cuda.core as_tensor_map x 240 + launch")
-    ours = r["gclaunch set 240 maps + launch"]
-    own = (ours - r["torch __dlpack__ x 240 alone"] - r["gclaunch launch alone (tensormap[240])"]) / 240
-    print(f"  gclaunch's own share per map (set+launch minus __dlpack__ and the launch): {1000 * own:.1f} ns")
-    if core:
-        print(f"  cuda.core route / gclaunch set+launch = {core / ours:.1f}x")
     if csv:
-        with open(csv, "w") as f:
-            f.write("case,us,run\n")
-            for name, per in rows.items():
-                for i, us in enumerate(per):
-                    f.write(f"{name},{us:.3f},{i + 1}\n")
-            for name, us in r.items():
-                f.write(f"{name},{us:.3f},1\n")
+        write_csv(csv, rows, maps, c_runs)
     return 0
 
 

@@ -3,6 +3,7 @@
 
 #include "bench_util.h"
 #include "desc.h"
+#include "test_rng.h"
 
 /* 16 sampled rows of the destination against the source, on the host. The destination is a
  * byte-exact copy of the sources (row block i = source i). */
@@ -11,7 +12,7 @@ static int check_rows(runner *r) {
   unsigned char *x = malloc(row_bytes), *y = malloc(row_bytes);
   int bad = 0;
   for (int probe = 0; probe < 16 && !bad; probe++) {
-    size_t off = (size_t)rand() % rows * row_bytes;
+    size_t off = (size_t)(rng() % rows) * row_bytes;
     CHECK(gcl_mem_download(r->b->ctx, x, r->src + off, row_bytes));
     CHECK(gcl_mem_download(r->b->ctx, y, r->dst + off, row_bytes));
     if (memcmp(x, y, row_bytes)) {

@@ -40,6 +40,7 @@
 
 #include "desc.h"
 #include "exedir.h"
+#include "test_rng.h"
 
 static uint32_t ks[8] = {1, 8, 64, 240, 1024, 4096};
 static size_t nks = 6;
@@ -105,8 +106,8 @@ static size_t max_src_bytes(const config *tiles, size_t ntiles) {
 static void fill_random(bench *b) {
   size_t chunk = (size_t)64 << 20;
   uint32_t *h = malloc(chunk);
-  uint32_t x = 0x9e3779b9u ^ (uint32_t)time(NULL);
-  for (size_t i = 0; i < chunk / 4; i++) x ^= x << 13, x ^= x >> 17, x ^= x << 5, h[i] = x;
+  uint64_t x = 0x9e3779b9u ^ (uint64_t)time(NULL);
+  for (size_t i = 0; i < chunk / 4; i++) h[i] = (uint32_t)(test_rng_next(&x) >> 32);
   for (size_t off = 0; off < b->src_bytes; off += chunk)
     CHECK(gcl_mem_upload(b->ctx, b->src + off, h,
                          off + chunk <= b->src_bytes ? chunk : b->src_bytes - off));

@@ -35,7 +35,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cuda_internal.h"
+#include "driver.h" /* the resolved driver table, exported to the benchmarks (gclaunch_driver_dep) */
 #include "bench_util.h"
 #include "exedir.h"
 
@@ -58,6 +58,7 @@ typedef struct bench_case {
   gcl_kernel *k[2];  /* kernelParams mode, extra mode */
   gcl_args *args[2];
   void **params;     /* raw: one pointer per parameter into storage */
+  void **own;        /* PATH_EX_SETTER: one pointer per parameter into args[0]'s own bytes */
   unsigned char *storage, *packed; /* raw: values at host (kernelParams) and driver (extra) offsets */
   size_t packed_size, *offsets, count;
   double median[PATH_ALL], graph_us;
@@ -106,6 +107,22 @@ static void raw_setup(bench_case *c, uint64_t dev) {
   }
 }
 
+/* The kernelParams pointers into args' own packed bytes (what gcl_launch passes the driver),
+ * through the public gcl_args_buffer and the layout's offsets. */
+static void **args_param_pointers(const gcl_args *args) {
+  const void *data = NULL;
+  size_t size = 0, off = 0;
+  TRY(gcl_args_buffer(args, &data, &size));
+  const gcl_layout *l = gcl_args_layout(args);
+  void **out = calloc(gcl_layout_count(l) + 1, sizeof *out);
+  if (!out) exit(1);
+  for (size_t i = 0; i < gcl_layout_count(l); i++) {
+    TRY(gcl_layout_param(l, i, &off, NULL, NULL));
+    out[i] = (unsigned char *)(uintptr_t)data + off;
+  }
+  return out;
+}
+
 static void case_setup(bench_case *c, gcl_module *m, uint64_t dev) {
   for (int mode = 0; mode < 2; mode++) {
     TRY(gcl_module_find_kernel(m, c->kernel, c->sig, &c->k[mode]));
@@ -113,11 +130,12 @@ static void case_setup(bench_case *c, gcl_module *m, uint64_t dev) {
     TRY(gcl_args_create(gcl_kernel_layout(c->k[mode]), &c->args[mode]));
   }
   raw_setup(c, dev);
+  c->own = args_param_pointers(c->args[0]);
 }
 
 /* Submits n launches on path p; returns microseconds per launch (submission only). */
 static double run_path(bench_case *c, int p, int n, CUstream stream) {
-  CUfunction fn = c->k[0]->fn;
+  CUfunction fn = gcl_kernel_cu_function(c->k[0]);
   int32_t *idx_host = c->params[c->idx];
   unsigned char *idx_packed = c->packed + c->offsets[c->idx];
   size_t size = c->packed_size;
@@ -127,7 +145,7 @@ static double run_path(bench_case *c, int p, int n, CUstream stream) {
   gcl_launch_config cfg = {.grid = {1, 1, 1}, .block = {32, 1, 1}, .stream = stream};
   gcl_args *args = c->args[p == PATH_GCL_EXTRA];
   gcl_kernel *k = c->k[p == PATH_GCL_EXTRA];
-  void **gcl_params = gcl__args_param_pointers(args); /* PATH_EX_SETTER launches from the args */
+  void **gcl_params = c->own; /* PATH_EX_SETTER launches from the args' own bytes */
   CUcontext cur;
   CU(gcl__cu.cuStreamSynchronize(stream));
   double t0 = now_us();

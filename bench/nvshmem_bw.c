@@ -43,7 +43,7 @@
 #include <unistd.h>
 
 #include "bench_util.h"
-#include "cuda_internal.h"
+#include "driver.h" /* the resolved driver table, exported to the benchmarks (gclaunch_driver_dep) */
 #include "nvshmem_bw.h"
 
 enum { M_TMA, M_GET, M_PUT, M_COPY, M_COUNT };
@@ -239,7 +239,7 @@ static double submit(pe_state *st, int raw, int n, int32_t *idx, void **params) 
   for (int32_t i = 0; i < n; i++) {
     if (raw) {
       *idx = i;
-      if (gcl__cu.cuLaunchKernelEx(&ex, k->fn, params, NULL) != CUDA_SUCCESS) return -1;
+      if (gcl__cu.cuLaunchKernelEx(&ex, gcl_kernel_cu_function(k), params, NULL) != CUDA_SUCCESS) return -1;
     } else if (gcl_args_set_i32(st->a[M_COPY], 1, i) != GCL_OK ||
                gcl_launch(k, &c, st->a[M_COPY]) != GCL_OK)
       return -1;

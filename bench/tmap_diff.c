@@ -19,7 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../tests/common/tmap_diff.h"
+#include "tmap_diff.h" /* tests/common (test_common_inc) */
 
 int main(int argc, char **argv) {
   tmap_diff_options o = {.seed = (uint64_t)time(NULL) * 2654435761u ^ (uint64_t)clock(),

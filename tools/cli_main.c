@@ -14,12 +14,12 @@ typedef struct command {
 } command;
 
 static const command commands[] = {
-    {"demo", gcl_cmd_demo, gcl_demo_usage, "copy tensors via one megakernel's struct of maps; layout if no GPU"},
+    {"demo", cmd_demo, demo_usage, "copy tensors via one megakernel's struct of maps; layout if no GPU"},
     {"help", NULL, NULL, "help [COMMAND]: this list, or a command's options"},
-    {"info", gcl_cmd_info, gcl_info_usage, "driver, devices and NVRTC: found or not, and why (--json)"},
-    {"inspect", gcl_cmd_inspect, gcl_inspect_usage,
+    {"info", cmd_info, info_usage, "driver, devices and NVRTC: found or not, and why (--json)"},
+    {"inspect", cmd_inspect, inspect_usage,
      "kernels and parameter layout of a cubin, fatbin, PTX, host ELF or .cu file"},
-    {"run", gcl_cmd_run, gcl_run_usage,
+    {"run", cmd_run, run_usage,
      "launch one kernel: buffers, scalars, tensor maps; checksums and time"},
 };
 #define COMMAND_COUNT (sizeof commands / sizeof *commands)

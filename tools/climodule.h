@@ -3,8 +3,8 @@
  * found by name (a missing one lists the kernels there, closest names first), demangled names,
  * and a declared signature checked against what the image records. Every failure is printed as
  * "gclaunch CMD: ..." naming the option, the parameter and both values. */
-#ifndef GCL_CLIMODULE_H
-#define GCL_CLIMODULE_H
+#ifndef TOOLS_CLIMODULE_H
+#define TOOLS_CLIMODULE_H
 
 #include <gclaunch/gclaunch.h>
 #include <stdbool.h>

@@ -6,8 +6,8 @@
  * A command keeps a named enum of its options (its count a macro, not an enumerator) and a table
  * indexed by it; its parser switches over a value of that enum, so that -Wswitch (in -Wall) names
  * any entry of the table the parser does not handle. */
-#ifndef GCL_CLIOPTS_H
-#define GCL_CLIOPTS_H
+#ifndef TOOLS_CLIOPTS_H
+#define TOOLS_CLIOPTS_H
 
 #include <stddef.h>
 #include <stdio.h>

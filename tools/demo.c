@@ -387,7 +387,7 @@ static const cli_option demo_options[DEMO_OPTION_COUNT] = {
                         "byte_offset are a multiple of (default 256)"},
 };
 
-void gcl_demo_usage(FILE *f) {
+void demo_usage(FILE *f) {
   fprintf(f, "usage: gclaunch demo [options]\n\n"
              "A persistent megakernel copies tensors (views at non-zero byte_offsets among\n"
              "them) through TMA, picking each tile's descriptors by run-time index from the maps\n"
@@ -424,7 +424,7 @@ static bool parse_option(demo *d, demo_option id, const char *v) {
     if (strcmp(v, "tensor") && strcmp(v, "interleave")) return false;
     return d->interleave = !strcmp(v, "interleave"), true;
   case DEMO_DEVICES:
-    if (gcl_runarg_parse_devices(v, &d->devices, err, sizeof err)) return d->devices_given = true;
+    if (runarg_parse_devices(v, &d->devices, err, sizeof err)) return d->devices_given = true;
     fprintf(stderr, "gclaunch demo: %s\n", err);
     return false;
   }
@@ -436,14 +436,14 @@ static int parse_args(int argc, char **argv, demo *d) {
   for (int i = 1; i < argc; i++) {
     const char *v;
     int id = cli_option_next("demo", demo_options, DEMO_OPTION_COUNT, argc, argv, &i, &v);
-    if (id == CLI_HELP) return gcl_demo_usage(stdout), 1;
+    if (id == CLI_HELP) return demo_usage(stdout), 1;
     if (id == CLI_OPERAND)
       fprintf(stderr, "gclaunch demo: unexpected '%s': the demo takes options only\n", argv[i]);
     else if (id >= 0 && parse_option(d, (demo_option)id, v)) continue;
     else if (id >= 0 && id != DEMO_DEVICES)
       fprintf(stderr, "gclaunch demo: %s '%s': expected %s\n", demo_options[id].name, v,
               demo_options[id].value);
-    gcl_demo_usage(stderr);
+    demo_usage(stderr);
     return -1;
   }
   return 0;
@@ -462,7 +462,7 @@ static bool have_gpu(void) {
   return false;
 }
 
-int gcl_cmd_demo(int argc, char **argv) {
+int cmd_demo(int argc, char **argv) {
   demo d;
   memset(&d, 0, sizeof d);
   d.tensors = 32;

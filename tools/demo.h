@@ -1,8 +1,8 @@
 /* gclaunch demo: the plan shared by demo.c (plan, CPU-only view, command) and demo_gpu.c (the
  * copy on one or several GPUs), and the helpers both use (demo_common.c, which calls neither).
  * Internal to the gclaunch program. */
-#ifndef GCL_DEMO_H
-#define GCL_DEMO_H
+#ifndef TOOLS_DEMO_H
+#define TOOLS_DEMO_H
 
 #include "runargs.h"
 
@@ -46,7 +46,7 @@ typedef struct demo {
                                  the candidate rings on the device and keeps the fastest */
   int l2;                     /* --l2: the maps' gcl_tensormap_l2_promotion */
   bool interleave;            /* --order interleave: box i of every tensor, then box i + 1 */
-  gcl_runarg_devices devices; /* --devices; default: device 0 */
+  runarg_devices devices; /* --devices; default: device 0 */
   bool devices_given;
 } demo;
 

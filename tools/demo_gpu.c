@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_GPUS GCL_RUNARG_MAX_DEVICES
+#define MAX_GPUS RUNARG_MAX_DEVICES
 
 typedef struct gpu {
   gcl_context *ctx;
@@ -327,7 +327,7 @@ static int pick_devices(const demo *d, int *list) {
   char err[256];
   TRY(gcl_device_count(&present));
   if (!d->devices_given) return list[0] = 0, 1;
-  int n = (int)gcl_runarg_resolve_devices(&d->devices, present, list, err, sizeof err);
+  int n = (int)runarg_resolve_devices(&d->devices, present, list, err, sizeof err);
   if (n == 0) return fprintf(stderr, "demo: %s\n", err), -1;
   if (d->devices.all && n == 1)
     printf("devices:  --devices all: 1 device present, the whole copy runs on device 0\n");

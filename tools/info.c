@@ -15,7 +15,7 @@ static const cli_option info_options[INFO_OPTION_COUNT] = {
                    "has \"found\": false with the status and the message"},
 };
 
-void gcl_info_usage(FILE *f) {
+void info_usage(FILE *f) {
   fprintf(f, "usage: gclaunch info [--json]\n\n"
              "Says whether the CUDA driver, devices, NVRTC and NVSHMEM's host library were found,\n"
              "and why not if not.\n");
@@ -220,14 +220,14 @@ static void json_nvshmem(void) {
   printf(", \"version\": \"%d.%d.%d\"}", v[0], v[1], v[2]);
 }
 
-int gcl_cmd_info(int argc, char **argv) {
+int cmd_info(int argc, char **argv) {
   bool json = false;
   for (int i = 1; i < argc; i++) {
     const char *value;
     int id = cli_option_next("info", info_options, INFO_OPTION_COUNT, argc, argv, &i, &value);
-    if (id == CLI_HELP) return gcl_info_usage(stdout), 0;
+    if (id == CLI_HELP) return info_usage(stdout), 0;
     if (id == CLI_OPERAND) fprintf(stderr, "gclaunch info: unknown argument '%s'\n", argv[i]);
-    if (id < 0) return gcl_info_usage(stderr), 2;
+    if (id < 0) return info_usage(stderr), 2;
     switch ((info_option)id) {
     case INFO_JSON: json = true; break;
     }

@@ -37,7 +37,7 @@ static const cli_option inspect_options[INSPECT_OPTION_COUNT] = {
                       "one JSON object: file, format, arch, kernels (name, demangled, params)"},
 };
 
-void gcl_inspect_usage(FILE *f) {
+void inspect_usage(FILE *f) {
   fprintf(f, "usage: gclaunch inspect FILE [--arch sm_NN] [--kernel GLOB] [--signature TEXT] [--json]\n"
              "       gclaunch inspect --signature TEXT [--arch sm_NN] [--json]   (every leaf, no file)\n\n"
              "Reads a cubin, fatbin, PTX or host ELF file (an executable, shared library or object\n"
@@ -52,7 +52,7 @@ void gcl_inspect_usage(FILE *f) {
 /* Returns -1 to go on, else the exit status (0 for --help, 2 on a usage error). */
 static int parse_options(int argc, char **argv, options *o) {
   for (int i = 1; i < argc; i++)
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return gcl_inspect_usage(stdout), 0;
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return inspect_usage(stdout), 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v;
     int id = cli_option_next("inspect", inspect_options, INSPECT_OPTION_COUNT, argc, argv, &i, &v);
@@ -74,7 +74,7 @@ static int parse_options(int argc, char **argv, options *o) {
     }
   }
   if (o->file || o->signature) return -1;
-  gcl_inspect_usage(stderr);
+  inspect_usage(stderr);
   return 2;
 }
 
@@ -338,7 +338,7 @@ static int inspect_file(options *o) {
   return rc;
 }
 
-int gcl_cmd_inspect(int argc, char **argv) {
+int cmd_inspect(int argc, char **argv) {
   options o = {0};
   int rc = parse_options(argc, argv, &o);
   if (rc >= 0) return rc;

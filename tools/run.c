@@ -43,7 +43,7 @@ static const cli_option run_options[RUN_OPTION_COUNT] = {
     [RUN_JSON] = {"--json", NULL, "the report as JSON: one object per device and line"},
 };
 
-void gcl_run_usage(FILE *f) {
+void run_usage(FILE *f) {
   fprintf(f,
       "usage: gclaunch run MODULE KERNEL --grid X[,Y,Z] --block X[,Y,Z] --arg SPEC ... [options]\n\n"
       "MODULE is a cubin, fatbin, PTX or host ELF file, or CUDA source (.cu, compiled with NVRTC).\n"
@@ -101,10 +101,10 @@ static bool add_out(run_state *st, const char *v) {
 
 static bool add_arg(run_state *st, const char *spec) {
   char err[512];
-  gcl_runarg *grown = realloc(st->args, (st->nargs + 1) * sizeof *grown);
+  runarg *grown = realloc(st->args, (st->nargs + 1) * sizeof *grown);
   if (!grown) return false;
   st->args = grown;
-  if (gcl_runarg_parse(spec, (int)st->nargs + 1, &st->args[st->nargs], err, sizeof err)) {
+  if (runarg_parse(spec, (int)st->nargs + 1, &st->args[st->nargs], err, sizeof err)) {
     st->nargs++;
     return true;
   }
@@ -129,7 +129,7 @@ static bool parse_extras(run_state *st) {
    * run_place_fields later gives each parameter they set a placeholder at its index. */
   size_t n = 0;
   for (size_t i = 0; i < st->nargs; i++) n += st->args[i].path[0] == 0;
-  gcl_runarg *fields = malloc((st->nargs - n + 1) * sizeof *fields);
+  runarg *fields = malloc((st->nargs - n + 1) * sizeof *fields);
   if (!fields) return false;
   size_t f = 0, w = 0;
   for (size_t i = 0; i < st->nargs; i++) {
@@ -139,8 +139,8 @@ static bool parse_extras(run_state *st) {
   st->nargs = st->nparams = n;
   bool ok = parse_buffers(st);
   for (size_t i = 0; i < f; i++) {
-    gcl_runarg *grown = ok ? realloc(st->args, (st->nargs + 1) * sizeof *grown) : NULL;
-    if (!grown) ok = false, gcl_runarg_free(&fields[i]);
+    runarg *grown = ok ? realloc(st->args, (st->nargs + 1) * sizeof *grown) : NULL;
+    if (!grown) ok = false, runarg_free(&fields[i]);
     else st->args = grown, st->args[st->nargs++] = fields[i];
   }
   free(fields);
@@ -150,18 +150,18 @@ static bool parse_extras(run_state *st) {
 static bool parse_buffers(run_state *st) {
   for (size_t k = 0; k < st->nextra; k++) {
     char err[512];
-    gcl_runarg *grown = realloc(st->args, (st->nargs + 1) * sizeof *grown);
+    runarg *grown = realloc(st->args, (st->nargs + 1) * sizeof *grown);
     if (!grown) return false;
     st->args = grown;
-    gcl_runarg *a = &st->args[st->nargs];
-    if (!gcl_runarg_parse(st->extra[k], (int)k + 1, a, err, sizeof err)) {
+    runarg *a = &st->args[st->nargs];
+    if (!runarg_parse(st->extra[k], (int)k + 1, a, err, sizeof err)) {
       const char *rest = err + strlen("--arg ");
       run_error("--buffer %s", rest); /* the parser counts --arg; the number is the same */
       return false;
     }
     st->nargs++;
     a->option = "--buffer";
-    if (a->kind != GCL_RUNARG_BUFFER || !a->name[0]) {
+    if (a->kind != RUNARG_BUFFER || !a->name[0]) {
       run_error("--buffer %zu '%s': expected NAME=buf:TYPE:SHAPE...", k + 1, a->spec);
       return false;
     }
@@ -177,7 +177,7 @@ static bool parse_option(run_state *st, run_option id, const char *v) {
   switch (id) {
   case RUN_GRID: case RUN_BLOCK: case RUN_CLUSTER: {
     unsigned *d = id == RUN_GRID ? st->grid : id == RUN_BLOCK ? st->block : st->cluster;
-    if (gcl_runarg_parse_dim3(v, d)) return true;
+    if (runarg_parse_dim3(v, d)) return true;
     run_error("%s '%s': expected X[,Y[,Z]] with each 1 ... 2147483647", o, v);
     return false;
   }
@@ -197,7 +197,7 @@ static bool parse_option(run_state *st, run_option id, const char *v) {
     return parse_number(o, v, 0, 1023, &n) && (st->device = (int)n, true);
   case RUN_DEVICES:
     st->devices_given = true;
-    if (gcl_runarg_parse_devices(v, &st->devices, err, sizeof err)) return true;
+    if (runarg_parse_devices(v, &st->devices, err, sizeof err)) return true;
     run_error("%s", err);
     return false;
   case RUN_SEED: return parse_number(o, v, 0, INT64_MAX, &n) && (st->seed = (uint64_t)n, true);
@@ -220,8 +220,8 @@ static int parse_command_line(int argc, char **argv, run_state *st) {
     else if (npos < 2) pos[npos++] = a;
     else run_error("unexpected '%s' (MODULE and KERNEL are already '%s' and '%s')", a, pos[0], pos[1]), ok = false;
   }
-  if (help) return gcl_run_usage(stdout), 0;
-  if (npos < 2) run_error("expected MODULE and KERNEL"), gcl_run_usage(stderr), ok = false;
+  if (help) return run_usage(stdout), 0;
+  if (npos < 2) run_error("expected MODULE and KERNEL"), run_usage(stderr), ok = false;
   if (ok && st->grid[0] == 0) run_error("--grid is required"), ok = false;
   if (ok && st->block[0] == 0) run_error("--block is required"), ok = false;
   if (ok && st->device_given && st->devices_given)
@@ -234,10 +234,10 @@ static int parse_command_line(int argc, char **argv, run_state *st) {
 
 /* Buffer names are unique; tmaps and --out name buffers; tmap boxes pass gcl_tensormap_check on
  * a stand-in address (256-byte aligned, as cuMemAlloc's are). */
-static bool check_tmap(const run_state *st, const gcl_runarg *a) {
+static bool check_tmap(const run_state *st, const runarg *a) {
   for (size_t e = 0; e < a->tmap_count; e++) {
-    char name[GCL_RUNARG_NAME_MAX];
-    gcl_runarg_tmap_buffer(a, e, name);
+    char name[RUNARG_NAME_MAX];
+    runarg_tmap_buffer(a, e, name);
     long b = run_find_buffer(st, name);
     if (b < 0) {
       run_error("%s %d '%s': no buffer argument is named '%s' (name one NAME=buf:...)",
@@ -245,7 +245,7 @@ static bool check_tmap(const run_state *st, const gcl_runarg *a) {
       return false;
     }
     gcl_tensormap_options o;
-    int64_t strides[GCL_RUNARG_MAX_RANK];
+    int64_t strides[RUNARG_MAX_RANK];
     DLTensor t;
     run_tensor(&st->args[b], UINT64_C(1) << 32, st->device, strides, &t);
     if (!run_tmap_options(a, &st->args[b], &o)) return false;
@@ -259,13 +259,13 @@ static bool check_tmap(const run_state *st, const gcl_runarg *a) {
 
 static bool check_names(const run_state *st) {
   for (size_t i = 0; i < st->nargs; i++) {
-    const gcl_runarg *a = &st->args[i];
-    if (a->name[0] && run_find_buffer(st, a->name) != (long)i && a->kind == GCL_RUNARG_BUFFER) {
+    const runarg *a = &st->args[i];
+    if (a->name[0] && run_find_buffer(st, a->name) != (long)i && a->kind == RUNARG_BUFFER) {
       run_error("%s %d '%s': the name '%s' is taken by an earlier buffer", a->option, a->position, a->spec,
                 a->name);
       return false;
     }
-    if (a->kind == GCL_RUNARG_TMAP && !check_tmap(st, a)) return false;
+    if (a->kind == RUNARG_TMAP && !check_tmap(st, a)) return false;
   }
   for (size_t i = 0; i < st->nouts; i++)
     if (run_find_buffer(st, st->outs[i].name) < 0) {
@@ -284,8 +284,8 @@ static unsigned char *read_file(const char *what, const char *path, size_t *size
 /* @FILE fills: read now, so a missing file is reported without a GPU. */
 static bool read_fill_files(run_state *st) {
   for (size_t i = 0; i < st->nargs; i++) {
-    const gcl_runarg *a = &st->args[i];
-    if (a->kind != GCL_RUNARG_BUFFER || a->fill != GCL_RUNARG_FILE) continue;
+    const runarg *a = &st->args[i];
+    if (a->kind != RUNARG_BUFFER || a->fill != RUNARG_FILE) continue;
     char what[64];
     size_t size;
     snprintf(what, sizeof what, "%s %d", a->option, a->position);
@@ -335,7 +335,7 @@ static bool pick_devices(run_state *st, int count, const char **why) {
     *why = "no such device";
     return st->device < count;
   }
-  st->n_run_devices = gcl_runarg_resolve_devices(&st->devices, count, st->run_devices, err, sizeof err);
+  st->n_run_devices = runarg_resolve_devices(&st->devices, count, st->run_devices, err, sizeof err);
   *why = err;
   if (st->n_run_devices == 1 && st->devices.all)
     fprintf(stderr, "gclaunch run: --devices all: 1 device present, running on device 0 only\n");
@@ -369,7 +369,7 @@ static int driver_ready(run_state *st) {
 
 static void release(run_state *st) {
   for (size_t i = 0; i < st->nargs; i++) {
-    gcl_runarg_free(&st->args[i]);
+    runarg_free(&st->args[i]);
     if (st->buffers) gcl_file_free(st->buffers[i].file_data);
   }
   for (size_t i = 0; i < st->nouts; i++) free((char *)st->outs[i].name);
@@ -379,7 +379,7 @@ static void release(run_state *st) {
   free(st->extra);
 }
 
-int gcl_cmd_run(int argc, char **argv) {
+int cmd_run(int argc, char **argv) {
   run_state st;
   memset(&st, 0, sizeof st);
   st.repeat = 1;

@@ -3,8 +3,8 @@
  * launch, timing, report) and runcommon.c (the helpers they all call). The files call each other
  * top down only: run.c -> runcheck.c -> runfields.c -> runcommon.c, run.c -> runexec.c ->
  * runfields.c (tests/cli/file_graph.sh fails on a cycle). */
-#ifndef GCL_RUN_H
-#define GCL_RUN_H
+#ifndef TOOLS_RUN_H
+#define TOOLS_RUN_H
 
 #include "runargs.h"
 
@@ -23,7 +23,7 @@ typedef struct run_buffer {
   uint64_t base;         /* device allocation: offset + count elements */
   unsigned char *host;   /* the count elements of the view */
   size_t view_bytes;
-  void *file_data;       /* GCL_RUNARG_FILE: the file's bytes, read before the GPU */
+  void *file_data;       /* RUNARG_FILE: the file's bytes, read before the GPU */
 } run_buffer;
 
 typedef struct run_state {
@@ -38,12 +38,12 @@ typedef struct run_state {
   int repeat, warmup, device;  /* device: the one being run on now */
   bool device_given;           /* --device N */
   bool devices_given;          /* --devices all|D,D: the same launch on each, own buffers */
-  gcl_runarg_devices devices;
-  int run_devices[GCL_RUNARG_MAX_DEVICES]; /* resolved: the devices to run on, in order */
+  runarg_devices devices;
+  int run_devices[RUNARG_MAX_DEVICES]; /* resolved: the devices to run on, in order */
   size_t n_run_devices;
   uint64_t seed;
   bool json;
-  gcl_runarg *args;       /* nparams --arg specs in order (parameter i is args[i]), then the
+  runarg *args;       /* nparams --arg specs in order (parameter i is args[i]), then the
                              --buffer specs (buffers that are no parameter), nargs in all */
   run_buffer *buffers;    /* one per arg; used by buffer args only */
   size_t nargs, nparams;
@@ -68,17 +68,17 @@ void run_json_string(FILE *f, const char *s);
 /* Index of the buffer argument called name; -1 if none. */
 long run_find_buffer(const run_state *st, const char *name);
 /* Fills t as the DLPack tensor of buffer argument a on device (data = base, byte_offset = view). */
-void run_tensor(const gcl_runarg *a, uint64_t base, int device, int64_t *strides, DLTensor *t);
+void run_tensor(const runarg *a, uint64_t base, int device, int64_t *strides, DLTensor *t);
 /* Sets buffer argument a (allocated at base) into parameter i: a DLPack tensor into a pointer
  * parameter, the view's address into untyped bytes. */
-gcl_status run_bind_buffer(gcl_args *args, size_t i, const gcl_runarg *a, uint64_t base, int device);
+gcl_status run_bind_buffer(gcl_args *args, size_t i, const runarg *a, uint64_t base, int device);
 /* Box and options of a tmap argument in TMA order; false (message printed) when the box's rank
  * differs from the buffer's. */
-bool run_tmap_options(const gcl_runarg *tmap, const gcl_runarg *buf, gcl_tensormap_options *o);
+bool run_tmap_options(const runarg *tmap, const runarg *buf, gcl_tensormap_options *o);
 
 /* --- field specs, --arg PATH=SPEC (runfields.c) --- */
 /* Resolves every field spec against layout and gives each parameter they set a placeholder
- * (kind GCL_RUNARG_FIELDS) at its index, so that args[i] is parameter i again; the positional
+ * (kind RUNARG_FIELDS) at its index, so that args[i] is parameter i again; the positional
  * --arg specs fill the other parameters in order. -1 to go on, else 2 after a message. */
 int run_place_fields(run_state *st, const gcl_layout *layout);
 /* Sets every field spec into args: buffers at their own st->buffers base on the GPU (ctx given),

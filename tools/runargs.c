@@ -29,7 +29,7 @@ static bool bad(const parser *p, const char *fmt, ...) {
 }
 
 /* The library's scalar names (gcl_scalar_name); "?" for VOID and values outside the enum. */
-const char *gcl_runarg_type_name(gcl_scalar t) {
+const char *runarg_type_name(gcl_scalar t) {
   return t == GCL_SCALAR_VOID ? "?" : gcl_scalar_name(t);
 }
 
@@ -58,14 +58,14 @@ static bool parse_count(const char **s, uint64_t max, uint64_t *out) {
 static bool parse_dims(const char **s, uint64_t max, uint64_t *dims, size_t *rank) {
   size_t r = 0;
   do {
-    if (r == GCL_RUNARG_MAX_RANK || !parse_count(s, max, &dims[r])) return false;
+    if (r == RUNARG_MAX_RANK || !parse_count(s, max, &dims[r])) return false;
     r++;
   } while (**s == 'x' && (*s)++);
   *rank = r;
   return true;
 }
 
-static bool parse_int(const parser *p, const char *v, gcl_scalar t, gcl_runarg *out) {
+static bool parse_int(const parser *p, const char *v, gcl_scalar t, runarg *out) {
   static const int64_t lo[] = {[GCL_SCALAR_I8] = INT8_MIN, [GCL_SCALAR_I16] = INT16_MIN,
                                [GCL_SCALAR_I32] = INT32_MIN, [GCL_SCALAR_I64] = INT64_MIN};
   static const uint64_t hi[] = {[GCL_SCALAR_I8] = INT8_MAX,   [GCL_SCALAR_U8] = UINT8_MAX,
@@ -86,26 +86,26 @@ static bool parse_int(const parser *p, const char *v, gcl_scalar t, gcl_runarg *
     if (strchr(v, '-') || (!errno && bits > hi[t])) errno = ERANGE;
   }
   if (!*v || *end || isspace((unsigned char)*v)) return bad(p, "'%s' is not an integer", v);
-  if (errno) return bad(p, "%s out of range for %s", v, gcl_runarg_type_name(t));
+  if (errno) return bad(p, "%s out of range for %s", v, runarg_type_name(t));
   memcpy(out->value, &bits, out->size); /* little-endian host: the low bytes */
   return true;
 }
 
-static bool parse_float(const parser *p, const char *v, gcl_scalar t, gcl_runarg *out) {
+static bool parse_float(const parser *p, const char *v, gcl_scalar t, runarg *out) {
   char *end;
   double x = strtod(v, &end);
   if (!*v || *end || isspace((unsigned char)*v)) return bad(p, "'%s' is not a number", v);
   if (t != GCL_SCALAR_F64 && x == x && (x < 0 ? -x : x) > 3.4028234663852886e38 &&
       (x < 0 ? -x : x) != (double)INFINITY)
-    return bad(p, "%s out of range for %s", v, gcl_runarg_type_name(t));
-  gcl_runarg_store(t, out->value, x);
+    return bad(p, "%s out of range for %s", v, runarg_type_name(t));
+  runarg_store(t, out->value, x);
   return true;
 }
 
-static bool parse_scalar(const parser *p, gcl_scalar t, const char *v, gcl_runarg *out) {
-  out->kind = GCL_RUNARG_SCALAR;
+static bool parse_scalar(const parser *p, gcl_scalar t, const char *v, runarg *out) {
+  out->kind = RUNARG_SCALAR;
   out->type = t;
-  out->size = gcl_runarg_type_size(t);
+  out->size = runarg_type_size(t);
   if (t == GCL_SCALAR_BOOL) {
     if (strcmp(v, "true") && strcmp(v, "false") && strcmp(v, "1") && strcmp(v, "0"))
       return bad(p, "'%s' is not a bool (true, false, 1, 0)", v);
@@ -117,25 +117,25 @@ static bool parse_scalar(const parser *p, gcl_scalar t, const char *v, gcl_runar
   return parse_int(p, v, t, out);
 }
 
-static bool parse_fill(const parser *p, const char *s, gcl_runarg *out) {
-  if (!strcmp(s, "zeros")) out->fill = GCL_RUNARG_ZEROS;
-  else if (!strcmp(s, "iota")) out->fill = GCL_RUNARG_IOTA;
-  else if (!strcmp(s, "rand")) out->fill = GCL_RUNARG_RAND;
-  else if (s[0] == '@' && s[1]) out->fill = GCL_RUNARG_FILE, out->file = s + 1;
+static bool parse_fill(const parser *p, const char *s, runarg *out) {
+  if (!strcmp(s, "zeros")) out->fill = RUNARG_ZEROS;
+  else if (!strcmp(s, "iota")) out->fill = RUNARG_IOTA;
+  else if (!strcmp(s, "rand")) out->fill = RUNARG_RAND;
+  else if (s[0] == '@' && s[1]) out->fill = RUNARG_FILE, out->file = s + 1;
   else return bad(p, "unknown fill '%s' (expected zeros, iota, rand or @FILE)", s);
   return true;
 }
 
 /* body after "buf:": TYPE ":" SHAPE [ "@" OFFSET ] [ "=" FILL ] */
-static bool parse_buffer(const parser *p, const char *s, gcl_runarg *out) {
+static bool parse_buffer(const parser *p, const char *s, runarg *out) {
   const char *colon = strchr(s, ':');
   size_t tlen = colon ? (size_t)(colon - s) : strcspn(s, "=@");
   gcl_scalar t = type_lookup(s, tlen);
   if (t == GCL_SCALAR_VOID) return bad(p, "unknown element type '%.*s'", (int)tlen, s);
   if (!colon) return bad(p, "expected buf:%s:COUNT (a shape such as 1024 or 64x64)", gcl_scalar_name(t));
-  out->kind = GCL_RUNARG_BUFFER;
+  out->kind = RUNARG_BUFFER;
   out->type = t;
-  out->size = gcl_runarg_type_size(t);
+  out->size = runarg_type_size(t);
   const char *q = colon + 1, *shape = q;
   if (!parse_dims(&q, UINT32_MAX, out->shape, &out->rank) || (*q && *q != '@' && *q != '='))
     return bad(p, "bad shape '%.*s' (expected 1 to 5 counts >= 1 joined by 'x', e.g. 64x64)",
@@ -157,8 +157,8 @@ static bool parse_buffer(const parser *p, const char *s, gcl_runarg *out) {
   return *q == '=' ? parse_fill(p, q + 1, out) : true;
 }
 
-static bool parse_box(const parser *p, const char *v, gcl_runarg *out) {
-  uint64_t dims[GCL_RUNARG_MAX_RANK];
+static bool parse_box(const parser *p, const char *v, runarg *out) {
+  uint64_t dims[RUNARG_MAX_RANK];
   const char *q = v;
   if (!parse_dims(&q, 256, dims, &out->box_rank) || *q)
     return bad(p, "bad box '%s' (expected 1 to 5 sizes 1 ... 256 joined by 'x', e.g. 64x64)", v);
@@ -167,7 +167,7 @@ static bool parse_box(const parser *p, const char *v, gcl_runarg *out) {
 }
 
 /* "PIXELSxCHANNELS" (1 ... 1024 and 1 ... 256; the library checks the limits again). */
-static bool parse_im2col(const parser *p, const char *v, gcl_runarg *out) {
+static bool parse_im2col(const parser *p, const char *v, runarg *out) {
   unsigned long pixels = 0, channels = 0;
   char *end = NULL;
   errno = 0;
@@ -198,7 +198,7 @@ static bool parse_corner(const parser *p, const char *key, const char *v, int32_
              key, v);
 }
 
-static bool parse_tmap_option(const parser *p, const char *o, size_t len, gcl_runarg *out) {
+static bool parse_tmap_option(const parser *p, const char *o, size_t len, runarg *out) {
   char v[64];
   snprintf(v, sizeof v, "%.*s", (int)len, o);
   char *eq = strchr(v, '=');
@@ -230,15 +230,15 @@ static bool parse_tmap_option(const parser *p, const char *o, size_t len, gcl_ru
 }
 
 static bool valid_name(const char *s, size_t len) {
-  if (!len || len >= GCL_RUNARG_NAME_MAX || isdigit((unsigned char)s[0])) return false;
+  if (!len || len >= RUNARG_NAME_MAX || isdigit((unsigned char)s[0])) return false;
   for (size_t i = 0; i < len; i++)
     if (!isalnum((unsigned char)s[i]) && s[i] != '_') return false;
   return true;
 }
 
 /* body after "tmap:": BUF { "," BUF } { ":" OPTION } */
-static bool parse_tmap(const parser *p, const char *s, gcl_runarg *out) {
-  out->kind = GCL_RUNARG_TMAP;
+static bool parse_tmap(const parser *p, const char *s, runarg *out) {
+  out->kind = RUNARG_TMAP;
   out->tmap_list = s;
   out->tmap_list_len = strcspn(s, ":");
   for (const char *b = s; b < s + out->tmap_list_len; out->tmap_count++) {
@@ -266,7 +266,7 @@ static int hex_digit(char c) {
   return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
-static bool parse_hex(const parser *p, const char *s, gcl_runarg *out) {
+static bool parse_hex(const parser *p, const char *s, runarg *out) {
   size_t n = strlen(s);
   if (!n || n % 2) return bad(p, "expected an even, non-zero number of hex digits, got %zu", n);
   for (size_t i = 0; i < n; i++)
@@ -275,7 +275,7 @@ static bool parse_hex(const parser *p, const char *s, gcl_runarg *out) {
   if (!out->bytes) return bad(p, "out of memory");
   for (size_t i = 0; i < n / 2; i++)
     out->bytes[i] = (unsigned char)(hex_digit(s[2 * i]) << 4 | hex_digit(s[2 * i + 1]));
-  out->kind = GCL_RUNARG_HEX;
+  out->kind = RUNARG_HEX;
   out->size = n / 2;
   return true;
 }
@@ -285,11 +285,11 @@ static bool is_path(const char *s, size_t len) {
   if (!memchr(s, '.', len) && !memchr(s, '[', len)) return false;
   for (size_t i = 0; i < len; i++)
     if (!isalnum((unsigned char)s[i]) && !strchr("_.[]", s[i])) return false;
-  return len < GCL_RUNARG_PATH_MAX;
+  return len < RUNARG_PATH_MAX;
 }
 
 /* Splits off "NAME=" (or "PATH=") when an '=' comes before the first ':'. */
-static bool parse_name(const parser *p, const char **s, gcl_runarg *out) {
+static bool parse_name(const parser *p, const char **s, runarg *out) {
   size_t len = strcspn(*s, ":=");
   if ((*s)[len] != '=') return true;
   if (is_path(*s, len)) {
@@ -300,14 +300,14 @@ static bool parse_name(const parser *p, const char **s, gcl_runarg *out) {
   }
   if (!valid_name(*s, len))
     return bad(p, "bad name '%.*s' (a C identifier of at most %d characters, or a field path "
-               "such as g.maps[3])", (int)len, *s, GCL_RUNARG_NAME_MAX - 1);
+               "such as g.maps[3])", (int)len, *s, RUNARG_NAME_MAX - 1);
   memcpy(out->name, *s, len);
   out->name[len] = 0;
   *s += len + 1;
   return true;
 }
 
-static bool parse_body(const parser *p, const char *s, gcl_runarg *out) {
+static bool parse_body(const parser *p, const char *s, runarg *out) {
   size_t klen = strcspn(s, ":");
   if (!s[klen])
     return bad(p, "expected KIND:VALUE (e.g. f32:1.5, buf:f32:1024=iota, tmap:BUF:box=64x64, hex:00ff)");
@@ -322,36 +322,36 @@ static bool parse_body(const parser *p, const char *s, gcl_runarg *out) {
   return parse_scalar(p, t, rest, out);
 }
 
-bool gcl_runarg_parse(const char *spec, int position, gcl_runarg *out, char *err, size_t cap) {
+bool runarg_parse(const char *spec, int position, runarg *out, char *err, size_t cap) {
   parser p = {spec ? spec : "", position, err, cap};
-  gcl_runarg a;
+  runarg a;
   memset(&a, 0, sizeof a);
   a.position = position;
   a.option = "--arg";
   a.spec = p.spec;
   const char *s = p.spec;
   if (!parse_name(&p, &s, &a) || !parse_body(&p, s, &a)) {
-    gcl_runarg_free(&a);
+    runarg_free(&a);
     return false;
   }
   *out = a;
   return true;
 }
 
-void gcl_runarg_free(gcl_runarg *a) {
+void runarg_free(runarg *a) {
   if (!a) return;
   free(a->bytes);
   a->bytes = NULL;
 }
 
-void gcl_runarg_tmap_buffer(const gcl_runarg *a, size_t i, char *name) {
+void runarg_tmap_buffer(const runarg *a, size_t i, char *name) {
   const char *b = a->tmap_list;
   for (; i > 0; i--) b += strcspn(b, ",:") + 1;
   size_t len = strcspn(b, ",:");
-  snprintf(name, GCL_RUNARG_NAME_MAX, "%.*s", (int)len, b);
+  snprintf(name, RUNARG_NAME_MAX, "%.*s", (int)len, b);
 }
 
-bool gcl_runarg_parse_dim3(const char *text, unsigned out[3]) {
+bool runarg_parse_dim3(const char *text, unsigned out[3]) {
   unsigned v[3] = {1, 1, 1};
   const char *s = text;
   for (int i = 0; i < 3; i++) {
@@ -375,8 +375,8 @@ static bool parse_device(const char **s, int *out) {
   return true;
 }
 
-bool gcl_runarg_parse_devices(const char *text, gcl_runarg_devices *out, char *err, size_t cap) {
-  gcl_runarg_devices d = {0};
+bool runarg_parse_devices(const char *text, runarg_devices *out, char *err, size_t cap) {
+  runarg_devices d = {0};
   const char *s = text ? text : "";
   if (strcmp(s, "all") == 0) {
     d.all = true;
@@ -385,8 +385,8 @@ bool gcl_runarg_parse_devices(const char *text, gcl_runarg_devices *out, char *e
   }
   while (true) {
     int v = 0;
-    if (d.count == GCL_RUNARG_MAX_DEVICES)
-      return snprintf(err, cap, "--devices '%s': more than %d devices", s, GCL_RUNARG_MAX_DEVICES), false;
+    if (d.count == RUNARG_MAX_DEVICES)
+      return snprintf(err, cap, "--devices '%s': more than %d devices", s, RUNARG_MAX_DEVICES), false;
     if (!parse_device(&s, &v))
       return snprintf(err, cap, "--devices '%s': expected 'all' or device numbers 0 ... 1023 "
                       "separated by commas (e.g. 0,1)", text ? text : ""), false;
@@ -400,11 +400,11 @@ bool gcl_runarg_parse_devices(const char *text, gcl_runarg_devices *out, char *e
   return true;
 }
 
-size_t gcl_runarg_resolve_devices(const gcl_runarg_devices *d, int present, int *list, char *err,
+size_t runarg_resolve_devices(const runarg_devices *d, int present, int *list, char *err,
                                   size_t cap) {
   if (present <= 0) return snprintf(err, cap, "no CUDA device present"), 0;
   if (d->all) {
-    size_t n = present < GCL_RUNARG_MAX_DEVICES ? (size_t)present : GCL_RUNARG_MAX_DEVICES;
+    size_t n = present < RUNARG_MAX_DEVICES ? (size_t)present : RUNARG_MAX_DEVICES;
     for (size_t i = 0; i < n; i++) list[i] = (int)i;
     return n;
   }

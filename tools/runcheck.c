@@ -2,7 +2,6 @@
  * The architecture is --arch's, else the device's when there is one, else the image's own (a
  * cubin's, a fatbin's highest cubin, a PTX's .target); the kernel's signature, parameter sizes,
  * launch configuration and tensor-map lists are checked against what the image records for it. */
-#include "arch.h"
 #include "climodule.h"
 #include "run.h"
 
@@ -10,10 +9,10 @@
 #include <string.h>
 
 /* Maximum shared memory per block (opt-in) of the architecture, in bytes, from the library's
- * table of architectures (lib/core/arch.c). 0: not known there (not checked). */
+ * table of architectures (gcl_arch_query). 0: not known there (not checked). */
 static long shared_limit(int sm) {
-  const gcl__arch *a = gcl__arch_find(sm);
-  return a ? a->shared_optin : 0;
+  gcl_arch_info a;
+  return gcl_arch_query(sm, &a) == GCL_OK ? (long)a.shared_optin_bytes : 0;
 }
 
 /* --arch, else the device's architecture when a driver and the device are there (no context is
@@ -125,9 +124,9 @@ bool run_check_config(const run_state *st, const gcl_image *img, size_t k) {
 /* Each tmap argument lists one buffer (for every element) or exactly N of a tensormap[N]. */
 bool run_check_tmap_counts(const run_state *st, const gcl_layout *layout) {
   for (size_t i = 0; i < st->nparams; i++) {
-    const gcl_runarg *a = &st->args[i];
+    const runarg *a = &st->args[i];
     gcl_field f;
-    if (a->kind != GCL_RUNARG_TMAP || gcl_layout_param_field(layout, i, &f) != GCL_OK) continue;
+    if (a->kind != RUNARG_TMAP || gcl_layout_param_field(layout, i, &f) != GCL_OK) continue;
     const gcl_param_info p = f.info;
     size_t n = p.kind == GCL_PARAM_ARRAY ? p.count
                : p.kind == GCL_PARAM_BYTES && p.size % GCL_TENSORMAP_BYTES == 0 ? p.size / GCL_TENSORMAP_BYTES : 1;
@@ -142,19 +141,19 @@ bool run_check_tmap_counts(const run_state *st, const gcl_layout *layout) {
 
 /* A scalar spec must name the parameter's own type: f32:1 into an i32 has the right size and the
  * wrong bits. */
-static bool check_kind(const gcl_runarg *a, size_t i, const gcl_param_info *p) {
+static bool check_kind(const runarg *a, size_t i, const gcl_param_info *p) {
   const char *want = NULL;
   if (p->kind == GCL_PARAM_BYTES) return true; /* untyped bytes take any value of their size */
   gcl_param_kind k = p->kind == GCL_PARAM_ARRAY ? p->elem_kind : p->kind;
-  if (a->kind == GCL_RUNARG_SCALAR && (p->kind != GCL_PARAM_SCALAR || p->scalar != a->type))
-    want = p->kind == GCL_PARAM_SCALAR ? gcl_runarg_type_name(p->scalar) : "not a scalar";
-  else if (a->kind == GCL_RUNARG_BUFFER && p->kind != GCL_PARAM_POINTER) want = "not a pointer";
-  else if (a->kind == GCL_RUNARG_TMAP && k != GCL_PARAM_TENSORMAP) want = "not a tensormap";
+  if (a->kind == RUNARG_SCALAR && (p->kind != GCL_PARAM_SCALAR || p->scalar != a->type))
+    want = p->kind == GCL_PARAM_SCALAR ? runarg_type_name(p->scalar) : "not a scalar";
+  else if (a->kind == RUNARG_BUFFER && p->kind != GCL_PARAM_POINTER) want = "not a pointer";
+  else if (a->kind == RUNARG_TMAP && k != GCL_PARAM_TENSORMAP) want = "not a tensormap";
   if (!want) return true;
   static const char *const kinds[] = {"a scalar", "a buffer", "a tensor map", "bytes"};
   run_error("%s %d '%s': parameter %zu '%s' is %s, the argument is %s", a->option, a->position,
             a->spec, i, p->name ? p->name : "", want,
-            a->kind == GCL_RUNARG_SCALAR ? gcl_runarg_type_name(a->type) : kinds[a->kind]);
+            a->kind == RUNARG_SCALAR ? runarg_type_name(a->type) : kinds[a->kind]);
   return false;
 }
 
@@ -171,7 +170,7 @@ static int find_unset(const gcl_field *leaf, const char *path, void *user) {
 /* Every parameter that field specs set must be whole: each of its leaves set by some spec. */
 static bool fields_complete(const run_state *st, const gcl_args *args) {
   for (size_t i = 0; i < st->nparams; i++) {
-    if (st->args[i].kind != GCL_RUNARG_FIELDS || gcl_args_is_set(args, i)) continue;
+    if (st->args[i].kind != RUNARG_FIELDS || gcl_args_is_set(args, i)) continue;
     unset_leaf u = {.args = args, .param = i};
     gcl_layout_visit_leaves(gcl_args_layout(args), find_unset, &u);
     run_error("the field specs leave a leaf unset: field '%s' was never set", u.path);
@@ -188,14 +187,14 @@ static bool pack_on_cpu(const run_state *st, const gcl_layout *layout) {
   if (gcl_args_create(layout, &args) != GCL_OK) return run_error("%s", gcl_last_error()), false;
   bool ok = true;
   for (size_t i = 0; ok && i < st->nparams; i++) {
-    const gcl_runarg *a = &st->args[i];
-    if (a->kind == GCL_RUNARG_FIELDS) continue; /* set below, by run_set_fields */
+    const runarg *a = &st->args[i];
+    if (a->kind == RUNARG_FIELDS) continue; /* set below, by run_set_fields */
     gcl_field f;
     gcl_status s = gcl_layout_param_field(layout, i, &f);
     if (s == GCL_OK && !(ok = check_kind(a, i, &f.info))) break;
-    if (s == GCL_OK && a->kind == GCL_RUNARG_SCALAR) s = gcl_args_set(args, i, a->value, a->size);
-    if (s == GCL_OK && a->kind == GCL_RUNARG_HEX) s = gcl_args_set(args, i, a->bytes, a->size);
-    if (s == GCL_OK && a->kind == GCL_RUNARG_BUFFER)
+    if (s == GCL_OK && a->kind == RUNARG_SCALAR) s = gcl_args_set(args, i, a->value, a->size);
+    if (s == GCL_OK && a->kind == RUNARG_HEX) s = gcl_args_set(args, i, a->bytes, a->size);
+    if (s == GCL_OK && a->kind == RUNARG_BUFFER)
       s = run_bind_buffer(args, i, a, UINT64_C(1) << 32, st->device);
     if (s != GCL_OK) ok = false, run_error("%s %d '%s': %s", a->option, a->position, a->spec, gcl_last_error());
   }

@@ -29,11 +29,11 @@ void run_json_string(FILE *f, const char *s) {
 
 long run_find_buffer(const run_state *st, const char *name) {
   for (size_t i = 0; i < st->nargs; i++)
-    if (st->args[i].kind == GCL_RUNARG_BUFFER && !strcmp(st->args[i].name, name)) return (long)i;
+    if (st->args[i].kind == RUNARG_BUFFER && !strcmp(st->args[i].name, name)) return (long)i;
   return -1;
 }
 
-void run_tensor(const gcl_runarg *a, uint64_t base, int device, int64_t *strides, DLTensor *t) {
+void run_tensor(const runarg *a, uint64_t base, int device, int64_t *strides, DLTensor *t) {
   static const uint8_t codes[] = {
       [GCL_SCALAR_BOOL] = 6 /* kDLBool: not in DLPack 0.6 headers */, [GCL_SCALAR_I8] = kDLInt,    [GCL_SCALAR_U8] = kDLUInt,
       [GCL_SCALAR_I16] = kDLInt,   [GCL_SCALAR_U16] = kDLUInt,  [GCL_SCALAR_I32] = kDLInt,
@@ -52,7 +52,7 @@ void run_tensor(const gcl_runarg *a, uint64_t base, int device, int64_t *strides
   t->byte_offset = a->offset * a->size;
 }
 
-bool run_tmap_options(const gcl_runarg *tmap, const gcl_runarg *buf, gcl_tensormap_options *o) {
+bool run_tmap_options(const runarg *tmap, const runarg *buf, gcl_tensormap_options *o) {
   if (!tmap->im2col_pixels && tmap->box_rank != buf->rank) {
     fprintf(stderr, "gclaunch run: %s %d '%s': box has %zu sizes, buffer '%s' has rank %zu\n",
             tmap->option, tmap->position, tmap->spec, tmap->box_rank, buf->name, buf->rank);
@@ -70,7 +70,7 @@ bool run_tmap_options(const gcl_runarg *tmap, const gcl_runarg *buf, gcl_tensorm
   return true;
 }
 
-gcl_status run_bind_buffer(gcl_args *args, size_t i, const gcl_runarg *a, uint64_t base,
+gcl_status run_bind_buffer(gcl_args *args, size_t i, const runarg *a, uint64_t base,
                            int device) {
   gcl_field f;
   gcl_status s = gcl_layout_param_field(gcl_args_layout(args), i, &f);
@@ -80,7 +80,7 @@ gcl_status run_bind_buffer(gcl_args *args, size_t i, const gcl_runarg *a, uint64
     uint64_t address = base + a->offset * a->size;
     return gcl_args_set(args, i, &address, sizeof address);
   }
-  int64_t strides[GCL_RUNARG_MAX_RANK];
+  int64_t strides[RUNARG_MAX_RANK];
   DLTensor t;
   run_tensor(a, base, device, strides, &t);
   return gcl_args_set_dltensor(args, i, &t);

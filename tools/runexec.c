@@ -13,7 +13,7 @@ static int fail(const char *what) {
   return 1;
 }
 
-static int arg_fail(const gcl_runarg *a) {
+static int arg_fail(const runarg *a) {
   run_error("%s %d '%s': %s", a->option, a->position, a->spec, gcl_last_error());
   return 1;
 }
@@ -52,13 +52,13 @@ static int load_kernel(run_state *st) {
 
 /* Allocates offset + count elements, zeroes them, uploads the view's fill and binds it. */
 static int setup_buffer(run_state *st, size_t i) {
-  const gcl_runarg *a = &st->args[i];
+  const runarg *a = &st->args[i];
   run_buffer *b = &st->buffers[i];
   size_t total = (size_t)(a->offset + a->count) * a->size, view = (size_t)a->count * a->size;
   b->view_bytes = view;
   if (!(b->host = malloc(view))) return run_error("out of host memory for %s %d", a->option, a->position), 1;
-  if (a->fill == GCL_RUNARG_FILE) memcpy(b->host, b->file_data, view);
-  else gcl_runarg_fill_view(a, b->host, st->seed);
+  if (a->fill == RUNARG_FILE) memcpy(b->host, b->file_data, view);
+  else runarg_fill_view(a, b->host, st->seed);
   if (gcl_mem_alloc(st->ctx, total, &b->base) != GCL_OK) return arg_fail(a);
   uint64_t view_at = b->base + a->offset * a->size;
   if (gcl_mem_fill_u8(st->ctx, b->base, 0, total) != GCL_OK ||
@@ -79,7 +79,7 @@ static size_t tmap_elements(const run_state *st, size_t i) {
 }
 
 static int setup_tmap(run_state *st, size_t i) {
-  const gcl_runarg *a = &st->args[i];
+  const runarg *a = &st->args[i];
   size_t n = tmap_elements(st, i);
   if (a->tmap_count != 1 && a->tmap_count != n) {
     run_error("%s %d '%s': parameter %zu holds %zu tensor maps, %zu buffers listed (list one "
@@ -87,11 +87,11 @@ static int setup_tmap(run_state *st, size_t i) {
     return 2;
   }
   for (size_t e = 0; e < n; e++) {
-    char name[GCL_RUNARG_NAME_MAX];
-    gcl_runarg_tmap_buffer(a, a->tmap_count == 1 ? 0 : e, name);
+    char name[RUNARG_NAME_MAX];
+    runarg_tmap_buffer(a, a->tmap_count == 1 ? 0 : e, name);
     long b = run_find_buffer(st, name);
     gcl_tensormap_options o;
-    int64_t strides[GCL_RUNARG_MAX_RANK];
+    int64_t strides[RUNARG_MAX_RANK];
     DLTensor t;
     run_tensor(&st->args[b], st->buffers[b].base, st->device, strides, &t);
     if (!run_tmap_options(a, &st->args[b], &o)) return 2;
@@ -111,13 +111,13 @@ static int setup_tmap(run_state *st, size_t i) {
 static int bind_all(run_state *st) {
   int rc = 0;
   for (size_t i = 0; !rc && i < st->nargs; i++)
-    if (st->args[i].kind == GCL_RUNARG_BUFFER) rc = setup_buffer(st, i);
+    if (st->args[i].kind == RUNARG_BUFFER) rc = setup_buffer(st, i);
   for (size_t i = 0; !rc && i < st->nparams; i++) {
-    const gcl_runarg *a = &st->args[i];
-    if (a->kind == GCL_RUNARG_FIELDS) continue; /* run_set_fields, below */
-    if (a->kind == GCL_RUNARG_TMAP) rc = setup_tmap(st, i);
-    else if (a->kind != GCL_RUNARG_BUFFER &&
-             gcl_args_set(st->packed, i, a->kind == GCL_RUNARG_HEX ? a->bytes : a->value,
+    const runarg *a = &st->args[i];
+    if (a->kind == RUNARG_FIELDS) continue; /* run_set_fields, below */
+    if (a->kind == RUNARG_TMAP) rc = setup_tmap(st, i);
+    else if (a->kind != RUNARG_BUFFER &&
+             gcl_args_set(st->packed, i, a->kind == RUNARG_HEX ? a->bytes : a->value,
                           a->size) != GCL_OK)
       rc = arg_fail(a);
   }
@@ -166,9 +166,9 @@ static int launch_all(run_state *st) {
 
 static int download_and_save(run_state *st) {
   for (size_t i = 0; i < st->nargs; i++) {
-    const gcl_runarg *a = &st->args[i];
+    const runarg *a = &st->args[i];
     run_buffer *b = &st->buffers[i];
-    if (a->kind == GCL_RUNARG_BUFFER &&
+    if (a->kind == RUNARG_BUFFER &&
         gcl_mem_download(st->ctx, b->host, b->base + a->offset * a->size, b->view_bytes) != GCL_OK)
       return arg_fail(a);
   }
@@ -196,26 +196,26 @@ static void print_number(FILE *f, double v, bool json, int digits) {
 }
 
 static void print_buffer(const run_state *st, size_t i, bool json) {
-  const gcl_runarg *a = &st->args[i];
+  const runarg *a = &st->args[i];
   const run_buffer *b = &st->buffers[i];
   uint64_t shown = a->count < 8 ? a->count : 8;
-  double sum = gcl_runarg_sum(a->type, b->host, a->count);
-  unsigned long long h = (unsigned long long)gcl_runarg_fnv1a(b->host, b->view_bytes);
+  double sum = runarg_sum(a->type, b->host, a->count);
+  unsigned long long h = (unsigned long long)runarg_fnv1a(b->host, b->view_bytes);
   if (json) {
     printf("{\"option\": \"%s\", \"position\": %d, \"name\": \"%s\", \"type\": \"%s\", \"shape\": [",
-           a->option, a->position, a->path[0] ? a->path : a->name, gcl_runarg_type_name(a->type));
+           a->option, a->position, a->path[0] ? a->path : a->name, runarg_type_name(a->type));
     for (size_t d = 0; d < a->rank; d++) printf("%s%llu", d ? ", " : "", (unsigned long long)a->shape[d]);
     printf("], \"offset\": %llu, \"sum\": ", (unsigned long long)a->offset);
     print_number(stdout, sum, true, 17);
     printf(", \"fnv1a\": \"0x%016llx\", \"first\": [", h);
   } else {
     printf("buffer %s (%s %d) %s[%llu]@%llu  sum %.17g  fnv1a 0x%016llx  first",
-           a->path[0] ? a->path : a->name[0] ? a->name : "-", a->option, a->position, gcl_runarg_type_name(a->type),
+           a->path[0] ? a->path : a->name[0] ? a->name : "-", a->option, a->position, runarg_type_name(a->type),
            (unsigned long long)a->count, (unsigned long long)a->offset, sum, h);
   }
   for (uint64_t e = 0; e < shown; e++) {
     fputs(json ? (e ? ", " : "") : " ", stdout);
-    print_number(stdout, gcl_runarg_element(a->type, b->host, e), json, 9);
+    print_number(stdout, runarg_element(a->type, b->host, e), json, 9);
   }
   fputs(json ? "]}" : "\n", stdout);
 }
@@ -262,7 +262,7 @@ static void report(run_state *st) {
   }
   bool first = true;
   for (size_t i = 0; i < st->nargs; i++) {
-    if (st->args[i].kind != GCL_RUNARG_BUFFER) continue;
+    if (st->args[i].kind != RUNARG_BUFFER) continue;
     if (json && !first) fputs(", ", stdout);
     print_buffer(st, i, json);
     first = false;

@@ -1,16 +1,21 @@
 /* gclaunch.h -- launch CUDA kernels from C with device-exact parameter buffers.
  *
- * The umbrella header: include it, or only the layer a program needs. Three layers, each header
- * including the one it builds on:
- * - gclaunch/core.h     the CPU model -- version, status, allocator, scalars, signatures,
- *                       layouts, fields, argument buffers, module images and file reading,
- *                       tensor-map options and their CPU check. Needs no driver and no GPU
- *                       (implemented by lib/core, which never includes cuda.h).
- * - gclaunch/runtime.h  the runtime edge -- NVRTC, driver, devices, contexts, memory, modules,
- *                       kernels, launch and its safety checks, streams (own and wrapped),
- *                       events, occupancy, graphs, and the tensor-map calls that need a context
- *                       (encode; set and re-point maps in args; device-resident map tables).
- *                       Opens libcuda.so.1 at run time; never linked (lib/cuda). Includes core.h.
+ * The umbrella header: include it, or only the layer or area a program needs. Three layers,
+ * each made of area headers that include the ones they build on:
+ * - gclaunch/core.h     the CPU model. Needs no driver and no GPU (implemented by lib/core, which
+ *                       never includes cuda.h). Its areas: status.h (export macro, version, status,
+ *                       allocator), signature.h (scalars, signatures), layout.h (architectures,
+ *                       layouts), args.h (argument buffers), field.h (fields: paths into
+ *                       aggregates, setters and readers), image.h (module images and file
+ *                       reading); core.h itself holds the tensor-map options and their CPU check.
+ * - gclaunch/runtime.h  the runtime edge. Opens libcuda.so.1 at run time; never linked
+ *                       (lib/cuda). Includes core.h. Its areas: context.h (NVRTC, driver,
+ *                       devices, contexts), module.h (modules, kernels), launch.h (launch and its
+ *                       safety checks), stream.h (streams own and wrapped, events, memory and
+ *                       copies, occupancy), graph.h (graphs), multigpu.h (NVSHMEM PEs, symmetric
+ *                       memory, peer tensor maps); runtime.h itself holds the tensor-map calls
+ *                       that need a context (encode; set and re-point maps in args;
+ *                       device-resident map tables).
  * - gclaunch/ffi.h      the libffi bridge -- the calls that take a libffi ffi_type. Includes
  *                       core.h.
  * gclaunch/dlpack.h supplies the DLPack 1.x declarations (core.h includes it).

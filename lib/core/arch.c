@@ -13,6 +13,9 @@
 #include "arch.h"
 
 #include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
 
 static const gcl__arch archs[] = {
     {75, 0x160, false, 65536},   {80, 0x160, false, 166912},  {86, 0x160, false, 101376},
@@ -41,4 +44,26 @@ const char *gcl__arch_list(char *buf, size_t size) {
     at += (size_t)n;
   }
   return buf;
+}
+
+/* --- the public view (core.h) ---------------------------------------------------------------- */
+
+gcl_status gcl_arch_query(int sm, gcl_arch_info *info) {
+  if (!info) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "info: expected a gcl_arch_info, got NULL");
+  const gcl__arch *a = gcl__arch_find(sm);
+  if (!a) {
+    char known[128];
+    return gcl__fail(GCL_ERROR_NOT_FOUND, "sm %d: not an architecture gclaunch knows (%s)", sm,
+                     gcl__arch_list(known, sizeof known));
+  }
+  memset(info, 0, sizeof *info);
+  info->sm = a->sm, info->param_base = a->param_base, info->sass_wait_known = a->sass_wait_known;
+  info->shared_optin_bytes = (size_t)a->shared_optin;
+  return GCL_OK;
+}
+
+size_t gcl_arch_list(int *sms, size_t cap) {
+  size_t n = sizeof archs / sizeof *archs;
+  for (size_t i = 0; sms && i < n && i < cap; i++) sms[i] = archs[i].sm;
+  return n;
 }

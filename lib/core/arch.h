@@ -1,7 +1,7 @@
 /* The architectures gclaunch knows: one table (arch.c) for the layout engine (parameter bases),
- * the cubin reader (which SASS encodings of griddepcontrol.wait are known) and the gclaunch tool
- * (shared memory per block). Self-contained: no other part of the library is needed, so the tool
- * compiles arch.c in as it is (it links only the exported API). */
+ * the cubin reader (which SASS encodings of griddepcontrol.wait are known) and, through the
+ * public view gcl_arch_query / gcl_arch_list (core.h), the gclaunch tool (shared memory per
+ * block). */
 #ifndef GCL_CORE_ARCH_H
 #define GCL_CORE_ARCH_H
 

@@ -86,21 +86,15 @@ static int from_buffer(gclpy_state *st, gclpy_addresses *a, PyObject *v) {
   return rc;
 }
 
+static const gclpy_arg address_arg = {"address", 0, gclpy_to_address, 0, 0, 0};
+
 /* A list or tuple: ints, or tensors (their addresses; a->items keeps the sequence). */
 static int from_sequence(gclpy_state *st, gclpy_addresses *a, PyObject *v) {
   if (!(a->items = PySequence_Tuple(v)) || room(a, (size_t)PyTuple_Size(a->items)) < 0) return -1;
   for (size_t i = 0; i < a->n; i++) {
     PyObject *item = PyTuple_GetItem(a->items, (Py_ssize_t)i);
-    if (PyLong_CheckExact(item)) { /* the common case: no call beyond the conversion */
-      unsigned long long u = PyLong_AsUnsignedLongLong(item);
-      if (!(u == (unsigned long long)-1 && PyErr_Occurred())) {
-        a->at[i] = u;
-        continue;
-      }
-      PyErr_Clear(); /* out of range: the converter raises in its words */
-    }
-    if (PyLong_Check(item) && !PyBool_Check(item)) {
-      if (gclpy_address_arg(st, item, "repoint", "address", &a->at[i]) < 0) return -1;
+    if (PyLong_Check(item) && !PyBool_Check(item)) { /* an exact int: no call beyond reading it */
+      if (gclpy_parse_one(st, "repoint", &address_arg, item, &a->at[i]) < 0) return -1;
       continue;
     }
     if (!gclpy_has_dlpack(st, item))
@@ -118,7 +112,7 @@ static int from_sequence(gclpy_state *st, gclpy_addresses *a, PyObject *v) {
 int gclpy_addresses_get(gclpy_state *st, PyObject *v, gclpy_addresses *a) {
   a->at = NULL, a->n = 0, a->items = NULL, a->device = 0, a->tensors = 0;
   if (PyLong_Check(v) && !PyBool_Check(v))
-    return room(a, 1) < 0 ? -1 : gclpy_address_arg(st, v, "repoint", "address", &a->at[0]);
+    return room(a, 1) < 0 ? -1 : gclpy_parse_one(st, "repoint", &address_arg, v, &a->at[0]);
   if (PyList_Check(v) || PyTuple_Check(v)) return from_sequence(st, a, v);
   if (gclpy_has_dlpack(st, v)) return from_dlpack(st, a, v);
   int rc = PyBool_Check(v) || PyUnicode_Check(v) ? 1 : from_buffer(st, a, v);

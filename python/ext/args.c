@@ -16,13 +16,15 @@ gclpy_args *gclpy_args_new(gclpy_state *st, gclpy_layout *lay) {
   return a;
 }
 
-static const char *const args_names[] = {"layout"};
-static const gclpy_params args_params = {"Args", args_names, 1, 1, 1};
+struct args_in { PyObject *layout; };
+static const gclpy_arg args_args[] = {GCLPY_ARG(struct args_in, layout, gclpy_to_object)};
+static const gclpy_params args_params = {"Args", args_args, 1, 1, 1};
 
 static PyObject *args_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
   gclpy_state *st = (gclpy_state *)PyType_GetModuleState(type);
-  PyObject *lay;
-  if (gclpy_parse_tuple(&args_params, args, kwds, &lay) < 0) return NULL;
+  struct args_in in = {NULL};
+  if (gclpy_parse_tuple(st, &args_params, args, kwds, &in) < 0) return NULL;
+  PyObject *lay = in.layout;
   if (!PyObject_TypeCheck(lay, st->layout_type))
     return gclpy_type_error("Args: layout must be a gclaunch.Layout", lay);
   return (PyObject *)gclpy_args_new(st, (gclpy_layout *)lay);
@@ -100,21 +102,29 @@ static gclpy_fieldref *tensormap_field(gclpy_args *a, PyObject *key, const char 
          NULL;
 }
 
-static const char *const refresh_names[] = {"path", "tensormaps"};
-static const gclpy_params refresh_params = {"refresh", refresh_names, 2, 2, 2};
-static const char *const repoint_names[] = {"path", "addresses"};
-static const gclpy_params repoint_params = {"repoint", repoint_names, 2, 2, 2};
+/* path and what goes there (the maps' own conversions are tensormap.c's). */
+struct maps_in { PyObject *path, *what; };
+static const gclpy_arg refresh_args[] = {
+  GCLPY_ARGN("path", struct maps_in, path, gclpy_to_object),
+  GCLPY_ARGN("tensormaps", struct maps_in, what, gclpy_to_object),
+};
+static const gclpy_params refresh_params = {"refresh", refresh_args, 2, 2, 2};
+static const gclpy_arg repoint_args[] = {
+  GCLPY_ARGN("path", struct maps_in, path, gclpy_to_object),
+  GCLPY_ARGN("addresses", struct maps_in, what, gclpy_to_object),
+};
+static const gclpy_params repoint_params = {"repoint", repoint_args, 2, 2, 2};
 
 static PyObject *args_refresh(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
                               PyObject *kwnames) {
-  PyObject *v[2];
   gclpy_args *a = (gclpy_args *)self;
-  if (gclpy_parse(&refresh_params, NULL, argv, nargs, kwnames, v) < 0) return NULL;
-  gclpy_fieldref *f = tensormap_field(a, v[0], "refresh"), *first = f;
+  struct maps_in in = {NULL, NULL};
+  if (gclpy_parse(GCLPY_ST(self), &refresh_params, NULL, argv, nargs, kwnames, &in) < 0) return NULL;
+  gclpy_fieldref *f = tensormap_field(a, in.path, "refresh"), *first = f;
   if (!f) return NULL;
   if (f->conv == GCLPY_CONV_TENSORMAPS && !(first = gclpy_layout_element0(a->layout, f))) return NULL;
   if (first == f) Py_INCREF(first); /* held: the maps' __dlpack__ calls run Python code */
-  int rc = gclpy_tensormaps_set(a, first, v[1], true);
+  int rc = gclpy_tensormaps_set(a, first, in.what, true);
   Py_DECREF(first);
   if (rc < 0) return NULL;
   Py_RETURN_NONE;
@@ -122,39 +132,40 @@ static PyObject *args_refresh(PyObject *self, PyObject *const *argv, Py_ssize_t 
 
 static PyObject *args_repoint(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
                               PyObject *kwnames) {
-  PyObject *v[2];
   gclpy_args *a = (gclpy_args *)self;
-  if (gclpy_parse(&repoint_params, NULL, argv, nargs, kwnames, v) < 0) return NULL;
-  gclpy_fieldref *f = tensormap_field(a, v[0], "repoint"), *first = f;
+  struct maps_in in = {NULL, NULL};
+  if (gclpy_parse(GCLPY_ST(self), &repoint_params, NULL, argv, nargs, kwnames, &in) < 0) return NULL;
+  gclpy_fieldref *f = tensormap_field(a, in.path, "repoint"), *first = f;
   if (!f) return NULL;
   if (f->conv == GCLPY_CONV_TENSORMAPS && !(first = gclpy_layout_element0(a->layout, f))) return NULL;
   if (first == f) Py_INCREF(first); /* held: the maps' __dlpack__ calls run Python code */
-  int rc = gclpy_tensormaps_repoint(a, first, v[1]);
+  int rc = gclpy_tensormaps_repoint(a, first, in.what);
   Py_DECREF(first);
   if (rc < 0) return NULL;
   Py_RETURN_NONE;
 }
 
-static const char *const peers_names[] = {"path", "map", "pes", "refresh"};
-static const gclpy_params peers_params = {"set_peer_tensormaps", peers_names, 4, 3, 2};
+struct peers_in { PyObject *path, *map; gclpy_pes pes; bool refresh; };
+static const gclpy_arg peers_args[] = {
+  GCLPY_ARG(struct peers_in, path, gclpy_to_object),
+  GCLPY_ARG(struct peers_in, map, gclpy_to_object),
+  GCLPY_ARG(struct peers_in, pes, gclpy_to_pes, 0, 0, GCLPY_ABSENT), /* None: every PE */
+  GCLPY_ARG(struct peers_in, refresh, gclpy_to_bool),
+};
+static const gclpy_params peers_params = {"set_peer_tensormaps", peers_args, 4, 3, 2};
 
 static PyObject *args_set_peer_tensormaps(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
                                           PyObject *kwnames) {
-  PyObject *v[4];
   gclpy_args *a = (gclpy_args *)self;
-  int *pes = NULL, refresh = 0;
-  size_t n = 0;
-  if (gclpy_parse(&peers_params, NULL, argv, nargs, kwnames, v) < 0 ||
-      (v[3] && (refresh = PyObject_IsTrue(v[3])) < 0))
-    return NULL;
-  gclpy_fieldref *f = tensormap_field(a, v[0], "set_peer_tensormaps"), *first = f;
-  if (!f) return NULL;
-  if (f->conv == GCLPY_CONV_TENSORMAPS && !(first = gclpy_layout_element0(a->layout, f))) return NULL;
-  if (first == f) Py_INCREF(first); /* held: the map's __dlpack__ call runs Python code */
-  int rc = gclpy_pes_arg(GCLPY_ST(self), v[2], "set_peer_tensormaps", &pes, &n);
-  if (rc == 0) rc = gclpy_tensormaps_set_peers(a, first, v[1], pes, n, refresh);
-  PyMem_Free(pes);
-  Py_DECREF(first);
+  struct peers_in in = {NULL, NULL, {NULL, 0}, false};
+  int given = gclpy_parse(GCLPY_ST(self), &peers_params, NULL, argv, nargs, kwnames, &in);
+  if (given < 0) return NULL;
+  gclpy_fieldref *f = tensormap_field(a, in.path, "set_peer_tensormaps"), *first = f;
+  if (f && f->conv == GCLPY_CONV_TENSORMAPS) first = gclpy_layout_element0(a->layout, f);
+  else if (f) Py_INCREF(first); /* held: the map's __dlpack__ call runs Python code */
+  int rc = first ? gclpy_tensormaps_set_peers(a, first, in.map, in.pes.pes, in.pes.n, in.refresh) : -1;
+  gclpy_release(GCLPY_ST(self), &peers_params, given, &in);
+  Py_XDECREF(first);
   if (rc < 0) return NULL;
   Py_RETURN_NONE;
 }

@@ -50,12 +50,13 @@ const char gclpy_doc_alloc[] =
     "alloc($self, nbytes, /)\n--\n\nDevice memory of nbytes bytes (cuMemAlloc) as a Buffer, freed\n"
     "by close() or when the Buffer is collected.";
 
+static const gclpy_arg nbytes_arg = {"nbytes", 0, gclpy_to_size, 0, PY_SSIZE_T_MAX, 0};
+
 PyObject *gclpy_context_alloc(PyObject *self, PyObject *nbytes) {
   gclpy_state *st = GCLPY_ST(self);
   gclpy_context *c = (gclpy_context *)self;
-  long long n;
-  if (gclpy_long_arg(st, nbytes, "alloc: nbytes", 0, PY_SSIZE_T_MAX, &n) < 0)
-    return NULL;
+  size_t n;
+  if (gclpy_parse_one(st, "alloc", &nbytes_arg, nbytes, &n) < 0) return NULL;
   uint64_t ptr = 0;
   gcl_status s = gcl_mem_alloc(c->ctx, (size_t)n, &ptr);
   if (s != GCL_OK) return gclpy_raise(st, s);
@@ -73,9 +74,8 @@ const char gclpy_doc_symmetric_alloc[] =
 PyObject *gclpy_context_symmetric_alloc(PyObject *self, PyObject *nbytes) {
   gclpy_state *st = GCLPY_ST(self);
   gclpy_context *c = (gclpy_context *)self;
-  long long n;
-  if (gclpy_long_arg(st, nbytes, "symmetric_alloc: nbytes", 0, PY_SSIZE_T_MAX, &n) < 0)
-    return NULL;
+  size_t n;
+  if (gclpy_parse_one(st, "symmetric_alloc", &nbytes_arg, nbytes, &n) < 0) return NULL;
   gcl_context *pe = gcl_pe_context();
   if (pe && pe != c->ctx) /* no PE: the library's refusal below names it */
     return gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "symmetric_alloc: the PE runs on "
@@ -147,11 +147,8 @@ static void buffer_dealloc(PyObject *self) {
 
 /* --- views -------------------------------------------------------------------------------------- */
 
-static int parse_dtype(gclpy_state *st, PyObject *v, DLDataType *out) {
-  if (!v || !PyUnicode_Check(v))
-    return gclpy_type_error("view: dtype takes a str ('f32' or 'float32', ...)", v ? v : Py_None), -1;
-  const char *s = gclpy_str_arg(st, v, "view: dtype"); /* NUL, lone surrogate: gclaunch.Error */
-  if (!s) return -1;
+/* The dtype a name (converted by gclpy_to_str) names. */
+static int parse_dtype(gclpy_state *st, const char *s, DLDataType *out) {
   for (int i = 0; i < NDTYPES; i++)
     if (strcmp(s, dtypes[i].name) == 0 || strcmp(s, dtypes[i].alt) == 0)
       return *out = (DLDataType){dtypes[i].code, dtypes[i].bits, 1}, 0;
@@ -160,22 +157,28 @@ static int parse_dtype(gclpy_state *st, PyObject *v, DLDataType *out) {
   return -1;
 }
 
+struct view_in { const char *dtype; PyObject *shape; };
+static const gclpy_arg view_args[] = {
+  GCLPY_ARG(struct view_in, dtype, gclpy_to_str),
+  GCLPY_ARG(struct view_in, shape, gclpy_to_object, 0, 0, GCLPY_NONE),
+};
+static const gclpy_params view_params = {"view", view_args, 2, 2, 1};
+
 static PyObject *buffer_view(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
                              PyObject *kwnames) {
   gclpy_state *st = GCLPY_ST(self);
-  static const char *const names[] = {"dtype", "shape"};
-  PyObject *v[2];
   gclpy_buffer *b = (gclpy_buffer *)self;
   DLDataType dt;
-  if (gclpy_parse(&(const gclpy_params){"view", names, 2, 2, 1}, NULL, argv, nargs, kwnames, v) < 0 || gclpy_buffer_open(st, b, "view") < 0 ||
-      parse_dtype(st, v[0], &dt) < 0)
+  struct view_in in = {NULL, NULL};
+  if (gclpy_parse(st, &view_params, NULL, argv, nargs, kwnames, &in) < 0 ||
+      gclpy_buffer_open(st, b, "view") < 0 || parse_dtype(st, in.dtype, &dt) < 0)
     return NULL;
   size_t item = dt.bits / 8;
   int64_t shape[GCLPY_BUF_MAX_NDIM];
   int ndim = 1;
   shape[0] = (int64_t)(b->size / item);
-  if (v[1] && v[1] != Py_None) {
-    PyObject *t = PyLong_Check(v[1]) ? PyTuple_Pack(1, v[1]) : PySequence_Tuple(v[1]);
+  if (in.shape) {
+    PyObject *t = PyLong_Check(in.shape) ? PyTuple_Pack(1, in.shape) : PySequence_Tuple(in.shape);
     if (!t) return NULL;
     Py_ssize_t n = PyTuple_Size(t);
     if (n < 1 || n > GCLPY_BUF_MAX_NDIM) {
@@ -185,8 +188,10 @@ static PyObject *buffer_view(PyObject *self, PyObject *const *argv, Py_ssize_t n
     }
     unsigned long long total = 1;
     for (Py_ssize_t i = 0; i < n; i++) {
-      long long d;
-      if (gclpy_long_arg(st, PyTuple_GetItem(t, i), "view: shape", 0, INT64_MAX, &d) < 0)
+      int64_t d;
+      char what[32];
+      snprintf(what, sizeof what, "shape[%zd]", i);
+      if (gclpy_int_arg(st, PyTuple_GetItem(t, i), "view", what, 0, INT64_MAX, &d) < 0)
         return Py_DECREF(t), NULL;
       shape[i] = (int64_t)d;
       total = d && total > ULLONG_MAX / (unsigned long long)d ? ULLONG_MAX : total * (unsigned long long)d;
@@ -195,7 +200,7 @@ static PyObject *buffer_view(PyObject *self, PyObject *const *argv, Py_ssize_t n
     ndim = (int)n;
     if (total > b->size / item)
       return gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "view: shape %R of %s needs %llu bytes, "
-                             "the buffer has %zu", v[1], dtypes[dtype_index(dt)].name,
+                             "the buffer has %zu", in.shape, dtypes[dtype_index(dt)].name,
                              total > ULLONG_MAX / item ? ULLONG_MAX : total * item, b->size);
   }
   gclpy_buffer *owner = (b->base ? (gclpy_buffer *)b->base : b);
@@ -220,31 +225,34 @@ static void capsule_gone(PyObject *cap) {
   PyErr_Clear();
 }
 
+/* stream: the memory has no pending work of its own to order; any value is accepted. */
+struct dlpack_in { PyObject *stream; int max_version[2], dl_device[2]; bool copy; };
+static const gclpy_arg dlpack_args[] = {
+  GCLPY_ARG(struct dlpack_in, stream, gclpy_to_object),
+  GCLPY_ARG(struct dlpack_in, max_version, gclpy_to_pair, 0, 0, GCLPY_NONE),
+  GCLPY_ARG(struct dlpack_in, dl_device, gclpy_to_pair, 0, 0, GCLPY_NONE),
+  GCLPY_ARG(struct dlpack_in, copy, gclpy_to_bool),
+};
+static const gclpy_params dlpack_params = {"__dlpack__", dlpack_args, 4, 0, 0};
+
 static PyObject *buffer_dlpack(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
                                PyObject *kwnames) {
   gclpy_state *st = GCLPY_ST(self);
-  static const char *const names[] = {"stream", "max_version", "dl_device", "copy"};
-  PyObject *v[4];
   gclpy_buffer *b = (gclpy_buffer *)self;
-  if (gclpy_parse(&(const gclpy_params){"__dlpack__", names, 4, 0, 0}, NULL, argv, nargs, kwnames, v) < 0 ||
+  struct dlpack_in in = {NULL, {-1, 0}, {-1, 0}, false};
+  if (gclpy_parse(st, &dlpack_params, NULL, argv, nargs, kwnames, &in) < 0 ||
       gclpy_buffer_open(st, b, "__dlpack__") < 0)
     return NULL;
-  if (v[3] && PyObject_IsTrue(v[3]) == 1)
+  if (in.copy)
     return PyErr_Format(PyExc_BufferError, "gclaunch.Buffer.__dlpack__: copy=True is not supported");
-  if (v[2] && v[2] != Py_None) {
-    int type = 0, id = 0;
-    if (!PyArg_ParseTuple(v[2], "ii", &type, &id)) return NULL;
+  if (in.dl_device[0] != -1) {
+    int type = in.dl_device[0], id = in.dl_device[1];
     if (type != kDLCUDA || id != ((gclpy_context *)b->context)->device)
       return PyErr_Format(PyExc_BufferError, "gclaunch.Buffer.__dlpack__: the buffer is on "
                           "(%d, %d), dl_device asks for (%d, %d)", kDLCUDA,
                           ((gclpy_context *)b->context)->device, type, id);
   }
-  bool versioned = false;
-  if (v[1] && v[1] != Py_None) {
-    int major = 0, minor = 0;
-    if (!PyArg_ParseTuple(v[1], "ii", &major, &minor)) return NULL;
-    versioned = major >= 1;
-  }
+  bool versioned = in.max_version[0] >= 1; /* not given: -1 */
   /* stream: the memory has no pending work of its own to order; any value is accepted. */
   void *x = gclpy_buffer_export(b, versioned, NULL);
   if (!x) return NULL;
@@ -278,10 +286,38 @@ static PyObject *buffer_cai(PyObject *self, void *closure) {
 
 /* --- copies and fills -------------------------------------------------------------------------- */
 
-/* The stream of a copy: None is synchronous; else the stream (ctx: its own). */
-static int copy_stream(gclpy_state *st, gclpy_buffer *b, PyObject *v, gcl_stream **s,
-                       gcl_stream **tmp, const char *fn) {
-  return gclpy_stream_arg(st, v, (gclpy_context *)b->context, s, tmp, fn);
+/* The arguments of the copies and the fill: stream None (not given) is synchronous; else the
+ * stream (another library's wrapped in the buffer's context). */
+struct copy_in {
+  PyObject *data;           /* upload's src (bytes), copy_from's src */
+  gclpy_writable dst;       /* download's dst */
+  int64_t offset;
+  int value;
+  gclpy_streamarg stream;
+};
+#define CP(name, field, ...) GCLPY_ARGN(name, struct copy_in, field, __VA_ARGS__)
+static const gclpy_arg upload_args[] = {
+  CP("src", data, gclpy_to_bytes), CP("offset", offset, gclpy_to_i64, 0, LLONG_MAX),
+  CP("stream", stream, gclpy_to_stream, 0, 0, GCLPY_NONE)};
+static const gclpy_arg download_args[] = {
+  CP("dst", dst, gclpy_to_writable, 0, 0, GCLPY_NONE), CP("offset", offset, gclpy_to_i64, 0, LLONG_MAX),
+  CP("stream", stream, gclpy_to_stream, 0, 0, GCLPY_NONE)};
+static const gclpy_arg copy_from_args[] = {
+  CP("src", data, gclpy_to_object), CP("stream", stream, gclpy_to_stream, 0, 0, GCLPY_NONE)};
+static const gclpy_arg fill_args[] = {
+  CP("value", value, gclpy_to_int, 0, 255), CP("stream", stream, gclpy_to_stream, 0, 0, GCLPY_NONE)};
+#undef CP
+static const gclpy_params upload_params = {"upload", upload_args, 3, 1, 1};
+static const gclpy_params download_params = {"download", download_args, 3, 1, 0};
+static const gclpy_params copy_from_params = {"copy_from", copy_from_args, 2, 1, 1};
+static const gclpy_params fill_params = {"fill", fill_args, 2, 1, 1};
+
+/* Parses a copy's arguments into in (the stream wrapped in b's context): the mask, or -1. */
+static int copy_parse(gclpy_state *st, gclpy_buffer *b, const gclpy_params *p, PyObject *const *argv,
+                      Py_ssize_t nargs, PyObject *kwnames, struct copy_in *in) {
+  *in = (struct copy_in){.stream = {.ctx = (gclpy_context *)b->context}};
+  if (gclpy_buffer_open(st, b, p->fn) < 0) return -1;
+  return gclpy_parse(st, p, NULL, argv, nargs, kwnames, in);
 }
 
 static int range_check(gclpy_state *st, gclpy_buffer *b, const char *what, long long offset, size_t n) {
@@ -295,8 +331,9 @@ static gcl_context *ctx_of(gclpy_buffer *b, gcl_stream *s) {
   return s ? gcl_stream_context(s) : ((gclpy_context *)b->context)->ctx;
 }
 
-static PyObject *finish(gclpy_state *st, gcl_status rc, gcl_stream *tmp) {
-  gcl_stream_destroy(tmp);
+static PyObject *finish(gclpy_state *st, gcl_status rc, const gclpy_params *p, int given,
+                        struct copy_in *in) {
+  gclpy_release(st, p, given, in);
   if (rc != GCL_OK) return gclpy_raise(st, rc);
   Py_RETURN_NONE;
 }
@@ -304,146 +341,120 @@ static PyObject *finish(gclpy_state *st, gcl_status rc, gcl_stream *tmp) {
 static PyObject *buffer_upload(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
                                PyObject *kwnames) {
   gclpy_state *st = GCLPY_ST(self);
-  static const char *const names[] = {"src", "offset", "stream"};
-  PyObject *v[3];
   gclpy_buffer *b = (gclpy_buffer *)self;
-  long long off = 0;
-  if (gclpy_parse(&(const gclpy_params){"upload", names, 3, 1, 1}, NULL, argv, nargs, kwnames, v) < 0 || gclpy_buffer_open(st, b, "upload") < 0 ||
-      (v[1] && gclpy_long_arg(st, v[1], "upload: offset", 0, LLONG_MAX, &off) < 0))
-    return NULL;
-  PyObject *mv = PyMemoryView_FromObject(v[0]);
-  if (!mv) return PyErr_Clear(), gclpy_type_error("upload: src takes a bytes-like object (any "
-                                                  "buffer: bytes, bytearray, NumPy array)", v[0]);
-  PyObject *bytes = PyBytes_FromObject(mv); /* one contiguous copy (any buffer layout) */
-  Py_DECREF(mv);
-  if (!bytes) return NULL;
+  struct copy_in in;
+  int given = copy_parse(st, b, &upload_params, argv, nargs, kwnames, &in);
+  if (given < 0) return NULL;
+  long long off = in.offset;
+  gcl_stream *s = in.stream.stream;
+  PyObject *bytes = in.data;
   size_t n = (size_t)PyBytes_Size(bytes);
-  gcl_stream *s, *tmp;
-  if (range_check(st, b, "upload", off, n) < 0 ||
-      copy_stream(st, b, v[2], &s, &tmp, "upload") < 0)
-    return Py_DECREF(bytes), NULL;
+  if (range_check(st, b, "upload", off, n) < 0) return gclpy_release(st, &upload_params, given, &in), NULL;
   gcl_status rc = GCL_OK;
   const char *src = PyBytes_AsString(bytes);
   /* The driver stages pageable memory before an asynchronous upload returns, so the temporary
    * copy may go right after the call. */
   if (n && s) rc = gcl_mem_upload_async(ctx_of(b, s), b->ptr + off, src, n, s);
   else if (n) rc = gcl_mem_upload(ctx_of(b, s), b->ptr + off, src, n);
-  Py_DECREF(bytes);
-  return finish(st, rc, tmp);
+  return finish(st, rc, &upload_params, given, &in);
+}
+
+/* n bytes at off into dst (host memory), on s or synchronously. */
+static gcl_status download_into(gclpy_buffer *b, char *dst, long long off, size_t n, gcl_stream *s) {
+  if (n && s) return gcl_mem_download_async(ctx_of(b, s), dst, b->ptr + off, n, s);
+  return n ? gcl_mem_download(ctx_of(b, s), dst, b->ptr + off, n) : GCL_OK;
+}
+
+/* A new bytearray of the rest of the buffer. */
+static PyObject *download_new(gclpy_state *st, gclpy_buffer *b, struct copy_in *in, int given) {
+  long long off = in->offset;
+  PyObject *out = (size_t)off > b->size ? NULL
+                  : PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(b->size - (size_t)off));
+  if ((size_t)off > b->size) range_check(st, b, "download", off, 0);
+  gcl_status rc = out ? download_into(b, PyByteArray_AsString(out), off, b->size - (size_t)off,
+                                      in->stream.stream) : GCL_OK;
+  gclpy_release(st, &download_params, given, in);
+  if (rc != GCL_OK) return Py_DECREF(out), gclpy_raise(st, rc);
+  return out;
 }
 
 static PyObject *buffer_download(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
                                  PyObject *kwnames) {
   gclpy_state *st = GCLPY_ST(self);
-  static const char *const names[] = {"dst", "offset", "stream"};
-  PyObject *v[3];
   gclpy_buffer *b = (gclpy_buffer *)self;
-  long long off = 0;
-  if (gclpy_parse(&(const gclpy_params){"download", names, 3, 1, 0}, NULL, argv, nargs, kwnames, v) < 0 ||
-      gclpy_buffer_open(st, b, "download") < 0 ||
-      (v[1] && gclpy_long_arg(st, v[1], "download: offset", 0, LLONG_MAX, &off) < 0))
-    return NULL;
-  gcl_stream *s, *tmp;
-  if (!v[0] || v[0] == Py_None) { /* a new bytearray of the rest of the buffer */
-    if ((size_t)off > b->size) return range_check(st, b, "download", off, 0), NULL;
-    PyObject *out = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(b->size - off));
-    if (!out || copy_stream(st, b, v[2], &s, &tmp, "download") < 0) return Py_XDECREF(out), NULL;
-    size_t n = b->size - (size_t)off;
-    gcl_status rc = GCL_OK;
-    if (n && s) rc = gcl_mem_download_async(ctx_of(b, s), PyByteArray_AsString(out), b->ptr + off, n, s);
-    else if (n) rc = gcl_mem_download(ctx_of(b, s), PyByteArray_AsString(out), b->ptr + off, n);
-    gcl_stream_destroy(tmp);
-    if (rc != GCL_OK) return Py_DECREF(out), gclpy_raise(st, rc);
-    return out;
-  }
-  /* The limited API of 3.10 has no Py_buffer: a bytearray is written directly; any other
-   * writable buffer through a byte memoryview of it (one host copy more). */
-  PyObject *bytes_view = NULL, *target = v[0];
-  if (!PyByteArray_Check(target)) {
-    PyObject *mv = PyMemoryView_FromObject(target);
-    bytes_view = mv ? PyObject_CallMethod(mv, "cast", "s", "B") : NULL;
-    Py_XDECREF(mv);
-    PyObject *ro = bytes_view ? PyObject_GetAttrString(bytes_view, "readonly") : NULL;
-    int readonly = ro ? PyObject_IsTrue(ro) : 1;
-    Py_XDECREF(ro);
-    if (!bytes_view || readonly) {
-      Py_XDECREF(bytes_view);
-      PyErr_Clear();
-      return gclpy_type_error("download: dst takes a writable C-contiguous buffer (bytearray, "
-                              "memoryview, NumPy array) or None", v[0]);
-    }
-  }
-  Py_ssize_t len = bytes_view ? PyObject_Size(bytes_view) : PyByteArray_Size(target);
+  struct copy_in in;
+  int given = copy_parse(st, b, &download_params, argv, nargs, kwnames, &in);
+  if (given < 0) return NULL;
+  if (!in.dst.obj) return download_new(st, b, &in, given);
+  /* A bytearray is written directly; another writable buffer through a bytearray copied into
+   * its byte view (the limited API of 3.10 has no Py_buffer). */
+  PyObject *view = in.dst.view;
+  Py_ssize_t len = view ? PyObject_Size(view) : PyByteArray_Size(in.dst.obj);
   size_t n = len < 0 ? 0 : (size_t)len;
-  PyObject *into = bytes_view ? PyByteArray_FromStringAndSize(NULL, len < 0 ? 0 : len) : Py_NewRef(target);
-  if (len < 0 || !into || range_check(st, b, "download", off, n) < 0 ||
-      copy_stream(st, b, v[2], &s, &tmp, "download") < 0)
-    return Py_XDECREF(bytes_view), Py_XDECREF(into), NULL;
+  PyObject *into = view ? PyByteArray_FromStringAndSize(NULL, len < 0 ? 0 : len) : Py_NewRef(in.dst.obj);
+  int ok = len < 0 || !into || range_check(st, b, "download", in.offset, n) < 0 ? -1 : 0;
   /* Into pageable memory the driver returns once the data is there. */
-  gcl_status rc = GCL_OK;
-  if (n && s) rc = gcl_mem_download_async(ctx_of(b, s), PyByteArray_AsString(into), b->ptr + off, n, s);
-  else if (n) rc = gcl_mem_download(ctx_of(b, s), PyByteArray_AsString(into), b->ptr + off, n);
-  gcl_stream_destroy(tmp);
-  int ok = rc == GCL_OK ? 0 : (gclpy_raise(st, rc), -1);
-  if (ok == 0 && bytes_view) ok = PySequence_SetSlice(bytes_view, 0, len, into);
-  Py_XDECREF(bytes_view), Py_DECREF(into);
-  return ok == 0 ? Py_NewRef(v[0]) : NULL;
+  gcl_status rc = ok == 0 ? download_into(b, PyByteArray_AsString(into), in.offset, n, in.stream.stream)
+                          : GCL_OK;
+  if (rc != GCL_OK) ok = (gclpy_raise(st, rc), -1);
+  if (ok == 0 && view) ok = PySequence_SetSlice(view, 0, len, into);
+  PyObject *dst = in.dst.obj;
+  Py_XDECREF(into);
+  gclpy_release(st, &download_params, given, &in);
+  return ok == 0 ? Py_NewRef(dst) : NULL;
 }
 
 static PyObject *buffer_copy_from(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
                                   PyObject *kwnames) {
   gclpy_state *st = GCLPY_ST(self);
-  static const char *const names[] = {"src", "stream"};
-  PyObject *v[2];
   gclpy_buffer *b = (gclpy_buffer *)self;
-  if (gclpy_parse(&(const gclpy_params){"copy_from", names, 2, 1, 1}, NULL, argv, nargs, kwnames, v) < 0 ||
-      gclpy_buffer_open(st, b, "copy_from") < 0)
-    return NULL;
-  if (!Py_IS_TYPE(v[0], st->buffer_type))
-    return gclpy_type_error("copy_from: src takes a gclaunch.Buffer", v[0]);
-  gclpy_buffer *src = (gclpy_buffer *)v[0];
-  gcl_stream *s, *tmp;
-  if (gclpy_buffer_open(st, src, "copy_from: src") < 0 || range_check(st, b, "copy_from", 0, src->size) < 0 ||
-      copy_stream(st, b, v[1], &s, &tmp, "copy_from") < 0)
-    return NULL;
+  struct copy_in in;
+  int given = copy_parse(st, b, &copy_from_params, argv, nargs, kwnames, &in);
+  if (given < 0) return NULL;
+  gclpy_buffer *src = (gclpy_buffer *)in.data;
+  gcl_stream *s = in.stream.stream;
+  if (!Py_IS_TYPE(in.data, st->buffer_type))
+    return gclpy_release(st, &copy_from_params, given, &in),
+           gclpy_type_error("copy_from: src takes a gclaunch.Buffer", in.data);
+  if (gclpy_buffer_open(st, src, "copy_from: src") < 0 || range_check(st, b, "copy_from", 0, src->size) < 0)
+    return gclpy_release(st, &copy_from_params, given, &in), NULL;
   gcl_status rc = GCL_OK;
   if (src->size && s) rc = gcl_mem_copy_async(ctx_of(b, s), b->ptr, src->ptr, src->size, s);
   else if (src->size) rc = gcl_mem_copy(ctx_of(b, s), b->ptr, src->ptr, src->size);
-  return finish(st, rc, tmp);
+  return finish(st, rc, &copy_from_params, given, &in);
 }
 
 static PyObject *buffer_fill(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
                              PyObject *kwnames) {
   gclpy_state *st = GCLPY_ST(self);
-  static const char *const names[] = {"value", "stream"};
-  PyObject *v[2];
   gclpy_buffer *b = (gclpy_buffer *)self;
-  long long value;
-  if (gclpy_parse(&(const gclpy_params){"fill", names, 2, 1, 1}, NULL, argv, nargs, kwnames, v) < 0 || gclpy_buffer_open(st, b, "fill") < 0 ||
-      gclpy_long_arg(st, v[0], "fill: value", 0, 255, &value) < 0)
-    return NULL;
-  gcl_stream *s, *tmp;
-  if (copy_stream(st, b, v[1], &s, &tmp, "fill") < 0) return NULL;
+  struct copy_in in;
+  int given = copy_parse(st, b, &fill_params, argv, nargs, kwnames, &in);
+  if (given < 0) return NULL;
+  gcl_stream *s = in.stream.stream;
+  uint8_t value = (uint8_t)in.value;
   gcl_status rc = GCL_OK;
-  if (b->size && s) rc = gcl_mem_fill_u8_async(ctx_of(b, s), b->ptr, (uint8_t)value, b->size, s);
-  else if (b->size) rc = gcl_mem_fill_u8(ctx_of(b, s), b->ptr, (uint8_t)value, b->size);
-  return finish(st, rc, tmp);
+  if (b->size && s) rc = gcl_mem_fill_u8_async(ctx_of(b, s), b->ptr, value, b->size, s);
+  else if (b->size) rc = gcl_mem_fill_u8(ctx_of(b, s), b->ptr, value, b->size);
+  return finish(st, rc, &fill_params, given, &in);
 }
 
 /* --- symmetric memory: a peer's copy ----------------------------------------------------------- */
 
+static const gclpy_arg pe_arg = {"pe", 0, gclpy_to_int, INT_MIN, INT_MAX, 0};
+
 static PyObject *buffer_peer_address(PyObject *self, PyObject *pe) {
   gclpy_state *st = GCLPY_ST(self);
   gclpy_buffer *b = (gclpy_buffer *)self;
-  long long p;
+  int p;
   if (gclpy_buffer_open(st, b, "peer_address") < 0 ||
-      gclpy_long_arg(st, pe, "peer_address: pe", INT_MIN, INT_MAX, &p) < 0)
+      gclpy_parse_one(st, "peer_address", &pe_arg, pe, &p) < 0)
     return NULL;
   if (!(b->base ? (gclpy_buffer *)b->base : b)->symmetric)
     return gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "peer_address: the Buffer is not "
                            "symmetric memory (Context.alloc); Context.symmetric_alloc makes one");
   uint64_t out = 0;
-  gcl_status s = gcl_symmetric_peer_address(b->ptr, (int)p, &out);
+  gcl_status s = gcl_symmetric_peer_address(b->ptr, p, &out);
   if (s != GCL_OK) return gclpy_raise(st, s);
   return PyLong_FromUnsignedLongLong(out);
 }

@@ -32,9 +32,6 @@ gcl_context *gclpy_layout_context(gclpy_state *st, gclpy_layout *lay, int device
   return c ? c->ctx : NULL;
 }
 
-gclpy_context *gclpy_context_arg(gclpy_state *st, PyObject *v) {
-  if (!v || v == Py_None) return gclpy_default_context(st, 0);
-  if (!Py_IS_TYPE(v, st->context_type))
-    return (gclpy_context *)gclpy_type_error("context: expected a gclaunch.Context or None", v);
-  return (gclpy_context *)v;
+gclpy_context *gclpy_context_or_default(gclpy_state *st, gclpy_context *c) {
+  return c ? c : gclpy_default_context(st, 0);
 }

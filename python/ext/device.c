@@ -21,20 +21,20 @@ PyObject *gclpy_device_count(PyObject *self, PyObject *unused) {
   return s == GCL_OK ? PyLong_FromLong(n) : gclpy_raise(st, s);
 }
 
+struct device_in { int device; };
+static const gclpy_arg device_args[] = {GCLPY_ARG(struct device_in, device, gclpy_to_int, 0, INT_MAX)};
+static const gclpy_params device_params = {"device_info", device_args, 1, 1, 0};
+
 PyObject *gclpy_device_info(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
                             PyObject *kwnames) {
   gclpy_state *st = gclpy_module_state(self);
-  static const char *const names[] = {"device"};
-  static const gclpy_params params = {"device_info", names, 1, 1, 0};
-  PyObject *v[1];
-  long long d = 0;
-  if (gclpy_parse(&params, NULL, argv, nargs, kwnames, v) < 0 ||
-      (v[0] && gclpy_long_arg(st, v[0], "device_info: device", 0, INT_MAX, &d) < 0))
-    return NULL;
+  struct device_in in = {0};
+  if (gclpy_parse(st, &device_params, NULL, argv, nargs, kwnames, &in) < 0) return NULL;
+  int d = in.device;
   gcl_device_info info;
-  gcl_status s = gcl_device_query((int)d, &info);
+  gcl_status s = gcl_device_query(d, &info);
   if (s != GCL_OK) return gclpy_raise(st, s);
-  return Py_BuildValue("{s:i,s:s,s:i,s:i,s:n,s:i,s:i}", "device", (int)d, "name", info.name, "sm",
+  return Py_BuildValue("{s:i,s:s,s:i,s:i,s:n,s:i,s:i}", "device", d, "name", info.name, "sm",
                        info.sm, "multiprocessors", info.multiprocessors, "total_memory",
                        (Py_ssize_t)info.total_memory, "max_threads_per_block",
                        info.max_threads_per_block, "max_shared_per_block_optin",
@@ -44,14 +44,19 @@ PyObject *gclpy_device_info(PyObject *self, PyObject *const *argv, Py_ssize_t na
 /* --- occupancy ---------------------------------------------------------------------------------- */
 
 /* block (threads: argkinds.c's dims, as their product), shared (bytes). */
+struct block_in { unsigned block; size_t shared; };
+static const gclpy_arg block_args[] = {
+  GCLPY_ARG(struct block_in, block, gclpy_to_threads),
+  GCLPY_ARG(struct block_in, shared, gclpy_to_shared),
+};
+
 static int kernel_block_args(gclpy_state *st, const char *fn, PyObject *const *argv,
                              Py_ssize_t nargs, PyObject *kwnames, unsigned *threads, size_t *bytes) {
-  static const char *const names[] = {"block", "shared"};
-  const gclpy_params params = {fn, names, 2, 2, 1};
-  PyObject *v[2];
-  if (gclpy_parse(&params, NULL, argv, nargs, kwnames, v) < 0) return -1;
-  if (gclpy_threads_arg(st, v[0], fn, threads) < 0) return -1;
-  return gclpy_shared_arg(st, v[1], fn, bytes);
+  const gclpy_params params = {fn, block_args, 2, 2, 1};
+  struct block_in in = {0, 0};
+  if (gclpy_parse(st, &params, NULL, argv, nargs, kwnames, &in) < 0) return -1;
+  *threads = in.block, *bytes = in.shared;
+  return 0;
 }
 
 PyObject *gclpy_kernel_occupancy(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
@@ -95,19 +100,20 @@ PyObject *gclpy_kernel_persistent_config(PyObject *self, PyObject *const *argv, 
                        "shared", (Py_ssize_t)cfg.shared_bytes);
 }
 
+#define CL(field, ...) GCLPY_ARGN(#field, gcl_launch_config, field, __VA_ARGS__)
+static const gclpy_arg clusters_args[] = {
+  CL(cluster, gclpy_to_dims, 0, 0, GCLPY_ONES), /* every dimension given to the C call */
+  CL(block, gclpy_to_dims),
+  GCLPY_ARGN("shared", gcl_launch_config, shared_bytes, gclpy_to_shared),
+};
+#undef CL
+static const gclpy_params clusters_params = {"active_clusters", clusters_args, 3, 3, 2};
+
 PyObject *gclpy_kernel_active_clusters(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
                                        PyObject *kwnames) {
   gclpy_state *st = GCLPY_ST(self);
-  static const char *const names[] = {"cluster", "block", "shared"};
-  PyObject *v[3];
-  static const gclpy_params params = {"active_clusters", names, 3, 3, 2};
-  if (gclpy_parse(&params, NULL, argv, nargs, kwnames, v) < 0) return NULL;
   gcl_launch_config cfg = {0};
-  int n = gclpy_dims_arg(st, v[0], "active_clusters", "cluster", cfg.cluster);
-  if (n < 0 || gclpy_dims_arg(st, v[1], "active_clusters", "block", cfg.block) < 0 ||
-      gclpy_shared_arg(st, v[2], "active_clusters", &cfg.shared_bytes) < 0)
-    return NULL;
-  for (int i = n; i < 3; i++) cfg.cluster[i] = 1; /* all dimensions given to the C call */
+  if (gclpy_parse(st, &clusters_params, NULL, argv, nargs, kwnames, &cfg) < 0) return NULL;
   cfg.grid[0] = cfg.cluster[0]; /* ignored by the C call; a valid value for its checks */
   int clusters = 0;
   gcl_status s = gcl_kernel_active_clusters(((gclpy_kernel *)self)->kernel, &cfg, &clusters);
@@ -127,11 +133,10 @@ static const struct { const char *name; gcl_kernel_attr attr; } attrs[] = {
   {"nonportable_cluster_size_allowed", GCL_KERNEL_NONPORTABLE_CLUSTER_SIZE_ALLOWED}};
 enum { NATTRS = sizeof attrs / sizeof *attrs };
 
-static int attr_of(gclpy_state *st, PyObject *name, const char *fn, gcl_kernel_attr *out) {
-  if (!PyUnicode_Check(name))
-    return PyErr_Format(PyExc_TypeError, "%s: name takes a str ('max_dynamic_shared_bytes', ...)", fn), -1;
-  const char *s = gclpy_str_arg(st, name, "attribute name"); /* NUL, lone surrogate: gclaunch.Error */
-  if (!s) return -1;
+static const gclpy_arg attr_name = {"name", 0, gclpy_to_str, 0, 0, 0};
+
+/* The attribute a name (converted by gclpy_to_str) names. */
+static int attr_of(gclpy_state *st, const char *s, const char *fn, gcl_kernel_attr *out) {
   for (int i = 0; i < NATTRS; i++)
     if (strcmp(s, attrs[i].name) == 0) return *out = attrs[i].attr, 0;
   gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "%s: name: expected one of max_threads_per_block, "
@@ -144,7 +149,10 @@ static int attr_of(gclpy_state *st, PyObject *name, const char *fn, gcl_kernel_a
 PyObject *gclpy_kernel_attribute(PyObject *self, PyObject *name) {
   gclpy_state *st = GCLPY_ST(self);
   gcl_kernel_attr a;
-  if (attr_of(st, name, "attribute", &a) < 0) return NULL;
+  const char *text;
+  if (gclpy_parse_one(st, "attribute", &attr_name, name, &text) < 0 ||
+      attr_of(st, text, "attribute", &a) < 0)
+    return NULL;
   int value = 0;
   gcl_status s = gcl_kernel_attribute(((gclpy_kernel *)self)->kernel, a, &value);
   return s == GCL_OK ? PyLong_FromLong(value) : gclpy_raise(st, s);
@@ -165,19 +173,22 @@ PyObject *gclpy_kernel_attributes(PyObject *self, void *closure) {
   return d;
 }
 
+struct set_attr_in { const char *name; int value; };
+static const gclpy_arg set_attr_args[] = {
+  GCLPY_ARG(struct set_attr_in, name, gclpy_to_str),
+  GCLPY_ARG(struct set_attr_in, value, gclpy_to_int, INT_MIN, INT_MAX),
+};
+static const gclpy_params set_attr_params = {"set_attribute", set_attr_args, 2, 2, 2};
+
 PyObject *gclpy_kernel_set_attribute(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
                                      PyObject *kwnames) {
   gclpy_state *st = GCLPY_ST(self);
-  static const char *const names[] = {"name", "value"};
-  PyObject *v[2];
+  struct set_attr_in in = {NULL, 0};
   gcl_kernel_attr a;
-  long long value;
-  static const gclpy_params params = {"set_attribute", names, 2, 2, 2};
-  if (gclpy_parse(&params, NULL, argv, nargs, kwnames, v) < 0 ||
-      attr_of(st, v[0], "set_attribute", &a) < 0 ||
-      gclpy_long_arg(st, v[1], "set_attribute: value", INT_MIN, INT_MAX, &value) < 0)
+  if (gclpy_parse(st, &set_attr_params, NULL, argv, nargs, kwnames, &in) < 0 ||
+      attr_of(st, in.name, "set_attribute", &a) < 0)
     return NULL;
-  gcl_status s = gcl_kernel_set_attribute(((gclpy_kernel *)self)->kernel, a, (int)value);
+  gcl_status s = gcl_kernel_set_attribute(((gclpy_kernel *)self)->kernel, a, in.value);
   if (s != GCL_OK) return gclpy_raise(st, s);
   Py_RETURN_NONE;
 }

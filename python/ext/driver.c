@@ -11,19 +11,18 @@
 
 /* --- Context ---------------------------------------------------------------------------------- */
 
-static const char *const context_names[] = {"device"};
-static const gclpy_params context_params = {"Context", context_names, 1, 1, 0};
+struct context_in { int device; };
+static const gclpy_arg context_args[] = {GCLPY_ARG(struct context_in, device, gclpy_to_int, 0, INT32_MAX)};
+static const gclpy_params context_params = {"Context", context_args, 1, 1, 0};
 
 static PyObject *context_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
   gclpy_state *st = (gclpy_state *)PyType_GetModuleState(type);
-  PyObject *v[1];
-  long long device = 0;
-  if (gclpy_parse_tuple(&context_params, args, kwds, v) < 0) return NULL;
-  if (v[0] && gclpy_long_arg(st, v[0], "Context device", 0, INT32_MAX, &device) < 0) return NULL;
+  struct context_in in = {0};
+  if (gclpy_parse_tuple(st, &context_params, args, kwds, &in) < 0) return NULL;
   /* One Context per device for the module's life (the primary context is one per device):
    * streams, events and buffers of Context(0) and of a stream wrapped for device 0 then belong
    * to the same gcl_context, which the library's checks compare. */
-  return Py_XNewRef((PyObject *)gclpy_default_context(st, (int)device));
+  return Py_XNewRef((PyObject *)gclpy_default_context(st, in.device));
 }
 
 static void context_dealloc(PyObject *self) {
@@ -38,10 +37,12 @@ static PyObject *module_wrap(gclpy_context *c, gcl_module *mod) {
   return (PyObject *)m;
 }
 
+static const gclpy_arg load_src = {"path_or_bytes", 0, gclpy_to_image, 0, 0, 0};
+
 static PyObject *context_load(PyObject *self, PyObject *src) {
   gclpy_context *c = (gclpy_context *)self;
-  PyObject *bytes = gclpy_image_bytes(GCLPY_ST(self), src); /* a path: gcl_image_file_read */
-  if (!bytes) return NULL;
+  PyObject *bytes = NULL; /* a path: gcl_image_file_read */
+  if (gclpy_parse_one(GCLPY_ST(self), "load", &load_src, src, &bytes) < 0) return NULL;
   gcl_module *mod = NULL;
   const char *data = PyBytes_AsString(bytes);
   size_t size = (size_t)PyBytes_Size(bytes);
@@ -53,38 +54,30 @@ static PyObject *context_load(PyObject *self, PyObject *src) {
   return s == GCL_OK ? module_wrap(c, mod) : gclpy_raise(GCLPY_ST(self), s);
 }
 
-static const char *const compile_names[] = {"source", "name", "options"};
-static const gclpy_params compile_params = {"compile", compile_names, 3, 3, 1};
+struct compile_in {
+  const char *source, *name;
+  gclpy_strs options;
+};
+static const gclpy_arg compile_args[] = {
+  GCLPY_ARG(struct compile_in, source, gclpy_to_str),
+  GCLPY_ARG(struct compile_in, name, gclpy_to_str, 0, 0, GCLPY_NONE),
+  GCLPY_ARG(struct compile_in, options, gclpy_to_strs),
+};
+static const gclpy_params compile_params = {"compile", compile_args, 3, 3, 1};
 
 static PyObject *context_compile(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
                                  PyObject *kwnames) {
-  PyObject *v[3];
   gclpy_context *c = (gclpy_context *)self;
   gclpy_state *st = GCLPY_ST(self);
-  if (gclpy_parse(&compile_params, NULL, argv, nargs, kwnames, v) < 0) return NULL;
-  const char *src = gclpy_str_arg(st, v[0], "compile source");
-  if (!src) return NULL;
-  const char *name = "kernel.cu";
-  if (v[1] && v[1] != Py_None && !(name = gclpy_str_arg(st, v[1], "compile name"))) return NULL;
-  if (v[2] && (PyUnicode_Check(v[2]) || PyBytes_Check(v[2])))
-    return gclpy_type_error("compile: options must be a sequence of strs", v[2]);
-  PyObject *opts = v[2] ? PySequence_Tuple(v[2]) : PyTuple_New(0);
-  if (!opts) return NULL;
-  Py_ssize_t n = PyTuple_Size(opts);
-  const char **o = calloc(n ? (size_t)n : 1, sizeof *o);
-  if (!o) return Py_DECREF(opts), PyErr_NoMemory();
-  for (Py_ssize_t i = 0; i < n; i++) {
-    if (!(o[i] = gclpy_str_arg(st, PyTuple_GetItem(opts, i), "compile option"))) {
-      free(o), Py_DECREF(opts);
-      return NULL;
-    }
-  }
+  struct compile_in in = {NULL, "kernel.cu", {NULL, 0, NULL}};
+  int given = gclpy_parse(st, &compile_params, NULL, argv, nargs, kwnames, &in);
+  if (given < 0) return NULL;
   gcl_module *mod = NULL;
   gcl_status s;
   Py_BEGIN_ALLOW_THREADS
-  s = gcl_module_compile(c->ctx, src, name, o, (size_t)n, &mod);
+  s = gcl_module_compile(c->ctx, in.source, in.name, in.options.at, in.options.n, &mod);
   Py_END_ALLOW_THREADS
-  free(o), Py_DECREF(opts);
+  gclpy_release(st, &compile_params, given, &in);
   return s == GCL_OK ? module_wrap(c, mod) : gclpy_raise(st, s);
 }
 
@@ -173,25 +166,27 @@ static void module_dealloc(PyObject *self) {
   gclpy_free(self);
 }
 
-static const char *const kernel_names[] = {"name", "signature"};
-static const gclpy_params kernel_params = {"kernel", kernel_names, 2, 2, 1};
+struct kernel_in { const char *name, *signature; };
+static const gclpy_arg kernel_find_args[] = {
+  GCLPY_ARG(struct kernel_in, name, gclpy_to_str),
+  GCLPY_ARG(struct kernel_in, signature, gclpy_to_str, 0, 0, GCLPY_NONE),
+};
+static const gclpy_params kernel_params = {"kernel", kernel_find_args, 2, 2, 1};
 
 static PyObject *module_kernel(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
                                PyObject *kwnames) {
-  PyObject *v[2];
   gclpy_module *m = (gclpy_module *)self;
   gclpy_state *st = GCLPY_ST(self);
-  if (gclpy_parse(&kernel_params, NULL, argv, nargs, kwnames, v) < 0) return NULL;
-  const char *name = gclpy_str_arg(st, v[0], "kernel name");
-  if (!name) return NULL;
-  const char *sig = NULL;
-  if (v[1] && v[1] != Py_None && !(sig = gclpy_str_arg(st, v[1], "kernel signature"))) return NULL;
+  struct kernel_in in = {NULL, NULL};
+  if (gclpy_parse(st, &kernel_params, NULL, argv, nargs, kwnames, &in) < 0) return NULL;
+  const char *name = in.name, *sig = in.signature;
   gcl_kernel *k = NULL;
   gcl_status s = gcl_module_find_kernel(m->mod, name, sig, &k);
   if (s != GCL_OK) return gclpy_raise(st, s);
   gclpy_kernel *ko = (gclpy_kernel *)gclpy_alloc(st->kernel_type);
   if (!ko) return NULL;
-  ko->kernel = k, ko->module = Py_NewRef(self), ko->name = Py_NewRef(v[0]);
+  ko->kernel = k, ko->module = Py_NewRef(self), ko->name = PyUnicode_FromString(name);
+  if (!ko->name) return Py_DECREF(ko), NULL;
   ko->layout = (gclpy_layout *)gclpy_layout_wrap(st, gcl_kernel_layout(k), self, m->context);
   if (!ko->layout) return Py_DECREF(ko), NULL;
   return (PyObject *)ko;

@@ -22,14 +22,15 @@ PyObject *gclpy_context_create_event(PyObject *self, PyObject *unused) {
 const char gclpy_doc_create_event[] =
     "create_event($self, /)\n--\n\nA CUDA Event with timing of this device.";
 
-static const char *const event_names[] = {"context"};
-static const gclpy_params event_params = {"Event", event_names, 1, 1, 0};
+struct event_in { gclpy_context *context; };
+static const gclpy_arg event_args[] = {GCLPY_ARG(struct event_in, context, gclpy_to_context)};
+static const gclpy_params event_params = {"Event", event_args, 1, 1, 0};
 
 static PyObject *event_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
   gclpy_state *st = (gclpy_state *)PyType_GetModuleState(type);
-  PyObject *v[1];
-  if (gclpy_parse_tuple(&event_params, args, kwds, v) < 0) return NULL;
-  gclpy_context *c = gclpy_context_arg(st, v[0]);
+  struct event_in in = {NULL};
+  if (gclpy_parse_tuple(st, &event_params, args, kwds, &in) < 0) return NULL;
+  gclpy_context *c = gclpy_context_or_default(st, in.context);
   return c ? gclpy_event_make(st, c) : NULL;
 }
 
@@ -40,20 +41,22 @@ static void event_dealloc(PyObject *self) {
   gclpy_free(self);
 }
 
-static const char *const erecord_names[] = {"stream"};
-static const gclpy_params erecord_params = {"record", erecord_names, 1, 1, 0};
+struct erecord_in { gclpy_streamarg stream; };
+static const gclpy_arg erecord_args[] = {
+  GCLPY_ARG(struct erecord_in, stream, gclpy_to_stream, 0, 0, GCLPY_NONE),
+};
+static const gclpy_params erecord_params = {"record", erecord_args, 1, 1, 0};
 
 static PyObject *event_record(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
                               PyObject *kwnames) {
   gclpy_state *st = GCLPY_ST(self);
-  PyObject *v[1];
   gclpy_event *e = (gclpy_event *)self;
-  if (gclpy_parse(&erecord_params, NULL, argv, nargs, kwnames, v) < 0) return NULL;
-  gcl_stream *s = NULL, *tmp = NULL;
-  if (gclpy_stream_arg(st, v[0], (gclpy_context *)e->context, &s, &tmp, "record") < 0)
-    return NULL;
+  struct erecord_in in = {{.ctx = (gclpy_context *)e->context}};
+  int given = gclpy_parse(st, &erecord_params, NULL, argv, nargs, kwnames, &in);
+  if (given < 0) return NULL;
+  gcl_stream *s = in.stream.stream;
   gcl_status rc = gcl_event_record(e->event, s);
-  gcl_stream_destroy(tmp);
+  gclpy_release(st, &erecord_params, given, &in);
   if (rc != GCL_OK) return gclpy_raise(st, rc);
   return Py_NewRef(self);
 }

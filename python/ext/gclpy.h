@@ -8,14 +8,17 @@
  *
  * Layering (a file calls only functions of files above it in this list; no include or call
  * cycle -- tests/python/test_cpu.py checks it from the sources):
- *   L0  state.c      module state, errors, the one keyword parser, names, image bytes
- *   L1  argkinds.c   one converter per kind of argument: dims (grid, block, cluster), threads,
- *                    shared memory, stream, address (every call taking one of them uses it)
+ *   L0  state.c      module state, errors, names, image bytes
+ *   L1  argkinds.c   one converter per kind of argument: ints with ranges, dims (grid, block,
+ *                    cluster), threads, shared memory, streams (ours and other libraries'),
+ *                    addresses, PE lists, arch, bools and pdl, str, bytes, images, contexts
+ *       parse.c      the one parser: a table per call names each argument's converter and
+ *                    where its result goes (every call converts its arguments through it)
  *   L2  dlpack.c     consuming __dlpack__ (the protocol and the DLPack C exchange API)
  *       layout.c     Layout, Param, Field, the resolved-field cache (_FieldRef)
  *       context.c    making contexts; the default context per device; a layout's context
- *       handles.c    stream arguments as gcl_streams (ours, or another library's wrapped); a
- *                    Buffer's DLPack export and its take into a pointer field
+ *       handles.c    a Stream or Buffer still open; a Buffer's DLPack export and its take into a
+ *                    pointer field
  *       device.c     devices, occupancy and kernel attributes (Kernel methods, module functions)
  *   L3  event.c      Event
  *       graph.c      Graph, and graph capture on a Stream
@@ -25,7 +28,7 @@
  *       tensormap.c  TensorMap, and every tensor-map call of the library
  *   L5  convert.c    the conversion table: Python values into fields
  *       pe.c         NVSHMEM: the library found, unique ids, a PE on a Context, the barrier and
- *                    stop; Module.attach/detach; PE lists (docs/multigpu.md)
+ *                    stop; Module.attach/detach (docs/multigpu.md)
  *   L6  args.c       Args
  *       values.c     launches given values: the kernel's plan (plain values straight into bytes)
  *   L7  launch.c     Kernel.launch (the hot path)
@@ -86,7 +89,7 @@
   X(dlpack_kwargs[1]) X(dlpack_kwargs[2]) X(dlpack_kwargs[3]) X(launch_kw[0]) X(launch_kw[1])     \
   X(launch_kw[2]) X(launch_kw[3]) X(launch_kw[4]) X(launch_kw[5]) X(launch_kw[6])                 \
   X(launch_kw[7]) X(launch_kw[8]) X(launch_kw[9]) X(stream_type) X(event_type) X(graph_type)     \
-  X(buffer_type)
+  X(buffer_type) X(stream_kinds) X(str_cuda_stream_attr)
 
 #define GCLPY_LAUNCH_KW 10 /* grid, block, args_or_values, shared, stream, cluster, cooperative,
                              args, pdl, priority */
@@ -106,6 +109,11 @@ typedef struct gclpy_state {
   PyObject *dlpack_kwargs[4]; /* __dlpack__ keyword dicts, one per way of asking (dlpack.c) */
   PyObject *launch_kw[GCLPY_LAUNCH_KW]; /* interned keyword names of launch (identity matches) */
   PyObject *last_producer_type; /* dlpack.c's one-entry memo (borrowed: `producers` holds it) */
+  PyObject *stream_kinds;   /* dict type -> 1 (__cuda_stream__) or 2 (an int cuda_stream): where a
+                             * stream type of another library keeps its handle (argkinds.c) */
+  PyObject *str_cuda_stream_attr; /* "cuda_stream" */
+  PyObject *last_stream_type; /* argkinds.c's one-entry memo (borrowed: stream_kinds holds it) */
+  int last_stream_kind;
   void *last_producer;
   bool use_c_api;           /* the DLPack C exchange API is used (GCL_DLPACK_C_API != 0 at import) */
   PyObject *pe_context;     /* the Context this process's PE was started on (pe.c), or NULL: kept
@@ -144,35 +152,10 @@ void gclpy_tname(PyObject *obj, char *buf, size_t cap);
 /* Raises TypeError "<what>, got <type name>"; returns NULL. */
 PyObject *gclpy_type_error(const char *what, PyObject *obj);
 
-/* An int argument (an int or an object with __index__) in [lo, hi]: TypeError for anything
- * else, gclaunch.RangeError naming `what` and the range for an int outside it. 0 or -1. */
-int gclpy_long_arg(gclpy_state *st, PyObject *v, const char *what, long long lo, long long hi,
-                   long long *out);
-/* A str argument as UTF-8 without NUL: TypeError for a non-str, gclaunch.Error for a NUL or a
- * lone surrogate (naming `what`). NULL with an exception set. Valid while v lives. */
-const char *gclpy_str_arg(gclpy_state *st, PyObject *v, const char *what);
-/* The bytes of an image: a path read by the library, or a bytes-like object (new reference). */
-PyObject *gclpy_image_bytes(gclpy_state *st, PyObject *src);
-
-/* The one keyword parser, for METH_FASTCALL | METH_KEYWORDS (gclpy_parse) and tp_new
- * (gclpy_parse_tuple): fills vals[i] (borrowed, NULL: not given) for names[i]. The first npos
- * may be given positionally, the first `required` must be given; keys (optional, count interned
- * names) are matched by identity first. -1 with TypeError for unknown or repeated keywords, too
- * many positionals or a missing argument, as CPython words them. Keep tp_doc / ml_doc's text
- * signature in step with names. */
-typedef struct gclpy_params {
-  const char *fn;           /* the callable's name in messages: "launch", "TensorMap" */
-  const char *const *names;
-  int count, npos, required;
-} gclpy_params;
-int gclpy_parse(const gclpy_params *p, PyObject *const *keys, PyObject *const *argv,
-                Py_ssize_t nargs, PyObject *kwnames, PyObject **vals);
-int gclpy_parse_tuple(const gclpy_params *p, PyObject *args, PyObject *kwds, PyObject **vals);
-
 #define GCLPY_METH(f) ((PyCFunction)(void (*)(void))(f))
 #define GCLPY_FASTKW (METH_FASTCALL | METH_KEYWORDS)
 
-/* ============================== L1: argkinds.c ============================================== */
+/* ============================== L1: argkinds.c, parse.c ===================================== */
 
 /* A gclaunch.Stream (stream.c; here because the stream converter reads it). */
 typedef struct gclpy_stream {
@@ -185,20 +168,155 @@ typedef struct gclpy_stream {
   int waiting;              /* threads inside synchronize() (GIL released): close() refuses */
 } gclpy_stream;
 
-/* The converters, one per kind of argument (argkinds.c's comment lists the forms each takes).
- * fn names the call in messages ("launch"), what the argument ("grid"). 0 (dims: the number of
- * dimensions given, 1 to 3), or -1 with TypeError or gclaunch.RangeError set. */
-int gclpy_dims_arg(gclpy_state *st, PyObject *v, const char *fn, const char *what, unsigned out[3]);
-/* block as a number of threads (the product of its dimensions). */
-int gclpy_threads_arg(gclpy_state *st, PyObject *v, const char *fn, unsigned *threads);
-/* shared memory bytes (v NULL: 0). */
-int gclpy_shared_arg(gclpy_state *st, PyObject *v, const char *fn, size_t *bytes);
-/* An int address (pointer). */
-int gclpy_address_arg(gclpy_state *st, PyObject *v, const char *fn, const char *what, uint64_t *out);
-/* A stream as its CUstream; none_ok: None is the context's default stream (NULL). *ours: the
- * gclaunch.Stream given (borrowed), else NULL (may be NULL). */
-int gclpy_stream_handle_arg(gclpy_state *st, PyObject *v, const char *fn, bool none_ok,
-                            void **out, gclpy_stream **ours);
+/* A gclaunch.Context (context.c; here because the context converter reads it). */
+typedef struct gclpy_context {
+  PyObject_HEAD
+  gcl_context *ctx;
+  int device;
+} gclpy_context;
+
+/* The parser and its converters (CPython's O&, with Py_CLEANUP_SUPPORTED). A call describes its
+ * parameters once, in a static table of gclpy_arg: each entry names the keyword, the converter
+ * and where the result goes (offsetof in the call's own struct of results, which holds the
+ * defaults). gclpy_parse matches positionals and keywords, then converts every argument given;
+ * when one is refused, the converters of the ones before it are called again with v NULL to
+ * release what they made (a wrapped stream, a PE list), and the struct is left as it was
+ * meant to be dropped. After a successful parse the caller ends with gclpy_release (only
+ * streams and PE lists hold anything).
+ *
+ * Every refusal has one shape: TypeError "<fn>: <name> takes <forms>, got <type>";
+ * gclaunch.RangeError "<fn>: <name> = <value> is out of range (<lo> ... <hi>)"; gclaunch.Error
+ * "<fn>: <name> ..." for a value of the right type that is refused. tests/python/test_cpu.py
+ * refuses conversions of arguments outside this layer (and convert.c / values.c, the field
+ * table). */
+typedef struct gclpy_arg gclpy_arg;
+/* Converts v into *out (v NULL: releases what an earlier call made). 0, or -1 with an
+ * exception set (and nothing to release). fn names the call in messages. */
+typedef int (*gclpy_conv)(gclpy_state *st, const char *fn, const gclpy_arg *a, PyObject *v,
+                          void *out);
+enum {
+  GCLPY_NONE = 1,           /* None leaves the default (the converter is not called) */
+  GCLPY_ABSENT = 2,         /* not given: the converter is called with None (pes: every PE) */
+  GCLPY_ONES = 4            /* dims: missing dimensions are 1 (else 0, which the library takes as 1) */
+};
+struct gclpy_arg {
+  const char *name;         /* the keyword and the name in messages */
+  size_t at;                /* offsetof the result in the call's struct */
+  gclpy_conv conv;
+  int64_t lo;               /* ints: the range */
+  uint64_t hi;
+  unsigned flags;           /* GCLPY_NONE ... */
+};
+/* One entry: GCLPY_ARG(struct call_in, field, converter[, lo, hi[, flags]]); the keyword is the
+ * field's name (GCLPY_ARGN names it when they differ). */
+#define GCLPY_ARG(T, field, ...) {#field, offsetof(T, field), GCLPY_REST_(__VA_ARGS__, 0, 0, 0, 0)}
+#define GCLPY_ARGN(name, T, field, ...) {name, offsetof(T, field), GCLPY_REST_(__VA_ARGS__, 0, 0, 0, 0)}
+#define GCLPY_REST_(conv, lo, hi, flags, ...) conv, lo, hi, flags
+#define GCLPY_COUNT(a) ((int)(sizeof(a) / sizeof *(a)))
+#define GCLPY_MAX_ARGS 16
+
+typedef struct gclpy_params {
+  const char *fn;           /* the callable's name in messages: "launch", "TensorMap" */
+  const gclpy_arg *args;
+  int count, npos, required; /* the first npos may be positional, the first `required` must be
+                              * given */
+} gclpy_params;
+/* For METH_FASTCALL | METH_KEYWORDS: keys (optional, count interned names) are matched by
+ * identity first. TypeError for unknown or repeated keywords, too many positionals or a missing
+ * argument, as CPython words them. Returns the mask of the arguments given (bit i: args[i]), or
+ * -1 with an exception set (nothing left to release). Keep tp_doc / ml_doc's text signature in
+ * step with the table. */
+/* parse.c: */
+int gclpy_parse(gclpy_state *st, const gclpy_params *p, PyObject *const *keys,
+                PyObject *const *argv, Py_ssize_t nargs, PyObject *kwnames, void *out);
+/* The same for tp_new (a tuple and a dict). */
+int gclpy_parse_tuple(gclpy_state *st, const gclpy_params *p, PyObject *args, PyObject *kwds,
+                      void *out);
+/* One argument (METH_O, and items of a sequence) through entry a, into out (a->at unused). */
+int gclpy_parse_one(gclpy_state *st, const char *fn, const gclpy_arg *a, PyObject *v, void *out);
+/* Releases what the given arguments (mask from gclpy_parse) hold. */
+void gclpy_release(gclpy_state *st, const gclpy_params *p, int given, void *out);
+
+/* argkinds.c: the converters (its comment lists the forms each takes), by the type of the result:
+ *   object   PyObject * (borrowed; no conversion: the callee looks at it)
+ *   int      int in [lo, hi];   i64: int64_t in [lo, hi];   size: size_t in [lo, hi]
+ *   address  uint64_t (an int address, 0 ... 2**64-1)
+ *   dims     unsigned[3] (grid, block, cluster);   threads: unsigned (block's product)
+ *   shared   size_t (dynamic shared memory bytes)
+ *   stream   gclpy_streamarg;   pes: gclpy_pes;   context: gclpy_context * (None: NULL)
+ *   arch     int (None: 0, an int or "sm_90")
+ *   bool     bool (any object's truth);   pdl: int (0, 1, or 2 for "unchecked")
+ *   str      const char * (UTF-8 without NUL, valid while the argument lives)
+ *   pair     int[2] (a tuple of two ints, as PyArg "ii")
+ *   strs     gclpy_strs (a sequence of str, not a str or bytes; released)
+ *   bytes    PyObject * bytes (new reference, released): a copy of any buffer
+ *   writable gclpy_writable (a writable buffer: a bytearray, or any other through its byte view)
+ *   image    PyObject * bytes (new reference, released): a path read, or a bytes-like object */
+int gclpy_to_object(gclpy_state *, const char *, const gclpy_arg *, PyObject *, void *);
+int gclpy_to_int(gclpy_state *, const char *, const gclpy_arg *, PyObject *, void *);
+int gclpy_to_i64(gclpy_state *, const char *, const gclpy_arg *, PyObject *, void *);
+int gclpy_to_size(gclpy_state *, const char *, const gclpy_arg *, PyObject *, void *);
+int gclpy_to_address(gclpy_state *, const char *, const gclpy_arg *, PyObject *, void *);
+int gclpy_to_dims(gclpy_state *, const char *, const gclpy_arg *, PyObject *, void *);
+int gclpy_to_threads(gclpy_state *, const char *, const gclpy_arg *, PyObject *, void *);
+int gclpy_to_shared(gclpy_state *, const char *, const gclpy_arg *, PyObject *, void *);
+int gclpy_to_stream(gclpy_state *, const char *, const gclpy_arg *, PyObject *, void *);
+int gclpy_to_pes(gclpy_state *, const char *, const gclpy_arg *, PyObject *, void *);
+int gclpy_to_context(gclpy_state *, const char *, const gclpy_arg *, PyObject *, void *);
+int gclpy_to_arch(gclpy_state *, const char *, const gclpy_arg *, PyObject *, void *);
+int gclpy_to_bool(gclpy_state *, const char *, const gclpy_arg *, PyObject *, void *);
+int gclpy_to_pdl(gclpy_state *, const char *, const gclpy_arg *, PyObject *, void *);
+int gclpy_to_str(gclpy_state *, const char *, const gclpy_arg *, PyObject *, void *);
+int gclpy_to_pair(gclpy_state *, const char *, const gclpy_arg *, PyObject *, void *);
+int gclpy_to_strs(gclpy_state *, const char *, const gclpy_arg *, PyObject *, void *);
+int gclpy_to_bytes(gclpy_state *, const char *, const gclpy_arg *, PyObject *, void *);
+int gclpy_to_writable(gclpy_state *, const char *, const gclpy_arg *, PyObject *, void *);
+int gclpy_to_image(gclpy_state *, const char *, const gclpy_arg *, PyObject *, void *);
+/* The bytes of an image: a path read by the library, or a bytes-like object (new reference). */
+PyObject *gclpy_image_bytes(gclpy_state *st, PyObject *src);
+
+/* A stream argument. ctx is set by the caller before the parse: the context another library's
+ * stream is wrapped in (gcl_stream_wrap, checked as gcl_stream_check does), or NULL for the
+ * handle only (launch checks it itself). */
+typedef struct gclpy_streamarg {
+  gclpy_context *ctx;       /* in */
+  PyObject *obj;            /* the object given (borrowed) */
+  void *handle;             /* the CUstream (NULL: None, the default stream) */
+  gclpy_stream *ours;       /* the gclaunch.Stream given (borrowed), else NULL */
+  gcl_stream *stream;       /* ours' gcl_stream or the wrapper (NULL: None or not wrapped) */
+  gcl_stream *tmp;          /* the wrapper made for the call: released */
+} gclpy_streamarg;
+
+/* A PE list: a sequence of ints, or None for every PE in rank order (0 ... pe_count() - 1). */
+typedef struct gclpy_pes {
+  int *pes;                 /* PyMem: released */
+  size_t n;
+} gclpy_pes;
+
+/* A writable buffer: a bytearray (view NULL: written directly), or another one's byte
+ * memoryview (a new reference: released). */
+typedef struct gclpy_writable {
+  PyObject *obj;            /* the object given (borrowed) */
+  PyObject *view;
+} gclpy_writable;
+
+/* A sequence of str as a C array (valid while `keep`, the tuple of them, lives). */
+typedef struct gclpy_strs {
+  const char **at;          /* n strs (PyMem): released */
+  size_t n;
+  PyObject *keep;
+} gclpy_strs;
+
+/* The one int converter, for callers converting the items of a sequence: v an int (not a
+ * bool; an object with __index__) in [lo, hi], named "<fn>: <what>" in messages. 0 or -1. */
+int gclpy_int_arg(gclpy_state *st, PyObject *v, const char *fn, const char *what, int64_t lo,
+                  uint64_t hi, int64_t *out);
+/* A key (args[key], lay.field(key)) as a parameter index of count: an int in [-count, count)
+ * (negative: from the end). 0; 1 when key is no int (nothing raised); -1 with RangeError. */
+int gclpy_index_arg(gclpy_state *st, PyObject *key, size_t count, size_t *out);
+/* The str converter for items: TypeError for a non-str, gclaunch.Error for a NUL or a lone
+ * surrogate. NULL with an exception set. Valid while v lives. */
+const char *gclpy_str_arg(gclpy_state *st, PyObject *v, const char *fn, const char *what);
 
 /* ============================== L2: dlpack.c ================================================ */
 
@@ -266,11 +384,6 @@ int gclpy_conv_of(const gcl_field *f);
 
 /* ============================== L2: context.c =============================================== */
 
-typedef struct gclpy_context {
-  PyObject_HEAD
-  gcl_context *ctx;
-  int device;
-} gclpy_context;
 /* A new Context of device (gcl_context_create). */
 gclpy_context *gclpy_context_new(gclpy_state *st, int device);
 /* The default context of device (made once, kept by the module). Borrowed; NULL on error. */
@@ -278,8 +391,9 @@ gclpy_context *gclpy_default_context(gclpy_state *st, int device);
 /* The context tensor maps of args over lay are encoded in: the kernel's, or the default one of
  * device (the tensor's). Borrowed; NULL with an exception set. */
 gcl_context *gclpy_layout_context(gclpy_state *st, gclpy_layout *lay, int device);
-/* A context= argument: a Context, or None / NULL for device 0's default one. Borrowed. */
-gclpy_context *gclpy_context_arg(gclpy_state *st, PyObject *v);
+/* A context= argument as converted (gclpy_to_context): c, or for NULL (None, not given) device
+ * 0's default one. Borrowed; NULL with an exception set. */
+gclpy_context *gclpy_context_or_default(gclpy_state *st, gclpy_context *c);
 
 /* ============================== L2: handles.c =============================================== */
 
@@ -309,13 +423,6 @@ typedef struct gclpy_buffer {
   int64_t shape[GCLPY_BUF_MAX_NDIM];
 } gclpy_buffer;
 
-/* A stream argument as a gcl_stream (argkinds.c's forms): None (or NULL) -> *out NULL (the
- * caller's default); a gclaunch.Stream (open); an int CUstream or a __cuda_stream__ object,
- * wrapped for the call (gcl_stream_wrap in ctx, checked as gcl_stream_check does): *tmp is that
- * wrapper, for the caller to destroy after the call (else NULL). fn starts the messages. 0, or -1
- * with an exception set. */
-int gclpy_stream_arg(gclpy_state *st, PyObject *v, gclpy_context *ctx, gcl_stream **out,
-                     gcl_stream **tmp, const char *fn);
 /* 0 when s is open, else gclaunch.Error "<fn>: the Stream was closed". */
 int gclpy_stream_open(gclpy_state *st, gclpy_stream *s, const char *fn);
 /* 0 when b and the memory it views are open, else gclaunch.Error "<what>: the Buffer was closed". */
@@ -454,10 +561,6 @@ PyObject *gclpy_context_pe_start(PyObject *self, PyObject *const *argv, Py_ssize
 PyObject *gclpy_module_attach(PyObject *self, PyObject *unused);
 PyObject *gclpy_module_detach(PyObject *self, PyObject *unused);
 PyObject *gclpy_module_uses_nvshmem(PyObject *self, void *closure);
-/* A PE list argument (args.c's set_peer_tensormaps): a sequence of ints, or None for every PE
- * in rank order (0 ... pe_count() - 1). *pes: PyMem_Malloc'd, for the caller to PyMem_Free. 0,
- * or -1 with an exception set. */
-int gclpy_pes_arg(gclpy_state *st, PyObject *v, const char *fn, int **pes, size_t *n);
 extern const char gclpy_doc_nvshmem_info[], gclpy_doc_pe_unique_id[], gclpy_doc_pe_id[],
     gclpy_doc_pe_count[], gclpy_doc_pe_context[], gclpy_doc_pe_barrier[], gclpy_doc_pe_stop[],
     gclpy_doc_pe_start[], gclpy_doc_attach[], gclpy_doc_detach[], gclpy_doc_uses_nvshmem[];

@@ -118,8 +118,13 @@ static PyObject *graph_kernel_count(PyObject *self, void *closure) {
   return rc == GCL_OK ? PyLong_FromSize_t(n) : gclpy_raise(st, rc);
 }
 
-static const char *const set_args_names[] = {"node", "kernel", "args_or_values"};
-static const gclpy_params set_args_params = {"set_args", set_args_names, 3, 3, 3};
+struct set_args_in { size_t node; PyObject *kernel, *args_or_values; };
+static const gclpy_arg set_args_args[] = {
+  GCLPY_ARG(struct set_args_in, node, gclpy_to_size, 0, LLONG_MAX),
+  GCLPY_ARG(struct set_args_in, kernel, gclpy_to_object),
+  GCLPY_ARG(struct set_args_in, args_or_values, gclpy_to_object),
+};
+static const gclpy_params set_args_params = {"set_args", set_args_args, 3, 3, 3};
 
 /* Values (a sequence, one per parameter) into a new Args of the kernel, through the public
  * methods (kernel.args(), args[i] = v: the same conversion as a launch's values). */
@@ -140,40 +145,39 @@ static PyObject *values_args(PyObject *kernel, PyObject *values) {
 static PyObject *graph_set_args(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
                                 PyObject *kwnames) {
   gclpy_state *st = GCLPY_ST(self);
-  PyObject *v[3];
   gclpy_graph *g = (gclpy_graph *)self;
-  long long node;
-  if (gclpy_parse(&set_args_params, NULL, argv, nargs, kwnames, v) < 0 ||
-      graph_ready(st, g, "set_args") < 0 ||
-      gclpy_long_arg(st, v[0], "set_args: node", 0, LLONG_MAX, &node) < 0)
+  struct set_args_in in = {0, NULL, NULL};
+  if (gclpy_parse(st, &set_args_params, NULL, argv, nargs, kwnames, &in) < 0 ||
+      graph_ready(st, g, "set_args") < 0)
     return NULL;
-  if (!Py_IS_TYPE(v[1], st->kernel_type))
-    return gclpy_type_error("set_args: kernel takes a gclaunch.Kernel", v[1]);
-  gclpy_kernel *k = (gclpy_kernel *)v[1];
-  PyObject *a = Py_IS_TYPE(v[2], st->args_type) ? Py_NewRef(v[2]) : values_args(v[1], v[2]);
+  if (!Py_IS_TYPE(in.kernel, st->kernel_type))
+    return gclpy_type_error("set_args: kernel takes a gclaunch.Kernel", in.kernel);
+  gclpy_kernel *k = (gclpy_kernel *)in.kernel;
+  PyObject *a = Py_IS_TYPE(in.args_or_values, st->args_type) ? Py_NewRef(in.args_or_values)
+                                                             : values_args(in.kernel, in.args_or_values);
   if (!a) return NULL;
-  gcl_status rc = gcl_graph_set_args(g->graph, (size_t)node, k->kernel, ((gclpy_args *)a)->args);
+  gcl_status rc = gcl_graph_set_args(g->graph, in.node, k->kernel, ((gclpy_args *)a)->args);
   Py_DECREF(a); /* the driver copied the values */
   if (rc != GCL_OK) return gclpy_raise(st, rc);
   Py_RETURN_NONE;
 }
 
-static const char *const glaunch_names[] = {"stream"};
-static const gclpy_params glaunch_params = {"launch", glaunch_names, 1, 1, 0};
+struct glaunch_in { gclpy_streamarg stream; };
+static const gclpy_arg glaunch_args[] = {
+  GCLPY_ARG(struct glaunch_in, stream, gclpy_to_stream, 0, 0, GCLPY_NONE),
+};
+static const gclpy_params glaunch_params = {"launch", glaunch_args, 1, 1, 0};
 
 static PyObject *graph_launch(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
                               PyObject *kwnames) {
   gclpy_state *st = GCLPY_ST(self);
-  PyObject *v[1];
   gclpy_graph *g = (gclpy_graph *)self;
-  if (gclpy_parse(&glaunch_params, NULL, argv, nargs, kwnames, v) < 0 ||
-      graph_ready(st, g, "launch") < 0)
-    return NULL;
-  gcl_stream *s = NULL, *tmp = NULL;
-  if (gclpy_stream_arg(st, v[0], (gclpy_context *)g->context, &s, &tmp, "launch") < 0)
-    return NULL;
-  gcl_status rc = gcl_graph_launch(g->graph, s);
-  gcl_stream_destroy(tmp);
+  if (graph_ready(st, g, "launch") < 0) return NULL;
+  struct glaunch_in in = {{.ctx = (gclpy_context *)g->context}};
+  int given = gclpy_parse(st, &glaunch_params, NULL, argv, nargs, kwnames, &in);
+  if (given < 0) return NULL;
+  gcl_status rc = gcl_graph_launch(g->graph, in.stream.stream);
+  gclpy_release(st, &glaunch_params, given, &in);
   if (rc != GCL_OK) return gclpy_raise(st, rc);
   Py_RETURN_NONE;
 }

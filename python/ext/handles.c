@@ -1,7 +1,6 @@
-/* handles.c -- L2: what the files above share of streams and buffers: a stream argument as a
- * gcl_stream (a gclaunch.Stream, or another library's stream wrapped for the call; the forms are
- * argkinds.c's), a Stream as a launch's stream, and a Buffer's DLPack export (its capsules, and its take into a pointer
- * field of Args). */
+/* handles.c -- L2: what the files above share of streams and buffers: a Stream or Buffer still
+ * open, and a Buffer's DLPack export (its capsules, and its take into a pointer field of Args).
+ * Stream arguments convert in argkinds.c (gclpy_to_stream). */
 #include "gclpy.h"
 
 #include <stdlib.h>
@@ -15,20 +14,6 @@ int gclpy_stream_open(gclpy_state *st, gclpy_stream *s, const char *fn) {
   if (s->stream) return 0;
   gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "%s: the Stream was closed", fn);
   return -1;
-}
-
-int gclpy_stream_arg(gclpy_state *st, PyObject *v, gclpy_context *ctx, gcl_stream **out,
-                     gcl_stream **tmp, const char *fn) {
-  *out = NULL, *tmp = NULL;
-  if (!v || v == Py_None) return 0;
-  void *h = NULL;
-  gclpy_stream *ours = NULL;
-  if (gclpy_stream_handle_arg(st, v, fn, false, &h, &ours) < 0) return -1;
-  if (ours) return *out = ours->stream, 0;
-  gcl_status s = gcl_stream_wrap(ctx->ctx, h, tmp);
-  if (s != GCL_OK) return gclpy_raise(st, s), -1;
-  *out = *tmp;
-  return 0;
 }
 
 /* --- buffers ---------------------------------------------------------------------------------- */

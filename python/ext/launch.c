@@ -2,10 +2,11 @@
  *
  * METH_FASTCALL | METH_KEYWORDS (no tuple or dict per call); keywords are matched by identity
  * against interned names first (gclpy_parse with the module's interned names; CPython interns
- * keyword names in calls), grid and block ints
- * are read directly, prepared Args go straight to gcl_launch, and a sequence of values is
- * converted into a buffer the kernel keeps (its parameter fields were resolved once, when the
- * kernel was looked up). Nothing is allocated per call. */
+ * keyword names in calls), every argument converts through argkinds.c's converters straight
+ * into the gcl_launch_config (grid and block ints are read directly), prepared Args go straight
+ * to gcl_launch, and a sequence of values is converted into a buffer the kernel keeps (its
+ * parameter fields were resolved once, when the kernel was looked up). Nothing is allocated per
+ * call. */
 #include "gclpy.h"
 
 #include <limits.h>
@@ -32,14 +33,29 @@ static gclpy_args *values_into_scratch(gclpy_state *st, gclpy_kernel *k, PyObjec
   return k->scratch;
 }
 
-/* The keywords, in st->launch_kw's order (module.c interns them); "args" is an alias of
- * args_or_values. */
-enum { A_GRID, A_BLOCK, A_ARGS, A_SHARED, A_STREAM, A_CLUSTER, A_COOP, A_ARGS_ALIAS, A_PDL,
-       A_PRIORITY, A_COUNT };
-static const char *const launch_names[A_COUNT] = {"grid", "block", "args_or_values", "shared",
-                                                  "stream", "cluster", "cooperative", "args",
-                                                  "pdl", "priority"};
-static const gclpy_params launch_params = {"launch", launch_names, A_COUNT, 3, 2};
+/* The arguments of launch, in st->launch_kw's order (module.c interns them); "args" is an alias
+ * of args_or_values. */
+struct launch_in {
+  gcl_launch_config cfg;
+  PyObject *args_or_values, *args;
+  gclpy_streamarg stream;   /* its handle only (ctx NULL): checked below, as a launch needs */
+  int pdl;
+};
+#define L(name, field, ...) GCLPY_ARGN(name, struct launch_in, field, __VA_ARGS__)
+static const gclpy_arg launch_args[] = {
+  L("grid", cfg.grid, gclpy_to_dims),
+  L("block", cfg.block, gclpy_to_dims),
+  L("args_or_values", args_or_values, gclpy_to_object),
+  L("shared", cfg.shared_bytes, gclpy_to_shared),
+  L("stream", stream, gclpy_to_stream, 0, 0, GCLPY_NONE),
+  L("cluster", cfg.cluster, gclpy_to_dims, 0, 0, GCLPY_NONE),
+  L("cooperative", cfg.cooperative, gclpy_to_bool),
+  L("args", args, gclpy_to_object),
+  L("pdl", pdl, gclpy_to_pdl),
+  L("priority", cfg.priority, gclpy_to_int, INT_MIN, INT_MAX),
+};
+#undef L
+static const gclpy_params launch_params = {"launch", launch_args, GCLPY_COUNT(launch_args), 3, 2};
 
 const char gclpy_launch_doc[] =
   "launch($self, /, grid, block, args_or_values, *, shared=0, stream=None, cluster=None, "
@@ -61,55 +77,35 @@ const char gclpy_launch_doc[] =
   "change as soon as launch returns.";
 
 /* stream=: a gclaunch.Stream (noted in its capture), or a handle from outside, checked to be a
- * live stream of the kernel's context (in full the first time a handle is seen in a row). */
-static int launch_stream(gclpy_state *st, gclpy_kernel *k, PyObject *v, void **out) {
-  gclpy_stream *ours = NULL;
-  if (gclpy_stream_handle_arg(st, v, "launch", true, out, &ours) < 0) return -1;
-  if (ours) return ours->captured ? PyList_Append(ours->captured, (PyObject *)k) : 0;
-  if ((uintptr_t)*out <= 2) return 0; /* the default, legacy and per-thread streams */
+ * live stream of the kernel's context the first time it comes (gcl_stream_check, in full). The
+ * handle the kernel's last launch was checked on is not asked again: a launch on it costs what
+ * C's gcl_launch does (no cuStreamGetCtx per launch). Keeping the stream alive while launching
+ * on it is the caller's, as in C. */
+static int launch_stream(gclpy_state *st, gclpy_kernel *k, gclpy_streamarg *sa) {
+  if (sa->ours) return sa->ours->captured ? PyList_Append(sa->ours->captured, (PyObject *)k) : 0;
+  if ((uintptr_t)sa->handle <= 2 || sa->handle == k->stream_seen) return 0; /* default streams */
   gcl_context *ctx = ((gclpy_context *)((gclpy_module *)k->module)->context)->ctx;
-  gcl_status s = gcl_stream_check(ctx, *out, *out == k->stream_seen ? GCL_STREAM_CHECK_MAPPED : 0);
+  gcl_status s = gcl_stream_check(ctx, sa->handle, 0);
   if (s != GCL_OK) return gclpy_raise(st, s), -1;
-  k->stream_seen = *out;
+  k->stream_seen = sa->handle;
   return 0;
 }
 
-/* cooperative=, pdl= and priority=. */
-static int launch_flags(gclpy_state *st, PyObject *v[], gcl_launch_config *cfg) {
-  if (v[A_COOP]) {
-    int c = PyObject_IsTrue(v[A_COOP]);
-    if (c < 0) return -1;
-    cfg->cooperative = c;
+/* The launch configuration from the arguments converted (stream, pdl, the args alias). */
+static int launch_config(gclpy_state *st, gclpy_kernel *k, struct launch_in *in) {
+  if (in->args) {
+    if (in->args_or_values)
+      return PyErr_SetString(PyExc_TypeError, "launch() got multiple values for argument "
+                             "'args_or_values'"), -1;
+    in->args_or_values = in->args;
   }
-  if (v[A_PDL]) { /* programmatic dependent launch (programmatic stream serialization) */
-    int c = PyUnicode_Check(v[A_PDL]) ? 2 : PyObject_IsTrue(v[A_PDL]);
-    if (c < 0) return -1;
-    if (c == 2) { /* "unchecked": launch even though the kernel's code never waits */
-      if (PyUnicode_CompareWithASCIIString(v[A_PDL], "unchecked") != 0)
-        return gclpy_type_error("launch: pdl takes True, False or 'unchecked'", v[A_PDL]), -1;
-      cfg->flags |= GCL_LAUNCH_PDL_UNCHECKED;
-    }
-    cfg->programmatic_dependent_launch = c != 0;
-  }
-  if (v[A_PRIORITY]) { /* the launch priority attribute (0: none) */
-    long long p;
-    if (gclpy_long_arg(st, v[A_PRIORITY], "launch: priority", INT_MIN, INT_MAX, &p) < 0) return -1;
-    cfg->priority = (int)p;
-  }
-  return 0;
-}
-
-/* The launch configuration from the keywords (every argument through argkinds.c's converters). */
-static int launch_config(gclpy_state *st, gclpy_kernel *k, PyObject *v[], gcl_launch_config *cfg) {
-  if (gclpy_dims_arg(st, v[A_GRID], "launch", "grid", cfg->grid) < 0 ||
-      gclpy_dims_arg(st, v[A_BLOCK], "launch", "block", cfg->block) < 0)
-    return -1;
-  if (v[A_CLUSTER] && v[A_CLUSTER] != Py_None &&
-      gclpy_dims_arg(st, v[A_CLUSTER], "launch", "cluster", cfg->cluster) < 0)
-    return -1;
-  if (gclpy_shared_arg(st, v[A_SHARED], "launch", &cfg->shared_bytes) < 0) return -1;
-  if (v[A_STREAM] && launch_stream(st, k, v[A_STREAM], &cfg->stream) < 0) return -1;
-  if ((v[A_COOP] || v[A_PDL] || v[A_PRIORITY]) && launch_flags(st, v, cfg) < 0) return -1;
+  if (!in->args_or_values)
+    return PyErr_SetString(PyExc_TypeError, "launch() missing required argument 'args_or_values' "
+                           "(pos 3)"), -1;
+  if ((in->stream.ours || in->stream.handle) && launch_stream(st, k, &in->stream) < 0) return -1;
+  in->cfg.stream = in->stream.handle;
+  in->cfg.programmatic_dependent_launch = in->pdl != 0; /* programmatic stream serialization */
+  if (in->pdl == 2) in->cfg.flags |= GCL_LAUNCH_PDL_UNCHECKED; /* the code never waits: launch */
   return 0;
 }
 
@@ -117,23 +113,14 @@ PyObject *gclpy_kernel_launch(PyObject *self, PyObject *const *argv, Py_ssize_t 
                               PyObject *kwnames) {
   gclpy_kernel *k = (gclpy_kernel *)self;
   gclpy_state *st = GCLPY_ST(self);
-  PyObject *v[A_COUNT];
-  gcl_launch_config cfg = {0};
-  if (gclpy_parse(&launch_params, st->launch_kw, argv, nargs, kwnames, v) < 0) return NULL;
-  if (v[A_ARGS_ALIAS]) {
-    if (v[A_ARGS])
-      return PyErr_SetString(PyExc_TypeError, "launch() got multiple values for argument "
-                             "'args_or_values'"), NULL;
-    v[A_ARGS] = v[A_ARGS_ALIAS];
-  }
-  if (!v[A_ARGS])
-    return PyErr_SetString(PyExc_TypeError, "launch() missing required argument 'args_or_values' "
-                           "(pos 3)"), NULL;
-  if (launch_config(st, k, v, &cfg) < 0) return NULL;
+  struct launch_in in = {.cfg = {.stream = NULL}};
+  if (gclpy_parse(st, &launch_params, st->launch_kw, argv, nargs, kwnames, &in) < 0 ||
+      launch_config(st, k, &in) < 0)
+    return NULL;
   gclpy_args *a;
-  if (Py_IS_TYPE(v[A_ARGS], st->args_type)) a = (gclpy_args *)v[A_ARGS];
-  else if (!(a = values_into_scratch(st, k, v[A_ARGS]))) return NULL;
-  gcl_status s = gcl_launch(k->kernel, &cfg, a->args);
+  if (Py_IS_TYPE(in.args_or_values, st->args_type)) a = (gclpy_args *)in.args_or_values;
+  else if (!(a = values_into_scratch(st, k, in.args_or_values))) return NULL;
+  gcl_status s = gcl_launch(k->kernel, &in.cfg, a->args);
   if (s != GCL_OK) return gclpy_raise(st, s);
   Py_RETURN_NONE;
 }

@@ -164,20 +164,23 @@ static int cache_params(gclpy_state *st, gclpy_layout *lay) {
   return 0;
 }
 
-static const char *const layout_names[] = {"signature", "sm"};
-static const gclpy_params layout_params_spec = {"Layout", layout_names, 2, 2, 2};
+struct layout_in { const char *signature; int sm; };
+static const gclpy_arg layout_args[] = {
+  GCLPY_ARG(struct layout_in, signature, gclpy_to_str),
+  GCLPY_ARG(struct layout_in, sm, gclpy_to_int, 0, INT32_MAX),
+};
+static const gclpy_params layout_params_spec = {"Layout", layout_args, 2, 2, 2};
 
 static PyObject *layout_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
   gclpy_state *st = (gclpy_state *)PyType_GetModuleState(type);
-  PyObject *v[2];
-  long long sm;
-  if (gclpy_parse_tuple(&layout_params_spec, args, kwds, v) < 0) return NULL;
-  const char *text = gclpy_str_arg(st, v[0], "Layout signature");
-  if (!text || gclpy_long_arg(st, v[1], "Layout sm", 0, INT32_MAX, &sm) < 0) return NULL;
+  struct layout_in in = {NULL, 0};
+  if (gclpy_parse_tuple(st, &layout_params_spec, args, kwds, &in) < 0) return NULL;
+  const char *text = in.signature;
+  int sm = in.sm;
   gclpy_layout *lay = (gclpy_layout *)gclpy_alloc(st->layout_type);
   if (!lay) return NULL;
   gcl_status s = gcl_signature_parse(text, &lay->sig);
-  if (s == GCL_OK) s = gcl_layout_create(lay->sig, (int)sm, &lay->layout);
+  if (s == GCL_OK) s = gcl_layout_create(lay->sig, sm, &lay->layout);
   if (s != GCL_OK) return Py_DECREF(lay), gclpy_raise(st, s);
   if (cache_params(st, lay) < 0) return Py_DECREF(lay), NULL;
   return (PyObject *)lay;
@@ -225,24 +228,6 @@ static void layout_dealloc(PyObject *self) {
   gclpy_free(self);
 }
 
-/* A parameter index: negative ones count from the end (args[-1]: the last); anything out of
- * [-n, n) is a RangeError quoting the index as given (no arithmetic on it before the check). */
-static gclpy_fieldref *lookup_index(gclpy_layout *lay, PyObject *key) {
-  int overflow = 0;
-  long long i = PyLong_AsLongLongAndOverflow(key, &overflow);
-  if (i == -1 && PyErr_Occurred()) return NULL;
-  long long n = (long long)lay->nparams;
-  if (!overflow && i < 0 && i >= -n) i += n;
-  if (!overflow && i >= 0 && i < n) return lay->params[i];
-  gclpy_state *st = GCLPY_ST(lay);
-  if (n == 0)
-    return gclpy_raise_range(st, "parameter index %R is out of range: the layout has no "
-                             "parameters", key), NULL;
-  return gclpy_raise_range(st, "parameter index %R is out of range for %zu parameters "
-                           "(-%zu ... %zu)", key, lay->nparams, lay->nparams, lay->nparams - 1),
-         NULL;
-}
-
 #define GCLPY_PATH_CACHE_MAX 65536 /* paths kept per layout; the dict is emptied beyond it */
 
 static gclpy_fieldref *lookup_path(gclpy_layout *lay, PyObject *key) {
@@ -250,7 +235,7 @@ static gclpy_fieldref *lookup_path(gclpy_layout *lay, PyObject *key) {
   PyObject *hit = lay->paths ? PyDict_GetItemWithError(lay->paths, key) : NULL;
   if (hit) return (gclpy_fieldref *)hit;
   if (PyErr_Occurred()) return NULL;
-  const char *path = gclpy_str_arg(st, key, "field path");
+  const char *path = gclpy_str_arg(st, key, "field", "path");
   if (!path) return NULL;
   gcl_field f;
   gcl_status s = gcl_layout_field(lay->layout, path, &f);
@@ -266,15 +251,12 @@ static gclpy_fieldref *lookup_path(gclpy_layout *lay, PyObject *key) {
 
 gclpy_fieldref *gclpy_layout_lookup(gclpy_layout *lay, PyObject *key) {
   if (PyUnicode_Check(key)) return lookup_path(lay, key);
-  if (PyLong_Check(key) && !PyBool_Check(key)) return lookup_index(lay, key);
-  if (!PyBool_Check(key) && !PyFloat_Check(key) && PyIndex_Check(key)) { /* numpy ints */
-    PyObject *i = PyNumber_Index(key);
-    gclpy_fieldref *r = i ? lookup_index(lay, i) : NULL;
-    Py_XDECREF(i);
-    return r;
-  }
-  return gclpy_type_error("a field is named by an int (parameter index) or a str (path)", key),
-         NULL;
+  size_t i;
+  int rc = gclpy_index_arg(GCLPY_ST(lay), key, lay->nparams, &i);
+  if (rc == 0) return lay->params[i];
+  if (rc == 1)
+    gclpy_type_error("a field is named by an int (parameter index) or a str (path)", key);
+  return NULL;
 }
 
 gclpy_fieldref *gclpy_layout_element0(gclpy_layout *lay, gclpy_fieldref *array) {

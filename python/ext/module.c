@@ -9,29 +9,6 @@
 
 /* --- inspect ------------------------------------------------------------------------------ */
 
-/* arch: None (0: the image's own), an int (90) or "sm_90". */
-static int parse_arch(gclpy_state *st, PyObject *arch, int *sm) {
-  *sm = 0;
-  if (!arch || arch == Py_None) return 0;
-  if (PyLong_Check(arch) || (!PyUnicode_Check(arch) && PyIndex_Check(arch))) {
-    long long v;
-    if (gclpy_long_arg(st, arch, "inspect arch", 0, 1000, &v) < 0) return -1;
-    return *sm = (int)v, 0;
-  }
-  if (!PyUnicode_Check(arch)) return gclpy_type_error("inspect arch: expected int or str", arch), -1;
-  const char *s = gclpy_str_arg(st, arch, "inspect arch");
-  if (!s) return -1;
-  const char *digits = strncmp(s, "sm_", 3) == 0 ? s + 3 : s;
-  long v = 0;
-  bool ok = *digits && strlen(digits) <= 4;
-  for (const char *c = digits; ok && *c; c++) ok = *c >= '0' && *c <= '9', v = v * 10 + (*c - '0');
-  if (!ok || v <= 0 || v > 1000) {
-    gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "inspect arch: expected sm_NN or NN, got %R", arch);
-    return -1;
-  }
-  return *sm = (int)v, 0;
-}
-
 /* One kernel as `gclaunch inspect --json` prints it. */
 static PyObject *kernel_dict(gclpy_state *st, const gcl_image *img, size_t k) {
   gcl_image_kernel_info info;
@@ -67,20 +44,26 @@ static PyObject *kernel_dict(gclpy_state *st, const gcl_image *img, size_t k) {
                        (Py_ssize_t)info.param_bytes, "params", params, "waits", w);
 }
 
-static const char *const inspect_names[] = {"path_or_bytes", "arch"};
-static const gclpy_params inspect_params = {"inspect", inspect_names, 2, 2, 1};
+/* The arguments of inspect. */
+struct inspect_in {
+  PyObject *path_or_bytes; /* the image's bytes */
+  int arch;                /* 0: the image's own */
+};
+static const gclpy_arg inspect_args[] = {
+  GCLPY_ARG(struct inspect_in, path_or_bytes, gclpy_to_image),
+  GCLPY_ARG(struct inspect_in, arch, gclpy_to_arch),
+};
+static const gclpy_params inspect_params = {"inspect", inspect_args, 2, 2, 1};
 
 static PyObject *inspect(PyObject *module, PyObject *const *argv, Py_ssize_t nargs, PyObject *kwnames) {
   gclpy_state *st = gclpy_module_state(module);
-  PyObject *v[2];
-  int sm;
-  if (gclpy_parse(&inspect_params, NULL, argv, nargs, kwnames, v) < 0 || parse_arch(st, v[1], &sm) < 0)
-    return NULL;
-  PyObject *bytes = gclpy_image_bytes(st, v[0]);
-  if (!bytes) return NULL;
+  struct inspect_in in = {NULL, 0};
+  int given = gclpy_parse(st, &inspect_params, NULL, argv, nargs, kwnames, &in);
+  if (given < 0) return NULL;
+  PyObject *bytes = in.path_or_bytes;
   gcl_image *img = NULL;
-  gcl_status s = gcl_image_parse(PyBytes_AsString(bytes), (size_t)PyBytes_Size(bytes), sm, &img);
-  Py_DECREF(bytes);
+  gcl_status s = gcl_image_parse(PyBytes_AsString(bytes), (size_t)PyBytes_Size(bytes), in.arch, &img);
+  gclpy_release(st, &inspect_params, given, &in);
   if (s != GCL_OK) return gclpy_raise(st, s);
   size_t n = gcl_image_kernel_count(img);
   PyObject *list = PyList_New((Py_ssize_t)n);
@@ -95,9 +78,11 @@ static PyObject *inspect(PyObject *module, PyObject *const *argv, Py_ssize_t nar
 
 /* --- status_name ---------------------------------------------------------------------------- */
 
+static const gclpy_arg status_code = {"code", 0, gclpy_to_int, INT32_MIN, INT32_MAX, 0};
+
 static PyObject *status_name(PyObject *module, PyObject *code) {
-  long long c;
-  if (gclpy_long_arg(gclpy_module_state(module), code, "status_name code", INT32_MIN, INT32_MAX, &c) < 0)
+  int c;
+  if (gclpy_parse_one(gclpy_module_state(module), "status_name", &status_code, code, &c) < 0)
     return NULL;
   return PyUnicode_FromString(gcl_status_name((gcl_status)c));
 }
@@ -177,11 +162,13 @@ static int intern_strings(gclpy_state *st) {
     if (!(st->launch_kw[i] = PyUnicode_InternFromString(launch[i]))) return -1;
   if (!(st->str_dlpack = PyUnicode_InternFromString("__dlpack__")) ||
       !(st->str_cuda_stream = PyUnicode_InternFromString("__cuda_stream__")) ||
-      !(st->str_fspath = PyUnicode_InternFromString("__fspath__")))
+      !(st->str_fspath = PyUnicode_InternFromString("__fspath__")) ||
+      !(st->str_cuda_stream_attr = PyUnicode_InternFromString("cuda_stream")))
     return -1;
   st->empty_tuple = PyTuple_New(0);
   st->contexts = PyDict_New();
-  return st->empty_tuple && st->contexts ? 0 : -1;
+  st->stream_kinds = PyDict_New();
+  return st->empty_tuple && st->contexts && st->stream_kinds ? 0 : -1;
 }
 
 static int module_exec(PyObject *m) {
@@ -210,6 +197,7 @@ static int module_clear(PyObject *m) {
   gclpy_state *st = gclpy_module_state(m);
   if (!st) return 0;
   st->last_producer_type = NULL, st->last_producer = NULL;
+  st->last_stream_type = NULL, st->last_stream_kind = 0;
 #define GCLPY_C(field) Py_CLEAR(st->field);
   GCLPY_STATE_OBJECTS(GCLPY_C)
 #undef GCLPY_C

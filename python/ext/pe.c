@@ -75,23 +75,29 @@ const char gclpy_doc_pe_start[] =
     "GCL_ERROR_INVALID_ARGUMENT; no usable NVSHMEM, GCL_ERROR_NO_NVSHMEM. The Context is kept alive\n"
     "until pe_stop. Keep NVSHMEM_DISABLE_NVLS=1 in the environment.";
 
+struct pe_start_in { PyObject *unique_id; int rank, count; };
+static const gclpy_arg pe_start_args[] = {
+  GCLPY_ARG(struct pe_start_in, unique_id, gclpy_to_object),
+  GCLPY_ARG(struct pe_start_in, rank, gclpy_to_int, INT_MIN, INT_MAX),
+  GCLPY_ARG(struct pe_start_in, count, gclpy_to_int, INT_MIN, INT_MAX),
+};
+static const gclpy_params pe_start_params = {"pe_start", pe_start_args, 3, 3, 0};
+
 PyObject *gclpy_context_pe_start(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
                                  PyObject *kwnames) {
   gclpy_state *st = GCLPY_ST(self);
-  static const char *const names[] = {"unique_id", "rank", "count"};
-  PyObject *v[3];
-  long long rank = 0, count = 1;
+  struct pe_start_in in = {NULL, 0, 1};
+  int rank, count;
   gcl_pe_unique_id id;
   bool has;
-  if (gclpy_parse(&(const gclpy_params){"pe_start", names, 3, 3, 0}, NULL, argv, nargs, kwnames, v) < 0 ||
-      unique_id_arg(st, v[0], &id, &has) < 0 ||
-      (v[1] && gclpy_long_arg(st, v[1], "pe_start: rank", INT_MIN, INT_MAX, &rank) < 0) ||
-      (v[2] && gclpy_long_arg(st, v[2], "pe_start: count", INT_MIN, INT_MAX, &count) < 0))
+  if (gclpy_parse(st, &pe_start_params, NULL, argv, nargs, kwnames, &in) < 0 ||
+      unique_id_arg(st, in.unique_id, &id, &has) < 0)
     return NULL;
+  rank = in.rank, count = in.count;
   gcl_context *ctx = ((gclpy_context *)self)->ctx;
   gcl_status s;
   Py_BEGIN_ALLOW_THREADS /* collective: waits for every rank */
-  s = gcl_pe_start(ctx, has ? &id : NULL, (int)rank, (int)count);
+  s = gcl_pe_start(ctx, has ? &id : NULL, rank, count);
   Py_END_ALLOW_THREADS
   if (s != GCL_OK) return gclpy_raise(st, s);
   PyObject *old = st->pe_context;
@@ -166,19 +172,22 @@ const char gclpy_doc_pe_barrier[] =
     "visible (collective; nvshmemx_barrier_all_on_stream). Synchronize the stream for the host to\n"
     "know it passed. gclaunch.Error GCL_ERROR_NVSHMEM when no PE is started.";
 
+struct pe_barrier_in { gclpy_streamarg stream; };
+static const gclpy_arg pe_barrier_args[] = {
+  GCLPY_ARG(struct pe_barrier_in, stream, gclpy_to_stream, 0, 0, GCLPY_NONE),
+};
+static const gclpy_params pe_barrier_params = {"pe_barrier", pe_barrier_args, 1, 1, 0};
+
 PyObject *gclpy_pe_barrier(PyObject *module, PyObject *const *argv, Py_ssize_t nargs,
                            PyObject *kwnames) {
   gclpy_state *st = gclpy_module_state(module);
-  static const char *const names[] = {"stream"};
-  PyObject *v[1];
-  gcl_stream *s = NULL, *tmp = NULL;
-  if (gclpy_parse(&(const gclpy_params){"pe_barrier", names, 1, 1, 0}, NULL, argv, nargs, kwnames, v) < 0)
-    return NULL;
-  if (st->pe_context && gclpy_stream_arg(st, v[0], (gclpy_context *)st->pe_context, &s, &tmp,
-                                         "pe_barrier") < 0)
-    return NULL;
+  /* no PE: the stream is not wrapped (ctx NULL), the library's refusal names it */
+  struct pe_barrier_in in = {{.ctx = (gclpy_context *)st->pe_context}};
+  int given = gclpy_parse(st, &pe_barrier_params, NULL, argv, nargs, kwnames, &in);
+  if (given < 0) return NULL;
+  gcl_stream *s = in.stream.stream;
   gcl_status rc = gcl_pe_barrier(s); /* no PE: the library names it */
-  gcl_stream_destroy(tmp);
+  gclpy_release(st, &pe_barrier_params, given, &in);
   if (rc != GCL_OK) return gclpy_raise(st, rc);
   Py_RETURN_NONE;
 }
@@ -216,35 +225,4 @@ PyObject *gclpy_module_detach(PyObject *self, PyObject *unused) {
 PyObject *gclpy_module_uses_nvshmem(PyObject *self, void *closure) {
   (void)closure;
   return PyBool_FromLong(gcl_module_uses_nvshmem(((gclpy_module *)self)->mod));
-}
-
-/* --- PE lists ----------------------------------------------------------------------------------- */
-
-int gclpy_pes_arg(gclpy_state *st, PyObject *v, const char *fn, int **pes, size_t *n) {
-  *pes = NULL, *n = 0;
-  int count = 0;
-  if (!v || v == Py_None) { /* every PE, in rank order */
-    gcl_status s = gcl_pe_count(&count);
-    if (s != GCL_OK) return gclpy_raise(st, s), -1;
-    if (!(*pes = PyMem_Malloc((size_t)count * sizeof **pes))) return PyErr_NoMemory(), -1;
-    for (int i = 0; i < count; i++) (*pes)[i] = i;
-    return *n = (size_t)count, 0;
-  }
-  PyObject *t = PyList_Check(v) || PyTuple_Check(v) || PyRange_Check(v) ? PySequence_Tuple(v) : NULL;
-  if (!t) return PyErr_Occurred() ? -1 : (gclpy_type_error("pes takes a list of ints or None", v), -1);
-  Py_ssize_t len = PyTuple_Size(t);
-  *pes = PyMem_Malloc((size_t)(len ? len : 1) * sizeof **pes);
-  if (!*pes) return Py_DECREF(t), PyErr_NoMemory(), -1;
-  char what[96];
-  PyOS_snprintf(what, sizeof what, "%s: pes", fn);
-  for (Py_ssize_t i = 0; i < len; i++) {
-    long long p;
-    if (gclpy_long_arg(st, PyTuple_GetItem(t, i), what, INT_MIN, INT_MAX, &p) < 0) {
-      PyMem_Free(*pes), *pes = NULL, Py_DECREF(t);
-      return -1;
-    }
-    (*pes)[i] = (int)p;
-  }
-  Py_DECREF(t);
-  return *n = (size_t)len, 0;
 }

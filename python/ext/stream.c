@@ -18,23 +18,25 @@ static PyObject *stream_wrap(gclpy_state *st, gcl_stream *gs, gclpy_context *c, 
   return (PyObject *)s;
 }
 
-static PyObject *stream_create(gclpy_state *st, gclpy_context *c, PyObject *priority) {
-  long long p = 0;
-  if (priority && gclpy_long_arg(st, priority, "priority", INT_MIN, INT_MAX, &p) < 0) return NULL;
+static PyObject *stream_create(gclpy_state *st, gclpy_context *c, int priority) {
   gcl_stream *gs = NULL;
-  gcl_status s = gcl_stream_create(c->ctx, (int)p, &gs); /* the library refuses, naming the range */
+  gcl_status s = gcl_stream_create(c->ctx, priority, &gs); /* the library refuses, naming the range */
   return s == GCL_OK ? stream_wrap(st, gs, c, NULL) : gclpy_raise(st, s);
 }
 
-static const char *const create_names[] = {"priority"};
-static const gclpy_params create_params = {"create_stream", create_names, 1, 1, 0};
+struct stream_in { gclpy_context *context; int priority; };
+static const gclpy_arg stream_args[] = {
+  GCLPY_ARG(struct stream_in, context, gclpy_to_context),
+  GCLPY_ARG(struct stream_in, priority, gclpy_to_int, INT_MIN, INT_MAX),
+};
+static const gclpy_params create_params = {"create_stream", stream_args + 1, 1, 1, 0};
 
 PyObject *gclpy_context_create_stream(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
                                       PyObject *kwnames) {
   gclpy_state *st = GCLPY_ST(self);
-  PyObject *v[1];
-  if (gclpy_parse(&create_params, NULL, argv, nargs, kwnames, v) < 0) return NULL;
-  return stream_create(st, (gclpy_context *)self, v[0]);
+  struct stream_in in = {NULL, 0};
+  if (gclpy_parse(st, &create_params, NULL, argv, nargs, kwnames, &in) < 0) return NULL;
+  return stream_create(st, (gclpy_context *)self, in.priority);
 }
 
 const char gclpy_doc_create_stream[] =
@@ -42,34 +44,36 @@ const char gclpy_doc_create_stream[] =
     "A non-blocking Stream of this device; priority 0 is the lowest, lower numbers are higher (a\n"
     "priority outside the device's range is refused, naming the range).";
 
-static const char *const stream_names[] = {"context", "priority"};
-static const gclpy_params stream_params = {"Stream", stream_names, 2, 2, 0};
+static const gclpy_params stream_params = {"Stream", stream_args, 2, 2, 0};
 
 static PyObject *stream_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
   gclpy_state *st = (gclpy_state *)PyType_GetModuleState(type);
-  PyObject *v[2];
-  if (gclpy_parse_tuple(&stream_params, args, kwds, v) < 0) return NULL;
-  gclpy_context *c = gclpy_context_arg(st, v[0]);
-  return c ? stream_create(st, c, v[1]) : NULL;
+  struct stream_in in = {NULL, 0};
+  if (gclpy_parse_tuple(st, &stream_params, args, kwds, &in) < 0) return NULL;
+  gclpy_context *c = gclpy_context_or_default(st, in.context);
+  return c ? stream_create(st, c, in.priority) : NULL;
 }
 
-static const char *const from_names[] = {"obj", "context"};
-static const gclpy_params from_params = {"from_handle", from_names, 2, 2, 1};
+struct from_in { gclpy_streamarg obj; gclpy_context *context; };
+static const gclpy_arg from_args[] = {
+  GCLPY_ARG(struct from_in, obj, gclpy_to_stream),
+  GCLPY_ARG(struct from_in, context, gclpy_to_context),
+};
+static const gclpy_params from_params = {"from_handle", from_args, 2, 2, 1};
 
+/* The stream given, or a Stream wrapping another library's (kept alive: `owner`) or a handle. */
 static PyObject *stream_from_handle(PyObject *cls, PyObject *const *argv, Py_ssize_t nargs,
                                     PyObject *kwnames) {
   gclpy_state *st = (gclpy_state *)PyType_GetModuleState((PyTypeObject *)cls);
-  PyObject *v[2];
-  if (gclpy_parse(&from_params, NULL, argv, nargs, kwnames, v) < 0) return NULL;
-  if (Py_IS_TYPE(v[0], st->stream_type))
-    return gclpy_stream_open(st, (gclpy_stream *)v[0], "from_handle") < 0 ? NULL : Py_NewRef(v[0]);
-  gclpy_context *c = gclpy_context_arg(st, v[1]);
-  void *h = NULL;
-  if (!c || gclpy_stream_handle_arg(st, v[0], "from_handle", false, &h, NULL) < 0) return NULL;
+  struct from_in in = {{NULL}, NULL};
+  if (gclpy_parse(st, &from_params, NULL, argv, nargs, kwnames, &in) < 0) return NULL;
+  if (in.obj.ours) return Py_NewRef((PyObject *)in.obj.ours);
+  gclpy_context *c = gclpy_context_or_default(st, in.context);
+  if (!c) return NULL;
   gcl_stream *gs = NULL;
-  gcl_status s = gcl_stream_wrap(c->ctx, h, &gs);
+  gcl_status s = gcl_stream_wrap(c->ctx, in.obj.handle, &gs);
   if (s != GCL_OK) return gclpy_raise(st, s);
-  return stream_wrap(st, gs, c, PyLong_Check(v[0]) ? NULL : v[0]);
+  return stream_wrap(st, gs, c, PyLong_Check(in.obj.obj) ? NULL : in.obj.obj);
 }
 
 static int stream_traverse(PyObject *self, visitproc visit, void *arg) {
@@ -133,29 +137,32 @@ static PyObject *cuda_stream(PyObject *self, PyObject *unused) {
   return Py_BuildValue("(iN)", 0, PyLong_FromVoidPtr(s->handle));
 }
 
-static const char *const record_names[] = {"event"};
-static const gclpy_params record_params = {"record", record_names, 1, 1, 0};
+struct srecord_in { PyObject *event; };
+static const gclpy_arg record_args[] = {GCLPY_ARG(struct srecord_in, event, gclpy_to_object, 0, 0, GCLPY_NONE)};
+static const gclpy_params record_params = {"record", record_args, 1, 1, 0};
 
 static PyObject *stream_record(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
                                PyObject *kwnames) {
   gclpy_state *st = GCLPY_ST(self);
-  PyObject *v[1];
   gclpy_stream *s = (gclpy_stream *)self;
-  if (gclpy_parse(&record_params, NULL, argv, nargs, kwnames, v) < 0 ||
+  struct srecord_in in = {NULL};
+  if (gclpy_parse(st, &record_params, NULL, argv, nargs, kwnames, &in) < 0 ||
       gclpy_stream_open(st, s, "record") < 0)
     return NULL;
   PyObject *e;
-  if (!v[0] || v[0] == Py_None) {
+  if (!in.event) {
     if (!(e = gclpy_event_make(st, (gclpy_context *)s->context))) return NULL;
-  } else if (Py_IS_TYPE(v[0], st->event_type)) {
-    e = Py_NewRef(v[0]);
+  } else if (Py_IS_TYPE(in.event, st->event_type)) {
+    e = Py_NewRef(in.event);
   } else {
-    return gclpy_type_error("record: event takes a gclaunch.Event or None", v[0]);
+    return gclpy_type_error("record: event takes a gclaunch.Event or None", in.event);
   }
   gcl_status rc = gcl_event_record(((gclpy_event *)e)->event, s->stream);
   if (rc != GCL_OK) return Py_DECREF(e), gclpy_raise(st, rc);
   return e;
 }
+
+static const gclpy_arg wait_stream = {"stream", 0, gclpy_to_stream, 0, 0, 0};
 
 static PyObject *stream_wait(PyObject *self, PyObject *what) {
   gclpy_state *st = GCLPY_ST(self);
@@ -168,15 +175,15 @@ static PyObject *stream_wait(PyObject *self, PyObject *what) {
   }
   if (what == Py_None) return gclpy_type_error("wait: takes a gclaunch.Event or a stream", what);
   /* Another stream (any kind): an event recorded on it now, waited for here. */
-  gcl_stream *other = NULL, *tmp = NULL;
-  if (gclpy_stream_arg(st, what, (gclpy_context *)s->context, &other, &tmp, "wait") < 0)
-    return NULL;
+  gclpy_streamarg sa = {.ctx = (gclpy_context *)s->context};
+  if (gclpy_parse_one(st, "wait", &wait_stream, what, &sa) < 0) return NULL;
+  gcl_stream *other = sa.stream;
   gcl_event *e = NULL;
   gcl_status rc = gcl_event_create(gcl_stream_context(other), &e);
   if (rc == GCL_OK) rc = gcl_event_record(e, other);
   if (rc == GCL_OK) rc = gcl_stream_wait_event(s->stream, e);
   gcl_event_destroy(e); /* the wait holds what it needs */
-  gcl_stream_destroy(tmp);
+  gclpy_to_stream(st, "wait", &wait_stream, NULL, &sa); /* released */
   if (rc != GCL_OK) return gclpy_raise(st, rc);
   Py_RETURN_NONE;
 }

@@ -27,11 +27,21 @@ static gcl_status repoint_maps(gcl_args *args, gcl_context *ctx, const gcl_field
 
 /* --- TensorMap ------------------------------------------------------------------------------ */
 
+/* An int in [lo, hi] through the converter layer (gclpy_int_arg); what: "TensorMap <name>". */
+static int long_arg(gclpy_state *st, PyObject *v, const char *what, long long lo, long long hi,
+                    long long *out) {
+  const char *name = strchr(what, ' ');
+  int64_t x = 0;
+  int rc = gclpy_int_arg(st, v, "TensorMap", name ? name + 1 : what, lo, (uint64_t)hi, &x);
+  *out = x;
+  return rc;
+}
+
 /* swizzle and l2 in bytes (32/64/128, 64/128/256) or as the C enum (1/2/3); 0 is none. Any other
  * int is out of range (gclaunch.RangeError). */
 static int enum_arg(gclpy_state *st, PyObject *v, const char *what, const long long *bytes, int *out) {
   long long x = 0;
-  if (v && gclpy_long_arg(st, v, what, INT64_MIN, INT64_MAX, &x) < 0) return -1;
+  if (v && long_arg(st, v, what, INT64_MIN, INT64_MAX, &x) < 0) return -1;
   for (int i = 0; i < 4; i++)
     if (x == bytes[i] || x == i) return *out = i, 0;
   gclpy_raise_range(st, "%s: expected 0, %lld, %lld or %lld (bytes), got %lld", what, bytes[1],
@@ -45,7 +55,7 @@ static int tuple_ints(gclpy_state *st, PyObject *t, const char *what, long long 
   for (Py_ssize_t i = 0; i < PyTuple_Size(t); i++) {
     char item[96];
     snprintf(item, sizeof item, "%s[%zd]", what, i);
-    if (gclpy_long_arg(st, PyTuple_GetItem(t, i), item, lo, hi, &out[i]) < 0) return -1;
+    if (long_arg(st, PyTuple_GetItem(t, i), item, lo, hi, &out[i]) < 0) return -1;
   }
   return 0;
 }
@@ -81,10 +91,17 @@ static int dims_arg(gclpy_state *st, PyObject *v, const char *what, long long lo
   return 0;
 }
 
-static const char *const tensormap_names[] = {"tensor", "box", "swizzle", "store", "oob_nan",
-                                              "l2", "element_strides", "interleave", "im2col",
-                                              "lower", "upper"};
-static const gclpy_params tensormap_params = {"TensorMap", tensormap_names, 11, 2, 1};
+/* The arguments (converted by tensormap_new's helpers below, but store, oob_nan, interleave). */
+struct tensormap_in { PyObject *v[11]; bool store, oob_nan; int interleave; };
+#define TM(name, i) GCLPY_ARGN(name, struct tensormap_in, v[i], gclpy_to_object)
+static const gclpy_arg tensormap_args[] = {
+  TM("tensor", 0), TM("box", 1), TM("swizzle", 2),
+  GCLPY_ARG(struct tensormap_in, store, gclpy_to_bool),
+  GCLPY_ARG(struct tensormap_in, oob_nan, gclpy_to_bool), TM("l2", 5), TM("element_strides", 6),
+  GCLPY_ARG(struct tensormap_in, interleave, gclpy_to_int, 0, 2), TM("im2col", 8), TM("lower", 9),
+  TM("upper", 10)};
+#undef TM
+static const gclpy_params tensormap_params = {"TensorMap", tensormap_args, 11, 2, 1};
 
 /* A sequence of min ... max ints in [lo, hi] into out, in the given order. *n: how many. */
 static int ints_arg(gclpy_state *st, PyObject *v, const char *what, Py_ssize_t min, Py_ssize_t max,
@@ -148,18 +165,16 @@ static int im2col_args(gclpy_state *st, PyObject *const *v, bool has_box, gcl_te
 
 static PyObject *tensormap_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
   gclpy_state *st = (gclpy_state *)PyType_GetModuleState(type);
-  enum { T, BOX, SWIZZLE, STORE, OOB, L2, ESTRIDES, INTERLEAVE };
-  PyObject *v[11];
-  if (gclpy_parse_tuple(&tensormap_params, args, kwds, v) < 0) return NULL;
+  enum { T, BOX, SWIZZLE, L2 = 5, ESTRIDES };
+  struct tensormap_in in = {{NULL}, false, false, 0};
+  if (gclpy_parse_tuple(st, &tensormap_params, args, kwds, &in) < 0) return NULL;
+  PyObject *const *v = in.v;
   if (!gclpy_has_dlpack(st, v[T])) return gclpy_type_error("TensorMap: expected a __dlpack__ tensor", v[T]);
   static const long long sw_bytes[4] = {0, 32, 64, 128}, l2_bytes[4] = {0, 64, 128, 256};
   gcl_tensormap_options o;
   memset(&o, 0, sizeof o);
   PyObject *box = NULL;
   Py_ssize_t rank = 0, erank = 0;
-  long long interleave = 0;
-  int store = v[STORE] ? PyObject_IsTrue(v[STORE]) : 0, oob = v[OOB] ? PyObject_IsTrue(v[OOB]) : 0;
-  if (store < 0 || oob < 0) return NULL;
   bool has_box = v[BOX] && v[BOX] != Py_None;
   if (im2col_args(st, v, has_box, &o) < 0) return NULL;
   if (has_box ? dims_arg(st, v[BOX], "TensorMap box", 0, o.box, &rank, &box) < 0
@@ -168,17 +183,16 @@ static PyObject *tensormap_new(PyTypeObject *type, PyObject *args, PyObject *kwd
   if ((v[ESTRIDES] && v[ESTRIDES] != Py_None &&
        dims_arg(st, v[ESTRIDES], "TensorMap element_strides", 0, o.element_strides, &erank, NULL) < 0) ||
       enum_arg(st, v[SWIZZLE], "TensorMap swizzle", sw_bytes, &o.swizzle) < 0 ||
-      enum_arg(st, v[L2], "TensorMap l2", l2_bytes, &o.l2_promotion) < 0 ||
-      (v[INTERLEAVE] && gclpy_long_arg(st, v[INTERLEAVE], "TensorMap interleave", 0, 2, &interleave) < 0))
+      enum_arg(st, v[L2], "TensorMap l2", l2_bytes, &o.l2_promotion) < 0)
     return Py_DECREF(box), NULL;
   if (erank && has_box && erank != rank) {
     Py_DECREF(box);
     return gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "TensorMap element_strides: %zd values "
                            "for a box of %zd (give one per dimension)", erank, rank);
   }
-  o.store = store;
-  o.oob_fill = oob ? GCL_TENSORMAP_OOB_NAN : GCL_TENSORMAP_OOB_ZERO;
-  o.interleave = (int)interleave;
+  o.store = in.store;
+  o.oob_fill = in.oob_nan ? GCL_TENSORMAP_OOB_NAN : GCL_TENSORMAP_OOB_ZERO;
+  o.interleave = in.interleave;
   gclpy_tensormap *tm = (gclpy_tensormap *)gclpy_alloc(st->tensormap_type);
   if (!tm) return Py_DECREF(box), NULL;
   tm->tensor = Py_NewRef(v[T]);

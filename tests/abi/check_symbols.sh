@@ -22,8 +22,9 @@ if [ -z "$missing" ]; then
 else
   echo "FAIL: symbols: declared GCL_API but not exported by $lib:"; echo "$missing" | sed 's/^/  /'; rc=1
 fi
-# The layers: each function is declared in exactly one header (core.h, runtime.h, ffi.h); the
-# umbrella gclaunch.h declares none itself. The count per header is printed.
+# The areas: each function is declared in exactly one header (an area header such as layout.h
+# or stream.h, core.h's or runtime.h's tensor maps, ffi.h); the umbrella gclaunch.h declares none
+# itself. The count per header is printed.
 counts= dup=
 for h in include/gclaunch/*.h; do
   n=$(tests/abi/public_api.sh "$h" 2>/dev/null | tee "$tmp/h.$(basename "$h")" | wc -l)

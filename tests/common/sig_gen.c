@@ -3,6 +3,7 @@
  * step; sizes and alignments are tracked only to steer it (toward the 4352- and 32764-byte
  * boundaries, under the limit): the oracles are the compilers, not this file. */
 #include "sig_gen.h"
+#include "test_rng.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -34,12 +35,7 @@ void dg_buf_free(dg_buf *b) {
   b->n = b->cap = 0;
 }
 
-uint64_t dg_next(uint64_t *rng) { /* splitmix64 */
-  uint64_t z = (*rng += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
+uint64_t dg_next(uint64_t *state) { return test_rng_next(state); }
 
 const char *const fg_scalar_names[13] = {"bool", "i8",  "u8",  "i16", "u16", "i32", "u32",
                                          "i64",  "u64", "f16", "bf16", "f32", "f64"};

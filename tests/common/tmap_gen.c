@@ -4,16 +4,15 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "test_rng.h"
+
 #define STRIDE_LIMIT (1ull << 40)
 #define DIM_MAX (1ull << 32)
 #define BOX_LIMIT_BYTES (228u * 1024u) /* element bytes x prod floor(box / element stride) */
 
 void tmap_gen_seed(tmap_gen *g, uint64_t seed) { g->state = seed ? seed : 0x9e3779b97f4a7c15ull; }
 
-static uint64_t next(tmap_gen *g) { /* xorshift64* */
-  g->state ^= g->state >> 12, g->state ^= g->state << 25, g->state ^= g->state >> 27;
-  return g->state * 2685821657736338717ull;
-}
+static uint64_t next(tmap_gen *g) { return test_rng_next(&g->state); }
 
 uint32_t tmap_gen_below(tmap_gen *g, uint32_t n) { return (uint32_t)((next(g) >> 32) % n); }
 #define RND(n) tmap_gen_below(g, (uint32_t)(n))
@@ -283,24 +282,10 @@ static void tmap_gen_uniform(tmap_gen *g, tmap_case *c, uint64_t mem) {
   }
 }
 
-void tmap_gen_edge(tmap_gen *g, tmap_case *c, uint64_t mem) {
-  if (RND(5) == 0) return tmap_gen_uniform(g, c, mem);
-  int aim = (int)RND(A_UNIFORM);
-  bool im2col = aim >= A_PIXELS && aim <= A_AREA ? true : RND(4) == 0;
-  tmap_gen_valid(g, c, mem, im2col);
-  c->aim = aims[aim];
-  gcl_tensormap_options *o = &c->o;
+/* The edges of the tensor: rank, shape, strides, address, dtype, device. */
+static void edge_tensor(tmap_gen *g, tmap_case *c, int aim, int dl, int64_t unit) {
   int rank = c->t.ndim;
   unsigned eb = c->t.dtype.bits / 8;
-  uint32_t i = RND((uint32_t)rank); /* a TMA dimension */
-  int dl = rank - 1 - (int)i;
-  if (!c->t.strides && aim >= A_STRIDE && aim <= A_INNER) { /* make them explicit first */
-    int64_t s = 1;
-    for (int k = rank - 1; k >= 0; k--) /* dense; saturated where huge shapes overflow int64 */
-      if (c->strides[k] = s, __builtin_mul_overflow(s, c->shape[k], &s)) s = INT64_MAX;
-    c->t.strides = c->strides;
-  }
-  int64_t unit = 16 / eb; /* 16 bytes in elements */
   switch (aim) {
   case A_RANK: {
     int r = (int)PICK(0, 1, 2, 3, 5, 6);
@@ -326,6 +311,40 @@ void tmap_gen_edge(tmap_gen *g, tmap_case *c, uint64_t mem) {
     c->strides[rank - 1] = PICK(0, 1, 2, -1);
     break;
   case A_ADDRESS: c->t.byte_offset += (uint64_t)PICK(1, 4, 8, 16, 24, 32, 48); break;
+  case A_DTYPE: {
+    static const DLDataType bad[] = {{2, 32, 2}, {0, 12, 1}, {5, 64, 1}, {2, 8, 1}, {1, 1, 1},
+                                     {6, 16, 1}, {3, 32, 1}, {2, 128, 1}};
+    c->t.dtype = bad[RND(sizeof bad / sizeof *bad)];
+    break;
+  }
+  case A_DEVICE: c->t.device.device_type = (DLDeviceType)PICK(1, 2, 3, 4, 13); break;
+  case A_OVERLAP: /* strides smaller than the extent below them (documented example: >=) */
+    if (rank < 2 || !c->t.strides) break;
+    c->shape[rank - 1] = unit * (2 + RND(8));
+    c->shape[rank - 2] = 2 + RND(8);
+    c->strides[rank - 2] = unit * (int64_t)PICK(0, 1, 2);
+    break;
+  case A_ADDRBITS: /* aligned addresses anywhere in 64 bits; a third at the driver's bound, 2^57 */
+    if (RND(3) == 0) { /* data + byte_offset = 2^57 - 32, - 16, + 0 or + 16 */
+      uint64_t at = (UINT64_C(1) << 57) - 32 + 16 * (uint64_t)RND(4);
+      c->t.data = (void *)(uintptr_t)(at - c->t.byte_offset);
+      break;
+    }
+    c->t.data = (void *)(uintptr_t)((uint64_t)PICK(0, 1ll << 12, 1ll << 32, 1ll << 40, 1ll << 47,
+                                                   1ll << 48, 1ll << 49, 1ll << 56, 1ll << 57,
+                                                   1ll << 62, INT64_MIN, -4096, -256) -
+                                    (RND(2) ? 0u : 4096u));
+    break;
+  default: break;
+  }
+}
+
+/* The edges of the options: box, element strides, interleave, swizzle, L2, OOB fill. */
+static void edge_options(tmap_gen *g, tmap_case *c, int aim, uint32_t i, int64_t unit) {
+  gcl_tensormap_options *o = &c->o;
+  int rank = c->t.ndim;
+  unsigned eb = c->t.dtype.bits / 8;
+  switch (aim) {
   case A_BOX: o->box[i] = (uint32_t)PICK(0, 1, 255, 256, 257); break;
   case A_BOX0: o->box[0] = (uint32_t)(unit * (1 + RND(8)) + PICK(-1, 0, 1)); break;
   case A_SPAN:
@@ -357,13 +376,16 @@ void tmap_gen_edge(tmap_gen *g, tmap_case *c, uint64_t mem) {
   case A_SWIZZLE: o->swizzle = (int)PICK(-1, 0, 1, 2, 3, 4); break;
   case A_L2: o->l2_promotion = (int)PICK(-1, 0, 3, 4); break;
   case A_OOB: o->oob_fill = (int)PICK(-1, 1, 2); break;
-  case A_DTYPE: {
-    static const DLDataType bad[] = {{2, 32, 2}, {0, 12, 1}, {5, 64, 1}, {2, 8, 1}, {1, 1, 1},
-                                     {6, 16, 1}, {3, 32, 1}, {2, 128, 1}};
-    c->t.dtype = bad[RND(sizeof bad / sizeof *bad)];
-    break;
+  default: break;
   }
-  case A_DEVICE: c->t.device.device_type = (DLDeviceType)PICK(1, 2, 3, 4, 13); break;
+}
+
+/* The edges of im2col: pixels, channels, corners, the area they span. */
+static void edge_im2col(tmap_gen *g, tmap_case *c, int aim, int64_t unit) {
+  gcl_tensormap_options *o = &c->o;
+  int rank = c->t.ndim;
+  unsigned eb = c->t.dtype.bits / 8;
+  switch (aim) {
   case A_PIXELS: o->im2col.pixels = (uint32_t)PICK(1, 2, 1023, 1024, 1025, 4096); break;
   case A_CHANNELS: o->im2col.channels = (uint32_t)PICK(0, 1, 255, 256, 257); o->swizzle = 0; break;
   case A_CHBYTES:
@@ -394,24 +416,30 @@ void tmap_gen_edge(tmap_gen *g, tmap_case *c, uint64_t mem) {
     o->im2col.lower[k] = (int32_t)lower, o->im2col.upper[k] = (int32_t)upper;
     break;
   }
-  case A_OVERLAP: /* strides smaller than the extent below them (documented example: >=) */
-    if (rank < 2 || !c->t.strides) break;
-    c->shape[rank - 1] = unit * (2 + RND(8));
-    c->shape[rank - 2] = 2 + RND(8);
-    c->strides[rank - 2] = unit * (int64_t)PICK(0, 1, 2);
-    break;
-  case A_ADDRBITS: /* aligned addresses anywhere in 64 bits; a third at the driver's bound, 2^57 */
-    if (RND(3) == 0) { /* data + byte_offset = 2^57 - 32, - 16, + 0 or + 16 */
-      uint64_t at = (UINT64_C(1) << 57) - 32 + 16 * (uint64_t)RND(4);
-      c->t.data = (void *)(uintptr_t)(at - c->t.byte_offset);
-      break;
-    }
-    c->t.data = (void *)(uintptr_t)((uint64_t)PICK(0, 1ll << 12, 1ll << 32, 1ll << 40, 1ll << 47,
-                                                   1ll << 48, 1ll << 49, 1ll << 56, 1ll << 57,
-                                                   1ll << 62, INT64_MIN, -4096, -256) -
-                                    (RND(2) ? 0u : 4096u));
-    break;
+  default: break;
   }
+}
+
+void tmap_gen_edge(tmap_gen *g, tmap_case *c, uint64_t mem) {
+  if (RND(5) == 0) return tmap_gen_uniform(g, c, mem);
+  int aim = (int)RND(A_UNIFORM);
+  bool im2col = aim >= A_PIXELS && aim <= A_AREA ? true : RND(4) == 0;
+  tmap_gen_valid(g, c, mem, im2col);
+  c->aim = aims[aim];
+  int rank = c->t.ndim;
+  unsigned eb = c->t.dtype.bits / 8;
+  uint32_t i = RND((uint32_t)rank); /* a TMA dimension */
+  int dl = rank - 1 - (int)i;
+  if (!c->t.strides && aim >= A_STRIDE && aim <= A_INNER) { /* make them explicit first */
+    int64_t s = 1;
+    for (int k = rank - 1; k >= 0; k--) /* dense; saturated where huge shapes overflow int64 */
+      if (c->strides[k] = s, __builtin_mul_overflow(s, c->shape[k], &s)) s = INT64_MAX;
+    c->t.strides = c->strides;
+  }
+  int64_t unit = 16 / eb; /* 16 bytes in elements */
+  edge_tensor(g, c, aim, dl, unit); /* one of the three knows the aim */
+  edge_options(g, c, aim, i, unit);
+  edge_im2col(g, c, aim, unit);
 }
 
 /* gclaunch's dtype -> CUtensorMapDataType convention (the public header's table). */

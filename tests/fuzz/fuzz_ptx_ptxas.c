@@ -1,6 +1,6 @@
 /* libFuzzer target: the PTX reader against ptxas (issue 38). Every input the reader accepts
  * with at least one kernel is, on a sample, also compiled by `ptxas -arch=sm_90`
- * (tests/unit/ptx_oracle.c): where ptxas accepts, the reader's kernels must be the cubin's with
+ * (tests/common/ptx_oracle.c): where ptxas accepts, the reader's kernels must be the cubin's with
  * the same parameter offsets and sizes; where ptxas refuses a line of an entry declaration the
  * reader accepted, that is a disagreement too. A disagreement traps, after printing the input
  * and the reason. Bounded in time: ptxas runs for one accepted input in GCL_FUZZ_PTXAS_EVERY
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../unit/ptx_oracle.c"
+#include "../common/ptx_oracle.c"
 
 static uint64_t fnv(const uint8_t *p, size_t n) {
   uint64_t h = 1469598103934665603ull;

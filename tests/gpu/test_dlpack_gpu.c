@@ -14,6 +14,7 @@
 
 #include "cuda_internal.h"
 #include "kernel_image.h"
+#include "../common/test_rng.h"
 
 #define CHECK(call) cr_assert_eq((call), GCL_OK, "%s: %s", #call, gcl_last_error())
 #define CU(call) cr_assert_eq((call), CUDA_SUCCESS, "%s failed", #call)
@@ -41,10 +42,9 @@ static void setup(fixture *fx) {
   CU(gcl__cu.cuKernelGetFunction(&fx->fn, kern));
   free(image);
   CHECK(gcl_mem_alloc(fx->ctx, TOTAL * sizeof(float), &fx->base));
-  unsigned seed = (unsigned)time(NULL) ^ (unsigned)getpid();
-  srand(seed);
-  fx->value_base = (float)(rand() % 100000); /* integral: base + i is exact in float */
-  cr_log_info("seed %u, value_base %g, base 0x%" PRIx64, seed, fx->value_base, fx->base);
+  seed_rng_for("test_dlpack_gpu");
+  fx->value_base = (float)rnd(100000); /* integral: base + i is exact in float */
+  cr_log_info("value_base %g, base 0x%" PRIx64, fx->value_base, fx->base);
 }
 
 static void teardown(fixture *fx) {

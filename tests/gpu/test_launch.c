@@ -12,19 +12,19 @@
 
 #include "cuda_internal.h"
 #include "echo_kernels.h"
+#include "../common/test_rng.h"
 
 #define CHECK(call) cr_assert_eq((call), GCL_OK, "%s: %s", #call, gcl_last_error())
 #define CU(call) cr_assert_eq((call), CUDA_SUCCESS, "%s failed", #call)
 #define HAS(text) cr_assert(strstr(gcl_last_error(), (text)), "expected '%s' in: %s", (text), gcl_last_error())
 
 static gcl_context *ctx;
-static unsigned seed;
+static unsigned long long seed; /* GCL_TEST_SEED replays */
 
 static void setup(void) {
   CHECK(gcl_context_create(0, &ctx));
-  seed = (unsigned)time(NULL) ^ (unsigned)getpid();
-  srand(seed);
-  cr_log_info("seed %u", seed);
+  seed_rng_for("test_launch");
+  seed = rng_state;
 }
 static void teardown(void) { gcl_context_destroy(ctx); }
 
@@ -56,8 +56,8 @@ static void saxpy(bool extra) {
   enum { N = 1 << 20 };
   float *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y), *out = malloc(N * sizeof *out);
   for (int i = 0; i < N; i++) {
-    x[i] = (float)rand() / RAND_MAX - 0.5f;
-    y[i] = (float)rand() / RAND_MAX - 0.5f;
+    x[i] = (float)rnd(1u << 24) / (float)(1u << 24) - 0.5f;
+    y[i] = (float)rnd(1u << 24) / (float)(1u << 24) - 0.5f;
   }
   uint64_t dx, dy;
   CHECK(gcl_mem_alloc(ctx, N * sizeof(float), &dx));
@@ -77,7 +77,7 @@ static void saxpy(bool extra) {
   CHECK(gcl_mem_download(ctx, out, dy, N * sizeof(float)));
   for (int i = 0; i < N; i++) {
     float want = a * x[i] + y[i];
-    cr_assert_float_eq(out[i], want, 1e-6f, "seed %u element %d: got %g, want %g", seed, i, out[i], want);
+    cr_assert_float_eq(out[i], want, 1e-6f, "seed %llu element %d: got %g, want %g", seed, i, out[i], want);
   }
   CHECK(gcl_mem_free(ctx, dx));
   CHECK(gcl_mem_free(ctx, dy));
@@ -95,12 +95,12 @@ Test(launch, saxpy_extra_buffer) { saxpy(true); }
 /* Random bytes for a parameter; floating-point parameters get finite values so that no
  * NaN canonicalisation can excuse a difference. */
 static void random_value(const gcl_param_info *p, unsigned char *v, size_t size) {
-  for (size_t i = 0; i < size; i++) v[i] = (unsigned char)rand();
+  for (size_t i = 0; i < size; i++) v[i] = (unsigned char)rng();
   if (p->kind == GCL_PARAM_SCALAR && p->scalar == GCL_SCALAR_F32) {
-    float f = (float)rand() / RAND_MAX * 1000.0f - 500.0f;
+    float f = (float)rnd(1u << 24) / (float)(1u << 24) * 1000.0f - 500.0f;
     memcpy(v, &f, sizeof f);
   } else if (p->kind == GCL_PARAM_SCALAR && p->scalar == GCL_SCALAR_F64) {
-    double d = (double)rand() / RAND_MAX * 1e6 - 5e5;
+    double d = (double)(rng() >> 11) / (double)(1ull << 53) * 1e6 - 5e5;
     memcpy(v, &d, sizeof d);
   }
 }
@@ -135,7 +135,7 @@ static void echo(const char *name, const char *sig, bool extra, bool raw) {
   CHECK(gcl_context_synchronize(ctx));
   CHECK(gcl_mem_download(ctx, got, out, total));
   for (size_t b = 0; b < total; b++)
-    cr_assert_eq(got[b], want[b], "%s (%s, %s) seed %u: byte %zu of %zu: got 0x%02x, want 0x%02x",
+    cr_assert_eq(got[b], want[b], "%s (%s, %s) seed %llu: byte %zu of %zu: got 0x%02x, want 0x%02x",
                  name, raw ? "raw" : "typed", extra ? "extra" : "kernelParams", seed, b, total,
                  got[b], want[b]);
   CHECK(gcl_mem_free(ctx, out));
@@ -463,7 +463,7 @@ Test(launch, the_launch_runs_in_the_kernels_context_whatever_is_current) {
   for (int c = 0; c < 2; c++) {
     const char *who = c ? "another context" : "no context";
     CUcontext before = callers[c];
-    uint32_t add = 1 + (uint32_t)rand() % 1000;
+    uint32_t add = 1 + rnd(1000);
     CHECK(gcl_args_set_u32(args, 1, add));
     gcl_launch_config cfg = {.grid = {16}, .block = {32}, .stream = gcl_stream_handle(own)};
     /* The oracle: the raw driver's own answer to this launch in this state. */

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "../common/test_rng.h"
+
 #define CHECK(call) cr_assert_eq((call), GCL_OK, "%s: %s", #call, gcl_last_error())
 #define MAX_DEV 16
 #define SAXPY_SIG "f32 a, const f32* x, f32* y, u64 n"
@@ -42,20 +44,18 @@ static gcl_module *load_kernel_file(gcl_context *ctx, const char *file) {
   return mod;
 }
 
-static float rnd(unsigned *state) {
-  *state = *state * 1664525u + 1013904223u;
-  return (float)(*state >> 8) / (float)(1u << 24) - 0.5f;
-}
+/* -0.5 ... 0.5 from the tests' generator over a device's own state. */
+static float value(uint64_t *state) { return (float)(test_rng_next(state) >> 40) / (float)(1u << 24) - 0.5f; }
 
 /* Device d's own data: size, scalar and values all differ between devices. */
-static void side_data(side *s, int d, unsigned seed) {
+static void side_data(side *s, int d, uint64_t seed) {
   s->n = ((size_t)1 << 20) + 4099 * (size_t)d;
   s->a = 1.5f + 0.25f * (float)d;
   s->x = malloc(s->n * sizeof *s->x);
   s->y = malloc((s->n + 64) * sizeof *s->y);
   cr_assert(s->x && s->y);
-  unsigned st = seed + 7919u * (unsigned)d;
-  for (size_t i = 0; i < s->n; i++) s->x[i] = rnd(&st), s->y[i] = rnd(&st);
+  uint64_t st = seed + 7919u * (unsigned)d;
+  for (size_t i = 0; i < s->n; i++) s->x[i] = value(&st), s->y[i] = value(&st);
   uint32_t poison = POISON;
   for (size_t i = s->n; i < s->n + 64; i++) memcpy(&s->y[i], &poison, 4);
 }
@@ -111,8 +111,9 @@ static void side_close(side *s) {
 
 Test(multigpu, saxpy_on_every_device_from_one_module) {
   int n = device_count();
-  unsigned seed = (unsigned)time(NULL) ^ (unsigned)getpid();
-  fprintf(stderr, "multigpu: %d devices, seed %u\n", n, seed);
+  seed_rng_for("multigpu");
+  uint64_t seed = rng_state;
+  fprintf(stderr, "multigpu: %d devices\n", n);
   side s[MAX_DEV];
   memset(s, 0, sizeof s);
   for (int d = 0; d < n; d++) {

@@ -7,6 +7,7 @@
 
 #include "cuda_internal.h"
 #include "kernel_image.h"
+#include "../common/test_rng.h"
 
 
 #define CHECK(call) cr_assert_eq((call), GCL_OK, "%s: %s", #call, gcl_last_error())
@@ -28,10 +29,10 @@ Test(smoke, saxpy_matches_host) {
 
   enum { N = 1 << 20 };
   float *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y), *out = malloc(N * sizeof *out);
-  srand(12345u ^ (unsigned)getpid());
+  seed_rng_for("test_smoke");
   for (int i = 0; i < N; i++) {
-    x[i] = (float)rand() / RAND_MAX - 0.5f;
-    y[i] = (float)rand() / RAND_MAX - 0.5f;
+    x[i] = (float)rnd(1u << 24) / (float)(1u << 24) - 0.5f;
+    y[i] = (float)rnd(1u << 24) / (float)(1u << 24) - 0.5f;
   }
   uint64_t dx, dy;
   CHECK(gcl_mem_alloc(ctx, N * sizeof(float), &dx));

@@ -16,7 +16,6 @@
 #define CHECK(call) cr_assert_eq((call), GCL_OK, "%s: %s", #call, gcl_last_error())
 #define MAPS 8
 
-static uint32_t rnd(uint32_t n) { return (uint32_t)(rng() % n); }
 
 /* The shared generator (tests/common/tmap_gen.h): descriptions every rule gclaunch knows
  * accepts, seeded from this suite's printed seed. */

@@ -92,145 +92,173 @@ static void verify(const float *out, const int32_t *w, const view *v, const floa
                WORK * 256);
 }
 
-Test(tmap_table, k4096_maps_by_runtime_index_exact) {
-  seed_rng_for("test_tmap_table");
+/* The test's data and device state: K views over one allocation (and its second copy), their
+ * host references, the work and output buffers, the stream and the launch configuration. */
+typedef struct rig {
   gcl_context *ctx;
-  CHECK(gcl_context_create(0, &ctx));
-  if (gcl_context_sm(ctx) < 90) {
-    gcl_context_destroy(ctx);
-    cr_skip_test("tensor maps need sm_90 (the device is sm_%d)", gcl_context_sm(ctx));
-  }
-  /* K views of one allocation, each rows x cols with its own pitch and 16-byte aligned start. */
-  static view v[K];
-  size_t total = 0;
+  gcl_stream *s;
+  gcl_module *mod;
+  size_t total;             /* floats per copy */
+  float *host, *host2, *got;
+  int32_t *w;
+  uint64_t buf, buf2, work, out;
+  gcl_launch_config cfg;
+} rig;
+
+/* K views of one allocation, each rows x cols with its own pitch and 16-byte aligned start;
+ * both copies of the data, on the host and on the device. */
+static void rig_data(rig *r, view *v) {
+  r->total = 0;
   for (int i = 0; i < K; i++) {
     int64_t rows = pick(1, 40), cols = 4 * pick(1, 12), pitch = cols + 4 * pick(0, 2);
     v[i].shape[0] = rows, v[i].shape[1] = cols, v[i].strides[0] = pitch, v[i].strides[1] = 1;
-    v[i].at = total;
-    total += (size_t)(rows * pitch) + 4 * (size_t)pick(0, 3);
+    v[i].at = r->total;
+    r->total += (size_t)(rows * pitch) + 4 * (size_t)pick(0, 3);
   }
-  float *host = malloc(total * 4), *host2 = malloc(total * 4);
-  for (size_t i = 0; i < total; i++)
-    host[i] = (float)(rng() % 1000003) / 3.0f, host2[i] = -(float)(rng() % 999983) / 5.0f;
-  uint64_t buf, buf2, work, out;
-  CHECK(gcl_mem_alloc(ctx, total * 4, &buf));
-  CHECK(gcl_mem_alloc(ctx, total * 4, &buf2));
-  CHECK(gcl_mem_upload(ctx, buf, host, total * 4));
-  CHECK(gcl_mem_upload(ctx, buf2, host2, total * 4));
-  const DLTensor *tp[K];
+  r->host = malloc(r->total * 4), r->host2 = malloc(r->total * 4);
+  for (size_t i = 0; i < r->total; i++)
+    r->host[i] = (float)(rng() % 1000003) / 3.0f, r->host2[i] = -(float)(rng() % 999983) / 5.0f;
+  CHECK(gcl_mem_alloc(r->ctx, r->total * 4, &r->buf));
+  CHECK(gcl_mem_alloc(r->ctx, r->total * 4, &r->buf2));
+  CHECK(gcl_mem_upload(r->ctx, r->buf, r->host, r->total * 4));
+  CHECK(gcl_mem_upload(r->ctx, r->buf2, r->host2, r->total * 4));
   for (int i = 0; i < K; i++) {
     uint64_t off = 4 * (uint64_t)v[i].at; /* split into data and byte_offset at random */
     uint64_t data_part = off - 16 * (uint64_t)pick(0, (int64_t)(off / 16));
-    v[i].t = (DLTensor){.data = (void *)(uintptr_t)(buf + data_part), .device = {kDLCUDA, 0},
+    v[i].t = (DLTensor){.data = (void *)(uintptr_t)(r->buf + data_part), .device = {kDLCUDA, 0},
                         .ndim = 2, .dtype = {kDLFloat, 32, 1}, .shape = v[i].shape,
                         .strides = v[i].strides, .byte_offset = off - data_part};
-    tp[i] = &v[i].t;
   }
-  gcl_tensormap_options o;
-  memset(&o, 0, sizeof o);
-  o.box[0] = BOX, o.box[1] = BOX;
-  gcl_tensormap_table *table;
-  CHECK(gcl_tensormap_table_create(ctx, K, &table));
-  CHECK(gcl_tensormap_table_set(table, 0, K, tp, &o, 1, 0));
-  cr_assert_eq(gcl_tensormap_table_dirty(table), K);
-  gcl_stream *s;
-  CHECK(gcl_stream_create(ctx, 0, &s));
-  CHECK(gcl_tensormap_table_upload(table, s));
-  cr_assert_eq(gcl_tensormap_table_dirty(table), 0);
+}
 
-  gcl_module *mod = load(ctx, "tmap_table.sm_90a.cubin");
-  gcl_kernel *k;
-  CHECK(gcl_module_find_kernel(mod, "tmap_table_gather", "const void* table, const i32* work, f32* out", &k));
-  gcl_args *args;
-  CHECK(gcl_args_create(gcl_kernel_layout(k), &args));
-  int32_t *w = malloc(sizeof(int32_t) * 3 * WORK);
-  float *got = malloc(sizeof(float) * 256 * WORK);
-  CHECK(gcl_mem_alloc(ctx, sizeof(int32_t) * 3 * WORK, &work));
-  CHECK(gcl_mem_alloc(ctx, sizeof(float) * 256 * WORK, &out));
-  set_ptr(args, 0, gcl_tensormap_table_address(table));
-  set_ptr(args, 1, work);
-  set_ptr(args, 2, out);
-  gcl_launch_config cfg;
-  memset(&cfg, 0, sizeof cfg);
-  cfg.grid[0] = WORK, cfg.block[0] = 128, cfg.stream = gcl_stream_handle(s);
+/* The stream, the module, the work and output buffers, one block per work item. */
+static void rig_open(rig *r, view *v) {
+  rig_data(r, v);
+  CHECK(gcl_stream_create(r->ctx, 0, &r->s));
+  r->mod = load(r->ctx, "tmap_table.sm_90a.cubin");
+  r->w = malloc(sizeof(int32_t) * 3 * WORK);
+  r->got = malloc(sizeof(float) * 256 * WORK);
+  CHECK(gcl_mem_alloc(r->ctx, sizeof(int32_t) * 3 * WORK, &r->work));
+  CHECK(gcl_mem_alloc(r->ctx, sizeof(float) * 256 * WORK, &r->out));
+  memset(&r->cfg, 0, sizeof r->cfg);
+  r->cfg.grid[0] = WORK, r->cfg.block[0] = 128, r->cfg.stream = gcl_stream_handle(r->s);
+}
 
-  pick_work(v, w);
-  CHECK(gcl_mem_upload(ctx, work, w, sizeof(int32_t) * 3 * WORK));
-  CHECK(gcl_launch(k, &cfg, args));
-  CHECK(gcl_stream_synchronize(s));
-  CHECK(gcl_mem_download(ctx, got, out, sizeof(float) * 256 * WORK));
-  verify(got, w, v, host, "table, first upload");
+static void rig_close(rig *r) {
+  gcl_module_destroy(r->mod);
+  gcl_stream_destroy(r->s);
+  gcl_mem_free(r->ctx, r->work);
+  gcl_mem_free(r->ctx, r->out);
+  gcl_mem_free(r->ctx, r->buf);
+  gcl_mem_free(r->ctx, r->buf2);
+  free(r->host), free(r->host2), free(r->w), free(r->got);
+}
 
-  /* Every odd map re-pointed to the same place in the second copy: only those are uploaded. */
-  static uint64_t addr[K];
-  for (int i = 0; i < K; i++) addr[i] = (i % 2 ? buf2 : buf) + 4 * (uint64_t)v[i].at;
-  CHECK(gcl_tensormap_table_repoint(table, 0, K, addr));
-  cr_assert_eq(gcl_tensormap_table_dirty(table), K / 2);
-  CHECK(gcl_tensormap_table_upload(table, s));
-  pick_work(v, w);
-  CHECK(gcl_mem_upload(ctx, work, w, sizeof(int32_t) * 3 * WORK));
-  CHECK(gcl_launch(k, &cfg, args));
-  CHECK(gcl_stream_synchronize(s));
-  CHECK(gcl_mem_download(ctx, got, out, sizeof(float) * 256 * WORK));
-  /* the reference: odd maps read host2 */
+/* New work over v, one launch of k, its output into r->got. */
+static void gather(rig *r, gcl_kernel *k, gcl_args *args, const view *v) {
+  pick_work(v, r->w);
+  CHECK(gcl_mem_upload(r->ctx, r->work, r->w, sizeof(int32_t) * 3 * WORK));
+  CHECK(gcl_launch(k, &r->cfg, args));
+  CHECK(gcl_stream_synchronize(r->s));
+  CHECK(gcl_mem_download(r->ctx, r->got, r->out, sizeof(float) * 256 * WORK));
+}
+
+/* After the re-point: odd maps read the second copy. */
+static void verify_repointed(const rig *r, const view *v) {
   size_t bad = 0;
   for (int b = 0; b < WORK; b++) {
-    const view *t = &v[w[3 * b]];
-    const float *h = w[3 * b] % 2 ? host2 : host;
+    const view *t = &v[r->w[3 * b]];
+    const float *h = r->w[3 * b] % 2 ? r->host2 : r->host;
     for (int y = 0; y < BOX; y++)
       for (int x = 0; x < BOX; x++)
-        bad += got[256 * b + 16 * y + x] != at(h, t, w[3 * b + 2] + y, w[3 * b + 1] + x);
+        bad += r->got[256 * b + 16 * y + x] != at(h, t, r->w[3 * b + 2] + y, r->w[3 * b + 1] + x);
   }
   cr_assert_eq(bad, 0, "after the re-point: %zu elements differ", bad);
+}
 
+/* The table route: K maps in a device table, picked by run-time index; then every odd map
+ * re-pointed to the same place in the second copy: only those are uploaded. */
+static void table_route(rig *r, view *v, const gcl_tensormap_options *o) {
+  static const DLTensor *tp[K];
+  for (int i = 0; i < K; i++) tp[i] = &v[i].t;
+  gcl_tensormap_table *table;
+  CHECK(gcl_tensormap_table_create(r->ctx, K, &table));
+  CHECK(gcl_tensormap_table_set(table, 0, K, tp, o, 1, 0));
+  cr_assert_eq(gcl_tensormap_table_dirty(table), K);
+  CHECK(gcl_tensormap_table_upload(table, r->s));
+  cr_assert_eq(gcl_tensormap_table_dirty(table), 0);
+  gcl_kernel *k;
+  CHECK(gcl_module_find_kernel(r->mod, "tmap_table_gather", "const void* table, const i32* work, f32* out", &k));
+  gcl_args *args;
+  CHECK(gcl_args_create(gcl_kernel_layout(k), &args));
+  set_ptr(args, 0, gcl_tensormap_table_address(table));
+  set_ptr(args, 1, r->work);
+  set_ptr(args, 2, r->out);
+  gather(r, k, args, v);
+  verify(r->got, r->w, v, r->host, "table, first upload");
+  static uint64_t addr[K];
+  for (int i = 0; i < K; i++) addr[i] = (i % 2 ? r->buf2 : r->buf) + 4 * (uint64_t)v[i].at;
+  CHECK(gcl_tensormap_table_repoint(table, 0, K, addr));
+  cr_assert_eq(gcl_tensormap_table_dirty(table), K / 2);
+  CHECK(gcl_tensormap_table_upload(table, r->s));
+  gather(r, k, args, v);
+  verify_repointed(r, v);
   gcl_args_destroy(args);
   gcl_tensormap_table_destroy(table);
+}
 
-  /* The device-built route: K tensors of one shape (32 x 32, pitch 36) at K places, one
-   * template (any map of that shape), the addresses in global memory, a slot per block. */
+/* The device-built route: K tensors of one shape (32 x 32, pitch 36) at K places, one template
+ * (any map of that shape), the addresses in global memory, a slot per block. */
+static void device_route(rig *r, const gcl_tensormap_options *o) {
   gcl_kernel *kd;
-  CHECK(gcl_module_find_kernel(mod, "tmap_device_gather",
+  CHECK(gcl_module_find_kernel(r->mod, "tmap_device_gather",
                        "grid_constant tensormap tmpl, const u64* addrs, void* slots, const i32* work, f32* out",
                        &kd));
   static view u[K];
   static uint64_t uaddr[K];
   for (int i = 0; i < K; i++) {
     u[i].shape[0] = 32, u[i].shape[1] = 32, u[i].strides[0] = 36, u[i].strides[1] = 1;
-    u[i].at = (size_t)4 * (size_t)pick(0, (int64_t)((total - 32 * 36) / 4));
-    uaddr[i] = buf + 4 * (uint64_t)u[i].at;
+    u[i].at = (size_t)4 * (size_t)pick(0, (int64_t)((r->total - 32 * 36) / 4));
+    uaddr[i] = r->buf + 4 * (uint64_t)u[i].at;
   }
   u[0].t = (DLTensor){.data = (void *)(uintptr_t)uaddr[0], .device = {kDLCUDA, 0}, .ndim = 2,
                       .dtype = {kDLFloat, 32, 1}, .shape = u[0].shape, .strides = u[0].strides};
   uint64_t daddrs, slots;
-  CHECK(gcl_mem_alloc(ctx, sizeof uaddr, &daddrs));
-  CHECK(gcl_mem_upload(ctx, daddrs, uaddr, sizeof uaddr));
-  CHECK(gcl_mem_alloc(ctx, 128 * (size_t)WORK, &slots));
+  CHECK(gcl_mem_alloc(r->ctx, sizeof uaddr, &daddrs));
+  CHECK(gcl_mem_upload(r->ctx, daddrs, uaddr, sizeof uaddr));
+  CHECK(gcl_mem_alloc(r->ctx, 128 * (size_t)WORK, &slots));
   gcl_args *dargs;
   CHECK(gcl_args_create(gcl_kernel_layout(kd), &dargs));
   gcl_field tf;
   CHECK(gcl_layout_param_field(gcl_args_layout(dargs), 0, &tf));
   const DLTensor *t0 = &u[0].t;
-  CHECK(gcl_args_set_tensormaps(dargs, ctx, &tf, 1, &t0, &o, 1, 0));
+  CHECK(gcl_args_set_tensormaps(dargs, r->ctx, &tf, 1, &t0, o, 1, 0));
   set_ptr(dargs, 1, daddrs);
   set_ptr(dargs, 2, slots);
-  set_ptr(dargs, 3, work);
-  set_ptr(dargs, 4, out);
-  pick_work(u, w);
-  CHECK(gcl_mem_upload(ctx, work, w, sizeof(int32_t) * 3 * WORK));
-  CHECK(gcl_launch(kd, &cfg, dargs));
-  CHECK(gcl_stream_synchronize(s));
-  CHECK(gcl_mem_download(ctx, got, out, sizeof(float) * 256 * WORK));
-  verify(got, w, u, host, "device-built");
-
+  set_ptr(dargs, 3, r->work);
+  set_ptr(dargs, 4, r->out);
+  gather(r, kd, dargs, u);
+  verify(r->got, r->w, u, r->host, "device-built");
   gcl_args_destroy(dargs);
-  gcl_module_destroy(mod);
-  gcl_stream_destroy(s);
-  gcl_mem_free(ctx, daddrs);
-  gcl_mem_free(ctx, slots);
-  gcl_mem_free(ctx, work);
-  gcl_mem_free(ctx, out);
-  gcl_mem_free(ctx, buf);
-  gcl_mem_free(ctx, buf2);
-  gcl_context_destroy(ctx);
-  free(host), free(host2), free(w), free(got);
+  gcl_mem_free(r->ctx, daddrs);
+  gcl_mem_free(r->ctx, slots);
+}
+
+Test(tmap_table, k4096_maps_by_runtime_index_exact) {
+  seed_rng_for("test_tmap_table");
+  rig r = {0};
+  CHECK(gcl_context_create(0, &r.ctx));
+  if (gcl_context_sm(r.ctx) < 90) {
+    gcl_context_destroy(r.ctx);
+    cr_skip_test("tensor maps need sm_90 (the device is sm_%d)", gcl_context_sm(r.ctx));
+  }
+  static view v[K];
+  rig_open(&r, v);
+  gcl_tensormap_options o;
+  memset(&o, 0, sizeof o);
+  o.box[0] = BOX, o.box[1] = BOX;
+  table_route(&r, v, &o);
+  device_route(&r, &o);
+  rig_close(&r);
+  gcl_context_destroy(r.ctx);
 }

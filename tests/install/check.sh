@@ -38,6 +38,10 @@ version=$(meson introspect "$build" --projectinfo |
 
 for f in "$lib/libgclaunch.so" "$lib/libgclaunch.so.$version" "$lib/libgclaunch.a" \
          "$inc/gclaunch/gclaunch.h" "$inc/gclaunch/core.h" "$inc/gclaunch/runtime.h" \
+         "$inc/gclaunch/status.h" "$inc/gclaunch/signature.h" "$inc/gclaunch/layout.h" \
+         "$inc/gclaunch/args.h" "$inc/gclaunch/field.h" "$inc/gclaunch/image.h" \
+         "$inc/gclaunch/context.h" "$inc/gclaunch/module.h" "$inc/gclaunch/launch.h" \
+         "$inc/gclaunch/stream.h" "$inc/gclaunch/graph.h" "$inc/gclaunch/multigpu.h" \
          "$inc/gclaunch/ffi.h" "$inc/gclaunch/dlpack.h" "$inc/gclaunch/tma.cuh" \
          "$inc/gclaunch/gclaunch_tmap_table.cuh" "$lib/pkgconfig/gclaunch.pc" \
          "$root/lib/cmake/gclaunch/gclaunchConfig.cmake" \

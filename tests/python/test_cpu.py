@@ -776,6 +776,73 @@ class ExtensionTest(unittest.TestCase):
                     with self.subTest(caller=f, callee=name):
                         self.assertLess(level[owner], level[f], f"{f} calls {name} of {owner}")
 
+    # Conversions of Python values that may appear outside the converter layer (argkinds.c) and
+    # the field table (convert.c, values.c): (file, the text of the call), each with its reason.
+    CONVERSIONS_ALLOWED = {
+        ("addresses.c", "PyUnicode_AsUTF8AndSize(fmt"),  # a memoryview's own format string
+        ("addresses.c", "PyLong_AsLong(size)"),  # ... and its itemsize
+        ("dlpack.c", "PyLong_AsVoidPtr(v)"),  # the producer's exchange-API capsule address
+        ("state.c", "PyUnicode_AsUTF8AndSize(name"),  # a type's __name__ for messages
+        ("tensormap.c", "PyLong_AsSize_t(k)"),  # keys of the keep dict (ours)
+    }
+
+    def test_arguments_convert_in_the_converter_layer(self):
+        """python/ext: every argument converts through argkinds.c (the parser names a converter per
+        parameter, CPython's O&): no other file converts a Python value by hand (PyArg_Parse*,
+        PyNumber_Index, PyLong_As*, PyObject_IsTrue, PyFloat_AsDouble, PyUnicode_AsUTF8*) but the
+        field table (convert.c, values.c) and the reads listed in CONVERSIONS_ALLOWED; no other
+        file defines a converter (gclpy_to_*); every gclpy_parse names a gclpy_params table."""
+        import re
+        layer = {"argkinds.c", "convert.c", "values.c"}  # parse.c converts nothing itself
+        call = re.compile(r"\b(PyArg_Parse\w*|PyArg_UnpackTuple|PyNumber_Index|PyLong_As\w+|"
+                          r"PyObject_IsTrue|PyFloat_AsDouble|PyUnicode_AsUTF8\w*|gclpy_long_arg)"
+                          r"\s*\([^;]{0,40}")
+        files = sorted(f for f in os.listdir(EXT_DIR) if f.endswith(".c"))
+        seen = set()
+        for f in files:
+            text = open(os.path.join(EXT_DIR, f)).read()
+            for m in call.finditer(text):
+                allowed = [a for a in self.CONVERSIONS_ALLOWED if a[0] == f and m.group(0).startswith(
+                    a[1].split("(")[0]) and a[1] in m.group(0)]
+                seen.update(allowed)
+                with self.subTest(file=f, call=m.group(0)):
+                    self.assertTrue(f in layer or allowed, f"{f} converts by hand: {m.group(0)!r}")
+            if f != "argkinds.c":
+                with self.subTest(file=f):
+                    self.assertNotRegex(text, r"(?m)^int gclpy_to_\w+\(", f"{f} defines a converter")
+            for m in re.finditer(r"\bgclpy_parse(?:_tuple)?\(([^;]*?)\)\s*<", text):
+                with self.subTest(file=f, parse=m.group(1)[:60]):
+                    self.assertRegex(m.group(1), r"&\w*params|\bp\b", "a gclpy_params table")
+        self.assertEqual(seen, self.CONVERSIONS_ALLOWED, "an allowed read is gone: drop it")
+
+    def test_the_parser_releases_what_it_converted(self):
+        """An argument refused after one that holds something (an image's bytes): the parser
+        released the earlier one (CPython's O& with Py_CLEANUP_SUPPORTED)."""
+        data = bytes(bytearray(b"not an image at all"))
+        before = sys.getrefcount(data)
+        for _ in range(100):
+            with self.assertRaises(g.RangeError) as cm:
+                g.inspect(data, arch=2000)
+        self.assertEqual(str(cm.exception), "inspect: arch = 2000 is out of range (0 ... 1000)")
+        self.assertEqual(sys.getrefcount(data), before)
+
+    def test_one_message_shape(self):
+        """Ints out of range, wrong types: '<fn>: <name> = <v> is out of range (lo ... hi)' and
+        '<fn>: <name> takes <forms>, got <type>' wherever the argument is."""
+        for fn, words in ((lambda: g.Layout("u32 a", -1), "Layout: sm = -1 is out of range (0 ... 2147483647)"),
+                          (lambda: g.Context(-2), "Context: device = -2 is out of range (0 ... 2147483647)"),
+                          (lambda: g.status_name(2**40), "status_name: code = 1099511627776 is out of range "
+                                                          "(-2147483648 ... 2147483647)")):
+            with self.assertRaises(g.RangeError) as cm:
+                fn()
+            self.assertEqual(str(cm.exception), words)
+        for fn, words in ((lambda: g.Layout("u32 a", 9.0), "Layout: sm takes an int, got float"),
+                          (lambda: g.Layout(b"u32 a", 90), "Layout: signature takes a str, got bytes"),
+                          (lambda: g.inspect(b"", arch=1.5), "inspect: arch takes an int or a str ('sm_90'), got float")):
+            with self.assertRaises(TypeError) as cm:
+                fn()
+            self.assertEqual(str(cm.exception), words)
+
 
 if __name__ == "__main__":
     T.main()

@@ -857,6 +857,40 @@ class ArgumentFormsTest(unittest.TestCase):
                     seen.add((kind, words.replace("None, ", "")))  # None: the default stream where taken
             self.assertEqual(len(seen), 1, f"{value!r} refused in different words: {seen}")
 
+    def test_stream_types_are_looked_up_once(self):
+        """A stream type with both __cuda_stream__ and an int cuda_stream (torch's) is read through
+        the attribute once the two agreed (no Python call per launch); one where they disagree
+        through the protocol; a handle checked on the kernel's last launch is not asked of the
+        driver again."""
+        s = self.ctx.create_stream()
+        seen = []
+
+        class Both:
+            cuda_stream = s.handle
+
+            def __cuda_stream__(self):
+                seen.append(1)
+                return (0, s.handle)
+
+        class Disagree(Both):
+            cuda_stream = 12345 * 4096
+
+        for _ in range(5):
+            self.k.launch(1, 32, self.a, stream=Both())
+        self.assertEqual(len(seen), 1)  # the first of the type, to compare
+        self.assertEqual(T.last_launch(FAKE).stream, s.handle)
+        self.k.launch(1, 32, self.a, stream=Disagree())
+        self.assertEqual(T.last_launch(FAKE).stream, s.handle)  # the protocol's handle
+        k2 = self.mod.kernel("bench_args8", ARGS8)
+        a2 = k2.args()
+        for i, v in enumerate(VALUES8):
+            a2[i] = v
+        before = calls("cuStreamGetCtx")
+        for _ in range(4):
+            k2.launch(1, 32, a2, stream=s.handle)
+        self.assertEqual(calls("cuStreamGetCtx") - before, 1)
+        s.synchronize()
+
 
 if __name__ == "__main__":
     T.main()

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "arch.h"
-#include "image_test_util.h"
+#include "../common/image_test_util.h"
 #include "internal.h"
 
 Test(arch, the_table_is_sorted_and_every_row_is_known_to_the_layout_engine) {
@@ -43,6 +43,34 @@ Test(arch, an_unknown_architecture_is_refused_naming_the_table) {
   gcl_signature_destroy(sig);
   char small[8];
   cr_expect_str_eq(gcl__arch_list(small, sizeof small), "75, 80,"); /* cut as snprintf cuts */
+}
+
+/* The public view (gcl_arch_query, gcl_arch_list: the tool's and the bench's way in) gives every
+ * row as the table has it, and refuses an unknown architecture naming the known ones. */
+Test(arch, the_public_query_is_the_table) {
+  size_t n;
+  const gcl__arch *a = gcl__arch_all(&n);
+  cr_assert_eq(gcl_arch_list(NULL, 0), n);
+  int sms[64];
+  cr_assert_leq(n, 64);
+  cr_assert_eq(gcl_arch_list(sms, 2), n);
+  cr_assert_eq(gcl_arch_list(sms, 64), n);
+  for (size_t i = 0; i < n; i++) {
+    gcl_arch_info info;
+    memset(&info, 0xff, sizeof info);
+    cr_assert_eq(sms[i], a[i].sm);
+    cr_assert_eq(gcl_arch_query(a[i].sm, &info), GCL_OK, "%s", gcl_last_error());
+    cr_expect_eq(info.sm, a[i].sm);
+    cr_expect_eq(info.param_base, a[i].param_base);
+    cr_expect_eq(info.sass_wait_known, a[i].sass_wait_known);
+    cr_expect_eq((long)info.shared_optin_bytes, a[i].shared_optin);
+    for (int r = 0; r < 4; r++) cr_expect_eq(info.reserved[r], 0, "reserved[%d] not zeroed", r);
+  }
+  gcl_arch_info info;
+  cr_assert_eq(gcl_arch_query(95, &info), GCL_ERROR_NOT_FOUND);
+  cr_expect(strstr(gcl_last_error(), "sm 95") && strstr(gcl_last_error(), "75, 80"), "%s",
+            gcl_last_error());
+  cr_assert_eq(gcl_arch_query(90, NULL), GCL_ERROR_INVALID_ARGUMENT);
 }
 
 Test(arch, the_table_is_the_list_nvrtc_builds) {

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "args_internal.h"
-#include "args_fixture.h"
+#include "../common/args_fixture.h"
 
 /* Parameter index of args as a field; a zeroed field (refused as another layout's) past the end. */
 static gcl_field param_field_of(const gcl_args *a, size_t index) {

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "../common/sig_gen.h"
-#include "image_test_util.h"
+#include "../common/image_test_util.h"
 
 #define PER_SEED 300 /* two seeds: 600 signatures, each on every architecture NVRTC lists */
 #define BATCH 150    /* kernels per NVRTC program: one compile is mostly fixed cost */

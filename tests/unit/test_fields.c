@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "gclaunch/gclaunch.h"
-#include "args_fixture.h"
+#include "../common/args_fixture.h"
 
 static gcl_field field(const fixture *f, const char *path) {
   gcl_field out;

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "../common/sig_gen.h"
-#include "image_test_util.h"
+#include "../common/image_test_util.h"
 
 #define PER_SEED 100
 #define MAX_REPORTED 12

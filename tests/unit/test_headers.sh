@@ -1,7 +1,9 @@
 #!/bin/sh
 # The public headers compile on their own, warning-free, as C11 and as C++17 (-Wall -Wextra
 # -Wpedantic -Werror), in every include order, with and without the system DLPack header: the
-# umbrella gclaunch.h and each layer header alone (core.h, runtime.h, ffi.h).
+# umbrella gclaunch.h, each layer header alone (core.h, runtime.h, ffi.h) and each area header
+# alone (status.h ... image.h under core.h, context.h ... multigpu.h under runtime.h); and every
+# public header stays under 700 lines (a reader's sitting: issue 56).
 #   test_headers.sh CC CXX INCLUDE_DIR      (exit 77, skipped, if CC or CXX is not found)
 cc=$1 cxx=$2 inc=$3
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gcl-headers.XXXXXX") || exit 1
@@ -73,9 +75,21 @@ if [ -f /usr/include/dlpack/dlpack.h ]; then # the system header first, then our
   check "C11: system dlpack/dlpack.h first" "$cc" $cw
   check "C++17: system dlpack/dlpack.h first" "$cxx" $xw
 fi
+# Each area header alone: it includes what it builds on.
+for h in status signature layout args field image context module launch stream graph multigpu; do
+  src=$tmp/area.c
+  printf '#include <gclaunch/%s.h>\nint gcl_headers_area;\n' "$h" >"$src"
+  check "C11: gclaunch/$h.h alone" "$cc" $cw
+  check "C++17: gclaunch/$h.h alone" "$cxx" $xw
+done
+for f in "$inc"/gclaunch/*.h; do
+  n=$(wc -l <"$f")
+  if [ "$n" -ge 700 ]; then echo "FAIL: $(basename "$f") has $n lines (700 or more: split it by area)"; failed=1; fi
+done
+echo "ok: every public header under 700 lines (longest: $(wc -l "$inc"/gclaunch/*.h | grep -v total | sort -n | tail -1))"
 # The umbrella declares nothing itself: every function lives in the header of its layer.
 if grep -q '^GCL_API' "$inc/gclaunch/gclaunch.h"; then
-  echo "FAIL: gclaunch.h declares functions itself (they belong in core.h, runtime.h or ffi.h)"
+  echo "FAIL: gclaunch.h declares functions itself (they belong in the area and layer headers)"
   failed=1
 else
   echo "ok: gclaunch.h only includes the layer headers"

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "image_test_util.h"
+#include "../common/image_test_util.h"
 
 typedef struct expect {
   const char *name;

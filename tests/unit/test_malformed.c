@@ -8,7 +8,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "image_test_util.h"
+#include "../common/image_test_util.h"
+#include "../common/test_rng.h"
 
 static const char *const corpus[] = {
     "params.sm_90.cubin", "params.fatbin", "params.compute_90.ptx", "params.multi.fatbin",
@@ -62,12 +63,7 @@ Test(malformed, every_truncation) {
   }
 }
 
-static uint64_t next_random(uint64_t *state) { /* splitmix64 */
-  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
+static uint64_t next_random(uint64_t *state) { return test_rng_next(state); }
 
 static void flip_bits(uint64_t seed, int flips_per_input, int inputs) {
   for (size_t c = 0; c < sizeof corpus / sizeof *corpus; c++) {

@@ -6,6 +6,8 @@
 #include <criterion/logging.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include "../common/test_rng.h"
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -32,10 +34,7 @@ static bool valid_utf8(const char *s) {
   return true;
 }
 
-static uint64_t rng(uint64_t *s) {
-  *s ^= *s << 13, *s ^= *s >> 7, *s ^= *s << 17;
-  return *s;
-}
+static uint64_t next_random(uint64_t *s) { return test_rng_next(s); }
 
 static uint64_t seed_of(void) {
   const char *e = getenv("GCL_SEED");
@@ -49,7 +48,7 @@ static uint64_t seed_of(void) {
 static void fill(uint64_t *s, char *buf, size_t n) {
   static const char ascii[] = "u32 i8 f16 struct{ } [ ] ( ) * , . align 4 tensormap bytes x _";
   for (size_t i = 0; i < n; i++) {
-    uint64_t r = rng(s);
+    uint64_t r = next_random(s);
     switch (r % 4) {
     case 0: buf[i] = ascii[(r >> 8) % (sizeof ascii - 1)]; break;
     case 1: buf[i] = (char)(0x80 + (r >> 8) % 0x40); break; /* continuation */
@@ -74,7 +73,7 @@ Test(messages_utf8, random_bytes_into_every_parser) {
                                          ".version 8.0\n.entry k(.param .u64 ", "\x7f" "ELF"};
   char buf[600], img[700];
   for (int i = 0; i < 20000; i++) {
-    size_t n = rng(&s) % 300;
+    size_t n = next_random(&s) % 300;
     fill(&s, buf, n);
     gcl_signature *sig = NULL;
     if (gcl_signature_parse(buf, &sig) != GCL_OK) CHECK("signature", n);

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ptx_oracle.h"
+#include "../common/ptx_oracle.h"
 #include "../common/suite.h"
 
 static unsigned long long env_ull(const char *name, unsigned long long fallback) {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "types.h"
+#include "../common/test_rng.h"
 
 static gcl_signature *parse_ok(const char *text) {
   gcl_signature *sig = NULL;
@@ -226,11 +227,7 @@ Test(signature, format_is_canonical) {
 
 /* --- round trip over generated signatures ----------------------------------------------- */
 
-static unsigned long long rng_state;
-static unsigned rnd(unsigned n) {
-  rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
-  return (unsigned)(rng_state >> 33) % n;
-}
+/* rnd(n): tests/common/test_rng.h's generator, each test seeding rng_state itself. */
 
 static void gen_type(char *buf, size_t cap, int depth) {
   static const char *const sc[] = {"bool", "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64",
@@ -356,10 +353,7 @@ Test(scalar, names_and_sizes_round_trip_through_the_grammar) {
 }
 
 static uint64_t scalar_rng = 0x2545f4914f6cdd1dull;
-static uint32_t next_bits(void) {
-  scalar_rng ^= scalar_rng << 13, scalar_rng ^= scalar_rng >> 7, scalar_rng ^= scalar_rng << 17;
-  return (uint32_t)(scalar_rng >> 16);
-}
+static uint32_t next_bits(void) { return (uint32_t)(test_rng_next(&scalar_rng) >> 16); }
 
 static float from_bits(uint32_t u) {
   float f;

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "image_test_util.h"
+#include "../common/image_test_util.h"
 
 static void *compile(const char *src, const char *arch_option, int sm, size_t *n) {
   void *image = NULL;

@@ -8,10 +8,10 @@
 
 #include "args_internal.h"
 #define UNIT_RNG_SEED 0x6a09e667f3bcc909ull
-#include "unit_rng.h"
+#include "../common/test_rng.h"
 #include "../common/tmap_field.h"
 #include "../common/tmap_gen.h"
-#include "tmap_rig.h"
+#include "../common/tmap_rig.h"
 
 #include <pthread.h>
 

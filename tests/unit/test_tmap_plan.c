@@ -15,9 +15,9 @@
 #include <time.h>
 
 #include "args_internal.h"
-#include "unit_rng.h"
+#include "../common/test_rng.h"
 #include "../common/tmap_field.h"
-#include "tmap_rig.h"
+#include "../common/tmap_rig.h"
 #include "../common/tmap_gen.h"
 
 #define N_MAPS 16
@@ -212,6 +212,29 @@ static void assert_device_equals_host(const gcl_tensormap_table *t, const bool *
                 "entry %zu: device bytes differ from the host copy although it is not dirty", i);
 }
 
+/* A committed batch b of round: each entry written one by one into ref as well, the model
+ * updated, every entry equal to the driver's fresh encode of the model; the entries whose
+ * bytes changed (host: the table before) marked dirty. */
+static void check_committed(gcl_context *ctx, gcl_tensormap_table *t, gcl_tensormap_table *ref,
+                            const batch *b, int round, const unsigned char *host, desc *model,
+                            bool *has, bool *dirty) {
+  for (size_t i = 0; i < b->n; i++) {
+    size_t m = b->first + i;
+    gcl_status one = b->kind == 2 ? gcl_tensormap_table_repoint(ref, m, 1, &b->a[i])
+                                  : gcl_tensormap_table_set(ref, m, 1, &b->t[i], &b->o[i], 1,
+                                                            b->kind == 1 ? GCL_TENSORMAP_REFRESH : 0);
+    cr_assert_eq(one, GCL_OK, "round %d entry %zu one by one: %s", round, m, gcl_last_error());
+    bool changed = memcmp(host + 128 * m, gcl_tensormap_table_map(t, m), 128) != 0;
+    if (b->kind != 2) copy_desc(&model[m], &b->d[i]), has[m] = true;
+    else model[m].t.data = (void *)(uintptr_t)b->a[i], model[m].t.byte_offset = 0;
+    unsigned char want[128];
+    fresh(ctx, &model[m], want);
+    cr_assert(memcmp(gcl_tensormap_table_map(t, m), want, 128) == 0,
+              "round %d: entry %zu differs from the driver's fresh encode", round, m);
+    dirty[m] = dirty[m] || changed;
+  }
+}
+
 Test(tmap_plan, table_random_batches_bytes_dirty_and_uploads) {
   seed_once("tmap_plan/table");
   fake_use();
@@ -250,21 +273,7 @@ Test(tmap_plan, table_random_batches_bytes_dirty_and_uploads) {
       continue;
     }
     ok++;
-    for (size_t i = 0; i < b->n; i++) {
-      size_t m = b->first + i;
-      gcl_status one = b->kind == 2 ? gcl_tensormap_table_repoint(ref, m, 1, &b->a[i])
-                                    : gcl_tensormap_table_set(ref, m, 1, &b->t[i], &b->o[i], 1,
-                                                              b->kind == 1 ? GCL_TENSORMAP_REFRESH : 0);
-      cr_assert_eq(one, GCL_OK, "round %d entry %zu one by one: %s", round, m, gcl_last_error());
-      bool changed = memcmp(host + 128 * m, gcl_tensormap_table_map(t, m), 128) != 0;
-      if (b->kind != 2) copy_desc(&model[m], &b->d[i]), has[m] = true;
-      else model[m].t.data = (void *)(uintptr_t)b->a[i], model[m].t.byte_offset = 0;
-      unsigned char want[128];
-      fresh(ctx, &model[m], want);
-      cr_assert(memcmp(gcl_tensormap_table_map(t, m), want, 128) == 0,
-                "round %d: entry %zu differs from the driver's fresh encode", round, m);
-      dirty[m] = dirty[m] || changed;
-    }
+    check_committed(ctx, t, ref, b, round, host, model, has, dirty);
     cr_assert(memcmp(gcl_tensormap_table_map(t, 0), gcl_tensormap_table_map(ref, 0),
                      K_TABLE * 128) == 0, "round %d: the batch and one by one differ", round);
     /* Maps whose bytes changed are dirty; a map rewritten with the same bytes may be too (an

@@ -11,10 +11,10 @@
 
 #include "args_internal.h"
 #define UNIT_RNG_SEED 0x9e3779b97f4a7c15ull
-#include "unit_rng.h"
+#include "../common/test_rng.h"
 #include "../common/tmap_field.h"
 #include "../common/tmap_gen.h"
-#include "tmap_rig.h"
+#include "../common/tmap_rig.h"
 
 #define N_MAPS 8
 #define SIG "grid_constant tensormap[8] maps, u32 n, grid_constant tensormap one"
@@ -422,8 +422,10 @@ Test(tmap_refresh, maps_in_a_struct_like_parameters) {
   assert_fresh_at(&r, g.args, &g.segs_a[1], &s[1], "g.segs[1].a re-pointed");
   assert_fresh_at(&r, g.args, &g.segs_a[0], &s[0], "g.segs[0].a untouched");
   assert_fresh_at(&r, g.args, &g.last, &l, "g.last refreshed");
-  /* Writing the whole struct raw forgets its maps: a re-point is refused, naming the path. */
+  /* Writing the whole struct raw forgets its maps: a re-point is refused, naming the path. An
+   * address every map takes (32-byte aligned: interleave 32B maps need it). */
   cr_assert_eq(gcl_args_set_field_u32(g.args, &g.n, 7), GCL_OK);
+  a1 = r.mem + 589824;
   cr_assert_eq(gcl_args_repoint_tensormaps(g.args, r.ctx, &g.segs_a[2], 1, &a1), GCL_OK,
                "a scalar beside the maps keeps them: %s", gcl_last_error());
   static unsigned char raw[65536];

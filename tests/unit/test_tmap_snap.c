@@ -8,9 +8,9 @@
 
 #include "args_internal.h"
 #define UNIT_RNG_SEED 0x2545f4914f6cdd1dull
-#include "unit_rng.h"
+#include "../common/test_rng.h"
 #include "../common/tmap_field.h"
-#include "tmap_rig.h"
+#include "../common/tmap_rig.h"
 
 #define N_MAPS 8
 #define SIG "grid_constant tensormap[8] maps, u32 n, grid_constant tensormap one"

@@ -1,5 +1,6 @@
 /* The PTX reader against ptxas: generator, mutations and oracle (ptx_oracle.h). */
 #include "ptx_oracle.h"
+#include "test_rng.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -15,18 +16,13 @@
 
 /* --- generator ------------------------------------------------------------------------------ */
 
-typedef struct rng {
+typedef struct oracle_rng {
   uint64_t s;
-} rng;
+} oracle_rng;
 
-static uint64_t next64(rng *r) { /* splitmix64 */
-  uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-static unsigned below(rng *r, unsigned n) { return (unsigned)(next64(r) % n); }
-static bool chance(rng *r, unsigned percent) { return below(r, 100) < percent; }
+static uint64_t next64(oracle_rng *r) { return test_rng_next(&r->s); }
+static unsigned below(oracle_rng *r, unsigned n) { return (unsigned)(next64(r) % n); }
+static bool chance(oracle_rng *r, unsigned percent) { return below(r, 100) < percent; }
 
 typedef struct toks {
   char **t;
@@ -54,7 +50,7 @@ static const char *const scalar_types[] = {".u8", ".s8", ".b8", ".u16", ".s16", 
 enum { N_SCALARS = sizeof scalar_types / sizeof *scalar_types };
 
 /* An identifier by the PTX ISA: [a-zA-Z][a-zA-Z0-9_$]* or [_$%][a-zA-Z0-9_$]+. */
-static void identifier(rng *r, char *out, size_t cap, unsigned id) {
+static void identifier(oracle_rng *r, char *out, size_t cap, unsigned id) {
   static const char first[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
   static const char follow[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$";
   size_t n = 0;
@@ -70,7 +66,7 @@ static void identifier(rng *r, char *out, size_t cap, unsigned id) {
 
 static const char *const alignments[] = {"1", "2", "4", "8", "16", "32", "64", "128", "256"};
 
-static void number(rng *r, toks *ts, unsigned v) {
+static void number(oracle_rng *r, toks *ts, unsigned v) {
   switch (below(r, 8)) { /* the PTX ISA's integer literals */
   case 0: push(ts, "0x%x", v); break;
   case 1: push(ts, "0%o", v); break;
@@ -81,7 +77,7 @@ static void number(rng *r, toks *ts, unsigned v) {
 
 static int types_n = N_SCALARS;
 
-static void param(rng *r, toks *ts, unsigned id) {
+static void param(oracle_rng *r, toks *ts, unsigned id) {
   char name[64];
   identifier(r, name, sizeof name, id);
   push(ts, ".param");
@@ -113,7 +109,7 @@ static void param(rng *r, toks *ts, unsigned id) {
   }
 }
 
-static void directive(rng *r, toks *ts, unsigned id) {
+static void directive(oracle_rng *r, toks *ts, unsigned id) {
   char name[64];
   identifier(r, name, sizeof name, id);
   switch (below(r, 4)) {
@@ -128,7 +124,7 @@ static void directive(rng *r, toks *ts, unsigned id) {
   }
 }
 
-static void entry(rng *r, toks *ts, unsigned *id) {
+static void entry(oracle_rng *r, toks *ts, unsigned *id) {
   char name[64];
   identifier(r, name, sizeof name, (*id)++);
   if (name[0] == '%') name[0] = 'k'; /* ptxas: kernel names may not start with % */
@@ -180,7 +176,7 @@ static const char *const vocabulary[] = {
     ".blocksareclusters", ".pragma", ".maxnctapersm", ".reqntid", "\v", "\f"};
 enum { N_VOCAB = sizeof vocabulary / sizeof *vocabulary };
 
-static void mutate(rng *r, toks *ts) {
+static void mutate(oracle_rng *r, toks *ts) {
   if (ts->n < 8) return;
   size_t i = 7 + below(r, (unsigned)(ts->n - 7)); /* after the header */
   switch (below(r, 6)) {
@@ -209,7 +205,7 @@ static void mutate(rng *r, toks *ts) {
   }
 }
 
-static const char *separator(rng *r, const char *prev, const char *next) {
+static const char *separator(oracle_rng *r, const char *prev, const char *next) {
   /* A body on lines of its own: ptxas's errors in it are then told from the declaration's. */
   if (strcmp(next, "{") == 0 || strcmp(prev, "{") == 0 || strcmp(prev, "}") == 0) return "\n";
   switch (below(r, 12)) {
@@ -223,7 +219,7 @@ static const char *separator(rng *r, const char *prev, const char *next) {
 }
 
 char *ptx_gen_module(uint64_t seed, int mutations) {
-  rng r = {seed};
+  oracle_rng r = {seed};
   toks ts = {0};
   unsigned id = 0;
   unsigned version = below(&r, 4); /* 8.0 (4352 parameter bytes), 8.8, 9.0 (.b128) */

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/suite.h"
+#include "suite.h"
 #include "driver.h"
 
 /* NVRTC 13 keeps some allocations until exit (seen after failed compiles): not ours to free.
