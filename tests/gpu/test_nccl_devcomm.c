@@ -14,6 +14,7 @@
 
 #include "gclaunch/gclaunch.h"
 #include "nccl_devcomm_size.h"
+#include "../common/test_rng.h"
 
 #define N GCL_TEST_NCCL_DEVCOMM_BYTES
 #define STR_(x) #x
@@ -102,7 +103,8 @@ Test(nccl_devcomm_gpu, a_one_rank_communicator_by_value_reaches_the_kernel) {
                         .kernel_version = GCL_TEST_NCCL_VERSION_CODE};
   CHECK(gcl_args_set_nccl_devcomm_param(args, 0, &d));
   uint64_t out;
-  size_t offset = 4096 * (size_t)(1 + rand() % 64); /* a fresh place in the window each run */
+  seed_rng_for("test_nccl_devcomm");
+  size_t offset = 4096 * (size_t)(1 + rnd(64)); /* a fresh place in the window each run */
   CHECK(gcl_mem_alloc(ctx, 8, &out));
   CHECK(gcl_args_set_ptr(args, 1, (uint64_t)(uintptr_t)win));
   CHECK(gcl_args_set_u64(args, 2, offset));
