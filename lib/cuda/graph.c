@@ -112,23 +112,48 @@ static size_t index_of(CUgraphNode *nodes, size_t n, CUgraphNode x) {
   return n;
 }
 
+/* g's edges into from/to (owned by the caller, *e of them). cuGraphGetEdges_v2 (CUDA 12.3+) is
+ * given room for each edge's data: a captured programmatic-dependent-launch pair has an edge of
+ * type PROGRAMMATIC, and without that room the driver refuses with CUDA_ERROR_LOSSY_QUERY. The
+ * data is only read, never written back: gclaunch never rebuilds or clones the captured graph
+ * (the table nodes gcl_graph_capture_table adds get default edges), so every edge keeps the type
+ * and ports the capture gave it. An older driver has no edge data and the old call. */
+static gcl_status graph_edges(CUgraph g, CUgraphNode **from, CUgraphNode **to, size_t *e) {
+  bool v2 = gcl__cu.cuGraphGetEdges != NULL;
+  size_t n = 0;
+  CUresult rc = v2 ? gcl__cu.cuGraphGetEdges(g, NULL, NULL, NULL, &n) : gcl__cu.cuGraphGetEdges_v1(g, NULL, NULL, &n);
+  if (rc != CUDA_SUCCESS) return gcl__cu_fail(rc, "cuGraphGetEdges%s (count)", v2 ? "_v2" : "");
+  CUgraphNode *f = gcl__calloc(n + 1, sizeof *f), *t = gcl__calloc(n + 1, sizeof *t);
+  CUgraphEdgeData *data = v2 ? gcl__calloc(n + 1, sizeof *data) : NULL;
+  gcl_status s = !f || !t || (v2 && !data) ? gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "graph: %zu edges", n) : GCL_OK;
+  /* No edges (one node): the driver refuses arrays with a count of 0 (INVALID_VALUE, driver 580). */
+  if (s == GCL_OK && n)
+    rc = v2 ? gcl__cu.cuGraphGetEdges(g, f, t, data, &n) : gcl__cu.cuGraphGetEdges_v1(g, f, t, &n);
+  if (s == GCL_OK && rc != CUDA_SUCCESS)
+    s = gcl__cu_fail(rc, "cuGraphGetEdges%s(%zu edges)", v2 ? "_v2" : "", n);
+  gcl__free(data);
+  if (s != GCL_OK) {
+    gcl__free(f), gcl__free(t);
+    return s;
+  }
+  *from = f, *to = t, *e = n;
+  return GCL_OK;
+}
+
 /* Orders nodes topologically (ties in listing order): the capture order of one stream, whose
- * nodes form a chain, whatever order cuGraphGetNodes lists them in. A driver without
- * cuGraphGetEdges (< 12.3) keeps the listing order. */
+ * nodes form a chain, whatever order cuGraphGetNodes lists them in. A driver without either
+ * cuGraphGetEdges keeps the listing order. */
 static gcl_status capture_order(CUgraph g, CUgraphNode *nodes, size_t n, CUgraphNode *out) {
-  if (!gcl__cu.cuGraphGetEdges) {
+  if (!gcl__cu.cuGraphGetEdges && !gcl__cu.cuGraphGetEdges_v1) {
     for (size_t i = 0; i < n; i++) out[i] = nodes[i];
     return GCL_OK;
   }
+  CUgraphNode *from = NULL, *to = NULL;
   size_t e = 0;
-  CUresult rc = gcl__cu.cuGraphGetEdges(g, NULL, NULL, NULL, &e);
-  CUgraphNode *from = gcl__calloc(e + 1, sizeof *from), *to = gcl__calloc(e + 1, sizeof *to);
+  gcl_status s = graph_edges(g, &from, &to, &e);
+  if (s != GCL_OK) return s;
   size_t *indeg = gcl__calloc(n + 1, sizeof *indeg);
-  gcl_status s = GCL_OK;
-  if (rc == CUDA_SUCCESS && (!from || !to || !indeg)) s = gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "graph: %zu edges", e);
-  /* No edges (one node): the driver refuses arrays with a count of 0 (INVALID_VALUE, driver 580). */
-  if (s == GCL_OK && rc == CUDA_SUCCESS && e) rc = gcl__cu.cuGraphGetEdges(g, from, to, NULL, &e);
-  if (s == GCL_OK && rc != CUDA_SUCCESS) s = gcl__cu_fail(rc, "cuGraphGetEdges");
+  if (!indeg) s = gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "graph: %zu nodes", n);
   for (size_t i = 0; s == GCL_OK && i < e; i++) indeg[index_of(nodes, n, to[i])]++;
   for (size_t done = 0; s == GCL_OK && done < n; done++) {
     size_t i = 0;

@@ -144,6 +144,14 @@ typedef struct fakecuda_launch {
   unsigned char params[FAKECUDA_MAX_PARAM_BYTES]; /* as the device would see them */
 } fakecuda_launch;
 
+/* Edges that carry data (PROGRAMMATIC, from a captured PDL launch after a kernel) in the graph
+ * exec that cuGraphLaunch replayed last; 0 before any replay or after a reset. A query of edges
+ * without room for their data (the old cuGraphGetEdges, or cuGraphGetEdges_v2 with edgeData
+ * NULL) is CUDA_ERROR_LOSSY_QUERY while such an edge exists, as on the real driver. A driver
+ * version below 12030 (fakecuda_set_driver_version) has no edge data, and cuGetProcAddress_v2
+ * gives the old cuGraphGetEdges for any version, as such a driver does. */
+long fakecuda_programmatic_edges(void);
+
 /* Successful launches since load or the last reset. */
 long fakecuda_launch_count(void);
 /* Copies the last successful launch into *out. Returns 0, or -1 if there was none. */

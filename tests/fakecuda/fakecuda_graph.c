@@ -65,7 +65,14 @@ int fake_capture_kernel(CUstream s, fake_function *f, const fakecuda_launch *rec
   }
   *copy = *rec;
   *n = (fake_node){.magic = NODE_MAGIC, .type = CU_GRAPH_NODE_TYPE_KERNEL, .fn = f, .rec = copy};
-  *rc = append(st->capture, n);
+  fake_graph *g = st->capture;
+  /* PDL after a kernel: the edge lets this kernel start at the producer's programmatic port (a
+   * driver before 12.3 has no edge data to show). */
+  if (rec->programmatic && g->count && g->nodes[g->count - 1]->type == CU_GRAPH_NODE_TYPE_KERNEL &&
+      atomic_load(&fake_driver_version) >= 12030)
+    n->in = (CUgraphEdgeData){.from_port = CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC,
+                              .type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC};
+  *rc = append(g, n);
   return 1;
 }
 
@@ -160,22 +167,43 @@ CUresult fake_cuGraphGetNodes(CUgraph g, CUgraphNode *nodes, size_t *count) {
   return CUDA_SUCCESS;
 }
 
-CUresult fake_cuGraphGetEdges(CUgraph g, CUgraphNode *from, CUgraphNode *to,
-                              CUgraphEdgeData *data, size_t *count) {
-  ENTER(cuGraphGetEdges);
+/* Edges of the chain whose data is not the default (zeroed) one. */
+static size_t data_edges(const fake_graph *g) {
+  static const CUgraphEdgeData zero;
+  size_t n = 0;
+  for (size_t i = 1; i < g->count; i++) n += memcmp(&g->nodes[i]->in, &zero, sizeof zero) != 0;
+  return n;
+}
+
+/* Both ABIs. As cuda.h documents: from and to NULL only count; data NULL with edges that carry
+ * data is CUDA_ERROR_LOSSY_QUERY (driver 580 on the H100 refuses a captured PDL pair so). */
+static CUresult get_edges(CUgraph g, CUgraphNode *from, CUgraphNode *to, CUgraphEdgeData *data,
+                          size_t *count) {
   fake_graph *gr = graph_of(g, GRAPH_MAGIC);
   /* As driver 580 on the H200: arrays with a count of 0 are refused (a graph of one node). */
   if (!count || (!from) != (!to) || (data && !from) || (from && !*count))
     return CUDA_ERROR_INVALID_VALUE;
-  if (data) memset(data, 0, *count * sizeof *data); /* default edges */
   if (!gr) return CUDA_ERROR_INVALID_HANDLE;
+  if (from && !data && data_edges(gr)) return CUDA_ERROR_LOSSY_QUERY;
   size_t edges = gr->count ? gr->count - 1 : 0;
-  for (size_t i = 0; from && i < *count && i < edges; i++) {
-    from[i] = (CUgraphNode)gr->nodes[i];
-    to[i] = (CUgraphNode)gr->nodes[i + 1];
+  for (size_t i = 0; from && i < *count; i++) {
+    from[i] = i < edges ? (CUgraphNode)gr->nodes[i] : NULL;
+    to[i] = i < edges ? (CUgraphNode)gr->nodes[i + 1] : NULL;
+    if (data) data[i] = i < edges ? gr->nodes[i + 1]->in : (CUgraphEdgeData){0};
   }
   *count = edges;
   return CUDA_SUCCESS;
+}
+
+CUresult fake_cuGraphGetEdges(CUgraph g, CUgraphNode *from, CUgraphNode *to,
+                              CUgraphEdgeData *data, size_t *count) {
+  ENTER(cuGraphGetEdges);
+  return get_edges(g, from, to, data, count);
+}
+
+CUresult fake_cuGraphGetEdges_v1(CUgraph g, CUgraphNode *from, CUgraphNode *to, size_t *count) {
+  ENTER(cuGraphGetEdges);
+  return get_edges(g, from, to, NULL, count);
 }
 
 CUresult fake_cuGraphNodeGetType(CUgraphNode n, CUgraphNodeType *t) {
@@ -266,6 +294,9 @@ CUresult fake_cuGraphLaunch(CUgraphExec e, CUstream s) {
   fake_graph *ex = graph_of(e, EXEC_MAGIC);
   if (!ex || !fake_valid_stream(s)) return CUDA_ERROR_INVALID_HANDLE;
   if (ex->device != fake_context_device(fake_current)) return CUDA_ERROR_INVALID_CONTEXT;
+  pthread_mutex_lock(&fake_lock);
+  fake_programmatic_edges = (long)data_edges(ex);
+  pthread_mutex_unlock(&fake_lock);
   for (size_t i = 0; i < ex->count; i++) {
     fake_node *n = ex->nodes[i];
     if (n->type != CU_GRAPH_NODE_TYPE_KERNEL) {

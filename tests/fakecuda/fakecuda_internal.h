@@ -114,6 +114,9 @@ typedef struct fake_node {
   const void *src;             /* copies; NULL for a fill */
   size_t bytes;
   uint32_t value, width;       /* fills: value of width 1 or 4 bytes */
+  CUgraphEdgeData in;          /* the edge from the node before it in the chain (zero: default;
+                                  a PDL launch after a kernel: PROGRAMMATIC, from that kernel's
+                                  PROGRAMMATIC port, as the driver captures it) */
 } fake_node;
 
 typedef struct fake_graph {    /* a CUgraph (a chain: node i depends on node i - 1) or CUgraphExec */
@@ -162,6 +165,7 @@ extern int fake_default_attrs[CU_FUNC_ATTRIBUTE_MAX];
 extern long fake_live[LIVE_COUNT];
 extern fake_alloc *fake_allocs;
 extern long fake_launches, fake_libraries;
+extern long fake_programmatic_edges; /* in the exec cuGraphLaunch replayed last */
 extern uint64_t fake_digest_sum;
 extern fakecuda_launch fake_last_launch, fake_last_launch_dev[FAKE_MAX_DEVICES];
 extern long fake_launches_dev[FAKE_MAX_DEVICES];
@@ -181,6 +185,9 @@ int fake_capture_kernel(CUstream s, fake_function *f, const fakecuda_launch *rec
 /* On a capturing stream: appends a copy (src non-NULL) or fill node, 1; else 0. */
 int fake_capture_copy(CUstream s, void *dst, const void *src, size_t bytes, uint32_t value,
                       uint32_t width, CUresult *rc);
+/* The old cuGraphGetEdges (ABI 10000), served for versions below 12030 and by drivers older
+ * than 12.3 (fakecuda_graph.c). */
+CUresult fake_cuGraphGetEdges_v1(CUgraph g, CUgraphNode *from, CUgraphNode *to, size_t *count);
 /* Frees a graph or exec and its nodes (fakecuda_graph.c). */
 void fake_graph_free(fake_graph *g);
 /* Runs a copy or fill node. */
