@@ -88,6 +88,7 @@ gcl_status gcl_graph_capture_begin(gcl_stream *s) {
   CUresult rc = gcl__cu.cuStreamBeginCapture(s->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
   if (rc != CUDA_SUCCESS) return gcl__cu_fail(rc, "cuStreamBeginCapture(device %d)", s->ctx->device);
   s->capturing = true;
+  gcl__capture_note(s);
   return GCL_OK;
 }
 
@@ -306,6 +307,7 @@ gcl_status gcl_graph_capture_end(gcl_stream *s, gcl_graph **out) {
   CUgraph g = NULL;
   CUresult rc = gcl__cu.cuStreamEndCapture(s->stream, &g);
   s->capturing = false; /* ended either way: the driver leaves capture mode on failure too */
+  gcl__capture_forget(s);
   if (rc != CUDA_SUCCESS) {
     if (g) gcl__cu.cuGraphDestroy(g);
     drop_tables(s);

@@ -125,7 +125,11 @@ long fakecuda_failed_calls(const char *entry);
  * dynamic shared + 1024)); active clusters = SMs x blocks per SM / cluster size (more than 8
  * needs NON_PORTABLE_CLUSTER_SIZE_ALLOWED, more than 16 is CUDA_ERROR_INVALID_CLUSTER_SIZE).
  * Graphs: a capture records the stream's launches and copies as a chain of nodes (synchronizing
- * the stream meanwhile is CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and invalidates the capture);
+ * the stream meanwhile is CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and invalidates the capture;
+ * while a capture of mode THREAD_LOCAL or GLOBAL begun by this thread -- or one of mode GLOBAL
+ * begun by any thread -- is open, this thread's cuMemAlloc, cuEventQuery, cuEventSynchronize,
+ * cuStreamSynchronize and cuGraphInstantiateWithFlags fail with
+ * CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, as driver 580's do in mode THREAD_LOCAL);
  * cuGraphGetNodes lists them in reverse order, cuGraphGetEdges gives the chain; a replay
  * (cuGraphLaunch) counts each kernel node as a launch (fakecuda_last_launch shows its bytes) and
  * performs the copies. Sticky faults: fakecuda_fail("cuLaunchKernelEx", 715, 0) etc. */

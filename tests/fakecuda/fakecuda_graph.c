@@ -91,6 +91,28 @@ int fake_capture_copy(CUstream s, void *dst, const void *src, size_t bytes, uint
   return 1;
 }
 
+static fake_stream *capture_head; /* fake_lock */
+static _Thread_local char thread_self;
+
+void fake_capture_list(fake_stream *s, int add) {
+  pthread_mutex_lock(&fake_lock);
+  fake_stream **p = &capture_head;
+  while (*p && *p != s) p = &(*p)->capture_next;
+  if (add && !*p) s->capture_next = capture_head, capture_head = s;
+  if (!add && *p) *p = s->capture_next;
+  pthread_mutex_unlock(&fake_lock);
+}
+
+int fake_capture_forbids(void) {
+  int forbids = 0;
+  pthread_mutex_lock(&fake_lock);
+  for (fake_stream *s = capture_head; s && !forbids; s = s->capture_next)
+    forbids = s->mode == CU_STREAM_CAPTURE_MODE_GLOBAL ||
+              (s->mode == CU_STREAM_CAPTURE_MODE_THREAD_LOCAL && s->thread == &thread_self);
+  pthread_mutex_unlock(&fake_lock);
+  return forbids;
+}
+
 static fake_graph *new_graph(uint32_t magic, int device, int live) {
   fake_graph *g = calloc(1, sizeof *g);
   if (!g) return NULL;
@@ -112,6 +134,8 @@ CUresult fake_cuStreamBeginCapture(CUstream s, CUstreamCaptureMode m) {
   if (!(st->capture = calloc(1, sizeof *st->capture))) return CUDA_ERROR_OUT_OF_MEMORY;
   st->capture->magic = GRAPH_MAGIC, st->capture->device = (int)st->device;
   st->capturing = 1, st->invalidated = 0;
+  st->mode = m, st->thread = &thread_self;
+  fake_capture_list(st, 1);
   return CUDA_SUCCESS;
 }
 
@@ -124,6 +148,7 @@ CUresult fake_cuStreamEndCapture(CUstream s, CUgraph *out) {
   fake_graph *g = st->capture;
   int invalidated = st->invalidated;
   st->capture = NULL, st->capturing = 0, st->invalidated = 0;
+  fake_capture_list(st, 0);
   if (invalidated) {
     fake_graph_free(g);
     *out = NULL;
@@ -244,6 +269,7 @@ static fake_node *node_copy(const fake_node *n) {
 
 CUresult fake_cuGraphInstantiateWithFlags(CUgraphExec *out, CUgraph g, unsigned long long flags) {
   ENTER(cuGraphInstantiateWithFlags);
+  if (fake_capture_forbids()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   fake_graph *gr = graph_of(g, GRAPH_MAGIC);
   if (!out || flags) return CUDA_ERROR_INVALID_VALUE;
   if (!gr) return CUDA_ERROR_INVALID_HANDLE;

@@ -133,7 +133,19 @@ typedef struct fake_stream {
   int priority;
   int capturing, invalidated;  /* between cuStreamBeginCapture and cuStreamEndCapture */
   fake_graph *capture;         /* the graph being captured (owned until the end) */
+  CUstreamCaptureMode mode;    /* the capture's */
+  const void *thread;          /* the thread that began it */
+  struct fake_stream *capture_next; /* the list of capturing streams (fake_lock) */
 } fake_stream;
+
+/* Capture modes (fakecuda_graph.c), as the real driver: while a stream captures in mode
+ * THREAD_LOCAL or GLOBAL, the thread that began it may not make a potentially unsafe call;
+ * while one captures in GLOBAL mode, no thread may. The fake's unsafe calls are the ones
+ * measured on driver 580 (FACTS: THREAD_LOCAL): cuMemAlloc, cuEventQuery, cuEventSynchronize,
+ * cuStreamSynchronize, cuGraphInstantiateWithFlags; each then fails with
+ * CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and changes nothing. */
+int fake_capture_forbids(void);
+void fake_capture_list(fake_stream *s, int add);
 
 enum { LIVE_RETAIN, LIVE_MEMORY, LIVE_LIBRARY, LIVE_STREAM, LIVE_EVENT, LIVE_HOST, LIVE_GRAPH,
        LIVE_EXEC, LIVE_COUNT };
