@@ -38,9 +38,25 @@ static PyObject *module_wrap(gclpy_context *c, gcl_module *mod) {
   return (PyObject *)m;
 }
 
+/* A module loaded from a path is named by it in messages (gcl_module_load_file: "kernels.cubin",
+ * not "image of 518104 bytes"); one from bytes by its size. */
+static PyObject *context_load_path(gclpy_context *c, PyObject *src) {
+  PyObject *bpath = gclpy_path_bytes(GCLPY_ST(c), src);
+  if (!bpath) return NULL;
+  gcl_module *mod = NULL;
+  const char *path = PyBytes_AsString(bpath);
+  gcl_status s;
+  Py_BEGIN_ALLOW_THREADS /* a file read: judged by its first bytes, never waits on a FIFO */
+  s = gcl_module_load_file(c->ctx, path, &mod);
+  Py_END_ALLOW_THREADS
+  Py_DECREF(bpath);
+  return s == GCL_OK ? module_wrap(c, mod) : gclpy_raise(GCLPY_ST(c), s);
+}
+
 static PyObject *context_load(PyObject *self, PyObject *src) {
   gclpy_context *c = (gclpy_context *)self;
-  PyObject *bytes = gclpy_image_bytes(GCLPY_ST(self), src); /* a path: gcl_image_file_read */
+  if (gclpy_is_path(GCLPY_ST(self), src)) return context_load_path(c, src);
+  PyObject *bytes = gclpy_image_bytes(GCLPY_ST(self), src);
   if (!bytes) return NULL;
   gcl_module *mod = NULL;
   const char *data = PyBytes_AsString(bytes);

@@ -153,6 +153,10 @@ int gclpy_long_arg(gclpy_state *st, PyObject *v, const char *what, long long lo,
 const char *gclpy_str_arg(gclpy_state *st, PyObject *v, const char *what);
 /* The bytes of an image: a path read by the library, or a bytes-like object (new reference). */
 PyObject *gclpy_image_bytes(gclpy_state *st, PyObject *src);
+/* Whether src is a path (str or os.PathLike); its file-system bytes (new reference; NULL with an
+ * exception: not encodable, a NUL byte, no path). gclpy_image_bytes reads such a path. */
+int gclpy_is_path(gclpy_state *st, PyObject *src);
+PyObject *gclpy_path_bytes(gclpy_state *st, PyObject *src);
 
 /* The one keyword parser, for METH_FASTCALL | METH_KEYWORDS (gclpy_parse) and tp_new
  * (gclpy_parse_tuple): fills vals[i] (borrowed, NULL: not given) for names[i]. The first npos

@@ -303,7 +303,14 @@ class AttachTest(PETest):
         with self.assertRaises(g.Error) as cm:
             k.launch(1, 32, [out])
         self.assertStatus(cm, "GCL_ERROR_NOT_ATTACHED", "kernel 'put_self' of module", "not attached")
+        # a module loaded from a path is named by it (issue 55: "image of N bytes" before)
+        self.assertIn(f"module '{NVCUBIN}'", str(cm.exception))
         self.assertEqual(FAKE.fakecuda_launch_count(), launches, "the driver was not called")
+        with open(NVCUBIN, "rb") as f:  # from bytes: by its size
+            k2 = self.kernel(self.ctx.load(f.read()))
+        with self.assertRaises(g.Error) as cm:
+            k2.launch(1, 32, [out])
+        self.assertStatus(cm, "GCL_ERROR_NOT_ATTACHED", f"module 'image of {os.path.getsize(NVCUBIN)} bytes'")
         mod.attach()
         mod.attach()  # twice: nothing
         self.assertEqual(NV.fakenvshmem_libraries(), 1)
