@@ -231,7 +231,7 @@ int gclpy_pes_arg(gclpy_state *st, PyObject *v, const char *fn, int **pes, size_
     return *n = (size_t)count, 0;
   }
   PyObject *t = PyList_Check(v) || PyTuple_Check(v) || PyRange_Check(v) ? PySequence_Tuple(v) : NULL;
-  if (!t) return PyErr_Occurred() ? -1 : (gclpy_type_error("pes takes a list of ints or None", v), -1);
+  if (!t) return PyErr_Occurred() ? -1 : (gclpy_type_error("pes takes a list, tuple or range of ints, or None", v), -1);
   Py_ssize_t len = PyTuple_Size(t);
   *pes = PyMem_Malloc((size_t)(len ? len : 1) * sizeof **pes);
   if (!*pes) return Py_DECREF(t), PyErr_NoMemory(), -1;

@@ -394,6 +394,27 @@ class PeerMapTest(PETest):
         self.assertEqual([self.args[f"peers[{i}]"] for i in range(4)], want)
         self.release()
 
+    def test_pes_takes_a_list_a_tuple_or_a_range_and_refusals_name_the_pe(self):
+        """docs/multigpu.md "Peer tensor maps" (issue 55): the forms of pes, and what a PE out of
+        range or a tensor outside symmetric memory gives."""
+        self.rig(2)
+        want = self.oracle([self.buf.peer_address(p) for p in (0, 1, 0, 1)])
+        for pes in ([0, 1], (0, 1), range(2)):
+            self.args.set_peer_tensormaps("peers[2]", self.tm, pes)
+            self.assertEqual([self.args[f"peers[{i}]"] for i in (2, 3)], want[2:], repr(pes))
+        with self.assertRaises(TypeError) as cm:
+            self.args.set_peer_tensormaps("peers", self.tm, {0, 1})
+        self.assertIn("pes takes a list, tuple or range of ints, or None", str(cm.exception))
+        with self.assertRaises(g.Error) as cm:
+            self.args.set_peer_tensormaps("peers", self.tm, [0, 2])
+        self.assertStatus(cm, "GCL_ERROR_INVALID_ARGUMENT", "PE 2: expected 0 ... 1", "pes[1]")
+        plain = self.ctx.alloc(64 * 64 * 4)
+        with self.assertRaises(g.Error) as cm:
+            self.args.set_peer_tensormaps("peers", g.TensorMap(plain.view("f32", (64, 64)), (16, 16)), [0])
+        self.assertStatus(cm, "GCL_ERROR_INVALID_ARGUMENT", "is not in a symmetric buffer")
+        plain.close()
+        self.release()
+
     def test_an_unreachable_peer_is_refused_by_name_before_any_encode(self):
         self.rig(3)
         set_fake(unreachable="2")
