@@ -155,6 +155,10 @@ typedef struct fakecuda_launch {
  * version below 12030 (fakecuda_set_driver_version) has no edge data, and cuGetProcAddress_v2
  * gives the old cuGraphGetEdges for any version, as such a driver does. */
 long fakecuda_programmatic_edges(void);
+/* While on, a count of edges without arrays (from, to and edgeData NULL) is refused as lossy too
+ * when an edge carries data (cuda.h calls such a count lossless; this checks gclaunch's way round
+ * a driver that does not). Not changed by fakecuda_reset. */
+void fakecuda_set_lossy_edge_count(int on);
 
 /* Successful launches since load or the last reset. */
 long fakecuda_launch_count(void);

@@ -91,6 +91,10 @@ int fake_capture_copy(CUstream s, void *dst, const void *src, size_t bytes, uint
   return 1;
 }
 
+atomic_int fake_lossy_count; /* fakecuda_set_lossy_edge_count */
+
+FAKE_API void fakecuda_set_lossy_edge_count(int on) { atomic_store(&fake_lossy_count, on); }
+
 static fake_stream *capture_head; /* fake_lock */
 static _Thread_local char thread_self;
 
@@ -209,7 +213,7 @@ static CUresult get_edges(CUgraph g, CUgraphNode *from, CUgraphNode *to, CUgraph
   if (!count || (!from) != (!to) || (data && !from) || (from && !*count))
     return CUDA_ERROR_INVALID_VALUE;
   if (!gr) return CUDA_ERROR_INVALID_HANDLE;
-  if (from && !data && data_edges(gr)) return CUDA_ERROR_LOSSY_QUERY;
+  if ((from || atomic_load(&fake_lossy_count)) && !data && data_edges(gr)) return CUDA_ERROR_LOSSY_QUERY;
   size_t edges = gr->count ? gr->count - 1 : 0;
   for (size_t i = 0; from && i < *count; i++) {
     from[i] = i < edges ? (CUgraphNode)gr->nodes[i] : NULL;
@@ -223,12 +227,12 @@ static CUresult get_edges(CUgraph g, CUgraphNode *from, CUgraphNode *to, CUgraph
 CUresult fake_cuGraphGetEdges(CUgraph g, CUgraphNode *from, CUgraphNode *to,
                               CUgraphEdgeData *data, size_t *count) {
   ENTER(cuGraphGetEdges);
-  return get_edges(g, from, to, data, count);
+  return FAKE_RESULT(cuGraphGetEdges, get_edges(g, from, to, data, count));
 }
 
 CUresult fake_cuGraphGetEdges_v1(CUgraph g, CUgraphNode *from, CUgraphNode *to, size_t *count) {
   ENTER(cuGraphGetEdges);
-  return get_edges(g, from, to, NULL, count);
+  return FAKE_RESULT(cuGraphGetEdges, get_edges(g, from, to, NULL, count));
 }
 
 CUresult fake_cuGraphNodeGetType(CUgraphNode n, CUgraphNodeType *t) {

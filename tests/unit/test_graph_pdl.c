@@ -131,6 +131,22 @@ Test(graph_pdl, pair_captured_updated_and_replayed) {
   close_pair(&p);
 }
 
+/* A driver that refuses even the count of a graph with a PDL edge as lossy: the edges are
+ * listed into arrays sized from the node count instead. */
+Test(graph_pdl, a_lossy_count_is_worked_around) {
+  fakecuda_set_lossy_edge_count(1);
+  pair p;
+  open_pair(&p);
+  cr_assert_eq(capture_pair(&p), GCL_OK, "%s", gcl_last_error());
+  cr_assert_gt(fakecuda_failed_calls("cuGraphGetEdges"), 0, "the count was refused");
+  size_t n = 0;
+  CHECK(gcl_graph_kernel_count(p.g, &n));
+  cr_assert_eq(n, 2);
+  replay_and_check(&p, 1, 0);
+  fakecuda_set_lossy_edge_count(0);
+  close_pair(&p);
+}
+
 /* A driver before CUDA 12.3 has no cuGraphGetEdges_v2 and no edge data: the old call orders the
  * nodes. (cuGetProcAddress_v2 of such a driver answers a request for ABI 12030 with the old
  * function: gclaunch must not call it with the new signature.) */
