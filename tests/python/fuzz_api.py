@@ -65,6 +65,9 @@ import gcltest as T  # noqa: E402
 REAL = "--real" in sys.argv or os.environ.get("GCL_FUZZ_DRIVER") == "real"
 if REAL:
     os.environ["GCL_FUZZ_DRIVER"] = "real"
+    # a PE that a case (or warm_up) starts: one GPU, no NVLink multicast, no network (multigpu.md)
+    os.environ.setdefault("NVSHMEM_DISABLE_NVLS", "1")
+    os.environ.setdefault("NVSHMEM_REMOTE_TRANSPORT", "none")
 FAKE = None if REAL else T.fake_driver()
 import gclaunch as g  # noqa: E402
 
