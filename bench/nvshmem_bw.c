@@ -364,9 +364,13 @@ int main(int argc, char **argv) {
   if (o.signatures) return 0;
   int n = gpus(), pes = o.pes ? o.pes : n;
   const char *req = getenv("GCL_REQUIRE_GPU");
+  if (n == 0 && req && strcmp(req, "1") == 0) {
+    printf("bench_nvshmem_bw: FAIL (GCL_REQUIRE_GPU=1): no usable GPU\n");
+    return 1;
+  }
   if (n == 0) {
     printf("bench_nvshmem_bw: skipped, no usable GPU\n");
-    return req && strcmp(req, "1") == 0;
+    return 0;
   }
   if (pes > n) {
     fprintf(stderr, "bench_nvshmem_bw: --pes %d: only %d GPU(s) usable (one PE per GPU)\n", pes, n);

@@ -312,13 +312,18 @@ static int print_signature(const options *o) {
   return 0;
 }
 
-/* --signature @PATH: the text from the file, bounded and judged before it is read. */
+/* --signature @PATH: the text from the file, bounded and judged before it is read. Whitespace
+ * around it (the file's last newline) is dropped: @FILE prints what the same text inline does. */
 static bool read_signature_file(options *o) {
   size_t size = 0;
   if (!o->signature || o->signature[0] != '@') return true;
   o->signature_text = cli_read_text("inspect", "--signature", o->signature + 1, 16u << 20, &size);
-  o->signature = o->signature_text;
-  return o->signature_text != NULL;
+  if (!o->signature_text) return false;
+  char *t = o->signature_text;
+  while (size && strchr(" \t\r\n", t[size - 1])) t[--size] = 0;
+  while (*t && strchr(" \t\r\n", *t)) t++;
+  o->signature = t;
+  return true;
 }
 
 static int inspect_file(options *o) {

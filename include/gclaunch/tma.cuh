@@ -38,6 +38,8 @@
 // The innermost coordinate x times the element size must be a multiple of 16 bytes, or the load
 // ends the kernel with an illegal instruction (docs/facts.md, "TMA on the device"); out-of-bounds
 // elements of a box load as zeros (or NaN with the map's oob fill) and are not stored.
+// Every rank 1 ... 5 has a load (gcl_tma_load_1d ... _5d) and a store (gcl_tma_store_1d ... _5d)
+// of a tiled map, coordinates innermost first (x, y, z, w, v), in elements.
 #ifndef GCLAUNCH_TMA_CUH
 #define GCLAUNCH_TMA_CUH
 
@@ -123,6 +125,24 @@ __device__ __forceinline__ void gcl_tma_load_3d(void *dst, const void *map, int 
                : "memory");
 }
 
+// Rank 4 (x innermost, then y, z, w) and rank 5 (then v). The box's bytes (the product of its
+// sizes x the element size) are what gcl_mbar_expect_tx announces, whatever the rank.
+__device__ __forceinline__ void gcl_tma_load_4d(void *dst, const void *map, int x, int y, int z,
+                                                int w, unsigned long long *bar) {
+  asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+               " [%0], [%1, {%2, %3, %4, %5}], [%6];" ::"r"(gcl_smem_addr(dst)),
+               "l"(map), "r"(x), "r"(y), "r"(z), "r"(w), "r"(gcl_smem_addr(bar))
+               : "memory");
+}
+
+__device__ __forceinline__ void gcl_tma_load_5d(void *dst, const void *map, int x, int y, int z,
+                                                int w, int v, unsigned long long *bar) {
+  asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+               " [%0], [%1, {%2, %3, %4, %5, %6}], [%7];" ::"r"(gcl_smem_addr(dst)),
+               "l"(map), "r"(x), "r"(y), "r"(z), "r"(w), "r"(v), "r"(gcl_smem_addr(bar))
+               : "memory");
+}
+
 // Makes this thread's generic-proxy writes to shared memory visible to the async proxy: every
 // thread that wrote a tile calls it before the barrier that precedes the TMA store.
 __device__ __forceinline__ void gcl_fence_proxy_async(void) {
@@ -136,6 +156,38 @@ __device__ __forceinline__ void gcl_tma_store_2d(const void *map, int x, int y, 
   asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%1, %2}], [%3];" ::
                    "l"(map),
                "r"(x), "r"(y), "r"(gcl_smem_addr(src))
+               : "memory");
+}
+
+// The same for rank 1 (x), 3 (x, y, z), 4 (x, y, z, w) and 5 (x, y, z, w, v), x innermost.
+__device__ __forceinline__ void gcl_tma_store_1d(const void *map, int x, const void *src) {
+  asm volatile("cp.async.bulk.tensor.1d.global.shared::cta.tile.bulk_group [%0, {%1}], [%2];" ::
+                   "l"(map),
+               "r"(x), "r"(gcl_smem_addr(src))
+               : "memory");
+}
+
+__device__ __forceinline__ void gcl_tma_store_3d(const void *map, int x, int y, int z,
+                                                 const void *src) {
+  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group [%0, {%1, %2, %3}], [%4];" ::
+                   "l"(map),
+               "r"(x), "r"(y), "r"(z), "r"(gcl_smem_addr(src))
+               : "memory");
+}
+
+__device__ __forceinline__ void gcl_tma_store_4d(const void *map, int x, int y, int z, int w,
+                                                 const void *src) {
+  asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group"
+               " [%0, {%1, %2, %3, %4}], [%5];" ::"l"(map),
+               "r"(x), "r"(y), "r"(z), "r"(w), "r"(gcl_smem_addr(src))
+               : "memory");
+}
+
+__device__ __forceinline__ void gcl_tma_store_5d(const void *map, int x, int y, int z, int w,
+                                                 int v, const void *src) {
+  asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group"
+               " [%0, {%1, %2, %3, %4, %5}], [%6];" ::"l"(map),
+               "r"(x), "r"(y), "r"(z), "r"(w), "r"(v), "r"(gcl_smem_addr(src))
                : "memory");
 }
 

@@ -73,7 +73,16 @@ struct gcl_stream {
   bool borrowed;             /* gcl_stream_wrap: the CUstream is the caller's (never destroyed) */
   gcl_tensormap_table **tables; /* gcl_graph_capture_table's, until gcl_graph_capture_end (owned) */
   size_t table_count;
+  const void *capture_thread;   /* while capturing: the thread that began it (capture.c) */
+  struct gcl_stream *capture_next; /* capture.c's list of capturing streams */
 };
+
+/* capture.c: the captures of each thread. note at a capture's begin, forget at its end (or the
+ * stream's destroy); hint writes what a capture error r (900 ... 908) should add to its message:
+ * the streams this thread captures on and how to end them ("" for other errors). */
+void gcl__capture_note(gcl_stream *s);
+void gcl__capture_forget(gcl_stream *s);
+void gcl__capture_hint(CUresult r, char *out, size_t n);
 
 struct gcl_event {
   uint32_t magic;

@@ -92,11 +92,18 @@ static void cu_load_once(void) {
     classify_init(r, rc, "cuDriverGetVersion");
     return;
   }
+  /* An optional entry of an ABI newer than the driver is left NULL: such a driver answers the
+   * request with the newest ABI it has, whose signature is not the typedef's. */
 #define GCL_X_RESOLVE(name, version, required)                                                    \
   if (resolve(r, get_proc, #name, version, required, &slot) != GCL_OK) return;                    \
-  gcl__cu.name = (PFN_##name##_v##version)slot;
+  gcl__cu.name = required || version <= cu_driver_version ? (PFN_##name##_v##version)slot : NULL;
   GCL_CU_ENTRY_POINTS(GCL_X_RESOLVE)
 #undef GCL_X_RESOLVE
+#define GCL_X_RESOLVE_OLD(field, name, version)                                                   \
+  if (resolve(r, get_proc, #name, version, 0, &slot) != GCL_OK) return;                          \
+  gcl__cu.field = (PFN_##name##_v##version)slot;
+  GCL_CU_OLD_ENTRY_POINTS(GCL_X_RESOLVE_OLD)
+#undef GCL_X_RESOLVE_OLD
   rc = gcl__cu.cuInit(0);
   if (rc != CUDA_SUCCESS) {
     classify_init(r, rc, "cuInit");

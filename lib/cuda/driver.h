@@ -80,17 +80,26 @@
   X(cuMemFreeHost, 2000, 1)                                                                       \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050, 1)                                         \
   X(cuOccupancyMaxActiveClusters, 11070, 1)                                                       \
-  X(cuGraphGetEdges, 12030, 0)                                                                    \
+  X(cuGraphGetEdges, 12030, 0) /* cuGraphGetEdges_v2: with each edge's CUgraphEdgeData */      \
   /* graphs with tensor-map tables (lib/cuda/graph.c): the copy node before the captured work */  \
   X(cuGraphAddMemcpyNode, 10000, 1)                                                               \
   X(cuGraphExecMemcpyNodeSetParams, 10020, 1)                                                     \
   X(cuGraphGetRootNodes, 10000, 1)                                                                \
   X(cuGraphAddDependencies, 10000, 1)
 
+/* Older ABIs of an entry point also listed above: field, name, ABI version (all optional). A
+ * driver older than CUDA 12.3 has no cuGraphGetEdges_v2 and gives its cuGraphGetEdges (no edge
+ * data, none to lose) for any version asked; a newer one refuses the old call with
+ * CUDA_ERROR_LOSSY_QUERY when an edge carries data (a programmatic-dependent-launch pair). */
+#define GCL_CU_OLD_ENTRY_POINTS(X) X(cuGraphGetEdges_v1, cuGraphGetEdges, 10000)
+
 typedef struct gcl__cu_api {
 #define GCL_X_FIELD(name, version, required) PFN_##name##_v##version name;
   GCL_CU_ENTRY_POINTS(GCL_X_FIELD)
 #undef GCL_X_FIELD
+#define GCL_X_OLD_FIELD(field, name, version) PFN_##name##_v##version field;
+  GCL_CU_OLD_ENTRY_POINTS(GCL_X_OLD_FIELD)
+#undef GCL_X_OLD_FIELD
 } gcl__cu_api;
 
 /* Filled once by gcl__cu_load; read-only afterwards (defined in driver_api.c). */

@@ -4,7 +4,7 @@
  * "Sticky faults") -- so gclaunch records the first one process-wide and answers every later
  * call with it, without going back to the driver. Reads the driver's function table
  * (driver_api.c), never calls driver.c: the loader calls this file, not the reverse. */
-#include "driver.h"
+#include "cuda_internal.h"
 
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -94,7 +94,9 @@ gcl_status gcl__cu_fail(CUresult r, const char *what_fmt, ...) {
   if (r == CUDA_ERROR_STUB_LIBRARY) s = GCL_ERROR_STUB_DRIVER;
   if (r == CUDA_ERROR_NO_DEVICE) s = GCL_ERROR_NO_DEVICE;
   if (r == CUDA_ERROR_OUT_OF_MEMORY) s = GCL_ERROR_OUT_OF_MEMORY;
-  gcl__fail(s, "%s: %s (%s)", what, gcl__cu_error_name(r), text ? text : "no description");
+  char capture[1024];
+  gcl__capture_hint(r, capture, sizeof capture);
+  gcl__fail(s, "%s: %s (%s)%s", what, gcl__cu_error_name(r), text ? text : "no description", capture);
   gcl__set_last_cuda_error((int)r);
   return s;
 }

@@ -88,6 +88,7 @@ gcl_status gcl_graph_capture_begin(gcl_stream *s) {
   CUresult rc = gcl__cu.cuStreamBeginCapture(s->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
   if (rc != CUDA_SUCCESS) return gcl__cu_fail(rc, "cuStreamBeginCapture(device %d)", s->ctx->device);
   s->capturing = true;
+  gcl__capture_note(s);
   return GCL_OK;
 }
 
@@ -112,23 +113,67 @@ static size_t index_of(CUgraphNode *nodes, size_t n, CUgraphNode x) {
   return n;
 }
 
+/* Lists up to cap edges of g into fresh arrays *f, *t (the caller's); *n: how many the driver
+ * reported. cuGraphGetEdges_v2 (CUDA 12.3+) is given room for each edge's data: a captured
+ * programmatic-dependent-launch pair has an edge of type PROGRAMMATIC, and without that room the
+ * driver refuses with CUDA_ERROR_LOSSY_QUERY (driver 580). The data is only read, never written
+ * back: gclaunch never rebuilds or clones the captured graph (the table nodes
+ * gcl_graph_capture_table adds get default edges), so every edge keeps the type and ports the
+ * capture gave it. An older driver has no edge data and the old call. */
+static gcl_status list_edges(CUgraph g, bool v2, size_t cap, CUgraphNode **f, CUgraphNode **t,
+                             size_t *n) {
+  *f = gcl__calloc(cap + 1, sizeof **f), *t = gcl__calloc(cap + 1, sizeof **t);
+  CUgraphEdgeData *data = v2 ? gcl__calloc(cap + 1, sizeof *data) : NULL;
+  gcl_status s = !*f || !*t || (v2 && !data) ? gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "graph: %zu edges", cap) : GCL_OK;
+  CUresult rc = CUDA_SUCCESS;
+  *n = cap;
+  /* No edges (one node): the driver refuses arrays with a count of 0 (INVALID_VALUE, driver 580). */
+  if (s == GCL_OK && cap)
+    rc = v2 ? gcl__cu.cuGraphGetEdges(g, *f, *t, data, n) : gcl__cu.cuGraphGetEdges_v1(g, *f, *t, n);
+  if (s == GCL_OK && rc != CUDA_SUCCESS)
+    s = gcl__cu_fail(rc, "cuGraphGetEdges%s(room for %zu edges)", v2 ? "_v2" : "", cap);
+  gcl__free(data);
+  if (s != GCL_OK) gcl__free(*f), gcl__free(*t), *f = *t = NULL;
+  return s;
+}
+
+/* g's edges (nodes: how many g has) into from/to (the caller's), *e of them. The count comes
+ * from a query without arrays (lossless by cuda.h's words); should a driver refuse that as lossy
+ * too, the edges are listed into arrays sized from the node count, grown until they fit. */
+static gcl_status graph_edges(CUgraph g, size_t nodes, CUgraphNode **from, CUgraphNode **to,
+                              size_t *e) {
+  bool v2 = gcl__cu.cuGraphGetEdges != NULL;
+  size_t n = 0;
+  CUresult rc = v2 ? gcl__cu.cuGraphGetEdges(g, NULL, NULL, NULL, &n) : gcl__cu.cuGraphGetEdges_v1(g, NULL, NULL, &n);
+  bool counted = rc == CUDA_SUCCESS;
+  if (!counted && !(v2 && rc == CUDA_ERROR_LOSSY_QUERY))
+    return gcl__cu_fail(rc, "cuGraphGetEdges%s (count)", v2 ? "_v2" : "");
+  size_t cap = counted ? n : 2 * nodes + 8;
+  gcl_status s;
+  while ((s = list_edges(g, v2, cap, from, to, &n)) == GCL_OK && !counted && n >= cap) {
+    gcl__free(*from), gcl__free(*to), *from = *to = NULL;
+    if (cap > ((size_t)1 << 40) / 4)
+      return gcl__fail(GCL_ERROR_DRIVER, "cuGraphGetEdges_v2: more than %zu edges", cap);
+    cap *= 4;
+  }
+  if (s == GCL_OK) *e = n < cap ? n : cap;
+  return s;
+}
+
 /* Orders nodes topologically (ties in listing order): the capture order of one stream, whose
- * nodes form a chain, whatever order cuGraphGetNodes lists them in. A driver without
- * cuGraphGetEdges (< 12.3) keeps the listing order. */
+ * nodes form a chain, whatever order cuGraphGetNodes lists them in. A driver without either
+ * cuGraphGetEdges keeps the listing order. */
 static gcl_status capture_order(CUgraph g, CUgraphNode *nodes, size_t n, CUgraphNode *out) {
-  if (!gcl__cu.cuGraphGetEdges) {
+  if (!gcl__cu.cuGraphGetEdges && !gcl__cu.cuGraphGetEdges_v1) {
     for (size_t i = 0; i < n; i++) out[i] = nodes[i];
     return GCL_OK;
   }
+  CUgraphNode *from = NULL, *to = NULL;
   size_t e = 0;
-  CUresult rc = gcl__cu.cuGraphGetEdges(g, NULL, NULL, NULL, &e);
-  CUgraphNode *from = gcl__calloc(e + 1, sizeof *from), *to = gcl__calloc(e + 1, sizeof *to);
+  gcl_status s = graph_edges(g, n, &from, &to, &e);
+  if (s != GCL_OK) return s;
   size_t *indeg = gcl__calloc(n + 1, sizeof *indeg);
-  gcl_status s = GCL_OK;
-  if (rc == CUDA_SUCCESS && (!from || !to || !indeg)) s = gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "graph: %zu edges", e);
-  /* No edges (one node): the driver refuses arrays with a count of 0 (INVALID_VALUE, driver 580). */
-  if (s == GCL_OK && rc == CUDA_SUCCESS && e) rc = gcl__cu.cuGraphGetEdges(g, from, to, NULL, &e);
-  if (s == GCL_OK && rc != CUDA_SUCCESS) s = gcl__cu_fail(rc, "cuGraphGetEdges");
+  if (!indeg) s = gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "graph: %zu nodes", n);
   for (size_t i = 0; s == GCL_OK && i < e; i++) indeg[index_of(nodes, n, to[i])]++;
   for (size_t done = 0; s == GCL_OK && done < n; done++) {
     size_t i = 0;
@@ -281,6 +326,7 @@ gcl_status gcl_graph_capture_end(gcl_stream *s, gcl_graph **out) {
   CUgraph g = NULL;
   CUresult rc = gcl__cu.cuStreamEndCapture(s->stream, &g);
   s->capturing = false; /* ended either way: the driver leaves capture mode on failure too */
+  gcl__capture_forget(s);
   if (rc != CUDA_SUCCESS) {
     if (g) gcl__cu.cuGraphDestroy(g);
     drop_tables(s);

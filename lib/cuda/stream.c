@@ -80,6 +80,7 @@ gcl_status gcl_stream_wrap(gcl_context *ctx, void *handle, gcl_stream **out) {
 void gcl_stream_destroy(gcl_stream *s) {
   if (!s || s->magic != GCL__STREAM_MAGIC) return;
   gcl__free(s->tables); /* an unfinished capture's tables (lib/cuda/graph.c) */
+  if (s->capturing) gcl__capture_forget(s);
   if (s->borrowed) { /* the CUstream stays its owner's; an unfinished capture is still ended */
     if (s->capturing && gcl__context_bind(s->ctx) == GCL_OK) {
       CUgraph g = NULL;

@@ -322,7 +322,7 @@ int gclpy_to_pes(gclpy_state *st, const char *fn, const gclpy_arg *a, PyObject *
   if (!v) return PyMem_Free(p->pes), p->pes = NULL, p->n = 0, 0; /* release */
   if (v == Py_None) return every_pe(st, p);
   PyObject *t = PyList_Check(v) || PyTuple_Check(v) || PyRange_Check(v) ? PySequence_Tuple(v) : NULL;
-  if (!t) return PyErr_Occurred() ? -1 : refuse_type(fn, a->name, "a list of ints or None", v);
+  if (!t) return PyErr_Occurred() ? -1 : refuse_type(fn, a->name, "a list, tuple or range of ints, or None", v);
   Py_ssize_t len = PyTuple_Size(t);
   if (!(p->pes = PyMem_Malloc((size_t)(len ? len : 1) * sizeof *p->pes)))
     return Py_DECREF(t), PyErr_NoMemory(), -1;
@@ -458,26 +458,36 @@ int gclpy_to_object(gclpy_state *st, const char *fn, const gclpy_arg *a, PyObjec
 
 /* --- images ---------------------------------------------------------------------------------- */
 
+int gclpy_is_path(gclpy_state *st, PyObject *src) {
+  return PyUnicode_Check(src) || PyObject_HasAttr(src, st->str_fspath);
+}
+
+PyObject *gclpy_path_bytes(gclpy_state *st, PyObject *src) {
+  PyObject *path = PyOS_FSPath(src);
+  if (!path) return NULL;
+  PyObject *bpath = NULL;
+  if (PyUnicode_Check(path)) {
+    if (!PyUnicode_FSConverter(path, &bpath)) { /* a lone surrogate the file system refuses */
+      PyErr_Clear();
+      gclpy_raise_msg(st, GCL_ERROR_IO, "path %R cannot be encoded for the file system", path);
+      return Py_DECREF(path), NULL;
+    }
+  } else if (PyBytes_Check(path)) {
+    bpath = Py_NewRef(path);
+  }
+  Py_DECREF(path);
+  if (!bpath) return gclpy_type_error("expected a path (str or os.PathLike)", src);
+  if ((size_t)PyBytes_Size(bpath) != strlen(PyBytes_AsString(bpath))) {
+    gclpy_raise_msg(st, GCL_ERROR_IO, "path %R holds a NUL byte", bpath);
+    return Py_DECREF(bpath), NULL;
+  }
+  return bpath;
+}
+
 PyObject *gclpy_image_bytes(gclpy_state *st, PyObject *src) {
-  if (PyUnicode_Check(src) || PyObject_HasAttr(src, st->str_fspath)) {
-    PyObject *path = PyOS_FSPath(src);
-    if (!path) return NULL;
-    PyObject *bpath = NULL;
-    if (PyUnicode_Check(path)) {
-      if (!PyUnicode_FSConverter(path, &bpath)) { /* a lone surrogate the file system refuses */
-        PyErr_Clear();
-        gclpy_raise_msg(st, GCL_ERROR_IO, "path %R cannot be encoded for the file system", path);
-        return Py_DECREF(path), NULL;
-      }
-    } else if (PyBytes_Check(path)) {
-      bpath = Py_NewRef(path);
-    }
-    Py_DECREF(path);
-    if (!bpath) return gclpy_type_error("expected a path (str or os.PathLike)", src);
-    if ((size_t)PyBytes_Size(bpath) != strlen(PyBytes_AsString(bpath))) {
-      gclpy_raise_msg(st, GCL_ERROR_IO, "path %R holds a NUL byte", bpath);
-      return Py_DECREF(bpath), NULL;
-    }
+  if (gclpy_is_path(st, src)) {
+    PyObject *bpath = gclpy_path_bytes(st, src);
+    if (!bpath) return NULL;
     void *data = NULL;
     size_t size = 0;
     gcl_status s;

@@ -223,10 +223,11 @@ static PyMethodDef args_methods[] = {
    "(a symmetric Buffer or a view of it, or a torch tensor over one), encoded once per PE of pes\n"
    "over that PE's copy (same shape, strides, dtype, box and options) into consecutive maps from\n"
    "path (a tensormap, or a tensormap[N] from its element 0), so the kernel picks a peer by\n"
-   "run-time index. pes: a list of PE ranks, None for every PE in rank order. Every peer is\n"
-   "resolved before any map is encoded: gclaunch.Error GCL_ERROR_PEER_UNREACHABLE naming the PE\n"
-   "and its index, nothing changed. refresh: GCL_TENSORMAP_REFRESH. The maps are ordinary maps\n"
-   "afterwards: repoint(path, [buf.peer_address(p) for p in pes]) re-points them."},
+   "run-time index. pes: a list, tuple or range of PE ranks, None for every PE in rank order.\n"
+   "Every peer is resolved before any map is encoded: gclaunch.Error\n"
+   "GCL_ERROR_PEER_UNREACHABLE naming the PE and its index, nothing changed. refresh: GCL_TENSORMAP_REFRESH. The maps are ordinary maps\n"
+   "afterwards: repoint(path, [buf.peer_address(p) + off for p in pes]) re-points them\n"
+   "(peer_address is the start of PE p's copy: off is the map's offset into the Buffer)."},
   {"clone", args_clone, METH_NOARGS,
    "clone($self, /)\n--\n\nA copy (gcl_args_clone): same bytes and set state. The copy keeps\n"
    "alive every tensor the original points at (the deleters of tensors the original took still run\n"

@@ -121,7 +121,8 @@ static PyObject *buffer_close(PyObject *self, PyObject *unused) {
                            "%zd DLPack export%s (tensors made by __dlpack__, e.g. "
                            "torch.from_dlpack, each alive while that tensor or any view of it "
                            "is), %zd Args holding it as a pointer argument (until that argument "
-                           "is set to another value or the Args go), %zd view%s (Buffer.view)",
+                           "is set to another value or the Args go), %zd view%s (Buffer.view; a "
+                           "TensorMap of a view holds the view, so it counts here)",
                            b->capsules, b->capsules == 1 ? "" : "s", b->held, b->views,
                            b->views == 1 ? "" : "s");
   gcl_status s = buffer_release(b, true);

@@ -39,9 +39,25 @@ static PyObject *module_wrap(gclpy_context *c, gcl_module *mod) {
 
 static const gclpy_arg load_src = {"path_or_bytes", 0, gclpy_to_image, 0, 0, 0};
 
+/* A module loaded from a path is named by it in messages (gcl_module_load_file: "k.cubin", not
+ * "image of 518104 bytes"); one from bytes by its size. */
+static PyObject *context_load_path(gclpy_context *c, PyObject *src) {
+  PyObject *bpath = gclpy_path_bytes(GCLPY_ST(c), src);
+  if (!bpath) return NULL;
+  gcl_module *mod = NULL;
+  const char *path = PyBytes_AsString(bpath);
+  gcl_status s;
+  Py_BEGIN_ALLOW_THREADS /* a file read: judged by its first bytes, never waits on a FIFO */
+  s = gcl_module_load_file(c->ctx, path, &mod);
+  Py_END_ALLOW_THREADS
+  Py_DECREF(bpath);
+  return s == GCL_OK ? module_wrap(c, mod) : gclpy_raise(GCLPY_ST(c), s);
+}
+
 static PyObject *context_load(PyObject *self, PyObject *src) {
   gclpy_context *c = (gclpy_context *)self;
-  PyObject *bytes = NULL; /* a path: gcl_image_file_read */
+  if (gclpy_is_path(GCLPY_ST(self), src)) return context_load_path(c, src);
+  PyObject *bytes = NULL;
   if (gclpy_parse_one(GCLPY_ST(self), "load", &load_src, src, &bytes) < 0) return NULL;
   gcl_module *mod = NULL;
   const char *data = PyBytes_AsString(bytes);

@@ -274,6 +274,10 @@ int gclpy_to_writable(gclpy_state *, const char *, const gclpy_arg *, PyObject *
 int gclpy_to_image(gclpy_state *, const char *, const gclpy_arg *, PyObject *, void *);
 /* The bytes of an image: a path read by the library, or a bytes-like object (new reference). */
 PyObject *gclpy_image_bytes(gclpy_state *st, PyObject *src);
+/* Whether src is a path (str or os.PathLike); its file-system bytes (new reference; NULL with an
+ * exception: not encodable, a NUL byte). gclpy_image_bytes reads such a path. */
+int gclpy_is_path(gclpy_state *st, PyObject *src);
+PyObject *gclpy_path_bytes(gclpy_state *st, PyObject *src);
 
 /* A stream argument. ctx is set by the caller before the parse: the context another library's
  * stream is wrapped in (gcl_stream_wrap, checked as gcl_stream_check does), or NULL for the

@@ -138,13 +138,14 @@ class Args:
         as a list of N bytes objects, anything else (structs, untyped parameters) as bytes.
         gclaunch.Error GCL_ERROR_UNSET_ARGUMENT while a byte of it is unset."""
     def is_set(self, path_or_index: _Key) -> bool: ...
-    def set_peer_tensormaps(self, path: _Key, map: TensorMap, pes: Sequence[int] | None = None,
+    def set_peer_tensormaps(self, path: _Key, map: TensorMap, pes: list[int] | tuple[int, ...] | range | None = None,
                             refresh: bool = False) -> None:
         """Peer tensor maps (docs/multigpu.md): map (over this PE's copy of a symmetric buffer)
         encoded once per PE of pes (None: every PE in rank order) over that PE's copy, into
         consecutive maps from path. GCL_ERROR_PEER_UNREACHABLE naming the PE and its index in
         pes before any encode; nothing changed on any refusal. Re-point with
-        repoint(path, [buf.peer_address(p) for p in pes])."""
+        repoint(path, [buf.peer_address(p) + off for p in pes]) (peer_address is the start of PE
+        p's copy: off is the map's offset into the Buffer). pes: a list, tuple or range of ints."""
     def buffer(self) -> bytes: ...
     def refresh(self, path: _Key, tensormaps: Union[TensorMap, Sequence[TensorMap]]) -> None:
         """gclaunch.Error GCL_ERROR_TYPE_MISMATCH when path is no tensormap / tensormap[N]."""

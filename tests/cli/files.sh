@@ -9,7 +9,8 @@
 #     @FILE fill of 3 GiB is refused by its size. Each runs with its peak memory measured (the
 #     resident set, which a whole read fills) and, where the binary runs under one (not under
 #     ASan), a 1 GiB address-space limit (ulimit -v), so a whole read fails the test;
-#   - an ELF header whose section table lies past the end is refused naming both sizes.
+#   - an ELF header whose section table lies past the end is refused naming both sizes;
+#   - inspect --signature @FILE prints the same as the text inline (whitespace around it dropped).
 #   files.sh GCLAUNCH KERNEL_DIR
 g=$1 k=$2
 export GCL_LIBCUDA=/nonexistent/libcuda.so.1 GCL_LIBNVRTC=/nonexistent/libnvrtc.so
@@ -96,6 +97,20 @@ run_check "--signature @FILE differs" 1 "declares 2 parameters, kernel 'echo_sca
 truncate -s 20M "$tmp/huge.sig"
 peak_check "--signature @20 MiB" 2 "20971520 bytes, more than the 16777216 read" -- "$g" inspect --signature "@$tmp/huge.sig"
 run_check "--signature @missing" 2 "cannot read '$tmp/missing': No such file" -- "$g" inspect --signature "@$tmp/missing"
+# @FILE prints exactly what the same text inline does (issue 55: the file's last newline was
+# echoed after "signature:" and inside the JSON string), with and without --json; CRLF too.
+sig="i32 a, f32* p, grid_constant bytes(64) align(16) s"
+printf '%s\n' "$sig" >"$tmp/lf.sig"
+printf '  %s\r\n\n' "$sig" >"$tmp/crlf.sig"
+for json in "" --json; do
+  timeout 20 "$g" inspect --signature "$sig" $json >"$tmp/inline" 2>&1 || fail "inline $json: exit $?"
+  for f in lf crlf; do
+    timeout 20 "$g" inspect --signature "@$tmp/$f.sig" $json >"$tmp/fromfile" 2>&1 ||
+      fail "@$f.sig $json: exit $?"
+    cmp -s "$tmp/inline" "$tmp/fromfile" ||
+      fail "@$f.sig $json prints other text than inline: $(diff "$tmp/inline" "$tmp/fromfile" | head -5)"
+  done
+done
 
 [ $failed -eq 0 ] && echo "files.sh: all passed"
 exit $failed

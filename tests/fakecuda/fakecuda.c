@@ -36,6 +36,7 @@ int fake_default_attrs[CU_FUNC_ATTRIBUTE_MAX];
 long fake_live[LIVE_COUNT];
 fake_alloc *fake_allocs;
 long fake_launches, fake_libraries;
+long fake_programmatic_edges;
 uint64_t fake_digest_sum;
 fakecuda_launch fake_last_launch, fake_last_launch_dev[FAKE_MAX_DEVICES];
 long fake_launches_dev[FAKE_MAX_DEVICES];
@@ -193,7 +194,7 @@ FAKE_API void fakecuda_reset(void) {
   fake_tables = NULL;
   fake_table_count = 0;
   default_attributes();
-  fake_launches = fake_libraries = 0;
+  fake_launches = fake_libraries = fake_programmatic_edges = 0;
   memset(fake_launches_dev, 0, sizeof fake_launches_dev);
   fake_digest_sum = 0;
   for (int i = 0; i <= E_COUNT; i++) atomic_store(&fake_calls[i], 0);
@@ -280,6 +281,13 @@ FAKE_API long fakecuda_live(const char *kind) {
 FAKE_API int fakecuda_current_device(void) { return fake_context_device(fake_current); }
 
 FAKE_API void fakecuda_unbind(void) { fake_current = NULL; }
+
+FAKE_API long fakecuda_programmatic_edges(void) {
+  pthread_mutex_lock(&fake_lock);
+  long n = fake_programmatic_edges;
+  pthread_mutex_unlock(&fake_lock);
+  return n;
+}
 
 FAKE_API long fakecuda_launch_count(void) {
   pthread_mutex_lock(&fake_lock);

@@ -125,7 +125,11 @@ long fakecuda_failed_calls(const char *entry);
  * dynamic shared + 1024)); active clusters = SMs x blocks per SM / cluster size (more than 8
  * needs NON_PORTABLE_CLUSTER_SIZE_ALLOWED, more than 16 is CUDA_ERROR_INVALID_CLUSTER_SIZE).
  * Graphs: a capture records the stream's launches and copies as a chain of nodes (synchronizing
- * the stream meanwhile is CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and invalidates the capture);
+ * the stream meanwhile is CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and invalidates the capture;
+ * while a capture of mode THREAD_LOCAL or GLOBAL begun by this thread -- or one of mode GLOBAL
+ * begun by any thread -- is open, this thread's cuMemAlloc, cuEventQuery, cuEventSynchronize,
+ * cuStreamSynchronize and cuGraphInstantiateWithFlags fail with
+ * CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, as driver 580's do in mode THREAD_LOCAL);
  * cuGraphGetNodes lists them in reverse order, cuGraphGetEdges gives the chain; a replay
  * (cuGraphLaunch) counts each kernel node as a launch (fakecuda_last_launch shows its bytes) and
  * performs the copies. Sticky faults: fakecuda_fail("cuLaunchKernelEx", 715, 0) etc. */
@@ -143,6 +147,18 @@ typedef struct fakecuda_launch {
   size_t param_bytes;          /* the kernel's parameter area, max(offset + size) */
   unsigned char params[FAKECUDA_MAX_PARAM_BYTES]; /* as the device would see them */
 } fakecuda_launch;
+
+/* Edges that carry data (PROGRAMMATIC, from a captured PDL launch after a kernel) in the graph
+ * exec that cuGraphLaunch replayed last; 0 before any replay or after a reset. A query of edges
+ * without room for their data (the old cuGraphGetEdges, or cuGraphGetEdges_v2 with edgeData
+ * NULL) is CUDA_ERROR_LOSSY_QUERY while such an edge exists, as on the real driver. A driver
+ * version below 12030 (fakecuda_set_driver_version) has no edge data, and cuGetProcAddress_v2
+ * gives the old cuGraphGetEdges for any version, as such a driver does. */
+long fakecuda_programmatic_edges(void);
+/* While on, a count of edges without arrays (from, to and edgeData NULL) is refused as lossy too
+ * when an edge carries data (cuda.h calls such a count lossless; this checks gclaunch's way round
+ * a driver that does not). Not changed by fakecuda_reset. */
+void fakecuda_set_lossy_edge_count(int on);
 
 /* Successful launches since load or the last reset. */
 long fakecuda_launch_count(void);

@@ -65,7 +65,14 @@ int fake_capture_kernel(CUstream s, fake_function *f, const fakecuda_launch *rec
   }
   *copy = *rec;
   *n = (fake_node){.magic = NODE_MAGIC, .type = CU_GRAPH_NODE_TYPE_KERNEL, .fn = f, .rec = copy};
-  *rc = append(st->capture, n);
+  fake_graph *g = st->capture;
+  /* PDL after a kernel: the edge lets this kernel start at the producer's programmatic port (a
+   * driver before 12.3 has no edge data to show). */
+  if (rec->programmatic && g->count && g->nodes[g->count - 1]->type == CU_GRAPH_NODE_TYPE_KERNEL &&
+      atomic_load(&fake_driver_version) >= 12030)
+    n->in = (CUgraphEdgeData){.from_port = CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC,
+                              .type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC};
+  *rc = append(g, n);
   return 1;
 }
 
@@ -82,6 +89,32 @@ int fake_capture_copy(CUstream s, void *dst, const void *src, size_t bytes, uint
                    .dst = dst, .src = src, .bytes = bytes, .value = value, .width = width};
   *rc = append(st->capture, n);
   return 1;
+}
+
+atomic_int fake_lossy_count; /* fakecuda_set_lossy_edge_count */
+
+FAKE_API void fakecuda_set_lossy_edge_count(int on) { atomic_store(&fake_lossy_count, on); }
+
+static fake_stream *capture_head; /* fake_lock */
+static _Thread_local char thread_self;
+
+void fake_capture_list(fake_stream *s, int add) {
+  pthread_mutex_lock(&fake_lock);
+  fake_stream **p = &capture_head;
+  while (*p && *p != s) p = &(*p)->capture_next;
+  if (add && !*p) s->capture_next = capture_head, capture_head = s;
+  if (!add && *p) *p = s->capture_next;
+  pthread_mutex_unlock(&fake_lock);
+}
+
+int fake_capture_forbids(void) {
+  int forbids = 0;
+  pthread_mutex_lock(&fake_lock);
+  for (fake_stream *s = capture_head; s && !forbids; s = s->capture_next)
+    forbids = s->mode == CU_STREAM_CAPTURE_MODE_GLOBAL ||
+              (s->mode == CU_STREAM_CAPTURE_MODE_THREAD_LOCAL && s->thread == &thread_self);
+  pthread_mutex_unlock(&fake_lock);
+  return forbids;
 }
 
 static fake_graph *new_graph(uint32_t magic, int device, int live) {
@@ -105,6 +138,8 @@ CUresult fake_cuStreamBeginCapture(CUstream s, CUstreamCaptureMode m) {
   if (!(st->capture = calloc(1, sizeof *st->capture))) return CUDA_ERROR_OUT_OF_MEMORY;
   st->capture->magic = GRAPH_MAGIC, st->capture->device = (int)st->device;
   st->capturing = 1, st->invalidated = 0;
+  st->mode = m, st->thread = &thread_self;
+  fake_capture_list(st, 1);
   return CUDA_SUCCESS;
 }
 
@@ -117,6 +152,7 @@ CUresult fake_cuStreamEndCapture(CUstream s, CUgraph *out) {
   fake_graph *g = st->capture;
   int invalidated = st->invalidated;
   st->capture = NULL, st->capturing = 0, st->invalidated = 0;
+  fake_capture_list(st, 0);
   if (invalidated) {
     fake_graph_free(g);
     *out = NULL;
@@ -160,22 +196,43 @@ CUresult fake_cuGraphGetNodes(CUgraph g, CUgraphNode *nodes, size_t *count) {
   return CUDA_SUCCESS;
 }
 
-CUresult fake_cuGraphGetEdges(CUgraph g, CUgraphNode *from, CUgraphNode *to,
-                              CUgraphEdgeData *data, size_t *count) {
-  ENTER(cuGraphGetEdges);
+/* Edges of the chain whose data is not the default (zeroed) one. */
+static size_t data_edges(const fake_graph *g) {
+  static const CUgraphEdgeData zero;
+  size_t n = 0;
+  for (size_t i = 1; i < g->count; i++) n += memcmp(&g->nodes[i]->in, &zero, sizeof zero) != 0;
+  return n;
+}
+
+/* Both ABIs. As cuda.h documents: from and to NULL only count; data NULL with edges that carry
+ * data is CUDA_ERROR_LOSSY_QUERY (driver 580 on the H100 refuses a captured PDL pair so). */
+static CUresult get_edges(CUgraph g, CUgraphNode *from, CUgraphNode *to, CUgraphEdgeData *data,
+                          size_t *count) {
   fake_graph *gr = graph_of(g, GRAPH_MAGIC);
   /* As driver 580 on the H200: arrays with a count of 0 are refused (a graph of one node). */
   if (!count || (!from) != (!to) || (data && !from) || (from && !*count))
     return CUDA_ERROR_INVALID_VALUE;
-  if (data) memset(data, 0, *count * sizeof *data); /* default edges */
   if (!gr) return CUDA_ERROR_INVALID_HANDLE;
+  if ((from || atomic_load(&fake_lossy_count)) && !data && data_edges(gr)) return CUDA_ERROR_LOSSY_QUERY;
   size_t edges = gr->count ? gr->count - 1 : 0;
-  for (size_t i = 0; from && i < *count && i < edges; i++) {
-    from[i] = (CUgraphNode)gr->nodes[i];
-    to[i] = (CUgraphNode)gr->nodes[i + 1];
+  for (size_t i = 0; from && i < *count; i++) {
+    from[i] = i < edges ? (CUgraphNode)gr->nodes[i] : NULL;
+    to[i] = i < edges ? (CUgraphNode)gr->nodes[i + 1] : NULL;
+    if (data) data[i] = i < edges ? gr->nodes[i + 1]->in : (CUgraphEdgeData){0};
   }
   *count = edges;
   return CUDA_SUCCESS;
+}
+
+CUresult fake_cuGraphGetEdges(CUgraph g, CUgraphNode *from, CUgraphNode *to,
+                              CUgraphEdgeData *data, size_t *count) {
+  ENTER(cuGraphGetEdges);
+  return FAKE_RESULT(cuGraphGetEdges, get_edges(g, from, to, data, count));
+}
+
+CUresult fake_cuGraphGetEdges_v1(CUgraph g, CUgraphNode *from, CUgraphNode *to, size_t *count) {
+  ENTER(cuGraphGetEdges);
+  return FAKE_RESULT(cuGraphGetEdges, get_edges(g, from, to, NULL, count));
 }
 
 CUresult fake_cuGraphNodeGetType(CUgraphNode n, CUgraphNodeType *t) {
@@ -216,6 +273,7 @@ static fake_node *node_copy(const fake_node *n) {
 
 CUresult fake_cuGraphInstantiateWithFlags(CUgraphExec *out, CUgraph g, unsigned long long flags) {
   ENTER(cuGraphInstantiateWithFlags);
+  if (fake_capture_forbids()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   fake_graph *gr = graph_of(g, GRAPH_MAGIC);
   if (!out || flags) return CUDA_ERROR_INVALID_VALUE;
   if (!gr) return CUDA_ERROR_INVALID_HANDLE;
@@ -266,6 +324,9 @@ CUresult fake_cuGraphLaunch(CUgraphExec e, CUstream s) {
   fake_graph *ex = graph_of(e, EXEC_MAGIC);
   if (!ex || !fake_valid_stream(s)) return CUDA_ERROR_INVALID_HANDLE;
   if (ex->device != fake_context_device(fake_current)) return CUDA_ERROR_INVALID_CONTEXT;
+  pthread_mutex_lock(&fake_lock);
+  fake_programmatic_edges = (long)data_edges(ex);
+  pthread_mutex_unlock(&fake_lock);
   for (size_t i = 0; i < ex->count; i++) {
     fake_node *n = ex->nodes[i];
     if (n->type != CU_GRAPH_NODE_TYPE_KERNEL) {

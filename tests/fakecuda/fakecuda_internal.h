@@ -114,6 +114,9 @@ typedef struct fake_node {
   const void *src;             /* copies; NULL for a fill */
   size_t bytes;
   uint32_t value, width;       /* fills: value of width 1 or 4 bytes */
+  CUgraphEdgeData in;          /* the edge from the node before it in the chain (zero: default;
+                                  a PDL launch after a kernel: PROGRAMMATIC, from that kernel's
+                                  PROGRAMMATIC port, as the driver captures it) */
 } fake_node;
 
 typedef struct fake_graph {    /* a CUgraph (a chain: node i depends on node i - 1) or CUgraphExec */
@@ -130,7 +133,19 @@ typedef struct fake_stream {
   int priority;
   int capturing, invalidated;  /* between cuStreamBeginCapture and cuStreamEndCapture */
   fake_graph *capture;         /* the graph being captured (owned until the end) */
+  CUstreamCaptureMode mode;    /* the capture's */
+  const void *thread;          /* the thread that began it */
+  struct fake_stream *capture_next; /* the list of capturing streams (fake_lock) */
 } fake_stream;
+
+/* Capture modes (fakecuda_graph.c), as the real driver: while a stream captures in mode
+ * THREAD_LOCAL or GLOBAL, the thread that began it may not make a potentially unsafe call;
+ * while one captures in GLOBAL mode, no thread may. The fake's unsafe calls are the ones
+ * measured on driver 580 (FACTS: THREAD_LOCAL): cuMemAlloc, cuEventQuery, cuEventSynchronize,
+ * cuStreamSynchronize, cuGraphInstantiateWithFlags; each then fails with
+ * CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and changes nothing. */
+int fake_capture_forbids(void);
+void fake_capture_list(fake_stream *s, int add);
 
 enum { LIVE_RETAIN, LIVE_MEMORY, LIVE_LIBRARY, LIVE_STREAM, LIVE_EVENT, LIVE_HOST, LIVE_GRAPH,
        LIVE_EXEC, LIVE_COUNT };
@@ -162,6 +177,7 @@ extern int fake_default_attrs[CU_FUNC_ATTRIBUTE_MAX];
 extern long fake_live[LIVE_COUNT];
 extern fake_alloc *fake_allocs;
 extern long fake_launches, fake_libraries;
+extern long fake_programmatic_edges; /* in the exec cuGraphLaunch replayed last */
 extern uint64_t fake_digest_sum;
 extern fakecuda_launch fake_last_launch, fake_last_launch_dev[FAKE_MAX_DEVICES];
 extern long fake_launches_dev[FAKE_MAX_DEVICES];
@@ -181,6 +197,9 @@ int fake_capture_kernel(CUstream s, fake_function *f, const fakecuda_launch *rec
 /* On a capturing stream: appends a copy (src non-NULL) or fill node, 1; else 0. */
 int fake_capture_copy(CUstream s, void *dst, const void *src, size_t bytes, uint32_t value,
                       uint32_t width, CUresult *rc);
+/* The old cuGraphGetEdges (ABI 10000), served for versions below 12030 and by drivers older
+ * than 12.3 (fakecuda_graph.c). */
+CUresult fake_cuGraphGetEdges_v1(CUgraph g, CUgraphNode *from, CUgraphNode *to, size_t *count);
 /* Frees a graph or exec and its nodes (fakecuda_graph.c). */
 void fake_graph_free(fake_graph *g);
 /* Runs a copy or fill node. */

@@ -305,6 +305,11 @@ FAKE_API CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int versio
   }
   FAKE_ENTRIES(X_RESOLVE)
 #undef X_RESOLVE
+  /* As the real driver: the ABI of the version asked for, or the newest the driver has. */
+  if (*pfn && e == E_cuGraphGetEdges && (version < 12030 || atomic_load(&fake_driver_version) < 12030)) {
+    PFN_cuGraphGetEdges_v10000 old = fake_cuGraphGetEdges_v1;
+    *pfn = (void *)old;
+  }
   if (status) *status = found;
   return CUDA_SUCCESS;
 }

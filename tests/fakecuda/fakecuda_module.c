@@ -10,6 +10,7 @@
 CUresult fake_cuMemAlloc(CUdeviceptr *p, size_t bytes) {
   ENTER(cuMemAlloc);
   NEED_CONTEXT();
+  if (fake_capture_forbids()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   if (!p || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
   if (bytes > ((size_t)1 << 36)) return CUDA_ERROR_OUT_OF_MEMORY;
   fake_alloc *a = malloc(sizeof *a);

@@ -75,6 +75,7 @@ CUresult fake_cuStreamDestroy(CUstream s) {
   fake_stream *st = stream_of(s);
   if (!st || st->magic != STREAM_MAGIC) return CUDA_ERROR_INVALID_HANDLE;
   if (st->capture) fake_graph_free(st->capture);
+  fake_capture_list(st, 0);
   st->magic = 0;
   free(st);
   count_live(LIVE_STREAM, -1);
@@ -106,7 +107,8 @@ CUresult fake_cuStreamGetCtx(CUstream s, CUcontext *out) {
   return CUDA_SUCCESS;
 }
 
-/* As the real driver: synchronizing a capturing stream is refused and invalidates the capture. */
+/* As the real driver: synchronizing a capturing stream is refused and invalidates the capture;
+ * synchronizing any stream while this thread captures is refused (fake_capture_forbids). */
 CUresult fake_cuStreamSynchronize(CUstream s) {
   ENTER(cuStreamSynchronize);
   if (!fake_valid_stream(s)) return CUDA_ERROR_INVALID_HANDLE;
@@ -115,7 +117,7 @@ CUresult fake_cuStreamSynchronize(CUstream s) {
     st->invalidated = 1;
     return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   }
-  return CUDA_SUCCESS;
+  return fake_capture_forbids() ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
 }
 
 /* --- events -------------------------------------------------------------------------------- */
@@ -173,12 +175,14 @@ CUresult fake_cuEventRecord(CUevent e, CUstream s) {
 
 CUresult fake_cuEventSynchronize(CUevent e) {
   ENTER(cuEventSynchronize);
+  if (fake_capture_forbids()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   return event_of(e) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 
 /* Work is done at once here: every event is complete (inject 600 to see NOT_READY). */
 CUresult fake_cuEventQuery(CUevent e) {
   ENTER(cuEventQuery);
+  if (fake_capture_forbids()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   return event_of(e) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 

@@ -253,9 +253,41 @@ Test(graph_repoint, table_maps) { run_placement(TABLE, MAX_MAPS); }
 
 #define PDL_N (1 << 20)
 
+#define PDL_MAPS 4
+
+/* A table of PDL_MAPS maps over x (as 1024 x 1024 i32), map i starting at row 16 i. */
+static void pdl_table_point(gcl_tensormap_table *t, uint64_t x, bool set) {
+  int64_t shape[2] = {1024, 1024};
+  DLTensor tx[PDL_MAPS];
+  const DLTensor *tp[PDL_MAPS];
+  uint64_t at[PDL_MAPS];
+  for (int i = 0; i < PDL_MAPS; i++) {
+    at[i] = x + (uint64_t)i * 16 * 1024 * 4;
+    tx[i] = (DLTensor){.data = (void *)(uintptr_t)at[i], .device = {kDLCUDA, 0}, .ndim = 2,
+                       .dtype = {kDLInt, 32, 1}, .shape = shape};
+    tp[i] = &tx[i];
+  }
+  gcl_tensormap_options o;
+  memset(&o, 0, sizeof o);
+  o.box[0] = 16, o.box[1] = 16;
+  if (set) CHECK(gcl_tensormap_table_set(t, 0, PDL_MAPS, tp, &o, 1, 0));
+  else CHECK(gcl_tensormap_table_repoint(t, 0, PDL_MAPS, at));
+}
+
+/* The table's device copy is the host maps as last set (the replay's copy node ran first). */
+static void pdl_table_check(gcl_context *ctx, gcl_tensormap_table *t, int r) {
+  unsigned char dev[PDL_MAPS * 128];
+  CHECK(gcl_mem_download(ctx, dev, gcl_tensormap_table_address(t), sizeof dev));
+  cr_assert(!memcmp(dev, gcl_tensormap_table_map(t, 0), sizeof dev),
+            "PDL replay %d: the table's device copy is not the maps set for it", r);
+}
+
 /* pdl_producer writes x[i] = i + 1 into x; pdl_waits (launched with PDL: it may start before the
- * producer finished, and waits through griddepcontrol.wait) copies x into y. Captured once;
- * replayed over two (x, y) pairs in turn, both poisoned before each replay. */
+ * producer finished, and waits through griddepcontrol.wait) copies x into y. Captured once with
+ * a tensor-map table (its copy node goes before the producer; the programmatic edge between the
+ * pair stays as captured: issue 55, cuGraphGetEdges refused such a graph with LOSSY_QUERY);
+ * replayed over two (x, y) pairs in turn, both poisoned before each replay, the args updated
+ * with gcl_graph_set_args and the table re-pointed to x and updated with gcl_graph_set_table. */
 Test(graph_repoint, pdl_pair_captured_and_replayed) {
   gcl_context *ctx;
   CHECK(gcl_context_create(0, &ctx));
@@ -286,8 +318,12 @@ Test(graph_repoint, pdl_pair_captured_and_replayed) {
   gcl_launch_config prod = {.grid = {PDL_N / 256}, .block = {256}, .stream = gcl_stream_handle(s)};
   gcl_launch_config dep = prod;
   dep.programmatic_dependent_launch = true;
+  gcl_tensormap_table *t;
+  CHECK(gcl_tensormap_table_create(ctx, PDL_MAPS, &t));
+  pdl_table_point(t, x[0], true);
   gcl_graph *g;
   CHECK(gcl_graph_capture_begin(s));
+  CHECK(gcl_graph_capture_table(s, t));
   CHECK(gcl_launch(producer, &prod, pa));
   CHECK(gcl_launch(waits, &dep, wa));
   CHECK(gcl_graph_capture_end(s, &g));
@@ -302,11 +338,14 @@ Test(graph_repoint, pdl_pair_captured_and_replayed) {
     CHECK(gcl_args_set_ptr(wa, 1, y[c]));
     CHECK(gcl_graph_set_args(g, 0, producer, pa));
     CHECK(gcl_graph_set_args(g, 1, waits, wa));
+    pdl_table_point(t, x[c], false);
+    CHECK(gcl_graph_set_table(g, t));
     CHECK(gcl_mem_fill_u8_async(ctx, x[c], 0xff, 4 * PDL_N, s));
     CHECK(gcl_mem_fill_u8_async(ctx, y[c], 0xff, 4 * PDL_N, s));
     CHECK(gcl_graph_launch(g, s));
     CHECK(gcl_stream_synchronize(s));
     CHECK(gcl_mem_download(ctx, got, y[c], 4 * PDL_N));
+    pdl_table_check(ctx, t, r);
     size_t bad = 0;
     for (int i = 0; i < PDL_N; i++)
       if (got[i] != i + 1 && bad++ < 5)
@@ -315,6 +354,7 @@ Test(graph_repoint, pdl_pair_captured_and_replayed) {
   }
   free(got);
   gcl_graph_destroy(g);
+  gcl_tensormap_table_destroy(t);
   gcl_args_destroy(pa);
   gcl_args_destroy(wa);
   for (int c = 0; c < 2; c++) gcl_mem_free(ctx, x[c]), gcl_mem_free(ctx, y[c]);

@@ -34,8 +34,24 @@ trap 'rm -rf "$tmp"' EXIT
 echo "NVSHMEM wheel: $nv; kernel: sm_$arch, $(wc -c <"$tmp/k.cubin") bytes"
 export GCL_NVSHMEM_CUBIN="$tmp/k.cubin" GCL_NVSHMEM_PATH="$nv/lib" GCL_KERNEL_DIR="$kdir"
 export NVSHMEM_DISABLE_NVLS=1 NVSHMEM_REMOTE_TRANSPORT=none
+# Runs the suite with its output copied to $tmp/out; its status in $tmp/rc.
+run() { { "$@"; echo $? >"$tmp/rc"; } 2>&1 | tee "$tmp/out"; }
 case $mode in
-1pe) "$exe" ;;
-2pe) NVSHMEM_BOOTSTRAP_UID_SOCK_IFNAME=${NVSHMEM_BOOTSTRAP_UID_SOCK_IFNAME:-lo} timeout 240 "$exe" ;;
+1pe) run "$exe" ;;
+2pe) NVSHMEM_BOOTSTRAP_UID_SOCK_IFNAME=${NVSHMEM_BOOTSTRAP_UID_SOCK_IFNAME:-lo} run timeout 240 "$exe" ;;
 *) echo "usage: test_nvshmem.sh 1pe|2pe EXE NVSHMEM_PUT_CU KERNEL_DIR"; exit 2 ;;
 esac
+rc=$(cat "$tmp/rc" 2>/dev/null) || rc=
+[ -n "$rc" ] || { echo "FAIL: $exe left no status (killed with the shell?)"; exit 1; }
+# Say why a nonzero status came, in words (issue 55: "Failing: 0", then exit 1 with nothing said).
+if [ "$rc" = 0 ] || [ "$rc" = 77 ]; then exit "$rc"; fi
+synthesis=$(grep 'Synthesis:' "$tmp/out" | tail -1)
+if [ "$rc" = 124 ]; then why="timed out (240 s)"
+elif [ "$rc" -gt 128 ]; then why="killed by signal $((rc - 128)) ($(kill -l $((rc - 128)) 2>/dev/null))"
+elif echo "$synthesis" | grep -q 'Failing: 0 | Crashing: 0'; then
+  why="its tests passed ($synthesis) but the process exited $rc after them (something that ran after the verdict, at exit)"
+elif [ -n "$synthesis" ]; then why="tests failed ($synthesis; see above)"
+else why="it ended before Criterion's synthesis (see the lines above)"
+fi
+echo "FAIL: $(basename "$exe") exited $rc: $why"
+exit "$rc"

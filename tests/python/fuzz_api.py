@@ -33,7 +33,13 @@ fake driver the live streams, events, graphs and allocations must be back after 
 Nothing the driver must trust blindly is drawn (no random stream handles, no kernel writing
 through a random pointer), so a crash is gclaunch's; each batch warms the driver up, measures
 free device memory (cuMemGetInfo), runs its cases, drops their objects and measures again:
-growth beyond GCL_FUZZ_LEAK_MB (16 MiB; sequences allocate 64 MiB Buffers) is a failure.
+growth beyond the tolerance leak_tolerance() derives (what the driver may keep beyond warm-up:
+one 2 MiB block per heap; GCL_FUZZ_LEAK_MB overrides it) is a failure.
+
+Isolation (issue 55): a capturing thread may not allocate, query or synchronize events or
+streams, or instantiate graphs (capture mode THREAD_LOCAL); the model labels those steps 'err'
+during a capture of the case, and after every case isolate() drops its objects and checks that
+no capture and no PE outlives it.
 """
 import argparse
 import gc
@@ -59,6 +65,9 @@ import gcltest as T  # noqa: E402
 REAL = "--real" in sys.argv or os.environ.get("GCL_FUZZ_DRIVER") == "real"
 if REAL:
     os.environ["GCL_FUZZ_DRIVER"] = "real"
+    # a PE that a case (or warm_up) starts: one GPU, no NVLink multicast, no network (multigpu.md)
+    os.environ.setdefault("NVSHMEM_DISABLE_NVLS", "1")
+    os.environ.setdefault("NVSHMEM_REMOTE_TRANSPORT", "none")
 FAKE = None if REAL else T.fake_driver()
 import gclaunch as g  # noqa: E402
 
@@ -114,6 +123,7 @@ class World:
         self.streams = [0, 1, 2]
         self.steps = {}  # (label, outcome) -> count, of the sequences' steps
         self.s = self.ctx.create_stream()  # wrapped by sequences (Stream.from_handle); never closed
+        self.probe = self.ctx.create_event()  # isolate()'s: never given to a case
         # for GENERIC's method calls: a Buffer, an Event and a Graph of one bench_args8 launch
         self.buf, self.ev, self.gs = self.ctx.alloc(4096), self.ctx.create_event(), self.ctx.create_stream()
         with self.gs.capture() as self.graph:
@@ -415,6 +425,29 @@ class Model:
             return self.r.choice(sorted(d))
         return f"{new_prefix}{len(d)}"
 
+    def captures(self, but=None):
+        """Whether a stream of this thread (the fuzzer's one thread) captures now, other than
+        `but`: "yes", "maybe" (a stream the model lost track of may have begun one) or "no"."""
+        open_ = [s for n, s in self.streams.items() if n != but and s["open"] and not s["world"]]
+        if any(s["capturing"] and s["known"] for s in open_):
+            return "yes"
+        return "maybe" if any(s["capturing"] or not s["known"] for s in open_) else "no"
+
+    def unsafe(self, label, but=None):
+        """The label of a call the driver refuses while a stream of this thread captures (capture
+        mode THREAD_LOCAL, measured on driver 580: cuMemAlloc, cuEventQuery, cuEventSynchronize,
+        cuStreamSynchronize, graph instantiation; docs/graphs.md): an 'ok' becomes 'err' during a
+        capture, 'any' when the model cannot tell."""
+        cap = self.captures(but)
+        if label != "ok" or cap == "no":
+            return label
+        return "err" if cap == "yes" else "any"
+
+    def untested(self, label):
+        """The label of a call whose behaviour during a capture of this thread was not measured
+        (synchronous copies and fills, frees, stream destruction): 'ok' becomes 'any' then."""
+        return label if label != "ok" or self.captures() == "no" else "any"
+
 
 def q_stream(m):
     r = m.r
@@ -445,8 +478,10 @@ def q_stream_op(m):
     op = r.randrange(8)
     if s["world"] and op in (2, 3, 6):  # no capture on a wrap of the World's stream (it outlives the case)
         op = 0
-    if op == 0:  # synchronize: during a capture the driver refuses and invalidates it
-        m.add(f"{n}.synchronize()", "ok" if live and not s["capturing"] else "err" if not s["open"] else "any")
+    if op == 0:  # synchronize: during its capture the driver refuses and invalidates it; during
+        # another capture of this thread it refuses (THREAD_LOCAL)
+        m.add(f"{n}.synchronize()", m.unsafe("ok", but=n) if live and not s["capturing"] else
+              "err" if not s["open"] else "any")
         if s["capturing"]:
             s["known"] = False
     elif op == 1:  # launch (captured while capturing)
@@ -461,13 +496,15 @@ def q_stream_op(m):
     elif op == 3:  # end_capture
         gname = f"gr{len(m.graphs)}"
         # a capture that launched nothing is refused (the driver's graph would have no kernel node)
+        # instantiating the graph is refused while another stream of this thread captures
         ok = live and s["capturing"] and s["kernels"] > 0
-        m.add(f"{gname} = {n}.end_capture()", "ok" if ok else "err" if not s["open"] or
-              (live and (not s["capturing"] or not s["kernels"])) else "any")
-        m.graphs[gname] = {"ready": ok, "kernels": s["kernels"], "known": ok}
+        label = m.unsafe("ok", but=n) if ok else "err" if not s["open"] or \
+            (live and (not s["capturing"] or not s["kernels"])) else "any"
+        m.add(f"{gname} = {n}.end_capture()", label)
+        m.graphs[gname] = {"ready": label == "ok", "kernels": s["kernels"], "known": label == "ok"}
         s["capturing"] = False
     elif op == 4:  # close (also during a capture, also twice)
-        m.add(f"{n}.close()", "ok" if s["open"] or s["known"] else "any")
+        m.add(f"{n}.close()", ("ok" if s["capturing"] else m.untested("ok")) if s["open"] or s["known"] else "any")
         if not s["world"]:
             s["open"], s["capturing"] = False, False
         else:
@@ -480,9 +517,9 @@ def q_stream_op(m):
         gname = f"gr{len(m.graphs)}"
         body = "".join(f"\n    W.k.launch(1, 32, W.full, stream={n})" for _ in range(k)) or "\n    pass"
         ok = live and not s["capturing"] and k > 0
-        m.add(f"with {n}.capture() as {gname}:{body}",
-              "ok" if ok else "err" if not s["open"] or (live and not s["capturing"]) else "any")
-        m.graphs[gname] = {"ready": ok, "kernels": k, "known": ok}
+        label = m.unsafe("ok", but=n) if ok else "err" if not s["open"] or (live and not s["capturing"]) else "any"
+        m.add(f"with {n}.capture() as {gname}:{body}", label)
+        m.graphs[gname] = {"ready": label == "ok", "kernels": k, "known": label == "ok"}
     else:  # random arguments
         m.add(f"{n}.{r.choice(['wait', 'record'])}({r.choice([loose(r), stream_expr(r), 'W.s', 'e0' if m.events else 'None'])})", "any")
         s["known"] = False
@@ -505,12 +542,12 @@ def q_event_op(m):
         e["recorded"] |= live
         e["captured"] |= not live
     elif op == 1:
-        m.add(f"{name}.synchronize()", "ok" if not e["captured"] else "any")
+        m.add(f"{name}.synchronize()", m.unsafe("ok") if not e["captured"] else "any")
     elif op == 2:
-        m.add(f"{name}.is_done", "ok" if not e["captured"] else "any")
+        m.add(f"{name}.is_done", m.unsafe("ok") if not e["captured"] else "any")
     elif op == 3 and sn and len(m.events) > 1:  # elapsed between two records on one stream
         other = r.choice([x for x in sorted(m.events) if x != name])
-        ok = live and not e["captured"] and not m.events[other]["captured"]
+        ok = live and not e["captured"] and not m.events[other]["captured"] and m.captures() == "no"
         m.add(f"{other}.record({sn}); W.k.launch(1, 32, W.full, stream={sn}); {name}.record({sn}); "
               f"{name}.synchronize(); t = {name} - {other}; assert t >= 0.0 and t == {other}.elapsed_ms({name}), t",
               "ok" if ok else "any")
@@ -571,13 +608,23 @@ def q_buffer_op(m):
     name = m.pick(m.buffers, "b")
     if name not in m.buffers:
         n = r.choice(SIZES)
-        m.add(f"{name} = {r.choice(['W.ctx', 'W.ctx', 'g.Context(0)'])}.alloc({n})", "ok")
-        m.buffers[name] = {"open": True, "size": n, "holders": 0, "known": True}
+        label = m.unsafe("ok")  # cuMemAlloc: refused while a stream of this thread captures
+        m.add(f"{name} = {r.choice(['W.ctx', 'W.ctx', 'g.Context(0)'])}.alloc({n})", label)
+        if label == "ok":
+            m.buffers[name] = {"open": True, "size": n, "holders": 0, "known": True}
         return
     b = m.buffers[name]
     live, n = b["open"] and b["known"], b["size"]
     dead = "err" if not b["open"] else "any"
     op = r.randrange(12)
+    q_buffer_step(m, name, b, live, n, dead, op)
+
+
+def q_buffer_step(m, name, b, live, n, dead, op):
+    """One step on Buffer `name`. The driver's copies, fills and frees during a capture of this
+    thread were not measured: their 'ok' is 'any' then (Model.untested)."""
+    r = m.r
+    m = _Untested(m)
     if op == 0:  # upload: in range or not
         k, off = r.choice([0, 1, 16, n, n + 1]), r.choice([0, 0, 1, n, n + 1, 2**62])
         m.add(f"{name}.upload(bytes(range(256)) * {k // 256} + bytes(range({k % 256})), offset={off})",
@@ -630,6 +677,7 @@ def q_buffer_op(m):
         m.add(f"{name}.close()", ("err" if b["holders"] else "ok") if live else "any")
         if live and not b["holders"]:
             b["open"] = False
+            b["known"] = m.captures() == "no"  # a free during a capture: not measured
     elif op == 10 and n >= 4096:  # a TensorMap of a view, in an Args (which then holds the Buffer)
         v, i = f"m{len(m.holders)}", r.randrange(16)
         if r.random() < 0.6:
@@ -646,6 +694,19 @@ def q_buffer_op(m):
         meth = r.choice(["upload", "download", "fill", "view", "copy_from", "__dlpack__"])
         m.add(f"{name}.{meth}({value(r)}{'' if REAL else ', ' + r.choice(INTS)})", "any")
         b["known"] = False
+
+
+class _Untested:
+    """A Model whose add() passes every label through Model.untested (buffer steps)."""
+
+    def __init__(self, m):
+        self._m = m
+
+    def __getattr__(self, k):
+        return getattr(self._m, k)
+
+    def add(self, code, expect):
+        self._m.add(code, self._m.untested(expect))
 
 
 def q_launch_buffer(m):
@@ -816,6 +877,32 @@ def outcome_of(code, ns):
         raise Violation(f"{type(e).__name__} outside the contract: {e!r}\n{traceback.format_exc()}")
 
 
+def isolate(world, ns):
+    """Nothing a case made outlives it (issue 55: a capture begun in one case made the next
+    cases' allocations fail; a PE started by one kept NVSHMEM's heap for the rest of the batch).
+    Its names are dropped with the objects GENERIC made for it, and collected (a Stream that is
+    collected ends its capture; a symmetric Buffer frees itself); then no stream of this thread
+    may still capture (an event query, which the driver refuses during a capture, must work) and
+    a PE still running is stopped. Either left over is a finding."""
+    ns.clear()
+    world.__dict__.pop("_instances", None)
+    for collected in (False, True):  # a collection (slow) only when something is left over
+        try:
+            world.probe.is_done
+            if g.pe_context() is None:
+                return
+        except g.Error as e:
+            if collected:
+                raise Violation(f"a capture outlived the case (an event query after it: {e})")
+        if not collected:
+            gc.collect()
+    if g.pe_context() is not None:
+        try:
+            g.pe_stop()
+        except g.Error as e:
+            raise Violation(f"a PE outlived the case and cannot be stopped: {e}")
+
+
 def run_case(snippet, checked, world):
     """Runs one snippet and checks the contract; raises Violation with the reason. A sequence
     (steps joined by STEP, each opened by '#ok', '#err' or '#any') runs step by step, each held to
@@ -825,6 +912,7 @@ def run_case(snippet, checked, world):
     ns = {"W": world, "g": g, "T": T, "F": sys.modules[__name__], "C": C, "Stream": Stream}
     if STEP not in snippet and not snippet.startswith("#"):
         out = outcome_of(snippet, ns)
+        isolate(world, ns)
     else:
         live = live_counts()
         out = "sequence"
@@ -836,8 +924,7 @@ def run_case(snippet, checked, world):
             if (expect == "ok" and got != "value") or (expect == "err" and got != "Error"):
                 raise Violation(f"step {k} is labelled {expect!r} but gave {got}: {step.splitlines()[-1]}"
                                 + (f" ({ns.get('__last__')})" if got != "value" else ""))
-        ns.clear()
-        gc.collect()
+        isolate(world, ns)
         after = live_counts()
         if after != live:
             raise Violation("the fake driver's live objects changed over the sequence: "
@@ -876,8 +963,11 @@ def child(seed, first, count, names, wfd):
     world = World()
     counts, per = {}, {}
     if REAL:
+        free_cold = device_free()
         warm_up(world)
         free0 = device_free()
+        tol, how = leak_tolerance(world)
+        out.write(f"warm_up_mb {(free_cold - free0) / 2**20:.1f}\n")
     for i in range(first, first + count):
         name, snippet, checked = make_case(seed, i, names)
         out.write(f"case {i}\n")
@@ -896,8 +986,8 @@ def child(seed, first, count, names, wfd):
         world.ctx.synchronize()
         grown = (free0 - device_free()) / 2**20
         out.write(f"device_mb {grown:.1f}\n")
-        if grown > LEAK_MB:
-            out.write(f"violation {first + count - 1} {f'device memory grew by {grown:.1f} MiB over cases {first} ... {first + count - 1} (tolerance {LEAK_MB} MiB)'!r}\n")
+        if grown > tol:
+            out.write(f"violation {first + count - 1} {f'device memory grew by {grown:.1f} MiB over cases {first} ... {first + count - 1} (tolerance {tol:.0f} MiB = {how})'!r}\n")
             os._exit(3)
     producer = world.p
     del world
@@ -927,8 +1017,13 @@ def device_free():
 
 
 def warm_up(world):
-    """What the driver allocates once (a capture, a graph launch, an event, a copy, a big
-    allocation) is allocated before the first measure, so it does not read as a leak."""
+    """What the driver or NVSHMEM keeps until the process ends once it was used is made before
+    the first measure, so it does not read as a leak (docs/testing.md, "device memory"): the
+    first capture, graph launch, event and copies; the allocator's pools (one allocation of each
+    power-of-two size class below 2 MiB, and a 64 MiB one); the code heap (every image the cases
+    load, loaded and dropped); the local-memory reservation of every kernel the cases launch
+    (bench_args8, launched here); NVSHMEM's host library and its one-time device state (its
+    library loaded; where it is usable, one PE started, a symmetric Buffer, the PE stopped)."""
     s = world.ctx.create_stream()
     with s.capture() as gr:
         world.k.launch(1, 32, world.full, stream=s)
@@ -940,12 +1035,42 @@ def warm_up(world):
     e.synchronize()
     s.synchronize()
     b.close(), gr.close(), s.close()
-    del s, gr, e, b
+    pools = [world.ctx.alloc(1 << k) for k in range(21)]
+    for p in pools:
+        p.close()
+    for image in IMAGES:
+        world.ctx.load(T.kernel(image))
+    if g.nvshmem_info()["found"]:
+        try:
+            world.ctx.pe_start()
+            world.ctx.symmetric_alloc(1 << 20).close()
+            g.pe_stop()
+        except g.Error as err:  # a PE that cannot start here: the cases' pe_start fails too
+            print(f"fuzz_api: warm-up: no PE ({err})", file=sys.stderr)
+    del s, gr, e, b, pools
     gc.collect()
     world.ctx.synchronize()
 
 
-LEAK_MB = float(os.environ.get("GCL_FUZZ_LEAK_MB", "16"))  # see docs/testing.md
+IMAGES = ("launchcfg.sm_90.cubin", "megakernel.sm_90.cubin")  # what World and the cases load
+GRANULE_MB = 2  # the driver's allocation and mapping granularity (2 MiB pages)
+
+
+def leak_tolerance(world):
+    """(MiB, how): the device memory a batch may keep without a leak, derived (docs/testing.md):
+    at most one partly used 2 MiB block in each driver heap the cases use beyond what warm_up
+    filled (device allocations, module code, graph execs, streams and events: 4 x 2 MiB), plus
+    the local-memory reservation of a kernel the cases launch that warm_up did not (none now:
+    bench_args8 is the only one; local bytes x 2048 threads x SMs each). Anything a case leaks is
+    above it: the sequences' Buffers are 64 MiB, a leaked graph, module or stream per case grows
+    by at least a block over a batch of 300. GCL_FUZZ_LEAK_MB overrides it."""
+    if os.environ.get("GCL_FUZZ_LEAK_MB"):
+        return float(os.environ["GCL_FUZZ_LEAK_MB"]), "GCL_FUZZ_LEAK_MB"
+    heaps = 4 * GRANULE_MB
+    sms = g.device_info(world.ctx.device).multiprocessors
+    beyond = []  # the kernels the cases launch that warm_up did not: none (bench_args8 only)
+    lmem = sum(k.attribute("local_bytes") * 2048 * sms for k in beyond) / 2**20
+    return heaps + lmem, f"{heaps} MiB (4 heaps x {GRANULE_MB} MiB) + {lmem:.0f} MiB local memory"
 
 
 BATCH_SECONDS = 300  # a batch runs in well under a second a case; past this it hangs
@@ -1013,7 +1138,7 @@ def main():
     replayed, failures = (0, 0) if REAL else replay_regressions(env)
     t0 = time.monotonic()
     first = total = 0
-    counts, per, steps, grown = {}, {}, {}, []
+    counts, per, steps, grown, warm = {}, {}, {}, [], []
     while (o.cases and total < o.cases) or (not o.cases and time.monotonic() - t0 < o.seconds):
         n = min(o.batch, o.cases - total) if o.cases else o.batch
         ran, fail, lines = run_batch(seed, first, n, names)
@@ -1021,6 +1146,8 @@ def main():
         for ln in lines:
             if ln.startswith("device_mb "):
                 grown.append(float(ln.split()[1]))
+            if ln.startswith("warm_up_mb "):
+                warm.append(ln.split()[1])
             for tag, into in (("counts ", counts), ("per ", per), ("steps ", steps)):
                 if ln.startswith(tag):
                     for kv in ln.split()[1:]:
@@ -1048,7 +1175,8 @@ def main():
         print(f"  - {k.replace('~', ' ')}: {v}")
     print(f"fuzz_api: sequence steps label:outcome {' '.join(f'{k}={v}' for k, v in sorted(steps.items()))}")
     if REAL:
-        print(f"fuzz_api: device memory per batch (MiB, tolerance {LEAK_MB}): "
+        print(f"fuzz_api: device memory kept by warm-up (MiB): {' '.join(warm) or 'none measured'}")
+        print(f"fuzz_api: device memory per batch (MiB, tolerance derived per batch, docs/testing.md): "
               + (f"max {max(grown):.1f}, min {min(grown):.1f} over {len(grown)} batches" if grown else "no batch measured"))
     print(f"fuzz_api: {'ok' if failures == 0 else 'FAIL'} seed {seed}: {total} cases in {secs:.0f} s "
           f"({replayed} regressions replayed), {failures} failures")

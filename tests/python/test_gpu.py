@@ -344,6 +344,35 @@ class RuntimeGpuTest(unittest.TestCase):
                 1, 32, [src, dst, 32], stream=s, pdl=True)
         self.assertEqual(cm.exception.status, "GCL_ERROR_INVALID_CONFIG")
 
+    def test_pdl_pair_captured_and_replayed_with_new_args(self):
+        """Issue 55: a PDL pair captured through gclaunch (its programmatic edge carries data:
+        capture end asks cuGraphGetEdges_v2 with room for it), replayed over two buffer pairs,
+        the args updated with set_args before each replay."""
+        if self.ctx.sm < 90:
+            self.skipTest("PDL needs sm_90")
+        mod = self.ctx.load(T.kernel("pdl.fatbin"))
+        producer = mod.kernel("pdl_producer", "i32* out, i32 n")
+        waits = mod.kernel("pdl_waits", "const i32* src, i32* dst, i32 n")
+        n = 1 << 20
+        srcs = [torch.zeros(n, dtype=torch.int32, device="cuda") for _ in range(2)]
+        dsts = [torch.zeros(n, dtype=torch.int32, device="cuda") for _ in range(2)]
+        torch.cuda.synchronize()
+        s = self.ctx.create_stream()
+        with s.capture() as graph:
+            producer.launch(n // 256, 256, [srcs[0], n], stream=s)
+            waits.launch(n // 256, 256, [srcs[0], dsts[0], n], stream=s, pdl=True)
+        self.assertEqual(graph.kernel_count, 2)
+        want = torch.arange(1, n + 1, dtype=torch.int32, device="cuda")
+        for r in range(6):
+            src, dst = srcs[r % 2], dsts[r % 2]
+            src.fill_(-1), dst.fill_(-1)
+            torch.cuda.synchronize()
+            graph.set_args(0, producer, [src, n])
+            graph.set_args(1, waits, [src, dst, n])
+            graph.launch(s)
+            s.synchronize()
+            self.assertTrue(torch.equal(dst, want), f"replay {r}")
+
     def test_graph_replayed_with_new_args(self):
         s = self.ctx.create_stream()
         a_out, b_out = torch.zeros(4096, device="cuda"), torch.zeros(4096, device="cuda")

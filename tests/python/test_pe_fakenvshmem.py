@@ -303,7 +303,14 @@ class AttachTest(PETest):
         with self.assertRaises(g.Error) as cm:
             k.launch(1, 32, [out])
         self.assertStatus(cm, "GCL_ERROR_NOT_ATTACHED", "kernel 'put_self' of module", "not attached")
+        # a module loaded from a path is named by it (issue 55: "image of N bytes" before)
+        self.assertIn(f"module '{NVCUBIN}'", str(cm.exception))
         self.assertEqual(FAKE.fakecuda_launch_count(), launches, "the driver was not called")
+        with open(NVCUBIN, "rb") as f:  # from bytes: by its size
+            k2 = self.kernel(self.ctx.load(f.read()))
+        with self.assertRaises(g.Error) as cm:
+            k2.launch(1, 32, [out])
+        self.assertStatus(cm, "GCL_ERROR_NOT_ATTACHED", f"module 'image of {os.path.getsize(NVCUBIN)} bytes'")
         mod.attach()
         mod.attach()  # twice: nothing
         self.assertEqual(NV.fakenvshmem_libraries(), 1)
@@ -385,6 +392,27 @@ class PeerMapTest(PETest):
         self.args.set_peer_tensormaps("peers[1]", self.tm, None)  # every PE, from element 1
         want = self.oracle([self.buf.peer_address(p) for p in (2, 0, 1, 2)])
         self.assertEqual([self.args[f"peers[{i}]"] for i in range(4)], want)
+        self.release()
+
+    def test_pes_takes_a_list_a_tuple_or_a_range_and_refusals_name_the_pe(self):
+        """docs/multigpu.md "Peer tensor maps" (issue 55): the forms of pes, and what a PE out of
+        range or a tensor outside symmetric memory gives."""
+        self.rig(2)
+        want = self.oracle([self.buf.peer_address(p) for p in (0, 1, 0, 1)])
+        for pes in ([0, 1], (0, 1), range(2)):
+            self.args.set_peer_tensormaps("peers[2]", self.tm, pes)
+            self.assertEqual([self.args[f"peers[{i}]"] for i in (2, 3)], want[2:], repr(pes))
+        with self.assertRaises(TypeError) as cm:
+            self.args.set_peer_tensormaps("peers", self.tm, {0, 1})
+        self.assertIn("pes takes a list, tuple or range of ints, or None", str(cm.exception))
+        with self.assertRaises(g.Error) as cm:
+            self.args.set_peer_tensormaps("peers", self.tm, [0, 2])
+        self.assertStatus(cm, "GCL_ERROR_INVALID_ARGUMENT", "PE 2: expected 0 ... 1", "pes[1]")
+        plain = self.ctx.alloc(64 * 64 * 4)
+        with self.assertRaises(g.Error) as cm:
+            self.args.set_peer_tensormaps("peers", g.TensorMap(plain.view("f32", (64, 64)), (16, 16)), [0])
+        self.assertStatus(cm, "GCL_ERROR_INVALID_ARGUMENT", "is not in a symmetric buffer")
+        plain.close()
         self.release()
 
     def test_an_unreachable_peer_is_refused_by_name_before_any_encode(self):

@@ -45,12 +45,14 @@ refused "--methods copy,copy: expected tma, get, put or copy" --cubin k --method
 refused "--methods get,: expected tma, get, put or copy" --cubin k --methods get,
 refused "--methods (missing): expected tma" --cubin k --methods
 refused "argument --bogus: expected one of the options below" --cubin k --bogus
-# Valid arguments, no driver: a plain skip, never a pass under GCL_REQUIRE_GPU=1.
-out=$(GCL_LIBCUDA=/nonexistent/libcuda.so.1 "$exe" --cubin k --bytes 8K --chunk 8K --pes 1) ||
+# Valid arguments, no driver: a plain skip, never a pass under GCL_REQUIRE_GPU=1. Both set
+# GCL_REQUIRE_GPU themselves: a GPU runner exports GCL_REQUIRE_GPU=1 to every test (issue 55).
+out=$(GCL_LIBCUDA=/nonexistent/libcuda.so.1 GCL_REQUIRE_GPU=0 "$exe" --cubin k --bytes 8K --chunk 8K --pes 1) ||
   fail "no GPU: exit $? (expected 0): $out"
 [ "$out" = "bench_nvshmem_bw: skipped, no usable GPU" ] || fail "no GPU: '$out'"
-GCL_LIBCUDA=/nonexistent/libcuda.so.1 GCL_REQUIRE_GPU=1 "$exe" --cubin k >/dev/null
-[ $? -eq 1 ] || fail "no GPU under GCL_REQUIRE_GPU=1: not exit 1"
+out=$(GCL_LIBCUDA=/nonexistent/libcuda.so.1 GCL_REQUIRE_GPU=1 "$exe" --cubin k)
+[ $? -eq 1 ] || fail "no GPU under GCL_REQUIRE_GPU=1: not exit 1: $out"
+[ "$out" = "bench_nvshmem_bw: FAIL (GCL_REQUIRE_GPU=1): no usable GPU" ] || fail "no GPU, required: '$out'"
 echo "ok: no GPU -> skipped (exit 0; 1 under GCL_REQUIRE_GPU=1)"
 # More PEs than GPUs (the fake driver's one device, FAKECUDA_LIB from the build): refused, exit 2.
 if [ -n "${FAKECUDA_LIB:-}" ]; then

@@ -104,3 +104,50 @@ Test(tma_header, the_table_header_and_every_helper_compile_through_nvrtc) {
   cubin = compile(old, NULL, 80, &n);
   gcl_file_free(cubin);
 }
+
+/* Every rank 1 ... 5 has a load and a store (issue 55: rank 4-5 were missing, and the only store
+ * was 2-D): the same text through NVRTC, each PTX form there once. */
+Test(tma_header, every_rank_has_a_load_and_a_store) {
+  static const char src[] =
+      "#include <gclaunch/tma.cuh>\n"
+      "struct P { gcl_tmap m[5]; };\n"
+      "extern \"C\" __global__ void all_ranks(const __grid_constant__ P p, int c) {\n"
+      "  __shared__ alignas(128) float tile[1024];\n"
+      "  __shared__ alignas(8) unsigned long long bar;\n"
+      "  if (threadIdx.x == 0) { gcl_mbar_init(&bar, 1); gcl_fence_mbar_init(); }\n"
+      "  __syncthreads();\n"
+      "  if (threadIdx.x == 0) {\n"
+      "    gcl_mbar_expect_tx(&bar, 5 * 64);\n"
+      "    gcl_tma_load_1d(tile, &p.m[0], c, &bar);\n"
+      "    gcl_tma_load_2d(tile + 128, &p.m[1], c, 1, &bar);\n"
+      "    gcl_tma_load_3d(tile + 256, &p.m[2], c, 1, 2, &bar);\n"
+      "    gcl_tma_load_4d(tile + 384, &p.m[3], c, 1, 2, 3, &bar);\n"
+      "    gcl_tma_load_5d(tile + 512, &p.m[4], c, 1, 2, 3, 4, &bar);\n"
+      "  }\n"
+      "  gcl_mbar_wait(&bar, 0);\n"
+      "  gcl_fence_proxy_async();\n"
+      "  __syncthreads();\n"
+      "  if (threadIdx.x == 0) {\n"
+      "    gcl_tma_store_1d(&p.m[0], c, tile);\n"
+      "    gcl_tma_store_2d(&p.m[1], c, 1, tile + 128);\n"
+      "    gcl_tma_store_3d(&p.m[2], c, 1, 2, tile + 256);\n"
+      "    gcl_tma_store_4d(&p.m[3], c, 1, 2, 3, tile + 384);\n"
+      "    gcl_tma_store_5d(&p.m[4], c, 1, 2, 3, 4, tile + 512);\n"
+      "    gcl_tma_store_commit(); gcl_tma_store_wait();\n"
+      "  }\n"
+      "}\n";
+  size_t n;
+  char *ptx = compile(src, "-arch=compute_90", 90, &n);
+  for (int rank = 1; rank <= 5; rank++) {
+    char load[128], store[128];
+    snprintf(load, sizeof load, "cp.async.bulk.tensor.%dd.shared::cluster.global.tile.mbarrier::"
+             "complete_tx::bytes", rank);
+    snprintf(store, sizeof store, "cp.async.bulk.tensor.%dd.global.shared::cta.tile.bulk_group", rank);
+    cr_expect_not_null(strstr(ptx, load), "no rank-%d load in the PTX", rank);
+    cr_expect_not_null(strstr(ptx, store), "no rank-%d store in the PTX", rank);
+  }
+  gcl_file_free(ptx);
+  void *cubin = compile(src, NULL, 90, &n); /* and ptxas takes every form */
+  cr_expect_gt(n, 0);
+  gcl_file_free(cubin);
+}

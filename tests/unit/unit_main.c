@@ -1,5 +1,6 @@
-/* main() of every unit suite: Criterion's, with an all-skipped run exiting 77 (suite.h). */
+/* main() of every unit suite: Criterion's, with an all-skipped run exiting 77 (suite.h); the
+ * verdict is the status, whatever runs at exit (gcl_suite_exit). */
 #define GCL_TEST_SUITE_MAIN
 #include "../common/suite.h"
 
-int main(int argc, char *argv[]) { return gcl_suite_run(argc, argv); }
+int main(int argc, char *argv[]) { gcl_suite_exit(gcl_suite_run(argc, argv)); }
