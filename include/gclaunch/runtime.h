@@ -680,6 +680,8 @@ GCL_API gcl_status gcl_pe_unique_id_create(gcl_pe_unique_id *out);
  * return); GCL_ERROR_NO_NVSHMEM. NVSHMEM reads its NVSHMEM_* environment here. */
 GCL_API gcl_status gcl_pe_start(gcl_context *ctx, const gcl_pe_unique_id *id, int rank, int count);
 /* Stops the PE (nvshmemx_hostlib_finalize; collective): every symmetric buffer is freed with it.
+ * The PE's context is synchronized first (work still running may use the heap finalize unmaps):
+ * its failure is returned (GCL_ERROR_DRIVER, GCL_ERROR_KERNEL_FAULT) and the PE keeps running.
  * GCL_ERROR_NVSHMEM when none is started or while modules are attached (detach or destroy them
  * first). A new PE may be started afterwards. */
 GCL_API gcl_status gcl_pe_stop(void);
@@ -699,8 +701,16 @@ GCL_API gcl_status gcl_pe_barrier(gcl_stream *stream);
 /* Allocates bytes of symmetric memory on every PE (collective: every PE calls it with the same
  * bytes, in the same order): *address is this PE's copy, a device pointer of the PE's context
  * like gcl_mem_alloc's -- a kernel argument, a DLTensor's data, a tensor map's address.
- * GCL_SYMMETRIC_ALIGN-aligned. GCL_ERROR_OUT_OF_MEMORY when NVSHMEM's heap
- * (NVSHMEM_SYMMETRIC_SIZE) is full; GCL_ERROR_NVSHMEM when no PE is started. */
+ * GCL_SYMMETRIC_ALIGN-aligned. NVSHMEM 3.x ends the process when its heap cannot grow, so the
+ * size is checked before NVSHMEM sees it (every refusal names the numbers; nothing changes; the
+ * PE goes on working): GCL_ERROR_INVALID_ARGUMENT for 0 or a size that overflows when rounded;
+ * GCL_ERROR_OUT_OF_MEMORY when the live buffers and this one exceed the heap's limit
+ * (NVSHMEM_MAX_MEMORY_PER_GPU, 128 GiB by default; NVSHMEM_SYMMETRIC_SIZE, 1 GiB by default, with
+ * NVSHMEM_DISABLE_CUDA_VMM=1), when the heap would have to grow (by whole
+ * NVSHMEM_CUMEM_GRANULARITY grains, 512 MiB by default) beyond the device's free memory
+ * (cuMemGetInfo), or when NVSHMEM returns NULL. GCL_ERROR_NVSHMEM when no PE is started. The
+ * checks are local: a size refused on one PE and not on another leaves the other waiting in
+ * NVSHMEM's collective allocation, so give every PE the same sizes and environment. */
 GCL_API gcl_status gcl_symmetric_alloc(size_t bytes, uint64_t *address);
 /* Frees a symmetric buffer (collective). GCL_ERROR_INVALID_ARGUMENT for an address
  * gcl_symmetric_alloc did not return. */

@@ -29,6 +29,7 @@
   X(cuCtxGetCurrent, 4000, 1)                                                                     \
   X(cuCtxSynchronize, 2000, 1)                                                                    \
   X(cuMemAlloc, 3020, 1)                                                                          \
+  X(cuMemGetInfo, 3020, 1) /* pe_heap.c: NVSHMEM's heap may grow only into free memory */        \
   X(cuMemFree, 3020, 1)                                                                           \
   X(cuMemcpyHtoD, 3020, 1)                                                                        \
   X(cuMemcpyDtoH, 3020, 1)                                                                        \

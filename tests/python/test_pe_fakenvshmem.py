@@ -240,6 +240,37 @@ class SymmetricTest(PETest):
         set_fake(fail="")
         g.pe_stop()  # nothing open
 
+    def test_sizes_NVSHMEM_would_die_of_are_refused_and_1_MiB_works_after(self):
+        # the fake ends the process (255) for an nvshmem_align above 1 GiB, as NVSHMEM 3.4.5 does
+        self.start()
+        for n, text in ((1 << 40, "bytes 1099511627776 (1024.00 GiB) do not fit the symmetric heap"),
+                        ((1 << 63) - 1, "bytes 9223372036854775807"),
+                        (130 << 30, "NVSHMEM_MAX_MEMORY_PER_GPU is 137438953472 bytes")):
+            with self.assertRaises(g.Error) as cm:
+                self.ctx.symmetric_alloc(n)
+            self.assertStatus(cm, "GCL_ERROR_OUT_OF_MEMORY", text)
+        with self.assertRaises(g.Error) as cm:
+            self.ctx.symmetric_alloc(0)
+        self.assertStatus(cm, "GCL_ERROR_INVALID_ARGUMENT", "bytes is 0")
+        self.assertEqual(nv_calls("nvshmem_align"), 0)
+        buf = self.ctx.symmetric_alloc(1 << 20)
+        self.assertEqual(g.pe_id(), 0)
+        buf.close()
+        g.pe_stop()
+
+    def test_a_size_beyond_the_free_device_memory_is_refused_with_both_numbers(self):
+        self.start()
+        os.environ["FAKECUDA_MEM_FREE"] = str(64 << 20)
+        try:
+            with self.assertRaises(g.Error) as cm:
+                self.ctx.symmetric_alloc(100 << 20)
+            self.assertStatus(cm, "GCL_ERROR_OUT_OF_MEMORY", "the device has 67108864 bytes",
+                              "would grow NVSHMEM's heap by 536870912 bytes")
+        finally:
+            del os.environ["FAKECUDA_MEM_FREE"]
+        self.ctx.symmetric_alloc(100 << 20).close()
+        g.pe_stop()
+
     def test_close_and_stop_are_refused_while_the_memory_is_in_use(self):
         self.start()
         b = self.ctx.symmetric_alloc(1024)

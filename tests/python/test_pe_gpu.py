@@ -92,6 +92,24 @@ class OnePETest(unittest.TestCase):
             gc.collect()
             g.pe_stop()
 
+    def test_sizes_NVSHMEM_would_die_of_are_refused_and_1_MiB_works_after(self):
+        # NVSHMEM 3.4.5 ends the process (exit 255) for these on an 80 GB card: each must be a
+        # named refusal, and the PE must go on working
+        self.ctx.pe_start(None, 0, 1)
+        for n in (1 << 40, (1 << 63) - 1):
+            with self.assertRaises(g.Error) as cm:
+                self.ctx.symmetric_alloc(n)
+            self.assertEqual(cm.exception.status, "GCL_ERROR_OUT_OF_MEMORY", str(cm.exception))
+            self.assertIn(f"bytes {n} ", str(cm.exception))
+            print(f"symmetric_alloc({n}) refused: {cm.exception}")
+        buf = self.ctx.symmetric_alloc(1 << 20)
+        buf.upload(b"\x5a" * (1 << 20))
+        self.assertEqual(bytes(buf.download()), b"\x5a" * (1 << 20))
+        g.pe_barrier()
+        self.ctx.synchronize()
+        buf.close()
+        g.pe_stop()
+
     def test_one_PE_puts_to_itself_and_maps_its_own_buffer(self):
         info = g.nvshmem_info()
         self.assertTrue(info["found"], info["error"])

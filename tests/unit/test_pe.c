@@ -367,6 +367,113 @@ Test(symmetric, stop_frees_every_buffer_with_the_heap) {
   finish(ctx);
 }
 
+/* --- Guards: sizes NVSHMEM would end the process for (issue 54) ----------------------------- */
+
+/* The fake NVSHMEM ends the process (255) for any nvshmem_align above 1 GiB, as the real one does
+ * when its heap cannot grow: each refusal below is proven to stop before it. */
+Test(guards, one_TiB_and_2_63_minus_1_are_refused_by_name_and_1_MiB_works_after) {
+  use_fakes();
+  gcl_context *ctx = started(1);
+  uint64_t a = 0xdead;
+  cr_assert_eq(gcl_symmetric_alloc((size_t)1 << 40, &a), GCL_ERROR_OUT_OF_MEMORY);
+  assert_msg_has("bytes 1099511627776 (1024.00 GiB) do not fit the symmetric heap: "
+                 "NVSHMEM_MAX_MEMORY_PER_GPU is 137438953472 bytes (128.00 GiB), 0 (0.00 GiB) are in use");
+  cr_assert_eq(gcl_symmetric_alloc(((size_t)1 << 63) - 1, &a), GCL_ERROR_OUT_OF_MEMORY);
+  assert_msg_has("bytes 9223372036854775807");
+  cr_assert_eq(gcl_symmetric_alloc(SIZE_MAX, &a), GCL_ERROR_INVALID_ARGUMENT);
+  assert_msg_has("overflows when rounded up");
+  cr_assert_eq(gcl_symmetric_alloc(0, &a), GCL_ERROR_INVALID_ARGUMENT);
+  assert_msg_has("bytes is 0");
+  cr_assert_eq(a, 0xdead, "untouched on failure");
+  cr_assert_eq(fakenvshmem_calls("nvshmem_align"), 0, "no refused size reached NVSHMEM");
+  cr_assert_eq(gcl_symmetric_alloc((size_t)1 << 20, &a), GCL_OK, "%s", gcl_last_error());
+  int pe = -1;
+  cr_assert_eq(gcl_pe_id(&pe), GCL_OK, "the PE is still up");
+  cr_assert_eq(gcl_symmetric_free(a), GCL_OK);
+  finish(ctx);
+}
+
+Test(guards, a_size_beyond_the_free_device_memory_is_refused_with_both_numbers) {
+  use_fakes();
+  setenv("NVSHMEM_MAX_MEMORY_PER_GPU", "1T", 1); /* the device (141 GiB) is the limit now */
+  gcl_context *ctx = started(1);
+  uint64_t a = 0;
+  cr_assert_eq(gcl_symmetric_alloc((size_t)150 << 30, &a), GCL_ERROR_OUT_OF_MEMORY);
+  assert_msg_has("would grow NVSHMEM's heap by 161598144512 bytes (150.50 GiB");
+  assert_msg_has("the device has 151397597184 bytes (141.00 GiB) free of 151397597184");
+  setenv("FAKECUDA_MEM_FREE", "1048576", 1);
+  cr_assert_eq(gcl_symmetric_alloc((size_t)100 << 20, &a), GCL_ERROR_OUT_OF_MEMORY);
+  assert_msg_has("the device has 1048576 bytes (0.00 GiB) free");
+  cr_assert_eq(fakenvshmem_calls("nvshmem_align"), 0);
+  unsetenv("FAKECUDA_MEM_FREE");
+  cr_assert_eq(gcl_symmetric_alloc((size_t)1 << 20, &a), GCL_OK, "%s", gcl_last_error());
+  finish(ctx);
+}
+
+/* The heap grows by NVSHMEM_CUMEM_GRANULARITY and keeps what it mapped: a size that fits what
+ * was mapped before needs no free device memory, one that does not fit needs a whole grain. */
+Test(guards, memory_the_heap_mapped_before_is_reused_without_free_memory) {
+  use_fakes();
+  setenv("NVSHMEM_CUMEM_GRANULARITY", "2M", 1);
+  setenv("FAKECUDA_MEM_FREE", "3145728", 1); /* 3 MiB */
+  gcl_context *ctx = started(1);
+  uint64_t a = 0, b = 0, c = 0;
+  cr_assert_eq(gcl_symmetric_alloc((size_t)1 << 20, &a), GCL_OK, "%s", gcl_last_error());
+  setenv("FAKECUDA_MEM_FREE", "1048576", 1); /* the heap took 2 MiB of the 3 */
+  cr_assert_eq(gcl_symmetric_alloc((size_t)512 << 10, &b), GCL_OK, "fits the grain: %s", gcl_last_error());
+  cr_assert_eq(gcl_symmetric_free(a), GCL_OK);
+  cr_assert_eq(gcl_symmetric_free(b), GCL_OK);
+  cr_assert_eq(gcl_symmetric_alloc((size_t)3 << 19, &c), GCL_OK, "reuses the grain: %s", gcl_last_error());
+  cr_assert_eq(gcl_symmetric_alloc((size_t)1 << 20, &a), GCL_ERROR_OUT_OF_MEMORY);
+  assert_msg_has("would grow NVSHMEM's heap by 2097152 bytes");
+  cr_assert_eq(gcl_symmetric_free(c), GCL_OK);
+  finish(ctx);
+}
+
+Test(guards, a_static_heap_is_NVSHMEM_SYMMETRIC_SIZE_and_counts_what_is_in_use) {
+  use_fakes();
+  setenv("NVSHMEM_DISABLE_CUDA_VMM", "1", 1);
+  setenv("NVSHMEM_SYMMETRIC_SIZE", "1m", 1);
+  setenv("FAKECUDA_MEM_FREE", "0", 1); /* allocated at start: free memory does not matter */
+  gcl_context *ctx = started(1);
+  uint64_t a = 0, b = 0;
+  cr_assert_eq(gcl_symmetric_alloc((size_t)512 << 10, &a), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_symmetric_alloc((size_t)600 << 10, &b), GCL_ERROR_OUT_OF_MEMORY);
+  assert_msg_has("NVSHMEM_SYMMETRIC_SIZE is 1048576 bytes (0.00 GiB), 524288 (0.00 GiB) are in use");
+  cr_assert_eq(gcl_symmetric_free(a), GCL_OK);
+  cr_assert_eq(gcl_symmetric_alloc((size_t)600 << 10, &b), GCL_OK, "freed space counts again: %s",
+               gcl_last_error());
+  finish(ctx);
+}
+
+Test(guards, stop_waits_for_the_PEs_work_and_a_failed_wait_stops_nothing) {
+  use_fakes();
+  gcl_context *ctx = started(1);
+  long syncs = fakecuda_calls("cuCtxSynchronize");
+  fakecuda_fail_once("cuCtxSynchronize", 800 /* CUDA_ERROR_NOT_PERMITTED */, 0);
+  cr_assert_neq(gcl_pe_stop(), GCL_OK);
+  assert_msg_has("the PE's work outstanding");
+  assert_msg_has("the PE was not stopped");
+  cr_assert_eq(fakenvshmem_initialized(), 1);
+  int pe = -1;
+  cr_assert_eq(gcl_pe_id(&pe), GCL_OK, "still started");
+  cr_assert_eq(gcl_pe_stop(), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(fakecuda_calls("cuCtxSynchronize"), syncs + 2);
+  finish(ctx);
+}
+
+Test(guards, after_a_kernel_fault_no_NVSHMEM_call_is_made) {
+  use_fakes();
+  gcl_context *ctx = started(1);
+  fakecuda_fail_once("cuCtxSynchronize", 700 /* CUDA_ERROR_ILLEGAL_ADDRESS */, 0);
+  cr_assert_eq(gcl_context_synchronize(ctx), GCL_ERROR_KERNEL_FAULT);
+  uint64_t a = 0;
+  cr_assert_eq(gcl_symmetric_alloc(256, &a), GCL_ERROR_KERNEL_FAULT);
+  cr_assert_eq(gcl_pe_barrier(NULL), GCL_ERROR_KERNEL_FAULT);
+  cr_assert_eq(fakenvshmem_calls("nvshmem_align"), 0);
+  cr_assert_eq(fakenvshmem_calls("nvshmemx_barrier_all_on_stream"), 0);
+}
+
 /* --- Modules attached ------------------------------------------------------------------------ */
 
 static const gcl_launch_config one_block = {.grid = {1}, .block = {32}};
