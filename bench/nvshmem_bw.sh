@@ -2,8 +2,9 @@
 # Runs bench_nvshmem_bw (bench/nvshmem_bw.c) on a GPU runner: builds its device code,
 # bench/nvshmem_bw.cu, on this machine, device-linked with the NVSHMEM wheel of the python3
 # environment (site-packages/nvidia/nvshmem: libnvshmem_device.a and include/), points gclaunch at
-# that wheel's host library, and runs the benchmark: one process (one PE) per GPU, PE 0's unique
-# id passed to the others through a pipe.
+# that wheel's host library, and runs the benchmark: one process (one PE) per GPU, two sharing the
+# GPU when there is one (time-sliced, said in the output), PE 0's unique id passed to the others
+# through a pipe (tests/common/pe_spawn.c).
 #   bench/nvshmem_bw.sh BENCH_EXE [bench_nvshmem_bw options]   (--pes N, --bytes SIZE, --help, ...)
 # BENCH_EXE: build/bench/bench_nvshmem_bw, or the kit's gclaunch-testkit/bench/bench_nvshmem_bw.
 # No wheel, no nvcc or no GPU: skipped (exit 77) saying why; under GCL_REQUIRE_GPU=1 a failure.

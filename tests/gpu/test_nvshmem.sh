@@ -3,7 +3,8 @@
 # with the NVSHMEM wheel of the python3 environment (site-packages/nvidia/nvshmem: its
 # libnvshmem_device.a and include/), then runs one suite against that wheel's host library:
 #   test_nvshmem.sh 1pe GPU_NVSHMEM_EXE NVSHMEM_PUT_CU KERNEL_DIR     one PE on one GPU
-#   test_nvshmem.sh 2pe GPU_NVSHMEM_2PE_EXE NVSHMEM_PUT_CU KERNEL_DIR two PEs, one process per GPU
+#   test_nvshmem.sh 2pe GPU_NVSHMEM_2PE_EXE NVSHMEM_PUT_CU KERNEL_DIR two PEs, one process each
+#     (PE r on GPU r; with one GPU both share it, time-sliced: the program says which)
 # No wheel or no nvcc: skipped (77) saying why, a failure under GCL_REQUIRE_GPU=1. NVLink
 # multicast stays off (NVSHMEM_DISABLE_NVLS=1); no network transport (NVSHMEM_REMOTE_TRANSPORT=none).
 # GCL_PYTHON names the python3 to ask; GCL_NVSHMEM_ARCH the sm (default: the device's, else 90).
