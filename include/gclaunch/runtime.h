@@ -638,10 +638,11 @@ GCL_API gcl_status gcl_launch_check(gcl_kernel *kernel, const gcl_launch_config 
  *
  * gclaunch rides NVSHMEM, not a transport of its own. Its host library (libnvshmem_host.so.3,
  * 3.3.9 or later) is opened at run time, never linked: GCL_NVSHMEM_PATH (the library or its
- * folder) when set, else the loader's search (LD_LIBRARY_PATH), $NVSHMEM_HOME/lib, the usual
- * install prefixes and the pip wheel (site-packages/nvidia/nvshmem/lib) of $VIRTUAL_ENV and of
- * every python3 on PATH. A process starts one PE on one gclaunch context (one GPU); N GPUs are N
- * processes. Rank 0 makes a unique id (gcl_pe_unique_id_create) and sends its 128 bytes to the
+ * folder) when set, else the loader's search (LD_LIBRARY_PATH, ld.so.cache), else
+ * $NVSHMEM_HOME/lib -- nothing else -- or the file given to gcl_nvshmem_open (the Python package
+ * hands over the pip wheel nvidia-nvshmem-cu13 that Python's import system finds). A process
+ * starts one PE on one gclaunch context (one GPU); N GPUs are N processes (two may share a GPU,
+ * with limits: docs/multigpu.md). Rank 0 makes a unique id (gcl_pe_unique_id_create) and sends its 128 bytes to the
  * others by any channel (a pipe, a file, torch.distributed, MPI); every rank then starts with it.
  * One process on one GPU is a valid single PE (id NULL, rank 0, count 1).
  * A module device-linked with NVSHMEM (gcl_module_uses_nvshmem) must be attached in the PE's
@@ -654,9 +655,17 @@ GCL_API gcl_status gcl_launch_check(gcl_kernel *kernel, const gcl_launch_config 
  * Every call here is thread-safe (one lock); NVSHMEM itself wants one thread at a time.
  * ------------------------------------------------------------------------------------------- */
 
-/* Opens the NVSHMEM host library (once). GCL_ERROR_NO_NVSHMEM naming every path tried, a missing
- * entry point, or a version older than 3.3.9. */
+/* Opens the NVSHMEM host library (the search runs once, unless gcl_nvshmem_open opened one).
+ * GCL_ERROR_NO_NVSHMEM naming every path tried, a missing entry point, or a version older than
+ * 3.3.9. */
 GCL_API gcl_status gcl_nvshmem_init(void);
+/* Opens the NVSHMEM host library at path (the file, or a folder holding libnvshmem_host.so.3)
+ * instead of searching, when none is open yet; a library already open stays (one per process):
+ * GCL_OK when path is that same file, else GCL_ERROR_NVSHMEM naming both. GCL_ERROR_NO_NVSHMEM
+ * naming what was tried and why (the loader's reason, a missing entry point, both versions);
+ * GCL_ERROR_INVALID_ARGUMENT for NULL or "". A failure changes nothing: a later open or the
+ * default search may still succeed. Thread-safe. */
+GCL_API gcl_status gcl_nvshmem_open(const char *path);
 /* The library opened (or found too old), or "(not found)". Never NULL. */
 GCL_API const char *gcl_nvshmem_path(void);
 /* Its version (nvshmemx_vendor_get_version_info), also for one too old to use;

@@ -108,6 +108,61 @@ class LibraryTest(PETest):
         self.assertEqual(lines[2:], ["GCL_ERROR_NO_NVSHMEM", "GCL_ERROR_NO_NVSHMEM"])
 
 
+class WheelTest(PETest):
+    """The package finds the pip wheel through Python's import system (nvidia.nvshmem) and hands
+    its host library to the extension; GCL_NVSHMEM_PATH still wins."""
+
+    def wheel(self):
+        import tempfile
+        root = tempfile.mkdtemp(prefix="gcl-wheel-")
+        self.addCleanup(subprocess.run, ["rm", "-rf", root])
+        lib = os.path.join(root, "nvidia", "nvshmem", "lib")
+        os.makedirs(lib)
+        open(os.path.join(root, "nvidia", "nvshmem", "__init__.py"), "w").close()
+        os.symlink(os.path.realpath(NVPATH), os.path.join(lib, "libnvshmem_host.so.3"))
+        return root, os.path.join(lib, "libnvshmem_host.so.3")
+
+    def child(self, env, code):
+        env = {k: v for k, v in dict(os.environ, **env).items() if v is not None}
+        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                           timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return r.stdout.splitlines()
+
+    def test_the_wheel_found_by_import_is_opened(self):
+        root, lib = self.wheel()
+        path = os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])
+        env = dict(os.environ, PYTHONPATH=path)
+        env.pop("GCL_NVSHMEM_PATH", None)
+        out = self.child_env(env, "import gclaunch as g\ni = g.nvshmem_info()\n"
+                                  "print(i['found'], i['path'], i['error'])\nprint(len(g.pe_unique_id()))")
+        self.assertEqual(out, [f"True {lib} None", "128"])
+
+    def test_GCL_NVSHMEM_PATH_wins_over_the_wheel(self):
+        root, lib = self.wheel()
+        path = os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])
+        out = self.child({"PYTHONPATH": path, "GCL_NVSHMEM_PATH": "/nonexistent/libnvshmem_host.so.3"},
+                         "import gclaunch as g\ni = g.nvshmem_info()\nprint(i['found'], i['path'])")
+        self.assertEqual(out, ["False (not found)"])
+
+    def test_nvshmem_open_opens_a_given_library_once_per_process(self):
+        env = dict(os.environ)
+        env.pop("GCL_NVSHMEM_PATH", None)
+        code = ("import gclaunch as g\n"
+                "for p in ('/nonexistent/dir', %r, %r, '/usr/lib/other/libnvshmem_host.so.3'):\n"
+                "    try:\n        g.nvshmem_open(p); print('ok')\n"
+                "    except g.Error as e:\n        print(e.status, 'already open' in str(e))\n"
+                "print(g.nvshmem_info()['path'])" % (NVPATH, NVPATH))
+        out = self.child_env(env, code)
+        self.assertEqual(out, ["GCL_ERROR_NO_NVSHMEM False", "ok", "ok", "GCL_ERROR_NVSHMEM True", NVPATH])
+
+    def child_env(self, env, code):
+        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                           timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return r.stdout.splitlines()
+
+
 class StartTest(PETest):
     def test_a_unique_id_is_128_bytes_and_starts_rank_0_of_2(self):
         uid = g.pe_unique_id()

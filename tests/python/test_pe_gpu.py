@@ -54,16 +54,17 @@ def wheel():
     return None
 
 
-def build(nv, sm, out):
-    """nvshmem_put.cu device-linked with the wheel's device library (docs/multigpu.md, 2)."""
-    nvcc = shutil.which("nvcc") or os.path.join(os.environ.get("CUDA_PATH", "/usr/local/cuda"),
-                                                "bin", "nvcc")
-    obj, cubin = os.path.join(out, "k.o"), os.path.join(out, "k.cubin")
-    subprocess.run([nvcc, f"-arch=sm_{sm}", "-rdc=true", "-dc", "-I" + os.path.join(nv, "include"),
-                    SOURCE, "-o", obj], check=True)
-    subprocess.run([nvcc, f"-arch=sm_{sm}", "-dlink", "-cubin", obj,
-                    os.path.join(nv, "lib", "libnvshmem_device.a"), "-o", cubin], check=True)
-    return cubin
+def build(out):
+    """nvshmem_put.cu device-linked by scripts/nvshmem_device.sh (the one build of NVSHMEM device
+    code) with the NVSHMEM this interpreter's wheel holds; -> (cubin, the host library beside)."""
+    cubin = os.path.join(out, "k.cubin")
+    env = dict(os.environ, GCL_PYTHON=sys.executable)
+    r = subprocess.run(["sh", os.path.join(T.SOURCE, "scripts", "nvshmem_device.sh"),
+                        os.path.join(T.build_dir(), "tools", "gclaunch"), SOURCE, cubin],
+                       env=env, capture_output=True, text=True, timeout=600)
+    if r.returncode != 0:
+        raise RuntimeError(f"scripts/nvshmem_device.sh exited {r.returncode}: {r.stdout}{r.stderr}")
+    return cubin, r.stdout.strip().split("=", 1)[1]
 
 
 class OnePETest(unittest.TestCase):
@@ -82,10 +83,11 @@ class OnePETest(unittest.TestCase):
             need("no nvcc to build the NVSHMEM kernel")
         if not os.path.isfile(SOURCE):
             need(f"{SOURCE} is not here")
-        os.environ["GCL_NVSHMEM_PATH"] = os.path.join(self.nv, "lib")  # the device code's twin
         self.ctx = g.Context(torch.cuda.current_device())
         self.tmp = tempfile.mkdtemp(prefix="gcl-pe-")
-        self.cubin = build(self.nv, self.ctx.sm, self.tmp)
+        os.environ["GCL_NVSHMEM_ARCH"] = str(self.ctx.sm)
+        self.cubin, self.host = build(self.tmp)
+        # gclaunch opens the wheel it found by import (GCL_NVSHMEM_PATH unset): the same library
 
     def tearDown(self):
         shutil.rmtree(getattr(self, "tmp", ""), ignore_errors=True)
@@ -115,6 +117,8 @@ class OnePETest(unittest.TestCase):
     def test_one_PE_puts_to_itself_and_maps_its_own_buffer(self):
         info = g.nvshmem_info()
         self.assertTrue(info["found"], info["error"])
+        if not os.environ.get("GCL_NVSHMEM_PATH"):  # the package's own hand-over of the wheel
+            self.assertEqual(os.path.realpath(info["path"]), os.path.realpath(self.host))
         print(f"NVSHMEM {info['version']} at {info['path']}; kernel sm_{self.ctx.sm}")
         self.ctx.pe_start(g.pe_unique_id(), 0, 1)  # rank 0 of 1, from a unique id
         self.assertEqual((g.pe_id(), g.pe_count()), (0, 1))
@@ -213,8 +217,7 @@ def pe_main(rank, n, ids, results, nv, gpus=None):
     maps[p] over every PE's copy, kernels/megakernel.cu's megakernel_copy_16 copies each PE's tile
     into outs[p] (maps[n + p]); every byte is compared. Puts (rank, None or what went wrong)."""
     try:
-        os.environ["GCL_NVSHMEM_PATH"] = os.path.join(nv, "lib")
-        os.environ.setdefault("NVSHMEM_BOOTSTRAP_UID_SOCK_IFNAME", "lo")
+        os.environ.setdefault("NVSHMEM_BOOTSTRAP_UID_SOCK_IFNAME", "lo")  # the wheel: found by import
         ctx = g.Context(rank % (gpus or n))
         if rank == 0:
             uid = g.pe_unique_id()

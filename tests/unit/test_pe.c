@@ -7,7 +7,7 @@
 #include "fakenvshmem.h"
 
 #include <dlfcn.h>
-#include <glob.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -93,27 +93,6 @@ static void make_wheel_env(char *root, size_t cap, char *lib, size_t lib_cap) {
   free(abs);
   unsetenv("GCL_NVSHMEM_PATH");
   unsetenv("NVSHMEM_HOME");
-  unsetenv("VIRTUAL_ENV");
-}
-
-/* A system NVSHMEM that the search tries before the wheels (nvshmem.c's order) hides them: the
- * wheel tests are then skipped, saying which. */
-static void skip_if_system_nvshmem(void) {
-  void *h = dlopen("libnvshmem_host.so.3", RTLD_LAZY | RTLD_LOCAL);
-  if (h) {
-    dlclose(h);
-    cr_skip_test("the loader's own search finds libnvshmem_host.so.3 first on this machine");
-  }
-  const char *const pats[] = {"/usr/lib/*-linux-gnu/nvshmem/*/libnvshmem_host.so.3",
-                              "/usr/local/nvshmem/lib/libnvshmem_host.so.3",
-                              "/opt/nvidia/nvshmem/lib/libnvshmem_host.so.3"};
-  for (size_t i = 0; i < 3; i++) {
-    glob_t g;
-    if (glob(pats[i], 0, NULL, &g) == 0) {
-      globfree(&g);
-      cr_skip_test("a system NVSHMEM (%s) comes first in the search on this machine", pats[i]);
-    }
-  }
 }
 
 static void remove_tree(const char *root) {
@@ -122,35 +101,97 @@ static void remove_tree(const char *root) {
   cr_assert_eq(system(cmd), 0);
 }
 
-Test(pe_loader, the_wheel_of_a_python3_on_PATH_is_found) {
+/* The library looks where NVSHMEM's ecosystem keeps it and nowhere else (issue 54): a wheel under
+ * a python3 on PATH or $VIRTUAL_ENV is the Python package's to find (by import), not the C
+ * library's. */
+Test(pe_loader, the_wheel_of_a_python3_on_PATH_or_VIRTUAL_ENV_is_not_searched) {
   use_fakes();
-  skip_if_system_nvshmem();
+  void *h = dlopen("libnvshmem_host.so.3", RTLD_LAZY | RTLD_LOCAL);
+  if (h) dlclose(h), cr_skip_test("the loader's own search finds libnvshmem_host.so.3 on this machine");
   char root[64], lib[512], path[600];
   make_wheel_env(root, sizeof root, lib, sizeof lib);
   snprintf(path, sizeof path, "%s/bin:/usr/bin:/bin", root);
   setenv("PATH", path, 1);
+  setenv("VIRTUAL_ENV", root, 1);
   gcl_status s = gcl_nvshmem_init();
-  char found[1024];
-  snprintf(found, sizeof found, "%s", gcl_nvshmem_path());
+  char msg[2048];
+  snprintf(msg, sizeof msg, "%s", gcl_last_error());
   remove_tree(root);
-  cr_assert_eq(s, GCL_OK, "%s", gcl_last_error());
-  cr_assert(strstr(found, "/site-packages/nvidia/nvshmem/lib/libnvshmem_host.so.3") != NULL, "%s", found);
-  cr_assert(strncmp(found, root, strlen(root)) == 0, "%s is not under %s", found, root);
+  cr_assert_eq(s, GCL_ERROR_NO_NVSHMEM, "%s", msg);
+  cr_assert(strstr(msg, "tried 'libnvshmem_host.so.3', NVSHMEM_HOME unset") != NULL, "%s", msg);
+  cr_assert(strstr(msg, "site-packages") == NULL && strstr(msg, "/opt/") == NULL, "%s", msg);
+  cr_assert_str_eq(gcl_nvshmem_path(), "(not found)");
 }
 
-Test(pe_loader, the_wheel_of_VIRTUAL_ENV_is_found) {
+Test(pe_loader, NVSHMEM_HOME_lib_is_searched_after_the_loader) {
   use_fakes();
-  skip_if_system_nvshmem();
-  char root[64], lib[512];
-  make_wheel_env(root, sizeof root, lib, sizeof lib);
-  setenv("VIRTUAL_ENV", root, 1);
-  setenv("PATH", "/usr/bin:/bin", 1);
+  void *h = dlopen("libnvshmem_host.so.3", RTLD_LAZY | RTLD_LOCAL);
+  if (h) dlclose(h), cr_skip_test("the loader's own search finds libnvshmem_host.so.3 on this machine");
+  char dir[] = "/tmp/gcl_nvhome_XXXXXX", sub[600], link[700];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(sub, sizeof sub, "%s/lib", dir);
+  cr_assert_eq(mkdir(sub, 0700), 0);
+  snprintf(link, sizeof link, "%s/libnvshmem_host.so.3", sub);
+  cr_assert_eq(symlink(gcl_test_fakenvshmem_path(), link), 0);
+  unsetenv("GCL_NVSHMEM_PATH");
+  setenv("NVSHMEM_HOME", dir, 1);
   gcl_status s = gcl_nvshmem_init();
   char found[1024];
   snprintf(found, sizeof found, "%s", gcl_nvshmem_path());
-  remove_tree(root);
+  unlink(link), rmdir(sub), rmdir(dir);
   cr_assert_eq(s, GCL_OK, "%s", gcl_last_error());
+  cr_assert_str_eq(found, link);
+}
+
+/* gcl_nvshmem_open: the Python package's hand-over of the wheel it found by import. */
+Test(pe_loader, gcl_nvshmem_open_opens_a_given_file_or_folder_after_a_failed_search) {
+  use_fakes();
+  setenv("GCL_NVSHMEM_PATH", "/nonexistent/libnvshmem_host.so.3", 1);
+  cr_assert_eq(gcl_nvshmem_init(), GCL_ERROR_NO_NVSHMEM);
+  cr_assert_eq(gcl_nvshmem_open(NULL), GCL_ERROR_INVALID_ARGUMENT);
+  cr_assert_eq(gcl_nvshmem_open(""), GCL_ERROR_INVALID_ARGUMENT);
+  cr_assert_eq(gcl_nvshmem_open("/nonexistent/dir"), GCL_ERROR_NO_NVSHMEM);
+  assert_msg_has("gcl_nvshmem_open: tried '/nonexistent/dir', '/nonexistent/dir/libnvshmem_host.so.3'");
+  cr_assert_eq(gcl_nvshmem_init(), GCL_ERROR_NO_NVSHMEM, "a failed open changes nothing");
+  char root[64], lib[512];
+  make_wheel_env(root, sizeof root, lib, sizeof lib);
+  char folder[600];
+  snprintf(folder, sizeof folder, "%s", lib);
+  *strrchr(folder, '/') = 0;
+  gcl_status s = gcl_nvshmem_open(folder);
+  char msg[2048], found[1024];
+  snprintf(msg, sizeof msg, "%s", gcl_last_error());
+  snprintf(found, sizeof found, "%s", gcl_nvshmem_path());
+  gcl_status again = gcl_nvshmem_open(lib), init = gcl_nvshmem_init();
+  remove_tree(root);
+  cr_assert_eq(s, GCL_OK, "%s", msg);
   cr_assert_str_eq(found, lib);
+  cr_assert_eq(again, GCL_OK, "the same file again");
+  cr_assert_eq(init, GCL_OK, "open from now on");
+  int v[3];
+  cr_assert_eq(gcl_nvshmem_version(&v[0], &v[1], &v[2]), GCL_OK);
+}
+
+Test(pe_loader, gcl_nvshmem_open_of_another_library_than_the_open_one_is_refused_naming_both) {
+  use_fakes();
+  cr_assert_eq(gcl_nvshmem_init(), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_nvshmem_open("/usr/lib/other/libnvshmem_host.so.3"), GCL_ERROR_NVSHMEM);
+  assert_msg_has("'/usr/lib/other/libnvshmem_host.so.3'");
+  assert_msg_has("is already open (one per process)");
+  cr_assert_str_eq(gcl_nvshmem_path(), gcl_test_fakenvshmem_path());
+  cr_assert_eq(gcl_nvshmem_open(gcl_test_fakenvshmem_path()), GCL_OK);
+}
+
+Test(pe_loader, gcl_nvshmem_open_of_a_library_too_old_is_refused_and_changes_nothing) {
+  use_fakes();
+  setenv("FAKENVSHMEM_VERSION", "3.3.8", 1);
+  fakenvshmem_reset();
+  unsetenv("GCL_NVSHMEM_PATH");
+  cr_assert_eq(gcl_nvshmem_open(gcl_test_fakenvshmem_path()), GCL_ERROR_NO_NVSHMEM);
+  assert_msg_has("is version 3.3.8; gclaunch needs 3.3.9 or later");
+  unsetenv("FAKENVSHMEM_VERSION");
+  fakenvshmem_reset();
+  cr_assert_eq(gcl_nvshmem_open(gcl_test_fakenvshmem_path()), GCL_OK, "%s", gcl_last_error());
 }
 
 Test(pe_loader, an_absent_library_is_GCL_ERROR_NO_NVSHMEM_naming_what_was_tried) {
