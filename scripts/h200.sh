@@ -267,7 +267,7 @@ open('/tmp/work.bin', 'wb').write(items)"
       # reading itself, beside the peer ones). Extra options:
       # NVSHMEM_BW_ARGS (e.g. "--bytes 256M"). $out/nvshmem.log.
       { nvidia-smi --query-gpu=index,name,driver_version --format=csv 2>&1
-        "$build/tools/gclaunch" info 2>&1 | grep -i nvshmem
+        sh "$src/scripts/nvshmem_device.sh" "$build/tools/gclaunch" --where 2>&1
         echo "== bench/nvshmem_bw.sh, every GPU"
         NVSHMEM_DISABLE_NVLS=1 sh "$src/bench/nvshmem_bw.sh" "$build/bench/bench_nvshmem_bw" \
           --launch-reps 101 ${NVSHMEM_BW_ARGS:-}
