@@ -563,6 +563,19 @@ GCL_API int gcl_image_uses_nvshmem(const gcl_image *img);
 GCL_API gcl_status gcl_image_nvshmem_version(const gcl_image *img, int *major, int *minor,
                                              int *patch);
 
+/* NCCL's device communicator (ncclDevComm: ncclDevCommCreate's output, bytes of it), checked
+ * against the NCCL headers the kernel taking it by value was built with (built_version:
+ * NCCL_VERSION_CODE of those headers, 22809 for 2.28.9) and the NCCL library that made it
+ * (runtime_version: ncclGetVersion's). NCCL's rule (docs/multigpu.md "NCCL's device API"): up to
+ * 2.30 ncclDevComm carries no version and is filled in the runtime's layout, so the two versions
+ * must be equal; from 2.31 it starts with NCCL's magic (0xcafebeef) and the version of its
+ * layout, which must be built_version. GCL_ERROR_TYPE_MISMATCH naming both versions (or the
+ * magic found); GCL_ERROR_INVALID_ARGUMENT for NULL comm, 0 bytes, or a version before 2.28 (no
+ * device API). Its size against the kernel's parameter is gcl_args_set's check (bytes(N)).
+ * Reads only; thread-safe. */
+GCL_API gcl_status gcl_nccl_devcomm_check(const void *comm, size_t bytes, int built_version,
+                                          int runtime_version);
+
 /* Reads the whole file at path (the gclaunch tools use it for data files): *data gets the bytes
  * plus a terminating NUL (not counted in *size), to be freed with gcl_file_free. Only a regular
  * file is read: a FIFO, a device, a socket or a directory is refused at once, without waiting
