@@ -34,9 +34,8 @@ const char *pe_spawn_describe(int pes, int gpus, char *buf, size_t cap) {
   return buf;
 }
 
-/* In PE rank's process: the id (made by rank 0, which writes pes - 1 copies; atomic pipe writes),
- * then fn. */
-static int pe_child(int rank, int pes, int gpus, int fd, pe_spawn_main fn, void *user) {
+/* The id (made by rank 0, which writes pes - 1 copies: atomic pipe writes), then fn. */
+static int id_then_run(int rank, int pes, int gpus, int fd, pe_spawn_main fn, void *user) {
   gcl_pe_unique_id id;
   memset(&id, 0, sizeof id);
   if (rank == 0 && pes > 1) {
@@ -52,6 +51,19 @@ static int pe_child(int rank, int pes, int gpus, int fd, pe_spawn_main fn, void 
   }
   close(fd);
   return fn(rank, pes, rank % gpus, pes > 1 ? &id : NULL, user);
+}
+
+/* In PE rank's process: its GPU's context first (the driver up and the primary context retained,
+ * as every measured run had it before NVSHMEM was asked for an id), then the id and fn. */
+static int pe_child(int rank, int pes, int gpus, int fd, pe_spawn_main fn, void *user) {
+  gcl_context *held = NULL; /* fn makes its own; this one only keeps the primary context */
+  if (gcl_context_create(rank % gpus, &held) != GCL_OK) {
+    fprintf(stderr, "PE %d: gcl_context_create(%d): %s\n", rank, rank % gpus, gcl_last_error());
+    return 1;
+  }
+  int rc = id_then_run(rank, pes, gpus, fd, fn, user);
+  gcl_context_destroy(held);
+  return rc;
 }
 
 static void end_all(pid_t *kids, int pes, int sig) {
