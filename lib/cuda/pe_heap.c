@@ -14,6 +14,7 @@
 
 #include <ctype.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #define GIB ((size_t)1 << 30)
@@ -84,11 +85,16 @@ gcl_status gcl__pe_heap_admit(const gcl__pe_heap *h, size_t bytes) {
                      "rounded up to the heap's granularity (%zu)", bytes, h->granularity);
   size_t rounded = round_up(bytes, GCL_SYMMETRIC_ALIGN);
   const char *var = h->dynamic ? "NVSHMEM_MAX_MEMORY_PER_GPU" : "NVSHMEM_SYMMETRIC_SIZE";
-  if (h->live > h->limit || rounded + GCL_SYMMETRIC_ALIGN > h->limit - h->live)
+  /* A dynamic heap's address range starts with NVSHMEM's internal heap: one grain is kept for it. */
+  size_t kept = h->dynamic && h->limit > h->granularity ? h->granularity : 0, room = h->limit - kept;
+  if (h->live > room || rounded + GCL_SYMMETRIC_ALIGN > room - h->live) {
+    char less[96] = "";
+    if (kept) snprintf(less, sizeof less, ", less one %zu-byte grain kept for NVSHMEM's internal heap", kept);
     return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "gcl_symmetric_alloc: bytes %zu (%.2f GiB) do not "
-                     "fit the symmetric heap: %s is %zu bytes (%.2f GiB), %zu (%.2f GiB) are in use; "
-                     "nothing was allocated (NVSHMEM would end the process)", bytes, gib(bytes),
-                     var, h->limit, gib(h->limit), h->live, gib(h->live));
+                     "fit the symmetric heap: %s is %zu bytes (%.2f GiB%s), %zu (%.2f GiB) are in "
+                     "use; nothing was allocated (NVSHMEM would end the process)", bytes, gib(bytes),
+                     var, h->limit, gib(h->limit), less, h->live, gib(h->live));
+  }
   size_t grow = growth(h, rounded);
   return grow ? check_free(grow, bytes) : GCL_OK;
 }

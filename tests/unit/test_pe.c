@@ -418,7 +418,8 @@ Test(guards, one_TiB_and_2_63_minus_1_are_refused_by_name_and_1_MiB_works_after)
   uint64_t a = 0xdead;
   cr_assert_eq(gcl_symmetric_alloc((size_t)1 << 40, &a), GCL_ERROR_OUT_OF_MEMORY);
   assert_msg_has("bytes 1099511627776 (1024.00 GiB) do not fit the symmetric heap: "
-                 "NVSHMEM_MAX_MEMORY_PER_GPU is 137438953472 bytes (128.00 GiB), 0 (0.00 GiB) are in use");
+                 "NVSHMEM_MAX_MEMORY_PER_GPU is 137438953472 bytes (128.00 GiB, less one "
+                 "536870912-byte grain kept for NVSHMEM's internal heap), 0 (0.00 GiB) are in use");
   cr_assert_eq(gcl_symmetric_alloc(((size_t)1 << 63) - 1, &a), GCL_ERROR_OUT_OF_MEMORY);
   assert_msg_has("bytes 9223372036854775807");
   cr_assert_eq(gcl_symmetric_alloc(SIZE_MAX, &a), GCL_ERROR_INVALID_ARGUMENT);
@@ -468,6 +469,24 @@ Test(guards, memory_the_heap_mapped_before_is_reused_without_free_memory) {
   cr_assert_eq(gcl_symmetric_alloc((size_t)1 << 20, &a), GCL_ERROR_OUT_OF_MEMORY);
   assert_msg_has("would grow NVSHMEM's heap by 2097152 bytes");
   cr_assert_eq(gcl_symmetric_free(c), GCL_OK);
+  finish(ctx);
+}
+
+/* NVSHMEM's own variables, in NVSHMEM's size syntax, bound the heap exactly: the limit less one
+ * grain (NVSHMEM's internal heap), each buffer with its alignment. */
+Test(guards, the_heap_limit_is_NVSHMEM_MAX_MEMORY_PER_GPU_less_one_grain_exactly) {
+  use_fakes();
+  setenv("NVSHMEM_MAX_MEMORY_PER_GPU", "4m", 1);
+  setenv("NVSHMEM_CUMEM_GRANULARITY", "1M", 1);
+  gcl_context *ctx = started(1);
+  uint64_t a = 0, b = 0;
+  cr_assert_eq(gcl_symmetric_alloc((3u << 20) - 256, &a), GCL_OK, "fills the room: %s", gcl_last_error());
+  cr_assert_eq(gcl_symmetric_alloc(1, &b), GCL_ERROR_OUT_OF_MEMORY);
+  assert_msg_has("bytes 1 (0.00 GiB) do not fit the symmetric heap: NVSHMEM_MAX_MEMORY_PER_GPU is "
+                 "4194304 bytes (0.00 GiB, less one 1048576-byte grain kept for NVSHMEM's internal "
+                 "heap), 3145472 (0.00 GiB) are in use");
+  cr_assert_eq(gcl_symmetric_free(a), GCL_OK);
+  cr_assert_eq(gcl_symmetric_alloc(1, &b), GCL_OK, "room again after the free: %s", gcl_last_error());
   finish(ctx);
 }
 
