@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -108,6 +109,9 @@ int pe_spawn_run(int pes, int gpus, unsigned timeout_s, pe_spawn_main fn, void *
             gpus, PE_SPAWN_MAX);
     return 1;
   }
+  /* Every PE is a child of this process, on this host: NVSHMEM's unique-id bootstrap may keep to
+   * the loopback interface (unless the caller chose one). */
+  setenv("NVSHMEM_BOOTSTRAP_UID_SOCK_IFNAME", "lo", 0);
   int fds[2];
   if (pipe(fds) != 0) return perror("pe_spawn_run: pipe"), 1;
   pid_t kids[PE_SPAWN_MAX];

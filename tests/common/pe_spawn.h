@@ -19,7 +19,8 @@ int pe_spawn_gpus(int max);
 const char *pe_spawn_describe(int pes, int gpus, char *buf, size_t cap);
 /* Forks pes processes (pes >= 1, gpus >= 1) and waits for them: 0 when every one exited 0. The
  * first PE that fails ends the others (they would wait in a barrier for it), each named on
- * stderr. timeout_s > 0: a PE still running after it is killed (SIGKILL) and named. */
+ * stderr. timeout_s > 0: a PE still running after it is killed (SIGKILL) and named. Sets
+ * NVSHMEM_BOOTSTRAP_UID_SOCK_IFNAME=lo unless it is set (every PE is on this host). */
 int pe_spawn_run(int pes, int gpus, unsigned timeout_s, pe_spawn_main fn, void *user);
 
 #endif
