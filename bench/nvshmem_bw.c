@@ -1,9 +1,11 @@
 /* bench_nvshmem_bw: bandwidth of a PE reading its peers' symmetric memory, four ways on the same
  * bytes, every result verified byte for byte; and the launch cost of an attached NVSHMEM kernel.
  *
- * One process per GPU (one NVSHMEM PE each): the parent counts the GPUs in a child, forks the PEs
- * before any CUDA call, and PE 0 sends the unique id to the others through a pipe (as
- * examples/nvshmem_gather.c and the two-PE test do). Every PE holds one symmetric source buffer of
+ * One process per PE (tests/common/pe_spawn.c: the parent counts the GPUs in a child, forks the
+ * PEs before any CUDA call, and PE 0's unique id reaches the others through a pipe), PE r on GPU
+ * r % GPUs. One GPU: 2 PEs by default, two processes time-sliced on it (said in the output: their
+ * "peer" reads are copies within one GPU's memory between processes, and the two PEs' samples
+ * contend for the GPU). Every PE holds one symmetric source buffer of
  * --bytes bytes filled with its own pattern; its "peers" are every other PE, or itself when it is
  * the only PE (then every number is LOCAL bandwidth, and says so). Per peer, the same bytes move:
  *   tma   bw_tma (bench/nvshmem_bw.cu): the example megakernel's gather scaled up -- TMA loads
@@ -38,13 +40,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bench_util.h"
 #include "driver.h" /* the resolved driver table, exported to the benchmarks (gclaunch_driver_dep) */
 #include "nvshmem_bw.h"
+#include "pe_spawn.h"
 
 enum { M_TMA, M_GET, M_PUT, M_COPY, M_COUNT };
 _Static_assert(M_COUNT == BW_METHODS, "the methods of bw_options.methods");
@@ -56,6 +57,7 @@ typedef struct pe_state {
   bw_options o;
   int me, pes, npeers, peers[BW_MAX_PES];
   unsigned blocks;         /* the kernels' grid */
+  bool shared;             /* several PEs on one GPU */
   gcl_context *ctx;
   gcl_stream *s;
   gcl_module *mod;
@@ -216,7 +218,9 @@ static int bandwidth(pe_state *st) {
   double moved = (double)st->o.bytes * st->npeers;
   say(st, "PE %d of %d: %s, %zu bytes per peer x %d peer(s); per method the median (min) of %d "
           "samples of %d back-to-back runs after %d warm-up sample(s), grid %u\n", st->me, st->pes,
-      st->pes == 1 ? "LOCAL bandwidth (one PE: the peer is itself)" : "peer bandwidth",
+      st->pes == 1 ? "LOCAL bandwidth (one PE: the peer is itself)"
+                   : st->shared ? "peer bandwidth, PEs sharing one GPU (time-sliced processes)"
+                                : "peer bandwidth",
       st->o.bytes, st->npeers, st->o.reps, st->o.iters, st->o.warmup, st->blocks);
   for (int m = 0; m < M_COUNT; m++) {
     if (!(st->o.methods & (1u << m))) continue;
@@ -314,31 +318,29 @@ static void teardown(pe_state *st) {
   free(st->host);
 }
 
-static int pe_start(pe_state *st, int fd) {
-  gcl_pe_unique_id id;
-  TRY(gcl_context_create(st->me, &st->ctx));
-  if (st->pes > 1) {
-    if (st->me == 0) TRY(gcl_pe_unique_id_create(&id));
-    for (int i = 1; st->me == 0 && i < st->pes; i++) /* one copy per other PE (atomic writes) */
-      if (write(fd, id.bytes, sizeof id.bytes) != (ssize_t)sizeof id.bytes) return 1;
-    if (st->me != 0 && read(fd, id.bytes, sizeof id.bytes) != (ssize_t)sizeof id.bytes)
-      return fprintf(stderr, "PE %d: no unique id from PE 0\n", st->me), 1;
-  }
-  TRY(gcl_pe_start(st->ctx, st->pes > 1 ? &id : NULL, st->me, st->pes));
+static int pe_start(pe_state *st, int device, const gcl_pe_unique_id *id) {
+  TRY(gcl_context_create(device, &st->ctx));
+  TRY(gcl_pe_start(st->ctx, id, st->me, st->pes));
   return 0;
 }
 
-static int run_pe(const bw_options *o, int me, int pes, int fd) {
+typedef struct run_plan {
+  bw_options o;
+  bool shared; /* several PEs on one GPU */
+} run_plan;
+
+static int run_pe(int me, int pes, int device, const gcl_pe_unique_id *id, void *user) {
+  const run_plan *plan = user;
   static pe_state state;
   pe_state *st = &state;
-  st->o = *o, st->me = me, st->pes = pes;
+  st->o = plan->o, st->me = me, st->pes = pes, st->shared = plan->shared;
   for (int p = 0; p < pes; p++)
     if (p != me || pes == 1) st->peers[st->npeers++] = p;
-  if (pe_start(st, fd)) return 1;
+  if (pe_start(st, device, id)) return 1;
   int bad = gcl_stream_create(st->ctx, 0, &st->s) != GCL_OK ||
-            gcl_module_load_file(st->ctx, o->cubin, &st->mod) != GCL_OK ||
+            gcl_module_load_file(st->ctx, st->o.cubin, &st->mod) != GCL_OK ||
             gcl_module_attach(st->mod) != GCL_OK;
-  if (bad) fprintf(stderr, "PE %d: stream, module or attach (%s): %s\n", me, o->cubin, gcl_last_error());
+  if (bad) fprintf(stderr, "PE %d: stream, module or attach (%s): %s\n", me, st->o.cubin, gcl_last_error());
   if (!bad) bad = measure_all(st);
   teardown(st);
   bad |= gcl_pe_stop() != GCL_OK;
@@ -346,23 +348,13 @@ static int run_pe(const bw_options *o, int me, int pes, int fd) {
   return bad;
 }
 
-static int gpus(void) { /* counted in a child: the parent starts no CUDA before forking */
-  pid_t pid = fork();
-  if (pid == 0) {
-    int n = 0;
-    _exit(gcl_device_count(&n) == GCL_OK ? (n > BW_MAX_PES ? BW_MAX_PES : n) : 0);
-  }
-  int st = 0;
-  return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) ? WEXITSTATUS(st) : 0;
-}
-
 int main(int argc, char **argv) {
-  bw_options o;
-  int rc = bw_parse(argc, argv, &o);
+  run_plan plan;
+  int rc = bw_parse(argc, argv, &plan.o);
   if (rc >= 0) return rc;
-  for (int m = 0; o.signatures && m < M_COUNT; m++) printf("%s|%s\n", names[m], sigs[m]);
-  if (o.signatures) return 0;
-  int n = gpus(), pes = o.pes ? o.pes : n;
+  for (int m = 0; plan.o.signatures && m < M_COUNT; m++) printf("%s|%s\n", names[m], sigs[m]);
+  if (plan.o.signatures) return 0;
+  int n = pe_spawn_gpus(BW_MAX_PES), pes = plan.o.pes ? plan.o.pes : n == 1 ? 2 : n;
   const char *req = getenv("GCL_REQUIRE_GPU");
   if (n == 0 && req && strcmp(req, "1") == 0) {
     printf("bench_nvshmem_bw: FAIL (GCL_REQUIRE_GPU=1): no usable GPU\n");
@@ -372,37 +364,12 @@ int main(int argc, char **argv) {
     printf("bench_nvshmem_bw: skipped, no usable GPU\n");
     return 0;
   }
-  if (pes > n) {
-    fprintf(stderr, "bench_nvshmem_bw: --pes %d: only %d GPU(s) usable (one PE per GPU)\n", pes, n);
-    return 2;
-  }
+  plan.shared = pes > n;
   setenv("NVSHMEM_DISABLE_NVLS", "1", 1);        /* NVLink multicast off */
   setenv("NVSHMEM_REMOTE_TRANSPORT", "none", 0); /* one host */
-  int fds[2];
-  if (pipe(fds) != 0) return 1;
-  fflush(stdout);
-  pid_t kids[BW_MAX_PES];
-  for (int r = 0; r < pes; r++) {
-    if ((kids[r] = fork()) != 0) continue;
-    close(fds[r == 0 ? 0 : 1]); /* PE 0 writes the id, the others read it: EOF if PE 0 dies */
-    _exit(run_pe(&o, r, pes, fds[r == 0 ? 1 : 0]));
-  }
-  close(fds[0]);
-  close(fds[1]);
-  int failed = 0, left = 0;
-  for (int r = 0; r < pes; r++) failed |= kids[r] < 0, left += kids[r] > 0;
-  while (left > 0) { /* a PE that fails leaves the others waiting in a barrier: end them */
-    int st = 0;
-    pid_t pid = waitpid(-1, &st, 0);
-    if (pid < 0) break;
-    for (int r = 0; r < pes; r++)
-      if (kids[r] == pid) kids[r] = 0, left--;
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-      failed = 1;
-      for (int r = 0; r < pes; r++)
-        if (kids[r] > 0) kill(kids[r], SIGTERM);
-    }
-  }
-  printf("bench_nvshmem_bw: %d PE(s): %s\n", pes, failed ? "FAILED" : "every result verified");
+  char mode[128];
+  printf("bench_nvshmem_bw: %s\n", pe_spawn_describe(pes, n, mode, sizeof mode));
+  int failed = pe_spawn_run(pes, n, 0, run_pe, &plan);
+  printf("bench_nvshmem_bw: %s: %s\n", mode, failed ? "FAILED" : "every PE's result verified");
   return failed;
 }

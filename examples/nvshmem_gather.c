@@ -2,17 +2,20 @@
  * symmetric buffer with its own pattern, encodes tensormap[16] over the PEs' copies (map p = PE
  * p's copy, from ONE tensor and a PE list), and launches a TMA gather whose blocks pick the peer
  * by run-time index (kernels/tma_gather.cu: block b loads a 16 x 16 box from maps[work[3b]]).
- * Every tile of every peer is checked on the host. The kernel calls no NVSHMEM function, so it
- * needs no device-linking and no attach: the maps carry the peers' addresses.
- *   example_nvshmem_gather [tma_gather.sm_90.cubin] [PES]   (PES: default the GPUs, at most 16)
- * One GPU gives one PE gathering from itself. Needs NVSHMEM's host library (gclaunch info). The
- * parent forks the PEs before any CUDA call; PE 0 sends the unique id through a pipe. */
+ * Every tile of every peer is checked on the host, by every PE. The kernel calls no NVSHMEM
+ * function, so it needs no device-linking and no attach: the maps carry the peers' addresses.
+ *   example_nvshmem_gather [tma_gather.sm_90.cubin] [PES]   (PES: default the GPUs, at most 16;
+ *                                                             2 with one GPU)
+ * PE r runs on GPU r % GPUs: with one GPU, two PEs share it (two processes, time-sliced; fine
+ * here: the kernel needs no other PE's kernel running at the same time, docs/multigpu.md).
+ * Needs NVSHMEM's host library (gclaunch info). tests/common/pe_spawn.c forks the PEs before any
+ * CUDA call and carries PE 0's unique id through a pipe. */
 #include <gclaunch/gclaunch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
+
+#include "pe_spawn.h"
 
 #define ROWS 64
 #define COLS 64
@@ -70,16 +73,12 @@ static int gather(gcl_context *ctx, gcl_kernel *k, uint64_t buf, int pes) {
 }
 
 /* One PE: start from the id, fill this PE's copy, barrier, gather, barrier, stop. */
-static int run_pe(const char *cubin, int rank, int pes, int fd) {
+static int run_pe(int rank, int pes, int device, const gcl_pe_unique_id *id, void *user) {
+  const char *cubin = user;
   rank_ = rank;
-  gcl_pe_unique_id id;
   gcl_context *ctx = NULL;
-  if (check(gcl_context_create(rank, &ctx), "context")) return 1;
-  if (rank == 0 && check(gcl_pe_unique_id_create(&id), "unique id")) return 1;
-  for (int i = 1; rank == 0 && i < pes; i++) /* one copy per other PE (atomic pipe writes) */
-    if (write(fd, id.bytes, sizeof id.bytes) != (ssize_t)sizeof id.bytes) return 1;
-  if (rank != 0 && read(fd, id.bytes, sizeof id.bytes) != (ssize_t)sizeof id.bytes) return 1;
-  if (check(gcl_pe_start(ctx, &id, rank, pes), "start")) return 1;
+  if (check(gcl_context_create(device, &ctx), "context")) return 1;
+  if (check(gcl_pe_start(ctx, id, rank, pes), "start")) return 1;
   static float host[ROWS * COLS];
   for (int i = 0; i < ROWS * COLS; i++) host[i] = value(rank, i / COLS, i % COLS);
   gcl_module *m = NULL;
@@ -97,44 +96,23 @@ static int run_pe(const char *cubin, int rank, int pes, int fd) {
   if (buf) check(gcl_symmetric_free(buf), "free");
   bad |= check(gcl_pe_stop(), "stop");
   gcl_context_destroy(ctx);
-  if (!bad) printf("PE %d of %d: %d tiles gathered from %d PE(s) through peer tensor maps, all exact\n", rank, pes, 4 * pes, pes);
+  if (!bad) printf("PE %d of %d (GPU %d): %d tiles gathered from %d PE(s) through peer tensor maps, all exact\n", rank, pes, device, 4 * pes, pes);
   return bad;
-}
-
-static int gpus(void) { /* counted in a child: the parent starts no CUDA before forking */
-  pid_t pid = fork();
-  if (pid == 0) {
-    int n = 0;
-    _exit(gcl_device_count(&n) == GCL_OK ? (n > MAPS ? MAPS : n) : 0);
-  }
-  int st = 0;
-  return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) ? WEXITSTATUS(st) : 0;
 }
 
 int main(int argc, char **argv) {
   const char *cubin = argc > 1 ? argv[1] : "build/kernels/tma_gather.sm_90.cubin";
-  int n = gpus(), pes = argc > 2 ? atoi(argv[2]) : n;
-  if (pes < 1 || pes > n) {
-    fprintf(stderr, "example_nvshmem_gather: %d PE(s) asked, %d GPU(s) usable\n", pes, n);
+  int n = pe_spawn_gpus(MAPS), pes = argc > 2 ? atoi(argv[2]) : n == 1 ? 2 : n;
+  if (n < 1 || pes < 1 || pes > MAPS) {
+    fprintf(stderr, "example_nvshmem_gather: %d PE(s) asked (1 ... %d), %d GPU(s) usable\n", pes,
+            MAPS, n);
     return 1;
   }
   setenv("NVSHMEM_DISABLE_NVLS", "1", 1);          /* NVLink multicast off */
   setenv("NVSHMEM_REMOTE_TRANSPORT", "none", 0);   /* one host: peers over NVLink/PCIe P2P */
-  int fds[2];
-  if (pipe(fds) != 0) return 1;
-  pid_t kids[MAPS];
-  for (int r = 0; r < pes; r++) {
-    if ((kids[r] = fork()) != 0) continue;
-    close(fds[r == 0 ? 0 : 1]); /* PE 0 writes the id, the others read it: EOF if PE 0 dies */
-    _exit(run_pe(cubin, r, pes, fds[r == 0 ? 1 : 0]));
-  }
-  close(fds[0]);
-  close(fds[1]);
-  int failed = 0;
-  for (int r = 0; r < pes; r++) {
-    int st = 0;
-    failed |= waitpid(kids[r], &st, 0) != kids[r] || !WIFEXITED(st) || WEXITSTATUS(st) != 0;
-  }
-  printf("%s\n", failed ? "FAILED" : "all PEs verified");
+  char mode[128];
+  printf("example_nvshmem_gather: %s\n", pe_spawn_describe(pes, n, mode, sizeof mode));
+  int failed = pe_spawn_run(pes, n, 0, run_pe, (void *)cubin);
+  printf("%s: %s\n", failed ? "FAILED" : "all PEs verified", mode);
   return failed;
 }

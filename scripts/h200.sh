@@ -259,24 +259,23 @@ open('/tmp/work.bin', 'wb').write(items)"
     nvshmem)
       # Issue 46 (item 8 and the launch cost) and issue 49: bench_nvshmem_bw through
       # bench/nvshmem_bw.sh, which builds bench/nvshmem_bw.cu on this machine from the NVSHMEM wheel.
-      # One PE (process) per GPU: peer bandwidth through peer tensor maps picked by run-time index,
+      # One PE (process) per GPU, two sharing the GPU when there is one (time-sliced processes,
+      # said in the output): peer bandwidth through peer tensor maps picked by run-time index,
       # nvshmemx_getmem_block / putmem_block in a kernel and the copy engine on the same bytes,
-      # every byte verified (one GPU: one PE reading itself, LOCAL bandwidth); then PE 0 times
-      # gcl_launch of an attached NVSHMEM kernel against cuLaunchKernelEx (target <= 1.02x). With
-      # two or more GPUs a one-PE run follows (local numbers beside the peer ones). Extra options:
+      # every byte verified on every PE; then PE 0 times gcl_launch of an attached NVSHMEM kernel
+      # against cuLaunchKernelEx (target <= 1.02x). A one-PE run follows (LOCAL numbers: one PE
+      # reading itself, beside the peer ones). Extra options:
       # NVSHMEM_BW_ARGS (e.g. "--bytes 256M"). $out/nvshmem.log.
       { nvidia-smi --query-gpu=index,name,driver_version --format=csv 2>&1
-        "$build/tools/gclaunch" info 2>&1 | grep -i nvshmem
+        sh "$src/scripts/nvshmem_device.sh" "$build/tools/gclaunch" --where 2>&1
         echo "== bench/nvshmem_bw.sh, every GPU"
         NVSHMEM_DISABLE_NVLS=1 sh "$src/bench/nvshmem_bw.sh" "$build/bench/bench_nvshmem_bw" \
           --launch-reps 101 ${NVSHMEM_BW_ARGS:-}
         echo "nvshmem_bw exit $?"
-        if [[ $(nvidia-smi -L 2>/dev/null | wc -l) -gt 1 ]]; then
-          echo "== bench/nvshmem_bw.sh --pes 1 (local)"
-          NVSHMEM_DISABLE_NVLS=1 sh "$src/bench/nvshmem_bw.sh" "$build/bench/bench_nvshmem_bw" \
-            --pes 1 --launch-reps 0 ${NVSHMEM_BW_ARGS:-}
-          echo "nvshmem_bw --pes 1 exit $?"
-        fi; } 2>&1 | tee "$out/nvshmem.log" | tail -60
+        echo "== bench/nvshmem_bw.sh --pes 1 (local)"
+        NVSHMEM_DISABLE_NVLS=1 sh "$src/bench/nvshmem_bw.sh" "$build/bench/bench_nvshmem_bw" \
+          --pes 1 --launch-reps 0 ${NVSHMEM_BW_ARGS:-}
+        echo "nvshmem_bw --pes 1 exit $?"; } 2>&1 | tee "$out/nvshmem.log" | tail -80
       ;;
     *) echo "unknown stage $stage" >&2 ;;
   esac

@@ -17,10 +17,12 @@ typedef struct gcl_tensormap_table gcl_tensormap_table; /* runtime.h: tables in 
  *
  * gclaunch rides NVSHMEM, not a transport of its own. Its host library (libnvshmem_host.so.3,
  * 3.3.9 or later) is opened at run time, never linked: GCL_NVSHMEM_PATH (the library or its
- * folder) when set, else the loader's search (LD_LIBRARY_PATH), $NVSHMEM_HOME/lib, the usual
- * install prefixes and the pip wheel (site-packages/nvidia/nvshmem/lib) of $VIRTUAL_ENV and of
- * every python3 on PATH. A process starts one PE on one gclaunch context (one GPU); N GPUs are N
- * processes. Rank 0 makes a unique id (gcl_pe_unique_id_create) and sends its 128 bytes to the
+ * folder) when set, else the loader's search (LD_LIBRARY_PATH, ld.so.cache), else
+ * $NVSHMEM_HOME/lib -- nothing else -- or the file given to gcl_nvshmem_open (the Python package
+ * hands over the pip wheel nvidia-nvshmem-cu13 that Python's import system finds). A process
+ * starts one PE on one gclaunch context (one GPU); N GPUs are N processes (two may share a GPU,
+ * with limits: docs/multigpu.md). Rank 0 makes a unique id (gcl_pe_unique_id_create) and
+ * sends its 128 bytes to the
  * others by any channel (a pipe, a file, torch.distributed, MPI); every rank then starts with it.
  * One process on one GPU is a valid single PE (id NULL, rank 0, count 1).
  * A module device-linked with NVSHMEM (gcl_module_uses_nvshmem) must be attached in the PE's
@@ -33,9 +35,17 @@ typedef struct gcl_tensormap_table gcl_tensormap_table; /* runtime.h: tables in 
  * Every call here is thread-safe (one lock); NVSHMEM itself wants one thread at a time.
  * ------------------------------------------------------------------------------------------- */
 
-/* Opens the NVSHMEM host library (once). GCL_ERROR_NO_NVSHMEM naming every path tried, a missing
- * entry point, or a version older than 3.3.9. */
+/* Opens the NVSHMEM host library (the search runs once, unless gcl_nvshmem_open opened one).
+ * GCL_ERROR_NO_NVSHMEM naming every path tried, a missing entry point, or a version older than
+ * 3.3.9. */
 GCL_API gcl_status gcl_nvshmem_init(void);
+/* Opens the NVSHMEM host library at path (the file, or a folder holding libnvshmem_host.so.3)
+ * instead of searching, when none is open yet; a library already open stays (one per process):
+ * GCL_OK when path is that same file, else GCL_ERROR_NVSHMEM naming both. GCL_ERROR_NO_NVSHMEM
+ * naming what was tried and why (the loader's reason, a missing entry point, both versions);
+ * GCL_ERROR_INVALID_ARGUMENT for NULL or "". A failure changes nothing: a later open or the
+ * default search may still succeed. Thread-safe. */
+GCL_API gcl_status gcl_nvshmem_open(const char *path);
 /* The library opened (or found too old), or "(not found)". Never NULL. */
 GCL_API const char *gcl_nvshmem_path(void);
 /* Its version (nvshmemx_vendor_get_version_info), also for one too old to use;
@@ -59,6 +69,8 @@ GCL_API gcl_status gcl_pe_unique_id_create(gcl_pe_unique_id *out);
  * return); GCL_ERROR_NO_NVSHMEM. NVSHMEM reads its NVSHMEM_* environment here. */
 GCL_API gcl_status gcl_pe_start(gcl_context *ctx, const gcl_pe_unique_id *id, int rank, int count);
 /* Stops the PE (nvshmemx_hostlib_finalize; collective): every symmetric buffer is freed with it.
+ * The PE's context is synchronized first (work still running may use the heap finalize unmaps):
+ * its failure is returned (GCL_ERROR_DRIVER, GCL_ERROR_KERNEL_FAULT) and the PE keeps running.
  * GCL_ERROR_NVSHMEM when none is started or while modules are attached (detach or destroy them
  * first). A new PE may be started afterwards. */
 GCL_API gcl_status gcl_pe_stop(void);
@@ -78,8 +90,16 @@ GCL_API gcl_status gcl_pe_barrier(gcl_stream *stream);
 /* Allocates bytes of symmetric memory on every PE (collective: every PE calls it with the same
  * bytes, in the same order): *address is this PE's copy, a device pointer of the PE's context
  * like gcl_mem_alloc's -- a kernel argument, a DLTensor's data, a tensor map's address.
- * GCL_SYMMETRIC_ALIGN-aligned. GCL_ERROR_OUT_OF_MEMORY when NVSHMEM's heap
- * (NVSHMEM_SYMMETRIC_SIZE) is full; GCL_ERROR_NVSHMEM when no PE is started. */
+ * GCL_SYMMETRIC_ALIGN-aligned. NVSHMEM 3.x ends the process when its heap cannot grow, so the
+ * size is checked before NVSHMEM sees it (every refusal names the numbers; nothing changes; the
+ * PE goes on working): GCL_ERROR_INVALID_ARGUMENT for 0 or a size that overflows when rounded;
+ * GCL_ERROR_OUT_OF_MEMORY when the live buffers and this one exceed the heap's limit
+ * (NVSHMEM_MAX_MEMORY_PER_GPU, 128 GiB by default; NVSHMEM_SYMMETRIC_SIZE, 1 GiB by default, with
+ * NVSHMEM_DISABLE_CUDA_VMM=1), when the heap would have to grow (by whole
+ * NVSHMEM_CUMEM_GRANULARITY grains, 512 MiB by default) beyond the device's free memory
+ * (cuMemGetInfo), or when NVSHMEM returns NULL. GCL_ERROR_NVSHMEM when no PE is started. The
+ * checks are local: a size refused on one PE and not on another leaves the other waiting in
+ * NVSHMEM's collective allocation, so give every PE the same sizes and environment. */
 GCL_API gcl_status gcl_symmetric_alloc(size_t bytes, uint64_t *address);
 /* Frees a symmetric buffer (collective). GCL_ERROR_INVALID_ARGUMENT for an address
  * gcl_symmetric_alloc did not return. */

@@ -1,4 +1,5 @@
-/* Opens libcuda.so.1 and NVRTC at run time (never linked), resolves their entry points once. */
+/* Opens libcuda.so.1 and NVRTC at run time (never linked, through gcl__lib_open), resolves their
+ * entry points once. */
 #include "driver.h"
 
 #include <dlfcn.h>
@@ -69,14 +70,14 @@ static gcl_status resolve(load_result *r, get_proc_fn get_proc, const char *name
 static void cu_load_once(void) {
   load_result *r = &cu_result;
   const char *env = getenv("GCL_LIBCUDA");
+  static gcl__lib_search found;
   snprintf(r->path, sizeof r->path, "%s", env && *env ? env : "libcuda.so.1");
-  void *lib = dlopen(r->path, RTLD_NOW | RTLD_LOCAL);
+  void *lib = gcl__lib_open(&found, r->path, RTLD_NOW | RTLD_LOCAL, "cuGetProcAddress_v2");
   if (!lib) {
-    const char *err = dlerror();
-    record(r, GCL_ERROR_NO_DRIVER, "no CUDA driver: dlopen(\"%s\") failed: %s", r->path,
-           err ? err : "unknown error");
+    record(r, GCL_ERROR_NO_DRIVER, "no CUDA driver: dlopen(\"%s\") failed: %s", r->path, found.reason);
     return;
   }
+  snprintf(r->path, sizeof r->path, "%s", found.path);
   get_proc_fn get_proc = (get_proc_fn)dlsym(lib, "cuGetProcAddress_v2");
   if (!get_proc) {
     record(r, GCL_ERROR_DRIVER_TOO_OLD,
@@ -142,22 +143,6 @@ gcl_status gcl_driver_version(int *version) {
 static pthread_once_t nvrtc_once = PTHREAD_ONCE_INIT;
 static load_result nvrtc_result;
 
-static void *open_first(const char **candidates, size_t n, load_result *r) {
-  size_t used = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (!candidates[i]) continue;
-    void *lib = dlopen(candidates[i], RTLD_NOW | RTLD_LOCAL);
-    if (lib) {
-      snprintf(r->path, sizeof r->path, "%s", candidates[i]);
-      return lib;
-    }
-    used += (size_t)snprintf(r->message + used, used < sizeof r->message ? sizeof r->message - used : 0,
-                             "%s'%s'", i ? ", " : "", candidates[i]);
-    if (used >= sizeof r->message) used = sizeof r->message - 1;
-  }
-  return NULL;
-}
-
 static void nvrtc_load_once(void) {
   load_result *r = &nvrtc_result;
   char cuda_path13[512] = "", cuda_path12[512] = "";
@@ -167,21 +152,20 @@ static void nvrtc_load_once(void) {
     snprintf(cuda_path13, sizeof cuda_path13, "%s/lib64/libnvrtc.so.13", cuda_path);
     snprintf(cuda_path12, sizeof cuda_path12, "%s/lib64/libnvrtc.so.12", cuda_path);
   }
-  const char *overridden[] = {env};
-  const char *defaults[] = {"libnvrtc.so.13", "libnvrtc.so.12",
-                            cuda_path13[0] ? cuda_path13 : NULL,
-                            cuda_path12[0] ? cuda_path12 : NULL,
-                            "/usr/local/cuda/lib64/libnvrtc.so.13",
-                            "/usr/local/cuda/lib64/libnvrtc.so.12"};
-  void *lib = env && *env ? open_first(overridden, 1, r)
-                          : open_first(defaults, sizeof defaults / sizeof *defaults, r);
+  const char *const defaults[] = {"libnvrtc.so.13", "libnvrtc.so.12", cuda_path13, cuda_path12,
+                                  "/usr/local/cuda/lib64/libnvrtc.so.13",
+                                  "/usr/local/cuda/lib64/libnvrtc.so.12"};
+  static gcl__lib_search found;
+  void *lib = NULL;
+  if (env && *env) lib = gcl__lib_open(&found, env, RTLD_NOW | RTLD_LOCAL, "nvrtcVersion");
+  for (size_t i = 0; !(env && *env) && !lib && i < sizeof defaults / sizeof *defaults; i++)
+    lib = gcl__lib_open(&found, defaults[i], RTLD_NOW | RTLD_LOCAL, "nvrtcVersion");
   if (!lib) {
-    char tried[GCL__MESSAGE_MAX];
-    memcpy(tried, r->message, sizeof tried); /* r->message is NUL-terminated within its size */
-    record(r, GCL_ERROR_NO_NVRTC, "NVRTC not found: tried %s", tried);
+    record(r, GCL_ERROR_NO_NVRTC, "NVRTC not found: tried %s", found.tried);
     snprintf(r->path, sizeof r->path, "%s", "(not found)");
     return;
   }
+  snprintf(r->path, sizeof r->path, "%s", found.path);
 #define GCL_X_SYM(name)                                                                           \
   gcl__nvrtc.name = (__typeof__(&name))dlsym(lib, #name);                                        \
   if (!gcl__nvrtc.name) {                                                                         \

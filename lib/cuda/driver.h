@@ -29,6 +29,7 @@
   X(cuCtxGetCurrent, 4000, 1)                                                                     \
   X(cuCtxSynchronize, 2000, 1)                                                                    \
   X(cuMemAlloc, 3020, 1)                                                                          \
+  X(cuMemGetInfo, 3020, 1) /* pe_heap.c: NVSHMEM's heap may grow only into free memory */        \
   X(cuMemFree, 3020, 1)                                                                           \
   X(cuMemcpyHtoD, 3020, 1)                                                                        \
   X(cuMemcpyDtoH, 3020, 1)                                                                        \
@@ -129,6 +130,20 @@ static inline bool gcl__faulted(void) {
 /* Marks that this process uses tensor maps (a map was encoded, or a kernel with a tensormap
  * parameter was looked up): a later sticky ILLEGAL_INSTRUCTION then names the TMA rule. */
 void gcl__fault_note_tensormaps(void);
+
+/* The one way gclaunch opens a library it does not link -- libcuda, NVRTC, NVSHMEM's host library
+ * (libopen.c). Each candidate is a file path or a bare soname the dynamic loader searches for. */
+typedef struct gcl__lib_search {
+  char path[1024];              /* the library opened: the candidate as given, or for a bare soname
+                                 * the file the loader chose (dladdr of its symbol) */
+  char tried[GCL__MESSAGE_MAX]; /* "'a', 'b'": every candidate that did not open, in order */
+  char reason[512];             /* dlerror() of the last one that did not */
+  size_t tried_len;
+} gcl__lib_search;
+/* dlopen(candidate, flags): the handle, or NULL with candidate appended to s->tried. symbol: one
+ * the library defines, to name the file a bare soname resolved to. NULL or "" candidates are
+ * skipped. */
+void *gcl__lib_open(gcl__lib_search *s, const char *candidate, int flags, const char *symbol);
 
 #define GCL_NVRTC_ENTRY_POINTS(X)                                                                 \
   X(nvrtcGetErrorString)                                                                          \

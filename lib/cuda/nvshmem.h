@@ -78,6 +78,29 @@ typedef struct gcl__nvshmem_api {
 
 extern gcl__nvshmem_api gcl__nvshmem;
 
+/* The symmetric heap as NVSHMEM 3.x configures it from its environment at start (pe_heap.c).
+ * NVSHMEM 3.4.5 does not return NULL when its heap cannot grow: it prints
+ * "allocate_physical_memory_to_heap failed", faults in its own barrier and exits the process
+ * (status 255). So every size is admitted here before nvshmem_align sees it. */
+typedef struct gcl__pe_heap {
+  bool dynamic;        /* a CUDA VMM heap growing on demand (NVSHMEM_DISABLE_CUDA_VMM false) */
+  size_t limit;        /* NVSHMEM_MAX_MEMORY_PER_GPU (dynamic) or NVSHMEM_SYMMETRIC_SIZE (static) */
+  size_t granularity;  /* NVSHMEM_CUMEM_GRANULARITY: the heap grows by multiples of it */
+  size_t live;         /* bytes of live allocations, each rounded to GCL_SYMMETRIC_ALIGN */
+  size_t mapped;       /* device memory NVSHMEM grew the heap by for them (an estimate from below) */
+} gcl__pe_heap;
+
+/* Reads NVSHMEM's variables (their defaults when unset or unreadable) into a fresh heap. */
+void gcl__pe_heap_start(gcl__pe_heap *h);
+/* GCL_OK when bytes may go to nvshmem_align: GCL_ERROR_INVALID_ARGUMENT for 0 or a size that
+ * overflows when rounded; GCL_ERROR_OUT_OF_MEMORY beyond the heap's limit or, when the heap must
+ * grow, beyond the device's free memory (cuMemGetInfo in the current context: the caller bound
+ * the PE's), the numbers named. Changes nothing. */
+gcl_status gcl__pe_heap_admit(const gcl__pe_heap *h, size_t bytes);
+/* Books an allocation of bytes that succeeded, or a free. */
+void gcl__pe_heap_took(gcl__pe_heap *h, size_t bytes);
+void gcl__pe_heap_gave(gcl__pe_heap *h, size_t bytes);
+
 /* Opens the host library once (nvshmem.c); GCL_ERROR_NO_NVSHMEM naming what was tried, the
  * missing entry point, or the version found and the one needed. */
 gcl_status gcl__nvshmem_load(void);

@@ -21,6 +21,7 @@ static struct {
   sym_block *blocks;
   size_t nblocks, cap;
   gcl__nvshmem_uid uid; /* NVSHMEM keeps a pointer to the id it started from: it lives here */
+  gcl__pe_heap heap;    /* its limits and use: every size is admitted before NVSHMEM sees it */
 } pe;
 
 _Static_assert(sizeof(gcl_pe_unique_id) == sizeof(gcl__nvshmem_uid),
@@ -96,8 +97,18 @@ gcl_status gcl_pe_start(gcl_context *ctx, const gcl_pe_unique_id *id, int rank, 
   if (s == GCL_OK && !id) s = gcl_pe_unique_id_create(&own); /* a single PE makes its own */
   if (s == GCL_OK) memcpy(&pe.uid, id ? id->bytes : own.bytes, sizeof pe.uid);
   if (s == GCL_OK) s = init_pe(ctx, &pe.uid, rank, count);
-  if (s == GCL_OK) pe.ctx = ctx, pe.pe = rank, pe.count = count;
+  if (s == GCL_OK) pe.ctx = ctx, pe.pe = rank, pe.count = count, gcl__pe_heap_start(&pe.heap);
   pthread_mutex_unlock(&pe_lock);
+  return s;
+}
+
+/* Work still running in the PE's context (bound) may use the symmetric heap that finalize
+ * unmaps, or wait in a barrier: it is finished first; a failure is reported and stops nothing. */
+static gcl_status drain(const char *fn) {
+  CUresult rc = gcl__cu.cuCtxSynchronize();
+  if (rc == CUDA_SUCCESS) return GCL_OK;
+  gcl_status s = gcl__cu_fail(rc, "%s: cuCtxSynchronize (the PE's work outstanding)", fn);
+  gcl__fail_append(": the PE was not stopped");
   return s;
 }
 
@@ -108,6 +119,7 @@ gcl_status gcl_pe_stop(void) {
     s = gcl__fail(GCL_ERROR_NVSHMEM, "gcl_pe_stop: %zu module(s) still attached: detach or "
                   "destroy them first (NVSHMEM would write into their memory)", pe.attached);
   if (s == GCL_OK) s = gcl__context_bind(pe.ctx);
+  if (s == GCL_OK) s = drain("gcl_pe_stop");
   if (s == GCL_OK) {
     gcl__nvshmem.nvshmemx_hostlib_finalize(); /* frees the symmetric heap */
     gcl__free(pe.blocks);
@@ -176,17 +188,17 @@ static gcl_status remember_block(uint64_t base, size_t size) {
 
 gcl_status gcl_symmetric_alloc(size_t bytes, uint64_t *address) {
   if (!address) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_symmetric_alloc: address is NULL");
-  if (bytes == 0) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_symmetric_alloc: bytes is 0, expected at least 1");
   pthread_mutex_lock(&pe_lock);
   gcl_status s = pe.ctx ? GCL_OK : not_started("gcl_symmetric_alloc");
   if (s == GCL_OK) s = gcl__context_bind(pe.ctx);
+  if (s == GCL_OK) s = gcl__pe_heap_admit(&pe.heap, bytes); /* NVSHMEM never sees a size it dies of */
   void *p = NULL;
   if (s == GCL_OK && !(p = gcl__nvshmem.nvshmem_align(GCL_SYMMETRIC_ALIGN, bytes)))
     s = gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "gcl_symmetric_alloc: nvshmem_align(%d, %zu) returned "
-                  "NULL (the symmetric heap is NVSHMEM_SYMMETRIC_SIZE bytes)", GCL_SYMMETRIC_ALIGN, bytes);
+                  "NULL (the symmetric heap is full)", GCL_SYMMETRIC_ALIGN, bytes);
   if (s == GCL_OK && (s = remember_block((uint64_t)(uintptr_t)p, bytes)) != GCL_OK)
     gcl__nvshmem.nvshmem_free(p);
-  if (s == GCL_OK) *address = (uint64_t)(uintptr_t)p;
+  if (s == GCL_OK) gcl__pe_heap_took(&pe.heap, bytes), *address = (uint64_t)(uintptr_t)p;
   pthread_mutex_unlock(&pe_lock);
   return s;
 }
@@ -201,6 +213,7 @@ gcl_status gcl_symmetric_free(uint64_t address) {
   if (s == GCL_OK) s = gcl__context_bind(pe.ctx);
   if (s == GCL_OK) {
     gcl__nvshmem.nvshmem_free((void *)(uintptr_t)address);
+    gcl__pe_heap_gave(&pe.heap, b->size);
     *b = pe.blocks[--pe.nblocks];
   }
   pthread_mutex_unlock(&pe_lock);

@@ -69,7 +69,10 @@ const char gclpy_doc_symmetric_alloc[] =
     "symmetric_alloc($self, nbytes, /)\n--\n\nNVSHMEM symmetric memory of nbytes bytes on every PE\n"
     "(collective: every PE calls it with the same nbytes, in the same order) as a Buffer over this\n"
     "PE's copy, 256-byte aligned; the Context must be the one the PE was started on (pe_start).\n"
-    "close() frees it, collectively; peer_address(pe) is a peer's copy.";
+    "close() frees it, collectively; peer_address(pe) is a peer's copy. A size NVSHMEM would end the\n"
+    "process for is refused first, naming the numbers (gcl_symmetric_alloc): gclaunch.Error\n"
+    "GCL_ERROR_OUT_OF_MEMORY beyond the heap's limit or the device's free memory,\n"
+    "GCL_ERROR_INVALID_ARGUMENT for 0; the PE goes on working.";
 
 PyObject *gclpy_context_symmetric_alloc(PyObject *self, PyObject *nbytes) {
   gclpy_state *st = GCLPY_ST(self);

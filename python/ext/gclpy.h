@@ -551,6 +551,8 @@ void gclpy_field_label(gclpy_args *a, gclpy_fieldref *f, char *buf, size_t cap);
 /* Module functions (module.c's table), Context, Module and Args methods (driver.c's and args.c's
  * tables). */
 PyObject *gclpy_nvshmem_info(PyObject *module, PyObject *unused);
+PyObject *gclpy_nvshmem_open(PyObject *module, PyObject *path);
+PyObject *gclpy_nvshmem_wheel(PyObject *module, PyObject *path);
 PyObject *gclpy_pe_unique_id(PyObject *module, PyObject *unused);
 PyObject *gclpy_pe_id(PyObject *module, PyObject *unused);
 PyObject *gclpy_pe_count(PyObject *module, PyObject *unused);
@@ -565,7 +567,8 @@ PyObject *gclpy_context_pe_start(PyObject *self, PyObject *const *argv, Py_ssize
 PyObject *gclpy_module_attach(PyObject *self, PyObject *unused);
 PyObject *gclpy_module_detach(PyObject *self, PyObject *unused);
 PyObject *gclpy_module_uses_nvshmem(PyObject *self, void *closure);
-extern const char gclpy_doc_nvshmem_info[], gclpy_doc_pe_unique_id[], gclpy_doc_pe_id[],
+extern const char gclpy_doc_nvshmem_info[], gclpy_doc_nvshmem_open[], gclpy_doc_nvshmem_wheel[],
+    gclpy_doc_pe_unique_id[], gclpy_doc_pe_id[],
     gclpy_doc_pe_count[], gclpy_doc_pe_context[], gclpy_doc_pe_barrier[], gclpy_doc_pe_stop[],
     gclpy_doc_pe_start[], gclpy_doc_attach[], gclpy_doc_detach[], gclpy_doc_uses_nvshmem[];
 

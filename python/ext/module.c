@@ -100,6 +100,8 @@ static PyMethodDef module_methods[] = {
   {"device_count", gclpy_device_count, METH_NOARGS, gclpy_doc_device_count},
   {"_device_info", GCLPY_METH(gclpy_device_info), GCLPY_FASTKW, gclpy_doc_device_info},
   {"nvshmem_info", gclpy_nvshmem_info, METH_NOARGS, gclpy_doc_nvshmem_info},
+  {"nvshmem_open", gclpy_nvshmem_open, METH_O, gclpy_doc_nvshmem_open},
+  {"_nvshmem_wheel", gclpy_nvshmem_wheel, METH_O, gclpy_doc_nvshmem_wheel},
   {"pe_unique_id", gclpy_pe_unique_id, METH_NOARGS, gclpy_doc_pe_unique_id},
   {"pe_id", gclpy_pe_id, METH_NOARGS, gclpy_doc_pe_id},
   {"pe_count", gclpy_pe_count, METH_NOARGS, gclpy_doc_pe_count},

@@ -11,14 +11,60 @@
 
 /* --- the library -------------------------------------------------------------------------------- */
 
+/* The pip wheel's host library, found by the package through Python's import system
+ * (gclaunch/__init__.py) and opened before the first call that needs NVSHMEM, unless
+ * GCL_NVSHMEM_PATH names one. Process-wide like the library it names (one per process). */
+static char wheel_path[1024];
+static bool wheel_tried;
+
+static void wheel_first(void) {
+  const char *env = getenv("GCL_NVSHMEM_PATH");
+  if (wheel_tried || !wheel_path[0] || (env && *env)) return;
+  wheel_tried = true;
+  gcl_nvshmem_open(wheel_path); /* failing, the library's own search still runs */
+}
+
+const char gclpy_doc_nvshmem_wheel[] =
+    "_nvshmem_wheel($module, path, /)\n--\n\nRemembers the NVSHMEM wheel's host library (found by\n"
+    "import at package load) to open before the first call that needs NVSHMEM.";
+
+PyObject *gclpy_nvshmem_wheel(PyObject *module, PyObject *path) {
+  (void)module;
+  const char *p = PyUnicode_Check(path) ? PyUnicode_AsUTF8AndSize(path, NULL) : NULL;
+  if (!p) return PyErr_Occurred() ? NULL : (gclpy_type_error("_nvshmem_wheel takes a str", path), NULL);
+  snprintf(wheel_path, sizeof wheel_path, "%s", p);
+  wheel_tried = false;
+  Py_RETURN_NONE;
+}
+
+const char gclpy_doc_nvshmem_open[] =
+    "nvshmem_open($module, path, /)\n--\n\nOpens NVSHMEM's host library at path (the file, or a folder\n"
+    "holding libnvshmem_host.so.3) instead of searching (gcl_nvshmem_open). One per process: the\n"
+    "library already open again is fine, another is gclaunch.Error GCL_ERROR_NVSHMEM naming both;\n"
+    "GCL_ERROR_NO_NVSHMEM naming what was tried and why. Without it gclaunch opens the pip wheel\n"
+    "nvidia-nvshmem-cu13 that `import nvidia.nvshmem` finds (unless GCL_NVSHMEM_PATH is set), then\n"
+    "searches as the C library does.";
+
+PyObject *gclpy_nvshmem_open(PyObject *module, PyObject *path) {
+  gclpy_state *st = gclpy_module_state(module);
+  PyObject *b = NULL;
+  if (!PyUnicode_FSConverter(path, &b)) return NULL;
+  gcl_status s = gcl_nvshmem_open(PyBytes_AsString(b));
+  Py_DECREF(b);
+  if (s != GCL_OK) return gclpy_raise(st, s);
+  Py_RETURN_NONE;
+}
+
 const char gclpy_doc_nvshmem_info[] =
     "nvshmem_info($module, /)\n--\n\n-> dict: 'found' (bool), 'path' (the libnvshmem_host.so.3 opened,\n"
     "or found too old; '(not found)'), 'version' ('3.4.5', or None) and 'error' (None, or why it\n"
     "cannot be used: every path tried, or both versions). Opens the library once (GCL_NVSHMEM_PATH,\n"
-    "the loader's search, $NVSHMEM_HOME, the usual prefixes, the pip wheel); raises nothing.";
+    "else the pip wheel found by import, else the loader's search and $NVSHMEM_HOME); raises\n"
+    "nothing.";
 
 PyObject *gclpy_nvshmem_info(PyObject *module, PyObject *unused) {
   (void)module, (void)unused;
+  wheel_first();
   gcl_status s = gcl_nvshmem_init();
   PyObject *error = s == GCL_OK ? Py_NewRef(Py_None) : PyUnicode_FromString(gcl_last_error());
   int v[3];
@@ -38,6 +84,7 @@ const char gclpy_doc_pe_unique_id[] =
 PyObject *gclpy_pe_unique_id(PyObject *module, PyObject *unused) {
   (void)unused;
   gcl_pe_unique_id id;
+  wheel_first();
   gcl_status s = gcl_pe_unique_id_create(&id);
   if (s != GCL_OK) return gclpy_raise(gclpy_module_state(module), s);
   return PyBytes_FromStringAndSize((const char *)id.bytes, GCL_PE_UNIQUE_ID_BYTES);
@@ -96,6 +143,7 @@ PyObject *gclpy_context_pe_start(PyObject *self, PyObject *const *argv, Py_ssize
   rank = in.rank, count = in.count;
   gcl_context *ctx = ((gclpy_context *)self)->ctx;
   gcl_status s;
+  wheel_first();
   Py_BEGIN_ALLOW_THREADS /* collective: waits for every rank */
   s = gcl_pe_start(ctx, has ? &id : NULL, rank, count);
   Py_END_ALLOW_THREADS

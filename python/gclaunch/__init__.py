@@ -70,6 +70,7 @@ from ._gclaunch import (  # noqa: F401
     dlpack_c_api,
     inspect,
     nvshmem_info,
+    nvshmem_open,
     pe_barrier,
     pe_context,
     pe_count,
@@ -100,12 +101,36 @@ def device_info(device: int = 0) -> DeviceInfo:
     return DeviceInfo(**_gclaunch._device_info(device))
 
 
+def _nvshmem_wheel():
+    """The pip wheel nvidia-nvshmem-cu13's host library, as Python's import system finds the
+    package nvidia.nvshmem (nothing is imported but the namespace, nothing opened): handed to the
+    extension, which opens it before the first call that needs NVSHMEM unless GCL_NVSHMEM_PATH
+    names one. None when there is no such wheel."""
+    import importlib.util
+    import os
+    try:
+        spec = importlib.util.find_spec("nvidia.nvshmem")
+    except (ImportError, ValueError):
+        return None
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        lib = os.path.join(folder, "lib", "libnvshmem_host.so.3")
+        if os.path.isfile(lib):
+            return lib
+    return None
+
+
+_wheel = _nvshmem_wheel()
+if _wheel:
+    _gclaunch._nvshmem_wheel(_wheel)
+del _wheel
+
 # The gcl_status values by name (GCL_OK, GCL_ERROR_TENSOR, ...): Error.code is one of them.
 globals().update({k: v for k, v in vars(_gclaunch).items() if k.startswith("GCL_")})
 
 __all__ = [
     "Args", "Buffer", "Context", "DeviceInfo", "Error", "Event", "Field", "Graph", "Kernel",
     "Layout", "Module", "Param", "RangeError", "Stream", "TensorError", "TensorMap", "__version__",
-    "device_count", "device_info", "dlpack_c_api", "inspect", "nvshmem_info", "pe_barrier",
+    "device_count", "device_info", "dlpack_c_api", "inspect", "nvshmem_info", "nvshmem_open",
+    "pe_barrier",
     "pe_context", "pe_count", "pe_id", "pe_stop", "pe_unique_id", "status_name", "version_number",
 ] + sorted(k for k in vars(_gclaunch) if k.startswith("GCL_"))

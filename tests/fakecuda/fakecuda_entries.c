@@ -150,6 +150,23 @@ CUresult fake_cuDeviceTotalMem(size_t *bytes, CUdevice d) {
   return CUDA_SUCCESS;
 }
 
+/* free: the device's memory less its live allocations, or FAKECUDA_MEM_FREE (bytes) when set. */
+CUresult fake_cuMemGetInfo(size_t *free_bytes, size_t *total) {
+  ENTER(cuMemGetInfo);
+  NEED_CONTEXT();
+  if (!free_bytes || !total) return CUDA_ERROR_INVALID_VALUE;
+  int d = fake_context_device(fake_current);
+  size_t used = 0;
+  pthread_mutex_lock(&fake_lock);
+  for (fake_alloc *a = fake_allocs; a; a = a->next) used += a->device == d ? a->size : 0;
+  pthread_mutex_unlock(&fake_lock);
+  *total = fake_devices[d].memory;
+  *free_bytes = used < *total ? *total - used : 0;
+  const char *env = getenv("FAKECUDA_MEM_FREE");
+  if (env && *env) *free_bytes = (size_t)strtoull(env, NULL, 0);
+  return CUDA_SUCCESS;
+}
+
 CUresult fake_cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d) {
   ENTER_DEV(cuDevicePrimaryCtxRetain, dev_scope(d));
   if (!c) return CUDA_ERROR_INVALID_VALUE;

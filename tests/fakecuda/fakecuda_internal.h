@@ -37,7 +37,7 @@
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050) X(cuOccupancyMaxActiveClusters, 11070)     \
   X(cuGraphGetEdges, 12030) X(cuStreamGetCtx, 9020) X(cuStreamGetPriority, 5050)                 \
   X(cuGraphAddMemcpyNode, 10000) X(cuGraphExecMemcpyNodeSetParams, 10020)                         \
-  X(cuGraphGetRootNodes, 10000) X(cuGraphAddDependencies, 10000)
+  X(cuGraphGetRootNodes, 10000) X(cuGraphAddDependencies, 10000) X(cuMemGetInfo, 3020)
 
 enum {
 #define X_ENUM(name, version) E_##name,

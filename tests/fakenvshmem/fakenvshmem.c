@@ -165,9 +165,22 @@ API void nvshmemx_hostlib_finalize(void) {
 API int nvshmem_my_pe(void) { enter(MY_PE); need_init("nvshmem_my_pe"); return st.rank; }
 API int nvshmem_n_pes(void) { enter(N_PES); need_init("nvshmem_n_pes"); return st.count; }
 
+/* What NVSHMEM 3.4.5 does with a size its heap cannot grow to (measured on an H100): it prints
+ * this, faults in its own barrier and exits the process with 255. gclaunch must never get here. */
+static void heap_death(size_t size) {
+  const char *v = getenv("FAKENVSHMEM_HEAP_MAX");
+  size_t max = v && *v ? (size_t)strtoull(v, NULL, 0) : (size_t)1 << 30;
+  if (size <= max) return;
+  fprintf(stderr, "fakenvshmem: nvshmem_align(%zu): allocate_physical_memory_to_heap failed "
+          "(the real library then exits with 255)\n", size);
+  fflush(stderr);
+  _Exit(255);
+}
+
 API void *nvshmem_align(size_t align, size_t size) {
   if (enter(ALIGN)) return NULL;
   need_init("nvshmem_align");
+  heap_death(size);
   size_t stride = (size + align - 1) / align * align;
   block *b = malloc(sizeof *b);
   char *base = b ? aligned_alloc(align, stride * (size_t)st.count) : NULL;

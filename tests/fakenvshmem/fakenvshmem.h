@@ -13,6 +13,8 @@
  *   FAKENVSHMEM_VERSION=3.4.5       what nvshmemx_vendor_get_version_info reports
  *   FAKENVSHMEM_UNREACHABLE=1,3     PEs whose nvshmem_ptr is NULL (not load/store reachable)
  *   FAKENVSHMEM_FAIL=name[:rc]      entry point `name` returns rc (default 7) or NULL
+ *   FAKENVSHMEM_HEAP_MAX=bytes      nvshmem_align of more ends the process with 255, as the real
+ *                                   library does when its heap cannot grow (default 1 GiB)
  * Not thread-safe (NVSHMEM is not either: one thread at a time). */
 #ifndef FAKENVSHMEM_H
 #define FAKENVSHMEM_H

@@ -21,3 +21,14 @@ extern "C" __global__ void put_ring(int *dst, int *info, int shift) {
     info[1] = n;
   }
 }
+
+// put_to: put_ring's puts without its barriers -- every thread puts 3 i + 1 + pe into element i
+// of `dst` on PE (pe + shift) % n_pes, then nvshmem_quiet. It needs no other PE's kernel running
+// at the same time (the host's gcl_pe_barrier orders it), so it runs where two PEs share one GPU
+// (time-sliced processes, docs/multigpu.md). Signature "i32* dst, i32 shift".
+extern "C" __global__ void put_to(int *dst, int shift) {
+  int me = nvshmem_my_pe(), n = nvshmem_n_pes();
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  nvshmem_int_p(dst + i, 3 * i + 1 + me, (me + shift) % n);
+  nvshmem_quiet();
+}

@@ -20,9 +20,13 @@ one example_dlpack_offsets "$b/kernels/smoke.sm_90.cubin"
 one example_megakernel_tmaps "$b/kernels/megakernel.sm_90.cubin"
 one example_persistent "$b/kernels/persistent.sm_90.cubin"
 one example_tma_tile "$b/kernels/tma_tile.sm_90.cubin"
-if "$b/tools/gclaunch" info | grep -q "^nvshmem:  /"; then  # every GPU, one PE each
-  one example_nvshmem_gather "$b/kernels/tma_gather.sm_90.cubin"
+# Every GPU, one PE each (two PEs sharing the GPU when there is one). Where NVSHMEM is:
+# scripts/nvshmem_device.sh --where (gclaunch info; the pip wheel by import when GCL_NVSHMEM_PATH
+# is unset), as for every NVSHMEM test.
+nv=$(sh "$(dirname "$0")/../../scripts/nvshmem_device.sh" "$b/tools/gclaunch" --where 2>/dev/null)
+if [ $? -eq 0 ]; then
+  (export "$nv"; one example_nvshmem_gather "$b/kernels/tma_gather.sm_90.cubin"; exit $failed) || failed=1
 else
-  echo "not run: example_nvshmem_gather (no NVSHMEM host library: gclaunch info)"
+  echo "not run: example_nvshmem_gather (${nv#SKIP: })"
 fi
 exit $failed

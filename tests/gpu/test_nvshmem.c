@@ -147,3 +147,28 @@ Test(nvshmem_gpu, peer_maps_over_its_own_symmetric_buffer_gather_by_run_time_ind
   CHECK(gcl_symmetric_free(buf));
   stop(&r);
 }
+
+/* NVSHMEM 3.4.5 ends the process (exit 255, "allocate_physical_memory_to_heap failed") for these
+ * sizes on an 80 GB card: each must be a named refusal, and the PE must go on working. */
+Test(nvshmem_gpu, one_TiB_and_2_63_minus_1_are_refused_and_then_1_MiB_works) {
+  pe_rig r;
+  start(&r);
+  const size_t sizes[2] = {(size_t)1 << 40, ((size_t)1 << 63) - 1};
+  uint64_t buf = 0xdead;
+  for (int i = 0; i < 2; i++) {
+    cr_assert_eq(gcl_symmetric_alloc(sizes[i], &buf), GCL_ERROR_OUT_OF_MEMORY, "%zu: %s", sizes[i],
+                 gcl_last_error());
+    cr_log_warn("gcl_symmetric_alloc(%zu) refused: %s", sizes[i], gcl_last_error());
+  }
+  cr_assert_eq(buf, 0xdead, "untouched on failure");
+  CHECK(gcl_symmetric_alloc((size_t)1 << 20, &buf));
+  CHECK(gcl_mem_fill_u8(r.ctx, buf, 0x5a, (size_t)1 << 20));
+  unsigned char *host = malloc((size_t)1 << 20);
+  CHECK(gcl_mem_download(r.ctx, host, buf, (size_t)1 << 20));
+  for (size_t i = 0; i < ((size_t)1 << 20); i++) cr_assert_eq(host[i], 0x5a, "byte %zu", i);
+  free(host);
+  CHECK(gcl_pe_barrier(NULL));
+  CHECK(gcl_context_synchronize(r.ctx));
+  CHECK(gcl_symmetric_free(buf));
+  stop(&r);
+}

@@ -1,19 +1,25 @@
-/* Two NVSHMEM PEs, one process per GPU (tests/gpu/test_nvshmem.sh runs it after the one-PE
- * suite, with the kernel it built): the parent forks before any CUDA call; child 0 makes the
- * unique id and sends its 128 bytes through a pipe to child 1; each starts PE = its device,
- * attaches the module, puts its values into the next PE's buffer under a cooperative launch
- * (ring), then gathers tiles of the OTHER PE's symmetric buffer through peer tensor maps picked
- * by run-time index (kernels/tma_gather.cu), every byte checked. Skipped (77), saying why, with
- * fewer than two devices -- also under GCL_REQUIRE_GPU=1, which fails only a missing device.
- *   gpu_nvshmem_2pe   (GCL_NVSHMEM_CUBIN, GCL_KERNEL_DIR as for the other GPU tests) */
+/* Two NVSHMEM PEs, one process each (tests/gpu/test_nvshmem.sh runs it after the one-PE suite,
+ * with the kernel it built; tests/common/pe_spawn.c forks them and carries PE 0's unique id).
+ * Each PE attaches the module and puts its values into the next PE's symmetric buffer, then
+ * gathers tiles of the OTHER PE's buffer through peer tensor maps picked by run-time index
+ * (kernels/tma_gather.cu), every byte checked on every PE.
+ *   Two GPUs or more: PE r on GPU r; the puts run in put_ring under a cooperative launch with
+ *   NVSHMEM's device-side barrier (both kernels resident at once).
+ *   One GPU: both PEs on GPU 0, two processes time-sliced on it (NVSHMEM's "limited MPG", no
+ *   MPS); the puts run in put_to, ordered by the host-side gcl_pe_barrier, because a device-side
+ *   barrier across the PEs needs both kernels resident at once, which time-slicing does not
+ *   promise (docs/multigpu.md). GCL_NVSHMEM_DEVICE_BARRIER=1 tries put_ring there anyway, each
+ *   PE killed after 60 s: a probe of that mode, not a test of gclaunch.
+ * No GPU: skipped (77) saying why; under GCL_REQUIRE_GPU=1 a failure.
+ *   gpu_nvshmem_2pe_run   (GCL_NVSHMEM_CUBIN, GCL_KERNEL_DIR as for the other GPU tests) */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "gclaunch/gclaunch.h"
+#include "common/pe_spawn.h"
 
 #define TRY(call)                                                                                 \
   do {                                                                                            \
@@ -27,22 +33,38 @@
 static int my_rank = -1;
 enum { ROWS = 64, COLS = 64 };
 
-static int ring_put(gcl_context *ctx, gcl_module *mod) {
+/* device_barrier: put_ring, cooperative, with NVSHMEM's device-side barrier; else put_to. */
+static int launch_puts(gcl_context *ctx, gcl_module *mod, uint64_t dst, bool device_barrier) {
+  enum { GRID = 4, BLOCK = 128 };
   gcl_kernel *k = NULL;
-  TRY(gcl_module_find_kernel(mod, "put_ring", "i32* dst, i32* info, i32 shift", &k));
-  enum { GRID = 4, BLOCK = 128, N = GRID * BLOCK };
-  uint64_t dst = 0, info = 0;
-  TRY(gcl_symmetric_alloc(N * sizeof(int), &dst));
-  TRY(gcl_mem_alloc(ctx, 2 * sizeof(int), &info));
   gcl_args *a = NULL;
+  uint64_t info = 0;
+  if (device_barrier) {
+    TRY(gcl_module_find_kernel(mod, "put_ring", "i32* dst, i32* info, i32 shift", &k));
+    TRY(gcl_mem_alloc(ctx, 2 * sizeof(int), &info));
+  } else {
+    TRY(gcl_module_find_kernel(mod, "put_to", "i32* dst, i32 shift", &k));
+  }
   TRY(gcl_args_create(gcl_kernel_layout(k), &a));
   TRY(gcl_args_set_ptr(a, 0, dst));
-  TRY(gcl_args_set_ptr(a, 1, info));
-  TRY(gcl_args_set_i32(a, 2, 1));
-  gcl_launch_config c = {.grid = {GRID}, .block = {BLOCK}, .cooperative = true};
-  TRY(gcl_launch(k, &c, a)); /* every PE, the same grid: the kernel's barrier needs them all */
+  if (device_barrier) TRY(gcl_args_set_ptr(a, 1, info));
+  TRY(gcl_args_set_i32(a, device_barrier ? 2 : 1, 1));
+  gcl_launch_config c = {.grid = {GRID}, .block = {BLOCK}, .cooperative = device_barrier};
+  TRY(gcl_launch(k, &c, a)); /* every PE, the same grid: put_ring's barrier needs them all */
   TRY(gcl_context_synchronize(ctx));
-  TRY(gcl_pe_barrier(NULL));
+  gcl_args_destroy(a);
+  if (info) TRY(gcl_mem_free(ctx, info));
+  return 0;
+}
+
+static int ring_put(gcl_context *ctx, gcl_module *mod, bool device_barrier) {
+  enum { N = 4 * 128 };
+  uint64_t dst = 0;
+  TRY(gcl_symmetric_alloc(N * sizeof(int), &dst));
+  TRY(gcl_pe_barrier(NULL)); /* every buffer exists before any put */
+  TRY(gcl_context_synchronize(ctx));
+  if (launch_puts(ctx, mod, dst, device_barrier)) return 1;
+  TRY(gcl_pe_barrier(NULL)); /* every PE's puts are complete */
   TRY(gcl_context_synchronize(ctx));
   int got[N], from = (my_rank + 1) % 2;
   TRY(gcl_mem_download(ctx, got, dst, sizeof got));
@@ -52,8 +74,6 @@ static int ring_put(gcl_context *ctx, gcl_module *mod) {
               got[i], 3 * i + 1 + from, from);
       return 1;
     }
-  gcl_args_destroy(a);
-  TRY(gcl_mem_free(ctx, info));
   TRY(gcl_symmetric_free(dst));
   return 0;
 }
@@ -73,7 +93,7 @@ static int check_tiles(const float *got, const int *w, int blocks, int peer) {
 }
 
 /* maps[p] over PE p's copy for p < 2 (maps[2..15] this PE's own); each block reads the other PE's. */
-static int peer_gather(gcl_context *ctx) {
+static int peer_gather(gcl_context *ctx, int device) {
   static float host[ROWS * COLS];
   uint64_t buf = 0, work = 0, out = 0;
   TRY(gcl_symmetric_alloc(sizeof host, &buf));
@@ -90,7 +110,7 @@ static int peer_gather(gcl_context *ctx) {
   gcl_args *a = NULL;
   TRY(gcl_args_create(gcl_kernel_layout(k), &a));
   int64_t shape[2] = {ROWS, COLS};
-  DLTensor t = {.data = (void *)(uintptr_t)buf, .device = {kDLCUDA, my_rank}, .ndim = 2,
+  DLTensor t = {.data = (void *)(uintptr_t)buf, .device = {kDLCUDA, device}, .ndim = 2,
                 .dtype = {kDLFloat, 32, 1}, .shape = shape};
   gcl_tensormap_options o;
   memset(&o, 0, sizeof o);
@@ -122,40 +142,30 @@ static int peer_gather(gcl_context *ctx) {
   return bad;
 }
 
-static int run_pe(int rank, int fd) {
+typedef struct run {
+  bool shared;         /* both PEs on one GPU */
+  bool device_barrier; /* put_ring (cooperative, device-side barrier) rather than put_to */
+} run;
+
+static int run_pe(int rank, int pes, int device, const gcl_pe_unique_id *id, void *user) {
+  const run *how = user;
   my_rank = rank;
+  if (how->shared && how->device_barrier) alarm(60); /* a probe: a hang ends the process */
   gcl_context *ctx = NULL;
-  gcl_pe_unique_id id;
-  TRY(gcl_context_create(rank, &ctx));
-  if (rank == 0) {
-    TRY(gcl_pe_unique_id_create(&id));
-    if (write(fd, id.bytes, sizeof id.bytes) != (ssize_t)sizeof id.bytes) return 1;
-  } else if (read(fd, id.bytes, sizeof id.bytes) != (ssize_t)sizeof id.bytes) {
-    fprintf(stderr, "PE 1: no unique id from PE 0\n");
-    return 1;
-  }
-  close(fd);
-  TRY(gcl_pe_start(ctx, &id, rank, 2));
+  TRY(gcl_context_create(device, &ctx));
+  TRY(gcl_pe_start(ctx, id, rank, pes));
   gcl_module *mod = NULL;
   TRY(gcl_module_load_file(ctx, getenv("GCL_NVSHMEM_CUBIN"), &mod));
   TRY(gcl_module_attach(mod));
-  int bad = ring_put(ctx, mod) || peer_gather(ctx);
+  int bad = ring_put(ctx, mod, how->device_barrier) || peer_gather(ctx, device);
   gcl_module_destroy(mod);
   TRY(gcl_pe_stop());
   gcl_context_destroy(ctx);
-  if (!bad) printf("PE %d of 2: ring put and peer-map gather verified\n", rank);
+  if (!bad)
+    printf("PE %d of 2 (GPU %d): ring put (%s) and peer-map gather verified\n", rank, device,
+           how->device_barrier ? "put_ring: cooperative launch, device-side barrier"
+                               : "put_to: host-side barrier");
   return bad;
-}
-
-/* Devices, counted in a child: the parent never initialises the driver before forking. */
-static int device_count(void) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    int n = 0;
-    _exit(gcl_device_count(&n) == GCL_OK ? (n > 100 ? 100 : n) : 0);
-  }
-  int st = 0;
-  return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) ? WEXITSTATUS(st) : 0;
 }
 
 int main(void) {
@@ -163,36 +173,22 @@ int main(void) {
     fprintf(stderr, "gpu_nvshmem_2pe: GCL_NVSHMEM_CUBIN and GCL_KERNEL_DIR must be set (tests/gpu/test_nvshmem.sh)\n");
     return 1;
   }
-  int n = device_count();
-  const char *req = getenv("GCL_REQUIRE_GPU");
-  if (n == 0 && req && strcmp(req, "1") == 0) {
-    printf("FAIL (GCL_REQUIRE_GPU=1): no usable device\n");
-    return 1;
+  int n = pe_spawn_gpus(2);
+  const char *req = getenv("GCL_REQUIRE_GPU"), *probe = getenv("GCL_NVSHMEM_DEVICE_BARRIER");
+  if (n == 0) {
+    printf("%s: no usable device\n", req && strcmp(req, "1") == 0 ? "FAIL (GCL_REQUIRE_GPU=1)" : "SKIP");
+    return req && strcmp(req, "1") == 0 ? 1 : 77;
   }
-  if (n < 2) {
-    printf("SKIP: the 2-PE test needs 2 GPUs, %d visible\n", n);
-    return 77;
-  }
-  int fds[2];
-  if (pipe(fds) != 0) return 1;
-  pid_t kids[2];
-  for (int r = 0; r < 2; r++) {
-    kids[r] = fork();
-    if (kids[r] == 0) {
-      close(fds[r == 0 ? 0 : 1]); /* PE 0 writes the id, PE 1 reads it: EOF if PE 0 dies */
-      _exit(run_pe(r, fds[r == 0 ? 1 : 0]));
-    }
-  }
-  close(fds[0]);
-  close(fds[1]);
-  int failed = 0;
-  for (int r = 0; r < 2; r++) {
-    int st = 0;
-    if (kids[r] < 0 || waitpid(kids[r], &st, 0) != kids[r] || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-      fprintf(stderr, "gpu_nvshmem_2pe: PE %d failed\n", r);
-      failed = 1;
-    }
-  }
-  printf("%s: 2 PEs on 2 GPUs\n", failed ? "FAIL" : "PASS");
+  run how = {.shared = n < 2, .device_barrier = n >= 2 || (probe && strcmp(probe, "1") == 0)};
+  char mode[128];
+  printf("gpu_nvshmem_2pe: %s%s\n", pe_spawn_describe(2, n, mode, sizeof mode),
+         how.shared ? (how.device_barrier ? "; probing the device-side barrier (GCL_NVSHMEM_DEVICE_BARRIER=1)"
+                                          : "; device-side barriers not exercised (docs/multigpu.md)")
+                    : "");
+  int failed = pe_spawn_run(2, n, 200, run_pe, &how);
+  if (failed && how.shared && how.device_barrier)
+    printf("gpu_nvshmem_2pe: the probe failed: put_ring's device-side barrier across 2 PEs "
+           "time-sliced on one GPU did not complete (a PE ended by signal 14 hung for 60 s)\n");
+  printf("%s: 2 PEs, every PE's result verified: %s\n", failed ? "FAIL" : "PASS", mode);
   return failed;
 }

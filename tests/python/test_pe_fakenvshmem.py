@@ -108,6 +108,61 @@ class LibraryTest(PETest):
         self.assertEqual(lines[2:], ["GCL_ERROR_NO_NVSHMEM", "GCL_ERROR_NO_NVSHMEM"])
 
 
+class WheelTest(PETest):
+    """The package finds the pip wheel through Python's import system (nvidia.nvshmem) and hands
+    its host library to the extension; GCL_NVSHMEM_PATH still wins."""
+
+    def wheel(self):
+        import tempfile
+        root = tempfile.mkdtemp(prefix="gcl-wheel-")
+        self.addCleanup(subprocess.run, ["rm", "-rf", root])
+        lib = os.path.join(root, "nvidia", "nvshmem", "lib")
+        os.makedirs(lib)
+        open(os.path.join(root, "nvidia", "nvshmem", "__init__.py"), "w").close()
+        os.symlink(os.path.realpath(NVPATH), os.path.join(lib, "libnvshmem_host.so.3"))
+        return root, os.path.join(lib, "libnvshmem_host.so.3")
+
+    def child(self, env, code):
+        env = {k: v for k, v in dict(os.environ, **env).items() if v is not None}
+        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                           timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return r.stdout.splitlines()
+
+    def test_the_wheel_found_by_import_is_opened(self):
+        root, lib = self.wheel()
+        path = os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])
+        env = dict(os.environ, PYTHONPATH=path)
+        env.pop("GCL_NVSHMEM_PATH", None)
+        out = self.child_env(env, "import gclaunch as g\ni = g.nvshmem_info()\n"
+                                  "print(i['found'], i['path'], i['error'])\nprint(len(g.pe_unique_id()))")
+        self.assertEqual(out, [f"True {lib} None", "128"])
+
+    def test_GCL_NVSHMEM_PATH_wins_over_the_wheel(self):
+        root, lib = self.wheel()
+        path = os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])
+        out = self.child({"PYTHONPATH": path, "GCL_NVSHMEM_PATH": "/nonexistent/libnvshmem_host.so.3"},
+                         "import gclaunch as g\ni = g.nvshmem_info()\nprint(i['found'], i['path'])")
+        self.assertEqual(out, ["False (not found)"])
+
+    def test_nvshmem_open_opens_a_given_library_once_per_process(self):
+        env = dict(os.environ)
+        env.pop("GCL_NVSHMEM_PATH", None)
+        code = ("import gclaunch as g\n"
+                "for p in ('/nonexistent/dir', %r, %r, '/usr/lib/other/libnvshmem_host.so.3'):\n"
+                "    try:\n        g.nvshmem_open(p); print('ok')\n"
+                "    except g.Error as e:\n        print(e.status, 'already open' in str(e))\n"
+                "print(g.nvshmem_info()['path'])" % (NVPATH, NVPATH))
+        out = self.child_env(env, code)
+        self.assertEqual(out, ["GCL_ERROR_NO_NVSHMEM False", "ok", "ok", "GCL_ERROR_NVSHMEM True", NVPATH])
+
+    def child_env(self, env, code):
+        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                           timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return r.stdout.splitlines()
+
+
 class StartTest(PETest):
     def test_a_unique_id_is_128_bytes_and_starts_rank_0_of_2(self):
         uid = g.pe_unique_id()
@@ -239,6 +294,37 @@ class SymmetricTest(PETest):
         self.assertStatus(cm, "GCL_ERROR_OUT_OF_MEMORY")
         set_fake(fail="")
         g.pe_stop()  # nothing open
+
+    def test_sizes_NVSHMEM_would_die_of_are_refused_and_1_MiB_works_after(self):
+        # the fake ends the process (255) for an nvshmem_align above 1 GiB, as NVSHMEM 3.4.5 does
+        self.start()
+        for n, text in ((1 << 40, "bytes 1099511627776 (1024.00 GiB) do not fit the symmetric heap"),
+                        ((1 << 63) - 1, "bytes 9223372036854775807"),
+                        (130 << 30, "NVSHMEM_MAX_MEMORY_PER_GPU is 137438953472 bytes")):
+            with self.assertRaises(g.Error) as cm:
+                self.ctx.symmetric_alloc(n)
+            self.assertStatus(cm, "GCL_ERROR_OUT_OF_MEMORY", text)
+        with self.assertRaises(g.Error) as cm:
+            self.ctx.symmetric_alloc(0)
+        self.assertStatus(cm, "GCL_ERROR_INVALID_ARGUMENT", "bytes is 0")
+        self.assertEqual(nv_calls("nvshmem_align"), 0)
+        buf = self.ctx.symmetric_alloc(1 << 20)
+        self.assertEqual(g.pe_id(), 0)
+        buf.close()
+        g.pe_stop()
+
+    def test_a_size_beyond_the_free_device_memory_is_refused_with_both_numbers(self):
+        self.start()
+        os.environ["FAKECUDA_MEM_FREE"] = str(64 << 20)
+        try:
+            with self.assertRaises(g.Error) as cm:
+                self.ctx.symmetric_alloc(100 << 20)
+            self.assertStatus(cm, "GCL_ERROR_OUT_OF_MEMORY", "the device has 67108864 bytes",
+                              "would grow NVSHMEM's heap by 536870912 bytes")
+        finally:
+            del os.environ["FAKECUDA_MEM_FREE"]
+        self.ctx.symmetric_alloc(100 << 20).close()
+        g.pe_stop()
 
     def test_close_and_stop_are_refused_while_the_memory_is_in_use(self):
         self.start()

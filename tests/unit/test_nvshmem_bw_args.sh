@@ -54,12 +54,18 @@ out=$(GCL_LIBCUDA=/nonexistent/libcuda.so.1 GCL_REQUIRE_GPU=1 "$exe" --cubin k)
 [ $? -eq 1 ] || fail "no GPU under GCL_REQUIRE_GPU=1: not exit 1: $out"
 [ "$out" = "bench_nvshmem_bw: FAIL (GCL_REQUIRE_GPU=1): no usable GPU" ] || fail "no GPU, required: '$out'"
 echo "ok: no GPU -> skipped (exit 0; 1 under GCL_REQUIRE_GPU=1)"
-# More PEs than GPUs (the fake driver's one device, FAKECUDA_LIB from the build): refused, exit 2.
+# Two PEs on the fake driver's one device (FAKECUDA_LIB from the build): both processes start
+# on GPU 0 and the output says so; with no NVSHMEM to open, each PE fails by name and the run
+# exits 1 (tests/common/pe_spawn.c ends the PE waiting for the id).
 if [ -n "${FAKECUDA_LIB:-}" ]; then
-  err=$(GCL_LIBCUDA=$FAKECUDA_LIB FAKECUDA_DEVICES=1 "$exe" --cubin k --pes 2 2>&1)
-  [ $? -eq 2 ] || fail "--pes 2 on one GPU: not exit 2: $err"
-  [ "$err" = "bench_nvshmem_bw: --pes 2: only 1 GPU(s) usable (one PE per GPU)" ] || fail "--pes 2: '$err'"
-  echo "ok: --pes 2 on one GPU -> $err"
+  out=$(GCL_LIBCUDA=$FAKECUDA_LIB FAKECUDA_DEVICES=1 GCL_NVSHMEM_PATH=/nonexistent/libnvshmem_host.so.3 \
+        "$exe" --cubin k 2>&1)
+  [ $? -eq 1 ] || fail "2 PEs on one GPU without NVSHMEM: not exit 1: $out"
+  echo "$out" | grep -qx "bench_nvshmem_bw: 2 PEs on 1 GPU (2 processes share GPU 0, time-sliced)" ||
+    fail "the default on one GPU is not 2 PEs sharing it: $out"
+  echo "$out" | grep -q "PE 0: gcl_pe_unique_id_create: .*not found" || fail "PE 0's failure unnamed: $out"
+  echo "$out" | grep -q "FAILED" || fail "no FAILED line: $out"
+  echo "ok: one GPU -> 2 PEs sharing it, said; without NVSHMEM each PE fails by name"
 fi
 # The wrapper: --help goes to the program before any wheel or GPU is looked for; a missing
 # program is refused.
@@ -73,11 +79,31 @@ nvcc=$(command -v nvcc || echo "${CUDA_PATH:-/usr/local/cuda}/bin/nvcc")
 [ -x "$nvcc" ] || { echo "SKIP: no nvcc to build bench/nvshmem_bw.cu (the checks above passed)"; exit 77; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gcl-bw-sig.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
+# Built by scripts/nvshmem_device.sh, the one build of NVSHMEM device code, against a stand-in
+# NVSHMEM root: the stub headers, a libnvshmem_device.a of stub.cu, and the fake host library as
+# lib/libnvshmem_host.so.3 (where gclaunch info says NVSHMEM is, the script looks beside it).
 stub=$root/tests/unit/nvshmem_stub
-"$nvcc" -arch=sm_90 -rdc=true -dc -I"$stub" "$root/bench/nvshmem_bw.cu" -o "$tmp/bw.o" &&
-  "$nvcc" -arch=sm_90 -rdc=true -dc -I"$stub" "$stub/stub.cu" -o "$tmp/stub.o" &&
-  "$nvcc" -arch=sm_90 -dlink -cubin "$tmp/bw.o" "$tmp/stub.o" -o "$tmp/bw.cubin" ||
-  fail "building bench/nvshmem_bw.cu with the stand-in headers"
+mkdir -p "$tmp/nv/include" "$tmp/nv/lib"
+cp "$stub/nvshmem.h" "$stub/nvshmemx.h" "$tmp/nv/include/"
+"$nvcc" -arch=sm_90 -rdc=true -dc -I"$stub" "$stub/stub.cu" -o "$tmp/stub.o" &&
+  ar rcs "$tmp/nv/lib/libnvshmem_device.a" "$tmp/stub.o" || fail "building the stand-in device library"
+if [ -n "${FAKENVSHMEM_LIB:-}" ]; then
+  ln -s "$(cd "$(dirname "$FAKENVSHMEM_LIB")" && pwd -P)/$(basename "$FAKENVSHMEM_LIB")" \
+    "$tmp/nv/lib/libnvshmem_host.so.3"
+  out=$(GCL_NVSHMEM_PATH= NVSHMEM_HOME="$tmp/nv" GCL_PYTHON=/nonexistent PATH=/usr/bin:/bin \
+        GCL_NVSHMEM_ARCH=90 sh "$root/scripts/nvshmem_device.sh" "$gcl" "$root/bench/nvshmem_bw.cu" "$tmp/bw.cubin" 2>"$tmp/err") ||
+    fail "scripts/nvshmem_device.sh exited $?: $out $(cat "$tmp/err")"
+  [ "$out" = "GCL_NVSHMEM_PATH=$tmp/nv/lib/libnvshmem_host.so.3" ] || fail "nvshmem_device.sh printed '$out'"
+  echo "ok: scripts/nvshmem_device.sh found NVSHMEM through gclaunch info (NVSHMEM_HOME) and built the cubin"
+  rm -f "$tmp/nv/lib/libnvshmem_device.a"
+  out=$(NVSHMEM_HOME="$tmp/nv" GCL_PYTHON=/nonexistent PATH=/usr/bin:/bin sh "$root/scripts/nvshmem_device.sh" "$gcl" --where 2>&1)
+  [ $? -eq 77 ] && echo "$out" | grep -q "has no lib/libnvshmem_device.a" || fail "no device library: '$out'"
+  echo "ok: nvshmem_device.sh without a device library beside the host one -> skipped, saying so"
+else
+  "$nvcc" -arch=sm_90 -rdc=true -dc -I"$stub" "$root/bench/nvshmem_bw.cu" -o "$tmp/bw.o" &&
+    "$nvcc" -arch=sm_90 -dlink -cubin "$tmp/bw.o" "$tmp/stub.o" -o "$tmp/bw.cubin" ||
+    fail "building bench/nvshmem_bw.cu with the stand-in headers"
+fi
 "$exe" --signatures >"$tmp/sigs" || fail "--signatures exited $?"
 [ "$(wc -l <"$tmp/sigs")" -eq 4 ] || fail "--signatures: $(cat "$tmp/sigs")"
 while IFS='|' read -r k sig; do

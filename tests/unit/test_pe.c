@@ -7,7 +7,7 @@
 #include "fakenvshmem.h"
 
 #include <dlfcn.h>
-#include <glob.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -93,27 +93,6 @@ static void make_wheel_env(char *root, size_t cap, char *lib, size_t lib_cap) {
   free(abs);
   unsetenv("GCL_NVSHMEM_PATH");
   unsetenv("NVSHMEM_HOME");
-  unsetenv("VIRTUAL_ENV");
-}
-
-/* A system NVSHMEM that the search tries before the wheels (nvshmem.c's order) hides them: the
- * wheel tests are then skipped, saying which. */
-static void skip_if_system_nvshmem(void) {
-  void *h = dlopen("libnvshmem_host.so.3", RTLD_LAZY | RTLD_LOCAL);
-  if (h) {
-    dlclose(h);
-    cr_skip_test("the loader's own search finds libnvshmem_host.so.3 first on this machine");
-  }
-  const char *const pats[] = {"/usr/lib/*-linux-gnu/nvshmem/*/libnvshmem_host.so.3",
-                              "/usr/local/nvshmem/lib/libnvshmem_host.so.3",
-                              "/opt/nvidia/nvshmem/lib/libnvshmem_host.so.3"};
-  for (size_t i = 0; i < 3; i++) {
-    glob_t g;
-    if (glob(pats[i], 0, NULL, &g) == 0) {
-      globfree(&g);
-      cr_skip_test("a system NVSHMEM (%s) comes first in the search on this machine", pats[i]);
-    }
-  }
 }
 
 static void remove_tree(const char *root) {
@@ -122,35 +101,97 @@ static void remove_tree(const char *root) {
   cr_assert_eq(system(cmd), 0);
 }
 
-Test(pe_loader, the_wheel_of_a_python3_on_PATH_is_found) {
+/* The library looks where NVSHMEM's ecosystem keeps it and nowhere else (issue 54): a wheel under
+ * a python3 on PATH or $VIRTUAL_ENV is the Python package's to find (by import), not the C
+ * library's. */
+Test(pe_loader, the_wheel_of_a_python3_on_PATH_or_VIRTUAL_ENV_is_not_searched) {
   use_fakes();
-  skip_if_system_nvshmem();
+  void *h = dlopen("libnvshmem_host.so.3", RTLD_LAZY | RTLD_LOCAL);
+  if (h) dlclose(h), cr_skip_test("the loader's own search finds libnvshmem_host.so.3 on this machine");
   char root[64], lib[512], path[600];
   make_wheel_env(root, sizeof root, lib, sizeof lib);
   snprintf(path, sizeof path, "%s/bin:/usr/bin:/bin", root);
   setenv("PATH", path, 1);
+  setenv("VIRTUAL_ENV", root, 1);
   gcl_status s = gcl_nvshmem_init();
-  char found[1024];
-  snprintf(found, sizeof found, "%s", gcl_nvshmem_path());
+  char msg[2048];
+  snprintf(msg, sizeof msg, "%s", gcl_last_error());
   remove_tree(root);
-  cr_assert_eq(s, GCL_OK, "%s", gcl_last_error());
-  cr_assert(strstr(found, "/site-packages/nvidia/nvshmem/lib/libnvshmem_host.so.3") != NULL, "%s", found);
-  cr_assert(strncmp(found, root, strlen(root)) == 0, "%s is not under %s", found, root);
+  cr_assert_eq(s, GCL_ERROR_NO_NVSHMEM, "%s", msg);
+  cr_assert(strstr(msg, "tried 'libnvshmem_host.so.3', NVSHMEM_HOME unset") != NULL, "%s", msg);
+  cr_assert(strstr(msg, "site-packages") == NULL && strstr(msg, "/opt/") == NULL, "%s", msg);
+  cr_assert_str_eq(gcl_nvshmem_path(), "(not found)");
 }
 
-Test(pe_loader, the_wheel_of_VIRTUAL_ENV_is_found) {
+Test(pe_loader, NVSHMEM_HOME_lib_is_searched_after_the_loader) {
   use_fakes();
-  skip_if_system_nvshmem();
-  char root[64], lib[512];
-  make_wheel_env(root, sizeof root, lib, sizeof lib);
-  setenv("VIRTUAL_ENV", root, 1);
-  setenv("PATH", "/usr/bin:/bin", 1);
+  void *h = dlopen("libnvshmem_host.so.3", RTLD_LAZY | RTLD_LOCAL);
+  if (h) dlclose(h), cr_skip_test("the loader's own search finds libnvshmem_host.so.3 on this machine");
+  char dir[] = "/tmp/gcl_nvhome_XXXXXX", sub[600], link[700];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(sub, sizeof sub, "%s/lib", dir);
+  cr_assert_eq(mkdir(sub, 0700), 0);
+  snprintf(link, sizeof link, "%s/libnvshmem_host.so.3", sub);
+  cr_assert_eq(symlink(gcl_test_fakenvshmem_path(), link), 0);
+  unsetenv("GCL_NVSHMEM_PATH");
+  setenv("NVSHMEM_HOME", dir, 1);
   gcl_status s = gcl_nvshmem_init();
   char found[1024];
   snprintf(found, sizeof found, "%s", gcl_nvshmem_path());
-  remove_tree(root);
+  unlink(link), rmdir(sub), rmdir(dir);
   cr_assert_eq(s, GCL_OK, "%s", gcl_last_error());
+  cr_assert_str_eq(found, link);
+}
+
+/* gcl_nvshmem_open: the Python package's hand-over of the wheel it found by import. */
+Test(pe_loader, gcl_nvshmem_open_opens_a_given_file_or_folder_after_a_failed_search) {
+  use_fakes();
+  setenv("GCL_NVSHMEM_PATH", "/nonexistent/libnvshmem_host.so.3", 1);
+  cr_assert_eq(gcl_nvshmem_init(), GCL_ERROR_NO_NVSHMEM);
+  cr_assert_eq(gcl_nvshmem_open(NULL), GCL_ERROR_INVALID_ARGUMENT);
+  cr_assert_eq(gcl_nvshmem_open(""), GCL_ERROR_INVALID_ARGUMENT);
+  cr_assert_eq(gcl_nvshmem_open("/nonexistent/dir"), GCL_ERROR_NO_NVSHMEM);
+  assert_msg_has("gcl_nvshmem_open: tried '/nonexistent/dir', '/nonexistent/dir/libnvshmem_host.so.3'");
+  cr_assert_eq(gcl_nvshmem_init(), GCL_ERROR_NO_NVSHMEM, "a failed open changes nothing");
+  char root[64], lib[512];
+  make_wheel_env(root, sizeof root, lib, sizeof lib);
+  char folder[600];
+  snprintf(folder, sizeof folder, "%s", lib);
+  *strrchr(folder, '/') = 0;
+  gcl_status s = gcl_nvshmem_open(folder);
+  char msg[2048], found[1024];
+  snprintf(msg, sizeof msg, "%s", gcl_last_error());
+  snprintf(found, sizeof found, "%s", gcl_nvshmem_path());
+  gcl_status again = gcl_nvshmem_open(lib), init = gcl_nvshmem_init();
+  remove_tree(root);
+  cr_assert_eq(s, GCL_OK, "%s", msg);
   cr_assert_str_eq(found, lib);
+  cr_assert_eq(again, GCL_OK, "the same file again");
+  cr_assert_eq(init, GCL_OK, "open from now on");
+  int v[3];
+  cr_assert_eq(gcl_nvshmem_version(&v[0], &v[1], &v[2]), GCL_OK);
+}
+
+Test(pe_loader, gcl_nvshmem_open_of_another_library_than_the_open_one_is_refused_naming_both) {
+  use_fakes();
+  cr_assert_eq(gcl_nvshmem_init(), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_nvshmem_open("/usr/lib/other/libnvshmem_host.so.3"), GCL_ERROR_NVSHMEM);
+  assert_msg_has("'/usr/lib/other/libnvshmem_host.so.3'");
+  assert_msg_has("is already open (one per process)");
+  cr_assert_str_eq(gcl_nvshmem_path(), gcl_test_fakenvshmem_path());
+  cr_assert_eq(gcl_nvshmem_open(gcl_test_fakenvshmem_path()), GCL_OK);
+}
+
+Test(pe_loader, gcl_nvshmem_open_of_a_library_too_old_is_refused_and_changes_nothing) {
+  use_fakes();
+  setenv("FAKENVSHMEM_VERSION", "3.3.8", 1);
+  fakenvshmem_reset();
+  unsetenv("GCL_NVSHMEM_PATH");
+  cr_assert_eq(gcl_nvshmem_open(gcl_test_fakenvshmem_path()), GCL_ERROR_NO_NVSHMEM);
+  assert_msg_has("is version 3.3.8; gclaunch needs 3.3.9 or later");
+  unsetenv("FAKENVSHMEM_VERSION");
+  fakenvshmem_reset();
+  cr_assert_eq(gcl_nvshmem_open(gcl_test_fakenvshmem_path()), GCL_OK, "%s", gcl_last_error());
 }
 
 Test(pe_loader, an_absent_library_is_GCL_ERROR_NO_NVSHMEM_naming_what_was_tried) {
@@ -365,6 +406,132 @@ Test(symmetric, stop_frees_every_buffer_with_the_heap) {
   cr_assert_eq(gcl_pe_start(ctx, NULL, 0, 1), GCL_OK, "a PE may start again: %s", gcl_last_error());
   cr_assert_eq(gcl_symmetric_free(a), GCL_ERROR_INVALID_ARGUMENT, "the old buffers are gone");
   finish(ctx);
+}
+
+/* --- Guards: sizes NVSHMEM would end the process for (issue 54) ----------------------------- */
+
+/* The fake NVSHMEM ends the process (255) for any nvshmem_align above 1 GiB, as the real one does
+ * when its heap cannot grow: each refusal below is proven to stop before it. */
+Test(guards, one_TiB_and_2_63_minus_1_are_refused_by_name_and_1_MiB_works_after) {
+  use_fakes();
+  gcl_context *ctx = started(1);
+  uint64_t a = 0xdead;
+  cr_assert_eq(gcl_symmetric_alloc((size_t)1 << 40, &a), GCL_ERROR_OUT_OF_MEMORY);
+  assert_msg_has("bytes 1099511627776 (1024.00 GiB) do not fit the symmetric heap: "
+                 "NVSHMEM_MAX_MEMORY_PER_GPU is 137438953472 bytes (128.00 GiB, less one "
+                 "536870912-byte grain kept for NVSHMEM's internal heap), 0 (0.00 GiB) are in use");
+  cr_assert_eq(gcl_symmetric_alloc(((size_t)1 << 63) - 1, &a), GCL_ERROR_OUT_OF_MEMORY);
+  assert_msg_has("bytes 9223372036854775807");
+  cr_assert_eq(gcl_symmetric_alloc(SIZE_MAX, &a), GCL_ERROR_INVALID_ARGUMENT);
+  assert_msg_has("overflows when rounded up");
+  cr_assert_eq(gcl_symmetric_alloc(0, &a), GCL_ERROR_INVALID_ARGUMENT);
+  assert_msg_has("bytes is 0");
+  cr_assert_eq(a, 0xdead, "untouched on failure");
+  cr_assert_eq(fakenvshmem_calls("nvshmem_align"), 0, "no refused size reached NVSHMEM");
+  cr_assert_eq(gcl_symmetric_alloc((size_t)1 << 20, &a), GCL_OK, "%s", gcl_last_error());
+  int pe = -1;
+  cr_assert_eq(gcl_pe_id(&pe), GCL_OK, "the PE is still up");
+  cr_assert_eq(gcl_symmetric_free(a), GCL_OK);
+  finish(ctx);
+}
+
+Test(guards, a_size_beyond_the_free_device_memory_is_refused_with_both_numbers) {
+  use_fakes();
+  setenv("NVSHMEM_MAX_MEMORY_PER_GPU", "1T", 1); /* the device (141 GiB) is the limit now */
+  gcl_context *ctx = started(1);
+  uint64_t a = 0;
+  cr_assert_eq(gcl_symmetric_alloc((size_t)150 << 30, &a), GCL_ERROR_OUT_OF_MEMORY);
+  assert_msg_has("would grow NVSHMEM's heap by 161598144512 bytes (150.50 GiB");
+  assert_msg_has("the device has 151397597184 bytes (141.00 GiB) free of 151397597184");
+  setenv("FAKECUDA_MEM_FREE", "1048576", 1);
+  cr_assert_eq(gcl_symmetric_alloc((size_t)100 << 20, &a), GCL_ERROR_OUT_OF_MEMORY);
+  assert_msg_has("the device has 1048576 bytes (0.00 GiB) free");
+  cr_assert_eq(fakenvshmem_calls("nvshmem_align"), 0);
+  unsetenv("FAKECUDA_MEM_FREE");
+  cr_assert_eq(gcl_symmetric_alloc((size_t)1 << 20, &a), GCL_OK, "%s", gcl_last_error());
+  finish(ctx);
+}
+
+/* The heap grows by NVSHMEM_CUMEM_GRANULARITY and keeps what it mapped: a size that fits what
+ * was mapped before needs no free device memory, one that does not fit needs a whole grain. */
+Test(guards, memory_the_heap_mapped_before_is_reused_without_free_memory) {
+  use_fakes();
+  setenv("NVSHMEM_CUMEM_GRANULARITY", "2M", 1);
+  setenv("FAKECUDA_MEM_FREE", "3145728", 1); /* 3 MiB */
+  gcl_context *ctx = started(1);
+  uint64_t a = 0, b = 0, c = 0;
+  cr_assert_eq(gcl_symmetric_alloc((size_t)1 << 20, &a), GCL_OK, "%s", gcl_last_error());
+  setenv("FAKECUDA_MEM_FREE", "1048576", 1); /* the heap took 2 MiB of the 3 */
+  cr_assert_eq(gcl_symmetric_alloc((size_t)512 << 10, &b), GCL_OK, "fits the grain: %s", gcl_last_error());
+  cr_assert_eq(gcl_symmetric_free(a), GCL_OK);
+  cr_assert_eq(gcl_symmetric_free(b), GCL_OK);
+  cr_assert_eq(gcl_symmetric_alloc((size_t)3 << 19, &c), GCL_OK, "reuses the grain: %s", gcl_last_error());
+  cr_assert_eq(gcl_symmetric_alloc((size_t)1 << 20, &a), GCL_ERROR_OUT_OF_MEMORY);
+  assert_msg_has("would grow NVSHMEM's heap by 2097152 bytes");
+  cr_assert_eq(gcl_symmetric_free(c), GCL_OK);
+  finish(ctx);
+}
+
+/* NVSHMEM's own variables, in NVSHMEM's size syntax, bound the heap exactly: the limit less one
+ * grain (NVSHMEM's internal heap), each buffer with its alignment. */
+Test(guards, the_heap_limit_is_NVSHMEM_MAX_MEMORY_PER_GPU_less_one_grain_exactly) {
+  use_fakes();
+  setenv("NVSHMEM_MAX_MEMORY_PER_GPU", "4m", 1);
+  setenv("NVSHMEM_CUMEM_GRANULARITY", "1M", 1);
+  gcl_context *ctx = started(1);
+  uint64_t a = 0, b = 0;
+  cr_assert_eq(gcl_symmetric_alloc((3u << 20) - 256, &a), GCL_OK, "fills the room: %s", gcl_last_error());
+  cr_assert_eq(gcl_symmetric_alloc(1, &b), GCL_ERROR_OUT_OF_MEMORY);
+  assert_msg_has("bytes 1 (0.00 GiB) do not fit the symmetric heap: NVSHMEM_MAX_MEMORY_PER_GPU is "
+                 "4194304 bytes (0.00 GiB, less one 1048576-byte grain kept for NVSHMEM's internal "
+                 "heap), 3145472 (0.00 GiB) are in use");
+  cr_assert_eq(gcl_symmetric_free(a), GCL_OK);
+  cr_assert_eq(gcl_symmetric_alloc(1, &b), GCL_OK, "room again after the free: %s", gcl_last_error());
+  finish(ctx);
+}
+
+Test(guards, a_static_heap_is_NVSHMEM_SYMMETRIC_SIZE_and_counts_what_is_in_use) {
+  use_fakes();
+  setenv("NVSHMEM_DISABLE_CUDA_VMM", "1", 1);
+  setenv("NVSHMEM_SYMMETRIC_SIZE", "1m", 1);
+  setenv("FAKECUDA_MEM_FREE", "0", 1); /* allocated at start: free memory does not matter */
+  gcl_context *ctx = started(1);
+  uint64_t a = 0, b = 0;
+  cr_assert_eq(gcl_symmetric_alloc((size_t)512 << 10, &a), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_symmetric_alloc((size_t)600 << 10, &b), GCL_ERROR_OUT_OF_MEMORY);
+  assert_msg_has("NVSHMEM_SYMMETRIC_SIZE is 1048576 bytes (0.00 GiB), 524288 (0.00 GiB) are in use");
+  cr_assert_eq(gcl_symmetric_free(a), GCL_OK);
+  cr_assert_eq(gcl_symmetric_alloc((size_t)600 << 10, &b), GCL_OK, "freed space counts again: %s",
+               gcl_last_error());
+  finish(ctx);
+}
+
+Test(guards, stop_waits_for_the_PEs_work_and_a_failed_wait_stops_nothing) {
+  use_fakes();
+  gcl_context *ctx = started(1);
+  long syncs = fakecuda_calls("cuCtxSynchronize");
+  fakecuda_fail_once("cuCtxSynchronize", 800 /* CUDA_ERROR_NOT_PERMITTED */, 0);
+  cr_assert_neq(gcl_pe_stop(), GCL_OK);
+  assert_msg_has("the PE's work outstanding");
+  assert_msg_has("the PE was not stopped");
+  cr_assert_eq(fakenvshmem_initialized(), 1);
+  int pe = -1;
+  cr_assert_eq(gcl_pe_id(&pe), GCL_OK, "still started");
+  cr_assert_eq(gcl_pe_stop(), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(fakecuda_calls("cuCtxSynchronize"), syncs + 2);
+  finish(ctx);
+}
+
+Test(guards, after_a_kernel_fault_no_NVSHMEM_call_is_made) {
+  use_fakes();
+  gcl_context *ctx = started(1);
+  fakecuda_fail_once("cuCtxSynchronize", 700 /* CUDA_ERROR_ILLEGAL_ADDRESS */, 0);
+  cr_assert_eq(gcl_context_synchronize(ctx), GCL_ERROR_KERNEL_FAULT);
+  uint64_t a = 0;
+  cr_assert_eq(gcl_symmetric_alloc(256, &a), GCL_ERROR_KERNEL_FAULT);
+  cr_assert_eq(gcl_pe_barrier(NULL), GCL_ERROR_KERNEL_FAULT);
+  cr_assert_eq(fakenvshmem_calls("nvshmem_align"), 0);
+  cr_assert_eq(fakenvshmem_calls("nvshmemx_barrier_all_on_stream"), 0);
 }
 
 /* --- Modules attached ------------------------------------------------------------------------ */
