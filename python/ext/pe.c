@@ -28,10 +28,12 @@ const char gclpy_doc_nvshmem_wheel[] =
     "_nvshmem_wheel($module, path, /)\n--\n\nRemembers the NVSHMEM wheel's host library (found by\n"
     "import at package load) to open before the first call that needs NVSHMEM.";
 
+static const gclpy_arg wheel_arg = {"path", 0, gclpy_to_str, 0, 0, 0};
+
 PyObject *gclpy_nvshmem_wheel(PyObject *module, PyObject *path) {
-  (void)module;
-  const char *p = PyUnicode_Check(path) ? PyUnicode_AsUTF8AndSize(path, NULL) : NULL;
-  if (!p) return PyErr_Occurred() ? NULL : (gclpy_type_error("_nvshmem_wheel takes a str", path), NULL);
+  const char *p = NULL;
+  if (gclpy_parse_one(gclpy_module_state(module), "_nvshmem_wheel", &wheel_arg, path, &p) < 0)
+    return NULL;
   snprintf(wheel_path, sizeof wheel_path, "%s", p);
   wheel_tried = false;
   Py_RETURN_NONE;
@@ -47,8 +49,8 @@ const char gclpy_doc_nvshmem_open[] =
 
 PyObject *gclpy_nvshmem_open(PyObject *module, PyObject *path) {
   gclpy_state *st = gclpy_module_state(module);
-  PyObject *b = NULL;
-  if (!PyUnicode_FSConverter(path, &b)) return NULL;
+  PyObject *b = gclpy_path_bytes(st, path);
+  if (!b) return NULL;
   gcl_status s = gcl_nvshmem_open(PyBytes_AsString(b));
   Py_DECREF(b);
   if (s != GCL_OK) return gclpy_raise(st, s);
