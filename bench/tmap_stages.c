@@ -8,6 +8,7 @@
 #define gcl__tmap_type_name bench__tmap_type_name
 #define gcl_tensormap_check bench__tensormap_check
 #define gcl__tmap_sparse_small bench__tmap_sparse_small
+#define gcl__tmap_refuse_flags bench__tmap_refuse_flags
 #include "../lib/core/tmap.c"
 
 #include "tmap_stages.h"

@@ -48,28 +48,6 @@ _Static_assert(sizeof(int) == sizeof(int32_t), "im2col corners are passed as int
 _Static_assert(_Alignof(CUtensorMap) >= 64, "CUtensorMap must be 64-byte aligned (build as C11)");
 #undef GCL_SAME
 
-/* Checks that a kDLCUDA tensor lives on the context's device. */
-static gcl_status check_device(const gcl_context *ctx, const DLTensor *t, const gcl__tmap_who *who) {
-  if (t->device.device_type == kDLCUDA && t->device.device_id != ctx->device)
-    return gcl__tmap_fail(who, GCL_ERROR_TENSOR,
-                          "tensor is on CUDA device %d, the context on device %d",
-                          (int)t->device.device_id, ctx->device);
-  return GCL_OK;
-}
-
-/* Once per call: the device has TMA. (A context exists only once the driver loaded, so there is
- * no gcl__cu_load here.) ctx is not made current here: the encode needs some current context,
- * and its bytes should not depend on which (docs/facts.md "Tensor maps: cost and bytes"), so
- * encode_into binds ctx only when the driver refuses without it -- one cuCtxGetCurrent less per
- * map. */
-static gcl_status begin(gcl_context *ctx, const gcl__tmap_who *who) {
-  if (ctx->sm < 90)
-    return gcl__tmap_fail(who, GCL_ERROR_INVALID_ARGUMENT,
-                          "device %d is sm_%d: tensor maps need sm_90 or later", ctx->device,
-                          ctx->sm);
-  return GCL_OK;
-}
-
 /* --- NVIDIA's Blackwell descriptor defect (docs/tensormap-rules.md) ---------------------------
  * The 595.71.05 driver release notes (known issues): on Blackwell, cuTensorMapEncodeTiled and
  * cuTensorMapEncodeIm2col* may configure a descriptor wrongly when the tensor's allocation is
@@ -121,27 +99,27 @@ __attribute__((noinline)) static gcl_status encode_failed(const gcl_tensormap_de
                       (unsigned long long)d->dims[0], d->box[0], d->box_bytes);
 }
 
-static gcl_status encode_into(gcl_context *ctx, const gcl_tensormap_desc *d,
-                              const gcl__tmap_who *who, CUtensorMap *m) {
-  CUresult rc;
-  gcl_status s = gcl__tmap_encode_bound(ctx, d, m, &rc);
-  if (s != GCL_OK) return s;
-  if (rc != CUDA_SUCCESS) return encode_failed(d, who, rc);
-  if (bit85_device(ctx) && gcl__tmap_sparse_small(d)) clear_bit85(m);
-  gcl__fault_note_tensormaps(); /* a later ILLEGAL_INSTRUCTION names the TMA rule */
-  return GCL_OK;
-}
-
-/* Translates t with o, checks it against ctx and encodes it into m (which the failure may leave
- * written); *address gets the map's. */
-static gcl_status encode_tensor(gcl_context *ctx, const DLTensor *t, const gcl_tensormap_options *o,
-                                const gcl__tmap_who *who, CUtensorMap *m, uint64_t *address) {
-  gcl_tensormap_desc d;
+/* A one-map batch into a map no slot remembers (the entry is empty, so the admission answers
+ * ENCODE or a refusal): the encode calls are the admission and execution of every other write. */
+static gcl_status encode_one(gcl_context *ctx, const DLTensor *t, const uint64_t *dlflags,
+                             const gcl_tensormap_options *o, void *map) {
+  static const char fn[] = "gcl_tensormap_encode";
+  gcl__tmap_entry entry = {0};
+  _Alignas(64) unsigned char out[GCL_TENSORMAP_BYTES]; /* map stays untouched on failure */
+  unsigned char op;
+  uint64_t address;
+  gcl_tensormap_desc desc;
+  const gcl__tmap_space space = {.cap = 1, .ops = &op, .addresses = &address, .descs = &desc,
+                                 .out = out};
+  const gcl__tmap_device dev = {.device = ctx->device, .sm = ctx->sm};
+  gcl__tmap_what what;
+  gcl__tmap_plan plan;
+  plan.run = (gcl__tmap_run){.map = NULL, .entry = &entry, .who = {.text = "tensor"}};
   gcl_status s;
-  if ((s = gcl__tmap_translate(t, o, who, &d)) || (s = check_device(ctx, t, who)) ||
-      (s = encode_into(ctx, &d, who, m)))
+  if ((s = gcl__tmap_what_tensors(&what, 1, &t, true, dlflags, o, 1, 0, fn)) ||
+      (s = gcl__tmap_plan_make(&plan, &space, dev, 1, &what)) || (s = gcl__tmap_execute(ctx, &plan)))
     return s;
-  *address = d.address;
+  memcpy(map, out, sizeof out);
   return GCL_OK;
 }
 
@@ -156,21 +134,10 @@ gcl_status gcl_tensormap_encode_flags(gcl_context *ctx, const DLTensor *t, uint6
     return gcl__fail_null("gcl_tensormap_encode", 3, "ctx", (const void *)ctx, "t", (const void *)t,
                           "options", (const void *)options);
   if (!map || (uintptr_t)map % 64u)
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_tensormap_encode: map is %p, expected a 64-byte aligned pointer",
-                     map);
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_tensormap_encode: map is %p, expected a "
+                     "64-byte aligned pointer", map);
   if (gcl__faulted()) return gcl__fault_check();
-  static const gcl__tmap_who who = {.text = "tensor"};
-  uint64_t address;
-  CUtensorMap tmp; /* map stays untouched on failure */
-  gcl_status s = GCL_OK;
-  if (dlpack_flags) { /* a batch's check, for a run of one map, before the driver sees it */
-    gcl__tmap_plan one = {.run = {.who = who}};
-    s = gcl__tmap_plan_dlflags(&one, 1, &dlpack_flags, options, 1, "gcl_tensormap_encode_flags");
-  }
-  if (!s) s = begin(ctx, &who);
-  if (!s) s = encode_tensor(ctx, t, options, &who, &tmp, &address);
-  if (!s) memcpy(map, &tmp, sizeof tmp);
-  return s;
+  return encode_one(ctx, t, &dlpack_flags, options, map);
 }
 
 /* --- executing a plan (lib/core/tmap_plan.h) ------------------------------------------------ */
@@ -263,62 +230,24 @@ gcl_status gcl__tmap_execute(gcl_context *ctx, const gcl__tmap_plan *plan) {
   return GCL_OK;
 }
 
-/* --- every map by patch, in one walk ----------------------------------------------------------
- * When every map of a re-point or a set only moves (or stays) and the device proved the patch for
- * its interleave mode, plan, execute and commit come down to two loops: every check first
- * (nothing is written until all pass), then the 8 bytes and the slot's address. Anything else --
- * a map to encode, a mode not proven, a refusal (whose message the plan forms), a kernel fault,
- * a device that may need the Blackwell fix-up -- takes the plan. */
-
-/* This walk may run on ctx: no kernel fault, no Blackwell fix-up to apply. */
-static inline bool walk_allowed(const gcl_context *ctx) {
-  return !gcl__faulted() && (ctx->sm < 100 || ctx->sm >= 130);
-}
-
-/* Every map of run has a mode the device patches. Asked only once the maps passed their checks,
- * so that the device's check runs at its first re-point, not at a set that encodes. */
-static inline bool all_patched(gcl_context *ctx, const gcl__tmap_run *run, size_t n) {
-  unsigned modes = gcl__tmap_patch_modes(ctx);
-  for (size_t i = 0; i < n; i++)
-    if (!((modes >> run->entry[i].snap.options.interleave) & 1u)) return false;
-  return true;
-}
-
-static inline void patch_run(const gcl__tmap_run *run, size_t i, uint64_t a) {
-  gcl__tmap_patch_address(run->map + i * GCL_TENSORMAP_BYTES, a);
-  run->entry[i].address = a;
-}
-
-static inline bool repoint_all(gcl_context *ctx, const gcl__tmap_run *run, size_t n,
-                               const uint64_t *addresses) {
-  for (size_t i = 0; i < n; i++)
-    if (!gcl__tmap_repoint_ok(&run->entry[i], addresses[i])) return false;
-  if (!all_patched(ctx, run, n)) return false;
-  for (size_t i = 0; i < n; i++) patch_run(run, i, addresses[i]);
-  return true;
-}
-
-/* Sets whose every map equals its slot's description but for the address (tmap.h's snapshot). */
-static inline bool set_all(gcl_context *ctx, const gcl__tmap_run *run, size_t n,
-                           const DLTensor *const *tensors, const gcl_tensormap_options *options,
-                           size_t ostep) {
-  for (size_t i = 0; i < n; i++) {
-    const gcl__tmap_entry *e = &run->entry[i];
-    const DLTensor *t = tensors[i];
-    uint64_t a;
-    if (!gcl__tmap_snap_match(&e->snap, t, options + i * ostep) ||
-        !gcl__tmap_snap_address(t, e->snap.align, &a) || !gcl__tmap_device_ok(ctx->device, t))
-      return false;
-  }
-  if (!all_patched(ctx, run, n)) return false;
-  for (size_t i = 0; i < n; i++)
-    patch_run(run, i, (uint64_t)(uintptr_t)tensors[i]->data + tensors[i]->byte_offset);
-  return true;
-}
+/* --- args ------------------------------------------------------------------------------------ */
 
 static gcl_status need(const gcl_args *args, const gcl_context *ctx, const char *fn) {
   if (!args) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: args is NULL", fn);
   if (!ctx) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+  return GCL_OK;
+}
+
+/* what into the n maps of args from first: admit, execute, commit (tmap_plan.h). */
+static inline gcl_status args_write(gcl_args *args, gcl_context *ctx, const gcl_field *first,
+                                    size_t n, const gcl__tmap_what *what, const char *fn) {
+  gcl__tmap_plan plan;
+  const gcl__tmap_device dev = {.device = ctx->device, .sm = ctx->sm};
+  gcl_status s;
+  if ((s = gcl__args_tmap_plan(args, first, n, dev, what, fn, &plan)) ||
+      (s = gcl__tmap_execute(ctx, &plan)))
+    return s;
+  gcl__args_tmap_commit(args, &plan);
   return GCL_OK;
 }
 
@@ -327,16 +256,9 @@ gcl_status gcl_args_repoint_tensormaps(gcl_args *args, gcl_context *ctx, const g
   static const char fn[] = "gcl_args_repoint_tensormaps";
   gcl_status s = need(args, ctx, fn);
   if (s || n == 0) return s;
-  gcl__tmap_plan plan;
-  if (addresses && walk_allowed(ctx) &&
-      gcl__args_tmap_run(args, first, n, fn, &plan.run) == GCL_OK &&
-      repoint_all(ctx, &plan.run, n, addresses))
-    return GCL_OK;
-  if ((s = gcl__args_tmap_plan_repoint(args, first, n, addresses, fn, &plan)) ||
-      (s = gcl__tmap_execute(ctx, &plan)))
-    return s;
-  gcl__args_tmap_commit(args, &plan);
-  return GCL_OK;
+  gcl__tmap_what what;
+  if ((s = gcl__tmap_what_addresses(&what, n, addresses, fn))) return s;
+  return args_write(args, ctx, first, n, &what, fn);
 }
 
 /* gcl_args_set_tensormaps(_flags): with_flags false for the plain form (dlflags unread). */
@@ -346,23 +268,12 @@ static gcl_status args_set_maps(gcl_args *args, gcl_context *ctx, const gcl_fiel
                                 size_t options_count, unsigned flags, const char *fn) {
   gcl_status s = need(args, ctx, fn);
   if (s || n == 0) return s;
-  gcl__tmap_plan plan;
-  if (tensors && options && (options_count == 1 || options_count == n) &&
-      !(flags & ~GCL_TENSORMAP_REFRESH) && walk_allowed(ctx) &&
-      gcl__args_tmap_run(args, first, n, fn, &plan.run) == GCL_OK &&
-      set_all(ctx, &plan.run, n, tensors, options, options_count == 1 ? 0 : 1))
-    return GCL_OK;
-  const gcl__tmap_device dev = {.device = ctx->device, .sm = ctx->sm};
-  if ((s = gcl__args_tmap_plan_set(args, first, n, dev, tensors, options, options_count, flags,
-                                   fn, &plan)) ||
-      (with_flags &&
-       (s = gcl__tmap_plan_dlflags(&plan, n, dlflags, options, options_count, fn))) ||
-      (s = gcl__tmap_execute(ctx, &plan)))
+  gcl__tmap_what what;
+  if ((s = gcl__tmap_what_tensors(&what, n, tensors, with_flags, dlflags, options, options_count,
+                                  flags, fn)))
     return s;
-  gcl__args_tmap_commit(args, &plan);
-  return GCL_OK;
+  return args_write(args, ctx, first, n, &what, fn);
 }
-
 gcl_status gcl_args_set_tensormaps(gcl_args *args, gcl_context *ctx, const gcl_field *first,
                                    size_t n, const DLTensor *const *tensors,
                                    const gcl_tensormap_options *options, size_t options_count,

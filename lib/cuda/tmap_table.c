@@ -129,24 +129,33 @@ static void mark_dirty(gcl_tensormap_table *t, size_t first, const gcl__tmap_pla
   }
 }
 
+/* what into entries first ... first + n - 1 (table_run's checks done, plan->run filled): admit,
+ * execute, commit (tmap_plan.h), then the changed entries become dirty. */
+static gcl_status table_write(gcl_tensormap_table *t, size_t first, size_t n,
+                              const gcl__tmap_what *what, gcl__tmap_plan *plan) {
+  const gcl__tmap_device dev = {.device = t->ctx->device, .sm = t->ctx->sm};
+  gcl_status s;
+  if ((s = gcl__tmap_plan_make(plan, &t->space, dev, n, what)) ||
+      (s = gcl__tmap_execute(t->ctx, plan)))
+    return s;
+  gcl__tmap_plan_commit(plan);
+  mark_dirty(t, first, plan);
+  return GCL_OK;
+}
+
 static gcl_status table_set(gcl_tensormap_table *t, size_t first, size_t n,
                             const DLTensor *const *tensors, bool with_flags,
                             const uint64_t *dlflags, const gcl_tensormap_options *options,
                             size_t options_count, unsigned flags, const char *fn) {
   if (t && n == 0) return GCL_OK;
   gcl__tmap_plan plan;
-  gcl_status s = table_run(t, first, n, fn, &plan.run);
-  if (s != GCL_OK) return s;
-  const gcl__tmap_device dev = {.device = t->ctx->device, .sm = t->ctx->sm};
-  if ((s = gcl__tmap_plan_set(&plan, &t->space, dev, n, tensors, options, options_count,
-                              flags, fn)) ||
-      (with_flags &&
-       (s = gcl__tmap_plan_dlflags(&plan, n, dlflags, options, options_count, fn))) ||
-      (s = gcl__tmap_execute(t->ctx, &plan)))
+  gcl__tmap_what what;
+  gcl_status s;
+  if ((s = table_run(t, first, n, fn, &plan.run)) ||
+      (s = gcl__tmap_what_tensors(&what, n, tensors, with_flags, dlflags, options, options_count,
+                                  flags, fn)))
     return s;
-  gcl__tmap_plan_commit(&plan);
-  mark_dirty(t, first, &plan);
-  return GCL_OK;
+  return table_write(t, first, n, &what, &plan);
 }
 
 gcl_status gcl_tensormap_table_set(gcl_tensormap_table *t, size_t first, size_t n,
@@ -171,14 +180,12 @@ gcl_status gcl_tensormap_table_repoint(gcl_tensormap_table *t, size_t first, siz
   static const char fn[] = "gcl_tensormap_table_repoint";
   if (t && n == 0) return GCL_OK;
   gcl__tmap_plan plan;
-  gcl_status s = table_run(t, first, n, fn, &plan.run);
-  if (s != GCL_OK) return s;
-  if ((s = gcl__tmap_plan_repoint(&plan, &t->space, n, addresses, fn)) ||
-      (s = gcl__tmap_execute(t->ctx, &plan)))
+  gcl__tmap_what what;
+  gcl_status s;
+  if ((s = table_run(t, first, n, fn, &plan.run)) ||
+      (s = gcl__tmap_what_addresses(&what, n, addresses, fn)))
     return s;
-  gcl__tmap_plan_commit(&plan);
-  mark_dirty(t, first, &plan);
-  return GCL_OK;
+  return table_write(t, first, n, &what, &plan);
 }
 
 /* Clears the dirty bits of maps [a, b). */

@@ -259,6 +259,28 @@ class FakeDriverTest(unittest.TestCase):
                         [256 * i for i in range(7, 16)])
         gc.collect()
 
+    def test_read_only_refused_after_a_writable_store_map(self):
+        # issue 53: a store map set over a writable tensor, then the same shape read-only (same
+        # address, or moved): refused, not re-pointed, with the patch on and off (this file runs
+        # both ways: python_fakecuda and python_fakecuda_nopatch); the refresh form too.
+        k = self.mega.kernel("megakernel_copy_16", MAPS16)
+        a = k.args()
+        a["maps"] = [g.TensorMap(self.tensor(256 * i), (8, 16), store=True) for i in range(16)]
+        a["work"], a["n_work"] = 0x100, 0
+        off = k.layout.field("maps").offset
+        for where in (256 * 6, 8192):  # the same address, then moved
+            ro = self.tensor(where, read_only=True)
+            for setter in (lambda m: a.__setitem__("maps[6]", m), lambda m: a.refresh("maps[6]", [m])):
+                with self.assertRaises(g.Error) as cm:
+                    setter(g.TensorMap(ro, (8, 16), store=True))
+                self.assertEqual(cm.exception.status, "GCL_ERROR_TENSOR")
+                self.assertIn("parameter 0 'maps' field 'maps[6]': tensor is read-only (DLPack flags "
+                              "0x1) but options.store is set", str(cm.exception))
+                self.check_maps(k, a, off, [256 * i for i in range(16)])  # nothing changed
+        a["maps[6]"] = g.TensorMap(self.tensor(8192), (8, 16), store=True)  # writable: re-pointed
+        self.check_maps(k, a, off, [256 * i for i in range(6)] + [8192] + [256 * i for i in range(7, 16)])
+        gc.collect()
+
     def test_signature_mismatch_and_untyped_kernels(self):
         with self.assertRaises(g.Error) as cm:
             self.launchcfg.kernel("bench_args8", "u64 a, u64 b")
