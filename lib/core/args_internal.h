@@ -80,11 +80,6 @@ static inline gcl_status gcl__args_tmap_run(gcl_args *args, const gcl_field *fir
                              .whole = !p->type || p->type->kind == GCL_PARAM_TENSORMAP};
   return GCL_OK;
 }
-/* Plans writing what into the run of n maps from first (gcl__args_tmap_run's checks, then
- * gcl__tmap_plan_make in the args' space; tmap_plan.h). Changes nothing. */
-gcl_status gcl__args_tmap_plan(gcl_args *args, const gcl_field *first, size_t n,
-                               gcl__tmap_device dev, const gcl__tmap_what *what, const char *fn,
-                               gcl__tmap_plan *plan);
 /* After the plan was executed: commits it (gcl__tmap_plan_commit) and marks the maps set. Cannot
  * fail. Inline: no call on the way. */
 __attribute__((always_inline)) static inline void gcl__args_tmap_commit(gcl_args *args, const gcl__tmap_plan *plan) {

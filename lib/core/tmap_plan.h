@@ -156,6 +156,7 @@ typedef struct gcl__tmap_plan {
   gcl__tmap_run run;
   size_t n;
   size_t encodes, repoints; /* steps by kind; 0 and 0: execute calls nothing */
+  unsigned repoint_modes;   /* bit i: a REPOINT step's map has interleave mode i */
   const gcl__tmap_space *space;
   const gcl__tmap_what *what; /* the inputs, recorded at commit (the caller's, alive till then) */
 } gcl__tmap_plan;
@@ -168,16 +169,15 @@ typedef struct gcl__tmap_plan {
 gcl_status gcl__tmap_plan_make(gcl__tmap_plan *plan, const gcl__tmap_space *space,
                                gcl__tmap_device dev, size_t n, const gcl__tmap_what *what);
 
-/* After gcl__tmap_execute succeeded: the scratch of every ENCODE step into its map, entries
- * updated (the address of every REPOINT and ENCODE step; the snapshot of every ENCODE step).
- * Cannot fail. */
+/* After gcl__tmap_execute succeeded (which moved the entries of the REPOINT steps itself): the
+ * scratch of every ENCODE step into its map, its entry's address and snapshot. Cannot fail.
+ * Nothing to do for a plan without ENCODE steps. */
 __attribute__((always_inline)) static inline void gcl__tmap_plan_commit(const gcl__tmap_plan *p) {
+  if (!p->encodes) return;
   const gcl__tmap_space *sp = p->space;
   for (size_t i = 0; i < p->n; i++) {
-    unsigned op = sp->ops[i];
-    if (op == GCL__TMAP_SKIP) continue;
+    if (sp->ops[i] != GCL__TMAP_ENCODE) continue;
     p->run.entry[i].address = sp->addresses[i];
-    if (op != GCL__TMAP_ENCODE) continue; /* re-pointed in place */
     memcpy(p->run.map + i * GCL_TENSORMAP_BYTES, sp->out + i * GCL_TENSORMAP_BYTES,
            GCL_TENSORMAP_BYTES);
     gcl__tmap_snap_make(gcl__tmap_what_tensor(p->what, i), gcl__tmap_what_options(p->what, i),

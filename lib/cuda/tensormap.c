@@ -12,6 +12,7 @@
 #include "cuda_internal.h"
 #include "tmap.h"
 #include "args_internal.h"
+#include "tmap_admit.h"
 
 #include <string.h>
 
@@ -104,7 +105,8 @@ __attribute__((noinline)) static gcl_status encode_failed(const gcl_tensormap_de
 static gcl_status encode_one(gcl_context *ctx, const DLTensor *t, const uint64_t *dlflags,
                              const gcl_tensormap_options *o, void *map) {
   static const char fn[] = "gcl_tensormap_encode";
-  gcl__tmap_entry entry = {0};
+  gcl__tmap_entry entry; /* no snapshot: the admission reads nothing else of it */
+  entry.address = 0, entry.snap.ndim = 0;
   _Alignas(64) unsigned char out[GCL_TENSORMAP_BYTES]; /* map stays untouched on failure */
   unsigned char op;
   uint64_t address;
@@ -173,16 +175,19 @@ static inline bool patches(const gcl__tmap_plan *plan, size_t i, unsigned modes)
 }
 
 /* Execute failed at step i: the maps re-pointed in place before it (steps [0, i)) get their
- * saved bytes back (the first 8 of a patched map, all 128 of one the driver re-pointed). Map i
- * itself is as it was: the driver refused it (a refused cuTensorMapReplaceAddress leaves the map
- * alone; an encode writes only the scratch). */
+ * saved bytes back (the first 8 of a patched map, all 128 of one the driver re-pointed) and their
+ * entries their old addresses (which the step swapped into the plan's space). Map i itself is
+ * as it was: the driver refused it (a refused cuTensorMapReplaceAddress leaves the map alone; an
+ * encode writes only the scratch). */
 __attribute__((noinline)) static void restore(const gcl__tmap_plan *plan, size_t i,
                                               unsigned modes) {
   const gcl__tmap_space *sp = plan->space;
   for (size_t j = 0; j < i; j++)
-    if (sp->ops[j] == GCL__TMAP_REPOINT)
+    if (sp->ops[j] == GCL__TMAP_REPOINT) {
       memcpy(plan->run.map + j * GCL_TENSORMAP_BYTES, sp->out + j * GCL_TENSORMAP_BYTES,
              patches(plan, j, modes) ? 8u : GCL_TENSORMAP_BYTES);
+      plan->run.entry[j].address = sp->addresses[j];
+    }
 }
 
 /* Step i of plan, a re-point the driver makes, in place. The old bytes are saved in the scratch
@@ -197,37 +202,87 @@ static gcl_status repoint_by_driver(gcl_context *ctx, const gcl__tmap_plan *plan
   return rc == CUDA_SUCCESS ? GCL_OK : replace_failed(ctx, plan, i, m, a, rc);
 }
 
-gcl_status gcl__tmap_execute(gcl_context *ctx, const gcl__tmap_plan *plan) {
+/* Step i, a REPOINT made: the entry takes the new address, the space keeps the old one for
+ * restore(). */
+static inline void moved(const gcl__tmap_plan *plan, size_t i) {
+  uint64_t *a = &plan->space->addresses[i], old = plan->run.entry[i].address;
+  plan->run.entry[i].address = *a;
+  *a = old;
+}
+
+/* The fast path, chosen here after admission: a plan of SKIP and REPOINT steps only, every
+ * REPOINT of a mode the device patches (plan->repoint_modes), no Blackwell fix-up to apply.
+ * Nothing can fail, so nothing is saved: 8 bytes and the entry's address per re-point. */
+static inline bool patch_all(const gcl__tmap_plan *plan, unsigned modes, bool bit85) {
+  if (plan->encodes || bit85 || (plan->repoint_modes & ~modes)) return false;
+  const unsigned char *ops = plan->space->ops; /* locals: the patches' stores alias anything */
+  const uint64_t *to = plan->space->addresses;
+  unsigned char *map = plan->run.map;
+  gcl__tmap_entry *entry = plan->run.entry;
+  for (size_t i = 0, n = plan->n; i < n; i++)
+    if (ops[i] == GCL__TMAP_REPOINT) {
+      uint64_t a = to[i];
+      gcl__tmap_patch_address(map + i * GCL_TENSORMAP_BYTES, a);
+      entry[i].address = a;
+    }
+  return true;
+}
+
+/* Step i, a REPOINT, in place: the patch where the device proved it for the map's mode, else
+ * the driver. */
+static inline gcl_status repoint_step(gcl_context *ctx, const gcl__tmap_plan *plan, size_t i,
+                                      unsigned modes, bool bit85) {
+  const gcl__tmap_space *sp = plan->space;
+  unsigned char *m = plan->run.map + i * GCL_TENSORMAP_BYTES;
+  unsigned char *out = sp->out + i * GCL_TENSORMAP_BYTES;
+  if (patches(plan, i, modes)) {
+    /* The only bytes a patch changes (the bit-85 fix-up below finds that bit as its encode
+     * left it: the same snapshot, so the same verdict). */
+    if (i + 1 < plan->n) memcpy(out, m, 8);
+    gcl__tmap_patch_address(m, sp->addresses[i]);
+  } else {
+    gcl_status s = repoint_by_driver(ctx, plan, i, m, out);
+    if (s != GCL_OK) return s;
+  }
+  if (bit85) bit85_after_replace(&plan->run.entry[i].snap, m);
+  moved(plan, i);
+  return GCL_OK;
+}
+
+/* Step i, an ENCODE, into the scratch (commit copies it into the map). */
+static inline gcl_status encode_step(gcl_context *ctx, const gcl__tmap_plan *plan, size_t i,
+                                     bool bit85) {
+  const gcl__tmap_space *sp = plan->space;
+  unsigned char *out = sp->out + i * GCL_TENSORMAP_BYTES;
+  CUresult rc;
+  gcl_status s = gcl__tmap_encode_bound(ctx, &sp->descs[i], (CUtensorMap *)(void *)out, &rc);
+  if (s == GCL_OK && rc != CUDA_SUCCESS) s = step_encode_failed(plan, i, rc);
+  if (s == GCL_OK && bit85 && gcl__tmap_sparse_small(&sp->descs[i])) clear_bit85(out);
+  return s;
+}
+
+/* gcl__tmap_execute's body, inlined into the args' entry points below. */
+__attribute__((always_inline)) static inline gcl_status execute(gcl_context *ctx,
+                                                                const gcl__tmap_plan *plan) {
   if (gcl__faulted()) return gcl__fault_check();
   if (!(plan->encodes | plan->repoints)) return GCL_OK;
-  const gcl__tmap_space *sp = plan->space;
   const bool bit85 = bit85_device(ctx); /* the Blackwell fix-up applies (once per plan) */
   const unsigned modes = plan->repoints ? gcl__tmap_patch_modes(ctx) : 0;
+  if (patch_all(plan, modes, bit85)) return GCL_OK;
+  const gcl__tmap_space *sp = plan->space;
   for (size_t i = 0; i < plan->n; i++) {
     unsigned op = sp->ops[i];
-    unsigned char *out = sp->out + i * GCL_TENSORMAP_BYTES;
-    if (op == GCL__TMAP_REPOINT) {
-      unsigned char *m = plan->run.map + i * GCL_TENSORMAP_BYTES;
-      if (patches(plan, i, modes)) {
-        /* The only bytes a patch changes (the bit-85 fix-up below finds that bit as its encode
-         * left it: the same snapshot, so the same verdict). */
-        if (i + 1 < plan->n) memcpy(out, m, 8);
-        gcl__tmap_patch_address(m, sp->addresses[i]);
-      } else {
-        gcl_status s = repoint_by_driver(ctx, plan, i, m, out);
-        if (s != GCL_OK) return restore(plan, i, modes), s;
-      }
-      if (bit85) bit85_after_replace(&plan->run.entry[i].snap, m);
-    } else if (op == GCL__TMAP_ENCODE) {
-      CUresult rc;
-      gcl_status s = gcl__tmap_encode_bound(ctx, &sp->descs[i], (CUtensorMap *)(void *)out, &rc);
-      if (s == GCL_OK && rc != CUDA_SUCCESS) s = step_encode_failed(plan, i, rc);
-      if (s != GCL_OK) return restore(plan, i, modes), s;
-      if (bit85 && gcl__tmap_sparse_small(&sp->descs[i])) clear_bit85(out);
-    }
+    gcl_status s = op == GCL__TMAP_REPOINT  ? repoint_step(ctx, plan, i, modes, bit85)
+                   : op == GCL__TMAP_ENCODE ? encode_step(ctx, plan, i, bit85)
+                                            : GCL_OK;
+    if (s != GCL_OK) return restore(plan, i, modes), s;
   }
   if (plan->encodes) gcl__fault_note_tensormaps(); /* a later ILLEGAL_INSTRUCTION names TMA */
   return GCL_OK;
+}
+
+gcl_status gcl__tmap_execute(gcl_context *ctx, const gcl__tmap_plan *plan) {
+  return execute(ctx, plan);
 }
 
 /* --- args ------------------------------------------------------------------------------------ */
@@ -239,13 +294,14 @@ static gcl_status need(const gcl_args *args, const gcl_context *ctx, const char 
 }
 
 /* what into the n maps of args from first: admit, execute, commit (tmap_plan.h). */
-static inline gcl_status args_write(gcl_args *args, gcl_context *ctx, const gcl_field *first,
+__attribute__((always_inline)) static inline gcl_status args_write(gcl_args *args, gcl_context *ctx, const gcl_field *first,
                                     size_t n, const gcl__tmap_what *what, const char *fn) {
   gcl__tmap_plan plan;
   const gcl__tmap_device dev = {.device = ctx->device, .sm = ctx->sm};
   gcl_status s;
-  if ((s = gcl__args_tmap_plan(args, first, n, dev, what, fn, &plan)) ||
-      (s = gcl__tmap_execute(ctx, &plan)))
+  if ((s = gcl__args_tmap_run(args, first, n, fn, &plan.run)) ||
+      (s = gcl__tmap_plan_inline(&plan, &args->tspace, dev, n, what)) ||
+      (s = execute(ctx, &plan)))
     return s;
   gcl__args_tmap_commit(args, &plan);
   return GCL_OK;
