@@ -8,9 +8,13 @@
  *                       (implemented by lib/core, which never includes cuda.h).
  * - gclaunch/runtime.h  the runtime edge -- NVRTC, driver, devices, contexts, memory, modules,
  *                       kernels, launch and its safety checks, streams (own and wrapped),
- *                       events, occupancy, graphs, and the tensor-map calls that need a context
- *                       (encode; set and re-point maps in args; device-resident map tables).
- *                       Opens libcuda.so.1 at run time; never linked (lib/cuda). Includes core.h.
+ *                       events, occupancy, graphs, several GPUs. Opens libcuda.so.1 at run
+ *                       time; never linked (lib/cuda). Includes core.h (and, at its end,
+ *                       tensormap.h, for programs written against 0.3).
+ * - gclaunch/tensormap.h the tensor-map calls that need a context (since 0.4): where maps go
+ *                       (slots of args or of a device-resident table), what they are made from
+ *                       (sources: DLPack tensors with their flags), set and re-point; the 0.3
+ *                       calls as wrappers. Includes runtime.h.
  * - gclaunch/ffi.h      the libffi bridge -- the calls that take a libffi ffi_type. Includes
  *                       core.h.
  * gclaunch/dlpack.h supplies the DLPack 1.x declarations (core.h includes it).
@@ -72,6 +76,7 @@
 
 #include "gclaunch/core.h"    /* the CPU model */
 #include "gclaunch/runtime.h" /* the runtime edge */
+#include "gclaunch/tensormap.h" /* tensor maps: slots, sources, set and re-point */
 #include "gclaunch/ffi.h"     /* the libffi bridge */
 
 #endif /* GCLAUNCH_H */

@@ -141,6 +141,24 @@ static inline gcl_status gcl__tmap_what_tensors(gcl__tmap_what *w, size_t n,
   return GCL_OK;
 }
 
+/* The 0.4 form: sources[i] (tensor, DLPack flags, reserved words) with options as above. */
+static inline gcl_status gcl__tmap_what_sources(gcl__tmap_what *w, size_t n,
+                                                const gcl_tensormap_source *sources,
+                                                const gcl_tensormap_options *options,
+                                                size_t options_count, const char *fn) {
+  if (!sources || !options || (options_count != 1 && options_count != n))
+    return gcl__tmap_what_error(n, sources, "sources", NULL, false, options, options_count, 0,
+                                fn);
+  w->tensor = (const unsigned char *)&sources->tensor;
+  w->flags = (const unsigned char *)&sources->dlpack_flags;
+  w->reserved = (const unsigned char *)sources->reserved;
+  w->address = NULL;
+  w->step = sizeof *sources;
+  w->options = options;
+  w->ostep = options_count == 1 ? 0 : 1;
+  return GCL_OK;
+}
+
 /* Re-points: addresses[i], the new data + byte_offset of map i. */
 static inline gcl_status gcl__tmap_what_addresses(gcl__tmap_what *w, size_t n,
                                                   const uint64_t *addresses, const char *fn) {

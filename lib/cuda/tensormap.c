@@ -346,3 +346,10 @@ gcl_status gcl_args_set_tensormaps_flags(gcl_args *args, gcl_context *ctx, const
   return args_set_maps(args, ctx, first, n, tensors, true, dlpack_flags, options, options_count,
                        flags, "gcl_args_set_tensormaps_flags");
 }
+
+gcl_status gcl__tmap_args_write(gcl_args *args, gcl_context *ctx, const gcl_field *first,
+                               size_t n, const gcl__tmap_what *what, const char *fn) {
+  gcl_status s = need(args, ctx, fn);
+  if (s != GCL_OK) return s;
+  return args_write(args, ctx, first, n, what, fn);
+}

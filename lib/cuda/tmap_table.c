@@ -143,6 +143,32 @@ static gcl_status table_write(gcl_tensormap_table *t, size_t first, size_t n,
   return GCL_OK;
 }
 
+gcl_status gcl__tmap_table_write(gcl_tensormap_table *t, gcl_context *ctx, size_t first, size_t n,
+                                 const gcl__tmap_what *what, const char *fn) {
+  gcl__tmap_plan plan;
+  gcl_status s = table_run(t, first, n, fn, &plan.run);
+  if (s != GCL_OK) return s;
+  if (ctx && ctx != t->ctx)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: ctx is not the table's context (device %d; "
+                     "the table's is on device %d): pass NULL or the table's", fn, ctx->device,
+                     t->ctx->device);
+  return table_write(t, first, n, what, &plan);
+}
+
+gcl_status gcl_tensormap_table_slots(gcl_tensormap_table *t, size_t first, size_t n,
+                                     gcl_tensormap_slots *out) {
+  static const char fn[] = "gcl_tensormap_table_slots";
+  if (!t || !out)
+    return gcl__fail_null(fn, 2, "t", (const void *)t, "out", (const void *)out);
+  if (n == 0) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: n = 0: expected 1 or more maps", fn);
+  if (first >= t->k || n > t->k - first)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: first = %zu, n = %zu: the table has %zu "
+                     "maps (entries 0 ... %zu)", fn, first, n, t->k, t->k - 1);
+  memset(out, 0, sizeof *out);
+  out->table = t, out->index = first, out->n = n;
+  return GCL_OK;
+}
+
 static gcl_status table_set(gcl_tensormap_table *t, size_t first, size_t n,
                             const DLTensor *const *tensors, bool with_flags,
                             const uint64_t *dlflags, const gcl_tensormap_options *options,

@@ -37,7 +37,7 @@ version=$(meson introspect "$build" --projectinfo |
   python3 -c 'import json,sys; print(json.load(sys.stdin)["version"])')
 
 for f in "$lib/libgclaunch.so" "$lib/libgclaunch.so.$version" "$lib/libgclaunch.a" \
-         "$inc/gclaunch/gclaunch.h" "$inc/gclaunch/core.h" "$inc/gclaunch/runtime.h" \
+         "$inc/gclaunch/gclaunch.h" "$inc/gclaunch/core.h" "$inc/gclaunch/runtime.h" "$inc/gclaunch/tensormap.h" \
          "$inc/gclaunch/ffi.h" "$inc/gclaunch/dlpack.h" "$inc/gclaunch/tma.cuh" \
          "$inc/gclaunch/gclaunch_tmap_table.cuh" "$lib/pkgconfig/gclaunch.pc" \
          "$root/lib/cmake/gclaunch/gclaunchConfig.cmake" \

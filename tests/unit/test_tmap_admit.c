@@ -21,7 +21,7 @@ extern _Atomic unsigned char gcl__tmap_patch_state[64];
 #define TABLE_K 4
 #define ADDR 0x10000000ull /* the tensors' memory: the fake never reads it */
 #define RO DLPACK_FLAG_BITMASK_READ_ONLY
-#define MAX_STEPS 96
+#define MAX_STEPS 128
 #define ALL_MAPS (4 + 1 + TABLE_K + 1) /* args' array, the struct's, the table's, an encode's */
 
 typedef struct record {
@@ -44,9 +44,11 @@ typedef struct world {
 } world;
 
 /* Where a step writes: args by element 1 ... 2 of maps[4], args by struct member s.m, the table
- * at entries 1 ... 2. */
-enum where { ARGS_ELEMENT, ARGS_MEMBER, TABLE, WHERE_COUNT };
-static const char *const where_names[] = {"args element", "args member", "table"};
+ * at entries 1 ... 2 -- through the 0.3 calls -- and the same args elements and table entries
+ * through the 0.4 verbs (slots and sources). */
+enum where { ARGS_ELEMENT, ARGS_MEMBER, TABLE, SLOTS_ARGS, SLOTS_TABLE, WHERE_COUNT };
+static const char *const where_names[] = {"args element", "args member", "table", "args slots",
+                                          "table slots"};
 
 static void open_world(world *w, record *log) {
   memset(w, 0, sizeof *w);
@@ -104,9 +106,24 @@ static void note(world *w, const char *label, gcl_status s, gcl_status expect, c
 static void tensor_at(fake_tensor *f, uint64_t at) { fake_tensor_init(f, ADDR + at, 16, 64); }
 
 /* Writes two maps (tensors a and b with flags fl, options o) at where through the _flags form. */
+/* The slots of where (SLOTS_ARGS: elements 1 ... 2; SLOTS_TABLE: entries 1 ... 2). */
+static gcl_tensormap_slots slots_of(world *w, enum where where) {
+  gcl_tensormap_slots at;
+  gcl_status s = where == SLOTS_TABLE ? gcl_tensormap_table_slots(w->table, 1, 2, &at)
+                                      : gcl_args_tensormap_slots(w->args, &w->elem[1], 2, &at);
+  cr_assert_eq(s, GCL_OK, "%s", gcl_last_error());
+  return at;
+}
+
 static gcl_status set2(world *w, enum where where, const DLTensor *a, const DLTensor *b,
                        const uint64_t *fl, const gcl_tensormap_options *o) {
   const DLTensor *const ts[2] = {a, b};
+  if (where == SLOTS_ARGS || where == SLOTS_TABLE) {
+    gcl_tensormap_slots at = slots_of(w, where);
+    gcl_tensormap_source src[2] = {{.tensor = a, .dlpack_flags = fl ? fl[0] : 0},
+                                   {.tensor = b, .dlpack_flags = fl ? fl[1] : 0}};
+    return gcl_tensormaps_set(where == SLOTS_ARGS ? w->ctx : NULL, &at, fl ? src : NULL, o, 2);
+  }
   if (where == TABLE) return gcl_tensormap_table_set_flags(w->table, 1, 2, ts, fl, o, 2, 0);
   if (where == ARGS_MEMBER) /* one map there: b alone */
     return gcl_args_set_tensormaps_flags(w->args, w->ctx, &w->member, 1, ts + 1, fl ? fl + 1 : NULL,
@@ -115,6 +132,10 @@ static gcl_status set2(world *w, enum where where, const DLTensor *a, const DLTe
 }
 
 static gcl_status repoint2(world *w, enum where where, const uint64_t *a) {
+  if (where == SLOTS_ARGS || where == SLOTS_TABLE) {
+    gcl_tensormap_slots at = slots_of(w, where);
+    return gcl_tensormaps_repoint(w->ctx, &at, a);
+  }
   if (where == TABLE) return gcl_tensormap_table_repoint(w->table, 1, 2, a);
   if (where == ARGS_MEMBER) return gcl_args_repoint_tensormaps(w->args, w->ctx, &w->member, 1, a + 1);
   return gcl_args_repoint_tensormaps(w->args, w->ctx, &w->elem[1], 2, a);
@@ -150,7 +171,9 @@ static void script_at(world *w, enum where where) {
   STEP("unknown bit and read-only", set2(w, where, &a.t, &b2.t, both, o), GCL_ERROR_TENSOR,
        "unsupported DLPack flags 0x81");
   STEP("NULL flags", set2(w, where, &a.t, &b2.t, NULL, o), GCL_ERROR_INVALID_ARGUMENT,
-       "dlpack_flags: expected");
+       where >= SLOTS_ARGS ? "sources: expected 2 sources, got NULL"
+                           : where == ARGS_MEMBER ? "dlpack_flags: expected 1 flags, got NULL"
+                                                  : "dlpack_flags: expected 2 flags, got NULL");
   STEP("moved, writable (a re-point)", set2(w, where, &a.t, &b2.t, none, o), GCL_OK, NULL);
   STEP("same again (skipped)", set2(w, where, &a.t, &b2.t, none, o), GCL_OK, NULL);
   uint64_t to[2] = {ADDR + 12288, ADDR + 16384}, bad[2] = {ADDR + 12288, ADDR + 8};
@@ -236,4 +259,49 @@ Test(tmap_admit, flags_rules_are_numbered_in_the_docs) {
   }
   fclose(f);
   cr_assert(r27 && r28, "rules 27 (%d) and 28 (%d) missing from %s", r27, r28, path);
+}
+
+/* The slots and sources' own refusals, before any map: nothing changes. */
+Test(tmap_admit, slots_and_sources_refusals, .init = fake_use) {
+  static record log[MAX_STEPS];
+  world w;
+  open_world(&w, log);
+  fake_tensor a;
+  tensor_at(&a, 0);
+  gcl_tensormap_options o = fake_tmap_options();
+  gcl_tensormap_slots at, bad;
+  cr_assert_eq(gcl_args_tensormap_slots(w.args, &w.elem[3], 2, &at), GCL_ERROR_INVALID_ARGUMENT);
+  assert_msg_has("n = 2 maps from here, but only 1 lie");
+  cr_assert_eq(gcl_args_tensormap_slots(w.args, &w.elem[0], 0, &at), GCL_ERROR_INVALID_ARGUMENT);
+  cr_assert_eq(gcl_tensormap_table_slots(w.table, 3, 2, &at), GCL_ERROR_INVALID_ARGUMENT);
+  assert_msg_has("the table has 4 maps");
+  cr_assert_eq(gcl_args_tensormap_slots(w.args, &w.elem[0], 1, &at), GCL_OK, "%s", gcl_last_error());
+  gcl_tensormap_source src = {.tensor = &a.t};
+  bad = at, bad.table = w.table;
+  cr_assert_eq(gcl_tensormaps_set(w.ctx, &bad, &src, &o, 1), GCL_ERROR_INVALID_ARGUMENT);
+  assert_msg_has("gcl_tensormaps_set: where names both args and a table");
+  bad = at, bad.reserved[2] = 5;
+  cr_assert_eq(gcl_tensormaps_set(w.ctx, &bad, &src, &o, 1), GCL_ERROR_INVALID_ARGUMENT);
+  assert_msg_has("where->reserved[2] is 0x5");
+  src.reserved[1] = 9;
+  cr_assert_eq(gcl_tensormaps_set(w.ctx, &at, &src, &o, 1), GCL_ERROR_INVALID_ARGUMENT);
+  assert_msg_has("parameter 0 'maps' field 'maps[0]': source.reserved[1] is 0x9");
+  src.reserved[1] = 0;
+  cr_assert_eq(gcl_tensormaps_set(NULL, &at, &src, &o, 1), GCL_ERROR_INVALID_ARGUMENT);
+  assert_msg_has("gcl_tensormaps_set: ctx is NULL");
+  cr_assert_eq(gcl_tensormaps_repoint(w.ctx, &at, (const uint64_t[]){ADDR}), GCL_ERROR_UNSET_ARGUMENT);
+  gcl_context *other = NULL;
+  cr_assert_eq(gcl_context_create(0, &other), GCL_OK);
+  gcl_tensormap_slots t;
+  cr_assert_eq(gcl_tensormap_table_slots(w.table, 0, 1, &t), GCL_OK);
+  if (other != w.ctx) { /* a second context object of the same device */
+    cr_assert_eq(gcl_tensormaps_set(other, &t, &src, &o, 1), GCL_ERROR_INVALID_ARGUMENT);
+    assert_msg_has("ctx is not the table's context");
+  }
+  gcl_context_destroy(other);
+  cr_assert_eq(gcl_tensormap_table_dirty(w.table), 0, "a refused set dirtied the table");
+  cr_assert_eq(gcl_tensormaps_set(NULL, &t, &src, &o, 1), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_tensormaps_set(w.ctx, &at, &src, &o, 1), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_tensormap_table_dirty(w.table), 1);
+  close_world(&w);
 }
