@@ -88,77 +88,6 @@ static PyObject *args_buffer(PyObject *self, PyObject *unused) {
   return PyBytes_FromStringAndSize(data, (Py_ssize_t)size);
 }
 
-/* The tensor-map field a refresh or repoint names: a tensormap leaf or a tensormap[N]. */
-static gclpy_fieldref *tensormap_field(gclpy_args *a, PyObject *key, const char *fn) {
-  gclpy_fieldref *f = gclpy_layout_lookup(a->layout, key);
-  if (!f || f->conv == GCLPY_CONV_TENSORMAP || f->conv == GCLPY_CONV_TENSORMAPS) return f;
-  char label[400];
-  gclpy_field_label(a, f, label, sizeof label);
-  return gclpy_raise_msg(GCLPY_ST(a), GCL_ERROR_TYPE_MISMATCH, "%s: %s is a %s, not a tensormap or "
-                         "tensormap[N]", fn, label, f->field.info.kind == GCL_PARAM_SCALAR
-                         ? gclpy_scalar_name(f->field.info.scalar) : gclpy_kind_name(f->field.info.kind)),
-         NULL;
-}
-
-static const char *const refresh_names[] = {"path", "tensormaps"};
-static const gclpy_params refresh_params = {"refresh", refresh_names, 2, 2, 2};
-static const char *const repoint_names[] = {"path", "addresses"};
-static const gclpy_params repoint_params = {"repoint", repoint_names, 2, 2, 2};
-
-static PyObject *args_refresh(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
-                              PyObject *kwnames) {
-  PyObject *v[2];
-  gclpy_args *a = (gclpy_args *)self;
-  if (gclpy_parse(&refresh_params, NULL, argv, nargs, kwnames, v) < 0) return NULL;
-  gclpy_fieldref *f = tensormap_field(a, v[0], "refresh"), *first = f;
-  if (!f) return NULL;
-  if (f->conv == GCLPY_CONV_TENSORMAPS && !(first = gclpy_layout_element0(a->layout, f))) return NULL;
-  if (first == f) Py_INCREF(first); /* held: the maps' __dlpack__ calls run Python code */
-  int rc = gclpy_tensormaps_set(a, first, v[1], true);
-  Py_DECREF(first);
-  if (rc < 0) return NULL;
-  Py_RETURN_NONE;
-}
-
-static PyObject *args_repoint(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
-                              PyObject *kwnames) {
-  PyObject *v[2];
-  gclpy_args *a = (gclpy_args *)self;
-  if (gclpy_parse(&repoint_params, NULL, argv, nargs, kwnames, v) < 0) return NULL;
-  gclpy_fieldref *f = tensormap_field(a, v[0], "repoint"), *first = f;
-  if (!f) return NULL;
-  if (f->conv == GCLPY_CONV_TENSORMAPS && !(first = gclpy_layout_element0(a->layout, f))) return NULL;
-  if (first == f) Py_INCREF(first); /* held: the maps' __dlpack__ calls run Python code */
-  int rc = gclpy_tensormaps_repoint(a, first, v[1]);
-  Py_DECREF(first);
-  if (rc < 0) return NULL;
-  Py_RETURN_NONE;
-}
-
-static const char *const peers_names[] = {"path", "map", "pes", "refresh"};
-static const gclpy_params peers_params = {"set_peer_tensormaps", peers_names, 4, 3, 2};
-
-static PyObject *args_set_peer_tensormaps(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
-                                          PyObject *kwnames) {
-  PyObject *v[4];
-  gclpy_args *a = (gclpy_args *)self;
-  int *pes = NULL, refresh = 0;
-  size_t n = 0;
-  if (gclpy_parse(&peers_params, NULL, argv, nargs, kwnames, v) < 0 ||
-      (v[3] && (refresh = PyObject_IsTrue(v[3])) < 0))
-    return NULL;
-  gclpy_fieldref *f = tensormap_field(a, v[0], "set_peer_tensormaps"), *first = f;
-  if (!f) return NULL;
-  if (f->conv == GCLPY_CONV_TENSORMAPS && !(first = gclpy_layout_element0(a->layout, f))) return NULL;
-  if (first == f) Py_INCREF(first); /* held: the map's __dlpack__ call runs Python code */
-  int rc = gclpy_pes_arg(GCLPY_ST(self), v[2], "set_peer_tensormaps", &pes, &n);
-  if (rc == 0) rc = gclpy_tensormaps_set_peers(a, first, v[1], pes, n, refresh);
-  PyMem_Free(pes);
-  Py_DECREF(first);
-  if (rc < 0) return NULL;
-  Py_RETURN_NONE;
-}
-
 static PyObject *args_clone(PyObject *self, PyObject *unused) {
   (void)unused;
   gclpy_args *a = (gclpy_args *)self;
@@ -192,30 +121,9 @@ static PyMethodDef args_methods[] = {
   {"buffer", args_buffer, METH_NOARGS,
    "buffer($self, /)\n--\n\nThe packed parameter buffer, exactly as the device reads it (layout.size\n"
    "bytes). Raises gclaunch.Error GCL_ERROR_UNSET_ARGUMENT naming the first unset leaf by path."},
-  {"refresh", GCLPY_METH(args_refresh), METH_FASTCALL | METH_KEYWORDS,
-   "refresh($self, /, path, tensormaps)\n--\n\nSets tensor maps like args[path] = tensormaps, but a map whose\n"
-   "description differs from the one already there only in its address is re-pointed\n"
-   "(cuTensorMapReplaceAddress) instead of re-encoded: gcl_args_set_tensormaps with\n"
-   "GCL_TENSORMAP_REFRESH. path: a tensormap (one TensorMap or a list from that element on) or a\n"
-   "tensormap[N] (a list of N). All or nothing; gclaunch.Error GCL_ERROR_TYPE_MISMATCH for a\n"
-   "field that is no tensor map."},
-  {"repoint", GCLPY_METH(args_repoint), METH_FASTCALL | METH_KEYWORDS,
-   "repoint($self, /, path, addresses)\n--\n\nRe-points maps gclaunch encoded earlier to new addresses, keeping\n"
-   "the rest of their description (gcl_args_repoint_tensormaps): the cheapest relaunch on new\n"
-   "buffers of the same shapes. addresses: one or a list of ints (data + byte_offset) or\n"
-   "__dlpack__ tensors (their data + byte_offset; nothing else of them is checked; a tensor is\n"
-   "kept alive by the args, an int address is yours to keep). All or nothing; GCL_ERROR_TYPE_MISMATCH\n"
-   "for a field that is no tensor map."},
-  {"set_peer_tensormaps", GCLPY_METH(args_set_peer_tensormaps), METH_FASTCALL | METH_KEYWORDS,
-   "set_peer_tensormaps($self, /, path, map, pes=None, refresh=False)\n--\n\nPeer tensor maps\n"
-   "(gcl_args_set_peer_tensormaps): map, a TensorMap over this PE's copy of a symmetric buffer\n"
-   "(a symmetric Buffer or a view of it, or a torch tensor over one), encoded once per PE of pes\n"
-   "over that PE's copy (same shape, strides, dtype, box and options) into consecutive maps from\n"
-   "path (a tensormap, or a tensormap[N] from its element 0), so the kernel picks a peer by\n"
-   "run-time index. pes: a list of PE ranks, None for every PE in rank order. Every peer is\n"
-   "resolved before any map is encoded: gclaunch.Error GCL_ERROR_PEER_UNREACHABLE naming the PE\n"
-   "and its index, nothing changed. refresh: GCL_TENSORMAP_REFRESH. The maps are ordinary maps\n"
-   "afterwards: repoint(path, [buf.peer_address(p) for p in pes]) re-points them."},
+  GCLPY_MAP_METHODS("where: a path or index naming a tensormap (a list sets maps from that "
+                    "element on) or a tensormap[N] (from its element 0); GCL_ERROR_TYPE_MISMATCH "
+                    "for a field that is no tensor map"),
   {"clone", args_clone, METH_NOARGS,
    "clone($self, /)\n--\n\nA copy (gcl_args_clone): same bytes and set state. The copy keeps\n"
    "alive every tensor the original points at (the deleters of tensors the original took still run\n"
