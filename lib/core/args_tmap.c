@@ -1,11 +1,11 @@
-/* Tensor-map batches, planned (tmap_plan.h), and the tensor-map cache of args: one slot per
- * tensormap leaf of the layout (top level, in arrays, in structs, in arrays of structs), numbered
- * in buffer order when the layout is made. A slot remembers where its map points and the inputs
- * gclaunch last encoded it from (tmap.h's snapshot), so that a plan re-points instead of
- * re-encoding. The plan is made here: every check, the cache read and every failure message but
- * the driver's own; lib/cuda/tensormap.c executes it and the commit (tmap_plan.h, and
- * args_internal.h for args) changes the maps and slots. Here too: forgetting slots when raw bytes
- * are written over their maps. */
+/* Tensor-map batches: the refusals of the one admission (lib/core/tmap_admit.h, whose inline
+ * body the args' entry points in lib/cuda/tensormap.c and gcl__tmap_plan_make below share), and
+ * the tensor-map cache of args: one slot per tensormap leaf of the layout (top level, in arrays,
+ * in structs, in arrays of structs), numbered in buffer order when the layout is made. A slot
+ * remembers where its map points and the inputs gclaunch last encoded it from (tmap.h's
+ * snapshot), so that the admission re-points instead of re-encoding. Every failure message but
+ * the driver's own is formed here, on failure only. Here too: forgetting slots when raw bytes are
+ * written over their maps. */
 #include "args_internal.h" /* and layout_internal.h */
 #include "tmap_admit.h"
 

@@ -33,19 +33,20 @@ __attribute__((noinline, cold)) gcl_status gcl__tmap_refuse_reserved(const gcl__
 __attribute__((always_inline)) static inline unsigned gcl__tmap_step(const gcl__tmap_space *sp,
                                                                      size_t i, unsigned op,
                                                                      uint64_t a) {
-  sp->ops[i] = (unsigned char)op;
+  sp->ops[i] = op;
   sp->addresses[i] = a;
   return op;
 }
 
-/* A re-point of map i of run: its slot must hold a map gclaunch encoded, the address be one the
- * driver takes (nonzero, aligned as the map needs, rule 26). */
+/* A re-point of map i of run (entry e) to address a: its slot must hold a map gclaunch
+ * encoded, the address be one the driver takes (nonzero, aligned as the map needs, rule 26).
+ * Step i goes to ops[i], to[i]. Scalars: the batch loop keeps them in registers. */
 __attribute__((always_inline)) static inline gcl_status
-gcl__tmap_admit_address(const gcl__tmap_run *run, const gcl__tmap_entry *e, size_t i,
-                        const gcl__tmap_what *w, const gcl__tmap_space *sp, unsigned *op) {
-  uint64_t a = gcl__tmap_what_word(w->address, w->step, i);
+gcl__tmap_admit_address(const gcl__tmap_run *run, const gcl__tmap_entry *e, size_t i, uint64_t a,
+                        uint32_t *ops, uint64_t *to, unsigned *op) {
   if (!gcl__tmap_repoint_ok(e, a)) return gcl__tmap_refuse_repoint(run, i, a);
-  *op = gcl__tmap_step(sp, i, a == e->address ? GCL__TMAP_SKIP : GCL__TMAP_REPOINT, a);
+  *op = a == e->address ? GCL__TMAP_SKIP : GCL__TMAP_REPOINT;
+  ops[i] = *op, to[i] = a;
   return GCL_OK;
 }
 
@@ -93,7 +94,8 @@ gcl__tmap_admit(const gcl__tmap_run *run, const gcl__tmap_entry *e, size_t i,
                 const gcl__tmap_what *w, bool tensor, gcl__tmap_device dev,
                 const gcl__tmap_space *sp, unsigned *op) {
   return tensor ? gcl__tmap_admit_source(run, e, i, w, dev, sp, op)
-                : gcl__tmap_admit_address(run, e, i, w, sp, op);
+                : gcl__tmap_admit_address(run, e, i, gcl__tmap_what_word(w->address, w->step, i),
+                                          sp->ops, sp->addresses, op);
 }
 
 /* gcl__tmap_plan_make's body (tmap_plan.h): gcl__tmap_admit for each map, in order, until one
@@ -108,9 +110,16 @@ gcl__tmap_admit_all(gcl__tmap_plan *plan, const gcl__tmap_what *w, const gcl__tm
   const gcl__tmap_entry *const entry = plan->run.entry;
   size_t encodes = 0, repoints = 0;
   unsigned modes = 0;
+  /* The re-points' inputs in registers (the steps' 64-bit stores may alias a size_t field). */
+  const unsigned char *const at = w->address;
+  const size_t step = w->step;
+  uint32_t *const ops = sp->ops;
+  uint64_t *const to = sp->addresses;
   for (size_t i = 0; i < n; i++) {
     unsigned op = GCL__TMAP_SKIP;
-    gcl_status s = gcl__tmap_admit(&plan->run, entry + i, i, w, tensor, dev, sp, &op);
+    gcl_status s = tensor ? gcl__tmap_admit(&plan->run, entry + i, i, w, true, dev, sp, &op)
+                          : gcl__tmap_admit_address(&plan->run, entry + i, i,
+                                                    gcl__tmap_what_word(at, step, i), ops, to, &op);
     if (s != GCL_OK) return s;
     encodes += op == GCL__TMAP_ENCODE;
     if (op == GCL__TMAP_REPOINT) repoints++, modes |= 1u << entry[i].snap.options.interleave;
@@ -126,13 +135,11 @@ __attribute__((always_inline)) static inline gcl_status
 gcl__tmap_plan_inline(gcl__tmap_plan *plan, const gcl__tmap_space *space, gcl__tmap_device dev,
                       size_t n, const gcl__tmap_what *what) {
   if (what->tensor && dev.sm < 90) return gcl__tmap_refuse_device(&plan->run, 0, dev, NULL);
-  /* Locals, whose addresses reach no call: the steps are byte stores, which may alias anything
-   * reached through a pointer, so the loop would reload every field after each one. (No copy
-   * of the run: it was just written with narrower stores, and reading it back whole stalls.) */
-  const gcl__tmap_what w = *what;
-  const gcl__tmap_space sp = *space;
-  gcl_status s = w.tensor ? gcl__tmap_admit_all(plan, &w, &sp, dev, n, true)
-                          : gcl__tmap_admit_all(plan, &w, &sp, dev, n, false);
+  /* No copies of what or space: they were just written, and reading a struct back with wider
+   * loads than its stores stalls store forwarding (measured: the copy cost more than a one-map
+   * re-point); the steps are 32-bit stores, which alias none of their pointer fields. */
+  gcl_status s = what->tensor ? gcl__tmap_admit_all(plan, what, space, dev, n, true)
+                              : gcl__tmap_admit_all(plan, what, space, dev, n, false);
   plan->space = space;
   plan->what = what;
   return s;

@@ -69,7 +69,8 @@ static inline bool gcl__tmap_device_ok(int device, const DLTensor *t) {
  * or the table. */
 typedef struct gcl__tmap_space {
   size_t cap;
-  unsigned char *ops;         /* cap steps: GCL__TMAP_SKIP, _REPOINT, _ENCODE */
+  uint32_t *ops;              /* cap steps: GCL__TMAP_SKIP, _REPOINT, _ENCODE (not bytes: a byte
+                                 store may alias every field the admission loop reads) */
   uint64_t *addresses;        /* cap: the address each map points to after the batch */
   gcl_tensormap_desc *descs;  /* cap: the driver's arguments (ENCODE steps only) */
   unsigned char *out;         /* cap * 128 bytes, 64-byte aligned: the maps execute encoded,

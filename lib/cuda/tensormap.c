@@ -4,9 +4,9 @@
  * sit in the args and what they were made from is lib/core/args_tmap.c's: this file translates,
  * calls the driver, and hands the results to it.
  *
- * Batches are planned in lib/core (args_tmap.c: every check, the cache, the messages; see
- * tmap_plan.h), executed here in one loop into the plan's scratch (gcl__tmap_execute), and
- * committed by the core. The hot paths format nothing (messages are built from their pieces on
+ * Batches are admitted map by map by the one admission (lib/core/tmap_admit.h: every check, the
+ * cache, the messages; see tmap_plan.h), executed here (gcl__tmap_execute: the patch or the
+ * driver is chosen here, after admission), and committed by the core. The hot paths format nothing (messages are built from their pieces on
  * failure only), allocate nothing (the plan space and the cache come with the args or the table),
  * call the driver only after the fault check, and change nothing when they fail. */
 #include "cuda_internal.h"
@@ -100,48 +100,6 @@ __attribute__((noinline)) static gcl_status encode_failed(const gcl_tensormap_de
                       (unsigned long long)d->dims[0], d->box[0], d->box_bytes);
 }
 
-/* A one-map batch into a map no slot remembers (the entry is empty, so the admission answers
- * ENCODE or a refusal): the encode calls are the admission and execution of every other write. */
-static gcl_status encode_one(gcl_context *ctx, const DLTensor *t, const uint64_t *dlflags,
-                             const gcl_tensormap_options *o, void *map) {
-  static const char fn[] = "gcl_tensormap_encode";
-  gcl__tmap_entry entry; /* no snapshot: the admission reads nothing else of it */
-  entry.address = 0, entry.snap.ndim = 0;
-  _Alignas(64) unsigned char out[GCL_TENSORMAP_BYTES]; /* map stays untouched on failure */
-  unsigned char op;
-  uint64_t address;
-  gcl_tensormap_desc desc;
-  const gcl__tmap_space space = {.cap = 1, .ops = &op, .addresses = &address, .descs = &desc,
-                                 .out = out};
-  const gcl__tmap_device dev = {.device = ctx->device, .sm = ctx->sm};
-  gcl__tmap_what what;
-  gcl__tmap_plan plan;
-  plan.run = (gcl__tmap_run){.map = NULL, .entry = &entry, .who = {.text = "tensor"}};
-  gcl_status s;
-  if ((s = gcl__tmap_what_tensors(&what, 1, &t, true, dlflags, o, 1, 0, fn)) ||
-      (s = gcl__tmap_plan_make(&plan, &space, dev, 1, &what)) || (s = gcl__tmap_execute(ctx, &plan)))
-    return s;
-  memcpy(map, out, sizeof out);
-  return GCL_OK;
-}
-
-gcl_status gcl_tensormap_encode(gcl_context *ctx, const DLTensor *t,
-                                const gcl_tensormap_options *options, void *map) {
-  return gcl_tensormap_encode_flags(ctx, t, 0, options, map);
-}
-
-gcl_status gcl_tensormap_encode_flags(gcl_context *ctx, const DLTensor *t, uint64_t dlpack_flags,
-                                      const gcl_tensormap_options *options, void *map) {
-  if (!ctx || !t || !options)
-    return gcl__fail_null("gcl_tensormap_encode", 3, "ctx", (const void *)ctx, "t", (const void *)t,
-                          "options", (const void *)options);
-  if (!map || (uintptr_t)map % 64u)
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_tensormap_encode: map is %p, expected a "
-                     "64-byte aligned pointer", map);
-  if (gcl__faulted()) return gcl__fault_check();
-  return encode_one(ctx, t, &dlpack_flags, options, map);
-}
-
 /* --- executing a plan (lib/core/tmap_plan.h) ------------------------------------------------ */
 
 static CUresult replace(void *map, uint64_t address) {
@@ -215,7 +173,7 @@ static inline void moved(const gcl__tmap_plan *plan, size_t i) {
  * Nothing can fail, so nothing is saved: 8 bytes and the entry's address per re-point. */
 static inline bool patch_all(const gcl__tmap_plan *plan, unsigned modes, bool bit85) {
   if (plan->encodes || bit85 || (plan->repoint_modes & ~modes)) return false;
-  const unsigned char *ops = plan->space->ops; /* locals: the patches' stores alias anything */
+  const uint32_t *ops = plan->space->ops; /* locals: the patches' byte stores alias anything */
   const uint64_t *to = plan->space->addresses;
   unsigned char *map = plan->run.map;
   gcl__tmap_entry *entry = plan->run.entry;
@@ -283,6 +241,51 @@ __attribute__((always_inline)) static inline gcl_status execute(gcl_context *ctx
 
 gcl_status gcl__tmap_execute(gcl_context *ctx, const gcl__tmap_plan *plan) {
   return execute(ctx, plan);
+}
+
+/* --- one map into caller memory ----------------------------------------------------------- */
+
+/* A one-map batch into a map no slot remembers (the entry is empty, so the admission answers
+ * ENCODE or a refusal): the encode calls are the admission and execution of every other write,
+ * inlined (the what, the entry and the space are known here, so their branches fold). */
+static gcl_status encode_one(gcl_context *ctx, const DLTensor *t, const uint64_t *dlflags,
+                             const gcl_tensormap_options *o, void *map) {
+  static const char fn[] = "gcl_tensormap_encode";
+  gcl__tmap_entry entry; /* no snapshot: the admission reads nothing else of it */
+  entry.address = 0, entry.snap.ndim = 0;
+  _Alignas(64) unsigned char out[GCL_TENSORMAP_BYTES]; /* map stays untouched on failure */
+  uint32_t op;
+  uint64_t address;
+  gcl_tensormap_desc desc;
+  const gcl__tmap_space space = {.cap = 1, .ops = &op, .addresses = &address, .descs = &desc,
+                                 .out = out};
+  const gcl__tmap_device dev = {.device = ctx->device, .sm = ctx->sm};
+  gcl__tmap_what what;
+  gcl__tmap_plan plan;
+  plan.run = (gcl__tmap_run){.map = NULL, .entry = &entry, .who = {.text = "tensor"}};
+  gcl_status s;
+  if ((s = gcl__tmap_what_tensors(&what, 1, &t, true, dlflags, o, 1, 0, fn)) ||
+      (s = gcl__tmap_plan_inline(&plan, &space, dev, 1, &what)) || (s = execute(ctx, &plan)))
+    return s;
+  memcpy(map, out, sizeof out);
+  return GCL_OK;
+}
+
+gcl_status gcl_tensormap_encode(gcl_context *ctx, const DLTensor *t,
+                                const gcl_tensormap_options *options, void *map) {
+  return gcl_tensormap_encode_flags(ctx, t, 0, options, map);
+}
+
+gcl_status gcl_tensormap_encode_flags(gcl_context *ctx, const DLTensor *t, uint64_t dlpack_flags,
+                                      const gcl_tensormap_options *options, void *map) {
+  if (!ctx || !t || !options)
+    return gcl__fail_null("gcl_tensormap_encode", 3, "ctx", (const void *)ctx, "t", (const void *)t,
+                          "options", (const void *)options);
+  if (!map || (uintptr_t)map % 64u)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_tensormap_encode: map is %p, expected a "
+                     "64-byte aligned pointer", map);
+  if (gcl__faulted()) return gcl__fault_check();
+  return encode_one(ctx, t, &dlpack_flags, options, map);
 }
 
 /* --- args ------------------------------------------------------------------------------------ */

@@ -90,7 +90,7 @@ static gcl_status reserve(gcl_tensormap_table *t, size_t n, const char *fn) {
   if (n <= t->space.cap) return GCL_OK;
   size_t out = 0, descs = n * GCL_TENSORMAP_BYTES, addresses = descs + n * sizeof(gcl_tensormap_desc),
          ops = addresses + n * sizeof(uint64_t);
-  unsigned char *block = gcl__calloc(1, ops + n + 64);
+  unsigned char *block = gcl__calloc(1, ops + n * sizeof(uint32_t) + 64);
   if (!block)
     return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "%s: no memory to plan %zu maps", fn, n);
   unsigned char *base = block + (64 - (uintptr_t)block % 64) % 64;
@@ -99,7 +99,7 @@ static gcl_status reserve(gcl_tensormap_table *t, size_t n, const char *fn) {
   t->space = (gcl__tmap_space){.cap = n, .out = base + out,
                                .descs = (gcl_tensormap_desc *)(void *)(base + descs),
                                .addresses = (uint64_t *)(void *)(base + addresses),
-                               .ops = base + ops};
+                               .ops = (uint32_t *)(void *)(base + ops)};
   return GCL_OK;
 }
 
