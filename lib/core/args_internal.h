@@ -82,8 +82,9 @@ static inline gcl_status gcl__args_tmap_run(gcl_args *args, const gcl_field *fir
 }
 /* After the plan was executed: commits it (gcl__tmap_plan_commit) and marks the maps set. Cannot
  * fail. Inline: no call on the way. */
-__attribute__((always_inline)) static inline void gcl__args_tmap_commit(gcl_args *args, const gcl__tmap_plan *plan) {
-  gcl__tmap_plan_commit(plan);
+__attribute__((always_inline)) static inline void
+gcl__args_tmap_commit(gcl_args *args, const gcl__tmap_plan *plan, const gcl__tmap_what *what) {
+  gcl__tmap_plan_commit(plan, what);
   if (plan->encodes && args->unset_bytes[plan->run.who.param]) /* set-tracking is all that is left */
     gcl__args_mark(args, plan->run.who.param, plan->run.who.rel, plan->n * GCL_TENSORMAP_BYTES);
 }

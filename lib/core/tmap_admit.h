@@ -141,7 +141,6 @@ gcl__tmap_plan_inline(gcl__tmap_plan *plan, const gcl__tmap_space *space, gcl__t
   gcl_status s = what->tensor ? gcl__tmap_admit_all(plan, what, space, dev, n, true)
                               : gcl__tmap_admit_all(plan, what, space, dev, n, false);
   plan->space = space;
-  plan->what = what;
   return s;
 }
 

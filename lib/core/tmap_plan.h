@@ -129,16 +129,16 @@ static inline gcl_status gcl__tmap_what_tensors(gcl__tmap_what *w, size_t n,
                                                 const gcl_tensormap_options *options,
                                                 size_t options_count, unsigned flags,
                                                 const char *fn) {
-  if (!tensors || !options || (options_count != 1 && options_count != n) ||
-      (flags & ~GCL_TENSORMAP_REFRESH) || (with_flags && !dlflags))
-    return gcl__tmap_what_error(n, tensors, "tensors", dlflags, with_flags, options,
-                                options_count, flags, fn);
-  w->tensor = (const unsigned char *)tensors;
-  w->flags = (const unsigned char *)dlflags;
+  w->tensor = (const unsigned char *)tensors; /* written first, whatever the verdict: the */
+  w->flags = (const unsigned char *)dlflags;  /* compiler then sees w initialised on every path */
   w->address = NULL, w->reserved = NULL;
   w->step = sizeof *tensors;
   w->options = options;
   w->ostep = options_count == 1 ? 0 : 1;
+  if (!tensors || !options || (options_count != 1 && options_count != n) ||
+      (flags & ~GCL_TENSORMAP_REFRESH) || (with_flags && !dlflags))
+    return gcl__tmap_what_error(n, tensors, "tensors", dlflags, with_flags, options,
+                                options_count, flags, fn);
   return GCL_OK;
 }
 
@@ -147,27 +147,27 @@ static inline gcl_status gcl__tmap_what_sources(gcl__tmap_what *w, size_t n,
                                                 const gcl_tensormap_source *sources,
                                                 const gcl_tensormap_options *options,
                                                 size_t options_count, const char *fn) {
-  if (!sources || !options || (options_count != 1 && options_count != n))
-    return gcl__tmap_what_error(n, sources, "sources", NULL, false, options, options_count, 0,
-                                fn);
-  w->tensor = (const unsigned char *)&sources->tensor;
-  w->flags = (const unsigned char *)&sources->dlpack_flags;
-  w->reserved = (const unsigned char *)sources->reserved;
+  w->tensor = sources ? (const unsigned char *)&sources->tensor : NULL; /* first, as above */
+  w->flags = sources ? (const unsigned char *)&sources->dlpack_flags : NULL;
+  w->reserved = sources ? (const unsigned char *)sources->reserved : NULL;
   w->address = NULL;
   w->step = sizeof *sources;
   w->options = options;
   w->ostep = options_count == 1 ? 0 : 1;
+  if (!sources || !options || (options_count != 1 && options_count != n))
+    return gcl__tmap_what_error(n, sources, "sources", NULL, false, options, options_count, 0,
+                                fn);
   return GCL_OK;
 }
 
 /* Re-points: addresses[i], the new data + byte_offset of map i. */
 static inline gcl_status gcl__tmap_what_addresses(gcl__tmap_what *w, size_t n,
                                                   const uint64_t *addresses, const char *fn) {
+  w->tensor = NULL, w->flags = NULL, w->reserved = NULL, w->options = NULL, w->ostep = 0;
+  w->address = (const unsigned char *)addresses; /* first, as above */
+  w->step = sizeof *addresses;
   if (!addresses)
     return gcl__tmap_what_error(n, addresses, "addresses", NULL, false, NULL, 0, 0, fn);
-  w->tensor = NULL, w->flags = NULL, w->reserved = NULL, w->options = NULL, w->ostep = 0;
-  w->address = (const unsigned char *)addresses;
-  w->step = sizeof *addresses;
   return GCL_OK;
 }
 
@@ -177,7 +177,6 @@ typedef struct gcl__tmap_plan {
   size_t encodes, repoints; /* steps by kind; 0 and 0: execute calls nothing */
   unsigned repoint_modes;   /* bit i: a REPOINT step's map has interleave mode i */
   const gcl__tmap_space *space;
-  const gcl__tmap_what *what; /* the inputs, recorded at commit (the caller's, alive till then) */
 } gcl__tmap_plan;
 
 /* Plans writing what into maps 0 ... n - 1 of plan->run (the caller fills plan->run first, in
@@ -189,9 +188,11 @@ gcl_status gcl__tmap_plan_make(gcl__tmap_plan *plan, const gcl__tmap_space *spac
                                gcl__tmap_device dev, size_t n, const gcl__tmap_what *what);
 
 /* After gcl__tmap_execute succeeded (which moved the entries of the REPOINT steps itself): the
- * scratch of every ENCODE step into its map, its entry's address and snapshot. Cannot fail.
+ * scratch of every ENCODE step into its map, its entry's address and snapshot (of item i of w,
+ * the batch the plan was made from: not kept in the plan, so that it may live in registers). Cannot fail.
  * Nothing to do for a plan without ENCODE steps. */
-__attribute__((always_inline)) static inline void gcl__tmap_plan_commit(const gcl__tmap_plan *p) {
+__attribute__((always_inline)) static inline void gcl__tmap_plan_commit(const gcl__tmap_plan *p,
+                                                                        const gcl__tmap_what *w) {
   if (!p->encodes) return;
   const gcl__tmap_space *sp = p->space;
   for (size_t i = 0; i < p->n; i++) {
@@ -199,7 +200,7 @@ __attribute__((always_inline)) static inline void gcl__tmap_plan_commit(const gc
     p->run.entry[i].address = sp->addresses[i];
     memcpy(p->run.map + i * GCL_TENSORMAP_BYTES, sp->out + i * GCL_TENSORMAP_BYTES,
            GCL_TENSORMAP_BYTES);
-    gcl__tmap_snap_make(gcl__tmap_what_tensor(p->what, i), gcl__tmap_what_options(p->what, i),
+    gcl__tmap_snap_make(gcl__tmap_what_tensor(w, i), gcl__tmap_what_options(w, i),
                         &p->run.entry[i].snap);
   }
 }

@@ -306,7 +306,7 @@ __attribute__((always_inline)) static inline gcl_status args_write(gcl_args *arg
       (s = gcl__tmap_plan_inline(&plan, &args->tspace, dev, n, what)) ||
       (s = execute(ctx, &plan)))
     return s;
-  gcl__args_tmap_commit(args, &plan);
+  gcl__args_tmap_commit(args, &plan, what);
   return GCL_OK;
 }
 

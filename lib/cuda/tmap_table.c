@@ -138,7 +138,7 @@ static gcl_status table_write(gcl_tensormap_table *t, size_t first, size_t n,
   if ((s = gcl__tmap_plan_make(plan, &t->space, dev, n, what)) ||
       (s = gcl__tmap_execute(t->ctx, plan)))
     return s;
-  gcl__tmap_plan_commit(plan);
+  gcl__tmap_plan_commit(plan, what);
   mark_dirty(t, first, plan);
   return GCL_OK;
 }
