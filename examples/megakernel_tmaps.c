@@ -6,10 +6,12 @@
  *   example_megakernel_tmaps [megakernel.sm_90.cubin]
  * Map 0 describes the source tensor, map 1 the destination (a view at byte_offset 256); the other
  * maps repeat the source, because every leaf must be set. Each work item names the two
- * descriptors it uses and the box's coordinates. All 16 maps are encoded in one call; then the
- * kernel is relaunched on new buffers of the same shapes by re-pointing maps 0 and 1 alone
- * (gcl_args_repoint_tensormaps: cuTensorMapReplaceAddress, no re-encode), the way a megakernel
- * relaunches every step: the copy goes on from the destination into a third buffer.
+ * descriptors it uses and the box's coordinates. All 16 maps are encoded in one call
+ * (gclaunch/tensormap.h: the slots g.maps[0 ... 15] of the args, one source per map -- a tensor
+ * with its producer's DLPack flags --, gcl_tensormaps_set); then the kernel is relaunched on new
+ * buffers of the same shapes by re-pointing maps 0 and 1 alone (gcl_tensormaps_repoint: no
+ * re-encode), the way a megakernel relaunches every step: the copy goes on from the destination
+ * into a third buffer.
  * sm_90 or later. */
 #include <gclaunch/gclaunch.h>
 #include <stdio.h>
@@ -60,24 +62,28 @@ static int resolve(const gcl_layout *l, fields *f) {
  * allocation), each with its own options. */
 static int set_maps(gcl_args *args, gcl_context *ctx, const fields *f, const DLTensor *src,
                     const DLTensor *dst) {
-  const DLTensor *tensors[MAPS];
+  gcl_tensormap_source what[MAPS];
   gcl_tensormap_options o[MAPS];
+  gcl_tensormap_slots where;
+  memset(what, 0, sizeof what);
   memset(o, 0, sizeof o);
   for (size_t i = 0; i < MAPS; i++) {
-    tensors[i] = i == 1 ? dst : src;
+    what[i].tensor = i == 1 ? dst : src; /* dlpack_flags 0: our own, writable memory */
     o[i].box[0] = BOX; /* TMA order: box[0] is the contiguous (column) dimension */
     o[i].box[1] = BOX;
     o[i].store = i == 1; /* the destination: rows must be whole 16-byte chunks (TMA stores) */
   }
-  return check(gcl_args_set_tensormaps(args, ctx, &f->maps, MAPS, tensors, o, MAPS, 0),
-               "g.maps[0 ... 15]");
+  return check(gcl_args_tensormap_slots(args, &f->maps, MAPS, &where), "g.maps[0 ... 15]") ||
+         check(gcl_tensormaps_set(ctx, &where, what, o, MAPS), "g.maps[0 ... 15]");
 }
 
 /* The relaunch: map 0 now reads the last destination (b + 256), map 1 writes c + 256. */
 static int relaunch(gcl_context *ctx, gcl_kernel *k, gcl_args *args, const fields *f, uint64_t b,
                     uint64_t c, const gcl_launch_config *cfg) {
   uint64_t addresses[2] = {b + 256, c + 256}; /* data + byte_offset of each new view */
-  return check(gcl_args_repoint_tensormaps(args, ctx, &f->maps, 2, addresses), "re-point") ||
+  gcl_tensormap_slots first2;
+  return check(gcl_args_tensormap_slots(args, &f->maps, 2, &first2), "g.maps[0 ... 1]") ||
+         check(gcl_tensormaps_repoint(ctx, &first2, addresses), "re-point") ||
          check(gcl_launch(k, cfg, args), "relaunch") ||
          check(gcl_context_synchronize(ctx), "kernel");
 }

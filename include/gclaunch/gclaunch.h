@@ -13,9 +13,12 @@
  *                       devices, contexts), module.h (modules, kernels), launch.h (launch and its
  *                       safety checks), stream.h (streams own and wrapped, events, memory and
  *                       copies, occupancy), graph.h (graphs), multigpu.h (NVSHMEM PEs, symmetric
- *                       memory, peer tensor maps); runtime.h itself holds the tensor-map calls
- *                       that need a context (encode; set and re-point maps in args;
- *                       device-resident map tables).
+ *                       memory, peer tensor maps). runtime.h includes, at its end,
+ *                       tensormap.h, for programs written against 0.3.
+ * - gclaunch/tensormap.h the tensor-map calls that need a context (since 0.4): where maps go
+ *                       (slots of args or of a device-resident table), what they are made from
+ *                       (sources: DLPack tensors with their flags), set and re-point; the 0.3
+ *                       calls as wrappers. Includes runtime.h.
  * - gclaunch/ffi.h      the libffi bridge -- the calls that take a libffi ffi_type. Includes
  *                       core.h.
  * gclaunch/dlpack.h supplies the DLPack 1.x declarations (core.h includes it).
@@ -77,6 +80,7 @@
 
 #include "gclaunch/core.h"    /* the CPU model */
 #include "gclaunch/runtime.h" /* the runtime edge */
+#include "gclaunch/tensormap.h" /* tensor maps: slots, sources, set and re-point */
 #include "gclaunch/ffi.h"     /* the libffi bridge */
 #include "gclaunch/nccl.h"    /* NCCL's device communicator checked against the kernel's NCCL */
 

@@ -24,10 +24,10 @@ extern "C" {
 #endif
 
 #define GCL_VERSION_MAJOR 0
-#define GCL_VERSION_MINOR 3
+#define GCL_VERSION_MINOR 4
 #define GCL_VERSION_PATCH 0
-#define GCL_VERSION_STRING "0.3.0"
-/* 10000 * major + 100 * minor + patch (zstd's ZSTD_VERSION_NUMBER): 0.3.0 is 300. Compare it
+#define GCL_VERSION_STRING "0.4.0"
+/* 10000 * major + 100 * minor + patch (zstd's ZSTD_VERSION_NUMBER): 0.4.0 is 400. Compare it
  * with gcl_version_number() to see whether the library loaded at run time is older than the
  * header a program was built with. */
 #define GCL_VERSION_NUMBER (10000 * GCL_VERSION_MAJOR + 100 * GCL_VERSION_MINOR + GCL_VERSION_PATCH)

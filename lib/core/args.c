@@ -39,7 +39,7 @@ static parts plan(const gcl_layout *l) {
   p.scratch_addresses = p.scratch + widest * GCL_TENSORMAP_BYTES;
   p.plan_descs = round_up(p.scratch_addresses + widest * sizeof(uint64_t), 16);
   p.plan_ops = p.plan_descs + widest * sizeof(gcl_tensormap_desc);
-  p.data = round_up(p.plan_ops + widest, BUFFER_ALIGN);
+  p.data = round_up(p.plan_ops + widest * sizeof(uint32_t), BUFFER_ALIGN);
   p.total = p.data + gcl_layout_size(l) + BUFFER_ALIGN; /* slack to align the block itself */
   return p;
 }
@@ -56,7 +56,7 @@ static void init_args(gcl_args *a, const gcl_layout *layout, const parts *p) {
   a->lparams = a->count ? gcl__layout_lparam(layout, 0) : NULL;
   size_t widest;
   gcl__layout_tmap_count(layout, &widest);
-  a->tspace = (gcl__tmap_space){.cap = widest, .ops = base + p->plan_ops,
+  a->tspace = (gcl__tmap_space){.cap = widest, .ops = (uint32_t *)(void *)(base + p->plan_ops),
                                 .addresses = (uint64_t *)(void *)(base + p->scratch_addresses),
                                 .descs = (gcl_tensormap_desc *)(void *)(base + p->plan_descs),
                                 .out = base + p->scratch};

@@ -80,19 +80,11 @@ static inline gcl_status gcl__args_tmap_run(gcl_args *args, const gcl_field *fir
                              .whole = !p->type || p->type->kind == GCL_PARAM_TENSORMAP};
   return GCL_OK;
 }
-/* Plans for args (tmap_plan.h): the run of n maps from first (gcl__args_tmap_run's checks), then
- * gcl__tmap_plan_set / gcl__tmap_plan_repoint in the args' space. Change nothing. */
-gcl_status gcl__args_tmap_plan_set(gcl_args *args, const gcl_field *first, size_t n,
-                                   gcl__tmap_device dev, const DLTensor *const *tensors,
-                                   const gcl_tensormap_options *options, size_t options_count,
-                                   unsigned flags, const char *fn, gcl__tmap_plan *plan);
-gcl_status gcl__args_tmap_plan_repoint(gcl_args *args, const gcl_field *first, size_t n,
-                                       const uint64_t *addresses, const char *fn,
-                                       gcl__tmap_plan *plan);
 /* After the plan was executed: commits it (gcl__tmap_plan_commit) and marks the maps set. Cannot
  * fail. Inline: no call on the way. */
-__attribute__((always_inline)) static inline void gcl__args_tmap_commit(gcl_args *args, const gcl__tmap_plan *plan) {
-  gcl__tmap_plan_commit(plan);
+__attribute__((always_inline)) static inline void
+gcl__args_tmap_commit(gcl_args *args, const gcl__tmap_plan *plan, const gcl__tmap_what *what) {
+  gcl__tmap_plan_commit(plan, what);
   if (plan->encodes && args->unset_bytes[plan->run.who.param]) /* set-tracking is all that is left */
     gcl__args_mark(args, plan->run.who.param, plan->run.who.rel, plan->n * GCL_TENSORMAP_BYTES);
 }

@@ -120,6 +120,7 @@ typedef struct tmap_at {
   const gcl_tensormap_options *o;
   const gcl_tensormap_desc *d;
   uint32_t i;
+  uint64_t flags; /* the tensor's DLPack flags (rules 27 and 28) */
 } tmap_at;
 
 /* Stride of DLPack dimension dl in elements: given, or compact row-major when strides is NULL.
@@ -374,10 +375,25 @@ static gcl_status say_pixel_bytes(const gcl__tmap_who *who, const tmap_at *at) {
                (unsigned long long)m->pixels * m->channels * eb, TMAP_BOX_LIMIT_BYTES);
 }
 
+/* 27. The DLPack flags gclaunch knows are READ_ONLY and IS_COPIED (as the pointer setters,
+ * lib/core/dltensor.c): a bit it does not know may change what the tensor's memory allows. */
+static gcl_status say_flags_unknown(const gcl__tmap_who *who, const tmap_at *at) {
+  return tfail(who, GCL_ERROR_TENSOR, "unsupported DLPack flags 0x%llx (supported: READ_ONLY 0x1, "
+               "IS_COPIED 0x2)", (unsigned long long)at->flags);
+}
+
+/* 28. A store map over a tensor its producer declared read-only: refused as a read-only tensor
+ * is for a pointer parameter that is not const. */
+static gcl_status say_read_only_store(const gcl__tmap_who *who, const tmap_at *at) {
+  return tfail(who, GCL_ERROR_TENSOR, "tensor is read-only (DLPack flags 0x%llx) but "
+               "options.store is set: a TMA store through the map would write memory its "
+               "producer declared read-only", (unsigned long long)at->flags);
+}
+
 /* The table: rule number (docs/tensormap-rules.md) -> its message. Rule 6 is gone (the driver
  * takes any swizzle with 32-byte interleave). */
 typedef gcl_status (*tmap_say)(const gcl__tmap_who *who, const tmap_at *at);
-static const tmap_say rules[27] = {
+static const tmap_say rules[GCL__TMAP_RULES] = {
     [1] = say_device,           [2] = say_rank,           [3] = say_dtype,
     [4] = say_dim,              [5] = say_interleave_rank, [7] = say_nan_fill,
     [8] = say_store,            [9] = say_innermost,      [10] = say_stride,
@@ -386,14 +402,20 @@ static const tmap_say rules[27] = {
     [17] = say_im2col_rank,     [18] = say_pixels,        [19] = say_channels,
     [20] = say_corner,          [21] = say_pixel_bytes,   [22] = say_channel_bytes,
     [23] = say_channel_span,    [24] = say_options,       [25] = say_bounding_box,
-    [26] = say_address_bits};
+    [26] = say_address_bits,    [27] = say_flags_unknown, [28] = say_read_only_store};
 
 /* Rule `rule` broke at i: its message, formatted only here, and its status. */
 __attribute__((noinline, cold)) static gcl_status refuse(int rule, const gcl__tmap_who *who,
                                                          const DLTensor *t,
                                                          const gcl_tensormap_options *o,
                                                          const gcl_tensormap_desc *d, uint32_t i) {
-  tmap_at at = {t, o, d, i};
+  tmap_at at = {t, o, d, i, 0};
+  return rules[rule](who, &at);
+}
+
+gcl_status gcl__tmap_refuse_flags(int rule, const gcl__tmap_who *who, const DLTensor *t,
+                                  const gcl_tensormap_options *o, uint64_t flags) {
+  tmap_at at = {t, o, NULL, 0, flags};
   return rules[rule](who, &at);
 }
 

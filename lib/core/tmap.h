@@ -41,6 +41,26 @@ gcl_status gcl__tmap_fail(const gcl__tmap_who *who, gcl_status s, const char *fm
  * and bad option values. Formats nothing on success. */
 gcl_status gcl__tmap_translate(const DLTensor *t, const gcl_tensormap_options *o,
                                const gcl__tmap_who *who, gcl_tensormap_desc *out);
+/* The rule table's size: rules are numbered 1 ... GCL__TMAP_RULES - 1 (docs/tensormap-rules.md). */
+#define GCL__TMAP_RULES 29
+
+/* The DLPack flags a tensor map's source may carry: those the pointer setters know. */
+#define GCL__TMAP_DLFLAGS_KNOWN (DLPACK_FLAG_BITMASK_READ_ONLY | DLPACK_FLAG_BITMASK_IS_COPIED)
+
+/* Rules 27 and 28 of docs/tensormap-rules.md, the DLPack flags of a map's tensor (as its producer
+ * gave them, DLManagedTensorVersioned.flags) against its options: 0 when they hold, else the
+ * number of the rule broken -- 27 for a bit gclaunch does not know, 28 for a read-only tensor
+ * under a store map. Inline: the admission asks it of every map whose flags are not 0. */
+static inline int gcl__tmap_flags_rule(uint64_t flags, const gcl_tensormap_options *o) {
+  if (flags & ~(uint64_t)GCL__TMAP_DLFLAGS_KNOWN) return 27;
+  if ((flags & DLPACK_FLAG_BITMASK_READ_ONLY) && o->store) return 28;
+  return 0;
+}
+/* Rule `rule` (27 or 28, from gcl__tmap_flags_rule) refused t with o and flags: its message from
+ * the rule table, naming who. GCL_ERROR_TENSOR. Failure paths only. */
+gcl_status gcl__tmap_refuse_flags(int rule, const gcl__tmap_who *who, const DLTensor *t,
+                                  const gcl_tensormap_options *o, uint64_t flags);
+
 /* The number of check stages gcl__tmap_translate runs (1: arguments and reserved words; 2: the
  * one pass over the rules); bench/tmap_stages.c times them (issues 25, 36). */
 #define GCL__TMAP_STAGES 2

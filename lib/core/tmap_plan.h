@@ -1,24 +1,28 @@
-/* Tensor-map batches: plan, then execute, then commit. Internal.
+/* Tensor-map batches: admit, then execute, then commit. Internal.
  *
- * Every call that writes tensor maps -- gcl_args_set_tensormaps (with or without
- * GCL_TENSORMAP_REFRESH), gcl_args_repoint_tensormaps, the gcl_tensormap_table calls, Python's
- * (which are those) -- goes through the same three steps:
- *   1. plan (lib/core/args_tmap.c, no driver): every check of the batch and of each map, the
- *      cache read, and per map one step: SKIP (the map already says this), REPOINT (only the
- *      address changes: gclaunch's patch where proven, else cuTensorMapReplaceAddress) or
- *      ENCODE (these driver arguments). Any failure is named here and nothing changed;
- *   2. execute (lib/cuda/tensormap.c, gcl__tmap_execute): one loop over the steps. ENCODE
- *      encodes into the plan's scratch; REPOINT saves the map's bytes into the scratch (all but
- *      the last step) and re-points the map in place (cuTensorMapReplaceAddress). A driver
- *      failure at map i copies the saved bytes of maps [0, i) back (map i was refused, so the
- *      driver left it alone), so the maps are as before and the cache was never touched: a
- *      failed batch changes nothing, and no driver call is needed to undo (a driver that keeps
- *      failing cannot leave half a batch);
+ * Every write of a tensor map -- gcl_tensormaps_set / _repoint and the 0.3 calls that wrap them
+ * (gcl_args_set_tensormaps[_flags], gcl_args_repoint_tensormaps, gcl_tensormap_table_set[_flags],
+ * gcl_tensormap_table_repoint, the peer calls, gcl_tensormap_encode[_flags]), Python's, and so
+ * the maps of a table a graph captured -- goes through the same three steps:
+ *   1. plan (lib/core/args_tmap.c, no driver): the batch's own arguments (gcl__tmap_what_*),
+ *      then for each map THE admission (gcl__tmap_admit there: one function, no other door),
+ *      which answers SKIP (the map already says this), REPOINT (same description, only the
+ *      address moves), ENCODE (these driver arguments) or refuses by a numbered rule of
+ *      docs/tensormap-rules.md (the DLPack flags rules 27 and 28 among them). Any refusal is
+ *      named here and nothing changed;
+ *   2. execute (lib/cuda/tensormap.c, gcl__tmap_execute): one loop over the steps; the fast
+ *      paths are decisions here, after admission: a REPOINT patches the address bits itself
+ *      where the device proved the patch for the map's interleave mode (tmap_patch.c), else
+ *      calls cuTensorMapReplaceAddress; ENCODE encodes into the plan's scratch. A driver
+ *      failure at map i puts the saved bytes of maps [0, i) back, so a failed batch changes
+ *      nothing, and no driver call is needed to undo (a driver that keeps failing cannot leave
+ *      half a batch);
  *   3. commit (gcl__tmap_plan_commit, cannot fail): the encoded scratch into the maps, the cache
  *      entries updated. The owner (args or table) then does its own book-keeping (set-tracking,
  *      dirty bits).
  * The plan's storage (gcl__tmap_space) belongs to the owner and is allocated with it: no
- * allocation on the way. */
+ * allocation on the way. GCL_TMAP_PATCH=0 changes step 2 only, so statuses, messages and bytes
+ * are the same with the patch on and off (tests/unit/test_tmap_admit.c holds them to it). */
 #ifndef GCL_TMAP_PLAN_H
 #define GCL_TMAP_PLAN_H
 
@@ -65,7 +69,8 @@ static inline bool gcl__tmap_device_ok(int device, const DLTensor *t) {
  * or the table. */
 typedef struct gcl__tmap_space {
   size_t cap;
-  unsigned char *ops;         /* cap steps: GCL__TMAP_SKIP, _REPOINT, _ENCODE */
+  uint32_t *ops;              /* cap steps: GCL__TMAP_SKIP, _REPOINT, _ENCODE (not bytes: a byte
+                                 store may alias every field the admission loop reads) */
   uint64_t *addresses;        /* cap: the address each map points to after the batch */
   gcl_tensormap_desc *descs;  /* cap: the driver's arguments (ENCODE steps only) */
   unsigned char *out;         /* cap * 128 bytes, 64-byte aligned: the maps execute encoded,
@@ -77,59 +82,126 @@ typedef struct gcl__tmap_device {
   int device, sm;
 } gcl__tmap_device;
 
+/* What a batch writes, map by map: a source (a DLPack tensor with its producer's flags, and
+ * the options) or, for a re-point, an address. A strided view over the caller's arrays, so that
+ * neither the 0.3 calls' parallel arrays (tensors[], dlpack_flags[]: step 8) nor the 0.4 calls'
+ * gcl_tensormap_source[] (step 32) are copied. Built by gcl__tmap_what_*, which check the batch's
+ * own arguments. */
+typedef struct gcl__tmap_what {
+  const unsigned char *tensor;   /* map 0's `const DLTensor *`; NULL: a re-point by address */
+  const unsigned char *flags;    /* map 0's uint64_t DLPack flags; NULL: 0 for every map */
+  const unsigned char *address;  /* a re-point: map 0's uint64_t address */
+  const unsigned char *reserved; /* sources: map 0's reserved words (must be 0); NULL: none */
+  size_t step;                   /* bytes from map i's items to map i + 1's */
+  const gcl_tensormap_options *options;
+  size_t ostep;                  /* 0: options[0] for every map; 1: options[i] */
+} gcl__tmap_what;
+
+static inline const DLTensor *gcl__tmap_what_tensor(const gcl__tmap_what *w, size_t i) {
+  const DLTensor *t;
+  memcpy(&t, w->tensor + i * w->step, sizeof t);
+  return t;
+}
+
+static inline uint64_t gcl__tmap_what_word(const unsigned char *at, size_t step, size_t i) {
+  uint64_t v;
+  memcpy(&v, at + i * step, sizeof v);
+  return v;
+}
+
+static inline const gcl_tensormap_options *gcl__tmap_what_options(const gcl__tmap_what *w,
+                                                                  size_t i) {
+  return w->options + i * w->ostep;
+}
+
+/* The batch arguments' refusal, naming fn: GCL_ERROR_INVALID_ARGUMENT. Failure paths only. */
+gcl_status gcl__tmap_what_error(size_t n, const void *items, const char *items_name,
+                                const uint64_t *dlflags, bool with_flags,
+                                const gcl_tensormap_options *options, size_t options_count,
+                                unsigned flags, const char *fn);
+
+/* The 0.3 forms: tensors[i] (and dlflags[i] when with_flags; NULL is then refused) with
+ * options[i] (options_count n) or options[0] (options_count 1); flags 0 or
+ * GCL_TENSORMAP_REFRESH (accepted, ignored: every set re-points what only moved). */
+static inline gcl_status gcl__tmap_what_tensors(gcl__tmap_what *w, size_t n,
+                                                const DLTensor *const *tensors, bool with_flags,
+                                                const uint64_t *dlflags,
+                                                const gcl_tensormap_options *options,
+                                                size_t options_count, unsigned flags,
+                                                const char *fn) {
+  w->tensor = (const unsigned char *)tensors; /* written first, whatever the verdict: the */
+  w->flags = (const unsigned char *)dlflags;  /* compiler then sees w initialised on every path */
+  w->address = NULL, w->reserved = NULL;
+  w->step = sizeof *tensors;
+  w->options = options;
+  w->ostep = options_count == 1 ? 0 : 1;
+  if (!tensors || !options || (options_count != 1 && options_count != n) ||
+      (flags & ~GCL_TENSORMAP_REFRESH) || (with_flags && !dlflags))
+    return gcl__tmap_what_error(n, tensors, "tensors", dlflags, with_flags, options,
+                                options_count, flags, fn);
+  return GCL_OK;
+}
+
+/* The 0.4 form: sources[i] (tensor, DLPack flags, reserved words) with options as above. */
+static inline gcl_status gcl__tmap_what_sources(gcl__tmap_what *w, size_t n,
+                                                const gcl_tensormap_source *sources,
+                                                const gcl_tensormap_options *options,
+                                                size_t options_count, const char *fn) {
+  w->tensor = sources ? (const unsigned char *)&sources->tensor : NULL; /* first, as above */
+  w->flags = sources ? (const unsigned char *)&sources->dlpack_flags : NULL;
+  w->reserved = sources ? (const unsigned char *)sources->reserved : NULL;
+  w->address = NULL;
+  w->step = sizeof *sources;
+  w->options = options;
+  w->ostep = options_count == 1 ? 0 : 1;
+  if (!sources || !options || (options_count != 1 && options_count != n))
+    return gcl__tmap_what_error(n, sources, "sources", NULL, false, options, options_count, 0,
+                                fn);
+  return GCL_OK;
+}
+
+/* Re-points: addresses[i], the new data + byte_offset of map i. */
+static inline gcl_status gcl__tmap_what_addresses(gcl__tmap_what *w, size_t n,
+                                                  const uint64_t *addresses, const char *fn) {
+  w->tensor = NULL, w->flags = NULL, w->reserved = NULL, w->options = NULL, w->ostep = 0;
+  w->address = (const unsigned char *)addresses; /* first, as above */
+  w->step = sizeof *addresses;
+  if (!addresses)
+    return gcl__tmap_what_error(n, addresses, "addresses", NULL, false, NULL, 0, 0, fn);
+  return GCL_OK;
+}
+
 typedef struct gcl__tmap_plan {
   gcl__tmap_run run;
   size_t n;
   size_t encodes, repoints; /* steps by kind; 0 and 0: execute calls nothing */
+  unsigned repoint_modes;   /* bit i: a REPOINT step's map has interleave mode i */
   const gcl__tmap_space *space;
-  const DLTensor *const *tensors; /* the inputs recorded at commit (NULL for a re-point plan) */
-  const gcl_tensormap_options *options;
-  size_t options_count;
 } gcl__tmap_plan;
 
-/* Plans writing tensors[i] with options[i] (options_count n) or options[0] (options_count 1)
- * into map i of plan->run (the caller fills plan->run first, in place: copying a freshly built
- * run costs store-forwarding stalls), i < n (n <= space->cap, 1 <= n: callers checked the run). flags: 0 or
- * GCL_TENSORMAP_REFRESH, the same: a map whose entry equals its tensor and options but for the
- * address is REPOINT, or SKIP at the same address; any other is ENCODE (encode only what is
- * new). Checks tensors, options, options_count,
- * flags and the device (sm_90, a kDLCUDA tensor on dev's device), each map as
- * gcl_tensormap_check; messages name fn and the map (run's who). Changes nothing but the space. */
-gcl_status gcl__tmap_plan_set(gcl__tmap_plan *plan, const gcl__tmap_space *space,
-                              gcl__tmap_device dev, size_t n,
-                              const DLTensor *const *tensors,
-                              const gcl_tensormap_options *options, size_t options_count,
-                              unsigned flags, const char *fn);
-/* After a successful gcl__tmap_plan_set (or its args form) of the same n, options and
- * options_count, nothing executed yet: the DLPack flags of each map's tensor (dlflags[i], as a
- * DLManagedTensorVersioned carries them). GCL_ERROR_TENSOR naming the map for unknown bits, and
- * for DLPACK_FLAG_BITMASK_READ_ONLY on a map whose options have store set (a TMA store would
- * write a tensor its producer declared read-only: refused as for a non-const pointer);
- * GCL_ERROR_INVALID_ARGUMENT for NULL dlflags. Reads only. */
-gcl_status gcl__tmap_plan_dlflags(const gcl__tmap_plan *plan, size_t n, const uint64_t *dlflags,
-                                  const gcl_tensormap_options *options, size_t options_count,
-                                  const char *fn);
-/* Plans re-pointing map i of plan->run (filled by the caller) to addresses[i] (REPOINT, or SKIP when already there): each
- * map must have an entry (GCL_ERROR_UNSET_ARGUMENT) and each address be nonzero and aligned as
- * the map needs (GCL_ERROR_INVALID_ARGUMENT). Changes nothing but the space. */
-gcl_status gcl__tmap_plan_repoint(gcl__tmap_plan *plan, const gcl__tmap_space *space,
-                                  size_t n, const uint64_t *addresses,
-                                  const char *fn);
-/* After gcl__tmap_execute succeeded: the scratch of every ENCODE step into its map, entries
- * updated (the address of every REPOINT and ENCODE step; the snapshot of every ENCODE step).
- * Cannot fail. */
-__attribute__((always_inline)) static inline void gcl__tmap_plan_commit(const gcl__tmap_plan *p) {
+/* Plans writing what into maps 0 ... n - 1 of plan->run (the caller fills plan->run first, in
+ * place: copying a freshly built run costs store-forwarding stalls; 1 <= n <= space->cap):
+ * gcl__tmap_admit for each map, in order, until one refuses. A source needs a device of sm_90 or
+ * later (dev; checked once, before the maps). Messages name the map (run's who). Changes
+ * nothing but the space. */
+gcl_status gcl__tmap_plan_make(gcl__tmap_plan *plan, const gcl__tmap_space *space,
+                               gcl__tmap_device dev, size_t n, const gcl__tmap_what *what);
+
+/* After gcl__tmap_execute succeeded (which moved the entries of the REPOINT steps itself): the
+ * scratch of every ENCODE step into its map, its entry's address and snapshot (of item i of w,
+ * the batch the plan was made from: not kept in the plan, so that it may live in registers). Cannot fail.
+ * Nothing to do for a plan without ENCODE steps. */
+__attribute__((always_inline)) static inline void gcl__tmap_plan_commit(const gcl__tmap_plan *p,
+                                                                        const gcl__tmap_what *w) {
+  if (!p->encodes) return;
   const gcl__tmap_space *sp = p->space;
   for (size_t i = 0; i < p->n; i++) {
-    unsigned op = sp->ops[i];
-    if (op == GCL__TMAP_SKIP) continue;
+    if (sp->ops[i] != GCL__TMAP_ENCODE) continue;
     p->run.entry[i].address = sp->addresses[i];
-    if (op != GCL__TMAP_ENCODE) continue; /* re-pointed in place */
     memcpy(p->run.map + i * GCL_TENSORMAP_BYTES, sp->out + i * GCL_TENSORMAP_BYTES,
            GCL_TENSORMAP_BYTES);
-    gcl__tmap_snap_make(p->tensors[i],
-                          p->options_count == 1 ? p->options : p->options + i,
-                          &p->run.entry[i].snap);
+    gcl__tmap_snap_make(gcl__tmap_what_tensor(w, i), gcl__tmap_what_options(w, i),
+                        &p->run.entry[i].snap);
   }
 }
 

@@ -21,6 +21,20 @@ gcl_status gcl__context_bind(gcl_context *ctx);
  * (tensormap.c). */
 struct gcl__tmap_plan;
 gcl_status gcl__tmap_execute(gcl_context *ctx, const struct gcl__tmap_plan *plan);
+/* gcl_tensormaps_set with fn naming the caller in messages (the peer calls: pe.c). */
+gcl_status gcl__tensormaps_set(gcl_context *ctx, const gcl_tensormap_slots *where,
+                               const gcl_tensormap_source *what,
+                               const gcl_tensormap_options *options, size_t options_count,
+                               const char *fn);
+/* A batch (what: tmap_plan.h, its arguments checked) into entries first ... first + n - 1 of
+ * table t (n >= 1; checked here) for ctx (NULL or t's context): plan, execute, commit, dirty
+ * bits (tmap_table.c). */
+struct gcl__tmap_what;
+/* The same into maps first ... first + n - 1 of args, for ctx (required) (tensormap.c). */
+gcl_status gcl__tmap_args_write(gcl_args *args, gcl_context *ctx, const gcl_field *first,
+                               size_t n, const struct gcl__tmap_what *what, const char *fn);
+gcl_status gcl__tmap_table_write(gcl_tensormap_table *t, gcl_context *ctx, size_t first, size_t n,
+                                 const struct gcl__tmap_what *what, const char *fn);
 
 /* cuTensorMapEncode* of the checked description d into m, its result in *rc; with a refusal and
  * no (or another) context current, ctx is bound and the call made once more. Not GCL_OK only when

@@ -348,63 +348,83 @@ void gcl__module_detach_quiet(gcl_module *m) {
 
 /* --- Tensor maps over the peers' copies ----------------------------------------------------- */
 
-/* n copies of t whose data are the peers' addresses of t->data, every peer checked before any is
- * used; *copies (one allocation: n DLTensor then n pointers) is the caller's to free. */
-static gcl_status peer_tensors(const char *fn, const DLTensor *t, const int *pes, size_t n,
-                               DLTensor **copies) {
+/* storage[i]: t with data = PE pes[i]'s copy of t->data, every peer resolved (under pe_lock)
+ * before any is written; out[i] = {&storage[i], 0}. */
+static gcl_status peer_sources(const char *fn, const DLTensor *t, const int *pes, size_t n,
+                               DLTensor *storage, gcl_tensormap_source *out) {
   if (!t || !pes || n == 0)
     return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: %s", fn, !t ? "tensor is NULL" :
                      !pes ? "pes is NULL" : "n is 0, expected at least one PE");
   if (n > 65536) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: n %zu is too many PEs", fn, n);
-  DLTensor *c = gcl__malloc(n * (sizeof *c + sizeof(DLTensor *)));
-  if (!c) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "%s: out of host memory", fn);
-  const DLTensor **ptrs = (const DLTensor **)(c + n);
+  if (!storage || !out)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn, !storage ? "storage" : "out");
   pthread_mutex_lock(&pe_lock);
   gcl_status s = pe.ctx ? GCL_OK : not_started(fn);
   if (s == GCL_OK) s = gcl__context_bind(pe.ctx);
-  for (size_t i = 0; s == GCL_OK && i < n; i++) {
-    uint64_t peer = 0;
+  uint64_t peer = 0;
+  for (size_t i = 0; s == GCL_OK && i < n; i++) { /* resolve all first: storage untouched */
     s = peer_of(fn, (uint64_t)(uintptr_t)t->data, pes[i], &peer);
     if (s != GCL_OK) {
       char at[64];
       snprintf(at, sizeof at, " (pes[%zu]; no map was encoded)", i);
       gcl__fail_append(at);
     }
-    c[i] = *t;
-    c[i].data = (void *)(uintptr_t)peer;
-    ptrs[i] = &c[i];
+  }
+  for (size_t i = 0; s == GCL_OK && i < n; i++) {
+    peer_of(fn, (uint64_t)(uintptr_t)t->data, pes[i], &peer); /* resolved above: cannot fail */
+    storage[i] = *t;
+    storage[i].data = (void *)(uintptr_t)peer;
+    out[i] = (gcl_tensormap_source){.tensor = &storage[i]};
   }
   pthread_mutex_unlock(&pe_lock);
-  if (s != GCL_OK) gcl__free(c);
-  else *copies = c;
+  return s;
+}
+
+gcl_status gcl_symmetric_sources(const DLTensor *t, const int *pes, size_t n, DLTensor *storage,
+                                 gcl_tensormap_source *out) {
+  return peer_sources("gcl_symmetric_sources", t, pes, n, storage, out);
+}
+
+/* The 0.3 peer calls: sources over the peers, then gcl_tensormaps_set into where (the caller
+ * made it from its arguments). storage: n DLTensors and n sources, freed here. */
+static gcl_status set_peers(const char *fn, gcl_context *ctx, const gcl_tensormap_slots *where,
+                            const DLTensor *tensor, const int *pes, size_t n,
+                            const gcl_tensormap_options *options, unsigned flags) {
+  if (flags & ~GCL_TENSORMAP_REFRESH)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: flags = 0x%x: expected 0 or "
+                     "GCL_TENSORMAP_REFRESH (0x1)", fn, flags);
+  void *block = n && n <= 65536 ? gcl__malloc(n * (sizeof(DLTensor) + sizeof(gcl_tensormap_source)))
+                                : NULL;
+  if (!block && n && n <= 65536) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "%s: out of host memory", fn);
+  DLTensor *storage = block;
+  gcl_tensormap_source *src = block ? (gcl_tensormap_source *)(void *)(storage + n) : NULL;
+  gcl_status s = peer_sources(fn, tensor, pes, n, storage, src);
+  if (s == GCL_OK) s = gcl__tensormaps_set(ctx, where, src, options, 1, fn);
+  gcl__free(block);
   return s;
 }
 
 gcl_status gcl_args_set_peer_tensormaps(gcl_args *args, const gcl_field *first,
                                         const DLTensor *tensor, const int *pes, size_t n,
                                         const gcl_tensormap_options *options, unsigned flags) {
+  static const char fn[] = "gcl_args_set_peer_tensormaps";
   if (!args || !first || !options)
-    return gcl__fail_null("gcl_args_set_peer_tensormaps", 3, "args", (const void *)args, "first",
-                          (const void *)first, "options", (const void *)options);
-  DLTensor *c = NULL;
-  gcl_status s = peer_tensors("gcl_args_set_peer_tensormaps", tensor, pes, n, &c);
+    return gcl__fail_null(fn, 3, "args", (const void *)args, "first", (const void *)first,
+                          "options", (const void *)options);
+  gcl_tensormap_slots at;
+  gcl_status s = n ? gcl_args_tensormap_slots(args, first, n, &at) : GCL_OK;
   if (s != GCL_OK) return s;
-  s = gcl_args_set_tensormaps(args, gcl_pe_context(), first, n, (const DLTensor *const *)(c + n),
-                              options, 1, flags);
-  gcl__free(c);
-  return s;
+  return set_peers(fn, gcl_pe_context(), &at, tensor, pes, n, options, flags);
 }
 
 gcl_status gcl_tensormap_table_set_peers(gcl_tensormap_table *table, size_t first,
                                          const DLTensor *tensor, const int *pes, size_t n,
                                          const gcl_tensormap_options *options, unsigned flags) {
+  static const char fn[] = "gcl_tensormap_table_set_peers";
   if (!table || !options)
-    return gcl__fail_null("gcl_tensormap_table_set_peers", 2, "table", (const void *)table,
-                          "options", (const void *)options);
-  DLTensor *c = NULL;
-  gcl_status s = peer_tensors("gcl_tensormap_table_set_peers", tensor, pes, n, &c);
+    return gcl__fail_null(fn, 2, "table", (const void *)table, "options", (const void *)options);
+  gcl_tensormap_slots at;
+  gcl_status s = n ? gcl_tensormap_table_slots(table, first, n, &at) : GCL_OK;
   if (s != GCL_OK) return s;
-  s = gcl_tensormap_table_set(table, first, n, (const DLTensor *const *)(c + n), options, 1, flags);
-  gcl__free(c);
-  return s;
+  return set_peers(fn, NULL, &at, tensor, pes, n, options, flags);
 }

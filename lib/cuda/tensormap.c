@@ -4,14 +4,15 @@
  * sit in the args and what they were made from is lib/core/args_tmap.c's: this file translates,
  * calls the driver, and hands the results to it.
  *
- * Batches are planned in lib/core (args_tmap.c: every check, the cache, the messages; see
- * tmap_plan.h), executed here in one loop into the plan's scratch (gcl__tmap_execute), and
- * committed by the core. The hot paths format nothing (messages are built from their pieces on
+ * Batches are admitted map by map by the one admission (lib/core/tmap_admit.h: every check, the
+ * cache, the messages; see tmap_plan.h), executed here (gcl__tmap_execute: the patch or the
+ * driver is chosen here, after admission), and committed by the core. The hot paths format nothing (messages are built from their pieces on
  * failure only), allocate nothing (the plan space and the cache come with the args or the table),
  * call the driver only after the fault check, and change nothing when they fail. */
 #include "cuda_internal.h"
 #include "tmap.h"
 #include "args_internal.h"
+#include "tmap_admit.h"
 
 #include <string.h>
 
@@ -47,28 +48,6 @@ _Static_assert(sizeof(cuuint64_t) == sizeof(uint64_t) && sizeof(cuuint32_t) == s
 _Static_assert(sizeof(int) == sizeof(int32_t), "im2col corners are passed as int arrays");
 _Static_assert(_Alignof(CUtensorMap) >= 64, "CUtensorMap must be 64-byte aligned (build as C11)");
 #undef GCL_SAME
-
-/* Checks that a kDLCUDA tensor lives on the context's device. */
-static gcl_status check_device(const gcl_context *ctx, const DLTensor *t, const gcl__tmap_who *who) {
-  if (t->device.device_type == kDLCUDA && t->device.device_id != ctx->device)
-    return gcl__tmap_fail(who, GCL_ERROR_TENSOR,
-                          "tensor is on CUDA device %d, the context on device %d",
-                          (int)t->device.device_id, ctx->device);
-  return GCL_OK;
-}
-
-/* Once per call: the device has TMA. (A context exists only once the driver loaded, so there is
- * no gcl__cu_load here.) ctx is not made current here: the encode needs some current context,
- * and its bytes should not depend on which (docs/facts.md "Tensor maps: cost and bytes"), so
- * encode_into binds ctx only when the driver refuses without it -- one cuCtxGetCurrent less per
- * map. */
-static gcl_status begin(gcl_context *ctx, const gcl__tmap_who *who) {
-  if (ctx->sm < 90)
-    return gcl__tmap_fail(who, GCL_ERROR_INVALID_ARGUMENT,
-                          "device %d is sm_%d: tensor maps need sm_90 or later", ctx->device,
-                          ctx->sm);
-  return GCL_OK;
-}
 
 /* --- NVIDIA's Blackwell descriptor defect (docs/tensormap-rules.md) ---------------------------
  * The 595.71.05 driver release notes (known issues): on Blackwell, cuTensorMapEncodeTiled and
@@ -121,58 +100,6 @@ __attribute__((noinline)) static gcl_status encode_failed(const gcl_tensormap_de
                       (unsigned long long)d->dims[0], d->box[0], d->box_bytes);
 }
 
-static gcl_status encode_into(gcl_context *ctx, const gcl_tensormap_desc *d,
-                              const gcl__tmap_who *who, CUtensorMap *m) {
-  CUresult rc;
-  gcl_status s = gcl__tmap_encode_bound(ctx, d, m, &rc);
-  if (s != GCL_OK) return s;
-  if (rc != CUDA_SUCCESS) return encode_failed(d, who, rc);
-  if (bit85_device(ctx) && gcl__tmap_sparse_small(d)) clear_bit85(m);
-  gcl__fault_note_tensormaps(); /* a later ILLEGAL_INSTRUCTION names the TMA rule */
-  return GCL_OK;
-}
-
-/* Translates t with o, checks it against ctx and encodes it into m (which the failure may leave
- * written); *address gets the map's. */
-static gcl_status encode_tensor(gcl_context *ctx, const DLTensor *t, const gcl_tensormap_options *o,
-                                const gcl__tmap_who *who, CUtensorMap *m, uint64_t *address) {
-  gcl_tensormap_desc d;
-  gcl_status s;
-  if ((s = gcl__tmap_translate(t, o, who, &d)) || (s = check_device(ctx, t, who)) ||
-      (s = encode_into(ctx, &d, who, m)))
-    return s;
-  *address = d.address;
-  return GCL_OK;
-}
-
-gcl_status gcl_tensormap_encode(gcl_context *ctx, const DLTensor *t,
-                                const gcl_tensormap_options *options, void *map) {
-  return gcl_tensormap_encode_flags(ctx, t, 0, options, map);
-}
-
-gcl_status gcl_tensormap_encode_flags(gcl_context *ctx, const DLTensor *t, uint64_t dlpack_flags,
-                                      const gcl_tensormap_options *options, void *map) {
-  if (!ctx || !t || !options)
-    return gcl__fail_null("gcl_tensormap_encode", 3, "ctx", (const void *)ctx, "t", (const void *)t,
-                          "options", (const void *)options);
-  if (!map || (uintptr_t)map % 64u)
-    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_tensormap_encode: map is %p, expected a 64-byte aligned pointer",
-                     map);
-  if (gcl__faulted()) return gcl__fault_check();
-  static const gcl__tmap_who who = {.text = "tensor"};
-  uint64_t address;
-  CUtensorMap tmp; /* map stays untouched on failure */
-  gcl_status s = GCL_OK;
-  if (dlpack_flags) { /* a batch's check, for a run of one map, before the driver sees it */
-    gcl__tmap_plan one = {.run = {.who = who}};
-    s = gcl__tmap_plan_dlflags(&one, 1, &dlpack_flags, options, 1, "gcl_tensormap_encode_flags");
-  }
-  if (!s) s = begin(ctx, &who);
-  if (!s) s = encode_tensor(ctx, t, options, &who, &tmp, &address);
-  if (!s) memcpy(map, &tmp, sizeof tmp);
-  return s;
-}
-
 /* --- executing a plan (lib/core/tmap_plan.h) ------------------------------------------------ */
 
 static CUresult replace(void *map, uint64_t address) {
@@ -206,16 +133,19 @@ static inline bool patches(const gcl__tmap_plan *plan, size_t i, unsigned modes)
 }
 
 /* Execute failed at step i: the maps re-pointed in place before it (steps [0, i)) get their
- * saved bytes back (the first 8 of a patched map, all 128 of one the driver re-pointed). Map i
- * itself is as it was: the driver refused it (a refused cuTensorMapReplaceAddress leaves the map
- * alone; an encode writes only the scratch). */
+ * saved bytes back (the first 8 of a patched map, all 128 of one the driver re-pointed) and their
+ * entries their old addresses (which the step swapped into the plan's space). Map i itself is
+ * as it was: the driver refused it (a refused cuTensorMapReplaceAddress leaves the map alone; an
+ * encode writes only the scratch). */
 __attribute__((noinline)) static void restore(const gcl__tmap_plan *plan, size_t i,
                                               unsigned modes) {
   const gcl__tmap_space *sp = plan->space;
   for (size_t j = 0; j < i; j++)
-    if (sp->ops[j] == GCL__TMAP_REPOINT)
+    if (sp->ops[j] == GCL__TMAP_REPOINT) {
       memcpy(plan->run.map + j * GCL_TENSORMAP_BYTES, sp->out + j * GCL_TENSORMAP_BYTES,
              patches(plan, j, modes) ? 8u : GCL_TENSORMAP_BYTES);
+      plan->run.entry[j].address = sp->addresses[j];
+    }
 }
 
 /* Step i of plan, a re-point the driver makes, in place. The old bytes are saved in the scratch
@@ -230,95 +160,153 @@ static gcl_status repoint_by_driver(gcl_context *ctx, const gcl__tmap_plan *plan
   return rc == CUDA_SUCCESS ? GCL_OK : replace_failed(ctx, plan, i, m, a, rc);
 }
 
-gcl_status gcl__tmap_execute(gcl_context *ctx, const gcl__tmap_plan *plan) {
+/* Step i, a REPOINT made: the entry takes the new address, the space keeps the old one for
+ * restore(). */
+static inline void moved(const gcl__tmap_plan *plan, size_t i) {
+  uint64_t *a = &plan->space->addresses[i], old = plan->run.entry[i].address;
+  plan->run.entry[i].address = *a;
+  *a = old;
+}
+
+/* The fast path, chosen here after admission: a plan of SKIP and REPOINT steps only, every
+ * REPOINT of a mode the device patches (plan->repoint_modes), no Blackwell fix-up to apply.
+ * Nothing can fail, so nothing is saved: 8 bytes and the entry's address per re-point. */
+static inline bool patch_all(const gcl__tmap_plan *plan, unsigned modes, bool bit85) {
+  if (plan->encodes || bit85 || (plan->repoint_modes & ~modes)) return false;
+  const uint32_t *ops = plan->space->ops; /* locals: the patches' byte stores alias anything */
+  const uint64_t *to = plan->space->addresses;
+  unsigned char *map = plan->run.map;
+  gcl__tmap_entry *entry = plan->run.entry;
+  for (size_t i = 0, n = plan->n; i < n; i++)
+    if (ops[i] == GCL__TMAP_REPOINT) {
+      uint64_t a = to[i];
+      gcl__tmap_patch_address(map + i * GCL_TENSORMAP_BYTES, a);
+      entry[i].address = a;
+    }
+  return true;
+}
+
+/* Step i, a REPOINT, in place: the patch where the device proved it for the map's mode, else
+ * the driver. */
+static inline gcl_status repoint_step(gcl_context *ctx, const gcl__tmap_plan *plan, size_t i,
+                                      unsigned modes, bool bit85) {
+  const gcl__tmap_space *sp = plan->space;
+  unsigned char *m = plan->run.map + i * GCL_TENSORMAP_BYTES;
+  unsigned char *out = sp->out + i * GCL_TENSORMAP_BYTES;
+  if (patches(plan, i, modes)) {
+    /* The only bytes a patch changes (the bit-85 fix-up below finds that bit as its encode
+     * left it: the same snapshot, so the same verdict). */
+    if (i + 1 < plan->n) memcpy(out, m, 8);
+    gcl__tmap_patch_address(m, sp->addresses[i]);
+  } else {
+    gcl_status s = repoint_by_driver(ctx, plan, i, m, out);
+    if (s != GCL_OK) return s;
+  }
+  if (bit85) bit85_after_replace(&plan->run.entry[i].snap, m);
+  moved(plan, i);
+  return GCL_OK;
+}
+
+/* Step i, an ENCODE, into the scratch (commit copies it into the map). */
+static inline gcl_status encode_step(gcl_context *ctx, const gcl__tmap_plan *plan, size_t i,
+                                     bool bit85) {
+  const gcl__tmap_space *sp = plan->space;
+  unsigned char *out = sp->out + i * GCL_TENSORMAP_BYTES;
+  CUresult rc;
+  gcl_status s = gcl__tmap_encode_bound(ctx, &sp->descs[i], (CUtensorMap *)(void *)out, &rc);
+  if (s == GCL_OK && rc != CUDA_SUCCESS) s = step_encode_failed(plan, i, rc);
+  if (s == GCL_OK && bit85 && gcl__tmap_sparse_small(&sp->descs[i])) clear_bit85(out);
+  return s;
+}
+
+/* gcl__tmap_execute's body, inlined into the args' entry points below. */
+__attribute__((always_inline)) static inline gcl_status execute(gcl_context *ctx,
+                                                                const gcl__tmap_plan *plan) {
   if (gcl__faulted()) return gcl__fault_check();
   if (!(plan->encodes | plan->repoints)) return GCL_OK;
-  const gcl__tmap_space *sp = plan->space;
   const bool bit85 = bit85_device(ctx); /* the Blackwell fix-up applies (once per plan) */
   const unsigned modes = plan->repoints ? gcl__tmap_patch_modes(ctx) : 0;
+  if (patch_all(plan, modes, bit85)) return GCL_OK;
+  const gcl__tmap_space *sp = plan->space;
   for (size_t i = 0; i < plan->n; i++) {
     unsigned op = sp->ops[i];
-    unsigned char *out = sp->out + i * GCL_TENSORMAP_BYTES;
-    if (op == GCL__TMAP_REPOINT) {
-      unsigned char *m = plan->run.map + i * GCL_TENSORMAP_BYTES;
-      if (patches(plan, i, modes)) {
-        /* The only bytes a patch changes (the bit-85 fix-up below finds that bit as its encode
-         * left it: the same snapshot, so the same verdict). */
-        if (i + 1 < plan->n) memcpy(out, m, 8);
-        gcl__tmap_patch_address(m, sp->addresses[i]);
-      } else {
-        gcl_status s = repoint_by_driver(ctx, plan, i, m, out);
-        if (s != GCL_OK) return restore(plan, i, modes), s;
-      }
-      if (bit85) bit85_after_replace(&plan->run.entry[i].snap, m);
-    } else if (op == GCL__TMAP_ENCODE) {
-      CUresult rc;
-      gcl_status s = gcl__tmap_encode_bound(ctx, &sp->descs[i], (CUtensorMap *)(void *)out, &rc);
-      if (s == GCL_OK && rc != CUDA_SUCCESS) s = step_encode_failed(plan, i, rc);
-      if (s != GCL_OK) return restore(plan, i, modes), s;
-      if (bit85 && gcl__tmap_sparse_small(&sp->descs[i])) clear_bit85(out);
-    }
+    gcl_status s = op == GCL__TMAP_REPOINT  ? repoint_step(ctx, plan, i, modes, bit85)
+                   : op == GCL__TMAP_ENCODE ? encode_step(ctx, plan, i, bit85)
+                                            : GCL_OK;
+    if (s != GCL_OK) return restore(plan, i, modes), s;
   }
   if (plan->encodes) gcl__fault_note_tensormaps(); /* a later ILLEGAL_INSTRUCTION names TMA */
   return GCL_OK;
 }
 
-/* --- every map by patch, in one walk ----------------------------------------------------------
- * When every map of a re-point or a set only moves (or stays) and the device proved the patch for
- * its interleave mode, plan, execute and commit come down to two loops: every check first
- * (nothing is written until all pass), then the 8 bytes and the slot's address. Anything else --
- * a map to encode, a mode not proven, a refusal (whose message the plan forms), a kernel fault,
- * a device that may need the Blackwell fix-up -- takes the plan. */
-
-/* This walk may run on ctx: no kernel fault, no Blackwell fix-up to apply. */
-static inline bool walk_allowed(const gcl_context *ctx) {
-  return !gcl__faulted() && (ctx->sm < 100 || ctx->sm >= 130);
+gcl_status gcl__tmap_execute(gcl_context *ctx, const gcl__tmap_plan *plan) {
+  return execute(ctx, plan);
 }
 
-/* Every map of run has a mode the device patches. Asked only once the maps passed their checks,
- * so that the device's check runs at its first re-point, not at a set that encodes. */
-static inline bool all_patched(gcl_context *ctx, const gcl__tmap_run *run, size_t n) {
-  unsigned modes = gcl__tmap_patch_modes(ctx);
-  for (size_t i = 0; i < n; i++)
-    if (!((modes >> run->entry[i].snap.options.interleave) & 1u)) return false;
-  return true;
+/* --- one map into caller memory ----------------------------------------------------------- */
+
+/* A one-map batch into a map no slot remembers (the entry is empty, so the admission answers
+ * ENCODE or a refusal): the encode calls are the admission and execution of every other write,
+ * inlined (the what, the entry and the space are known here, so their branches fold). */
+static gcl_status encode_one(gcl_context *ctx, const DLTensor *t, const uint64_t *dlflags,
+                             const gcl_tensormap_options *o, void *map) {
+  static const char fn[] = "gcl_tensormap_encode";
+  gcl__tmap_entry entry; /* no snapshot: the admission reads nothing else of it */
+  entry.address = 0, entry.snap.ndim = 0;
+  _Alignas(64) unsigned char out[GCL_TENSORMAP_BYTES]; /* map stays untouched on failure */
+  uint32_t op;
+  uint64_t address;
+  gcl_tensormap_desc desc;
+  const gcl__tmap_space space = {.cap = 1, .ops = &op, .addresses = &address, .descs = &desc,
+                                 .out = out};
+  const gcl__tmap_device dev = {.device = ctx->device, .sm = ctx->sm};
+  gcl__tmap_what what;
+  gcl__tmap_plan plan;
+  plan.run = (gcl__tmap_run){.map = NULL, .entry = &entry, .who = {.text = "tensor"}};
+  gcl_status s;
+  if ((s = gcl__tmap_what_tensors(&what, 1, &t, true, dlflags, o, 1, 0, fn)) ||
+      (s = gcl__tmap_plan_inline(&plan, &space, dev, 1, &what)) || (s = execute(ctx, &plan)))
+    return s;
+  memcpy(map, out, sizeof out);
+  return GCL_OK;
 }
 
-static inline void patch_run(const gcl__tmap_run *run, size_t i, uint64_t a) {
-  gcl__tmap_patch_address(run->map + i * GCL_TENSORMAP_BYTES, a);
-  run->entry[i].address = a;
+gcl_status gcl_tensormap_encode(gcl_context *ctx, const DLTensor *t,
+                                const gcl_tensormap_options *options, void *map) {
+  return gcl_tensormap_encode_flags(ctx, t, 0, options, map);
 }
 
-static inline bool repoint_all(gcl_context *ctx, const gcl__tmap_run *run, size_t n,
-                               const uint64_t *addresses) {
-  for (size_t i = 0; i < n; i++)
-    if (!gcl__tmap_repoint_ok(&run->entry[i], addresses[i])) return false;
-  if (!all_patched(ctx, run, n)) return false;
-  for (size_t i = 0; i < n; i++) patch_run(run, i, addresses[i]);
-  return true;
+gcl_status gcl_tensormap_encode_flags(gcl_context *ctx, const DLTensor *t, uint64_t dlpack_flags,
+                                      const gcl_tensormap_options *options, void *map) {
+  if (!ctx || !t || !options)
+    return gcl__fail_null("gcl_tensormap_encode", 3, "ctx", (const void *)ctx, "t", (const void *)t,
+                          "options", (const void *)options);
+  if (!map || (uintptr_t)map % 64u)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_tensormap_encode: map is %p, expected a "
+                     "64-byte aligned pointer", map);
+  if (gcl__faulted()) return gcl__fault_check();
+  return encode_one(ctx, t, &dlpack_flags, options, map);
 }
 
-/* Sets whose every map equals its slot's description but for the address (tmap.h's snapshot). */
-static inline bool set_all(gcl_context *ctx, const gcl__tmap_run *run, size_t n,
-                           const DLTensor *const *tensors, const gcl_tensormap_options *options,
-                           size_t ostep) {
-  for (size_t i = 0; i < n; i++) {
-    const gcl__tmap_entry *e = &run->entry[i];
-    const DLTensor *t = tensors[i];
-    uint64_t a;
-    if (!gcl__tmap_snap_match(&e->snap, t, options + i * ostep) ||
-        !gcl__tmap_snap_address(t, e->snap.align, &a) || !gcl__tmap_device_ok(ctx->device, t))
-      return false;
-  }
-  if (!all_patched(ctx, run, n)) return false;
-  for (size_t i = 0; i < n; i++)
-    patch_run(run, i, (uint64_t)(uintptr_t)tensors[i]->data + tensors[i]->byte_offset);
-  return true;
-}
+/* --- args ------------------------------------------------------------------------------------ */
 
 static gcl_status need(const gcl_args *args, const gcl_context *ctx, const char *fn) {
   if (!args) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: args is NULL", fn);
   if (!ctx) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+  return GCL_OK;
+}
+
+/* what into the n maps of args from first: admit, execute, commit (tmap_plan.h). */
+__attribute__((always_inline)) static inline gcl_status args_write(gcl_args *args, gcl_context *ctx, const gcl_field *first,
+                                    size_t n, const gcl__tmap_what *what, const char *fn) {
+  gcl__tmap_plan plan;
+  const gcl__tmap_device dev = {.device = ctx->device, .sm = ctx->sm};
+  gcl_status s;
+  if ((s = gcl__args_tmap_run(args, first, n, fn, &plan.run)) ||
+      (s = gcl__tmap_plan_inline(&plan, &args->tspace, dev, n, what)) ||
+      (s = execute(ctx, &plan)))
+    return s;
+  gcl__args_tmap_commit(args, &plan, what);
   return GCL_OK;
 }
 
@@ -327,16 +315,9 @@ gcl_status gcl_args_repoint_tensormaps(gcl_args *args, gcl_context *ctx, const g
   static const char fn[] = "gcl_args_repoint_tensormaps";
   gcl_status s = need(args, ctx, fn);
   if (s || n == 0) return s;
-  gcl__tmap_plan plan;
-  if (addresses && walk_allowed(ctx) &&
-      gcl__args_tmap_run(args, first, n, fn, &plan.run) == GCL_OK &&
-      repoint_all(ctx, &plan.run, n, addresses))
-    return GCL_OK;
-  if ((s = gcl__args_tmap_plan_repoint(args, first, n, addresses, fn, &plan)) ||
-      (s = gcl__tmap_execute(ctx, &plan)))
-    return s;
-  gcl__args_tmap_commit(args, &plan);
-  return GCL_OK;
+  gcl__tmap_what what;
+  if ((s = gcl__tmap_what_addresses(&what, n, addresses, fn))) return s;
+  return args_write(args, ctx, first, n, &what, fn);
 }
 
 /* gcl_args_set_tensormaps(_flags): with_flags false for the plain form (dlflags unread). */
@@ -346,23 +327,12 @@ static gcl_status args_set_maps(gcl_args *args, gcl_context *ctx, const gcl_fiel
                                 size_t options_count, unsigned flags, const char *fn) {
   gcl_status s = need(args, ctx, fn);
   if (s || n == 0) return s;
-  gcl__tmap_plan plan;
-  if (tensors && options && (options_count == 1 || options_count == n) &&
-      !(flags & ~GCL_TENSORMAP_REFRESH) && walk_allowed(ctx) &&
-      gcl__args_tmap_run(args, first, n, fn, &plan.run) == GCL_OK &&
-      set_all(ctx, &plan.run, n, tensors, options, options_count == 1 ? 0 : 1))
-    return GCL_OK;
-  const gcl__tmap_device dev = {.device = ctx->device, .sm = ctx->sm};
-  if ((s = gcl__args_tmap_plan_set(args, first, n, dev, tensors, options, options_count, flags,
-                                   fn, &plan)) ||
-      (with_flags &&
-       (s = gcl__tmap_plan_dlflags(&plan, n, dlflags, options, options_count, fn))) ||
-      (s = gcl__tmap_execute(ctx, &plan)))
+  gcl__tmap_what what;
+  if ((s = gcl__tmap_what_tensors(&what, n, tensors, with_flags, dlflags, options, options_count,
+                                  flags, fn)))
     return s;
-  gcl__args_tmap_commit(args, &plan);
-  return GCL_OK;
+  return args_write(args, ctx, first, n, &what, fn);
 }
-
 gcl_status gcl_args_set_tensormaps(gcl_args *args, gcl_context *ctx, const gcl_field *first,
                                    size_t n, const DLTensor *const *tensors,
                                    const gcl_tensormap_options *options, size_t options_count,
@@ -378,4 +348,11 @@ gcl_status gcl_args_set_tensormaps_flags(gcl_args *args, gcl_context *ctx, const
                                          size_t options_count, unsigned flags) {
   return args_set_maps(args, ctx, first, n, tensors, true, dlpack_flags, options, options_count,
                        flags, "gcl_args_set_tensormaps_flags");
+}
+
+gcl_status gcl__tmap_args_write(gcl_args *args, gcl_context *ctx, const gcl_field *first,
+                               size_t n, const gcl__tmap_what *what, const char *fn) {
+  gcl_status s = need(args, ctx, fn);
+  if (s != GCL_OK) return s;
+  return args_write(args, ctx, first, n, what, fn);
 }

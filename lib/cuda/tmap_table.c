@@ -90,7 +90,7 @@ static gcl_status reserve(gcl_tensormap_table *t, size_t n, const char *fn) {
   if (n <= t->space.cap) return GCL_OK;
   size_t out = 0, descs = n * GCL_TENSORMAP_BYTES, addresses = descs + n * sizeof(gcl_tensormap_desc),
          ops = addresses + n * sizeof(uint64_t);
-  unsigned char *block = gcl__calloc(1, ops + n + 64);
+  unsigned char *block = gcl__calloc(1, ops + n * sizeof(uint32_t) + 64);
   if (!block)
     return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "%s: no memory to plan %zu maps", fn, n);
   unsigned char *base = block + (64 - (uintptr_t)block % 64) % 64;
@@ -99,7 +99,7 @@ static gcl_status reserve(gcl_tensormap_table *t, size_t n, const char *fn) {
   t->space = (gcl__tmap_space){.cap = n, .out = base + out,
                                .descs = (gcl_tensormap_desc *)(void *)(base + descs),
                                .addresses = (uint64_t *)(void *)(base + addresses),
-                               .ops = base + ops};
+                               .ops = (uint32_t *)(void *)(base + ops)};
   return GCL_OK;
 }
 
@@ -129,24 +129,59 @@ static void mark_dirty(gcl_tensormap_table *t, size_t first, const gcl__tmap_pla
   }
 }
 
+/* what into entries first ... first + n - 1 (table_run's checks done, plan->run filled): admit,
+ * execute, commit (tmap_plan.h), then the changed entries become dirty. */
+static gcl_status table_write(gcl_tensormap_table *t, size_t first, size_t n,
+                              const gcl__tmap_what *what, gcl__tmap_plan *plan) {
+  const gcl__tmap_device dev = {.device = t->ctx->device, .sm = t->ctx->sm};
+  gcl_status s;
+  if ((s = gcl__tmap_plan_make(plan, &t->space, dev, n, what)) ||
+      (s = gcl__tmap_execute(t->ctx, plan)))
+    return s;
+  gcl__tmap_plan_commit(plan, what);
+  mark_dirty(t, first, plan);
+  return GCL_OK;
+}
+
+gcl_status gcl__tmap_table_write(gcl_tensormap_table *t, gcl_context *ctx, size_t first, size_t n,
+                                 const gcl__tmap_what *what, const char *fn) {
+  gcl__tmap_plan plan;
+  gcl_status s = table_run(t, first, n, fn, &plan.run);
+  if (s != GCL_OK) return s;
+  if (ctx && ctx != t->ctx)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: ctx is not the table's context (device %d; "
+                     "the table's is on device %d): pass NULL or the table's", fn, ctx->device,
+                     t->ctx->device);
+  return table_write(t, first, n, what, &plan);
+}
+
+gcl_status gcl_tensormap_table_slots(gcl_tensormap_table *t, size_t first, size_t n,
+                                     gcl_tensormap_slots *out) {
+  static const char fn[] = "gcl_tensormap_table_slots";
+  if (!t || !out)
+    return gcl__fail_null(fn, 2, "t", (const void *)t, "out", (const void *)out);
+  if (n == 0) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: n = 0: expected 1 or more maps", fn);
+  if (first >= t->k || n > t->k - first)
+    return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: first = %zu, n = %zu: the table has %zu "
+                     "maps (entries 0 ... %zu)", fn, first, n, t->k, t->k - 1);
+  memset(out, 0, sizeof *out);
+  out->table = t, out->index = first, out->n = n;
+  return GCL_OK;
+}
+
 static gcl_status table_set(gcl_tensormap_table *t, size_t first, size_t n,
                             const DLTensor *const *tensors, bool with_flags,
                             const uint64_t *dlflags, const gcl_tensormap_options *options,
                             size_t options_count, unsigned flags, const char *fn) {
   if (t && n == 0) return GCL_OK;
   gcl__tmap_plan plan;
-  gcl_status s = table_run(t, first, n, fn, &plan.run);
-  if (s != GCL_OK) return s;
-  const gcl__tmap_device dev = {.device = t->ctx->device, .sm = t->ctx->sm};
-  if ((s = gcl__tmap_plan_set(&plan, &t->space, dev, n, tensors, options, options_count,
-                              flags, fn)) ||
-      (with_flags &&
-       (s = gcl__tmap_plan_dlflags(&plan, n, dlflags, options, options_count, fn))) ||
-      (s = gcl__tmap_execute(t->ctx, &plan)))
+  gcl__tmap_what what;
+  gcl_status s;
+  if ((s = table_run(t, first, n, fn, &plan.run)) ||
+      (s = gcl__tmap_what_tensors(&what, n, tensors, with_flags, dlflags, options, options_count,
+                                  flags, fn)))
     return s;
-  gcl__tmap_plan_commit(&plan);
-  mark_dirty(t, first, &plan);
-  return GCL_OK;
+  return table_write(t, first, n, &what, &plan);
 }
 
 gcl_status gcl_tensormap_table_set(gcl_tensormap_table *t, size_t first, size_t n,
@@ -171,14 +206,12 @@ gcl_status gcl_tensormap_table_repoint(gcl_tensormap_table *t, size_t first, siz
   static const char fn[] = "gcl_tensormap_table_repoint";
   if (t && n == 0) return GCL_OK;
   gcl__tmap_plan plan;
-  gcl_status s = table_run(t, first, n, fn, &plan.run);
-  if (s != GCL_OK) return s;
-  if ((s = gcl__tmap_plan_repoint(&plan, &t->space, n, addresses, fn)) ||
-      (s = gcl__tmap_execute(t->ctx, &plan)))
+  gcl__tmap_what what;
+  gcl_status s;
+  if ((s = table_run(t, first, n, fn, &plan.run)) ||
+      (s = gcl__tmap_what_addresses(&what, n, addresses, fn)))
     return s;
-  gcl__tmap_plan_commit(&plan);
-  mark_dirty(t, first, &plan);
-  return GCL_OK;
+  return table_write(t, first, n, &what, &plan);
 }
 
 /* Clears the dirty bits of maps [a, b). */

@@ -90,86 +90,6 @@ static PyObject *args_buffer(PyObject *self, PyObject *unused) {
   return PyBytes_FromStringAndSize(data, (Py_ssize_t)size);
 }
 
-/* The tensor-map field a refresh or repoint names: a tensormap leaf or a tensormap[N]. */
-static gclpy_fieldref *tensormap_field(gclpy_args *a, PyObject *key, const char *fn) {
-  gclpy_fieldref *f = gclpy_layout_lookup(a->layout, key);
-  if (!f || f->conv == GCLPY_CONV_TENSORMAP || f->conv == GCLPY_CONV_TENSORMAPS) return f;
-  char label[400];
-  gclpy_field_label(a, f, label, sizeof label);
-  return gclpy_raise_msg(GCLPY_ST(a), GCL_ERROR_TYPE_MISMATCH, "%s: %s is a %s, not a tensormap or "
-                         "tensormap[N]", fn, label, f->field.info.kind == GCL_PARAM_SCALAR
-                         ? gclpy_scalar_name(f->field.info.scalar) : gclpy_kind_name(f->field.info.kind)),
-         NULL;
-}
-
-/* path and what goes there (the maps' own conversions are tensormap.c's). */
-struct maps_in { PyObject *path, *what; };
-static const gclpy_arg refresh_args[] = {
-  GCLPY_ARGN("path", struct maps_in, path, gclpy_to_object),
-  GCLPY_ARGN("tensormaps", struct maps_in, what, gclpy_to_object),
-};
-static const gclpy_params refresh_params = {"refresh", refresh_args, 2, 2, 2};
-static const gclpy_arg repoint_args[] = {
-  GCLPY_ARGN("path", struct maps_in, path, gclpy_to_object),
-  GCLPY_ARGN("addresses", struct maps_in, what, gclpy_to_object),
-};
-static const gclpy_params repoint_params = {"repoint", repoint_args, 2, 2, 2};
-
-static PyObject *args_refresh(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
-                              PyObject *kwnames) {
-  gclpy_args *a = (gclpy_args *)self;
-  struct maps_in in = {NULL, NULL};
-  if (gclpy_parse(GCLPY_ST(self), &refresh_params, NULL, argv, nargs, kwnames, &in) < 0) return NULL;
-  gclpy_fieldref *f = tensormap_field(a, in.path, "refresh"), *first = f;
-  if (!f) return NULL;
-  if (f->conv == GCLPY_CONV_TENSORMAPS && !(first = gclpy_layout_element0(a->layout, f))) return NULL;
-  if (first == f) Py_INCREF(first); /* held: the maps' __dlpack__ calls run Python code */
-  int rc = gclpy_tensormaps_set(a, first, in.what, true);
-  Py_DECREF(first);
-  if (rc < 0) return NULL;
-  Py_RETURN_NONE;
-}
-
-static PyObject *args_repoint(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
-                              PyObject *kwnames) {
-  gclpy_args *a = (gclpy_args *)self;
-  struct maps_in in = {NULL, NULL};
-  if (gclpy_parse(GCLPY_ST(self), &repoint_params, NULL, argv, nargs, kwnames, &in) < 0) return NULL;
-  gclpy_fieldref *f = tensormap_field(a, in.path, "repoint"), *first = f;
-  if (!f) return NULL;
-  if (f->conv == GCLPY_CONV_TENSORMAPS && !(first = gclpy_layout_element0(a->layout, f))) return NULL;
-  if (first == f) Py_INCREF(first); /* held: the maps' __dlpack__ calls run Python code */
-  int rc = gclpy_tensormaps_repoint(a, first, in.what);
-  Py_DECREF(first);
-  if (rc < 0) return NULL;
-  Py_RETURN_NONE;
-}
-
-struct peers_in { PyObject *path, *map; gclpy_pes pes; bool refresh; };
-static const gclpy_arg peers_args[] = {
-  GCLPY_ARG(struct peers_in, path, gclpy_to_object),
-  GCLPY_ARG(struct peers_in, map, gclpy_to_object),
-  GCLPY_ARG(struct peers_in, pes, gclpy_to_pes, 0, 0, GCLPY_ABSENT), /* None: every PE */
-  GCLPY_ARG(struct peers_in, refresh, gclpy_to_bool),
-};
-static const gclpy_params peers_params = {"set_peer_tensormaps", peers_args, 4, 3, 2};
-
-static PyObject *args_set_peer_tensormaps(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
-                                          PyObject *kwnames) {
-  gclpy_args *a = (gclpy_args *)self;
-  struct peers_in in = {NULL, NULL, {NULL, 0}, false};
-  int given = gclpy_parse(GCLPY_ST(self), &peers_params, NULL, argv, nargs, kwnames, &in);
-  if (given < 0) return NULL;
-  gclpy_fieldref *f = tensormap_field(a, in.path, "set_peer_tensormaps"), *first = f;
-  if (f && f->conv == GCLPY_CONV_TENSORMAPS) first = gclpy_layout_element0(a->layout, f);
-  else if (f) Py_INCREF(first); /* held: the map's __dlpack__ call runs Python code */
-  int rc = first ? gclpy_tensormaps_set_peers(a, first, in.map, in.pes.pes, in.pes.n, in.refresh) : -1;
-  gclpy_release(GCLPY_ST(self), &peers_params, given, &in);
-  Py_XDECREF(first);
-  if (rc < 0) return NULL;
-  Py_RETURN_NONE;
-}
-
 static PyObject *args_clone(PyObject *self, PyObject *unused) {
   (void)unused;
   gclpy_args *a = (gclpy_args *)self;
@@ -203,31 +123,9 @@ static PyMethodDef args_methods[] = {
   {"buffer", args_buffer, METH_NOARGS,
    "buffer($self, /)\n--\n\nThe packed parameter buffer, exactly as the device reads it (layout.size\n"
    "bytes). Raises gclaunch.Error GCL_ERROR_UNSET_ARGUMENT naming the first unset leaf by path."},
-  {"refresh", GCLPY_METH(args_refresh), METH_FASTCALL | METH_KEYWORDS,
-   "refresh($self, /, path, tensormaps)\n--\n\nSets tensor maps like args[path] = tensormaps, but a map whose\n"
-   "description differs from the one already there only in its address is re-pointed\n"
-   "(cuTensorMapReplaceAddress) instead of re-encoded: gcl_args_set_tensormaps with\n"
-   "GCL_TENSORMAP_REFRESH. path: a tensormap (one TensorMap or a list from that element on) or a\n"
-   "tensormap[N] (a list of N). All or nothing; gclaunch.Error GCL_ERROR_TYPE_MISMATCH for a\n"
-   "field that is no tensor map."},
-  {"repoint", GCLPY_METH(args_repoint), METH_FASTCALL | METH_KEYWORDS,
-   "repoint($self, /, path, addresses)\n--\n\nRe-points maps gclaunch encoded earlier to new addresses, keeping\n"
-   "the rest of their description (gcl_args_repoint_tensormaps): the cheapest relaunch on new\n"
-   "buffers of the same shapes. addresses: one or a list of ints (data + byte_offset) or\n"
-   "__dlpack__ tensors (their data + byte_offset; nothing else of them is checked; a tensor is\n"
-   "kept alive by the args, an int address is yours to keep). All or nothing; GCL_ERROR_TYPE_MISMATCH\n"
-   "for a field that is no tensor map."},
-  {"set_peer_tensormaps", GCLPY_METH(args_set_peer_tensormaps), METH_FASTCALL | METH_KEYWORDS,
-   "set_peer_tensormaps($self, /, path, map, pes=None, refresh=False)\n--\n\nPeer tensor maps\n"
-   "(gcl_args_set_peer_tensormaps): map, a TensorMap over this PE's copy of a symmetric buffer\n"
-   "(a symmetric Buffer or a view of it, or a torch tensor over one), encoded once per PE of pes\n"
-   "over that PE's copy (same shape, strides, dtype, box and options) into consecutive maps from\n"
-   "path (a tensormap, or a tensormap[N] from its element 0), so the kernel picks a peer by\n"
-   "run-time index. pes: a list, tuple or range of PE ranks, None for every PE in rank order.\n"
-   "Every peer is resolved before any map is encoded: gclaunch.Error\n"
-   "GCL_ERROR_PEER_UNREACHABLE naming the PE and its index, nothing changed. refresh: GCL_TENSORMAP_REFRESH. The maps are ordinary maps\n"
-   "afterwards: repoint(path, [buf.peer_address(p) + off for p in pes]) re-points them\n"
-   "(peer_address is the start of PE p's copy: off is the map's offset into the Buffer)."},
+  GCLPY_MAP_METHODS("where: a path or index naming a tensormap (a list sets maps from that "
+                    "element on) or a tensormap[N] (from its element 0); GCL_ERROR_TYPE_MISMATCH "
+                    "for a field that is no tensor map"),
   {"clone", args_clone, METH_NOARGS,
    "clone($self, /)\n--\n\nA copy (gcl_args_clone): same bytes and set state. The copy keeps\n"
    "alive every tensor the original points at (the deleters of tensors the original took still run\n"

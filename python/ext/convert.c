@@ -297,7 +297,8 @@ static int set_pointer(gclpy_args *a, gclpy_fieldref *f, PyObject *v) {
 static int set_tensormap(gclpy_args *a, gclpy_fieldref *f, PyObject *v) {
   if (!PyObject_TypeCheck(v, GCLPY_ST(a)->tensormap_type) && !PyList_Check(v) && !PyTuple_Check(v))
     return type_error(a, f, v);
-  return gclpy_tensormaps_set(a, f, v, false);
+  const gclpy_maps_at at = {.args = a, .first = f};
+  return gclpy_tensormaps_set(&at, v);
 }
 
 static int set_tensormaps(gclpy_args *a, gclpy_fieldref *f, PyObject *v) {
@@ -314,7 +315,8 @@ static int set_tensormaps(gclpy_args *a, gclpy_fieldref *f, PyObject *v) {
   }
   gclpy_fieldref *first = gclpy_layout_element0(a->layout, f);
   if (!first) return -1;
-  int rc = gclpy_tensormaps_set(a, first, v, false);
+  const gclpy_maps_at at = {.args = a, .first = first};
+  int rc = gclpy_tensormaps_set(&at, v);
   Py_DECREF(first);
   return rc;
 }

@@ -30,6 +30,7 @@
  *       pe.c         NVSHMEM: the library found, unique ids, a PE on a Context, the barrier and
  *                    stop; Module.attach/detach (docs/multigpu.md)
  *   L6  args.c       Args
+ *       maps.c       TensorMapTable, and the tensor-map methods Args and it share
  *       values.c     launches given values: the kernel's plan (plain values straight into bytes)
  *   L7  launch.c     Kernel.launch (the hot path)
  *   L8  driver.c     the Context, Module and Kernel types
@@ -89,7 +90,7 @@
   X(dlpack_kwargs[1]) X(dlpack_kwargs[2]) X(dlpack_kwargs[3]) X(launch_kw[0]) X(launch_kw[1])     \
   X(launch_kw[2]) X(launch_kw[3]) X(launch_kw[4]) X(launch_kw[5]) X(launch_kw[6])                 \
   X(launch_kw[7]) X(launch_kw[8]) X(launch_kw[9]) X(stream_type) X(event_type) X(graph_type)     \
-  X(buffer_type) X(stream_kinds) X(str_cuda_stream_attr)
+  X(buffer_type) X(stream_kinds) X(str_cuda_stream_attr) X(tmtable_type)
 
 #define GCLPY_LAUNCH_KW 10 /* grid, block, args_or_values, shared, stream, cluster, cooperative,
                              args, pdl, priority */
@@ -101,6 +102,7 @@ typedef struct gclpy_state {
   PyTypeObject *layout_type, *args_type, *fieldref_type, *tensormap_type;
   PyTypeObject *context_type, *module_type, *kernel_type;
   PyTypeObject *stream_type, *event_type, *graph_type, *buffer_type; /* stream.c, buffer.c */
+  PyTypeObject *tmtable_type; /* maps.c: gclaunch.TensorMapTable */
   PyObject *param_type, *field_type; /* NamedTuple subclasses (attributes beyond the tuple) */
   PyObject *contexts;       /* dict device -> Context made for tensor maps of CPU-made Args */
   PyObject *producers;      /* dict type -> capsule of a gclpy_producer (dlpack.c), one per type */
@@ -471,6 +473,9 @@ PyObject *gclpy_event_make(gclpy_state *st, gclpy_context *c);
 PyObject *gclpy_graph_new(gclpy_state *st, gclpy_stream *s);
 int gclpy_capture_begin(gclpy_state *st, gclpy_stream *s);
 PyObject *gclpy_capture_end(gclpy_state *st, gclpy_stream *s, PyObject *graph_or_null);
+/* During a capture of s: every replay copies the TensorMapTable table's maps to the device first
+ * (gcl_graph_capture_table); the graph keeps the table alive. 0, or -1 with an exception. */
+int gclpy_capture_table(gclpy_state *st, gclpy_stream *s, PyObject *table);
 /* Context methods (in driver.c's table). */
 PyObject *gclpy_context_create_stream(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
                                       PyObject *kwnames);
@@ -517,16 +522,32 @@ typedef struct gclpy_tensormap {
   Py_ssize_t estride_rank;  /* element_strides given: how many (0: none) */
 } gclpy_tensormap;
 int gclpy_tensormap_init_types(PyObject *module, gclpy_state *st);
-/* Encodes maps (a TensorMap or a sequence of them) into n consecutive tensormap leaves from
- * first; refresh: GCL_TENSORMAP_REFRESH. 0, or -1 with an exception set (nothing changed). */
-int gclpy_tensormaps_set(gclpy_args *a, gclpy_fieldref *first, PyObject *maps, bool refresh);
-/* Re-points n consecutive maps from first to addresses (ints or __dlpack__ objects). */
-int gclpy_tensormaps_repoint(gclpy_args *a, gclpy_fieldref *first, PyObject *addresses);
-/* Peer maps: map (a TensorMap over this PE's copy of a symmetric buffer) encoded once per PE of
- * pes[0 ... n-1], over that PE's copy, into n consecutive tensormap leaves from first
- * (gcl_args_set_peer_tensormaps). 0, or -1 with an exception set (nothing changed). */
-int gclpy_tensormaps_set_peers(gclpy_args *a, gclpy_fieldref *first, PyObject *map,
-                               const int *pes, size_t n, bool refresh);
+/* A gclaunch.TensorMapTable: a gcl_tensormap_table (maps in device memory) of a Context. */
+typedef struct gclpy_tmtable {
+  PyObject_HEAD
+  gcl_tensormap_table *table; /* NULL after close() */
+  PyObject *context;        /* the gclpy_context (the table borrows its gcl_context) */
+  PyObject *keep;           /* dict: entry index -> the object its map points into (or NULL) */
+} gclpy_tmtable;
+/* Where maps go (gcl_tensormap_slots): consecutive tensormap slots of Args from a field, or of a
+ * TensorMapTable from an entry index. Borrowed references. */
+typedef struct gclpy_maps_at {
+  gclpy_args *args;         /* Args, or NULL */
+  gclpy_fieldref *first;    /* Args: the first map (a tensormap leaf) */
+  gclpy_tmtable *table;     /* a TensorMapTable, or NULL */
+  size_t index;             /* a table: the first entry */
+} gclpy_maps_at;
+/* Sets maps (a TensorMap or a sequence of them) into n consecutive slots from at
+ * (gcl_tensormaps_set: each map's tensor with its producer's DLPack flags). 0, or -1 with an
+ * exception set (nothing changed). */
+int gclpy_tensormaps_set(const gclpy_maps_at *at, PyObject *maps);
+/* Re-points n consecutive maps from at to addresses (ints or __dlpack__ objects;
+ * gcl_tensormaps_repoint). */
+int gclpy_tensormaps_repoint(const gclpy_maps_at *at, PyObject *addresses);
+/* Peer maps: map (a TensorMap over this PE's copy of a symmetric buffer) set once per PE of
+ * pes[0 ... n-1], over that PE's copy (gcl_symmetric_sources), into n consecutive slots from
+ * at. 0, or -1 with an exception set (nothing changed). */
+int gclpy_tensormaps_set_peers(const gclpy_maps_at *at, PyObject *map, const int *pes, size_t n);
 /* Keep-alive bookkeeping of args (`keep`): the leaves in [offset, offset + size) now point
  * into obj (NULL: into nothing kept; the old entries of the range go). 0 or -1. */
 int gclpy_keep_set(gclpy_args *a, size_t offset, size_t size, PyObject *obj);
@@ -572,7 +593,42 @@ extern const char gclpy_doc_nvshmem_info[], gclpy_doc_nvshmem_open[], gclpy_doc_
     gclpy_doc_pe_count[], gclpy_doc_pe_context[], gclpy_doc_pe_barrier[], gclpy_doc_pe_stop[],
     gclpy_doc_pe_start[], gclpy_doc_attach[], gclpy_doc_detach[], gclpy_doc_uses_nvshmem[];
 
-/* ============================== L6: args.c ================================================== */
+/* ============================== L6: args.c, maps.c ========================================== */
+
+/* The tensor-map methods of Args and TensorMapTable (maps.c): one implementation, one list.
+ * where_doc says what `where` is for the type. */
+PyObject *gclpy_maps_set(PyObject *self, PyObject *const *argv, Py_ssize_t nargs, PyObject *kwnames);
+PyObject *gclpy_maps_refresh(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
+                             PyObject *kwnames);
+PyObject *gclpy_maps_repoint(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
+                             PyObject *kwnames);
+PyObject *gclpy_maps_set_peers(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
+                               PyObject *kwnames);
+int gclpy_maps_init_types(PyObject *module, gclpy_state *st);
+#define GCLPY_MAP_METHODS(where_doc)                                                              \
+  {"set_tensormaps", GCLPY_METH(gclpy_maps_set), GCLPY_FASTKW,                                    \
+   "set_tensormaps($self, /, where, tensormaps)\n--\n\nSets maps (one TensorMap, or a list for "  \
+   "consecutive maps)\nat where (gcl_tensormaps_set): each map's tensor is read through\n"          \
+   "__dlpack__ with its producer's flags (a read-only tensor under a store map is refused); a\n"   \
+   "map whose description the slot already holds is re-pointed (only its address moved) or\n"     \
+   "left alone, anything else is checked and encoded. All or nothing; gclaunch.Error naming\n"     \
+   "the map and the rule. " where_doc "."},                                                        \
+  {"refresh", GCLPY_METH(gclpy_maps_refresh), GCLPY_FASTKW,                                       \
+   "refresh($self, /, where, tensormaps)\n--\n\nset_tensormaps under its 0.3 name (every set "     \
+   "re-points what only\nmoved)."},                                                                \
+  {"repoint", GCLPY_METH(gclpy_maps_repoint), GCLPY_FASTKW,                                       \
+   "repoint($self, /, where, addresses)\n--\n\nRe-points maps gclaunch set earlier to new "       \
+   "addresses, keeping the\nrest of their description (gcl_tensormaps_repoint): the cheapest "     \
+   "relaunch on new buffers\nof the same shapes. addresses: one or a list of ints "                \
+   "(data + byte_offset) or\n__dlpack__ tensors (their data + byte_offset; a tensor is kept "       \
+   "alive, an int address is\nyours to keep). All or nothing. " where_doc "."},                    \
+  {"set_peer_tensormaps", GCLPY_METH(gclpy_maps_set_peers), GCLPY_FASTKW,                         \
+   "set_peer_tensormaps($self, /, where, map, pes=None, refresh=False)\n--\n\nPeer tensor maps: "  \
+   "map, a TensorMap over this PE's copy of a\nsymmetric buffer, set once per PE of pes over "     \
+   "that PE's copy (gcl_symmetric_sources,\nthen gcl_tensormaps_set) into consecutive maps from "  \
+   "where, so the kernel picks a peer\nby run-time index. pes: PE ranks, None for every PE. "     \
+   "Every peer is resolved before any\nmap is set (GCL_ERROR_PEER_UNREACHABLE naming the PE). "   \
+   "refresh: accepted, ignored.\n" where_doc "."}
 
 int gclpy_args_init_types(PyObject *module, gclpy_state *st);
 /* New Args over lay (a kernel's args when lay has a context). */

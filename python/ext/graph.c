@@ -15,7 +15,7 @@ typedef struct gclpy_graph {
   gcl_graph *graph;         /* NULL until the capture ended (and after close) */
   PyObject *stream;         /* the Stream captured (until the capture ended) */
   PyObject *context;
-  PyObject *kernels;        /* list: the Kernels launched during the capture */
+  PyObject *kernels;        /* list: the Kernels launched and TensorMapTables captured */
   int state;                /* GRAPH_PENDING, GRAPH_CAPTURING, GRAPH_READY, GRAPH_CLOSED */
 } gclpy_graph;
 enum { GRAPH_PENDING, GRAPH_CAPTURING, GRAPH_READY, GRAPH_CLOSED };
@@ -42,6 +42,26 @@ int gclpy_capture_begin(gclpy_state *st, gclpy_stream *s) {
   if (rc != GCL_OK) return Py_DECREF(list), gclpy_raise(st, rc), -1;
   s->captured = list;
   return 0;
+}
+
+/* The TensorMapTable obj, open; NULL with an exception set. */
+static gcl_tensormap_table *table_arg(gclpy_state *st, PyObject *obj, const char *fn) {
+  if (!PyObject_TypeCheck(obj, st->tmtable_type))
+    return gclpy_type_error("expected a gclaunch.TensorMapTable", obj), NULL;
+  gcl_tensormap_table *t = ((gclpy_tmtable *)obj)->table;
+  if (!t) gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "%s: the table was closed", fn);
+  return t;
+}
+
+int gclpy_capture_table(gclpy_state *st, gclpy_stream *s, PyObject *table) {
+  gcl_tensormap_table *t = table_arg(st, table, "capture_table");
+  if (!t || gclpy_stream_open(st, s, "capture_table") < 0) return -1;
+  if (!s->captured)
+    return gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "capture_table: the stream is not "
+                           "capturing (begin_capture first)"), -1;
+  gcl_status rc = gcl_graph_capture_table(s->stream, t);
+  if (rc != GCL_OK) return gclpy_raise(st, rc), -1;
+  return PyList_Append(s->captured, table); /* the graph keeps the table alive */
 }
 
 PyObject *gclpy_capture_end(gclpy_state *st, gclpy_stream *s, PyObject *graph_or_null) {
@@ -195,10 +215,19 @@ static PyObject *graph_close(PyObject *self, PyObject *unused) {
   Py_RETURN_NONE;
 }
 
+/* The Kernels of g->kernels (which holds the captured TensorMapTables too), as a tuple. */
 static PyObject *graph_kernels(PyObject *self, void *closure) {
   (void)closure;
   gclpy_graph *g = (gclpy_graph *)self;
-  return g->kernels ? PyList_AsTuple(g->kernels) : PyTuple_New(0);
+  gclpy_state *st = GCLPY_ST(self);
+  PyObject *l = PyList_New(0);
+  for (Py_ssize_t i = 0; l && g->kernels && i < PyList_Size(g->kernels); i++) {
+    PyObject *k = PyList_GetItem(g->kernels, i);
+    if (!PyObject_TypeCheck(k, st->tmtable_type) && PyList_Append(l, k) < 0) Py_CLEAR(l);
+  }
+  PyObject *t = l ? PyList_AsTuple(l) : NULL;
+  Py_XDECREF(l);
+  return t;
 }
 
 static int graph_traverse(PyObject *self, visitproc visit, void *arg) {
@@ -233,6 +262,16 @@ static PyObject *graph_repr(PyObject *self) {
   return PyUnicode_FromFormat("<gclaunch.Graph %s, %zd kernel launches seen>", states[g->state], n);
 }
 
+static PyObject *graph_set_table(PyObject *self, PyObject *table) {
+  gclpy_state *st = GCLPY_ST(self);
+  gclpy_graph *g = (gclpy_graph *)self;
+  gcl_tensormap_table *t = table_arg(st, table, "set_table");
+  if (!t || graph_ready(st, g, "set_table") < 0) return NULL;
+  gcl_status rc = gcl_graph_set_table(g->graph, t);
+  if (rc != GCL_OK) return gclpy_raise(st, rc);
+  Py_RETURN_NONE;
+}
+
 static PyMethodDef graph_methods[] = {
   {"__enter__", graph_enter, METH_NOARGS,
    "__enter__($self, /)\n--\n\nBegins capturing the stream (stream.capture())."},
@@ -245,6 +284,11 @@ static PyMethodDef graph_methods[] = {
    "the node was captured from) or one value per parameter (gcl_graph_set_args). The driver\n"
    "copies them; grid, block and launch attributes of the node stay. Takes effect for later\n"
    "launch() calls."},
+  {"set_table", graph_set_table, METH_O,
+   "set_table($self, table, /)\n--\n\nTakes the TensorMapTable's maps as they are now into the\n"
+   "copy later launches upload before their kernels (gcl_graph_set_table): after\n"
+   "table.repoint(...) or table.set_tensormaps(...), as set_args is for parameters. The table\n"
+   "must have been captured into this graph (stream.capture_table)."},
   {"launch", GCLPY_METH(graph_launch), GCLPY_FASTKW,
    "launch($self, /, stream=None)\n--\n\nReplays the graph on stream (None: the context's default\n"
    "stream; a gclaunch.Stream, an int CUstream or an object with __cuda_stream__)."},

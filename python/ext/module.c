@@ -180,7 +180,7 @@ static int module_exec(PyObject *m) {
       gclpy_tensormap_init_types(m, st) < 0 || gclpy_args_init_types(m, st) < 0 ||
       gclpy_driver_init_types(m, st) < 0 || gclpy_stream_init_types(m, st) < 0 ||
       gclpy_event_init_types(m, st) < 0 || gclpy_graph_init_types(m, st) < 0 ||
-      gclpy_buffer_init_types(m, st) < 0)
+      gclpy_buffer_init_types(m, st) < 0 || gclpy_maps_init_types(m, st) < 0)
     return -1;
   return 0;
 }

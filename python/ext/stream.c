@@ -199,6 +199,11 @@ static PyObject *stream_end_capture(PyObject *self, PyObject *unused) {
   return gclpy_capture_end(GCLPY_ST(self), (gclpy_stream *)self, NULL);
 }
 
+static PyObject *stream_capture_table(PyObject *self, PyObject *table) {
+  if (gclpy_capture_table(GCLPY_ST(self), (gclpy_stream *)self, table) < 0) return NULL;
+  Py_RETURN_NONE;
+}
+
 static PyObject *stream_capture(PyObject *self, PyObject *unused) {
   (void)unused;
   gclpy_state *st = GCLPY_ST(self);
@@ -264,6 +269,11 @@ static PyMethodDef stream_methods[] = {
   {"end_capture", stream_end_capture, METH_NOARGS,
    "end_capture($self, /)\n--\n\nEnds the capture and returns the instantiated Graph\n"
    "(gclaunch.Error when no kernel was launched, or the driver invalidated the capture)."},
+  {"capture_table", stream_capture_table, METH_O,
+   "capture_table($self, table, /)\n--\n\nDuring a capture: every replay of the graph first\n"
+   "copies the TensorMapTable's maps (as they are when the capture ends, or at\n"
+   "graph.set_table) to its device memory, before the captured work (gcl_graph_capture_table).\n"
+   "The graph keeps the table alive; do not upload it on the capturing stream."},
   {"capture", stream_capture, METH_NOARGS,
    "capture($self, /)\n--\n\nA Graph to fill in a with block: `with stream.capture() as g: ...`."},
   {"close", stream_close, METH_NOARGS,

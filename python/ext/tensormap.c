@@ -10,19 +10,47 @@
 #include <stdio.h>
 #include <string.h>
 
-/* --- the library's tensor-map calls ------------------------------------------------------------ */
+/* --- where maps go: slots of Args or of a TensorMapTable ------------------------------------- */
 
-/* With each tensor's DLPack flags: a read-only tensor is refused for a store map (issue 50). */
-static gcl_status set_maps(gcl_args *args, gcl_context *ctx, const gcl_field *first, size_t n,
-                           const DLTensor *const *tensors, const uint64_t *dlflags,
-                           const gcl_tensormap_options *options, bool refresh) {
-  return gcl_args_set_tensormaps_flags(args, ctx, first, n, tensors, dlflags, options, n,
-                                       refresh ? GCL_TENSORMAP_REFRESH : 0u);
+/* n consecutive slots from at (gcl_args_tensormap_slots / gcl_tensormap_table_slots). */
+static int slots_for(gclpy_state *st, const gclpy_maps_at *at, size_t n, gcl_tensormap_slots *out) {
+  gcl_status s;
+  if (at->table) {
+    if (!at->table->table)
+      return gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "TensorMapTable: the table was closed"), -1;
+    s = gcl_tensormap_table_slots(at->table->table, at->index, n, out);
+  } else {
+    s = gcl_args_tensormap_slots(at->args->args, &at->first->field, n, out);
+  }
+  return s == GCL_OK ? 0 : (gclpy_raise(st, s), -1);
 }
 
-static gcl_status repoint_maps(gcl_args *args, gcl_context *ctx, const gcl_field *first, size_t n,
-                               const uint64_t *addresses) {
-  return gcl_args_repoint_tensormaps(args, ctx, first, n, addresses);
+/* The context maps at `at` are made in: the args' kernel's (or device's default), or NULL for a
+ * table (its own). *ok false with an exception set. */
+static gcl_context *context_for(gclpy_state *st, const gclpy_maps_at *at, int device, bool *ok) {
+  *ok = true;
+  if (at->table) return NULL;
+  gcl_context *ctx = gclpy_layout_context(st, at->args->layout, device);
+  *ok = ctx != NULL;
+  return ctx;
+}
+
+/* Keep-alive: the maps of slots [i, i + n) from at point into obj (NULL: into nothing kept). */
+static int keep_maps(const gclpy_maps_at *at, size_t i, size_t n, PyObject *obj) {
+  if (!at->table) {
+    size_t size = at->first->field.size;
+    return gclpy_keep_set(at->args, at->first->field.offset + i * size, n * size, obj);
+  }
+  gclpy_tmtable *t = at->table;
+  if (!t->keep && !(t->keep = PyDict_New())) return -1;
+  for (size_t k = at->index + i; k < at->index + i + n; k++) {
+    PyObject *key = PyLong_FromSize_t(k);
+    int rc = !key ? -1 : obj ? PyDict_SetItem(t->keep, key, obj) : 0;
+    if (key && !obj && PyDict_DelItem(t->keep, key) < 0) PyErr_Clear();
+    Py_XDECREF(key);
+    if (rc < 0) return -1;
+  }
+  return 0;
 }
 
 /* --- TensorMap ------------------------------------------------------------------------------ */
@@ -268,27 +296,25 @@ static int device_of(const DLTensor *t) { return t->device.device_type == kDLCUD
 /* Scratch space for n entries: on the stack up to 8, else on the heap. */
 typedef struct batch {
   gclpy_dlpack small_d[8];
-  const DLTensor *small_t[8];
+  gcl_tensormap_source small_s[8];
   gcl_tensormap_options small_o[8];
-  uint64_t small_f[8];
   gclpy_dlpack *d;
-  const DLTensor **t;
+  gcl_tensormap_source *s;  /* the tensors with their producers' DLPack flags (READ_ONLY) */
   gcl_tensormap_options *o;
-  uint64_t *f;              /* the producers' DLPack flags (READ_ONLY) */
   size_t got;
 } batch;
 
 static int batch_init(batch *b, size_t n) {
   b->got = 0;
-  if (n <= 8) return b->d = b->small_d, b->t = b->small_t, b->o = b->small_o, b->f = b->small_f, 0;
-  b->d = PyMem_Calloc(n, sizeof *b->d), b->t = PyMem_Calloc(n, sizeof *b->t);
-  b->o = PyMem_Calloc(n, sizeof *b->o), b->f = PyMem_Calloc(n, sizeof *b->f);
-  return b->d && b->t && b->o && b->f ? 0 : (PyErr_NoMemory(), -1);
+  if (n <= 8) return b->d = b->small_d, b->s = b->small_s, b->o = b->small_o, 0;
+  b->d = PyMem_Calloc(n, sizeof *b->d), b->s = PyMem_Calloc(n, sizeof *b->s);
+  b->o = PyMem_Calloc(n, sizeof *b->o);
+  return b->d && b->s && b->o ? 0 : (PyErr_NoMemory(), -1);
 }
 
 static void batch_free(batch *b) {
   for (size_t i = 0; i < b->got; i++) gclpy_dlpack_release(&b->d[i]);
-  if (b->d != b->small_d) PyMem_Free(b->d), PyMem_Free(b->t), PyMem_Free(b->o), PyMem_Free(b->f);
+  if (b->d != b->small_d) PyMem_Free(b->d), PyMem_Free(b->s), PyMem_Free(b->o);
 }
 
 static PyObject *list_of_one(PyObject *v) {
@@ -332,83 +358,100 @@ int gclpy_keep_set(gclpy_args *a, size_t offset, size_t size, PyObject *obj) {
   return rc;
 }
 
-int gclpy_tensormaps_set(gclpy_args *a, gclpy_fieldref *first, PyObject *maps, bool refresh) {
-  gclpy_state *st = GCLPY_ST(a);
+/* The sources of list (TensorMaps) into b (n of them: borrowed tensors, flags, options). */
+static int sources_of(gclpy_state *st, PyObject *list, size_t n, batch *b) {
+  for (size_t i = 0; i < n; i++) {
+    PyObject *m = PyList_GetItem(list, (Py_ssize_t)i);
+    if (!PyObject_TypeCheck(m, st->tensormap_type))
+      return gclpy_type_error("expected a list of gclaunch.TensorMap", m), -1;
+    gclpy_tensormap *tm = (gclpy_tensormap *)m;
+    if (cleared(st, tm) < 0 || borrow(st, tm->tensor, &b->d[i]) < 0) return -1;
+    b->got++;
+    b->s[i] = (gcl_tensormap_source){.tensor = b->d[i].tensor, .dlpack_flags = b->d[i].flags};
+    if (options_for(st, tm, b->s[i].tensor, &b->o[i]) < 0) return -1;
+  }
+  return 0;
+}
+
+int gclpy_tensormaps_set(const gclpy_maps_at *at, PyObject *maps) {
+  gclpy_state *st = GCLPY_ST(at->table ? (PyObject *)at->table : (PyObject *)at->args);
   PyObject *list = as_list(st, maps);
   if (!list) return -1;
   size_t n = (size_t)PyList_Size(list);
   batch b;
+  gcl_tensormap_slots where;
+  bool ok = true;
   int rc = batch_init(&b, n);
-  for (size_t i = 0; rc == 0 && i < n; i++) {
-    PyObject *m = PyList_GetItem(list, (Py_ssize_t)i);
-    if (!PyObject_TypeCheck(m, st->tensormap_type)) {
-      rc = (gclpy_type_error("expected a list of gclaunch.TensorMap", m), -1);
-      break;
-    }
-    gclpy_tensormap *tm = (gclpy_tensormap *)m;
-    if (cleared(st, tm) < 0 || borrow(st, tm->tensor, &b.d[i]) < 0) { rc = -1; break; }
-    b.got++;
-    b.t[i] = b.d[i].tensor;
-    b.f[i] = b.d[i].flags;
-    rc = options_for(st, tm, b.t[i], &b.o[i]);
-  }
-  gcl_context *ctx = rc == 0 && n ? gclpy_layout_context(st, a->layout, device_of(b.t[0])) : NULL;
-  if (rc == 0 && n && !ctx) rc = -1;
+  if (rc == 0 && n) rc = sources_of(st, list, n, &b);
+  gcl_context *ctx = rc == 0 && n ? context_for(st, at, device_of(b.s[0].tensor), &ok) : NULL;
+  if (rc == 0 && n && (!ok || slots_for(st, at, n, &where) < 0)) rc = -1;
   if (rc == 0 && n) {
-    gcl_status s = set_maps(a->args, ctx, &first->field, n, b.t, b.f, b.o, refresh);
+    gcl_status s = gcl_tensormaps_set(ctx, &where, b.s, b.o, n);
     if (s != GCL_OK) rc = (gclpy_raise(st, s), -1);
   }
   batch_free(&b);
-  /* set: each map's tensor is kept alive by the args (the map points into it) */
+  /* set: each map's tensor is kept alive by the owner (the map points into it) */
   for (size_t i = 0; rc == 0 && i < n; i++)
-    rc = gclpy_keep_set(a, first->field.offset + i * first->field.size, first->field.size,
-                        ((gclpy_tensormap *)PyList_GetItem(list, (Py_ssize_t)i))->tensor);
+    rc = keep_maps(at, i, 1, ((gclpy_tensormap *)PyList_GetItem(list, (Py_ssize_t)i))->tensor);
   Py_DECREF(list);
   return rc;
 }
 
-int gclpy_tensormaps_repoint(gclpy_args *a, gclpy_fieldref *first, PyObject *addresses) {
-  gclpy_state *st = GCLPY_ST(a);
+int gclpy_tensormaps_repoint(const gclpy_maps_at *at, PyObject *addresses) {
+  gclpy_state *st = GCLPY_ST(at->table ? (PyObject *)at->table : (PyObject *)at->args);
   gclpy_addresses ad;
+  gcl_tensormap_slots where;
+  bool ok = true;
   int rc = gclpy_addresses_get(st, addresses, &ad);
-  size_t n = ad.n, size = first->field.size, offset = first->field.offset;
-  gcl_context *ctx = rc == 0 && n ? gclpy_layout_context(st, a->layout, ad.device) : NULL;
-  if (rc == 0 && n && !ctx) rc = -1;
+  size_t n = ad.n;
+  gcl_context *ctx = rc == 0 && n ? context_for(st, at, ad.device, &ok) : NULL;
+  if (rc == 0 && n && (!ok || slots_for(st, at, n, &where) < 0)) rc = -1;
   if (rc == 0 && n) {
-    gcl_status s = repoint_maps(a->args, ctx, &first->field, n, ad.at);
+    gcl_status s = gcl_tensormaps_repoint(ctx, &where, ad.at);
     if (s != GCL_OK) rc = (gclpy_raise(st, s), -1);
   }
   /* re-pointed: a tensor given is kept alive; an int address is the caller's to keep (one pass
    * over the range drops what the maps pointed into before) */
-  if (rc == 0 && n) rc = gclpy_keep_set(a, offset, n * size, NULL);
+  if (rc == 0 && n) rc = keep_maps(at, 0, n, NULL);
   for (size_t i = 0; rc == 0 && ad.tensors && i < n; i++) {
     PyObject *v = PyTuple_GetItem(ad.items, (Py_ssize_t)i);
-    if (!PyLong_Check(v)) rc = gclpy_keep_set(a, offset + i * size, size, v);
+    if (!PyLong_Check(v)) rc = keep_maps(at, i, 1, v);
   }
   gclpy_addresses_free(&ad);
   return rc;
 }
 
-int gclpy_tensormaps_set_peers(gclpy_args *a, gclpy_fieldref *first, PyObject *map,
-                               const int *pes, size_t n, bool refresh) {
-  gclpy_state *st = GCLPY_ST(a);
+/* Sets n peer maps of tm's description (its tensor borrowed as d) into where. */
+static int set_peers(gclpy_state *st, const gclpy_maps_at *at, gclpy_tensormap *tm,
+                     const gclpy_dlpack *d, const int *pes, size_t n) {
+  gcl_tensormap_options o;
+  gcl_tensormap_slots where;
+  if (options_for(st, tm, d->tensor, &o) < 0 || slots_for(st, at, n, &where) < 0) return -1;
+  DLTensor *storage = PyMem_Calloc(n, sizeof *storage);
+  gcl_tensormap_source *src = PyMem_Calloc(n, sizeof *src);
+  gcl_status s = GCL_OK;
+  if (!storage || !src) s = GCL_ERROR_OUT_OF_MEMORY;
+  else if ((s = gcl_symmetric_sources(d->tensor, pes, n, storage, src)) == GCL_OK) {
+    for (size_t i = 0; i < n; i++) src[i].dlpack_flags = d->flags;
+    s = gcl_tensormaps_set(at->table ? NULL : gcl_pe_context(), &where, src, &o, 1);
+  }
+  PyMem_Free(storage), PyMem_Free(src);
+  if (s == GCL_ERROR_OUT_OF_MEMORY && (!storage || !src)) return PyErr_NoMemory(), -1;
+  return s == GCL_OK ? 0 : (gclpy_raise(st, s), -1);
+}
+
+int gclpy_tensormaps_set_peers(const gclpy_maps_at *at, PyObject *map, const int *pes, size_t n) {
+  gclpy_state *st = GCLPY_ST(at->table ? (PyObject *)at->table : (PyObject *)at->args);
   if (!PyObject_TypeCheck(map, st->tensormap_type))
     return gclpy_type_error("set_peer_tensormaps: map takes a gclaunch.TensorMap over this PE's "
                             "copy of a symmetric buffer", map), -1;
   gclpy_tensormap *tm = (gclpy_tensormap *)map;
   gclpy_dlpack d;
-  gcl_tensormap_options o;
   if (cleared(st, tm) < 0 || borrow(st, tm->tensor, &d) < 0) return -1;
-  int rc = options_for(st, tm, d.tensor, &o);
-  if (rc == 0) {
-    gcl_status s = gcl_args_set_peer_tensormaps(a->args, &first->field, d.tensor, pes, n, &o,
-                                                refresh ? GCL_TENSORMAP_REFRESH : 0u);
-    if (s != GCL_OK) rc = (gclpy_raise(st, s), -1);
-  }
+  int rc = set_peers(st, at, tm, &d, pes, n);
   gclpy_dlpack_release(&d);
   /* every peer's copy lives as long as this one: this PE's tensor is kept for each map */
-  for (size_t i = 0; rc == 0 && i < n; i++)
-    rc = gclpy_keep_set(a, first->field.offset + i * first->field.size, first->field.size, tm->tensor);
+  if (rc == 0) rc = keep_maps(at, 0, n, tm->tensor);
   return rc;
 }
 

@@ -65,6 +65,7 @@ from ._gclaunch import (  # noqa: F401
     Stream,
     TensorError,
     TensorMap,
+    TensorMapTable,
     __version__,
     device_count,
     dlpack_c_api,
@@ -129,7 +130,8 @@ globals().update({k: v for k, v in vars(_gclaunch).items() if k.startswith("GCL_
 
 __all__ = [
     "Args", "Buffer", "Context", "DeviceInfo", "Error", "Event", "Field", "Graph", "Kernel",
-    "Layout", "Module", "Param", "RangeError", "Stream", "TensorError", "TensorMap", "__version__",
+    "Layout", "Module", "Param", "RangeError", "Stream", "TensorError", "TensorMap", "TensorMapTable",
+    "__version__",
     "device_count", "device_info", "dlpack_c_api", "inspect", "nvshmem_info", "nvshmem_open",
     "pe_barrier",
     "pe_context", "pe_count", "pe_id", "pe_stop", "pe_unique_id", "status_name", "version_number",

@@ -122,6 +122,8 @@ class TensorMap:
 
 _Value = Union[int, float, bool, _Buffer, _DLPack, TensorMap, Sequence[TensorMap], Sequence[Union[int, float]]]
 
+_Where = Union[_Key, int]
+
 class Args:
     """A parameter buffer: args[path_or_index] = value, and args[path_or_index] to read back.
 
@@ -138,23 +140,77 @@ class Args:
         as a list of N bytes objects, anything else (structs, untyped parameters) as bytes.
         gclaunch.Error GCL_ERROR_UNSET_ARGUMENT while a byte of it is unset."""
     def is_set(self, path_or_index: _Key) -> bool: ...
-    def set_peer_tensormaps(self, path: _Key, map: TensorMap, pes: list[int] | tuple[int, ...] | range | None = None,
-                            refresh: bool = False) -> None:
-        """Peer tensor maps (docs/multigpu.md): map (over this PE's copy of a symmetric buffer)
-        encoded once per PE of pes (None: every PE in rank order) over that PE's copy, into
-        consecutive maps from path. GCL_ERROR_PEER_UNREACHABLE naming the PE and its index in
-        pes before any encode; nothing changed on any refusal. Re-point with
-        repoint(path, [buf.peer_address(p) + off for p in pes]) (peer_address is the start of PE
-        p's copy: off is the map's offset into the Buffer). pes: a list, tuple or range of ints."""
     def buffer(self) -> bytes: ...
-    def refresh(self, path: _Key, tensormaps: Union[TensorMap, Sequence[TensorMap]]) -> None:
-        """gclaunch.Error GCL_ERROR_TYPE_MISMATCH when path is no tensormap / tensormap[N]."""
-    def repoint(self, path: _Key, addresses: Union[int, _DLPack, Sequence[Union[int, _DLPack]], memoryview, Any]) -> None:
+    # The tensor-map methods Args and TensorMapTable share (one implementation, the library's
+    # gcl_tensormaps_set / gcl_tensormaps_repoint over slots). where: for Args a path or index
+    # naming a tensormap (a list sets maps from that element on) or a tensormap[N] (from its
+    # element 0); for a TensorMapTable the first entry's index.
+    def set_tensormaps(self, where: _Where, tensormaps: Union[TensorMap, Sequence[TensorMap]]) -> None:
+        """Sets maps at where: each tensor read through __dlpack__ with its producer's flags (a
+        read-only tensor under a store map: gclaunch.TensorError, rule 28); a map whose
+        description the slot holds is re-pointed or left alone, anything else checked and
+        encoded. All or nothing. gclaunch.Error GCL_ERROR_TYPE_MISMATCH when where is no
+        tensormap / tensormap[N] of Args."""
+    def refresh(self, where: _Where, tensormaps: Union[TensorMap, Sequence[TensorMap]]) -> None:
+        """set_tensormaps under its 0.3 name."""
+    def repoint(self, where: _Where, addresses: Union[int, _DLPack, Sequence[Union[int, _DLPack]], memoryview, Any]) -> None:
         """addresses: an int, a list of ints or __dlpack__ tensors, or a host array of 64-bit
         addresses (a CPU __dlpack__ tensor of (u)int64 such as NumPy uint64 or torch int64, or a
-        buffer such as array.array('Q')), read as one block. gclaunch.Error
-        GCL_ERROR_TYPE_MISMATCH when path is no tensormap / tensormap[N]."""
+        buffer such as array.array('Q')), read as one block. All or nothing."""
+    def set_peer_tensormaps(self, where: _Where, map: TensorMap, pes: list[int] | tuple[int, ...] | range | None = None,
+                            refresh: bool = False) -> None:
+        """Peer tensor maps (docs/multigpu.md): map (over this PE's copy of a symmetric buffer)
+        set once per PE of pes (None: every PE in rank order) over that PE's copy, into
+        consecutive maps from where. GCL_ERROR_PEER_UNREACHABLE naming the PE and its index in
+        pes before any map is set; nothing changed on any refusal. refresh: accepted, ignored.
+        Re-point with repoint(where, [buf.peer_address(p) + off for p in pes]) (peer_address is
+        the start of PE p's copy: off is the map's offset into the Buffer). pes: a list, tuple or
+        range of ints."""
     def clone(self) -> Args: ...
+
+class TensorMapTable:
+    """count tensor maps in device memory (gcl_tensormap_table), for kernels with more
+    descriptors than a parameter holds: the kernel takes table.address as a pointer and fences
+    each map before its first use (<gclaunch/gclaunch_tmap_table.cuh>). The same tensor-map
+    methods as Args, by entry index; upload() copies the changed maps to the device. Keeps its
+    Context and the tensors its maps point into alive. Graphs: stream.capture_table(table)
+    during a capture, graph.set_table(table) after re-pointing."""
+    def __init__(self, count: int, context: Context | None = None) -> None: ...
+    def __len__(self) -> int: ...
+    @property
+    def address(self) -> int: ...
+    @property
+    def dirty(self) -> int: ...
+    @property
+    def context(self) -> Context: ...
+    def map(self, index: int) -> bytes: ...
+    def upload(self, stream: _StreamLike = None) -> None: ...
+    def close(self) -> None: ...
+    # The tensor-map methods Args and TensorMapTable share (see Args) (one implementation, the library's
+    # gcl_tensormaps_set / gcl_tensormaps_repoint over slots). where: for Args a path or index
+    # naming a tensormap (a list sets maps from that element on) or a tensormap[N] (from its
+    # element 0); for a TensorMapTable the first entry's index.
+    def set_tensormaps(self, where: _Where, tensormaps: Union[TensorMap, Sequence[TensorMap]]) -> None:
+        """Sets maps at where: each tensor read through __dlpack__ with its producer's flags (a
+        read-only tensor under a store map: gclaunch.TensorError, rule 28); a map whose
+        description the slot holds is re-pointed or left alone, anything else checked and
+        encoded. All or nothing. gclaunch.Error GCL_ERROR_TYPE_MISMATCH when where is no
+        tensormap / tensormap[N] of Args."""
+    def refresh(self, where: _Where, tensormaps: Union[TensorMap, Sequence[TensorMap]]) -> None:
+        """set_tensormaps under its 0.3 name."""
+    def repoint(self, where: _Where, addresses: Union[int, _DLPack, Sequence[Union[int, _DLPack]], memoryview, Any]) -> None:
+        """addresses: an int, a list of ints or __dlpack__ tensors, or a host array of 64-bit
+        addresses (a CPU __dlpack__ tensor of (u)int64 such as NumPy uint64 or torch int64, or a
+        buffer such as array.array('Q')), read as one block. All or nothing."""
+    def set_peer_tensormaps(self, where: _Where, map: TensorMap, pes: list[int] | tuple[int, ...] | range | None = None,
+                            refresh: bool = False) -> None:
+        """Peer tensor maps (docs/multigpu.md): map (over this PE's copy of a symmetric buffer)
+        set once per PE of pes (None: every PE in rank order) over that PE's copy, into
+        consecutive maps from where. GCL_ERROR_PEER_UNREACHABLE naming the PE and its index in
+        pes before any map is set; nothing changed on any refusal. refresh: accepted, ignored.
+        Re-point with repoint(where, [buf.peer_address(p) + off for p in pes]) (peer_address is
+        the start of PE p's copy: off is the map's offset into the Buffer). pes: a list, tuple or
+        range of ints."""
 
 class Kernel:
     @property
@@ -258,6 +314,9 @@ class Stream:
     def end_capture(self) -> Graph: ...
     def capture(self) -> Graph:
         """with stream.capture() as graph: ... (launches on this Stream become the graph)."""
+    def capture_table(self, table: TensorMapTable) -> None:
+        """During a capture: every replay first uploads the table's maps (as they are when the
+        capture ends, or at graph.set_table)."""
     def close(self) -> None: ...
     def __enter__(self) -> Stream: ...
     def __exit__(self, *exc: Any) -> bool: ...
@@ -285,6 +344,8 @@ class Graph:
     @property
     def kernels(self) -> tuple[Kernel, ...]: ...
     def set_args(self, node: int, kernel: Kernel, args_or_values: Union[Args, Sequence[_Value]]) -> None: ...
+    def set_table(self, table: TensorMapTable) -> None:
+        """The table's maps as they are now, for later launches (a table captured into g)."""
     def launch(self, stream: _StreamLike = None) -> None: ...
     def close(self) -> None: ...
     def __enter__(self) -> Graph: ...

@@ -37,7 +37,7 @@ version=$(meson introspect "$build" --projectinfo |
   python3 -c 'import json,sys; print(json.load(sys.stdin)["version"])')
 
 for f in "$lib/libgclaunch.so" "$lib/libgclaunch.so.$version" "$lib/libgclaunch.a" \
-         "$inc/gclaunch/gclaunch.h" "$inc/gclaunch/core.h" "$inc/gclaunch/runtime.h" \
+         "$inc/gclaunch/gclaunch.h" "$inc/gclaunch/core.h" "$inc/gclaunch/runtime.h" "$inc/gclaunch/tensormap.h" \
          "$inc/gclaunch/status.h" "$inc/gclaunch/signature.h" "$inc/gclaunch/layout.h" \
          "$inc/gclaunch/args.h" "$inc/gclaunch/field.h" "$inc/gclaunch/image.h" \
          "$inc/gclaunch/context.h" "$inc/gclaunch/module.h" "$inc/gclaunch/launch.h" \

@@ -5,6 +5,7 @@ set from lists (parameters and struct members), refresh and repoint, and refusal
 import ctypes as C
 import gc
 import os
+import inspect
 import struct
 import sys
 import unittest
@@ -257,6 +258,70 @@ class FakeDriverTest(unittest.TestCase):
                         g.TensorMap(ro, (8, 16))]  # a load map over it
         self.check_maps(k, a, k.layout.field("maps").offset, [256 * i for i in range(5)] + [8192, 4096] +
                         [256 * i for i in range(7, 16)])
+        gc.collect()
+
+    def test_read_only_refused_after_a_writable_store_map(self):
+        # issue 53: a store map set over a writable tensor, then the same shape read-only (same
+        # address, or moved): refused, not re-pointed, with the patch on and off (this file runs
+        # both ways: python_fakecuda and python_fakecuda_nopatch); the refresh form too.
+        k = self.mega.kernel("megakernel_copy_16", MAPS16)
+        a = k.args()
+        a["maps"] = [g.TensorMap(self.tensor(256 * i), (8, 16), store=True) for i in range(16)]
+        a["work"], a["n_work"] = 0x100, 0
+        off = k.layout.field("maps").offset
+        for where in (256 * 6, 8192):  # the same address, then moved
+            ro = self.tensor(where, read_only=True)
+            for setter in (lambda m: a.__setitem__("maps[6]", m), lambda m: a.refresh("maps[6]", [m])):
+                with self.assertRaises(g.Error) as cm:
+                    setter(g.TensorMap(ro, (8, 16), store=True))
+                self.assertEqual(cm.exception.status, "GCL_ERROR_TENSOR")
+                self.assertIn("parameter 0 'maps' field 'maps[6]': tensor is read-only (DLPack flags "
+                              "0x1) but options.store is set", str(cm.exception))
+                self.check_maps(k, a, off, [256 * i for i in range(16)])  # nothing changed
+        a["maps[6]"] = g.TensorMap(self.tensor(8192), (8, 16), store=True)  # writable: re-pointed
+        self.check_maps(k, a, off, [256 * i for i in range(6)] + [8192] + [256 * i for i in range(7, 16)])
+        gc.collect()
+
+    def test_tensormap_table_shares_the_args_methods(self):
+        # issue 53: TensorMapTable and Args write maps through one method set (the library's
+        # gcl_tensormaps_set / _repoint over slots), with the same arguments and refusals.
+        shared = ("set_tensormaps", "refresh", "repoint", "set_peer_tensormaps")
+        for name in shared:
+            self.assertEqual(inspect.signature(getattr(g.Args, name)).parameters.keys(),
+                             inspect.signature(getattr(g.TensorMapTable, name)).parameters.keys())
+        t = g.TensorMapTable(4, context=self.ctx)
+        self.assertEqual((len(t), t.dirty, t.context), (4, 0, self.ctx))
+        self.assertEqual(t.address % 128, 0)
+        t.set_tensormaps(1, [g.TensorMap(self.tensor(256 * i), (8, 16), store=True) for i in range(2)])
+        self.assertEqual(t.dirty, 2)
+        k = self.mega.kernel("megakernel_copy_16", MAPS16)
+        a = k.args()
+        a.set_tensormaps("maps[1]", [g.TensorMap(self.tensor(256 * i), (8, 16), store=True) for i in range(2)])
+        for i in (1, 2):  # the same bytes in the table's host copy and in the args
+            self.assertEqual(t.map(i), a[f"maps[{i}]"])
+        self.assertEqual(self.map_address(t.map(2), 0), self.base + 256)
+        for owner, where, who in ((t, 2, "gcl_tensormap_table entry 2"),
+                                  (a, "maps[2]", "field 'maps[2]'")):  # read-only under a store map
+            with self.assertRaises(g.Error) as cm:
+                owner.set_tensormaps(where, g.TensorMap(self.tensor(256, read_only=True), (8, 16), store=True))
+            self.assertEqual(cm.exception.status, "GCL_ERROR_TENSOR")
+            self.assertIn(who + ": tensor is read-only (DLPack flags 0x1) but options.store is set",
+                          str(cm.exception))
+        self.assertEqual(self.map_address(t.map(2), 0), self.base + 256)  # nothing changed
+        t.upload()
+        self.assertEqual(t.dirty, 0)
+        t.repoint(1, [self.base + 4096, self.base + 8192])
+        self.assertEqual(self.map_address(t.map(1), 0), self.base + 4096)
+        self.assertEqual(t.dirty, 2)
+        with self.assertRaises(g.Error) as cm:
+            t.repoint(3, [self.base + 16, self.base + 32])  # past the table
+        self.assertIn("the table has 4 maps", str(cm.exception))
+        with self.assertRaises(g.Error) as cm:
+            t.repoint(0, [self.base])  # never set
+        self.assertEqual(cm.exception.status, "GCL_ERROR_UNSET_ARGUMENT")
+        t.close()
+        with self.assertRaises(g.Error):
+            t.set_tensormaps(0, g.TensorMap(self.tensor(0), (8, 16)))
         gc.collect()
 
     def test_signature_mismatch_and_untyped_kernels(self):

@@ -499,6 +499,22 @@ class PeerMapTest(PETest):
             self.args.set_peer_tensormaps("peers", g.TensorMap(plain.view("f32", (64, 64)), (16, 16)), [0])
         self.assertStatus(cm, "GCL_ERROR_INVALID_ARGUMENT", "is not in a symmetric buffer")
         plain.close()
+
+    def test_a_table_takes_peer_maps_through_the_same_method(self):
+        # issue 53: TensorMapTable shares set_peer_tensormaps with Args (entries instead of a path)
+        self.rig(3)
+        pes = [2, 0, 1, 1]
+        t = g.TensorMapTable(5, context=self.ctx)
+        t.set_peer_tensormaps(1, self.tm, pes)
+        want = self.oracle([self.buf.peer_address(p) for p in pes])
+        self.assertEqual([t.map(i) for i in (1, 2, 3, 4)], want)
+        self.assertEqual(t.dirty, 4)
+        set_fake(unreachable="2")
+        with self.assertRaises(g.Error) as cm:
+            t.set_peer_tensormaps(0, self.tm, [0, 2])
+        self.assertStatus(cm, "GCL_ERROR_PEER_UNREACHABLE", "PE 2", "pes[1]")
+        self.assertEqual([t.map(i) for i in (1, 2, 3, 4)], want)  # nothing changed
+        t.close()
         self.release()
 
     def test_an_unreachable_peer_is_refused_by_name_before_any_encode(self):

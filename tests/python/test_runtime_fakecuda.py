@@ -237,6 +237,36 @@ class RuntimeTest(unittest.TestCase):
         self.assertEqual(calls("cuStreamWaitEvent"), n + 3)
 
     # --- graphs ---------------------------------------------------------------------------------
+    def test_graph_captures_a_tensormap_table(self):
+        # issue 53: tables from Python, captured in graphs (gcl_graph_capture_table): every replay
+        # uploads the maps the graph took; set_table takes new ones after a re-point.
+        b = self.ctx.alloc(1 << 16)
+        p = T.Producer()
+        t = g.TensorMapTable(3, context=self.ctx)
+        x = T.FakeTensor(p, b.ptr, shape=(16, 64), strides=(64, 1))
+        t.set_tensormaps(0, [g.TensorMap(x, (8, 32))] * 3)
+        s = self.ctx.create_stream()
+        with s.capture() as graph:
+            s.capture_table(t)
+            self.k.launch(1, 32, self.args(), stream=s)
+        self.assertEqual(graph.kernels, (self.k,))  # the table is kept, not listed
+        graph.launch(s)
+        t.repoint(1, [b.ptr + 4096])
+        graph.set_table(t)
+        graph.launch(s)
+        s.synchronize()
+        other = g.TensorMapTable(1, context=self.ctx)
+        with self.assertRaises(g.Error) as cm:
+            graph.set_table(other)  # never captured into this graph
+        self.assertEqual(cm.exception.status, "GCL_ERROR_INVALID_ARGUMENT")
+        with self.assertRaises(g.Error):
+            s.capture_table(t)  # not capturing
+        with self.assertRaises(TypeError):
+            graph.set_table(b)
+        del graph
+        gc.collect()
+        t.close(), other.close(), s.close(), b.close()
+
     def test_graph_capture_set_args_launch(self):
         s = self.ctx.create_stream()
         a0, a1 = self.args([1, 2, 1.0, 2.0, 16, 32, 3, 4]), self.args([5, 6, 5.0, 6.0, 48, 64, 7, 8])

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The public headers compile on their own, warning-free, as C11 and as C++17 (-Wall -Wextra
 # -Wpedantic -Werror), in every include order, with and without the system DLPack header: the
-# umbrella gclaunch.h, each layer header alone (core.h, runtime.h, ffi.h) and each area header
+# umbrella gclaunch.h, each layer header alone (core.h, runtime.h, tensormap.h, ffi.h) and each area header
 # alone (status.h ... image.h under core.h, context.h ... multigpu.h under runtime.h); and every
 # public header stays under 700 lines (a reader's sitting: issue 56).
 #   test_headers.sh CC CXX INCLUDE_DIR      (exit 77, skipped, if CC or CXX is not found)
@@ -33,6 +33,14 @@ C
   n += (int)sizeof c + (launch != 0);
 C
   esac
+  case "+$layers+" in *+tensormap+*) cat >>"$f" <<'C'
+  static gcl_tensormap_slots at;
+  static gcl_tensormap_source src;
+  gcl_status (*set)(gcl_context *, const gcl_tensormap_slots *, const gcl_tensormap_source *,
+                    const gcl_tensormap_options *, size_t) = gcl_tensormaps_set;
+  n += (int)sizeof at + (int)sizeof src + (set != 0);
+C
+  esac
   case "+$layers+" in *+ffi+*) cat >>"$f" <<'C'
   gcl_status (*ffi)(gcl_args *, const gcl_field *, const struct _ffi_type *, const void *) =
       gcl_args_set_field_ffi;
@@ -54,11 +62,13 @@ if ! command -v "$cxx" >/dev/null 2>&1; then echo "no C++ compiler '$cxx': skipp
 if ! command -v "$cc" >/dev/null 2>&1; then echo "no C compiler '$cc': skipped"; exit 77; fi
 cw="-std=c11 -Wall -Wextra -Wpedantic -Werror -I$inc"
 xw="-std=c++17 -Wall -Wextra -Wpedantic -Werror -x c++ -I$inc"
-all=core+runtime+ffi
+all=core+runtime+tensormap+ffi
 # the umbrella, each layer header alone (it includes what it builds on), and mixed orders
 for spec in "$all:gclaunch/gclaunch.h" "$all:gclaunch/dlpack.h gclaunch/gclaunch.h" \
             "$all:gclaunch/gclaunch.h gclaunch/dlpack.h gclaunch/gclaunch.h" \
-            "core:gclaunch/core.h" "core+runtime:gclaunch/runtime.h" "core+ffi:gclaunch/ffi.h" \
+            "core:gclaunch/core.h" "core+runtime+tensormap:gclaunch/runtime.h" "core+ffi:gclaunch/ffi.h" \
+            "core+runtime+tensormap:gclaunch/tensormap.h" \
+            "core+runtime+tensormap:gclaunch/tensormap.h gclaunch/runtime.h" \
             "$all:gclaunch/ffi.h gclaunch/runtime.h gclaunch/core.h gclaunch/gclaunch.h" \
             "$all:gclaunch/runtime.h gclaunch/gclaunch.h gclaunch/ffi.h"; do
   layers=${spec%%:*} order=${spec#*:}

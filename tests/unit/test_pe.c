@@ -803,6 +803,71 @@ Test(peer_maps, peer_maps_repoint_like_every_other_map_and_fill_tables_too) {
   close_peers(&r);
 }
 
+/* issue 53: peers are a way to make sources -- gcl_symmetric_sources + gcl_tensormaps_set give
+ * the bytes of the 0.3 peer call, into args and into a table; a read-only source under a store
+ * map is refused there as everywhere (rule 28); an unreachable PE leaves storage untouched. */
+Test(peer_maps, symmetric_sources_feed_the_one_set_like_the_peer_call) {
+  peer_rig r;
+  use_fakes();
+  open_peers(&r, 3);
+  const int pes[] = {2, 0, 1};
+  gcl_field first = peers_field(&r, 0);
+  cr_assert_eq(gcl_args_set_peer_tensormaps(r.args, &first, &r.f.t, pes, 3, &r.o, 0), GCL_OK,
+               "%s", gcl_last_error());
+  unsigned char want[3][128], got[128];
+  for (int i = 0; i < 3; i++) {
+    gcl_field e = peers_field(&r, i);
+    cr_assert_eq(gcl_args_field_bytes(r.args, &e, want[i], 128), GCL_OK, "%s", gcl_last_error());
+  }
+  gcl_args *b = NULL;
+  cr_assert_eq(gcl_args_create(r.layout, &b), GCL_OK);
+  DLTensor storage[3];
+  gcl_tensormap_source src[3];
+  cr_assert_eq(gcl_symmetric_sources(&r.f.t, pes, 3, storage, src), GCL_OK, "%s", gcl_last_error());
+  gcl_tensormap_slots at;
+  cr_assert_eq(gcl_args_tensormap_slots(b, &first, 3, &at), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_tensormaps_set(gcl_pe_context(), &at, src, &r.o, 1), GCL_OK, "%s",
+               gcl_last_error());
+  for (int i = 0; i < 3; i++) {
+    gcl_field e = peers_field(&r, i);
+    cr_assert_eq(gcl_args_field_bytes(b, &e, got, 128), GCL_OK, "%s", gcl_last_error());
+    cr_assert_arr_eq(got, want[i], 128, "element %d (PE %d)", i, pes[i]);
+  }
+  gcl_tensormap_table *t = NULL;
+  cr_assert_eq(gcl_tensormap_table_create(r.ctx, 3, &t), GCL_OK);
+  cr_assert_eq(gcl_tensormap_table_slots(t, 0, 3, &at), GCL_OK);
+  gcl_tensormap_options store = r.o;
+  store.store = 1;
+  src[1].dlpack_flags = DLPACK_FLAG_BITMASK_READ_ONLY;
+  cr_assert_eq(gcl_tensormaps_set(NULL, &at, src, &store, 1), GCL_ERROR_TENSOR);
+  assert_msg_has("gcl_tensormap_table entry 1: tensor is read-only (DLPack flags 0x1)");
+  cr_assert_eq(gcl_tensormap_table_dirty(t), 0);
+  cr_assert_eq(gcl_tensormaps_set(NULL, &at, src, &r.o, 1), GCL_OK, "%s", gcl_last_error());
+  for (int i = 0; i < 3; i++)
+    cr_assert_arr_eq(gcl_tensormap_table_map(t, (size_t)i), want[i], 128, "entry %d", i);
+  gcl_tensormap_table_destroy(t);
+  gcl_args_destroy(b);
+  close_peers(&r);
+}
+
+Test(peer_maps, symmetric_sources_refuse_an_unreachable_peer_and_touch_nothing) {
+  peer_rig r;
+  use_fakes();
+  fakenvshmem_set(NULL, "1", NULL);
+  open_peers(&r, 3);
+  DLTensor storage[2];
+  memset(storage, 0x5c, sizeof storage);
+  gcl_tensormap_source src[2];
+  cr_assert_eq(gcl_symmetric_sources(&r.f.t, (const int[]){0, 1}, 2, storage, src),
+               GCL_ERROR_PEER_UNREACHABLE);
+  assert_msg_has("gcl_symmetric_sources");
+  assert_msg_has("pes[1]");
+  cr_assert_eq(((unsigned char *)storage)[0], 0x5c, "storage written on failure");
+  cr_assert_eq(gcl_symmetric_sources(&r.f.t, (const int[]){0}, 0, storage, src),
+               GCL_ERROR_INVALID_ARGUMENT);
+  close_peers(&r);
+}
+
 Test(attach, a_captured_graph_takes_no_arguments_for_a_detached_kernel) {
   use_fakes();
   gcl_context *ctx = started(1);

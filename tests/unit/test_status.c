@@ -107,9 +107,9 @@ Test(status, version_number) {
   snprintf(text, sizeof text, "%u.%u.%u", gcl_version_number() / 10000,
            gcl_version_number() / 100 % 100, gcl_version_number() % 100);
   cr_assert_str_eq(text, gcl_version());
-  /* The header, the library and the build (meson's project version, the soname's) agree; 0.3.0
-   * is the API with one name per thing (the renames are listed in gclaunch.h). */
+  /* The header, the library and the build (meson's project version, the soname's) agree; 0.4.0
+   * is the one tensor-map surface (gclaunch/tensormap.h; CHANGELOG.md). */
   cr_assert_str_eq(gcl_version(), GCL_PROJECT_VERSION);
-  cr_assert_str_eq(GCL_VERSION_STRING, "0.3.0");
-  cr_assert_eq(GCL_VERSION_NUMBER, 300);
+  cr_assert_str_eq(GCL_VERSION_STRING, "0.4.0");
+  cr_assert_eq(GCL_VERSION_NUMBER, 400);
 }
