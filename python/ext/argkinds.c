@@ -162,6 +162,11 @@ static int dims_of(gclpy_state *st, PyObject *v, const char *fn, const char *wha
 
 int gclpy_to_dims(gclpy_state *st, const char *fn, const gclpy_arg *a, PyObject *v, void *out) {
   unsigned *d = out;
+  if (v && PyLong_CheckExact(v) && !(a->flags & GCLPY_ONES)) { /* the common case, inline */
+    unsigned long x = PyLong_AsUnsignedLong(v);
+    if (x <= UINT_MAX) return d[0] = (unsigned)x, d[1] = d[2] = 0, 0;
+    PyErr_Clear(); /* negative or too large: dims_of raises in its words */
+  }
   int n = v ? dims_of(st, v, fn, a->name, d) : 0;
   for (int i = n; v && n > 0 && (a->flags & GCLPY_ONES) && i < 3; i++) d[i] = 1;
   return n < 0 ? -1 : 0;

@@ -149,7 +149,7 @@ struct peers_in { PyObject *path, *map; gclpy_pes pes; bool refresh; };
 static const gclpy_arg peers_args[] = {
   GCLPY_ARG(struct peers_in, path, gclpy_to_object),
   GCLPY_ARG(struct peers_in, map, gclpy_to_object),
-  GCLPY_ARG(struct peers_in, pes, gclpy_to_pes, 0, 0, GCLPY_ABSENT), /* None: every PE */
+  GCLPY_ARG(struct peers_in, pes, gclpy_to_pes), /* None (and not given): every PE */
   GCLPY_ARG(struct peers_in, refresh, gclpy_to_bool),
 };
 static const gclpy_params peers_params = {"set_peer_tensormaps", peers_args, 4, 3, 2};
@@ -158,13 +158,19 @@ static PyObject *args_set_peer_tensormaps(PyObject *self, PyObject *const *argv,
                                           PyObject *kwnames) {
   gclpy_args *a = (gclpy_args *)self;
   struct peers_in in = {NULL, NULL, {NULL, 0}, false};
-  int given = gclpy_parse(GCLPY_ST(self), &peers_params, NULL, argv, nargs, kwnames, &in);
+  gclpy_state *st = GCLPY_ST(self);
+  int given = gclpy_parse(st, &peers_params, NULL, argv, nargs, kwnames, &in);
+  if (given >= 0 && !(given & 1 << 2)) { /* pes not given: every PE, as None */
+    if (gclpy_parse_one(st, "set_peer_tensormaps", &peers_args[2], Py_None, &in.pes) < 0)
+      return gclpy_release(st, &peers_params, given, &in), NULL;
+    given |= 1 << 2;
+  }
   if (given < 0) return NULL;
   gclpy_fieldref *f = tensormap_field(a, in.path, "set_peer_tensormaps"), *first = f;
   if (f && f->conv == GCLPY_CONV_TENSORMAPS) first = gclpy_layout_element0(a->layout, f);
   else if (f) Py_INCREF(first); /* held: the map's __dlpack__ call runs Python code */
   int rc = first ? gclpy_tensormaps_set_peers(a, first, in.map, in.pes.pes, in.pes.n, in.refresh) : -1;
-  gclpy_release(GCLPY_ST(self), &peers_params, given, &in);
+  gclpy_release(st, &peers_params, given, &in);
   Py_XDECREF(first);
   if (rc < 0) return NULL;
   Py_RETURN_NONE;

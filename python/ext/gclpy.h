@@ -196,8 +196,7 @@ typedef int (*gclpy_conv)(gclpy_state *st, const char *fn, const gclpy_arg *a, P
                           void *out);
 enum {
   GCLPY_NONE = 1,           /* None leaves the default (the converter is not called) */
-  GCLPY_ABSENT = 2,         /* not given: the converter is called with None (pes: every PE) */
-  GCLPY_ONES = 4            /* dims: missing dimensions are 1 (else 0, which the library takes as 1) */
+  GCLPY_ONES = 2            /* dims: missing dimensions are 1 (else 0, which the library takes as 1) */
 };
 struct gclpy_arg {
   const char *name;         /* the keyword and the name in messages */
