@@ -180,9 +180,9 @@ typedef struct gclpy_context {
  * and where the result goes (offsetof in the call's own struct of results, which holds the
  * defaults). gclpy_parse matches positionals and keywords, then converts every argument given;
  * when one is refused, the converters of the ones before it are called again with v NULL to
- * release what they made (a wrapped stream, a PE list), and the struct is left as it was
- * meant to be dropped. After a successful parse the caller ends with gclpy_release (only
- * streams and PE lists hold anything).
+ * release what they made (a wrapped stream, a PE list, bytes), and the struct is left to be
+ * dropped. After a successful parse the caller ends with gclpy_release (streams, PE lists, strs,
+ * bytes, images and writable views hold something; the other kinds nothing).
  *
  * Every refusal has one shape: TypeError "<fn>: <name> takes <forms>, got <type>";
  * gclaunch.RangeError "<fn>: <name> = <value> is out of range (<lo> ... <hi>)"; gclaunch.Error
@@ -220,12 +220,12 @@ typedef struct gclpy_params {
   int count, npos, required; /* the first npos may be positional, the first `required` must be
                               * given */
 } gclpy_params;
-/* For METH_FASTCALL | METH_KEYWORDS: keys (optional, count interned names) are matched by
- * identity first. TypeError for unknown or repeated keywords, too many positionals or a missing
- * argument, as CPython words them. Returns the mask of the arguments given (bit i: args[i]), or
- * -1 with an exception set (nothing left to release). Keep tp_doc / ml_doc's text signature in
- * step with the table. */
-/* parse.c: */
+/* parse.c: for METH_FASTCALL | METH_KEYWORDS. keys (optional, count interned names) are matched
+ * by identity first. TypeError for unknown or repeated keywords, too many positionals or a
+ * missing argument, as CPython words them. Only the arguments given are converted. Returns the
+ * mask of the arguments converted (bit i: args[i]; None left to a GCLPY_NONE entry's default is
+ * not), the mask gclpy_release takes; or -1 with an exception set (nothing left to release).
+ * Keep tp_doc / ml_doc's text signature in step with the table. */
 int gclpy_parse(gclpy_state *st, const gclpy_params *p, PyObject *const *keys,
                 PyObject *const *argv, Py_ssize_t nargs, PyObject *kwnames, void *out);
 /* The same for tp_new (a tuple and a dict). */
