@@ -306,6 +306,11 @@ typedef struct gclpy_strs {
   PyObject *keep;
 } gclpy_strs;
 
+/* The one reading of an int, under every int converter here and the field table's (convert.c):
+ * v an int (an object with __index__; a bool only when bools) in [lo, hi], its bits (two's
+ * complement) into *out. 0; 1 when v is no int (nothing raised); 2 when it is out of range (*n:
+ * the int, a new reference, for the caller's message); -1 with an exception. */
+int gclpy_int_value(PyObject *v, bool bools, int64_t lo, uint64_t hi, uint64_t *out, PyObject **n);
 /* The one int converter, for callers converting the items of a sequence: v an int (not a
  * bool; an object with __index__) in [lo, hi], named "<fn>: <what>" in messages. 0 or -1. */
 int gclpy_int_arg(gclpy_state *st, PyObject *v, const char *fn, const char *what, int64_t lo,
