@@ -44,33 +44,41 @@ static int refuse_type(const char *fn, const char *what, const char *forms, PyOb
 
 /* --- ints ----------------------------------------------------------------------------------- */
 
-/* v as an int in [lo, hi] (bits: two's complement): 0; 1 when v is no int (nothing raised); -1
- * with RangeError "<fn>: <what> = v is out of range (lo ... hi)". */
-static int int_in(gclpy_state *st, PyObject *v, const char *fn, const char *what, int64_t lo,
-                  uint64_t hi, uint64_t *out) {
-  PyObject *n;
-  if (PyLong_CheckExact(v)) n = Py_NewRef(v);
-  else if (PyBool_Check(v) || PyFloat_Check(v) || !PyIndex_Check(v)) return 1;
-  else if (!(n = PyNumber_Index(v))) return -1;
+int gclpy_int_value(PyObject *v, bool bools, int64_t lo, uint64_t hi, uint64_t *out, PyObject **n) {
+  PyObject *k = v, *owned = NULL; /* an exact int (the common case) is read without a reference */
+  *n = NULL;
+  if (!PyLong_CheckExact(v) && !(bools && PyBool_Check(v))) {
+    if (PyBool_Check(v) || PyFloat_Check(v) || !PyIndex_Check(v)) return 1;
+    if (!(k = owned = PyNumber_Index(v))) return -1;
+  }
   int overflow = 0;
-  long long x = PyLong_AsLongLongAndOverflow(n, &overflow);
-  if (x == -1 && PyErr_Occurred()) return Py_DECREF(n), -1;
+  long long x = PyLong_AsLongLongAndOverflow(k, &overflow);
+  if (x == -1 && PyErr_Occurred()) return Py_XDECREF(owned), -1;
   uint64_t u = (uint64_t)x;
   bool ok = !overflow && x >= lo && (x < 0 || u <= hi);
   if (overflow > 0 && hi > (uint64_t)INT64_MAX) {
-    u = (uint64_t)PyLong_AsUnsignedLongLong(n);
+    u = (uint64_t)PyLong_AsUnsignedLongLong(k);
     ok = !(u == (uint64_t)-1 && PyErr_Occurred()) && u <= hi;
     PyErr_Clear();
   }
-  if (!ok) {
-    if (lo < 0) gclpy_raise_range(st, "%s: %s = %R is out of range (%lld ... %llu)", fn, what, n,
-                                  (long long)lo, (unsigned long long)hi);
-    else gclpy_raise_range(st, "%s: %s = %R is out of range (%llu ... %llu)", fn, what, n,
-                           (unsigned long long)lo, (unsigned long long)hi);
-    return Py_DECREF(n), -1;
-  }
-  Py_DECREF(n);
+  if (!ok) return *n = owned ? owned : Py_NewRef(k), 2;
+  Py_XDECREF(owned);
   return *out = u, 0;
+}
+
+/* v as an int (not a bool) in [lo, hi] (bits: two's complement): 0; 1 when v is no int (nothing
+ * raised); -1 with RangeError "<fn>: <what> = v is out of range (lo ... hi)". */
+static int int_in(gclpy_state *st, PyObject *v, const char *fn, const char *what, int64_t lo,
+                  uint64_t hi, uint64_t *out) {
+  PyObject *n;
+  int rc = gclpy_int_value(v, false, lo, hi, out, &n);
+  if (rc != 2) return rc;
+  if (lo < 0) gclpy_raise_range(st, "%s: %s = %R is out of range (%lld ... %llu)", fn, what, n,
+                                (long long)lo, (unsigned long long)hi);
+  else gclpy_raise_range(st, "%s: %s = %R is out of range (%llu ... %llu)", fn, what, n,
+                         (unsigned long long)lo, (unsigned long long)hi);
+  Py_DECREF(n);
+  return -1;
 }
 
 int gclpy_int_arg(gclpy_state *st, PyObject *v, const char *fn, const char *what, int64_t lo,
@@ -162,6 +170,11 @@ static int dims_of(gclpy_state *st, PyObject *v, const char *fn, const char *wha
 
 int gclpy_to_dims(gclpy_state *st, const char *fn, const gclpy_arg *a, PyObject *v, void *out) {
   unsigned *d = out;
+  if (v && PyLong_CheckExact(v) && !(a->flags & GCLPY_ONES)) { /* the common case, inline */
+    unsigned long x = PyLong_AsUnsignedLong(v);
+    if (x <= UINT_MAX) return d[0] = (unsigned)x, d[1] = d[2] = 0, 0;
+    PyErr_Clear(); /* negative or too large: dims_of raises in its words */
+  }
   int n = v ? dims_of(st, v, fn, a->name, d) : 0;
   for (int i = n; v && n > 0 && (a->flags & GCLPY_ONES) && i < 3; i++) d[i] = 1;
   return n < 0 ? -1 : 0;

@@ -174,8 +174,9 @@ static PyObject *buffer_view(PyObject *self, PyObject *const *argv, Py_ssize_t n
   gclpy_buffer *b = (gclpy_buffer *)self;
   DLDataType dt;
   struct view_in in = {NULL, NULL};
-  if (gclpy_parse(st, &view_params, NULL, argv, nargs, kwnames, &in) < 0 ||
-      gclpy_buffer_open(st, b, "view") < 0 || parse_dtype(st, in.dtype, &dt) < 0)
+  if (gclpy_buffer_open(st, b, "view") < 0 || /* a closed Buffer refuses first, whatever the arguments */
+      gclpy_parse(st, &view_params, NULL, argv, nargs, kwnames, &in) < 0 ||
+      parse_dtype(st, in.dtype, &dt) < 0)
     return NULL;
   size_t item = dt.bits / 8;
   int64_t shape[GCLPY_BUF_MAX_NDIM];
@@ -244,8 +245,8 @@ static PyObject *buffer_dlpack(PyObject *self, PyObject *const *argv, Py_ssize_t
   gclpy_state *st = GCLPY_ST(self);
   gclpy_buffer *b = (gclpy_buffer *)self;
   struct dlpack_in in = {NULL, {-1, 0}, {-1, 0}, false};
-  if (gclpy_parse(st, &dlpack_params, NULL, argv, nargs, kwnames, &in) < 0 ||
-      gclpy_buffer_open(st, b, "__dlpack__") < 0)
+  if (gclpy_buffer_open(st, b, "__dlpack__") < 0 || /* closed: refused first */
+      gclpy_parse(st, &dlpack_params, NULL, argv, nargs, kwnames, &in) < 0)
     return NULL;
   if (in.copy)
     return PyErr_Format(PyExc_BufferError, "gclaunch.Buffer.__dlpack__: copy=True is not supported");

@@ -92,38 +92,17 @@ static bool is_float_conv(int conv) { return conv >= GCLPY_CONV_F16 && conv <= G
  * exception (range); 1 when v is no int (no exception set). */
 static int int_value(gclpy_args *a, gclpy_fieldref *f, PyObject *v, uint64_t *out) {
   const conv_entry *e = &table[f->conv];
-  if (PyLong_CheckExact(v)) { /* the common case: in range, no reference taken */
-    int overflow = 0;
-    long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
-    if (!overflow && !(x == -1 && PyErr_Occurred()) && x >= e->lo && (x <= 0 || (uint64_t)x <= e->hi))
-      return *out = (uint64_t)x, 0;
-    PyErr_Clear(); /* the general path below says what is wrong */
-  }
-  PyObject *n = PyLong_Check(v) ? Py_NewRef(v) : NULL;
-  if (!n) {
-    if (PyFloat_Check(v) || PyUnicode_Check(v) || PyBytes_Check(v)) return 1;
-    n = PyNumber_Index(v);
-    if (!n) return PyErr_ExceptionMatches(PyExc_TypeError) ? (PyErr_Clear(), 1) : -1;
-  }
-  int overflow = 0;
-  long long s = PyLong_AsLongLongAndOverflow(n, &overflow);
-  int bad = 0;
-  if (s == -1 && PyErr_Occurred()) bad = -1;
-  else if (overflow > 0 && e->hi > INT64_MAX) {
-    unsigned long long u = PyLong_AsUnsignedLongLong(n);
-    if (u == (unsigned long long)-1 && PyErr_Occurred()) PyErr_Clear(), bad = 2;
-    else *out = u;
-  } else if (overflow || s < e->lo || (s > 0 && (uint64_t)s > e->hi)) bad = 2;
-  else *out = (uint64_t)s;
-  if (bad == 2) {
-    char label[400];
-    gclpy_field_label(a, f, label, sizeof label);
-    gclpy_raise_range(GCLPY_ST(a), "%s: %R is out of range for %s (%lld ... %llu)", label, n,
-                      gclpy_scalar_name(f->field.info.scalar), (long long)e->lo,
-                      (unsigned long long)e->hi);
-  }
+  PyObject *n;
+  int rc = gclpy_int_value(v, true, e->lo, e->hi, out, &n); /* argkinds.c: the one reading */
+  if (rc == -1 && PyErr_ExceptionMatches(PyExc_TypeError)) return PyErr_Clear(), 1; /* __index__ */
+  if (rc != 2) return rc;
+  char label[400];
+  gclpy_field_label(a, f, label, sizeof label);
+  gclpy_raise_range(GCLPY_ST(a), "%s: %R is out of range for %s (%lld ... %llu)", label, n,
+                    gclpy_scalar_name(f->field.info.scalar), (long long)e->lo,
+                    (unsigned long long)e->hi);
   Py_DECREF(n);
-  return bad ? -1 : 0;
+  return -1;
 }
 
 /* v as a float: a float, an int, or an object with __float__ / __index__. 0, -1, 1 as above. */
@@ -326,21 +305,17 @@ static int set_tensormaps(gclpy_args *a, gclpy_fieldref *f, PyObject *v) {
  * setter of that size (the library lets untyped bytes of the same size take any). */
 static int set_raw_int(gclpy_args *a, gclpy_fieldref *f, PyObject *v) {
   if (!PyLong_Check(v) || PyBool_Check(v)) return type_error(a, f, v);
-  int overflow = 0;
-  long long s = PyLong_AsLongLongAndOverflow(v, &overflow);
-  if (s == -1 && PyErr_Occurred()) return -1;
-  uint64_t x = (uint64_t)s;
   size_t bits = 8 * f->field.size;
-  bool fits = !overflow && (bits == 64 || (s >= -(1LL << (bits - 1)) && s < (1LL << bits)));
-  if (overflow > 0 && bits == 64) {
-    x = PyLong_AsUnsignedLongLong(v);
-    fits = !(x == (uint64_t)-1 && PyErr_Occurred());
-    PyErr_Clear();
-  }
-  if (!fits) {
+  int64_t lo = bits == 64 ? INT64_MIN : -((int64_t)1 << (bits - 1));
+  uint64_t hi = bits == 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1, x = 0;
+  PyObject *n;
+  int rc = gclpy_int_value(v, false, lo, hi, &x, &n); /* argkinds.c: the one reading */
+  if (rc == -1) return -1;
+  if (rc == 2) {
     char label[400];
     gclpy_field_label(a, f, label, sizeof label);
-    gclpy_raise_range(GCLPY_ST(a), "%s: %R does not fit the untyped %zu-byte parameter", label, v, f->field.size);
+    gclpy_raise_range(GCLPY_ST(a), "%s: %R does not fit the untyped %zu-byte parameter", label, n, f->field.size);
+    Py_DECREF(n);
     return -1;
   }
   const gcl_field *fd = &f->field;

@@ -182,9 +182,9 @@ typedef struct gclpy_context {
  * and where the result goes (offsetof in the call's own struct of results, which holds the
  * defaults). gclpy_parse matches positionals and keywords, then converts every argument given;
  * when one is refused, the converters of the ones before it are called again with v NULL to
- * release what they made (a wrapped stream, a PE list), and the struct is left as it was
- * meant to be dropped. After a successful parse the caller ends with gclpy_release (only
- * streams and PE lists hold anything).
+ * release what they made (a wrapped stream, a PE list, bytes), and the struct is left to be
+ * dropped. After a successful parse the caller ends with gclpy_release (streams, PE lists, strs,
+ * bytes, images and writable views hold something; the other kinds nothing).
  *
  * Every refusal has one shape: TypeError "<fn>: <name> takes <forms>, got <type>";
  * gclaunch.RangeError "<fn>: <name> = <value> is out of range (<lo> ... <hi>)"; gclaunch.Error
@@ -198,8 +198,7 @@ typedef int (*gclpy_conv)(gclpy_state *st, const char *fn, const gclpy_arg *a, P
                           void *out);
 enum {
   GCLPY_NONE = 1,           /* None leaves the default (the converter is not called) */
-  GCLPY_ABSENT = 2,         /* not given: the converter is called with None (pes: every PE) */
-  GCLPY_ONES = 4            /* dims: missing dimensions are 1 (else 0, which the library takes as 1) */
+  GCLPY_ONES = 2            /* dims: missing dimensions are 1 (else 0, which the library takes as 1) */
 };
 struct gclpy_arg {
   const char *name;         /* the keyword and the name in messages */
@@ -223,12 +222,12 @@ typedef struct gclpy_params {
   int count, npos, required; /* the first npos may be positional, the first `required` must be
                               * given */
 } gclpy_params;
-/* For METH_FASTCALL | METH_KEYWORDS: keys (optional, count interned names) are matched by
- * identity first. TypeError for unknown or repeated keywords, too many positionals or a missing
- * argument, as CPython words them. Returns the mask of the arguments given (bit i: args[i]), or
- * -1 with an exception set (nothing left to release). Keep tp_doc / ml_doc's text signature in
- * step with the table. */
-/* parse.c: */
+/* parse.c: for METH_FASTCALL | METH_KEYWORDS. keys (optional, count interned names) are matched
+ * by identity first. TypeError for unknown or repeated keywords, too many positionals or a
+ * missing argument, as CPython words them. Only the arguments given are converted. Returns the
+ * mask of the arguments converted (bit i: args[i]; None left to a GCLPY_NONE entry's default is
+ * not), the mask gclpy_release takes; or -1 with an exception set (nothing left to release).
+ * Keep tp_doc / ml_doc's text signature in step with the table. */
 int gclpy_parse(gclpy_state *st, const gclpy_params *p, PyObject *const *keys,
                 PyObject *const *argv, Py_ssize_t nargs, PyObject *kwnames, void *out);
 /* The same for tp_new (a tuple and a dict). */
@@ -313,6 +312,11 @@ typedef struct gclpy_strs {
   PyObject *keep;
 } gclpy_strs;
 
+/* The one reading of an int, under every int converter here and the field table's (convert.c):
+ * v an int (an object with __index__; a bool only when bools) in [lo, hi], its bits (two's
+ * complement) into *out. 0; 1 when v is no int (nothing raised); 2 when it is out of range (*n:
+ * the int, a new reference, for the caller's message); -1 with an exception. */
+int gclpy_int_value(PyObject *v, bool bools, int64_t lo, uint64_t hi, uint64_t *out, PyObject **n);
 /* The one int converter, for callers converting the items of a sequence: v an int (not a
  * bool; an object with __index__) in [lo, hi], named "<fn>: <what>" in messages. 0 or -1. */
 int gclpy_int_arg(gclpy_state *st, PyObject *v, const char *fn, const char *what, int64_t lo,

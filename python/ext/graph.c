@@ -167,8 +167,8 @@ static PyObject *graph_set_args(PyObject *self, PyObject *const *argv, Py_ssize_
   gclpy_state *st = GCLPY_ST(self);
   gclpy_graph *g = (gclpy_graph *)self;
   struct set_args_in in = {0, NULL, NULL};
-  if (gclpy_parse(st, &set_args_params, NULL, argv, nargs, kwnames, &in) < 0 ||
-      graph_ready(st, g, "set_args") < 0)
+  if (graph_ready(st, g, "set_args") < 0 || /* a graph not ready refuses first */
+      gclpy_parse(st, &set_args_params, NULL, argv, nargs, kwnames, &in) < 0)
     return NULL;
   if (!Py_IS_TYPE(in.kernel, st->kernel_type))
     return gclpy_type_error("set_args: kernel takes a gclaunch.Kernel", in.kernel);

@@ -69,7 +69,7 @@ struct peers_in { PyObject *where, *map; gclpy_pes pes; bool refresh; };
 static const gclpy_arg peers_args[] = {
   GCLPY_ARG(struct peers_in, where, gclpy_to_object),
   GCLPY_ARG(struct peers_in, map, gclpy_to_object),
-  GCLPY_ARG(struct peers_in, pes, gclpy_to_pes, 0, 0, GCLPY_ABSENT), /* None: every PE */
+  GCLPY_ARG(struct peers_in, pes, gclpy_to_pes), /* None (and not given): every PE */
   GCLPY_ARG(struct peers_in, refresh, gclpy_to_bool), /* accepted, ignored (0.3's REFRESH) */
 };
 static const gclpy_params peers_params = {"set_peer_tensormaps", peers_args, 4, 3, 2};
@@ -119,6 +119,11 @@ PyObject *gclpy_maps_set_peers(PyObject *self, PyObject *const *argv, Py_ssize_t
   struct peers_in in = {NULL, NULL, {NULL, 0}, false};
   gclpy_maps_at at;
   int given = gclpy_parse(st, &peers_params, NULL, argv, nargs, kwnames, &in);
+  if (given >= 0 && !(given & 1 << 2)) { /* pes not given: every PE, as None */
+    if (gclpy_parse_one(st, "set_peer_tensormaps", &peers_args[2], Py_None, &in.pes) < 0)
+      return gclpy_release(st, &peers_params, given, &in), NULL;
+    given |= 1 << 2;
+  }
   if (given < 0) return NULL;
   int rc = where_of(self, in.where, "set_peer_tensormaps", &at);
   if (rc == 0) {

@@ -18,67 +18,76 @@ static int name_index(const gclpy_params *p, PyObject *const *keys, PyObject *ke
   return -1;
 }
 
-static int positional(const gclpy_params *p, Py_ssize_t nargs, PyObject **vals) {
-  for (int i = 0; i < p->count; i++) vals[i] = NULL;
+/* Positionals 0 ... nargs-1 into vals; the mask of them, or -1. vals[i] is read only where the
+ * mask has bit i (nothing is cleared per call). */
+static int positional(const gclpy_params *p, Py_ssize_t nargs) {
   if (nargs > p->npos)
     return PyErr_Format(PyExc_TypeError, "%s() takes at most %d positional argument%s (%zd given)",
                         p->fn, p->npos, p->npos == 1 ? "" : "s", nargs), -1;
-  return 0;
+  return (int)((1u << nargs) - 1);
 }
 
+/* A keyword into vals; the mask with its bit, or -1. */
 static int keyword(const gclpy_params *p, PyObject *const *keys, PyObject *key, PyObject *value,
-                   PyObject **vals) {
+                   PyObject **vals, int given) {
   int i = name_index(p, keys, key);
   if (i < 0)
     return PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument %R", p->fn, key), -1;
-  if (vals[i])
+  if (given & (1 << i))
     return PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'", p->fn,
                         p->args[i].name), -1;
   vals[i] = value;
-  return 0;
+  return given | 1 << i;
 }
 
-/* The arguments matched: each converted into out in the table's order; on a refusal the ones
- * converted before it are released. The mask of the given ones, or -1. */
-static int convert_all(gclpy_state *st, const gclpy_params *p, PyObject **vals, void *out) {
-  for (int i = 0; i < p->required; i++)
-    if (!vals[i])
-      return PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s' (pos %d)", p->fn,
-                          p->args[i].name, i + 1), -1;
-  int given = 0;
-  for (int i = 0; i < p->count; i++) {
-    const gclpy_arg *a = &p->args[i];
-    PyObject *v = vals[i];
-    if (!v && (a->flags & GCLPY_ABSENT)) v = Py_None;
-    if (!v || (v == Py_None && (a->flags & GCLPY_NONE))) continue;
-    if (a->conv(st, p->fn, a, v, (char *)out + a->at) < 0) return gclpy_release(st, p, given, out), -1;
-    given |= 1 << i;
+/* The arguments matched (given: their mask): each converted into out in the table's order, only
+ * those given (a launch of 3 arguments converts 3, whatever the table's length); None leaves
+ * the default where the entry says GCLPY_NONE. On a refusal the ones converted before it are
+ * released. The mask of the converted ones, or -1. */
+static inline int convert_all(gclpy_state *st, const gclpy_params *p, PyObject **vals, int given,
+                              void *out) {
+  int required = (1 << p->required) - 1;
+  if ((given & required) != required) {
+    int i = __builtin_ctz((unsigned)(~given & required));
+    return PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s' (pos %d)", p->fn,
+                        p->args[i].name, i + 1), -1;
   }
-  return given;
+  int done = 0;
+  PyObject *none = Py_None;
+  for (unsigned m = (unsigned)given; m; m &= m - 1) {
+    int i = __builtin_ctz(m);
+    const gclpy_arg *a = &p->args[i];
+    char *at = (char *)out + a->at;
+    if (vals[i] == none && (a->flags & GCLPY_NONE)) continue;
+    if (a->conv == gclpy_to_object) *(PyObject **)at = vals[i]; /* no call for "no conversion" */
+    else if (a->conv(st, p->fn, a, vals[i], at) < 0) return gclpy_release(st, p, done, out), -1;
+    done |= 1 << i;
+  }
+  return done;
 }
 
 int gclpy_parse(gclpy_state *st, const gclpy_params *p, PyObject *const *keys,
                 PyObject *const *argv, Py_ssize_t nargs, PyObject *kwnames, void *out) {
   PyObject *vals[GCLPY_MAX_ARGS];
-  if (positional(p, nargs, vals) < 0) return -1;
-  for (Py_ssize_t i = 0; i < nargs; i++) vals[i] = argv[i];
+  int given = positional(p, nargs);
+  for (Py_ssize_t i = 0; given >= 0 && i < nargs; i++) vals[i] = argv[i];
   Py_ssize_t nkw = kwnames ? PyTuple_Size(kwnames) : 0;
-  for (Py_ssize_t j = 0; j < nkw; j++)
-    if (keyword(p, keys, PyTuple_GetItem(kwnames, j), argv[nargs + j], vals) < 0) return -1;
-  return convert_all(st, p, vals, out);
+  for (Py_ssize_t j = 0; given >= 0 && j < nkw; j++)
+    given = keyword(p, keys, PyTuple_GetItem(kwnames, j), argv[nargs + j], vals, given);
+  return given < 0 ? -1 : convert_all(st, p, vals, given, out);
 }
 
 int gclpy_parse_tuple(gclpy_state *st, const gclpy_params *p, PyObject *args, PyObject *kwds,
                       void *out) {
   PyObject *vals[GCLPY_MAX_ARGS];
   Py_ssize_t nargs = PyTuple_Size(args);
-  if (positional(p, nargs, vals) < 0) return -1;
-  for (Py_ssize_t i = 0; i < nargs; i++) vals[i] = PyTuple_GetItem(args, i);
+  int given = positional(p, nargs);
+  for (Py_ssize_t i = 0; given >= 0 && i < nargs; i++) vals[i] = PyTuple_GetItem(args, i);
   PyObject *key, *value;
   Py_ssize_t pos = 0;
-  while (kwds && PyDict_Next(kwds, &pos, &key, &value))
-    if (keyword(p, NULL, key, value, vals) < 0) return -1;
-  return convert_all(st, p, vals, out);
+  while (given >= 0 && kwds && PyDict_Next(kwds, &pos, &key, &value))
+    given = keyword(p, NULL, key, value, vals, given);
+  return given < 0 ? -1 : convert_all(st, p, vals, given, out);
 }
 
 int gclpy_parse_one(gclpy_state *st, const char *fn, const gclpy_arg *a, PyObject *v, void *out) {
@@ -86,6 +95,8 @@ int gclpy_parse_one(gclpy_state *st, const char *fn, const gclpy_arg *a, PyObjec
 }
 
 void gclpy_release(gclpy_state *st, const gclpy_params *p, int given, void *out) {
-  for (int i = 0; i < p->count; i++)
-    if (given & (1 << i)) p->args[i].conv(st, p->fn, &p->args[i], NULL, (char *)out + p->args[i].at);
+  for (unsigned m = (unsigned)given; m; m &= m - 1) {
+    int i = __builtin_ctz(m);
+    p->args[i].conv(st, p->fn, &p->args[i], NULL, (char *)out + p->args[i].at);
+  }
 }
