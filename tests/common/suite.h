@@ -67,8 +67,9 @@ static int gcl_suite_run(int argc, char *argv[]) {
     return 77;
   }
   if (result != 0 && gcl_suite_have_stats)
-    fprintf(stderr, "suite: exit %d: %zu of %zu tests failed, %zu crashed\n", result,
-            st->tests_failed, st->nb_tests, st->tests_crashed);
+    fprintf(stderr, "suite: exit %d: %zu of %zu tests failed, %zu crashed, %zu errors, %zu "
+            "warnings (Criterion 2.4 fails a run that logged a warning: cr_log_warn)\n", result,
+            st->tests_failed, st->nb_tests, st->tests_crashed, st->errors, st->warnings);
   return result;
 }
 
