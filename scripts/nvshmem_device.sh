@@ -25,9 +25,13 @@ if [ -z "${GCL_NVSHMEM_PATH:-}" ]; then
   for py in "${GCL_PYTHON:-}" python3 /opt/torch/.venv/bin/python3; do
     [ -n "$py" ] && command -v "$py" >/dev/null 2>&1 || continue
     lib=$("$py" -c 'import importlib.util as u, os
-s = u.find_spec("nvidia.nvshmem")
-print(next((f for d in (s.submodule_search_locations or []) if s else []
-            for f in [os.path.join(d, "lib", "libnvshmem_host.so.3")] if os.path.isfile(f)), ""))' 2>/dev/null) && [ -n "$lib" ] && { GCL_NVSHMEM_PATH=$lib; export GCL_NVSHMEM_PATH; break; }
+try:
+    s = u.find_spec("nvidia.nvshmem")
+except ImportError:
+    s = None
+dirs = list(s.submodule_search_locations or []) if s else []
+libs = [os.path.join(d, "lib", "libnvshmem_host.so.3") for d in dirs]
+print(next((f for f in libs if os.path.isfile(f)), ""))' 2>/dev/null) && [ -n "$lib" ] && { GCL_NVSHMEM_PATH=$lib; export GCL_NVSHMEM_PATH; break; }
   done
 fi
 line=$("$gcl" info 2>/dev/null | sed -n 's/^nvshmem: *//p')

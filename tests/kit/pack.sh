@@ -62,7 +62,7 @@ done
 cp "$ctestfile" "$kit/CTestTestfile.cmake"
 
 # 2. The repository's files the tests read.
-for d in tests kernels include lib tools examples python bench scripts docs README.md; do
+for d in tests kernels include lib tools examples python bench scripts docs README.md CHANGELOG.md; do
   mkdir -p "$kit/src/$(dirname "$d")"
   (cd "$src" && tar -cf - --exclude=__pycache__ --exclude='*.pyc' --exclude=bench/results "$d") | tar -xf - -C "$kit/src"
 done
