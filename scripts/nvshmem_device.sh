@@ -7,9 +7,10 @@
 # GCLAUNCH: the gclaunch tool (build/tools/gclaunch). Where NVSHMEM is, `GCLAUNCH info` says -- the
 # host library it opens (GCL_NVSHMEM_PATH, else the dynamic loader, else $NVSHMEM_HOME/lib); the
 # device library and headers are the ones beside it (ROOT/lib/libnvshmem_device.a,
-# ROOT/include/nvshmem.h), so host and device code come from one NVSHMEM. With GCL_NVSHMEM_PATH
-# unset, the pip wheel nvidia-nvshmem-cu13 is asked for first through Python's import system
-# (`import nvidia.nvshmem`) of $GCL_PYTHON, python3, or the GPU image's /opt/torch/.venv/bin/python3.
+# ROOT/include/nvshmem.h), so host and device code come from one NVSHMEM. When the library finds
+# none that way (and GCL_NVSHMEM_PATH is unset), the pip wheel nvidia-nvshmem-cu13 is asked for
+# through Python's import system (`import nvidia.nvshmem`) of $GCL_PYTHON, python3, or the GPU
+# image's /opt/torch/.venv/bin/python3.
 # On success prints one line on stdout, GCL_NVSHMEM_PATH=<the host library>, for the caller to
 # export (its program must open the same library). Exit 77 with "SKIP: why" on stdout when there
 # is no NVSHMEM or no nvcc; 1 when the build fails; 2 for a usage error.
@@ -21,7 +22,9 @@ gcl=$1 src=$2 out=${3:-}
 [ "$src" = --where ] || [ -n "$out" ] || usage
 skip() { echo "SKIP: $*"; exit 77; }
 
-if [ -z "${GCL_NVSHMEM_PATH:-}" ]; then
+line=$("$gcl" info 2>/dev/null | sed -n 's/^nvshmem: *//p')
+host=$(echo "$line" | sed -n 's/^\(.*libnvshmem_host\.so[.0-9]*\), version .*/\1/p')
+if [ -z "$host" ] && [ -z "${GCL_NVSHMEM_PATH:-}" ]; then
   for py in "${GCL_PYTHON:-}" python3 /opt/torch/.venv/bin/python3; do
     [ -n "$py" ] && command -v "$py" >/dev/null 2>&1 || continue
     lib=$("$py" -c 'import importlib.util as u, os
@@ -34,7 +37,7 @@ libs = [os.path.join(d, "lib", "libnvshmem_host.so.3") for d in dirs]
 print(next((f for f in libs if os.path.isfile(f)), ""))' 2>/dev/null) && [ -n "$lib" ] && { GCL_NVSHMEM_PATH=$lib; export GCL_NVSHMEM_PATH; break; }
   done
 fi
-line=$("$gcl" info 2>/dev/null | sed -n 's/^nvshmem: *//p')
+[ -n "$host" ] || line=$("$gcl" info 2>/dev/null | sed -n 's/^nvshmem: *//p')
 host=$(echo "$line" | sed -n 's/^\(.*libnvshmem_host\.so[.0-9]*\), version .*/\1/p')
 [ -n "$host" ] || skip "no usable NVSHMEM host library (gclaunch info: ${line:-nothing}); set" \
   "GCL_NVSHMEM_PATH or NVSHMEM_HOME, or pip install nvidia-nvshmem-cu13"

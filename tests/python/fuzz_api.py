@@ -441,12 +441,24 @@ class Model:
         cap = self.captures(but)
         if label != "ok" or cap == "no":
             return label
+        self.invalidate()
         return "err" if cap == "yes" else "any"
+
+    def invalidate(self):
+        """A call the driver refuses during a capture also invalidates this thread's captures
+        (measured on driver 580: later launches into them give CUDA_ERROR_STREAM_CAPTURE_
+        INVALIDATED): the model no longer knows what a capturing stream does."""
+        for s in self.streams.values():
+            if s["capturing"]:
+                s["known"] = False
 
     def untested(self, label):
         """The label of a call whose behaviour during a capture of this thread was not measured
         (synchronous copies and fills, frees, stream destruction): 'ok' becomes 'any' then."""
-        return label if label != "ok" or self.captures() == "no" else "any"
+        if label != "ok" or self.captures() == "no":
+            return label
+        self.invalidate()
+        return "any"
 
 
 def q_stream(m):
