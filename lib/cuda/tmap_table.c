@@ -38,6 +38,15 @@ gcl_status gcl_tensormap_table_create(gcl_context *ctx, size_t k, gcl_tensormap_
     return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: k = %zu: expected 1 ... %zu maps", fn, k,
                      SIZE_MAX / 1024u);
   if (gcl__faulted()) return gcl__fault_check();
+  /* More maps than the device's memory holds: refused before any host memory is asked for (a
+   * host copy of k maps would be as large, and an allocator may abort on such a size). */
+  gcl_device_info info;
+  gcl_status q = gcl_device_query(ctx->device, &info);
+  if (q != GCL_OK) return q;
+  if (k > info.total_memory / GCL_TENSORMAP_BYTES)
+    return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "%s: k = %zu maps (%zu bytes): device %d has %zu "
+                     "bytes of memory in all", fn, k, k * GCL_TENSORMAP_BYTES, ctx->device,
+                     (size_t)info.total_memory);
   gcl_tensormap_table *t = gcl__calloc(1, sizeof *t);
   if (!t) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "%s: no memory for the table", fn);
   t->ctx = ctx;
