@@ -74,6 +74,10 @@ GCL_API gcl_status gcl_context_bind(gcl_context *ctx);
 
 /* Device memory helpers for tests, tools and benchmarks (thin wrappers, context made current). */
 GCL_API gcl_status gcl_mem_alloc(gcl_context *ctx, size_t bytes, uint64_t *address);
+/* On a thread with a gclaunch stream between gcl_graph_capture_begin and _end, the driver refuses
+ * cuMemFree and the refusal invalidates the capture: gcl_mem_free (and gcl_module_destroy's
+ * unload) then returns GCL_OK and makes the release when the capture ends (or the capturing
+ * stream or the context is destroyed). */
 GCL_API gcl_status gcl_mem_free(gcl_context *ctx, uint64_t address);
 GCL_API gcl_status gcl_mem_upload(gcl_context *ctx, uint64_t dst, const void *src, size_t bytes);
 GCL_API gcl_status gcl_mem_download(gcl_context *ctx, void *dst, uint64_t src, size_t bytes);

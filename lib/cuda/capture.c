@@ -34,6 +34,14 @@ void gcl__capture_forget(gcl_stream *s) {
   pthread_mutex_unlock(&lock);
 }
 
+bool gcl__capture_mine(void) {
+  bool mine = false;
+  pthread_mutex_lock(&lock);
+  for (gcl_stream *s = head; s && !mine; s = s->capture_next) mine = s->capture_thread == &self;
+  pthread_mutex_unlock(&lock);
+  return mine;
+}
+
 /* Up to 4 of this thread's capturing streams into out ("gcl_stream 0x.. (CUstream 0x.., device
  * 0)"); how many there are. */
 static size_t list_mine(char *out, size_t n) {

@@ -84,6 +84,7 @@ gcl_status gcl_context_create(int device, gcl_context **out) {
 
 void gcl_context_destroy(gcl_context *ctx) {
   if (!ctx) return;
+  if (gcl__context_bind(ctx) == GCL_OK) gcl__deferred_destroy(ctx);
   gcl__cu.cuDevicePrimaryCtxRelease(ctx->dev);
   gcl__free(ctx);
 }
@@ -117,6 +118,7 @@ gcl_status gcl_context_bind(gcl_context *ctx) {
 gcl_status gcl_mem_alloc(gcl_context *ctx, size_t bytes, uint64_t *address) {
   GCL_CTX_GUARD(ctx);
   if (!address) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_mem_alloc: address is NULL");
+  gcl__deferred_drain(ctx);
   CUdeviceptr p = 0;
   CUresult rc = gcl__cu.cuMemAlloc(&p, bytes);
   if (rc != CUDA_SUCCESS) return gcl__cu_fail(rc, "cuMemAlloc(%zu bytes)", bytes);
@@ -126,6 +128,9 @@ gcl_status gcl_mem_alloc(gcl_context *ctx, size_t bytes, uint64_t *address) {
 
 gcl_status gcl_mem_free(gcl_context *ctx, uint64_t address) {
   GCL_CTX_GUARD(ctx);
+  /* A capturing thread's cuMemFree is refused and breaks its capture: freed when it ends. */
+  if (gcl__capture_mine()) return address ? gcl__defer_release(ctx, address, NULL) : GCL_OK;
+  gcl__deferred_drain(ctx);
   CUresult rc = gcl__cu.cuMemFree((CUdeviceptr)address);
   if (rc != CUDA_SUCCESS) return gcl__cu_fail(rc, "cuMemFree(0x%llx)", (unsigned long long)address);
   return GCL_OK;
@@ -162,6 +167,7 @@ gcl_status gcl_mem_copy(gcl_context *ctx, uint64_t dst, uint64_t src, size_t byt
 gcl_status gcl_context_synchronize(gcl_context *ctx) {
   GCL_CTX_GUARD(ctx);
   CUresult rc = gcl__cu.cuCtxSynchronize();
+  if (rc == CUDA_SUCCESS) gcl__deferred_drain(ctx);
   if (rc != CUDA_SUCCESS) return gcl__cu_fail(rc, "cuCtxSynchronize(device %d)", ctx->device);
   return GCL_OK;
 }

@@ -97,6 +97,16 @@ struct gcl_stream {
 void gcl__capture_note(gcl_stream *s);
 void gcl__capture_forget(gcl_stream *s);
 void gcl__capture_hint(CUresult r, char *out, size_t n);
+/* Whether a gclaunch stream of the calling thread captures now. */
+bool gcl__capture_mine(void);
+
+/* deferred.c: releases a capturing thread may not make (cuMemFree, cuLibraryUnload: refused
+ * during a THREAD_LOCAL capture, and the refusal invalidates it). defer_release keeps one
+ * (address or lib) of ctx; drain makes ctx's (ctx current) unless this thread captures;
+ * destroy makes them, or drops them while this thread captures, before ctx goes. */
+gcl_status gcl__defer_release(gcl_context *ctx, uint64_t address, CUlibrary lib);
+void gcl__deferred_drain(gcl_context *ctx);
+void gcl__deferred_destroy(gcl_context *ctx);
 
 struct gcl_event {
   uint32_t magic;

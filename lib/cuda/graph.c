@@ -327,6 +327,7 @@ gcl_status gcl_graph_capture_end(gcl_stream *s, gcl_graph **out) {
   CUresult rc = gcl__cu.cuStreamEndCapture(s->stream, &g);
   s->capturing = false; /* ended either way: the driver leaves capture mode on failure too */
   gcl__capture_forget(s);
+  gcl__deferred_drain(s->ctx); /* what this thread released while it captured */
   if (rc != CUDA_SUCCESS) {
     if (g) gcl__cu.cuGraphDestroy(g);
     drop_tables(s);

@@ -179,7 +179,9 @@ void gcl_module_destroy(gcl_module *mod) {
     mod->kernels = k->next;
     bury(k);
   }
-  if (mod->lib) gcl__cu.cuLibraryUnload(mod->lib);
+  /* A capturing thread's unload is left to the end of its capture (deferred.c). */
+  if (mod->lib && !(gcl__capture_mine() && gcl__defer_release(mod->ctx, 0, mod->lib) == GCL_OK))
+    gcl__cu.cuLibraryUnload(mod->lib);
   gcl_image_destroy(mod->records);
   gcl__free(mod->compile_log);
   gcl__free(mod);

@@ -97,6 +97,7 @@ void gcl_stream_destroy(gcl_stream *s) {
     if (gcl__cu.cuStreamEndCapture(s->stream, &g) == CUDA_SUCCESS && g) gcl__cu.cuGraphDestroy(g);
   }
   gcl__cu.cuStreamDestroy(s->stream);
+  if (gcl__context_bind(s->ctx) == GCL_OK) gcl__deferred_drain(s->ctx); /* its capture's frees */
   s->magic = 0;
   gcl__free(s);
 }

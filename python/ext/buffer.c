@@ -107,8 +107,9 @@ static gcl_status buffer_release(gclpy_buffer *b, bool closing) {
     gcl_status s = closing ? gcl_symmetric_free(b->ptr) : GCL_OK;
     if (s != GCL_OK) return s;
     GCLPY_ST(b)->symmetric_open--;
-  } else if (b->ptr) {
-    gcl_mem_free(((gclpy_context *)b->context)->ctx, b->ptr);
+  } else if (b->ptr) { /* on a capturing thread the free waits for the capture's end */
+    gcl_status s = gcl_mem_free(((gclpy_context *)b->context)->ctx, b->ptr);
+    if (s != GCL_OK && closing) return s; /* still allocated: close raises, the Buffer holds it */
   }
   b->ptr = 0;
   return GCL_OK;

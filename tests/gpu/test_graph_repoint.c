@@ -12,6 +12,7 @@
  * with programmatic_dependent_launch) captured and replayed over alternating buffers. Seed
  * printed; GCL_TEST_SEED=N repeats it. */
 #include <criterion/criterion.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -359,6 +360,104 @@ Test(graph_repoint, pdl_pair_captured_and_replayed) {
   gcl_args_destroy(wa);
   for (int c = 0; c < 2; c++) gcl_mem_free(ctx, x[c]), gcl_mem_free(ctx, y[c]);
   gcl_module_destroy(m);
+  gcl_stream_destroy(s);
+  gcl_context_destroy(ctx);
+}
+
+/* Free device memory through the driver itself (cuMemGetInfo_v2 of the current context). */
+static size_t device_free_bytes(void) {
+  void *cu = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  cr_assert(cu, "libcuda.so.1: %s", dlerror());
+  int (*info)(size_t *, size_t *) = (int (*)(size_t *, size_t *))dlsym(cu, "cuMemGetInfo_v2");
+  cr_assert(info);
+  size_t free_b = 0, total = 0;
+  cr_assert_eq(info(&free_b, &total), 0);
+  dlclose(cu);
+  return free_b;
+}
+
+/* A buffer freed and a module unloaded while this thread captures (a Python Buffer dropped
+ * inside `with stream.capture()`): the driver refuses a capturing thread's cuMemFree and the
+ * refusal invalidates the capture; gclaunch keeps both releases until the capture ends. The
+ * capture must end and replay, and the memory must be back afterwards. */
+Test(graph_repoint, free_and_unload_during_a_capture) {
+  gcl_context *ctx;
+  CHECK(gcl_context_create(0, &ctx));
+  gcl_stream *s;
+  CHECK(gcl_stream_create(ctx, 0, &s));
+  gcl_module *m = load(ctx, "pdl.fatbin"), *m2 = load(ctx, "pdl.fatbin");
+  gcl_kernel *producer;
+  CHECK(gcl_module_find_kernel(m, "pdl_producer", NULL, &producer));
+  const size_t big = (size_t)256 << 20;
+  uint64_t x, gone;
+  CHECK(gcl_mem_alloc(ctx, 4 * PDL_N, &x));
+  CHECK(gcl_mem_alloc(ctx, big, &gone));
+  CHECK(gcl_mem_fill_u8_async(ctx, gone, 1, big, s));
+  CHECK(gcl_stream_synchronize(s));
+  size_t before = device_free_bytes();
+  gcl_args *pa;
+  CHECK(gcl_args_create(gcl_kernel_layout(producer), &pa));
+  CHECK(gcl_args_set_ptr(pa, 0, x));
+  CHECK(gcl_args_set_i32(pa, 1, PDL_N));
+  gcl_launch_config cfg = {.grid = {PDL_N / 256}, .block = {256}, .stream = gcl_stream_handle(s)};
+  gcl_graph *g;
+  CHECK(gcl_graph_capture_begin(s));
+  CHECK(gcl_launch(producer, &cfg, pa));
+  CHECK(gcl_mem_free(ctx, gone));
+  gcl_module_destroy(m2);
+  CHECK(gcl_launch(producer, &cfg, pa));
+  CHECK(gcl_graph_capture_end(s, &g));
+  size_t count = 0;
+  CHECK(gcl_graph_kernel_count(g, &count));
+  cr_assert_eq(count, 2);
+  CHECK(gcl_graph_launch(g, s));
+  CHECK(gcl_stream_synchronize(s));
+  size_t after = device_free_bytes();
+  printf("free during a capture: %zu MiB free before, %zu MiB after the capture ended\n",
+         before >> 20, after >> 20);
+  cr_assert_geq(after, before + big - ((size_t)2 << 20),
+                "256 MiB freed during the capture not back after it ended: %zu -> %zu MiB",
+                before >> 20, after >> 20);
+  int32_t *got = malloc(4 * PDL_N);
+  CHECK(gcl_mem_download(ctx, got, x, 4 * PDL_N));
+  for (int i = 0; i < PDL_N; i++) cr_assert_eq(got[i], i + 1, "replay: x[%d] = %d", i, got[i]);
+  free(got);
+  gcl_graph_destroy(g);
+  gcl_args_destroy(pa);
+  gcl_mem_free(ctx, x);
+  gcl_module_destroy(m);
+  gcl_stream_destroy(s);
+  gcl_context_destroy(ctx);
+}
+
+/* The fact the deferral rests on (docs/graphs.md): the driver refuses a capturing thread's own
+ * cuMemFree with CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, and the capture is invalidated. */
+Test(graph_repoint, the_driver_refuses_a_free_during_a_capture) {
+  gcl_context *ctx;
+  CHECK(gcl_context_create(0, &ctx));
+  gcl_stream *s;
+  CHECK(gcl_stream_create(ctx, 0, &s));
+  uint64_t x, raw;
+  CHECK(gcl_mem_alloc(ctx, 4096, &x));
+  CHECK(gcl_mem_alloc(ctx, 4096, &raw));
+  void *cu = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  cr_assert(cu, "libcuda.so.1: %s", dlerror());
+  int (*mem_free)(uint64_t) = (int (*)(uint64_t))dlsym(cu, "cuMemFree_v2");
+  cr_assert(mem_free);
+  CHECK(gcl_graph_capture_begin(s));
+  CHECK(gcl_mem_fill_u8_async(ctx, x, 7, 4096, s));
+  int rc = mem_free(raw);
+  gcl_graph *g = NULL;
+  gcl_status end = gcl_graph_capture_end(s, &g);
+  printf("raw cuMemFree during a capture: %d; the capture's end: %s\n", rc,
+         end == GCL_OK ? "ok" : gcl_last_error());
+  cr_assert_eq(rc, 900, "cuMemFree during a capture gave %d, not CUDA_ERROR_STREAM_CAPTURE_"
+               "UNSUPPORTED (900): docs/graphs.md's table is wrong on this driver", rc);
+  cr_assert_neq(end, GCL_OK, "the capture survived a refused cuMemFree");
+  if (g) gcl_graph_destroy(g);
+  CHECK(gcl_mem_free(ctx, raw));
+  CHECK(gcl_mem_free(ctx, x));
+  dlclose(cu);
   gcl_stream_destroy(s);
   gcl_context_destroy(ctx);
 }

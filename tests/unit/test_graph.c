@@ -264,6 +264,54 @@ Test(graph, destroying_a_capturing_stream_discards_the_capture) {
   assert_nothing_live();
 }
 
+/* A capturing thread's cuMemFree and cuLibraryUnload are refused by the driver and the refusal
+ * invalidates the capture: gclaunch keeps them until the capture ends, then makes them. */
+Test(graph, releases_during_a_capture_wait_for_its_end) {
+  declare_big();
+  static session w;
+  cr_assert_eq(session_open(&w), GCL_OK, "%s", gcl_last_error());
+  uint64_t extra = 0, other = 0;
+  gcl_module *m2 = NULL;
+  cr_assert_eq(gcl_mem_alloc(w.ctx, 1 << 20, &extra), GCL_OK);
+  cr_assert_eq(gcl_mem_alloc(w.ctx, 1 << 20, &other), GCL_OK);
+  cr_assert_eq(gcl_module_load_data(w.ctx, fake_ptx, sizeof fake_ptx, &m2), GCL_OK);
+  long mem = fakecuda_live("memory"), libs = fakecuda_live("library");
+  cr_assert_eq(gcl_graph_capture_begin(w.s), GCL_OK);
+  gcl_launch_config cfg = {.grid = {1}, .block = {32}, .stream = gcl_stream_handle(w.s)};
+  cr_assert_eq(gcl_launch(w.k, &cfg, w.ka), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(gcl_mem_free(w.ctx, extra), GCL_OK, "%s", gcl_last_error());
+  gcl_module_destroy(m2);
+  cr_assert_eq(fakecuda_live("memory"), mem, "freed during the capture");
+  cr_assert_eq(fakecuda_live("library"), libs, "unloaded during the capture");
+  cr_assert_eq(gcl_graph_capture_end(w.s, &w.g), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(fakecuda_live("memory"), mem - 1, "not freed when the capture ended");
+  cr_assert_eq(fakecuda_live("library"), libs - 1, "not unloaded when the capture ended");
+  /* No capture: a free is made at once. */
+  cr_assert_eq(gcl_mem_free(w.ctx, other), GCL_OK);
+  cr_assert_eq(fakecuda_live("memory"), mem - 2);
+  session_close(&w);
+  assert_nothing_live();
+}
+
+/* A stream destroyed while it captures discards the capture and makes what it deferred; a
+ * context destroyed makes what is left of its own. */
+Test(graph, releases_deferred_by_a_discarded_capture_are_made) {
+  declare_big();
+  static session w;
+  cr_assert_eq(session_open(&w), GCL_OK, "%s", gcl_last_error());
+  uint64_t extra = 0;
+  cr_assert_eq(gcl_mem_alloc(w.ctx, 4096, &extra), GCL_OK);
+  long mem = fakecuda_live("memory");
+  cr_assert_eq(gcl_graph_capture_begin(w.s), GCL_OK);
+  cr_assert_eq(gcl_mem_free(w.ctx, extra), GCL_OK, "%s", gcl_last_error());
+  cr_assert_eq(fakecuda_live("memory"), mem);
+  gcl_stream_destroy(w.s);
+  w.s = NULL;
+  cr_assert_eq(fakecuda_live("memory"), mem - 1, "not freed when the capturing stream went");
+  session_close(&w);
+  assert_nothing_live();
+}
+
 Test(graph, kernel_of_another_device_is_refused) {
   cr_assert_eq(fakecuda_set_devices(2), 0);
   declare_big();
