@@ -21,7 +21,7 @@ gcl_status gcl__context_bind(gcl_context *ctx);
  * (tensormap.c). */
 struct gcl__tmap_plan;
 gcl_status gcl__tmap_execute(gcl_context *ctx, const struct gcl__tmap_plan *plan);
-/* gcl_tensormaps_set with fn naming the caller in messages (the peer calls: pe.c). */
+/* gcl_tensormaps_set with fn naming the caller in messages (the peer calls: tmap_peers.c). */
 gcl_status gcl__tensormaps_set(gcl_context *ctx, const gcl_tensormap_slots *where,
                                const gcl_tensormap_source *what,
                                const gcl_tensormap_options *options, size_t options_count,
@@ -149,7 +149,8 @@ struct gcl_module {
   char jit_info[GCL__JIT_LOG_BYTES];
   char name[256];            /* for messages: the file, the NVRTC program, or "image of N bytes" */
   bool nvshmem;              /* device-linked with NVSHMEM (its records say so): attach first */
-  bool attached;             /* gcl_module_attach succeeded in ctx (pe.c) */
+  bool attached;             /* gcl_module_attach succeeded in ctx (module_attach.c; written
+                              * with the PE held: gcl__pe_hold) */
 };
 
 struct gcl_kernel {
@@ -177,7 +178,8 @@ struct gcl_kernel {
    * sizes kept, mod, kern and fn cleared; every call but the accessors refuses it. */
   bool stale;
   /* Its module uses NVSHMEM and is not attached in this kernel's context: gcl_launch refuses it
-   * (pe.c keeps it current on attach and detach). Next to stale: one test on the launch path. */
+   * (module_attach.c keeps it current on attach and detach, the PE held). Next to stale: one
+   * test on the launch path. */
   bool unattached;
   bool owned_layout;         /* gcl__layout_own was called on layout (the lookup succeeded) */
 };
@@ -228,12 +230,41 @@ void gcl__kernel_free(gcl_kernel *k);
  * back and frees its offsets and sizes; name and lock stay (kernel.c). */
 void gcl__kernel_bury(gcl_kernel *k);
 
-/* The refusal of a launch of an unattached NVSHMEM kernel, naming module and kernel (pe.c). */
+/* --- Modules attached to the PE (module_attach.c: the module floor) ------------------------ */
+
+/* The refusal of a launch of an unattached NVSHMEM kernel, naming module and kernel (launch.c,
+ * graph.c). */
 gcl_status gcl__kernel_unattached(const gcl_kernel *k, const char *fn);
 /* Whether kernel k (found in k->ctx) of module m may launch: m does not use NVSHMEM, or it is
- * attached in k's context (pe.c). */
+ * attached in k's context (kernel.c at lookup). */
 bool gcl__kernel_attached(const gcl_module *m, const gcl_context *ctx);
 /* Detaches m if attached (gcl_module_destroy, before the unload). */
 void gcl__module_detach_quiet(gcl_module *m);
+
+/* --- The PE (pe.c), for the floors above it ------------------------------------------------
+ * pe.c owns the PE's life and its symmetric memory and calls nothing above it; module attach
+ * and peer tensor maps reach it through these four. Its one lock, pe_lock, guards the PE's
+ * state, the symmetric blocks, the count of modules attached and every module's `attached` and
+ * its kernels' `unattached` (written only between gcl__pe_hold and gcl__pe_release), and
+ * serializes every NVSHMEM host call. It is taken with no other gclaunch lock held, and under it
+ * only NVSHMEM's loader lock (nvshmem.c) is ever taken. */
+
+/* "fn: no PE is started in this process (call gcl_pe_start first)", GCL_ERROR_NVSHMEM. */
+gcl_status gcl__pe_not_started(const char *fn);
+/* Takes the PE's lock and returns the PE's context, NULL when no PE is started (the lock is
+ * taken either way). While it is held, NVSHMEM may be called for a module and gcl_pe_stop
+ * waits. gcl__pe_release adds attached (+1 an attach, -1 a detach, 0 neither) to the count of
+ * modules attached -- gcl_pe_stop refuses while it is not 0 -- and releases the lock. */
+gcl_context *gcl__pe_hold(void);
+void gcl__pe_release(int attached);
+/* The peers' addresses of a symmetric address: visit(user, i, PE pes[i]'s address of address)
+ * for i = 0 ... n-1, called under the PE's lock after every PE was resolved (so it must take no
+ * lock and call nothing of the PE's). The PE's context is bound. On failure messages begin with
+ * fn and nothing was visited: no PE started, address in no symmetric buffer, a PE out of range
+ * (GCL_ERROR_INVALID_ARGUMENT) or not load/store reachable (GCL_ERROR_PEER_UNREACHABLE); *failed
+ * is the index in pes of the PE that failed, n when no one PE did. */
+typedef void gcl__pe_visit(void *user, size_t i, uint64_t peer_address);
+gcl_status gcl__pe_peer_addresses(const char *fn, uint64_t address, const int *pes, size_t n,
+                                  gcl__pe_visit *visit, void *user, size_t *failed);
 
 #endif

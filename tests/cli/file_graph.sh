@@ -5,11 +5,23 @@
 # the set, and no two files call each other, even through others. Prints the edges and the
 # leaves; on a cycle, the files in it (tsort's words). Exits 77 (skipped) when nm or tsort is
 # missing or the objects are not there (a copied build directory without them).
-#   file_graph.sh BUILD_DIR OBJECT_DIR...     (ctest runs it in the build directory: ".")
+# --never A:B pins a floor (issue 54): file A must not call file B, directly or through others
+# (a lower floor never calls up); both must be files of the set, so a rename fails it too.
+#   file_graph.sh BUILD_DIR [--never A:B]... OBJECT_DIR...   (ctest runs it in the build directory: ".")
 #   tools/: file_graph.sh . tools/gclaunch.p
-#   lib/:   file_graph.sh . lib/core/libgclaunch_core.a.p lib/cuda/libgclaunch_cuda.a.p
+#   lib/:   file_graph.sh . --never pe.c:tmap_slots.c lib/core/libgclaunch_core.a.p lib/cuda/libgclaunch_cuda.a.p
 b=${1:-.}
-shift
+[ $# -gt 0 ] && shift
+never=
+dirs=
+while [ $# -gt 0 ]; do
+  case $1 in
+  --never) never="$never ${2:?--never takes A:B}"; shift 2 ;;
+  *) dirs="$dirs $1"; shift ;;
+  esac
+done
+# shellcheck disable=SC2086
+set -- $dirs
 [ $# -gt 0 ] || set -- tools/gclaunch.p
 what=$*
 for t in nm tsort; do
@@ -46,4 +58,27 @@ if ! tsort "$tmp/edges" >/dev/null 2>"$tmp/loop"; then
   echo "(move what both sides use into a file that calls neither)"
   exit 1
 fi
-echo "ok: no cycle"
+# The path from A to B when A reaches B (breadth first: a shortest one), else nothing.
+path() {
+  awk -v s="$1" -v t="$2" '{ to[$1] = to[$1] " " $2 }
+    END {
+      n = 1; q[1] = s; seen[s] = 1; via[s] = s
+      for (i = 1; i <= n; i++) {
+        k = split(to[q[i]], a, " ")
+        for (j = 1; j <= k; j++)
+          if (!(a[j] in seen)) { seen[a[j]] = 1; via[a[j]] = via[q[i]] " -> " a[j]; q[++n] = a[j] }
+      }
+      if (t in seen) print via[t]
+    }' "$tmp/calls"
+}
+bad=0
+for pair in $never; do
+  from=${pair%%:*} to=${pair#*:}
+  for f in "$from" "$to"; do
+    grep -qx "$f" "$tmp/files" || { echo "FAIL: --never $pair: no file $f in $what"; bad=1; }
+  done
+  p=$(path "$from" "$to")
+  [ -z "$p" ] || { echo "FAIL: $from must not call $to (a lower floor calls up): $p"; bad=1; }
+done
+[ $bad -eq 0 ] || exit 1
+echo "ok: no cycle${never:+; no floor calls up:$never}"
