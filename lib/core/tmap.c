@@ -627,7 +627,11 @@ bool gcl__tmap_sparse_small(const gcl_tensormap_desc *d) {
 /* --- messages, built only on failure ------------------------------------------------------- */
 
 const char *gcl__tmap_who_format(const gcl__tmap_who *who, char *buf, size_t cap) {
-  if (!who->text) return gcl__leaf_label(who->layout, who->param, who->rel, who->whole, buf, cap);
+  if (!who->text) {
+    const gcl__type *type = gcl__layout_lparam(who->layout, who->param)->type;
+    bool whole = who->whole && (!type || type->kind == GCL_PARAM_TENSORMAP);
+    return gcl__leaf_label(who->layout, who->param, who->rel, whole, buf, cap);
+  }
   if (who->indexed)
     snprintf(buf, cap, "%s entry %zu", who->text, who->rel / GCL_TENSORMAP_BYTES);
   else

@@ -129,7 +129,7 @@ __attribute__((noinline)) static gcl_status step_encode_failed(const gcl__tmap_p
 /* Whether step i of plan, a re-point, patches (its map's interleave is proven on the device,
  * modes from gcl__tmap_patch_modes) rather than calling the driver. */
 static inline bool patches(const gcl__tmap_plan *plan, size_t i, unsigned modes) {
-  return (modes >> plan->run.entry[i].snap.options.interleave) & 1u;
+  return (modes & plan->run.entry[i].snap.mode) != 0;
 }
 
 /* Execute failed at step i: the maps re-pointed in place before it (steps [0, i)) get their
