@@ -495,7 +495,11 @@ HOT gcl_status pass_box(const DLTensor *t, const gcl_tensormap_options *o,
     if (b - 1u >= TMAP_BOX_MAX) REFUSE(12, i);
     if (e > TMAP_ESTRIDE_MAX) REFUSE(13, i);
     d->box[i] = b, d->element_strides[i] = e;
-    bytes *= (i == 0 && !il) || e == 1 ? b : (b + e - 1) / e;
+    if (e == 1) { /* the usual case: no division (two per dimension cost more than the rest) */
+      bytes *= b, limit *= b;
+      continue;
+    }
+    bytes *= i == 0 && !il ? b : (b + e - 1) / e;
     limit *= b / e;
   }
   if (limit > TMAP_BOX_LIMIT_BYTES) REFUSE(16, 0);
