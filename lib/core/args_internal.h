@@ -72,12 +72,11 @@ static inline gcl_status gcl__args_tmap_run(gcl_args *args, const gcl_field *fir
   if (!first || gcl__f_layout(first) != args->layout || first->param >= args->count ||
       n - 1 >= gcl__f(first, GCL__F_SPAN)) /* n = 0 wraps: refused too */
     return gcl__args_tmap_run_error(args, first, n, fn);
-  const struct gcl__lparam *p = &args->lparams[first->param];
   run->map = args->data + first->offset;
   run->entry = args->tmaps + gcl__f(first, GCL__F_TMAP);
+  /* whole: "if the parameter is one map", which the message asks the layout (gcl__tmap_who). */
   run->who = (gcl__tmap_who){.layout = args->layout, .param = first->param,
-                             .rel = gcl__f(first, GCL__F_REL),
-                             .whole = !p->type || p->type->kind == GCL_PARAM_TENSORMAP};
+                             .rel = gcl__f(first, GCL__F_REL), .whole = true};
   return GCL_OK;
 }
 /* After the plan was executed: commits it (gcl__tmap_plan_commit) and marks the maps set. Cannot

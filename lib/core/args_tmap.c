@@ -74,7 +74,7 @@ gcl_status gcl__tmap_refuse_repoint(const gcl__tmap_run *run, size_t i, uint64_t
                           "forget it)");
   return gcl__tmap_fail(&who, GCL_ERROR_INVALID_ARGUMENT,
                         "address 0x%llx: TMA needs a nonzero %u-byte aligned global address "
-                        "below 2^57 = 0x200000000000000", (unsigned long long)a, snap->align);
+                        "below 2^57 = 0x200000000000000", (unsigned long long)a, (unsigned)snap->align);
 }
 
 gcl_status gcl__tmap_refuse_source_flags(const gcl__tmap_run *run, size_t i, int rule,

@@ -495,7 +495,11 @@ HOT gcl_status pass_box(const DLTensor *t, const gcl_tensormap_options *o,
     if (b - 1u >= TMAP_BOX_MAX) REFUSE(12, i);
     if (e > TMAP_ESTRIDE_MAX) REFUSE(13, i);
     d->box[i] = b, d->element_strides[i] = e;
-    bytes *= (i == 0 && !il) || e == 1 ? b : (b + e - 1) / e;
+    if (e == 1) { /* the usual case: no division (two per dimension cost more than the rest) */
+      bytes *= b, limit *= b;
+      continue;
+    }
+    bytes *= i == 0 && !il ? b : (b + e - 1) / e;
     limit *= b / e;
   }
   if (limit > TMAP_BOX_LIMIT_BYTES) REFUSE(16, 0);
@@ -627,7 +631,11 @@ bool gcl__tmap_sparse_small(const gcl_tensormap_desc *d) {
 /* --- messages, built only on failure ------------------------------------------------------- */
 
 const char *gcl__tmap_who_format(const gcl__tmap_who *who, char *buf, size_t cap) {
-  if (!who->text) return gcl__leaf_label(who->layout, who->param, who->rel, who->whole, buf, cap);
+  if (!who->text) {
+    const gcl__type *type = gcl__layout_lparam(who->layout, who->param)->type;
+    bool whole = who->whole && (!type || type->kind == GCL_PARAM_TENSORMAP);
+    return gcl__leaf_label(who->layout, who->param, who->rel, whole, buf, cap);
+  }
   if (who->indexed)
     snprintf(buf, cap, "%s entry %zu", who->text, who->rel / GCL_TENSORMAP_BYTES);
   else

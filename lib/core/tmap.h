@@ -6,6 +6,7 @@
 
 #include "internal.h"
 
+#include <stddef.h>
 #include <string.h>
 
 /* The global address a map may name: below 2^57 (bits 57 ... 63 zero). Measured (driver 580,
@@ -18,7 +19,9 @@
 /* Who a map is in messages, as pieces: the text is formatted only when a call fails, so that
  * the success path does no snprintf. text non-NULL: used as is ("tensor"); otherwise the map at
  * byte rel of parameter param: "parameter 0 'g' field 'g.maps[3]'", or "parameter 2 'm'" when
- * the map is the whole parameter. indexed: "<text> entry <rel / 128>" (a table's map). */
+ * the map is the whole parameter (whole, and the layout's parameter param is a map: asked only
+ * when a message is formatted, so that the hot path reads nothing of the parameter's type).
+ * indexed: "<text> entry <rel / 128>" (a table's map). */
 typedef struct gcl__tmap_who {
   const char *text;
   const gcl_layout *layout;
@@ -84,14 +87,25 @@ const char *gcl__tmap_type_name(gcl_tensormap_type type);
  * gclaunch encoded (never set, or overwritten by a raw setter). Only entries of the used
  * dimensions are compared and stored. */
 typedef struct gcl__tmap_snap {
-  int32_t ndim;      /* 0: no snapshot; else 1 ... GCL_TENSORMAP_MAX_RANK */
-  uint32_t align;    /* 16 or 32: the global-address alignment the map needs */
-  uint32_t has_strides;
-  DLDataType dtype;
+  /* device, ndim, dtype: in DLTensor's order, without padding, so that one 16-byte comparison
+   * reads them (gcl__tmap_snap_match). */
   DLDevice device;
+  int32_t ndim;      /* 0: no snapshot; else 1 ... GCL_TENSORMAP_MAX_RANK */
+  DLDataType dtype;
+  uint16_t align;    /* 16 or 32: the global-address alignment the map needs */
+  uint8_t mode;      /* 1 << options.interleave: a re-point reads this, not the options (which
+                        lie a cache line further: two lines per map in a batch) */
+  uint8_t has_strides;
   int64_t shape[GCL_TENSORMAP_MAX_RANK], strides[GCL_TENSORMAP_MAX_RANK];
   gcl_tensormap_options options;
 } gcl__tmap_snap;
+#define GCL__TMAP_SNAP_HEAD 16 /* device, ndim, dtype: the same 16 bytes in a DLTensor */
+_Static_assert(offsetof(gcl__tmap_snap, ndim) == offsetof(gcl__tmap_snap, device) + 8 &&
+                   offsetof(gcl__tmap_snap, dtype) == offsetof(gcl__tmap_snap, device) + 12 &&
+                   offsetof(DLTensor, ndim) == offsetof(DLTensor, device) + 8 &&
+                   offsetof(DLTensor, dtype) == offsetof(DLTensor, device) + 12 &&
+                   sizeof(DLDevice) + sizeof(int32_t) + sizeof(DLDataType) == GCL__TMAP_SNAP_HEAD,
+               "the snapshot's head is DLTensor's device, ndim and dtype");
 
 /* The global-address alignment a map made with options o needs: 32 with 32-byte interleave. */
 static inline unsigned gcl__tmap_align(const gcl_tensormap_options *o) {
@@ -103,30 +117,33 @@ static inline unsigned gcl__tmap_align(const gcl_tensormap_options *o) {
 static inline void gcl__tmap_snap_make(const DLTensor *t, const gcl_tensormap_options *o,
                                        gcl__tmap_snap *snap) {
   int n = t->ndim; /* 1 ... 5: t was translated */
-  snap->align = gcl__tmap_align(o);
+  memcpy(&snap->device, &t->device, GCL__TMAP_SNAP_HEAD); /* device, ndim, dtype */
+  snap->align = (uint16_t)gcl__tmap_align(o);
+  snap->mode = (uint8_t)(1u << o->interleave); /* 0 ... 2: o was translated */
   snap->has_strides = t->strides != NULL;
-  snap->dtype = t->dtype;
-  snap->device = t->device;
   for (int i = 0; i < n; i++) snap->shape[i] = t->shape[i];
   if (t->strides)
     for (int i = 0; i < n; i++) snap->strides[i] = t->strides[i];
   snap->options = *o;
-  snap->ndim = n;
 }
 
-/* a == b byte for byte, inline (memcmp of a struct this size is a PLT call): XOR of 8-byte
- * words, then the 4-byte tail. The options have only 4-byte members, so no padding. */
+/* a == b byte for byte, inline (memcmp of a struct this size is a PLT call): XOR of 16-byte
+ * vectors (GCC's generic vectors: SSE2 on x86-64, NEON on arm64, pairs of words elsewhere), then
+ * the 8- and 4-byte tail. The options have only 4-byte members, so no padding. */
 static inline bool gcl__tmap_options_equal(const gcl_tensormap_options *a,
                                            const gcl_tensormap_options *b) {
+  typedef uint64_t v2 __attribute__((vector_size(16)));
   _Static_assert(sizeof *a % 4 == 0, "options are 4-byte members");
   const unsigned char *x = (const unsigned char *)a, *y = (const unsigned char *)b;
-  uint64_t diff = 0, u, v;
+  v2 acc = {0, 0}, u, v;
   size_t i = 0;
-#pragma GCC unroll 16 /* 15 words: straight-line loads, no loop (the refresh path runs this) */
-  for (; i + 8 <= sizeof *a; i += 8) memcpy(&u, x + i, 8), memcpy(&v, y + i, 8), diff |= u ^ v;
+#pragma GCC unroll 8 /* 7 vectors: straight-line loads, no loop (the refresh path runs this) */
+  for (; i + 16 <= sizeof *a; i += 16) memcpy(&u, x + i, 16), memcpy(&v, y + i, 16), acc |= u ^ v;
+  uint64_t diff = acc[0] | acc[1], p, q;
+  for (; i + 8 <= sizeof *a; i += 8) memcpy(&p, x + i, 8), memcpy(&q, y + i, 8), diff |= p ^ q;
   for (; i < sizeof *a; i += 4) {
-    uint32_t p, q;
-    memcpy(&p, x + i, 4), memcpy(&q, y + i, 4), diff |= p ^ q;
+    uint32_t p4, q4;
+    memcpy(&p4, x + i, 4), memcpy(&q4, y + i, 4), diff |= p4 ^ q4;
   }
   return diff == 0;
 }
@@ -135,11 +152,11 @@ static inline bool gcl__tmap_options_equal(const gcl_tensormap_options *a,
  * byte_offset. Inline: the refresh fast path is this, an address check and the driver call. */
 static inline bool gcl__tmap_snap_match(const gcl__tmap_snap *s, const DLTensor *t,
                                         const gcl_tensormap_options *o) {
-  if (!t || !o || !s->ndim || t->ndim != s->ndim || !t->shape ||
-      (t->strides != NULL) != (s->has_strides != 0) || t->dtype.code != s->dtype.code ||
-      t->dtype.bits != s->dtype.bits || t->dtype.lanes != s->dtype.lanes ||
-      t->device.device_type != s->device.device_type ||
-      t->device.device_id != s->device.device_id || !gcl__tmap_options_equal(o, &s->options))
+  if (!t || !o || !s->ndim) return false;
+  uint64_t x[2], y[2]; /* device, ndim, dtype at once */
+  memcpy(x, &t->device, GCL__TMAP_SNAP_HEAD), memcpy(y, &s->device, GCL__TMAP_SNAP_HEAD);
+  if (((x[0] ^ y[0]) | (x[1] ^ y[1])) || !t->shape ||
+      (t->strides != NULL) != (s->has_strides != 0) || !gcl__tmap_options_equal(o, &s->options))
     return false;
   uint64_t diff = 0;
   for (int i = 0; i < s->ndim; i++) diff |= (uint64_t)(t->shape[i] ^ s->shape[i]);

@@ -122,7 +122,7 @@ gcl__tmap_admit_all(gcl__tmap_plan *plan, const gcl__tmap_what *w, const gcl__tm
                                                     gcl__tmap_what_word(at, step, i), ops, to, &op);
     if (s != GCL_OK) return s;
     encodes += op == GCL__TMAP_ENCODE;
-    if (op == GCL__TMAP_REPOINT) repoints++, modes |= 1u << entry[i].snap.options.interleave;
+    if (op == GCL__TMAP_REPOINT) repoints++, modes |= entry[i].snap.mode;
   }
   plan->n = n;
   plan->encodes = encodes;

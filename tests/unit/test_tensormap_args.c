@@ -180,6 +180,18 @@ Test(tensormap_args, single_and_raw_tensormap) {
   gcl_tensormap_options o = fake_tmap_options();
   cr_assert_eq(gcl_args_set_tensormaps(a, ctx, TMAP_FIELD(a, 0, 0), 1, (const DLTensor *const[]){&f.t}, &o, 1, 0), GCL_OK, "%s", gcl_last_error());
   cr_assert(gcl_args_is_set(a, 0));
+  /* A map that is the whole parameter is named by the parameter alone (the admission asks the
+   * layout only when it formats the message); a refused re-point leaves its bytes alone. */
+  const unsigned char *data =
+      (const unsigned char *)gcl__args_data(a) + TMAP_FIELD(a, 0, 0)->offset;
+  unsigned char before[128];
+  memcpy(before, data, sizeof before);
+  uint64_t odd = mem + 8;
+  cr_assert_eq(gcl_args_repoint_tensormaps(a, ctx, TMAP_FIELD(a, 0, 0), 1, &odd),
+               GCL_ERROR_INVALID_ARGUMENT, "%s", gcl_last_error());
+  assert_msg_has("parameter 0 'm': address 0x");
+  cr_assert(strstr(gcl_last_error(), "field") == NULL, "%s", gcl_last_error());
+  cr_assert(memcmp(before, data, sizeof before) == 0, "a refused re-point changed the map");
   const DLTensor *two[2] = {&f.t, &f.t};
   cr_assert_eq(gcl_args_set_tensormaps(a, ctx, TMAP_FIELD(a, 0, 0), 2, two, &o, 1, 0), GCL_ERROR_INVALID_ARGUMENT);
   assert_msg_has("parameter 0 'm': n = 2 maps from here, but only 1 lie");

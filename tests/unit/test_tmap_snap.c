@@ -143,6 +143,8 @@ Test(tmap_snap, any_other_change_translates) {
   d.shape[1] += 1;                 refresh_expect(&r, 2, &d, 1, "shape");
   d.strides[0] += 8;               refresh_expect(&r, 2, &d, 1, "stride");
   d.t.dtype.code = kDLFloat;       refresh_expect(&r, 2, &d, 1, "dtype code (bf16 -> f16)");
+  d.t.device.device_type = 13;     refresh_expect(&r, 2, &d, 1, "device type (CUDA managed)");
+  d.t.device.device_type = kDLCUDA; refresh_expect(&r, 2, &d, 1, "device type back");
   d.o.box[1] = d.o.box[1] % 8 + 1; refresh_expect(&r, 2, &d, 1, "box");
   d.o.element_strides[1] = 2;      refresh_expect(&r, 2, &d, 1, "element_strides");
   d.o.l2_promotion = 2;            refresh_expect(&r, 2, &d, 1, "l2_promotion");
@@ -213,6 +215,14 @@ Test(tmap_snap, refusals_on_the_fast_path_change_nothing) {
   d.t.device.device_id = 0, d.o.reserved[3] = 1;
   refuse(&r, &d, GCL_ERROR_INVALID_ARGUMENT, "options.reserved[3] is 1", "reserved options");
   d.o.reserved[3] = 0;
+  /* The snapshot's head (device, ndim, dtype: one 16-byte comparison) differs in one field. */
+  d.t.dtype.lanes = 2;
+  refuse(&r, &d, GCL_ERROR_TENSOR, "lanes 2) has no tensor map element type", "two lanes");
+  d.t.dtype.lanes = 1, d.t.ndim = 6;
+  refuse(&r, &d, GCL_ERROR_TENSOR, "ndim = 6: a tensor map has rank 1 ... 5", "rank 6");
+  d.t.ndim = 3, d.t.device.device_type = kDLCPU;
+  refuse(&r, &d, GCL_ERROR_TENSOR, "device type 1 is not CUDA", "a CPU tensor");
+  d.t.device.device_type = kDLCUDA;
   /* The driver failing the re-point: the map and its cache stay as they were. */
   state s;
   take(&r, &s);
