@@ -1,4 +1,4 @@
-// Test kernels for gcl_tensormap_table and <gclaunch/gclaunch_tmap_table.cuh> (tests/gpu/
+// Test kernels for gcl_tensormap_table and <gclaunch/tmap_table.cuh> (tests/gpu/
 // test_tmap_table.c): block b reads (map index, column, row) from work[3b .. 3b+2], TMA-loads one
 // 16 x 16 f32 box through that descriptor (picked by run-time index among K) into shared memory
 // and copies it to out + 256 b.
@@ -6,7 +6,7 @@
 //   tmap_device_gather: descriptor made on the device (gcl_tmap_make) from a template and
 //                       addrs[work[3b]], into slot b of slots (arch-specific targets only).
 // sm_90 or later; the column x 4 bytes must be a multiple of 16.
-#include <gclaunch/gclaunch_tmap_table.cuh>
+#include <gclaunch/tmap_table.cuh>
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 __device__ __forceinline__ void gather_box(const gcl_tmap *map, const int *w, float *out) {

@@ -18,7 +18,7 @@ extern "C" {
 /* Compiles CUDA source with NVRTC on the CPU -- no driver, no GPU -- as gcl_module_compile does
  * (options as given, -arch=sm_SM unless an -arch/--gpu-architecture option is given, the
  * toolkit's CCCL headers on the include path, gclaunch's kernel-side headers <gclaunch/tma.cuh> and
- * <gclaunch/gclaunch_tmap_table.cuh> built in): *image gets the cubin (or the PTX, NUL-terminated,
+ * <gclaunch/tmap_table.cuh> built in): *image gets the cubin (or the PTX, NUL-terminated,
  * for a virtual architecture), to be freed with gcl_file_free. GCL_ERROR_NO_NVRTC without NVRTC;
  * GCL_ERROR_COMPILE with the compiler log in the message. Outputs untouched on failure.
  * Thread-safe. */

@@ -228,7 +228,7 @@ GCL_API gcl_status gcl_tensormap_repoint_path(gcl_context *ctx, gcl_tensormap_pa
  * through the same checks, cache and all-or-nothing batches as gcl_args_set_tensormaps (a host
  * copy is changed; nothing reaches the device until gcl_tensormap_table_upload, which copies only
  * the maps changed since the last upload). The kernel takes the address as a pointer parameter
- * and fences each map before its first use (include/gclaunch/gclaunch_tmap_table.cuh,
+ * and fences each map before its first use (include/gclaunch/tmap_table.cuh,
  * gcl_tmap_table_acquire), because the maps were written by another proxy. Up to 240 maps a
  * grid-constant tensormap[K] parameter is faster (docs/tensormaps.md has the study). Messages
  * name the entry ("gcl_tensormap_table entry 17: ..."). Not thread-safe on one table. */

@@ -19,7 +19,7 @@
 //                        is no map.
 //   a table in global    `const gcl_tmap *table` (gcl_tensormap_table_address): written by a copy,
 //   memory               so gcl_tmap_acquire(&table[i]) once before the first use
-//                        (<gclaunch/gclaunch_tmap_table.cuh> has the table helpers).
+//                        (<gclaunch/tmap_table.cuh> has the table helpers).
 // A 2D load of a box into shared memory (one thread issues; every thread waits):
 //   __shared__ alignas(128) float tile[BOX_H][BOX_W];   // 128-byte aligned (1024 with swizzle)
 //   __shared__ alignas(8) unsigned long long bar;

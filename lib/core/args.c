@@ -174,7 +174,7 @@ static bool range_set(const gcl_args *a, size_t pi, size_t rel, size_t n) {
 
 /* Every setter ends here, after copying n bytes over field f: releases the owners inside it,
  * forgets the tensor maps inside it (raw bytes over a map are no map gclaunch encoded; the
- * tensor-map calls commit through args_tmap.c instead), marks its bytes set. */
+ * tensor-map calls commit through tmap_args.c instead), marks its bytes set. */
 static void written(gcl_args *a, const gcl_field *f, size_t n) {
   size_t maps = gcl__f(f, GCL__F_TMAPS), owners = gcl__f(f, GCL__F_OWNERS);
   if (maps) gcl__args_tmap_forget(a, gcl__f(f, GCL__F_TMAP), maps);

@@ -28,8 +28,8 @@ typedef struct gcl__owner_slot {
 } gcl__owner_slot;
 
 /* Visible here so that the launch path reads it inline (no calls, no PLT). Only args.c and
- * args_tmap.c (with its inline half below) change it; lib/cuda/tensormap.c executes plans into
- * tspace and hands the commit to args_tmap.c. */
+ * tmap_args.c (with its inline half below) change it; lib/cuda/tmap_driver.c executes plans into
+ * tspace and hands the commit to tmap_args.c. */
 struct gcl_args {
   const gcl_layout *layout;
   size_t count, size, unset, bit_bytes, owner_count;
@@ -58,7 +58,7 @@ static inline size_t gcl__args_unset_count(const gcl_args *args) { return args->
 /* Marks bytes [rel, rel + n) of parameter param set (set-tracking). Cannot fail. */
 void gcl__args_mark(gcl_args *args, size_t param, size_t rel, size_t n);
 
-/* --- the tensor-map cache (args_tmap.c; lib/cuda/tensormap.c encodes and re-points) --------- */
+/* --- the tensor-map cache (tmap_args.c; lib/cuda/tmap_driver.c encodes and re-points) --------- */
 
 /* Why no run of n maps starts at first: GCL_ERROR_INVALID_ARGUMENT (NULL first, a field of
  * another layout, maps past the end of first's array) or GCL_ERROR_TYPE_MISMATCH (no tensormap

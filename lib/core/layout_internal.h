@@ -14,7 +14,7 @@ typedef struct gcl__lparam {
   size_t bit_at, leaf_bytes;
   /* Owner slots (taken DLPack tensors) of the pointer leaves inside, in buffer order. */
   size_t owner_at, owners;
-  /* Tensor-map cache slots (args_tmap.c) of the tensormap leaves inside, in buffer order; a raw
+  /* Tensor-map cache slots (tmap_args.c) of the tensormap leaves inside, in buffer order; a raw
    * 128-byte parameter has one. */
   size_t tmap_at, tmap_count;
   gcl_field field;       /* the whole parameter as a field */

@@ -3,7 +3,7 @@
  * encode rules") and translates them into their arguments, so that every mistake is reported
  * with the tensor, the dimension and the value before the driver, which would only say
  * CUDA_ERROR_INVALID_VALUE. No cuda.h here: the enum values are gclaunch's own, asserted equal
- * to the driver's in lib/cuda/tensormap.c. */
+ * to the driver's in lib/cuda/tmap_driver.c. */
 #include "tmap.h"
 #include "layout_internal.h"
 
@@ -591,7 +591,7 @@ gcl_status gcl_tensormap_check(const DLTensor *t, const gcl_tensormap_options *o
   return s;
 }
 
-/* --- the Blackwell descriptor defect (driver edge: lib/cuda/tensormap.c) ------------------- */
+/* --- the Blackwell descriptor defect (driver edge: lib/cuda/tmap_driver.c) ------------------- */
 
 #define TMAP_SMALL_ALLOCATION (128u * 1024u)
 

@@ -1,6 +1,6 @@
 /* Tensor maps on the CPU: DLPack tensor + options -> the arguments of cuTensorMapEncodeTiled
  * (or cuTensorMapEncodeIm2col).
- * Internal; lib/cuda/tensormap.c calls the driver with the result. */
+ * Internal; lib/cuda/tmap_driver.c calls the driver with the result. */
 #ifndef GCL_TMAP_H
 #define GCL_TMAP_H
 

@@ -5,18 +5,18 @@
  * only there: SKIP (the slot already holds this description at this address), REPOINT (the same
  * description at a new address), ENCODE (these driver arguments), or a refusal naming the map and
  * the rule of docs/tensormap-rules.md. How a REPOINT is made (gclaunch's patch or the driver's
- * replace) is execution's choice, after this (lib/cuda/tensormap.c): no path checks beside it.
+ * replace) is execution's choice, after this (lib/cuda/tmap_driver.c): no path checks beside it.
  *
- * Inline (always_inline), so that the args' entry points in lib/cuda/tensormap.c and the tables'
- * plan in lib/core/args_tmap.c are each one straight function: a one-map re-point is this, the
+ * Inline (always_inline), so that the args' entry points in lib/cuda/tmap_driver.c and the tables'
+ * plan in lib/core/tmap_args.c are each one straight function: a one-map re-point is this, the
  * patch and the commit, with no call on the way while the rules hold. The refusals are out of
- * line (args_tmap.c): messages are formatted only on failure. */
+ * line (tmap_args.c): messages are formatted only on failure. */
 #ifndef GCL_TMAP_ADMIT_H
 #define GCL_TMAP_ADMIT_H
 
 #include "tmap_plan.h"
 
-/* The refusals, formatted only on failure (args_tmap.c). Each names map i of run. */
+/* The refusals, formatted only on failure (tmap_args.c). Each names map i of run. */
 __attribute__((noinline, cold)) gcl_status gcl__tmap_refuse_device(const gcl__tmap_run *run,
                                                                    size_t i, gcl__tmap_device dev,
                                                                    const DLTensor *t);

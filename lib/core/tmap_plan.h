@@ -4,13 +4,13 @@
  * (gcl_args_set_tensormaps[_flags], gcl_args_repoint_tensormaps, gcl_tensormap_table_set[_flags],
  * gcl_tensormap_table_repoint, the peer calls, gcl_tensormap_encode[_flags]), Python's, and so
  * the maps of a table a graph captured -- goes through the same three steps:
- *   1. plan (lib/core/args_tmap.c, no driver): the batch's own arguments (gcl__tmap_what_*),
+ *   1. plan (lib/core/tmap_args.c, no driver): the batch's own arguments (gcl__tmap_what_*),
  *      then for each map THE admission (gcl__tmap_admit there: one function, no other door),
  *      which answers SKIP (the map already says this), REPOINT (same description, only the
  *      address moves), ENCODE (these driver arguments) or refuses by a numbered rule of
  *      docs/tensormap-rules.md (the DLPack flags rules 27 and 28 among them). Any refusal is
  *      named here and nothing changed;
- *   2. execute (lib/cuda/tensormap.c, gcl__tmap_execute): one loop over the steps; the fast
+ *   2. execute (lib/cuda/tmap_driver.c, gcl__tmap_execute): one loop over the steps; the fast
  *      paths are decisions here, after admission: a REPOINT patches the address bits itself
  *      where the device proved the patch for the map's interleave mode (tmap_patch.c), else
  *      calls cuTensorMapReplaceAddress; ENCODE encodes into the plan's scratch. A driver

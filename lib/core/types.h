@@ -35,7 +35,7 @@ struct gcl__type {
   size_t leaf_bytes;
   size_t ptr_leaves;
   /* Tensor maps inside (tensormap leaves, in buffer order): each has a cache slot in the args
-   * (args_tmap.c), numbered like the owner slots of pointers. */
+   * (tmap_args.c), numbered like the owner slots of pointers. */
   size_t tmap_leaves;
   /* libffi view. `ffi` is what an enclosing struct sees: one of libffi's predefined types, the
    * computed struct (`ffi_struct`), or `ffi_leaf`, an opaque FFI_TYPE_STRUCT whose size and

@@ -18,7 +18,7 @@ gcl_status gcl__context_bind(gcl_context *ctx);
 /* Executes a tensor-map plan (lib/core/tmap_plan.h) into its scratch: one loop, re-points
  * (cuTensorMapReplaceAddress on a copy of the map) and encodes; the maps are not written. After a
  * kernel fault GCL_ERROR_KERNEL_FAULT without a driver call. The caller commits on GCL_OK
- * (tensormap.c). */
+ * (tmap_driver.c). */
 struct gcl__tmap_plan;
 gcl_status gcl__tmap_execute(gcl_context *ctx, const struct gcl__tmap_plan *plan);
 /* gcl_tensormaps_set with fn naming the caller in messages (the peer calls: tmap_peers.c). */
@@ -30,7 +30,7 @@ gcl_status gcl__tensormaps_set(gcl_context *ctx, const gcl_tensormap_slots *wher
  * table t (n >= 1; checked here) for ctx (NULL or t's context): plan, execute, commit, dirty
  * bits (tmap_table.c). */
 struct gcl__tmap_what;
-/* The same into maps first ... first + n - 1 of args, for ctx (required) (tensormap.c). */
+/* The same into maps first ... first + n - 1 of args, for ctx (required) (tmap_driver.c). */
 gcl_status gcl__tmap_args_write(gcl_args *args, gcl_context *ctx, const gcl_field *first,
                                size_t n, const struct gcl__tmap_what *what, const char *fn);
 gcl_status gcl__tmap_table_write(gcl_tensormap_table *t, gcl_context *ctx, size_t first, size_t n,
@@ -38,7 +38,7 @@ gcl_status gcl__tmap_table_write(gcl_tensormap_table *t, gcl_context *ctx, size_
 
 /* cuTensorMapEncode* of the checked description d into m, its result in *rc; with a refusal and
  * no (or another) context current, ctx is bound and the call made once more. Not GCL_OK only when
- * that bind failed (tensormap.c). */
+ * that bind failed (tmap_driver.c). */
 gcl_status gcl__tmap_encode_bound(gcl_context *ctx, const gcl_tensormap_desc *d, CUtensorMap *m,
                                   CUresult *rc);
 

@@ -1,5 +1,5 @@
 /* The driver's encode of a checked description into a map, binding the context and trying once
- * more when another context (or none) was current. A leaf of the tensor-map files: tensormap.c
+ * more when another context (or none) was current. A leaf of the tensor-map files: tmap_driver.c
  * (encodes and plans) and tmap_patch.c (the per-device proof of the re-point patch) both call it,
  * and it calls neither. */
 #include "cuda_internal.h"

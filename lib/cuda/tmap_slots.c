@@ -1,7 +1,7 @@
 /* The tensor-map surface of 0.4 (include/gclaunch/tensormap.h): where maps go (slots of args or
  * of a table), what they are made from (sources), and the two verbs, set and re-point. This file
  * only checks the slots and the batch's arguments and hands the batch to its owner -- the args
- * (tensormap.c) or the table (tmap_table.c) --, whose plan goes through the one admission
+ * (tmap_driver.c) or the table (tmap_table.c) --, whose plan goes through the one admission
  * (lib/core/tmap_admit.h). */
 #include "cuda_internal.h"
 #include "tmap_plan.h"

@@ -4,7 +4,7 @@
  * all-or-nothing), a bitmap remembers which maps changed since the last upload, and
  * gcl_tensormap_table_upload copies only those, one cuMemcpyHtoDAsync per run of consecutive
  * changed maps, on the caller's stream. The kernel reads map i at address + 128 i after the
- * acquire fence of include/gclaunch/gclaunch_tmap_table.cuh.
+ * acquire fence of include/gclaunch/tmap_table.cuh.
  *
  * The mirror is pageable memory on purpose: cuMemcpyHtoDAsync from pageable memory returns only
  * after the bytes were staged, so the mirror may be changed again as soon as the upload returned

@@ -274,7 +274,7 @@ static PyType_Slot table_slots[] = {
   {Py_tp_doc, "TensorMapTable(count, context=None)\n--\n\n"
               "count tensor maps in device memory (gcl_tensormap_table), for kernels with more\n"
               "descriptors than a parameter holds: the kernel takes table.address as a pointer and\n"
-              "fences each map before its first use (<gclaunch/gclaunch_tmap_table.cuh>). The same\n"
+              "fences each map before its first use (<gclaunch/tmap_table.cuh>). The same\n"
               "methods as Args write its maps, by entry index instead of a path:\n"
               "  table.set_tensormaps(0, [TensorMap(x, (64, 64)), ...])\n"
               "  table.repoint(0, addresses)\n"

@@ -171,7 +171,7 @@ class Args:
 class TensorMapTable:
     """count tensor maps in device memory (gcl_tensormap_table), for kernels with more
     descriptors than a parameter holds: the kernel takes table.address as a pointer and fences
-    each map before its first use (<gclaunch/gclaunch_tmap_table.cuh>). The same tensor-map
+    each map before its first use (<gclaunch/tmap_table.cuh>). The same tensor-map
     methods as Args, by entry index; upload() copies the changed maps to the device. Keeps its
     Context and the tensors its maps point into alive. Graphs: stream.capture_table(table)
     during a capture, graph.set_table(table) after re-pointing."""

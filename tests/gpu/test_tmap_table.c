@@ -1,5 +1,5 @@
 /* gcl_tensormap_table end to end, written from the public header and
- * include/gclaunch/gclaunch_tmap_table.cuh only: K = 4096 f32 tensors of random shapes, pitches and
+ * include/gclaunch/tmap_table.cuh only: K = 4096 f32 tensors of random shapes, pitches and
  * byte_offsets, their maps in a device table (more than the parameter's 240), a kernel
  * (kernels/tmap_table.cu) that picks each block's map by run-time index, fences it and TMA-loads a
  * 16 x 16 box; every element checked against a host reference (boxes inside and across the

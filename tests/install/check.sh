@@ -43,7 +43,8 @@ for f in "$lib/libgclaunch.so" "$lib/libgclaunch.so.$version" "$lib/libgclaunch.
          "$inc/gclaunch/context.h" "$inc/gclaunch/module.h" "$inc/gclaunch/launch.h" \
          "$inc/gclaunch/stream.h" "$inc/gclaunch/graph.h" "$inc/gclaunch/multigpu.h" \
          "$inc/gclaunch/ffi.h" "$inc/gclaunch/dlpack.h" "$inc/gclaunch/tma.cuh" \
-         "$inc/gclaunch/gclaunch_tmap_table.cuh" "$lib/pkgconfig/gclaunch.pc" \
+         "$inc/gclaunch/tmap_table.cuh" "$inc/gclaunch/gclaunch_tmap_table.cuh" \
+         "$lib/pkgconfig/gclaunch.pc" \
          "$root/lib/cmake/gclaunch/gclaunchConfig.cmake" \
          "$root/lib/cmake/gclaunch/gclaunchConfigVersion.cmake" "$root/bin/gclaunch"; do
   if [[ -e $f ]]; then pass "installed ${f#"$stage"}"; else fail "not installed: ${f#"$stage"}"; fi
@@ -51,7 +52,8 @@ done
 # The kernel-side headers, as a user's kernel includes them: nvcc -I<staged include> only.
 nvcc=${CUDA_PATH:-/usr/local/cuda}/bin/nvcc
 if [[ -x $nvcc ]]; then
-  printf '%s\n' '#include <gclaunch/gclaunch_tmap_table.cuh>' \
+  printf '%s\n' '#include <gclaunch/tmap_table.cuh>' \
+    '#include <gclaunch/gclaunch_tmap_table.cuh> // the 0.3 name, forwarding' \
     'extern "C" __global__ void k(const __grid_constant__ gcl_tmap m, float *out) {' \
     '  __shared__ alignas(128) float t[8][32]; __shared__ alignas(8) unsigned long long bar;' \
     '  if (threadIdx.x == 0) { gcl_mbar_init(&bar, 1); gcl_fence_mbar_init();' \
@@ -59,9 +61,9 @@ if [[ -x $nvcc ]]; then
     '  gcl_mbar_wait(&bar, 0); out[threadIdx.x] = t[0][threadIdx.x % 32]; }' > "$tmp/tma_user.cu"
   if "$nvcc" -std=c++17 -arch=sm_90 -cubin -I"$inc" -o "$tmp/tma_user.cubin" "$tmp/tma_user.cu" \
        >"$tmp/nvcc.log" 2>&1; then
-    pass "a kernel including <gclaunch/gclaunch_tmap_table.cuh> (and tma.cuh) from the install compiles with nvcc -arch=sm_90"
+    pass "a kernel including <gclaunch/tmap_table.cuh> and its 0.3 name gclaunch_tmap_table.cuh (and tma.cuh) from the install compiles with nvcc -arch=sm_90"
   else
-    cat "$tmp/nvcc.log"; fail "nvcc -I<installed include> on <gclaunch/gclaunch_tmap_table.cuh>"
+    cat "$tmp/nvcc.log"; fail "nvcc -I<installed include> on <gclaunch/tmap_table.cuh>"
   fi
 fi
 

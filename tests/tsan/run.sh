@@ -19,6 +19,7 @@ build() { # build: the TSan library, fake driver and programs; prints the compil
   # nvrtc.c's kernel-side headers as C strings, generated as lib/cuda/meson.build does.
   python3 lib/cuda/embed_headers.py "$out/nvrtc_headers.h" \
     gclaunch/tma.cuh=include/gclaunch/tma.cuh \
+    gclaunch/tmap_table.cuh=include/gclaunch/tmap_table.cuh \
     gclaunch/gclaunch_tmap_table.cuh=include/gclaunch/gclaunch_tmap_table.cuh || return 1
   "$cc" "${flags[@]}" -fPIC -shared -fvisibility=hidden -isystem "$cuda/include" \
     tests/fakecuda/*.c \

@@ -1,7 +1,7 @@
 /* The kernel-side headers through NVRTC on the CPU (no GPU): gcl_nvrtc_compile, with no option
  * and no include path, compiles kernels/tma_tile.cu (docs/tensormaps.md's kernel: maps from a
  * grid-constant struct, a TMA load and a store through <gclaunch/tma.cuh>) and a table kernel
- * through <gclaunch/gclaunch_tmap_table.cuh>. Oracles: the cubin's own parameter record against
+ * through <gclaunch/tmap_table.cuh>. Oracles: the cubin's own parameter record against
  * the layout engine's `tensormap` (the header's gcl_tmap must be laid out as the host packs it),
  * and the PTX NVRTC writes (the load, the store, the fences are there). tests/gpu/test_tma_header.c
  * runs the kernel. */
@@ -74,7 +74,7 @@ Test(tma_header, nvrtc_writes_the_load_the_store_and_the_fences) {
 
 Test(tma_header, the_table_header_and_every_helper_compile_through_nvrtc) {
   static const char src[] =
-      "#include <gclaunch/gclaunch_tmap_table.cuh>\n"
+      "#include <gclaunch/tmap_table.cuh>\n"
       "extern \"C\" __global__ void t(const gcl_tmap *table, const __grid_constant__ gcl_tmap tmpl,\n"
       "    const unsigned long long *addrs, gcl_tmap *slots, float *out) {\n"
       "  __shared__ alignas(128) float a[8][32];\n"
@@ -102,6 +102,13 @@ Test(tma_header, the_table_header_and_every_helper_compile_through_nvrtc) {
                             "extern \"C\" __global__ void o(const __grid_constant__ gcl_tmap m, int *out)"
                             " { out[0] = (int)sizeof m + (int)alignof(gcl_tmap); }\n";
   cubin = compile(old, NULL, 80, &n);
+  gcl_file_free(cubin);
+  /* The 0.3 name of the table header still resolves (forwarding) through NVRTC. */
+  static const char renamed[] = "#include <gclaunch/gclaunch_tmap_table.cuh>\n"
+                                "extern \"C\" __global__ void r(const gcl_tmap *table, int *out)"
+                                " { out[0] = (int)(gcl_tmap_table_acquire(table, 1) - table); }\n";
+  cubin = compile(renamed, NULL, 90, &n);
+  cr_expect_gt(n, 0);
   gcl_file_free(cubin);
 }
 

@@ -1,5 +1,5 @@
 /* Tensor-map batches: the refusals of the one admission (lib/core/tmap_admit.h, whose inline
- * body the args' entry points in lib/cuda/tensormap.c and gcl__tmap_plan_make below share), and
+ * body the args' entry points in lib/cuda/tmap_driver.c and gcl__tmap_plan_make below share), and
  * the tensor-map cache of args: one slot per tensormap leaf of the layout (top level, in arrays,
  * in structs, in arrays of structs), numbered in buffer order when the layout is made. A slot
  * remembers where its map points and the inputs gclaunch last encoded it from (tmap.h's

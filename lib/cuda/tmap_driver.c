@@ -1,7 +1,7 @@
 /* Tensor maps on the driver edge: cuTensorMapEncodeTiled or cuTensorMapEncodeIm2col from a
  * checked description (lib/core/tmap.c), and cuTensorMapReplaceAddress when only the address
  * changed (refresh and re-point, for megakernels that relaunch on new buffers). Where the maps
- * sit in the args and what they were made from is lib/core/args_tmap.c's: this file translates,
+ * sit in the args and what they were made from is lib/core/tmap_args.c's: this file translates,
  * calls the driver, and hands the results to it.
  *
  * Batches are admitted map by map by the one admission (lib/core/tmap_admit.h: every check, the
