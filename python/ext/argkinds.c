@@ -281,9 +281,67 @@ static PyObject *foreign_int(gclpy_state *st, PyObject *v, const char *fn) {
   return kind == 2 ? attr_int(st, v) : protocol_int(st, v, fn);
 }
 
+/* An exact int handle that handle_int takes (the common case: torch's s.cuda_stream), read
+ * without the number protocol: 0; 1 for anything else (handle_int then decides, in its words). */
+static inline int handle_exact(PyObject *h, void **out) {
+  if (!PyLong_CheckExact(h)) return 1;
+  unsigned long long x = PyLong_AsUnsignedLongLong(h);
+  if (x == (unsigned long long)-1 && PyErr_Occurred()) return PyErr_Clear(), 1;
+  if (x > 2 && x < 4096) return 1;
+  return *out = (void *)(uintptr_t)x, 0;
+}
+
+/* The weakref callback of the remembered stream object (below): it is being collected, so its
+ * address may soon name another object. The dead weakref stays until the next one replaces it. */
+static PyObject *stream_forget(PyObject *module, PyObject *ref) {
+  gclpy_state *st = gclpy_module_state(module);
+  if (st && ref == st->stream_ref) st->last_stream_obj = NULL;
+  Py_RETURN_NONE;
+}
+
+int gclpy_argkinds_init(PyObject *module, gclpy_state *st) {
+  static PyMethodDef forget = {"_stream_forget", stream_forget, METH_O, NULL};
+  st->stream_forget = PyCFunction_NewEx(&forget, module, NULL);
+  return st->stream_forget ? 0 : -1;
+}
+
+/* Remembers v with its handle, watched by a weak reference (nothing is kept alive). A type that
+ * takes no weak references is noted (one exception per type in a row) and not remembered. */
+static void remember_stream(gclpy_state *st, PyObject *v, void *handle) {
+  PyObject *tp = (PyObject *)Py_TYPE(v);
+  PyObject *ref = tp == st->noweak_stream_type ? NULL : PyWeakref_NewRef(v, st->stream_forget);
+  if (!ref) {
+    if (PyErr_Occurred()) PyErr_Clear(), st->noweak_stream_type = tp; /* borrowed: compared only */
+    return;
+  }
+  PyObject *old = st->stream_ref; /* replaced first: dropping a weakref runs no callback */
+  st->stream_ref = ref, st->last_stream_obj = v, st->last_stream_handle = handle;
+  Py_XDECREF(old);
+}
+
+/* The handle of a stream object of another library. The last one given is remembered with its
+ * handle while it lives (remember_stream): launching on it again asks it nothing (a stream
+ * object gives one handle for its life, as torch, CuPy and cuda.core streams do). */
+static int foreign_handle(gclpy_state *st, PyObject *v, const char *fn, const gclpy_arg *a,
+                          void **out) {
+  if (v == st->last_stream_obj) return *out = st->last_stream_handle, 0;
+  PyObject *h = v == Py_None || PyBool_Check(v) ? NULL : foreign_int(st, v, fn);
+  if (!h) {
+    if (PyErr_Occurred()) return -1;
+    return refuse_type(fn, "stream", a->flags & GCLPY_NONE ? "None, a gclaunch.Stream, an int "
+                       "CUstream or an object with __cuda_stream__" : "a gclaunch.Stream, an int "
+                       "CUstream or an object with __cuda_stream__", v);
+  }
+  int rc = handle_int(st, h, fn, out);
+  Py_DECREF(h);
+  if (rc == 0) remember_stream(st, v, *out);
+  return rc;
+}
+
 /* The handle v gives (ours: the gclaunch.Stream given). */
 static int stream_handle(gclpy_state *st, PyObject *v, const char *fn, const gclpy_arg *a,
                          gclpy_streamarg *s) {
+  if (handle_exact(v, &s->handle) == 0) return 0;
   if (Py_IS_TYPE(v, st->stream_type)) {
     gclpy_stream *ours = (gclpy_stream *)v;
     if (!ours->stream)
@@ -292,16 +350,7 @@ static int stream_handle(gclpy_state *st, PyObject *v, const char *fn, const gcl
     return s->handle = ours->handle, 0;
   }
   if (PyLong_Check(v) && !PyBool_Check(v)) return handle_int(st, v, fn, &s->handle);
-  PyObject *h = v == Py_None || PyBool_Check(v) ? NULL : foreign_int(st, v, fn);
-  if (!h) {
-    if (PyErr_Occurred()) return -1;
-    return refuse_type(fn, "stream", a->flags & GCLPY_NONE ? "None, a gclaunch.Stream, an int "
-                       "CUstream or an object with __cuda_stream__" : "a gclaunch.Stream, an int "
-                       "CUstream or an object with __cuda_stream__", v);
-  }
-  int rc = handle_int(st, h, fn, &s->handle);
-  Py_DECREF(h);
-  return rc;
+  return foreign_handle(st, v, fn, a, &s->handle);
 }
 
 int gclpy_to_stream(gclpy_state *st, const char *fn, const gclpy_arg *a, PyObject *v, void *out) {
