@@ -94,6 +94,11 @@ int gclpy_int_arg(gclpy_state *st, PyObject *v, const char *fn, const char *what
  * (args[-1]: the last); anything out of [-n, n) is a RangeError quoting the index as given (no
  * arithmetic on it before the check). */
 int gclpy_index_arg(gclpy_state *st, PyObject *key, size_t count, size_t *out) {
+  if (PyLong_CheckExact(key)) { /* the common case, args[7] = v: an index in range, no reference */
+    int overflow = 0;
+    long long i = PyLong_AsLongLongAndOverflow(key, &overflow);
+    if (!overflow && i >= 0 && (unsigned long long)i < count) return *out = (size_t)i, 0;
+  }
   if (PyBool_Check(key) || PyFloat_Check(key) || !PyIndex_Check(key)) return 1;
   PyObject *k = PyLong_Check(key) ? Py_NewRef(key) : PyNumber_Index(key); /* NumPy ints */
   if (!k) return -1;
