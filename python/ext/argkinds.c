@@ -310,10 +310,13 @@ int gclpy_argkinds_init(PyObject *module, gclpy_state *st) {
   return st->stream_forget ? 0 : -1;
 }
 
-/* Remembers v with its handle, watched by a weak reference (nothing is kept alive). A type that
- * takes no weak references is noted (one exception per type in a row) and not remembered. */
+/* Remembers v with its handle, watched by a weak reference (nothing is kept alive). An object
+ * only the call holds (torch.cuda.current_stream()'s, made per launch) goes after it: it is not
+ * remembered, which would cost a weak reference per launch. A type that takes no weak
+ * references is noted (one exception per type in a row) and not remembered. */
 static void remember_stream(gclpy_state *st, PyObject *v, void *handle) {
   PyObject *tp = (PyObject *)Py_TYPE(v);
+  if (Py_REFCNT(v) <= 1) return;
   PyObject *ref = tp == st->noweak_stream_type ? NULL : PyWeakref_NewRef(v, st->stream_forget);
   if (!ref) {
     if (PyErr_Occurred()) PyErr_Clear(), st->noweak_stream_type = tp; /* borrowed: compared only */

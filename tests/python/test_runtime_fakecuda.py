@@ -945,7 +945,7 @@ class ArgumentFormsTest(unittest.TestCase):
         """argkinds.c remembers the last stream object with its handle, through a weak reference:
         the same object again is not asked (a stream object gives one handle for its life), it is
         not kept alive, and a new object (at whatever address) is asked anew. A type without weak
-        references is asked every time."""
+        references, or an object only the call holds (a temporary), is asked every time."""
         s, t = self.ctx.create_stream(), self.ctx.create_stream()
         asked = []
 
@@ -963,6 +963,7 @@ class ArgumentFormsTest(unittest.TestCase):
 
         a = self.a
         f = Counted(s.handle)
+        held = [f]  # a reference besides the call's: only the call's is a temporary's, not remembered
         for _ in range(4):
             self.k.launch(1, 32, a, stream=f)
         self.assertEqual((len(asked), T.last_launch(FAKE).stream), (1, s.handle))
@@ -972,6 +973,7 @@ class ArgumentFormsTest(unittest.TestCase):
         self.k.launch(1, 32, a, stream=w)
         del w
         self.assertEqual(gone, [True])  # not kept alive by the memo
+        del held
         for h in (t.handle, s.handle, t.handle):  # new objects, maybe at a freed one's address
             self.k.launch(1, 32, a, stream=Counted(h))
             self.assertEqual(T.last_launch(FAKE).stream, h)
