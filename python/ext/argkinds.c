@@ -258,7 +258,9 @@ static int kind_of_type(gclpy_state *st, PyObject *v, PyObject *tp, const char *
 }
 
 /* Where a type of another library keeps its stream: one look-up per type, remembered by the
- * module (st->stream_kinds: type -> kind_of_type's answer; st->last_stream_type: the last one). */
+ * module (st->stream_kinds: type -> kind_of_type's answer, with STREAM_NOWEAK once the type
+ * refused a weak reference; st->last_stream_type: the last one). */
+enum { STREAM_NOWEAK = 4 };
 static int stream_kind(gclpy_state *st, PyObject *v, const char *fn) {
   PyObject *tp = (PyObject *)Py_TYPE(v);
   if (tp == st->last_stream_type) return st->last_stream_kind;
@@ -282,6 +284,7 @@ static int stream_kind(gclpy_state *st, PyObject *v, const char *fn) {
 static PyObject *foreign_int(gclpy_state *st, PyObject *v, const char *fn) {
   int kind = stream_kind(st, v, fn);
   if (kind < 0) return NULL;
+  kind &= ~STREAM_NOWEAK;
   if (kind == 0) kind = PyObject_HasAttr(v, st->str_cuda_stream) ? 1 : 2; /* set per instance */
   return kind == 2 ? attr_int(st, v) : protocol_int(st, v, fn);
 }
@@ -310,16 +313,28 @@ int gclpy_argkinds_init(PyObject *module, gclpy_state *st) {
   return st->stream_forget ? 0 : -1;
 }
 
+/* The type of v (foreign_int's last, so st->last_stream_type) takes no weak reference: noted
+ * with its kind, so that no later launch tries (an exception per try). */
+static void note_noweak(gclpy_state *st, PyObject *tp) {
+  PyErr_Clear();
+  int kind = st->last_stream_kind | STREAM_NOWEAK;
+  PyObject *n = st->stream_kinds ? PyLong_FromLong(kind) : NULL;
+  if (n && PyDict_SetItem(st->stream_kinds, tp, n) == 0) st->last_stream_kind = kind;
+  Py_XDECREF(n);
+  PyErr_Clear(); /* out of memory: tried again next time */
+}
+
 /* Remembers v with its handle, watched by a weak reference (nothing is kept alive). An object
  * only the call holds (torch.cuda.current_stream()'s, made per launch) goes after it: it is not
- * remembered, which would cost a weak reference per launch. A type that takes no weak
- * references is noted (one exception per type in a row) and not remembered. */
+ * remembered, which would cost a weak reference per launch; nor is one of a type that takes no
+ * weak references (noted per type), or whose kind is decided per instance. */
 static void remember_stream(gclpy_state *st, PyObject *v, void *handle) {
   PyObject *tp = (PyObject *)Py_TYPE(v);
-  if (Py_REFCNT(v) <= 1) return;
-  PyObject *ref = tp == st->noweak_stream_type ? NULL : PyWeakref_NewRef(v, st->stream_forget);
+  if (Py_REFCNT(v) <= 1 || tp != st->last_stream_type || (st->last_stream_kind & STREAM_NOWEAK))
+    return;
+  PyObject *ref = PyWeakref_NewRef(v, st->stream_forget);
   if (!ref) {
-    if (PyErr_Occurred()) PyErr_Clear(), st->noweak_stream_type = tp; /* borrowed: compared only */
+    note_noweak(st, tp);
     return;
   }
   PyObject *old = st->stream_ref; /* replaced first: dropping a weakref runs no callback */

@@ -121,7 +121,6 @@ typedef struct gclpy_state {
   void *last_stream_handle; /* ... and its handle, checked by handle_int */
   PyObject *stream_ref;     /* a weak reference to it, with stream_forget as the callback */
   PyObject *stream_forget;  /* the callback: forgets last_stream_obj */
-  PyObject *noweak_stream_type; /* the last stream type that took no weak reference (borrowed) */
   void *last_producer;
   bool use_c_api;           /* the DLPack C exchange API is used (GCL_DLPACK_C_API != 0 at import) */
   PyObject *pe_context;     /* the Context this process's PE was started on (pe.c), or NULL: kept

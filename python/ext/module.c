@@ -200,7 +200,7 @@ static int module_clear(PyObject *m) {
   if (!st) return 0;
   st->last_producer_type = NULL, st->last_producer = NULL;
   st->last_stream_type = NULL, st->last_stream_kind = 0;
-  st->last_stream_obj = NULL, st->noweak_stream_type = NULL;
+  st->last_stream_obj = NULL;
 #define GCLPY_C(field) Py_CLEAR(st->field);
   GCLPY_STATE_OBJECTS(GCLPY_C)
 #undef GCLPY_C
