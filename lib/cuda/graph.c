@@ -218,6 +218,9 @@ static void table_free(graph_table *t) {
   }
 }
 
+static void graph_free(gcl_graph *g);
+static void graph_free_deferred(void *g) { graph_free(g); }
+
 static void graph_free(gcl_graph *g) {
   for (size_t i = 0; i < g->table_count; i++) table_free(&g->tables[i]);
   if (g->exec) gcl__cu.cuGraphExecDestroy(g->exec);
@@ -444,5 +447,11 @@ gcl_status gcl_graph_launch(gcl_graph *g, gcl_stream *s) {
 void gcl_graph_destroy(gcl_graph *g) {
   if (!g || g->magic != GCL__GRAPH_MAGIC) return;
   (void)gcl__context_bind(g->ctx); /* best effort, as gcl_stream_destroy */
+  /* A capturing thread's destroy (and a table's wait) would be refused and break its capture:
+   * made when the capture ends (deferred.c). The handle is dead to the caller either way. */
+  if (gcl__capture_mine()) {
+    g->magic = 0;
+    if (gcl__defer_call(g->ctx, graph_free_deferred, g) == GCL_OK) return;
+  }
   graph_free(g);
 }

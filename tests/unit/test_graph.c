@@ -275,17 +275,24 @@ Test(graph, releases_during_a_capture_wait_for_its_end) {
   cr_assert_eq(gcl_mem_alloc(w.ctx, 1 << 20, &extra), GCL_OK);
   cr_assert_eq(gcl_mem_alloc(w.ctx, 1 << 20, &other), GCL_OK);
   cr_assert_eq(gcl_module_load_data(w.ctx, fake_ptx, sizeof fake_ptx, &m2), GCL_OK);
+  gcl_graph *old = NULL;
+  cr_assert_eq(session_capture(&w), GCL_OK, "%s", gcl_last_error());
+  old = w.g;
   long mem = fakecuda_live("memory"), libs = fakecuda_live("library");
+  long execs = fakecuda_live("exec");
   cr_assert_eq(gcl_graph_capture_begin(w.s), GCL_OK);
   gcl_launch_config cfg = {.grid = {1}, .block = {32}, .stream = gcl_stream_handle(w.s)};
   cr_assert_eq(gcl_launch(w.k, &cfg, w.ka), GCL_OK, "%s", gcl_last_error());
   cr_assert_eq(gcl_mem_free(w.ctx, extra), GCL_OK, "%s", gcl_last_error());
   gcl_module_destroy(m2);
+  gcl_graph_destroy(old);
   cr_assert_eq(fakecuda_live("memory"), mem, "freed during the capture");
   cr_assert_eq(fakecuda_live("library"), libs, "unloaded during the capture");
+  cr_assert_eq(fakecuda_live("exec"), execs, "graph exec destroyed during the capture");
   cr_assert_eq(gcl_graph_capture_end(w.s, &w.g), GCL_OK, "%s", gcl_last_error());
   cr_assert_eq(fakecuda_live("memory"), mem - 1, "not freed when the capture ended");
   cr_assert_eq(fakecuda_live("library"), libs - 1, "not unloaded when the capture ended");
+  cr_assert_eq(fakecuda_live("exec"), execs, "the old exec not destroyed (and the new one made)");
   /* No capture: a free is made at once. */
   cr_assert_eq(gcl_mem_free(w.ctx, other), GCL_OK);
   cr_assert_eq(fakecuda_live("memory"), mem - 2);
