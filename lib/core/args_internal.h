@@ -84,8 +84,9 @@ static inline gcl_status gcl__args_tmap_run(gcl_args *args, const gcl_field *fir
 __attribute__((always_inline)) static inline void
 gcl__args_tmap_commit(gcl_args *args, const gcl__tmap_plan *plan, const gcl__tmap_what *what) {
   gcl__tmap_plan_commit(plan, what);
-  if (plan->encodes && args->unset_bytes[plan->run.who.param]) /* set-tracking is all that is left */
-    gcl__args_mark(args, plan->run.who.param, plan->run.who.rel, plan->n * GCL_TENSORMAP_BYTES);
+  const gcl__tmap_who *who = &plan->run->who;
+  if (plan->encodes && args->unset_bytes[who->param]) /* set-tracking is all that is left */
+    gcl__args_mark(args, who->param, who->rel, plan->n * GCL_TENSORMAP_BYTES);
 }
 /* Forgets slots [slot, slot + n): raw bytes were written over them. Cannot fail. */
 void gcl__args_tmap_forget(gcl_args *args, size_t slot, size_t n);
