@@ -150,18 +150,21 @@ static inline bool gcl__tmap_options_equal(const gcl_tensormap_options *a,
 
 /* True when snap is valid and t and o (either may be NULL) equal it in everything but data and
  * byte_offset. Inline: the refresh fast path is this, an address check and the driver call. */
-static inline bool gcl__tmap_snap_match(const gcl__tmap_snap *s, const DLTensor *t,
-                                        const gcl_tensormap_options *o) {
+__attribute__((always_inline)) static inline bool
+gcl__tmap_snap_match(const gcl__tmap_snap *s, const DLTensor *t, const gcl_tensormap_options *o) {
   if (!t || !o || !s->ndim) return false;
   uint64_t x[2], y[2]; /* device, ndim, dtype at once */
   memcpy(x, &t->device, GCL__TMAP_SNAP_HEAD), memcpy(y, &s->device, GCL__TMAP_SNAP_HEAD);
   if (((x[0] ^ y[0]) | (x[1] ^ y[1])) || !t->shape ||
       (t->strides != NULL) != (s->has_strides != 0) || !gcl__tmap_options_equal(o, &s->options))
     return false;
-  uint64_t diff = 0;
-  for (int i = 0; i < s->ndim; i++) diff |= (uint64_t)(t->shape[i] ^ s->shape[i]);
-  if (t->strides)
-    for (int i = 0; i < s->ndim; i++) diff |= (uint64_t)(t->strides[i] ^ s->strides[i]);
+  uint64_t diff = 0; /* one walk over the dimensions, shape and strides side by side */
+  const int64_t *shape = t->shape, *strides = t->strides;
+  if (strides)
+    for (int i = 0; i < s->ndim; i++)
+      diff |= (uint64_t)(shape[i] ^ s->shape[i]) | (uint64_t)(strides[i] ^ s->strides[i]);
+  else
+    for (int i = 0; i < s->ndim; i++) diff |= (uint64_t)(shape[i] ^ s->shape[i]);
   return diff == 0;
 }
 

@@ -314,14 +314,13 @@ args_write(gcl_args *args, gcl_context *ctx, const gcl_field *first, size_t n,
   gcl__tmap_run run;
   gcl__tmap_plan plan;
   plan.run = &run;
-  /* A one-map plan's steps on the stack, in registers where the compiler can (nothing but the
-   * inlined admission and execution reads them); a batch's in the args' space. */
+  /* A one-map plan's step on the stack, in registers where the compiler can (nothing but the
+   * inlined admission and execution reads it; its description and scratch, which the encode
+   * reads through pointers, stay the args'); a batch's in the args' space. */
   uint32_t op1;
   uint64_t address1;
-  gcl_tensormap_desc desc1;
-  _Alignas(64) unsigned char out1[GCL_TENSORMAP_BYTES];
-  const gcl__tmap_space one = {.cap = 1, .ops = &op1, .addresses = &address1, .descs = &desc1,
-                               .out = out1};
+  const gcl__tmap_space one = {.cap = 1, .ops = &op1, .addresses = &address1,
+                               .descs = args->tspace.descs, .out = args->tspace.out};
   const gcl__tmap_device dev = {.device = ctx->device, .sm = ctx->sm};
   gcl_status s;
   if ((s = gcl__args_tmap_run(args, first, n, fn, &run)) ||
