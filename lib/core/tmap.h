@@ -17,16 +17,16 @@
 #define GCL__TMAP_ADDRESS_LIMIT (1ull << 57)
 
 /* Who a map is in messages, as pieces: the text is formatted only when a call fails, so that
- * the success path does no snprintf. text non-NULL: used as is ("tensor"); otherwise the map at
- * byte rel of parameter param: "parameter 0 'g' field 'g.maps[3]'", or "parameter 2 'm'" when
- * the map is the whole parameter (whole, and the layout's parameter param is a map: asked only
- * when a message is formatted, so that the hot path reads nothing of the parameter's type).
- * indexed: "<text> entry <rel / 128>" (a table's map). */
+ * the success path does no snprintf and builds nothing. text non-NULL: used as is ("tensor");
+ * indexed: "<text> entry <rel / 128>" (a table's map). Otherwise the map rel bytes past the one
+ * field names (the caller's gcl_field, read only when a message is formatted, so that the hot
+ * path copies nothing out of it): "parameter 0 'g' field 'g.maps[3]'", or "parameter 2 'm'" when
+ * the map is the whole parameter (rel 0, and the parameter is a map: asked only then). */
 typedef struct gcl__tmap_who {
   const char *text;
-  const gcl_layout *layout;
-  size_t param, rel;
-  bool whole, indexed;
+  const gcl_field *field;
+  size_t rel;
+  bool indexed;
 } gcl__tmap_who;
 
 /* Formats who into buf (cap bytes) and returns buf. */

@@ -48,7 +48,6 @@ typedef struct gcl__tmap_run {
 static inline gcl__tmap_who gcl__tmap_run_who(const gcl__tmap_run *run, size_t i) {
   gcl__tmap_who w = run->who;
   w.rel += i * GCL_TENSORMAP_BYTES;
-  w.whole = w.whole && i == 0;
   return w;
 }
 
