@@ -138,7 +138,7 @@ static void mark_dirty(gcl_tensormap_table *t, size_t first, const gcl__tmap_pla
   }
 }
 
-/* what into entries first ... first + n - 1 (table_run's checks done, plan->run filled): admit,
+/* what into entries first ... first + n - 1 (table_run checked and filled run): admit,
  * execute, commit (tmap_plan.h), then the changed entries become dirty. */
 static gcl_status table_write(gcl_tensormap_table *t, size_t first, size_t n,
                               const gcl__tmap_what *what, const gcl__tmap_run *run) {
