@@ -74,9 +74,7 @@ static inline gcl_status gcl__args_tmap_run(gcl_args *args, const gcl_field *fir
     return gcl__args_tmap_run_error(args, first, n, fn);
   run->map = args->data + first->offset;
   run->entry = args->tmaps + gcl__f(first, GCL__F_TMAP);
-  /* whole: "if the parameter is one map", which the message asks the layout (gcl__tmap_who). */
-  run->who = (gcl__tmap_who){.layout = args->layout, .param = first->param,
-                             .rel = gcl__f(first, GCL__F_REL), .whole = true};
+  run->who = (gcl__tmap_who){.field = first}; /* a message reads the rest from the field */
   return GCL_OK;
 }
 /* After the plan was executed: commits it (gcl__tmap_plan_commit) and marks the maps set. Cannot
@@ -84,8 +82,10 @@ static inline gcl_status gcl__args_tmap_run(gcl_args *args, const gcl_field *fir
 __attribute__((always_inline)) static inline void
 gcl__args_tmap_commit(gcl_args *args, const gcl__tmap_plan *plan, const gcl__tmap_what *what) {
   gcl__tmap_plan_commit(plan, what);
-  if (plan->encodes && args->unset_bytes[plan->run.who.param]) /* set-tracking is all that is left */
-    gcl__args_mark(args, plan->run.who.param, plan->run.who.rel, plan->n * GCL_TENSORMAP_BYTES);
+  if (!plan->encodes) return;
+  const gcl_field *first = plan->run->who.field;
+  if (args->unset_bytes[first->param]) /* set-tracking is all that is left */
+    gcl__args_mark(args, first->param, gcl__f(first, GCL__F_REL), plan->n * GCL_TENSORMAP_BYTES);
 }
 /* Forgets slots [slot, slot + n): raw bytes were written over them. Cannot fail. */
 void gcl__args_tmap_forget(gcl_args *args, size_t slot, size_t n);

@@ -563,9 +563,10 @@ static inline gcl_status translate_upto(const DLTensor *t, const gcl_tensormap_o
   if (!out) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "out: expected a pointer, got NULL");
   /* The growth rule: four 8-byte words ORed (no vector reduction), the index only on failure. */
   _Static_assert(sizeof o->reserved == 32, "reserved is 8 words");
-  uint64_t w[4];
-  memcpy(w, o->reserved, sizeof w);
-  bool any = (w[0] | w[1] | w[2] | w[3]) != 0;
+  const unsigned char *r = (const unsigned char *)o->reserved;
+  uint64_t w0, w1, w2, w3; /* four loads: an array here went through the stack */
+  memcpy(&w0, r, 8), memcpy(&w1, r + 8, 8), memcpy(&w2, r + 16, 8), memcpy(&w3, r + 24, 8);
+  bool any = (w0 | w1 | w2 | w3) != 0;
   for (size_t i = 0; any && i < sizeof o->reserved / sizeof *o->reserved; i++)
     if (o->reserved[i])
       return tfail(who, GCL_ERROR_INVALID_ARGUMENT, "options.reserved[%zu] is %u, expected 0 "
@@ -632,9 +633,12 @@ bool gcl__tmap_sparse_small(const gcl_tensormap_desc *d) {
 
 const char *gcl__tmap_who_format(const gcl__tmap_who *who, char *buf, size_t cap) {
   if (!who->text) {
-    const gcl__type *type = gcl__layout_lparam(who->layout, who->param)->type;
-    bool whole = who->whole && (!type || type->kind == GCL_PARAM_TENSORMAP);
-    return gcl__leaf_label(who->layout, who->param, who->rel, whole, buf, cap);
+    const gcl_layout *layout = gcl__f_layout(who->field);
+    size_t param = who->field->param;
+    const gcl__type *type = gcl__layout_lparam(layout, param)->type;
+    bool whole = who->rel == 0 && (!type || type->kind == GCL_PARAM_TENSORMAP);
+    return gcl__leaf_label(layout, param, gcl__f(who->field, GCL__F_REL) + who->rel, whole, buf,
+                           cap);
   }
   if (who->indexed)
     snprintf(buf, cap, "%s entry %zu", who->text, who->rel / GCL_TENSORMAP_BYTES);

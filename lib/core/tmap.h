@@ -17,16 +17,16 @@
 #define GCL__TMAP_ADDRESS_LIMIT (1ull << 57)
 
 /* Who a map is in messages, as pieces: the text is formatted only when a call fails, so that
- * the success path does no snprintf. text non-NULL: used as is ("tensor"); otherwise the map at
- * byte rel of parameter param: "parameter 0 'g' field 'g.maps[3]'", or "parameter 2 'm'" when
- * the map is the whole parameter (whole, and the layout's parameter param is a map: asked only
- * when a message is formatted, so that the hot path reads nothing of the parameter's type).
- * indexed: "<text> entry <rel / 128>" (a table's map). */
+ * the success path does no snprintf and builds nothing. text non-NULL: used as is ("tensor");
+ * indexed: "<text> entry <rel / 128>" (a table's map). Otherwise the map rel bytes past the one
+ * field names (the caller's gcl_field, read only when a message is formatted, so that the hot
+ * path copies nothing out of it): "parameter 0 'g' field 'g.maps[3]'", or "parameter 2 'm'" when
+ * the map is the whole parameter (rel 0, and the parameter is a map: asked only then). */
 typedef struct gcl__tmap_who {
   const char *text;
-  const gcl_layout *layout;
-  size_t param, rel;
-  bool whole, indexed;
+  const gcl_field *field;
+  size_t rel;
+  bool indexed;
 } gcl__tmap_who;
 
 /* Formats who into buf (cap bytes) and returns buf. */
@@ -150,18 +150,21 @@ static inline bool gcl__tmap_options_equal(const gcl_tensormap_options *a,
 
 /* True when snap is valid and t and o (either may be NULL) equal it in everything but data and
  * byte_offset. Inline: the refresh fast path is this, an address check and the driver call. */
-static inline bool gcl__tmap_snap_match(const gcl__tmap_snap *s, const DLTensor *t,
-                                        const gcl_tensormap_options *o) {
+__attribute__((always_inline)) static inline bool
+gcl__tmap_snap_match(const gcl__tmap_snap *s, const DLTensor *t, const gcl_tensormap_options *o) {
   if (!t || !o || !s->ndim) return false;
   uint64_t x[2], y[2]; /* device, ndim, dtype at once */
   memcpy(x, &t->device, GCL__TMAP_SNAP_HEAD), memcpy(y, &s->device, GCL__TMAP_SNAP_HEAD);
   if (((x[0] ^ y[0]) | (x[1] ^ y[1])) || !t->shape ||
       (t->strides != NULL) != (s->has_strides != 0) || !gcl__tmap_options_equal(o, &s->options))
     return false;
-  uint64_t diff = 0;
-  for (int i = 0; i < s->ndim; i++) diff |= (uint64_t)(t->shape[i] ^ s->shape[i]);
-  if (t->strides)
-    for (int i = 0; i < s->ndim; i++) diff |= (uint64_t)(t->strides[i] ^ s->strides[i]);
+  uint64_t diff = 0; /* one walk over the dimensions, shape and strides side by side */
+  const int64_t *shape = t->shape, *strides = t->strides;
+  if (strides)
+    for (int i = 0; i < s->ndim; i++)
+      diff |= (uint64_t)(shape[i] ^ s->shape[i]) | (uint64_t)(strides[i] ^ s->strides[i]);
+  else
+    for (int i = 0; i < s->ndim; i++) diff |= (uint64_t)(shape[i] ^ s->shape[i]);
   return diff == 0;
 }
 

@@ -107,7 +107,7 @@ gcl__tmap_admit(const gcl__tmap_run *run, const gcl__tmap_entry *e, size_t i,
 __attribute__((always_inline)) static inline gcl_status
 gcl__tmap_admit_all(gcl__tmap_plan *plan, const gcl__tmap_what *w, const gcl__tmap_space *sp,
                     gcl__tmap_device dev, size_t n, bool tensor) {
-  const gcl__tmap_entry *const entry = plan->run.entry;
+  const gcl__tmap_entry *const entry = plan->run->entry;
   size_t encodes = 0, repoints = 0;
   unsigned modes = 0;
   /* The re-points' inputs in registers (the steps' 64-bit stores may alias a size_t field). */
@@ -117,8 +117,8 @@ gcl__tmap_admit_all(gcl__tmap_plan *plan, const gcl__tmap_what *w, const gcl__tm
   uint64_t *const to = sp->addresses;
   for (size_t i = 0; i < n; i++) {
     unsigned op = GCL__TMAP_SKIP;
-    gcl_status s = tensor ? gcl__tmap_admit(&plan->run, entry + i, i, w, true, dev, sp, &op)
-                          : gcl__tmap_admit_address(&plan->run, entry + i, i,
+    gcl_status s = tensor ? gcl__tmap_admit(plan->run, entry + i, i, w, true, dev, sp, &op)
+                          : gcl__tmap_admit_address(plan->run, entry + i, i,
                                                     gcl__tmap_what_word(at, step, i), ops, to, &op);
     if (s != GCL_OK) return s;
     encodes += op == GCL__TMAP_ENCODE;
@@ -134,13 +134,16 @@ gcl__tmap_admit_all(gcl__tmap_plan *plan, const gcl__tmap_what *w, const gcl__tm
 __attribute__((always_inline)) static inline gcl_status
 gcl__tmap_plan_inline(gcl__tmap_plan *plan, const gcl__tmap_space *space, gcl__tmap_device dev,
                       size_t n, const gcl__tmap_what *what) {
-  if (what->tensor && dev.sm < 90) return gcl__tmap_refuse_device(&plan->run, 0, dev, NULL);
+  /* Every count written first, whatever the verdict: inlined, the plan lives in registers, and
+   * the compiler then sees it initialised on every path. */
+  plan->n = n, plan->encodes = 0, plan->repoints = 0, plan->repoint_modes = 0;
+  plan->space = space;
+  if (what->tensor && dev.sm < 90) return gcl__tmap_refuse_device(plan->run, 0, dev, NULL);
   /* No copies of what or space: they were just written, and reading a struct back with wider
    * loads than its stores stalls store forwarding (measured: the copy cost more than a one-map
    * re-point); the steps are 32-bit stores, which alias none of their pointer fields. */
   gcl_status s = what->tensor ? gcl__tmap_admit_all(plan, what, space, dev, n, true)
                               : gcl__tmap_admit_all(plan, what, space, dev, n, false);
-  plan->space = space;
   return s;
 }
 

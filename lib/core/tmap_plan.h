@@ -20,8 +20,9 @@
  *   3. commit (gcl__tmap_plan_commit, cannot fail): the encoded scratch into the maps, the cache
  *      entries updated. The owner (args or table) then does its own book-keeping (set-tracking,
  *      dirty bits).
- * The plan's storage (gcl__tmap_space) belongs to the owner and is allocated with it: no
- * allocation on the way. GCL_TMAP_PATCH=0 changes step 2 only, so statuses, messages and bytes
+ * The plan's storage (gcl__tmap_space) belongs to the owner and is allocated with it, or, for a
+ * one-map write of args or a one-map encode, lies on the caller's stack (the same admission and
+ * execution, inlined with n a constant 1: the step stays in registers): no allocation on the way. GCL_TMAP_PATCH=0 changes step 2 only, so statuses, messages and bytes
  * are the same with the patch on and off (tests/unit/test_tmap_admit.c holds them to it). */
 #ifndef GCL_TMAP_PLAN_H
 #define GCL_TMAP_PLAN_H
@@ -47,7 +48,6 @@ typedef struct gcl__tmap_run {
 static inline gcl__tmap_who gcl__tmap_run_who(const gcl__tmap_run *run, size_t i) {
   gcl__tmap_who w = run->who;
   w.rel += i * GCL_TENSORMAP_BYTES;
-  w.whole = w.whole && i == 0;
   return w;
 }
 
@@ -171,16 +171,19 @@ static inline gcl_status gcl__tmap_what_addresses(gcl__tmap_what *w, size_t n,
   return GCL_OK;
 }
 
+/* A batch's plan: its counts (in registers where the plan is inlined: nothing takes its address
+ * but the inlined admission and execution), the maps and the steps. */
 typedef struct gcl__tmap_plan {
-  gcl__tmap_run run;
+  const gcl__tmap_run *run; /* the caller's: a refusal names its maps, so it lives in memory */
   size_t n;
   size_t encodes, repoints; /* steps by kind; 0 and 0: execute calls nothing */
   unsigned repoint_modes;   /* bit i: a REPOINT step's map has interleave mode i */
   const gcl__tmap_space *space;
 } gcl__tmap_plan;
 
-/* Plans writing what into maps 0 ... n - 1 of plan->run (the caller fills plan->run first, in
- * place: copying a freshly built run costs store-forwarding stalls; 1 <= n <= space->cap):
+/* Plans writing what into maps 0 ... n - 1 of *plan->run (the caller points plan->run at a run
+ * it filled in place: copying a freshly built run costs store-forwarding stalls; 1 <= n <=
+ * space->cap):
  * gcl__tmap_admit for each map, in order, until one refuses. A source needs a device of sm_90 or
  * later (dev; checked once, before the maps). Messages name the map (run's who). Changes
  * nothing but the space. */
@@ -197,11 +200,11 @@ __attribute__((always_inline)) static inline void gcl__tmap_plan_commit(const gc
   const gcl__tmap_space *sp = p->space;
   for (size_t i = 0; i < p->n; i++) {
     if (sp->ops[i] != GCL__TMAP_ENCODE) continue;
-    p->run.entry[i].address = sp->addresses[i];
-    memcpy(p->run.map + i * GCL_TENSORMAP_BYTES, sp->out + i * GCL_TENSORMAP_BYTES,
+    p->run->entry[i].address = sp->addresses[i];
+    memcpy(p->run->map + i * GCL_TENSORMAP_BYTES, sp->out + i * GCL_TENSORMAP_BYTES,
            GCL_TENSORMAP_BYTES);
     gcl__tmap_snap_make(gcl__tmap_what_tensor(w, i), gcl__tmap_what_options(w, i),
-                        &p->run.entry[i].snap);
+                        &p->run->entry[i].snap);
   }
 }
 

@@ -106,30 +106,33 @@ static CUresult replace(void *map, uint64_t address) {
   return gcl__cu.cuTensorMapReplaceAddress((CUtensorMap *)map, (void *)(uintptr_t)address);
 }
 
-/* Step i of plan (its scratch at m), a re-point to a, gave rc: with INVALID_CONTEXT, ctx is bound
- * and the call made once more; if it still fails, the failure is reported. Off the fast path. */
+/* Map i of run (its bytes at m), re-pointed to a, gave rc: with INVALID_CONTEXT, ctx is bound
+ * and the call made once more; if it still fails, the failure is reported. Off the fast path.
+ * The cold paths take the run and the space, never the plan: nothing takes the plan's address,
+ * so its counts stay in registers. */
 __attribute__((noinline)) static gcl_status replace_failed(gcl_context *ctx,
-                                                           const gcl__tmap_plan *plan, size_t i,
+                                                           const gcl__tmap_run *run, size_t i,
                                                            void *m, uint64_t a, CUresult rc) {
   if (rc == CUDA_ERROR_INVALID_CONTEXT && gcl__context_bind(ctx) == GCL_OK) rc = replace(m, a);
   if (rc == CUDA_SUCCESS) return GCL_OK;
   char w[768];
-  gcl__tmap_who who = gcl__tmap_run_who(&plan->run, i);
+  gcl__tmap_who who = gcl__tmap_run_who(run, i);
   return gcl__cu_fail(rc, "%s: cuTensorMapReplaceAddress(0x%llx)",
                       gcl__tmap_who_format(&who, w, sizeof w), (unsigned long long)a);
 }
 
-/* Step i of plan, an encode, gave rc (encode_into's retry done). Off the fast path. */
-__attribute__((noinline)) static gcl_status step_encode_failed(const gcl__tmap_plan *plan,
-                                                               size_t i, CUresult rc) {
-  gcl__tmap_who who = gcl__tmap_run_who(&plan->run, i);
-  return encode_failed(&plan->space->descs[i], &who, rc);
+/* Map i of run, encoded from d, gave rc (encode_into's retry done). Off the fast path. */
+__attribute__((noinline)) static gcl_status step_encode_failed(const gcl__tmap_run *run, size_t i,
+                                                               const gcl_tensormap_desc *d,
+                                                               CUresult rc) {
+  gcl__tmap_who who = gcl__tmap_run_who(run, i);
+  return encode_failed(d, &who, rc);
 }
 
-/* Whether step i of plan, a re-point, patches (its map's interleave is proven on the device,
+/* Whether a re-point of map i of run patches (its map's interleave is proven on the device,
  * modes from gcl__tmap_patch_modes) rather than calling the driver. */
-static inline bool patches(const gcl__tmap_plan *plan, size_t i, unsigned modes) {
-  return (modes & plan->run.entry[i].snap.mode) != 0;
+static inline bool patches(const gcl__tmap_run *run, size_t i, unsigned modes) {
+  return (modes & run->entry[i].snap.mode) != 0;
 }
 
 /* Execute failed at step i: the maps re-pointed in place before it (steps [0, i)) get their
@@ -137,34 +140,34 @@ static inline bool patches(const gcl__tmap_plan *plan, size_t i, unsigned modes)
  * entries their old addresses (which the step swapped into the plan's space). Map i itself is
  * as it was: the driver refused it (a refused cuTensorMapReplaceAddress leaves the map alone; an
  * encode writes only the scratch). */
-__attribute__((noinline)) static void restore(const gcl__tmap_plan *plan, size_t i,
+__attribute__((noinline)) static void restore(const gcl__tmap_run *run,
+                                              const gcl__tmap_space *sp, size_t i,
                                               unsigned modes) {
-  const gcl__tmap_space *sp = plan->space;
   for (size_t j = 0; j < i; j++)
     if (sp->ops[j] == GCL__TMAP_REPOINT) {
-      memcpy(plan->run.map + j * GCL_TENSORMAP_BYTES, sp->out + j * GCL_TENSORMAP_BYTES,
-             patches(plan, j, modes) ? 8u : GCL_TENSORMAP_BYTES);
-      plan->run.entry[j].address = sp->addresses[j];
+      memcpy(run->map + j * GCL_TENSORMAP_BYTES, sp->out + j * GCL_TENSORMAP_BYTES,
+             patches(run, j, modes) ? 8u : GCL_TENSORMAP_BYTES);
+      run->entry[j].address = sp->addresses[j];
     }
 }
 
-/* Step i of plan, a re-point the driver makes, in place. The old bytes are saved in the scratch
- * when a later step could fail, so that restore() can put them back; the last step needs no copy
- * (which in a loop of one-map re-points would read bytes the driver just wrote: a
- * store-forwarding stall that cost more than the rest of the call). */
-static gcl_status repoint_by_driver(gcl_context *ctx, const gcl__tmap_plan *plan, size_t i,
-                                    unsigned char *m, unsigned char *out) {
-  const uint64_t a = plan->space->addresses[i];
-  if (i + 1 < plan->n) memcpy(out, m, GCL_TENSORMAP_BYTES);
+/* Map i of run (its bytes at m), re-pointed to a by the driver, in place. The old bytes are
+ * saved at save first when a later step could fail (else save is NULL), so that restore() can put
+ * them back; the last step needs no copy (which in a loop of one-map re-points would read bytes
+ * the driver just wrote: a store-forwarding stall that cost more than the rest of the call).
+ * Values, not the space: a one-map plan's space then stays in registers. */
+static gcl_status repoint_by_driver(gcl_context *ctx, const gcl__tmap_run *run, size_t i,
+                                    unsigned char *m, uint64_t a, unsigned char *save) {
+  if (save) memcpy(save, m, GCL_TENSORMAP_BYTES);
   CUresult rc = replace(m, a);
-  return rc == CUDA_SUCCESS ? GCL_OK : replace_failed(ctx, plan, i, m, a, rc);
+  return rc == CUDA_SUCCESS ? GCL_OK : replace_failed(ctx, run, i, m, a, rc);
 }
 
 /* Step i, a REPOINT made: the entry takes the new address, the space keeps the old one for
  * restore(). */
-static inline void moved(const gcl__tmap_plan *plan, size_t i) {
-  uint64_t *a = &plan->space->addresses[i], old = plan->run.entry[i].address;
-  plan->run.entry[i].address = *a;
+static inline void moved(const gcl__tmap_run *run, const gcl__tmap_space *sp, size_t i) {
+  uint64_t *a = &sp->addresses[i], old = run->entry[i].address;
+  run->entry[i].address = *a;
   *a = old;
 }
 
@@ -175,8 +178,8 @@ static inline bool patch_all(const gcl__tmap_plan *plan, unsigned modes, bool bi
   if (plan->encodes || bit85 || (plan->repoint_modes & ~modes)) return false;
   const uint32_t *ops = plan->space->ops; /* locals: the patches' byte stores alias anything */
   const uint64_t *to = plan->space->addresses;
-  unsigned char *map = plan->run.map;
-  gcl__tmap_entry *entry = plan->run.entry;
+  unsigned char *map = plan->run->map;
+  gcl__tmap_entry *entry = plan->run->entry;
   for (size_t i = 0, n = plan->n; i < n; i++)
     if (ops[i] == GCL__TMAP_REPOINT) {
       uint64_t a = to[i];
@@ -186,35 +189,35 @@ static inline bool patch_all(const gcl__tmap_plan *plan, unsigned modes, bool bi
   return true;
 }
 
-/* Step i, a REPOINT, in place: the patch where the device proved it for the map's mode, else
- * the driver. */
-static inline gcl_status repoint_step(gcl_context *ctx, const gcl__tmap_plan *plan, size_t i,
-                                      unsigned modes, bool bit85) {
-  const gcl__tmap_space *sp = plan->space;
-  unsigned char *m = plan->run.map + i * GCL_TENSORMAP_BYTES;
-  unsigned char *out = sp->out + i * GCL_TENSORMAP_BYTES;
-  if (patches(plan, i, modes)) {
+/* Step i of sp, a REPOINT of map i of run, in place: the patch where the device proved it for
+ * the map's mode, else the driver. last: no step follows (nothing to save). */
+__attribute__((always_inline)) static inline gcl_status
+repoint_step(gcl_context *ctx, const gcl__tmap_run *run, const gcl__tmap_space *sp, size_t i,
+             bool last, unsigned modes, bool bit85) {
+  unsigned char *m = run->map + i * GCL_TENSORMAP_BYTES;
+  if (patches(run, i, modes)) {
     /* The only bytes a patch changes (the bit-85 fix-up below finds that bit as its encode
      * left it: the same snapshot, so the same verdict). */
-    if (i + 1 < plan->n) memcpy(out, m, 8);
+    if (!last) memcpy(sp->out + i * GCL_TENSORMAP_BYTES, m, 8);
     gcl__tmap_patch_address(m, sp->addresses[i]);
   } else {
-    gcl_status s = repoint_by_driver(ctx, plan, i, m, out);
+    gcl_status s = repoint_by_driver(ctx, run, i, m, sp->addresses[i],
+                                     last ? NULL : sp->out + i * GCL_TENSORMAP_BYTES);
     if (s != GCL_OK) return s;
   }
-  if (bit85) bit85_after_replace(&plan->run.entry[i].snap, m);
-  moved(plan, i);
+  if (bit85) bit85_after_replace(&run->entry[i].snap, m);
+  moved(run, sp, i);
   return GCL_OK;
 }
 
-/* Step i, an ENCODE, into the scratch (commit copies it into the map). */
-static inline gcl_status encode_step(gcl_context *ctx, const gcl__tmap_plan *plan, size_t i,
-                                     bool bit85) {
-  const gcl__tmap_space *sp = plan->space;
+/* Step i of sp, an ENCODE of map i of run, into the scratch (commit copies it into the map). */
+__attribute__((always_inline)) static inline gcl_status
+encode_step(gcl_context *ctx, const gcl__tmap_run *run, const gcl__tmap_space *sp, size_t i,
+            bool bit85) {
   unsigned char *out = sp->out + i * GCL_TENSORMAP_BYTES;
   CUresult rc;
   gcl_status s = gcl__tmap_encode_bound(ctx, &sp->descs[i], (CUtensorMap *)(void *)out, &rc);
-  if (s == GCL_OK && rc != CUDA_SUCCESS) s = step_encode_failed(plan, i, rc);
+  if (s == GCL_OK && rc != CUDA_SUCCESS) s = step_encode_failed(run, i, &sp->descs[i], rc);
   if (s == GCL_OK && bit85 && gcl__tmap_sparse_small(&sp->descs[i])) clear_bit85(out);
   return s;
 }
@@ -228,12 +231,17 @@ __attribute__((always_inline)) static inline gcl_status execute(gcl_context *ctx
   const unsigned modes = plan->repoints ? gcl__tmap_patch_modes(ctx) : 0;
   if (patch_all(plan, modes, bit85)) return GCL_OK;
   const gcl__tmap_space *sp = plan->space;
-  for (size_t i = 0; i < plan->n; i++) {
+  const gcl__tmap_run *run = plan->run;
+  for (size_t i = 0, n = plan->n; i < n; i++) {
     unsigned op = sp->ops[i];
-    gcl_status s = op == GCL__TMAP_REPOINT  ? repoint_step(ctx, plan, i, modes, bit85)
-                   : op == GCL__TMAP_ENCODE ? encode_step(ctx, plan, i, bit85)
+    gcl_status s = op == GCL__TMAP_REPOINT
+                       ? repoint_step(ctx, run, sp, i, i + 1 == n, modes, bit85)
+                   : op == GCL__TMAP_ENCODE ? encode_step(ctx, run, sp, i, bit85)
                                             : GCL_OK;
-    if (s != GCL_OK) return restore(plan, i, modes), s;
+    if (s != GCL_OK) { /* nothing to put back before the first step (a one-map plan's only) */
+      if (i) restore(run, sp, i, modes);
+      return s;
+    }
   }
   if (plan->encodes) gcl__fault_note_tensormaps(); /* a later ILLEGAL_INSTRUCTION names TMA */
   return GCL_OK;
@@ -261,8 +269,9 @@ static gcl_status encode_one(gcl_context *ctx, const DLTensor *t, const uint64_t
                                  .out = out};
   const gcl__tmap_device dev = {.device = ctx->device, .sm = ctx->sm};
   gcl__tmap_what what;
+  const gcl__tmap_run run = {.map = NULL, .entry = &entry, .who = {.text = "tensor"}};
   gcl__tmap_plan plan;
-  plan.run = (gcl__tmap_run){.map = NULL, .entry = &entry, .who = {.text = "tensor"}};
+  plan.run = &run;
   gcl_status s;
   if ((s = gcl__tmap_what_tensors(&what, 1, &t, true, dlflags, o, 1, 0, fn)) ||
       (s = gcl__tmap_plan_inline(&plan, &space, dev, 1, &what)) || (s = execute(ctx, &plan)))
@@ -302,11 +311,20 @@ static gcl_status need(const gcl_args *args, const gcl_context *ctx, const char 
 __attribute__((always_inline)) static inline gcl_status
 args_write(gcl_args *args, gcl_context *ctx, const gcl_field *first, size_t n,
            const gcl__tmap_what *what, const char *fn) {
+  gcl__tmap_run run;
   gcl__tmap_plan plan;
+  plan.run = &run;
+  /* A one-map plan's step on the stack, in registers where the compiler can (nothing but the
+   * inlined admission and execution reads it; its description and scratch, which the encode
+   * reads through pointers, stay the args'); a batch's in the args' space. */
+  uint32_t op1;
+  uint64_t address1;
+  const gcl__tmap_space one = {.cap = 1, .ops = &op1, .addresses = &address1,
+                               .descs = args->tspace.descs, .out = args->tspace.out};
   const gcl__tmap_device dev = {.device = ctx->device, .sm = ctx->sm};
   gcl_status s;
-  if ((s = gcl__args_tmap_run(args, first, n, fn, &plan.run)) ||
-      (s = gcl__tmap_plan_inline(&plan, &args->tspace, dev, n, what)) ||
+  if ((s = gcl__args_tmap_run(args, first, n, fn, &run)) ||
+      (s = gcl__tmap_plan_inline(&plan, n == 1 ? &one : &args->tspace, dev, n, what)) ||
       (s = execute(ctx, &plan)))
     return s;
   gcl__args_tmap_commit(args, &plan, what);

@@ -138,30 +138,32 @@ static void mark_dirty(gcl_tensormap_table *t, size_t first, const gcl__tmap_pla
   }
 }
 
-/* what into entries first ... first + n - 1 (table_run's checks done, plan->run filled): admit,
+/* what into entries first ... first + n - 1 (table_run checked and filled run): admit,
  * execute, commit (tmap_plan.h), then the changed entries become dirty. */
 static gcl_status table_write(gcl_tensormap_table *t, size_t first, size_t n,
-                              const gcl__tmap_what *what, gcl__tmap_plan *plan) {
+                              const gcl__tmap_what *what, const gcl__tmap_run *run) {
   const gcl__tmap_device dev = {.device = t->ctx->device, .sm = t->ctx->sm};
+  gcl__tmap_plan plan;
+  plan.run = run;
   gcl_status s;
-  if ((s = gcl__tmap_plan_make(plan, &t->space, dev, n, what)) ||
-      (s = gcl__tmap_execute(t->ctx, plan)))
+  if ((s = gcl__tmap_plan_make(&plan, &t->space, dev, n, what)) ||
+      (s = gcl__tmap_execute(t->ctx, &plan)))
     return s;
-  gcl__tmap_plan_commit(plan, what);
-  mark_dirty(t, first, plan);
+  gcl__tmap_plan_commit(&plan, what);
+  mark_dirty(t, first, &plan);
   return GCL_OK;
 }
 
 gcl_status gcl__tmap_table_write(gcl_tensormap_table *t, gcl_context *ctx, size_t first, size_t n,
                                  const gcl__tmap_what *what, const char *fn) {
-  gcl__tmap_plan plan;
-  gcl_status s = table_run(t, first, n, fn, &plan.run);
+  gcl__tmap_run run;
+  gcl_status s = table_run(t, first, n, fn, &run);
   if (s != GCL_OK) return s;
   if (ctx && ctx != t->ctx)
     return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: ctx is not the table's context (device %d; "
                      "the table's is on device %d): pass NULL or the table's", fn, ctx->device,
                      t->ctx->device);
-  return table_write(t, first, n, what, &plan);
+  return table_write(t, first, n, what, &run);
 }
 
 gcl_status gcl_tensormap_table_slots(gcl_tensormap_table *t, size_t first, size_t n,
@@ -183,14 +185,14 @@ static gcl_status table_set(gcl_tensormap_table *t, size_t first, size_t n,
                             const uint64_t *dlflags, const gcl_tensormap_options *options,
                             size_t options_count, unsigned flags, const char *fn) {
   if (t && n == 0) return GCL_OK;
-  gcl__tmap_plan plan;
+  gcl__tmap_run run;
   gcl__tmap_what what;
   gcl_status s;
-  if ((s = table_run(t, first, n, fn, &plan.run)) ||
+  if ((s = table_run(t, first, n, fn, &run)) ||
       (s = gcl__tmap_what_tensors(&what, n, tensors, with_flags, dlflags, options, options_count,
                                   flags, fn)))
     return s;
-  return table_write(t, first, n, &what, &plan);
+  return table_write(t, first, n, &what, &run);
 }
 
 gcl_status gcl_tensormap_table_set(gcl_tensormap_table *t, size_t first, size_t n,
@@ -214,13 +216,13 @@ gcl_status gcl_tensormap_table_repoint(gcl_tensormap_table *t, size_t first, siz
                                        const uint64_t *addresses) {
   static const char fn[] = "gcl_tensormap_table_repoint";
   if (t && n == 0) return GCL_OK;
-  gcl__tmap_plan plan;
+  gcl__tmap_run run;
   gcl__tmap_what what;
   gcl_status s;
-  if ((s = table_run(t, first, n, fn, &plan.run)) ||
+  if ((s = table_run(t, first, n, fn, &run)) ||
       (s = gcl__tmap_what_addresses(&what, n, addresses, fn)))
     return s;
-  return table_write(t, first, n, &what, &plan);
+  return table_write(t, first, n, &what, &run);
 }
 
 /* Clears the dirty bits of maps [a, b). */
