@@ -105,9 +105,9 @@ bool gcl__capture_mine(void);
  * (address or lib) of ctx; drain makes ctx's (ctx current) unless this thread captures;
  * destroy makes them, or drops them while this thread captures, before ctx goes. */
 gcl_status gcl__defer_release(gcl_context *ctx, uint64_t address, CUlibrary lib);
-/* The same for a release another file makes: fn(arg) is called when the drain runs (or when the
- * context goes while this thread still captures: fn must then free what it can without the
- * driver refusing, which is the caller's concern). */
+/* The same for a release another file makes: fn(arg) is called when the drain runs; not at all
+ * when the context goes while this thread still captures (its driver calls would break the
+ * capture: what it holds is left). */
 gcl_status gcl__defer_call(gcl_context *ctx, void (*fn)(void *), void *arg);
 void gcl__deferred_drain(gcl_context *ctx);
 void gcl__deferred_destroy(gcl_context *ctx);

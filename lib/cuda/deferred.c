@@ -74,7 +74,7 @@ static void finish(pending *e, bool run) {
      * retrying a free the driver refused for another reason would not succeed later. */
     if (run && e->address) gcl__cu.cuMemFree((CUdeviceptr)e->address);
     if (run && e->lib) gcl__cu.cuLibraryUnload(e->lib);
-    if (e->fn) e->fn(e->arg); /* a graph's memory is host memory too: freed even unrun */
+    if (run && e->fn) e->fn(e->arg); /* unrun: left (its calls would break the capture) */
     gcl__free(e);
     e = next;
   }
