@@ -34,6 +34,8 @@ CUresult fake_cuMemAlloc(CUdeviceptr *p, size_t bytes) {
 
 CUresult fake_cuMemFree(CUdeviceptr p) {
   ENTER(cuMemFree);
+  /* As driver 580 (gpu_graph_repoint measures it): a capturing thread's free is refused. */
+  if (fake_capture_forbids()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   pthread_mutex_lock(&fake_lock);
   fake_alloc **link = &fake_allocs;
   while (*link && (uintptr_t)(*link)->base != p) link = &(*link)->next;
