@@ -126,10 +126,13 @@ gcl_status gcl_mem_alloc(gcl_context *ctx, size_t bytes, uint64_t *address) {
   return GCL_OK;
 }
 
+static void mem_free_deferred(void *address) { gcl__cu.cuMemFree((CUdeviceptr)(uintptr_t)address); }
+
 gcl_status gcl_mem_free(gcl_context *ctx, uint64_t address) {
   GCL_CTX_GUARD(ctx);
   /* A capturing thread's cuMemFree is refused and breaks its capture: freed when it ends. */
-  if (gcl__capture_mine()) return address ? gcl__defer_release(ctx, address, NULL) : GCL_OK;
+  if (gcl__capture_mine())
+    return address ? gcl__defer_call(ctx, mem_free_deferred, (void *)(uintptr_t)address) : GCL_OK;
   gcl__deferred_drain(ctx);
   CUresult rc = gcl__cu.cuMemFree((CUdeviceptr)address);
   if (rc != CUDA_SUCCESS) return gcl__cu_fail(rc, "cuMemFree(0x%llx)", (unsigned long long)address);
@@ -167,7 +170,7 @@ gcl_status gcl_mem_copy(gcl_context *ctx, uint64_t dst, uint64_t src, size_t byt
 gcl_status gcl_context_synchronize(gcl_context *ctx) {
   GCL_CTX_GUARD(ctx);
   CUresult rc = gcl__cu.cuCtxSynchronize();
-  if (rc == CUDA_SUCCESS) gcl__deferred_drain(ctx);
   if (rc != CUDA_SUCCESS) return gcl__cu_fail(rc, "cuCtxSynchronize(device %d)", ctx->device);
+  gcl__deferred_drain(ctx);
   return GCL_OK;
 }

@@ -100,14 +100,11 @@ void gcl__capture_hint(CUresult r, char *out, size_t n);
 /* Whether a gclaunch stream of the calling thread captures now. */
 bool gcl__capture_mine(void);
 
-/* deferred.c: releases a capturing thread may not make (cuMemFree, cuLibraryUnload: refused
- * during a THREAD_LOCAL capture, and the refusal invalidates it). defer_release keeps one
- * (address or lib) of ctx; drain makes ctx's (ctx current) unless this thread captures;
- * destroy makes them, or drops them while this thread captures, before ctx goes. */
-gcl_status gcl__defer_release(gcl_context *ctx, uint64_t address, CUlibrary lib);
-/* The same for a release another file makes: fn(arg) is called when the drain runs; not at all
- * when the context goes while this thread still captures (its driver calls would break the
- * capture: what it holds is left). */
+/* deferred.c: releases a capturing thread may not make (cuMemFree, cuLibraryUnload, a graph's
+ * destroy: refused during a THREAD_LOCAL capture, and the refusal invalidates it). defer_call
+ * keeps fn(arg), a release of ctx's; drain calls ctx's (ctx current) unless this thread
+ * captures; destroy calls them before ctx goes, or drops them uncalled while this thread still
+ * captures (what they hold is left). */
 gcl_status gcl__defer_call(gcl_context *ctx, void (*fn)(void *), void *arg);
 void gcl__deferred_drain(gcl_context *ctx);
 void gcl__deferred_destroy(gcl_context *ctx);

@@ -4,7 +4,8 @@
  * docs/graphs.md). A Buffer dropped or closed inside a `with stream.capture()` block would then
  * leak its memory and break the capture. So gcl_mem_free, gcl_module_destroy and
  * gcl_graph_destroy (cuGraphExecDestroy, and a table's cuEventSynchronize and cuMemFreeHost) on a
- * capturing thread hand the release here instead of calling the driver; the next call on that context from
+ * capturing thread hand the release here (as a function and its argument) instead of calling
+ * the driver; the next call on that context from
  * a thread that does not capture (an allocation, a free, a synchronize, the end of the capture,
  * the context's destroy) makes it. One list for the process under a lock: entries are rare and
  * few (one per release made during a capture). Calls the driver table only. */
@@ -14,10 +15,8 @@
 #include <stdatomic.h>
 
 typedef struct pending {
-  gcl_context *ctx;  /* whose memory or library it is (borrowed: destroy drains it first) */
-  uint64_t address;  /* device memory to cuMemFree, or 0 */
-  CUlibrary lib;     /* a library to cuLibraryUnload, or NULL */
-  void (*fn)(void *); /* a release of another file's to call (a graph's), or NULL */
+  gcl_context *ctx;   /* whose release it is (borrowed: destroy drains it first) */
+  void (*fn)(void *); /* the release: cuMemFree, cuLibraryUnload, a graph's, ... of arg */
   void *arg;
   struct pending *next;
 } pending;
@@ -26,25 +25,16 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pending *head;
 static atomic_size_t count; /* entries on the list: the drain's lock-free first look */
 
-static gcl_status push(gcl_context *ctx, uint64_t address, CUlibrary lib, void (*fn)(void *),
-                       void *arg) {
+gcl_status gcl__defer_call(gcl_context *ctx, void (*fn)(void *), void *arg) {
   pending *p = gcl__calloc(1, sizeof *p);
   if (!p) return gcl__fail(GCL_ERROR_OUT_OF_MEMORY, "deferring a release during a capture");
-  p->ctx = ctx, p->address = address, p->lib = lib, p->fn = fn, p->arg = arg;
+  p->ctx = ctx, p->fn = fn, p->arg = arg;
   pthread_mutex_lock(&lock);
   p->next = head;
   head = p;
   atomic_fetch_add(&count, 1);
   pthread_mutex_unlock(&lock);
   return GCL_OK;
-}
-
-gcl_status gcl__defer_release(gcl_context *ctx, uint64_t address, CUlibrary lib) {
-  return push(ctx, address, lib, NULL, NULL);
-}
-
-gcl_status gcl__defer_call(gcl_context *ctx, void (*fn)(void *), void *arg) {
-  return push(ctx, 0, NULL, fn, arg);
 }
 
 /* The entries of ctx, taken off the list (in the order they were made). */
@@ -71,10 +61,9 @@ static void finish(pending *e, bool run) {
   while (e) {
     pending *next = e->next;
     /* ctx is current (the callers bind it); a failure here has no caller to tell, and
-     * retrying a free the driver refused for another reason would not succeed later. */
-    if (run && e->address) gcl__cu.cuMemFree((CUdeviceptr)e->address);
-    if (run && e->lib) gcl__cu.cuLibraryUnload(e->lib);
-    if (run && e->fn) e->fn(e->arg); /* unrun: left (its calls would break the capture) */
+     * retrying a release the driver refused for another reason would not succeed later.
+     * Unrun, what it holds is left: its driver calls would break the capture. */
+    if (run) e->fn(e->arg);
     gcl__free(e);
     e = next;
   }

@@ -218,9 +218,6 @@ static void table_free(graph_table *t) {
   }
 }
 
-static void graph_free(gcl_graph *g);
-static void graph_free_deferred(void *g) { graph_free(g); }
-
 static void graph_free(gcl_graph *g) {
   for (size_t i = 0; i < g->table_count; i++) table_free(&g->tables[i]);
   if (g->exec) gcl__cu.cuGraphExecDestroy(g->exec);
@@ -230,6 +227,8 @@ static void graph_free(gcl_graph *g) {
   g->magic = 0;
   gcl__free(g);
 }
+
+static void graph_free_deferred(void *g) { graph_free(g); }
 
 /* A 1-D copy of bytes from pinned host memory to device memory, as a copy node takes it. */
 static CUDA_MEMCPY3D table_copy(const void *host, uint64_t device, size_t bytes) {

@@ -171,6 +171,8 @@ __attribute__((destructor)) static void free_graveyard(void) {
   pthread_mutex_unlock(&graveyard_lock);
 }
 
+static void library_unload(void *lib) { gcl__cu.cuLibraryUnload((CUlibrary)lib); }
+
 void gcl_module_destroy(gcl_module *mod) {
   if (!mod) return;
   gcl__module_detach_quiet(mod); /* NVSHMEM writes into an attached library: detach first */
@@ -179,9 +181,12 @@ void gcl_module_destroy(gcl_module *mod) {
     mod->kernels = k->next;
     bury(k);
   }
-  /* A capturing thread's unload is left to the end of its capture (deferred.c). */
-  if (mod->lib && !(gcl__capture_mine() && gcl__defer_release(mod->ctx, 0, mod->lib) == GCL_OK))
-    gcl__cu.cuLibraryUnload(mod->lib);
+  if (mod->lib) {
+    /* A capturing thread's unload is left to the end of its capture (deferred.c). */
+    bool deferred =
+        gcl__capture_mine() && gcl__defer_call(mod->ctx, library_unload, mod->lib) == GCL_OK;
+    if (!deferred) library_unload(mod->lib);
+  }
   gcl_image_destroy(mod->records);
   gcl__free(mod->compile_log);
   gcl__free(mod);

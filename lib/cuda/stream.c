@@ -85,6 +85,7 @@ void gcl_stream_destroy(gcl_stream *s) {
     if (s->capturing && gcl__context_bind(s->ctx) == GCL_OK) {
       CUgraph g = NULL;
       if (gcl__cu.cuStreamEndCapture(s->stream, &g) == CUDA_SUCCESS && g) gcl__cu.cuGraphDestroy(g);
+      gcl__deferred_drain(s->ctx); /* what this thread released during that capture */
     }
     s->magic = 0;
     gcl__free(s);
