@@ -63,6 +63,21 @@ static gcl_status check_start(gcl_context *ctx, const gcl_pe_unique_id *id, int 
   if (!id && count != 1)
     return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_pe_start: id is NULL with count %d (only a "
                      "single PE, count 1, may start without the unique id of rank 0)", count);
+  if (id) {
+    /* NVSHMEM trusts the id: an id of another version, or one with nothing in it (a zeroed
+     * buffer), makes its bootstrap connect to no address and then crash the process (H100,
+     * NVSHMEM 3.4, bytes(128) from Python: "family 0 is neither AF_INET nor AF_INET6", then
+     * SIGSEGV). What gcl_pe_unique_id_create makes is neither. */
+    gcl__nvshmem_uid u;
+    memcpy(&u, id->bytes, sizeof u);
+    size_t used = 0;
+    for (size_t i = 0; i < sizeof u.internal; i++) used += u.internal[i] != 0;
+    if (u.version != GCL__NVSHMEM_UID_VERSION || used == 0)
+      return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "gcl_pe_start: id is no unique id made by "
+                       "gcl_pe_unique_id_create (version word %d, expected %d; %zu of its %zu "
+                       "other bytes set, expected some)", u.version, GCL__NVSHMEM_UID_VERSION,
+                       used, sizeof u.internal);
+  }
   if (pe.ctx)
     return gcl__fail(GCL_ERROR_NVSHMEM, "gcl_pe_start: a PE is already started in this process "
                      "(PE %d of %d on device %d); one PE per process: gcl_pe_stop first",

@@ -418,6 +418,14 @@ class Model:
         self.holders = {}   # name of a view / capsule / Args -> the buffer it holds
 
     def add(self, code, expect):
+        """A step and its label. A step labelled 'any' may be a call the driver refuses during a
+        capture of this thread (a synchronize of a stream or event the model lost track of, ...),
+        and such a refusal invalidates the capture: the model stops predicting what launches into
+        this thread's captures do after it (H100, seed 135487169: s0.synchronize() on a stream
+        the model no longer knew, then a launch into s1's capture labelled 'ok' gave
+        CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)."""
+        if expect == "any" and self.captures() != "no":
+            self.invalidate()
         self.steps.append((code, expect))
 
     def pick(self, d, new_prefix):

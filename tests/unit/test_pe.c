@@ -9,6 +9,7 @@
 #include <dlfcn.h>
 #include <sys/stat.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 /* kernels/nvshmem_state.cu's kernel: (int *out). */
@@ -279,6 +280,17 @@ Test(pe, bad_start_arguments_are_refused_by_name_and_call_nothing) {
   cr_assert_eq(gcl_pe_start(ctx, &id, -1, 2), GCL_ERROR_INVALID_ARGUMENT);
   cr_assert_eq(gcl_pe_start(ctx, NULL, 0, 2), GCL_ERROR_INVALID_ARGUMENT);
   assert_msg_has("id is NULL with count 2");
+  gcl_pe_unique_id zero; /* a zeroed id: NVSHMEM would connect to no address and crash */
+  memset(&zero, 0, sizeof zero);
+  cr_assert_eq(gcl_pe_start(ctx, &zero, 0, 1), GCL_ERROR_INVALID_ARGUMENT);
+  assert_msg_has("id is no unique id made by gcl_pe_unique_id_create (version word 0");
+  gcl_pe_unique_id empty = id; /* the right version word, nothing else */
+  memset(empty.bytes + sizeof(int), 0, sizeof empty.bytes - sizeof(int));
+  cr_assert_eq(gcl_pe_start(ctx, &empty, 0, 1), GCL_ERROR_INVALID_ARGUMENT);
+  assert_msg_has("0 of its 124 other bytes set");
+  gcl_pe_unique_id other = id; /* another version of the id */
+  other.bytes[0] ^= 1;
+  cr_assert_eq(gcl_pe_start(ctx, &other, 0, 1), GCL_ERROR_INVALID_ARGUMENT);
   cr_assert_eq(fakenvshmem_calls("nvshmemx_hostlib_init_attr"), 0);
   cr_assert_null(gcl_pe_context());
   finish(ctx);
