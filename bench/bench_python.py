@@ -268,6 +268,8 @@ def fake_profile(build, runs):
         "8 plain values, int stream": lambda i: k.launch(1, 32, [1, 2, 3.0, 4.0, p0, p1, 5, i], stream=h),
         "8 plain values, gclaunch.Stream": lambda i: k.launch(1, 32, [1, 2, 3.0, 4.0, p0, p1, 5, i], stream=s),
         "8 plain values, __cuda_stream__ object": lambda i: k.launch(1, 32, [1, 2, 3.0, 4.0, p0, p1, 5, i], stream=foreign),
+        # a new object per launch, as torch.cuda.current_stream() gives one
+        "8 plain values, new __cuda_stream__ object": lambda i: k.launch(1, 32, [1, 2, 3.0, 4.0, p0, p1, 5, i], stream=Foreign()),
         "8 values, 2 gclaunch Buffers": lambda i: k.launch(1, 32, [1, 2, 3.0, 4.0, b0, b1, 5, i], stream=h),
     }
     rows = {}

@@ -261,7 +261,7 @@ static void kernel_dealloc(PyObject *self) {
   gclpy_kernel *k = (gclpy_kernel *)self;
   PyObject_GC_UnTrack(self);
   Py_CLEAR(k->scratch);
-  PyMem_Free(k->values);
+  gclpy_values_free(k->values);
   Py_CLEAR(k->layout);
   Py_CLEAR(k->name);
   Py_CLEAR(k->module); /* last: it owns the gcl_kernel */

@@ -90,7 +90,7 @@
   X(dlpack_kwargs[1]) X(dlpack_kwargs[2]) X(dlpack_kwargs[3]) X(launch_kw[0]) X(launch_kw[1])     \
   X(launch_kw[2]) X(launch_kw[3]) X(launch_kw[4]) X(launch_kw[5]) X(launch_kw[6])                 \
   X(launch_kw[7]) X(launch_kw[8]) X(launch_kw[9]) X(stream_type) X(event_type) X(graph_type)     \
-  X(buffer_type) X(stream_kinds) X(str_cuda_stream_attr) X(tmtable_type)
+  X(buffer_type) X(stream_kinds) X(str_cuda_stream_attr) X(tmtable_type) X(stream_ref) X(stream_forget)
 
 #define GCLPY_LAUNCH_KW 10 /* grid, block, args_or_values, shared, stream, cluster, cooperative,
                              args, pdl, priority */
@@ -116,6 +116,11 @@ typedef struct gclpy_state {
   PyObject *str_cuda_stream_attr; /* "cuda_stream" */
   PyObject *last_stream_type; /* argkinds.c's one-entry memo (borrowed: stream_kinds holds it) */
   int last_stream_kind;
+  PyObject *last_stream_obj; /* argkinds.c: the last stream object of another library given to a
+                             * stream= (borrowed: NULL once stream_ref's callback says it goes) */
+  void *last_stream_handle; /* ... and its handle, checked by handle_int */
+  PyObject *stream_ref;     /* a weak reference to it, with stream_forget as the callback */
+  PyObject *stream_forget;  /* the callback: forgets last_stream_obj */
   void *last_producer;
   bool use_c_api;           /* the DLPack C exchange API is used (GCL_DLPACK_C_API != 0 at import) */
   PyObject *pe_context;     /* the Context this process's PE was started on (pe.c), or NULL: kept
@@ -192,6 +197,8 @@ typedef struct gclpy_context {
  * refuses conversions of arguments outside this layer (and convert.c / values.c, the field
  * table). */
 typedef struct gclpy_arg gclpy_arg;
+/* argkinds.c's part of the module's making (the callback that forgets a stream object). */
+int gclpy_argkinds_init(PyObject *module, gclpy_state *st);
 /* Converts v into *out (v NULL: releases what an earlier call made). 0, or -1 with an
  * exception set (and nothing to release). fn names the call in messages. */
 typedef int (*gclpy_conv)(gclpy_state *st, const char *fn, const gclpy_arg *a, PyObject *v,
@@ -648,6 +655,8 @@ typedef struct gclpy_plain {
   uint64_t hi;
   uint8_t size, kind;
   bool direct;              /* its last value was plain: the next plain one is written directly */
+  PyObject *last;           /* that value when an exact int or float (held), else NULL: the same
+                             * object again is skipped (its bytes are in place) */
 } gclpy_plain;
 /* A kernel's plan for launches given values, over its scratch Args. */
 typedef struct gclpy_values {
@@ -655,8 +664,10 @@ typedef struct gclpy_values {
   size_t count;
   gclpy_plain params[];
 } gclpy_values;
-/* A plan for lay's parameters (PyMem_Free it); NULL with an exception set. */
+/* A plan for lay's parameters (gclpy_values_free it); NULL with an exception set. */
 gclpy_values *gclpy_values_new(gclpy_layout *lay);
+/* Drops the values the plan holds and frees it; NULL is accepted. */
+void gclpy_values_free(gclpy_values *plan);
 /* One value per parameter (a list or a tuple of plan->count) into a, the scratch Args the plan
  * belongs to. 0, or -1 with an exception set (the values before the refused one stay set). */
 int gclpy_values_set(gclpy_state *st, gclpy_values *plan, gclpy_args *a, gclpy_layout *lay,

@@ -23,7 +23,7 @@ static gclpy_args *values_into_scratch(gclpy_state *st, gclpy_kernel *k, PyObjec
     return (gclpy_args *)PyErr_Format(PyExc_TypeError, "launch: kernel %R takes %zu values, got %zd",
                                       k->name, k->layout->nparams, n);
   if (!k->scratch) { /* a new scratch (first use, or after the GC cleared it): a new plan */
-    PyMem_Free(k->values);
+    gclpy_values_free(k->values);
     k->values = NULL;
     if (!(k->scratch = gclpy_args_new(st, k->layout))) return NULL;
     k->scratch->scratch = true;

@@ -9,7 +9,10 @@
  * alignment, an open Buffer): its leaf holds no tensor and no keep entry, and its set state does
  * not change, so writing the bytes is all the setter would do. Anything else (a value out of
  * range, another type, a tensor) goes through the table, which sets it or refuses it in the
- * library's words. No allocation, no attribute look-up, no Python call per value. */
+ * library's words. No allocation, no attribute look-up, no Python call per value. And a plain
+ * parameter given the very int or float object of its last launch (constants, the same pointer
+ * ints: most of a relaunch's values) is not read again: its bytes already hold it (the plan keeps
+ * that object alive, so its address names no other value). */
 #include "gclpy.h"
 
 #include <math.h>
@@ -122,18 +125,35 @@ static uint8_t *scratch_bytes(gclpy_args *a) {
   return (uint8_t *)(uintptr_t)data; /* the scratch's own buffer, private to this kernel */
 }
 
+/* p's bytes now hold v's value: an exact int or float (immutable, and free of references, so
+ * holding it keeps nothing else alive) is remembered, anything else forgotten. */
+static void remember(gclpy_plain *p, PyObject *v) {
+  PyObject *old = p->last;
+  p->last = v && (PyLong_CheckExact(v) || PyFloat_CheckExact(v)) ? Py_NewRef(v) : NULL;
+  Py_XDECREF(old); /* an int or a float: no finalizer runs */
+}
+
+void gclpy_values_free(gclpy_values *plan) {
+  for (size_t i = 0; plan && i < plan->count; i++) remember(&plan->params[i], NULL);
+  PyMem_Free(plan);
+}
+
 int gclpy_values_set(gclpy_state *st, gclpy_values *plan, gclpy_args *a, gclpy_layout *lay,
                      PyObject *values, bool list) {
   for (size_t i = 0; i < plan->count; i++) {
     PyObject *v = list ? PyList_GetItem(values, (Py_ssize_t)i) : PyTuple_GetItem(values, (Py_ssize_t)i);
     gclpy_plain *p = &plan->params[i];
     uint64_t bits;
+    if (v == p->last) continue; /* the same int or float object as the last launch: its bytes */
     if (plan->bytes && p->direct && plain_bits(st, p, v, &bits) == 0) {
       put(plan->bytes, p, bits);
+      remember(p, v);
       continue;
     }
+    remember(p, NULL);
     if (gclpy_convert_set(a, lay->params[i], v) < 0) return -1;
     p->direct = p->kind != P_SLOW && plain_bits(st, p, v, &bits) == 0; /* no tensor, no keep */
+    if (p->direct) remember(p, v);
   }
   if (!plan->bytes) {
     plan->bytes = scratch_bytes(a);
