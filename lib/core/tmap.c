@@ -35,40 +35,34 @@ const char *gcl__tmap_type_name(gcl_tensormap_type type) {
   return type_names[type];
 }
 
-HOT bool is_float(gcl_tensormap_type type) {
-  return type == GCL_TENSORMAP_F16 || type == GCL_TENSORMAP_F32 || type == GCL_TENSORMAP_F64 ||
-         type == GCL_TENSORMAP_BF16;
-}
+/* The element type of a DLPack dtype, one lookup: dtype_types[code * 16 + bits / 8] is 0 (no
+ * tensor map element type) or the type + 1, with DT_FLOAT for the floating-point types (rule 7).
+ * dtype_entry indexes it for lanes 1, codes 0 ... 15 and bits 0 ... 120 in steps of 8 only. TMA
+ * moves bytes, so integer signedness matters only where the driver has both (32, 64 bits); bool
+ * and the 8-bit float8 formats (DLPack 1.1 codes 7-14) are bytes to TMA. */
+#define DT_FLOAT 0x40u
+#define DT_TYPE(e) ((gcl_tensormap_type)(((e) & 0x3fu) - 1u))
+#define DT(code, bits) [(code) * 16 + (bits) / 8]
+static const uint8_t dtype_types[256] = {
+    DT(kDLInt, 8) = GCL_TENSORMAP_U8 + 1,         DT(kDLInt, 16) = GCL_TENSORMAP_U16 + 1,
+    DT(kDLInt, 32) = GCL_TENSORMAP_I32 + 1,       DT(kDLInt, 64) = GCL_TENSORMAP_I64 + 1,
+    DT(kDLUInt, 8) = GCL_TENSORMAP_U8 + 1,        DT(kDLUInt, 16) = GCL_TENSORMAP_U16 + 1,
+    DT(kDLUInt, 32) = GCL_TENSORMAP_U32 + 1,      DT(kDLUInt, 64) = GCL_TENSORMAP_U64 + 1,
+    DT(kDLFloat, 16) = (GCL_TENSORMAP_F16 + 1) | DT_FLOAT,
+    DT(kDLFloat, 32) = (GCL_TENSORMAP_F32 + 1) | DT_FLOAT,
+    DT(kDLFloat, 64) = (GCL_TENSORMAP_F64 + 1) | DT_FLOAT,
+    DT(kDLBfloat, 16) = (GCL_TENSORMAP_BF16 + 1) | DT_FLOAT,
+    DT(GCL_DL_BOOL, 8) = GCL_TENSORMAP_U8 + 1,
+    DT(7, 8) = GCL_TENSORMAP_U8 + 1,  DT(8, 8) = GCL_TENSORMAP_U8 + 1,  DT(9, 8) = GCL_TENSORMAP_U8 + 1,
+    DT(10, 8) = GCL_TENSORMAP_U8 + 1, DT(11, 8) = GCL_TENSORMAP_U8 + 1, DT(12, 8) = GCL_TENSORMAP_U8 + 1,
+    DT(13, 8) = GCL_TENSORMAP_U8 + 1, DT(14, 8) = GCL_TENSORMAP_U8 + 1};
+#undef DT
+_Static_assert(GCL_DL_FLOAT8_FIRST == 7 && GCL_DL_FLOAT8_LAST == 14, "the float8 rows above");
+_Static_assert(GCL_TENSORMAP_BF16 + 1 < DT_FLOAT, "the types fit below DT_FLOAT");
 
-/* TMA moves bytes, so integer signedness matters only where the driver has both (32, 64 bits). */
-HOT int int_type(unsigned bits, bool is_signed) {
-  switch (bits) {
-  case 8: return GCL_TENSORMAP_U8;
-  case 16: return GCL_TENSORMAP_U16;
-  case 32: return is_signed ? GCL_TENSORMAP_I32 : GCL_TENSORMAP_U32;
-  case 64: return is_signed ? GCL_TENSORMAP_I64 : GCL_TENSORMAP_U64;
-  default: return -1;
-  }
-}
-
-HOT int dtype_to_type(DLDataType dt) {
-  if (dt.lanes != 1) return -1;
-  switch (dt.code) {
-  case kDLInt: return int_type(dt.bits, true);
-  case kDLUInt: return int_type(dt.bits, false);
-  case GCL_DL_BOOL: return dt.bits == 8 ? GCL_TENSORMAP_U8 : -1;
-  case kDLBfloat: return dt.bits == 16 ? GCL_TENSORMAP_BF16 : -1;
-  case kDLFloat:
-    return dt.bits == 16 ? GCL_TENSORMAP_F16
-           : dt.bits == 32 ? GCL_TENSORMAP_F32
-           : dt.bits == 64 ? GCL_TENSORMAP_F64
-                           : -1;
-  default:
-    /* The 8-bit float8 formats (DLPack 1.1 codes 7-14) are bytes to TMA. */
-    return dt.code >= GCL_DL_FLOAT8_FIRST && dt.code <= GCL_DL_FLOAT8_LAST && dt.bits == 8
-               ? GCL_TENSORMAP_U8
-               : -1;
-  }
+HOT unsigned dtype_entry(DLDataType dt) {
+  if (dt.lanes != 1 || dt.code >= 16 || (dt.bits & 0x87u)) return 0;
+  return dtype_types[dt.code * 16u + dt.bits / 8u];
 }
 
 /* The stride that stands in for a size-1 dimension's (TMA dimension i >= 1), which TMA never
@@ -87,19 +81,6 @@ HOT bool size1_stride(const gcl_tensormap_desc *d, uint32_t i, unsigned multiple
 }
 
 HOT unsigned swizzle_span(int swizzle) { return swizzle ? 16u << swizzle : 0u; }
-
-/* Unused entries must be zero (the refresh key and the driver see them). Field by field: one
- * memset of the whole struct becomes `rep stos`, which costs more than the rest of a
- * translation; pieces of at most 40 bytes become a few vector stores. */
-HOT void zero_desc(gcl_tensormap_desc *d) {
-  memset(d->dims, 0, sizeof d->dims);
-  memset(d->strides, 0, sizeof d->strides);
-  memset(d->box, 0, sizeof d->box);
-  memset(d->element_strides, 0, sizeof d->element_strides);
-  memset(&d->im2col, 0, sizeof d->im2col);
-  d->type = 0, d->rank = 0, d->element_bytes = 0, d->box_bytes = 0, d->address = 0;
-  d->interleave = d->swizzle = d->l2_promotion = d->oob_fill = 0;
-}
 
 /* --- the rules ---------------------------------------------------------------------------------
  *
@@ -422,47 +403,48 @@ gcl_status gcl__tmap_refuse_flags(int rule, const gcl__tmap_who *who, const DLTe
 #define REFUSE(rule, i) return refuse((rule), who, t, o, d, (uint32_t)(i))
 
 /* --- the pass ----------------------------------------------------------------------------------
- * The rules' conditions in the table's order, in stages inlined into one function: no call, no
- * message, no allocation while every rule holds; *d filled when all do (on a refusal d is
- * scratch, filled up to the broken rule for its message). */
+ * The rules' conditions in the table's order, in one function: no call, no message, no
+ * allocation while every rule holds; *d filled when all do (on a refusal d is scratch, filled up
+ * to the broken rule for its message). After the options and the tensor's rank (rules 24, 1, 2,
+ * 3), the rest is compiled once per rank (pass_rank, rank a constant): its loops unrolled, every
+ * field of *d written once (the entries past the rank zeroed by constant stores, no memset). */
 
-/* Rules 24, 1, 2, 3, 4: the options, the tensor, its element type, its dimensions. */
-HOT gcl_status pass_tensor(const DLTensor *t, const gcl_tensormap_options *o,
-                           const gcl__tmap_who *who, gcl_tensormap_desc *d) {
-  if ((unsigned)o->interleave > GCL_TENSORMAP_INTERLEAVE_32B ||
-      (unsigned)o->swizzle > GCL_TENSORMAP_SWIZZLE_128B ||
-      (unsigned)o->l2_promotion > GCL_TENSORMAP_L2_256B || (unsigned)o->oob_fill > 1u)
-    REFUSE(24, 0);
-  int dev = (int)t->device.device_type;
-  if (dev != kDLCUDA && dev != GCL_DL_DEVICE_CUDA_MANAGED) REFUSE(1, 0);
-  if ((unsigned)(t->ndim - 1) >= GCL_TENSORMAP_MAX_RANK || !t->shape) REFUSE(2, 0);
-  int type = dtype_to_type(t->dtype);
-  if (type < 0) REFUSE(3, 0);
-  zero_desc(d);
-  uint32_t rank = (uint32_t)t->ndim;
-  d->type = (gcl_tensormap_type)type, d->rank = rank, d->element_bytes = t->dtype.bits / 8u;
-  d->interleave = o->interleave, d->swizzle = o->swizzle;
-  d->l2_promotion = o->l2_promotion, d->oob_fill = o->oob_fill;
+/* Rules 4, 5, 7, 8, 9, 10, 11, 26: the dimensions, the options against the tensor, the innermost
+ * dimension, the strides (TMA dimensions 1 ...; a size-1 dimension's is replaced), the address.
+ * dt: the element type's dtype_types entry. */
+HOT gcl_status pass_layout(const DLTensor *t, const gcl_tensormap_options *o,
+                           const gcl__tmap_who *who, gcl_tensormap_desc *restrict d,
+                           const uint32_t rank, unsigned dt) {
+  const uint32_t eb = t->dtype.bits / 8u;
+  const unsigned shift = (unsigned)__builtin_ctz(eb); /* 1, 2, 4, 8 bytes: shifts */
+  const unsigned align = gcl__tmap_align(o);
+  const int64_t *shape = t->shape, *strides = t->strides;
+  d->type = DT_TYPE(dt), d->rank = rank, d->element_bytes = eb;
+  /* interleave, swizzle, l2_promotion, oob_fill: the same four ints in both structs */
+  _Static_assert(offsetof(gcl_tensormap_desc, oob_fill) - offsetof(gcl_tensormap_desc, interleave) ==
+                     3 * sizeof(int) &&
+                 offsetof(gcl_tensormap_options, oob_fill) -
+                         offsetof(gcl_tensormap_options, interleave) == 3 * sizeof(int),
+                 "the four mode fields are adjacent");
+  memcpy(&d->interleave, &o->interleave, 4 * sizeof(int));
+#pragma GCC unroll 5
   for (uint32_t dl = 0; dl < rank; dl++) { /* DLPack order: TMA dimension rank - 1 - dl */
-    int64_t n = t->shape[dl];
-    if (n < 1 || (uint64_t)n > TMAP_DIM_MAX) REFUSE(4, dl);
+    int64_t n = shape[dl];
+    if ((uint64_t)n - 1u >= TMAP_DIM_MAX) REFUSE(4, dl); /* 1 ... 2^32 */
     d->dims[rank - 1 - dl] = (uint64_t)n;
   }
-  return GCL_OK;
-}
-
-/* Rules 5, 7, 8, 9, 10, 11, 26: the options against the tensor, the innermost dimension, the
- * strides (TMA dimensions 1 ...; a size-1 dimension's is replaced), the address. */
-HOT gcl_status pass_layout(const DLTensor *t, const gcl_tensormap_options *o,
-                           const gcl__tmap_who *who, unsigned align, gcl_tensormap_desc *d) {
-  const uint32_t rank = d->rank, eb = d->element_bytes;
-  const unsigned shift = (unsigned)__builtin_ctz(eb); /* 1, 2, 4, 8 bytes: shifts */
-  const int64_t *shape = t->shape, *strides = t->strides;
-  if (d->interleave && rank < 3) REFUSE(5, 0);
-  if (d->oob_fill == GCL_TENSORMAP_OOB_NAN && !is_float(d->type)) REFUSE(7, 0);
-  if (o->store && ((d->dims[0] * eb) & 15u)) REFUSE(8, 0);
+  for (uint32_t i = rank; i < GCL_TENSORMAP_MAX_RANK; i++) d->dims[i] = 0;
+  for (uint32_t i = rank - 1; i < GCL_TENSORMAP_MAX_RANK - 1; i++) d->strides[i] = 0;
+  if (o->interleave && rank < 3) REFUSE(5, 0);
+  if (o->oob_fill == GCL_TENSORMAP_OOB_NAN && !(dt & DT_FLOAT)) REFUSE(7, 0);
+  if (o->store && (((uint64_t)shape[rank - 1] * eb) & 15u)) REFUSE(8, 0);
   if (shape[rank - 1] > 1 && strides && strides[rank - 1] != 1) REFUSE(9, 0);
+  /* Rule 10 as one test per stride, in elements: s & refused is nonzero when s is negative or
+   * reaches 2^40 bytes (the high bits) or is no multiple of align bytes (the low bits: align
+   * >= 16 > the element size). */
+  const uint64_t refused = ~((TMAP_STRIDE_LIMIT >> shift) - 1u) | ((align - 1u) >> shift);
   int64_t compact = 1; /* the stride of a NULL-strides tensor, in elements (saturating) */
+#pragma GCC unroll 5
   for (uint32_t i = 1; i < rank; i++) {
     int dl = (int)(rank - 1 - i);
     if (!strides && __builtin_mul_overflow(compact, shape[dl + 1], &compact)) compact = INT64_MAX;
@@ -471,11 +453,9 @@ HOT gcl_status pass_layout(const DLTensor *t, const gcl_tensormap_options *o,
       d->strides[i - 1] = sub;
       continue;
     }
-    int64_t s = strides ? strides[dl] : compact;
-    if (s < 0 || (uint64_t)s >= TMAP_STRIDE_LIMIT >> shift) REFUSE(10, i); /* 0: broadcast */
-    uint64_t bytes = (uint64_t)s << shift;
-    if (bytes & (align - 1u)) REFUSE(10, i);
-    d->strides[i - 1] = bytes;
+    uint64_t s = (uint64_t)(strides ? strides[dl] : compact);
+    if (s & refused) REFUSE(10, i); /* 0: broadcast */
+    d->strides[i - 1] = s << shift;
   }
   uint64_t base = (uint64_t)(uintptr_t)t->data, address = base + t->byte_offset;
   if (address < base || (address & (align - 1u))) REFUSE(11, 0);
@@ -487,10 +467,12 @@ HOT gcl_status pass_layout(const DLTensor *t, const gcl_tensormap_options *o,
 /* Rules 12, 13, 16, 14, 15: the tiled box. Without interleave TMA ignores element_strides[0]
  * (box_bytes); the limit (16) is the driver's arithmetic, floor(box / element stride). */
 HOT gcl_status pass_box(const DLTensor *t, const gcl_tensormap_options *o,
-                        const gcl__tmap_who *who, gcl_tensormap_desc *d) {
-  const uint32_t eb = d->element_bytes, il = (uint32_t)d->interleave;
+                        const gcl__tmap_who *who, gcl_tensormap_desc *restrict d,
+                        const uint32_t rank) {
+  const uint32_t eb = t->dtype.bits / 8u, il = (uint32_t)o->interleave;
   uint64_t bytes = eb, limit = eb;
-  for (uint32_t i = 0; i < d->rank; i++) {
+#pragma GCC unroll 5
+  for (uint32_t i = 0; i < rank; i++) {
     uint32_t b = o->box[i], e = o->element_strides[i] ? o->element_strides[i] : 1u;
     if (b - 1u >= TMAP_BOX_MAX) REFUSE(12, i);
     if (e > TMAP_ESTRIDE_MAX) REFUSE(13, i);
@@ -502,8 +484,9 @@ HOT gcl_status pass_box(const DLTensor *t, const gcl_tensormap_options *o,
     bytes *= i == 0 && !il ? b : (b + e - 1) / e;
     limit *= b / e;
   }
+  for (uint32_t i = rank; i < GCL_TENSORMAP_MAX_RANK; i++) d->box[i] = 0, d->element_strides[i] = 0;
   if (limit > TMAP_BOX_LIMIT_BYTES) REFUSE(16, 0);
-  uint32_t inner = d->box[0] * eb, span = swizzle_span(d->swizzle);
+  uint32_t inner = o->box[0] * eb, span = swizzle_span(o->swizzle);
   if (inner & 15u) REFUSE(14, 0); /* with interleave too: measured on the H200 */
   if (!il && span && inner > span) REFUSE(15, 0);
   d->box_bytes = (uint32_t)bytes;
@@ -512,9 +495,13 @@ HOT gcl_status pass_box(const DLTensor *t, const gcl_tensormap_options *o,
 
 /* Rules 17, 18, 19, 20, 13, 25, 22, 23, 21: im2col (cuTensorMapEncodeIm2col). */
 HOT gcl_status pass_im2col(const DLTensor *t, const gcl_tensormap_options *o,
-                           const gcl__tmap_who *who, gcl_tensormap_desc *d) {
+                           const gcl__tmap_who *who, gcl_tensormap_desc *d, const uint32_t rank) {
   const gcl_tensormap_im2col *m = &o->im2col;
-  const uint32_t rank = d->rank, eb = d->element_bytes, il = (uint32_t)d->interleave;
+  const uint32_t eb = d->element_bytes, il = (uint32_t)d->interleave;
+  memset(d->box, 0, sizeof d->box); /* unused by im2col */
+  memset(d->element_strides, 0, sizeof d->element_strides);
+  memset(&d->im2col, 0, sizeof d->im2col);
+  d->box_bytes = 0;
   if (rank < 3) REFUSE(17, 0);
   if (m->pixels > TMAP_IM2COL_PIXELS_MAX) REFUSE(18, 0);
   if (m->channels - 1u >= TMAP_IM2COL_CHANNELS_MAX) REFUSE(19, 0);
@@ -543,13 +530,39 @@ HOT gcl_status pass_im2col(const DLTensor *t, const gcl_tensormap_options *o,
   return GCL_OK;
 }
 
-/* Every rule, in the table's order. */
+/* Rules 4 ... 26 for a tensor of rank `rank` (a constant where pass_ranked inlines it). */
+HOT gcl_status pass_rank(const DLTensor *t, const gcl_tensormap_options *o,
+                         const gcl__tmap_who *who, gcl_tensormap_desc *d, const uint32_t rank,
+                         unsigned dt) {
+  gcl_status s = pass_layout(t, o, who, d, rank, dt);
+  if (s != GCL_OK) return s;
+  if (o->im2col.pixels) return pass_im2col(t, o, who, d, rank);
+  memset(&d->im2col, 0, sizeof d->im2col);
+  return pass_box(t, o, who, d, rank);
+}
+
+/* Every rule, in the table's order: the options and the tensor (rules 24, 1, 2, 3), then the
+ * rest compiled for each rank. */
 HOT gcl_status pass(const DLTensor *t, const gcl_tensormap_options *o, const gcl__tmap_who *who,
                     gcl_tensormap_desc *d) {
-  gcl_status s;
-  if ((s = pass_tensor(t, o, who, d)) || (s = pass_layout(t, o, who, gcl__tmap_align(o), d)))
-    return s;
-  return o->im2col.pixels ? pass_im2col(t, o, who, d) : pass_box(t, o, who, d);
+  /* Rule 24's four ranges in three tests (swizzle and L2 promotion are both 0 ... 3); which one
+   * broke is say_options' question. */
+  if ((unsigned)o->interleave > GCL_TENSORMAP_INTERLEAVE_32B ||
+      (((unsigned)o->swizzle | (unsigned)o->l2_promotion) & ~3u) || (unsigned)o->oob_fill > 1u)
+    REFUSE(24, 0);
+  _Static_assert(GCL_TENSORMAP_SWIZZLE_128B == 3 && GCL_TENSORMAP_L2_256B == 3, "0 ... 3");
+  int dev = (int)t->device.device_type;
+  if (dev != kDLCUDA && dev != GCL_DL_DEVICE_CUDA_MANAGED) REFUSE(1, 0);
+  if ((unsigned)(t->ndim - 1) >= GCL_TENSORMAP_MAX_RANK || !t->shape) REFUSE(2, 0);
+  unsigned dt = dtype_entry(t->dtype);
+  if (!dt) REFUSE(3, 0);
+  switch (t->ndim) {
+  case 1: return pass_rank(t, o, who, d, 1, dt);
+  case 2: return pass_rank(t, o, who, d, 2, dt);
+  case 3: return pass_rank(t, o, who, d, 3, dt);
+  case 4: return pass_rank(t, o, who, d, 4, dt);
+  default: return pass_rank(t, o, who, d, 5, dt);
+  }
 }
 
 /* Stages [0, upto) of the translation, in the order they run; gcl__tmap_translate is all

@@ -10,6 +10,9 @@ struct gcl_context {
   CUdevice dev;
   int device;
   int sm;
+  /* What executing a tensor-map plan on this context needs to know, learned at its first plan
+   * (gcl__tmap_exec_state): GCL__TMAP_EXEC_* bits, 0 until then. One byte the hot paths load. */
+  _Atomic unsigned char tmap_exec;
 };
 
 /* Makes ctx current on this thread if it is not already. */
@@ -52,6 +55,22 @@ gcl_status gcl__tmap_encode_bound(gcl_context *ctx, const gcl_tensormap_desc *d,
 extern _Atomic unsigned char gcl__tmap_patch_state[GCL__TMAP_PATCH_DEVICES];
 /* Runs the check for ctx's device once (later callers get its answer): the proven modes. */
 unsigned gcl__tmap_patch_learn(gcl_context *ctx);
+
+/* ctx->tmap_exec: GCL__TMAP_EXEC_PATCH when the device's patched modes were learned (they are
+ * then in the low bits, GCL__TMAP_PATCH_MODES: gcl__tmap_patch_modes' answer), GCL__TMAP_EXEC_FIXUP
+ * when whether the Blackwell bit-85 fix-up applies was learned, GCL__TMAP_EXEC_BIT85 when it
+ * does. The patch is learned only for a plan with re-points (its check calls the driver). */
+#define GCL__TMAP_EXEC_PATCH 0x80u
+#define GCL__TMAP_EXEC_FIXUP 0x40u
+#define GCL__TMAP_EXEC_BIT85 0x20u
+/* Learns what `need` (GCL__TMAP_EXEC_FIXUP, with GCL__TMAP_EXEC_PATCH for re-points) asks for
+ * into ctx->tmap_exec and returns it (tmap_driver.c). Once per context. */
+unsigned gcl__tmap_exec_learn(gcl_context *ctx, unsigned need);
+/* ctx->tmap_exec with at least `need` learned: one load after the first plan. */
+static inline unsigned gcl__tmap_exec_state(gcl_context *ctx, unsigned need) {
+  unsigned st = atomic_load_explicit(&ctx->tmap_exec, memory_order_relaxed);
+  return (st & need) == need ? st : gcl__tmap_exec_learn(ctx, need);
+}
 
 /* The interleave modes whose maps ctx's device re-points by patching (bit i: interleave i; 0:
  * every re-point calls the driver). One atomic load once the device was checked. */

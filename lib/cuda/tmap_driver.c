@@ -61,9 +61,20 @@ _Static_assert(_Alignof(CUtensorMap) >= 64, "CUtensorMap must be 64-byte aligned
 #define GCL__TMAP_BIT85_LAST_DRIVER 13020
 
 static bool bit85_device(const gcl_context *ctx) {
-  if (ctx->sm < 100 || ctx->sm >= 130) return false; /* Hopper pays one comparison */
+  if (ctx->sm < 100 || ctx->sm >= 130) return false;
   int v = 0;
   return gcl_driver_version(&v) == GCL_OK && v <= GCL__TMAP_BIT85_LAST_DRIVER;
+}
+
+/* The context's tensor-map execution state, learned (cuda_internal.h): the fix-up's verdict
+ * (the driver version is the process's, the architecture the context's), and for a plan with
+ * re-points the device's patched modes (a per-process state, tmap_patch.c). Racing threads
+ * learn the same bits; each ORs in what it learned. */
+__attribute__((noinline, cold)) unsigned gcl__tmap_exec_learn(gcl_context *ctx, unsigned need) {
+  unsigned add = GCL__TMAP_EXEC_FIXUP | (bit85_device(ctx) ? GCL__TMAP_EXEC_BIT85 : 0u);
+  if (need & GCL__TMAP_EXEC_PATCH) add |= GCL__TMAP_EXEC_PATCH | gcl__tmap_patch_modes(ctx);
+  return atomic_fetch_or_explicit(&ctx->tmap_exec, (unsigned char)add, memory_order_relaxed) |
+         add;
 }
 
 static void clear_bit85(void *map) {
@@ -156,7 +167,8 @@ __attribute__((noinline)) static void restore(const gcl__tmap_run *run,
  * them back; the last step needs no copy (which in a loop of one-map re-points would read bytes
  * the driver just wrote: a store-forwarding stall that cost more than the rest of the call).
  * Values, not the space: a one-map plan's space then stays in registers. */
-static gcl_status repoint_by_driver(gcl_context *ctx, const gcl__tmap_run *run, size_t i,
+__attribute__((always_inline)) static inline gcl_status
+repoint_by_driver(gcl_context *ctx, const gcl__tmap_run *run, size_t i,
                                     unsigned char *m, uint64_t a, unsigned char *save) {
   if (save) memcpy(save, m, GCL_TENSORMAP_BYTES);
   CUresult rc = replace(m, a);
@@ -227,8 +239,11 @@ __attribute__((always_inline)) static inline gcl_status execute(gcl_context *ctx
                                                                 const gcl__tmap_plan *plan) {
   if (gcl__faulted()) return gcl__fault_check();
   if (!(plan->encodes | plan->repoints)) return GCL_OK;
-  const bool bit85 = bit85_device(ctx); /* the Blackwell fix-up applies (once per plan) */
-  const unsigned modes = plan->repoints ? gcl__tmap_patch_modes(ctx) : 0;
+  /* Whether the Blackwell fix-up applies, and the patched modes (learned once per context) */
+  const unsigned st = gcl__tmap_exec_state(
+      ctx, GCL__TMAP_EXEC_FIXUP | (plan->repoints ? GCL__TMAP_EXEC_PATCH : 0u));
+  const bool bit85 = (st & GCL__TMAP_EXEC_BIT85) != 0;
+  const unsigned modes = plan->repoints ? st & GCL__TMAP_PATCH_MODES : 0u;
   if (patch_all(plan, modes, bit85)) return GCL_OK;
   const gcl__tmap_space *sp = plan->space;
   const gcl__tmap_run *run = plan->run;
