@@ -97,7 +97,9 @@ typedef struct gcl__tmap_snap {
                         lie a cache line further: two lines per map in a batch) */
   uint8_t has_strides;
   int64_t shape[GCL_TENSORMAP_MAX_RANK], strides[GCL_TENSORMAP_MAX_RANK];
-  gcl_tensormap_options options;
+  /* 16-byte aligned: gcl__tmap_options_equal XORs it as vectors straight from memory (and a
+   * cache entry, an address and this, is 256 bytes: entry i is a shift away) */
+  _Alignas(16) gcl_tensormap_options options;
 } gcl__tmap_snap;
 #define GCL__TMAP_SNAP_HEAD 16 /* device, ndim, dtype: the same 16 bytes in a DLTensor */
 _Static_assert(offsetof(gcl__tmap_snap, ndim) == offsetof(gcl__tmap_snap, device) + 8 &&
@@ -129,12 +131,14 @@ static inline void gcl__tmap_snap_make(const DLTensor *t, const gcl_tensormap_op
 
 /* a == b byte for byte, inline (memcmp of a struct this size is a PLT call): XOR of 16-byte
  * vectors (GCC's generic vectors: SSE2 on x86-64, NEON on arm64, pairs of words elsewhere), then
- * the 8- and 4-byte tail. The options have only 4-byte members, so no padding. */
+ * the 8- and 4-byte tail. The options have only 4-byte members, so no padding. b is a
+ * snapshot's, 16-byte aligned (its vectors are read as operands of the XOR). */
 static inline bool gcl__tmap_options_equal(const gcl_tensormap_options *a,
                                            const gcl_tensormap_options *b) {
   typedef uint64_t v2 __attribute__((vector_size(16)));
   _Static_assert(sizeof *a % 4 == 0, "options are 4-byte members");
-  const unsigned char *x = (const unsigned char *)a, *y = (const unsigned char *)b;
+  const unsigned char *x = (const unsigned char *)a;
+  const unsigned char *y = (const unsigned char *)__builtin_assume_aligned(b, 16);
   v2 acc = {0, 0}, u, v;
   size_t i = 0;
 #pragma GCC unroll 8 /* 7 vectors: straight-line loads, no loop (the refresh path runs this) */

@@ -36,6 +36,7 @@ typedef struct gcl__tmap_entry {
   uint64_t address;
   gcl__tmap_snap snap;
 } gcl__tmap_entry;
+_Static_assert(sizeof(gcl__tmap_entry) == 256, "entry i is i << 8 bytes away");
 
 /* n consecutive maps: their bytes, their cache entries, and who the first one is for messages. */
 typedef struct gcl__tmap_run {

@@ -56,8 +56,9 @@ extern _Atomic unsigned char gcl__tmap_patch_state[GCL__TMAP_PATCH_DEVICES];
 /* Runs the check for ctx's device once (later callers get its answer): the proven modes. */
 unsigned gcl__tmap_patch_learn(gcl_context *ctx);
 
-/* ctx->tmap_exec: GCL__TMAP_EXEC_PATCH when the device's patched modes were learned (they are
- * then in the low bits, GCL__TMAP_PATCH_MODES: gcl__tmap_patch_modes' answer), GCL__TMAP_EXEC_FIXUP
+/* ctx->tmap_exec: GCL__TMAP_EXEC_PATCH when the device's patched modes were learned (the low bits,
+ * GCL__TMAP_PATCH_MODES, are then those NOT patched: bit i, the driver re-points the maps of
+ * interleave i; the complement of gcl__tmap_patch_modes' answer), GCL__TMAP_EXEC_FIXUP
  * when whether the Blackwell bit-85 fix-up applies was learned, GCL__TMAP_EXEC_BIT85 when it
  * does. The patch is learned only for a plan with re-points (its check calls the driver). */
 #define GCL__TMAP_EXEC_PATCH 0x80u
