@@ -486,9 +486,12 @@ HOT gcl_status pass_box(const DLTensor *t, const gcl_tensormap_options *o,
   }
   for (uint32_t i = rank; i < GCL_TENSORMAP_MAX_RANK; i++) d->box[i] = 0, d->element_strides[i] = 0;
   if (limit > TMAP_BOX_LIMIT_BYTES) REFUSE(16, 0);
-  uint32_t inner = o->box[0] * eb, span = swizzle_span(o->swizzle);
+  /* Rule 15's bound: the swizzle span, none without swizzle or with interleave */
+  static const uint32_t span_bound[4] = {UINT32_MAX, 32, 64, 128};
+  _Static_assert(GCL_TENSORMAP_SWIZZLE_32B == 1 && GCL_TENSORMAP_SWIZZLE_128B == 3, "0 ... 3");
+  uint32_t inner = o->box[0] * eb, bound = il ? UINT32_MAX : span_bound[o->swizzle];
   if (inner & 15u) REFUSE(14, 0); /* with interleave too: measured on the H200 */
-  if (!il && span && inner > span) REFUSE(15, 0);
+  if (inner > bound) REFUSE(15, 0); /* span_bound[s] is swizzle_span(s) for s > 0 */
   d->box_bytes = (uint32_t)bytes;
   return GCL_OK;
 }

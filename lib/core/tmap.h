@@ -122,10 +122,19 @@ static inline void gcl__tmap_snap_make(const DLTensor *t, const gcl_tensormap_op
   memcpy(&snap->device, &t->device, GCL__TMAP_SNAP_HEAD); /* device, ndim, dtype */
   snap->align = (uint16_t)gcl__tmap_align(o);
   snap->mode = (uint8_t)(1u << o->interleave); /* 0 ... 2: o was translated */
-  snap->has_strides = t->strides != NULL;
-  for (int i = 0; i < n; i++) snap->shape[i] = t->shape[i];
-  if (t->strides)
-    for (int i = 0; i < n; i++) snap->strides[i] = t->strides[i];
+  const int64_t *shape = t->shape, *strides = t->strides;
+  snap->has_strides = strides != NULL;
+  /* straight-line from the last dimension down, as gcl__tmap_snap_match reads them */
+#define GCL__SNAP_SET(i)                                                                           \
+  (snap->shape[i] = shape[i], strides ? (void)(snap->strides[i] = strides[i]) : (void)0)
+  switch (n) {
+  case 5: GCL__SNAP_SET(4); __attribute__((fallthrough));
+  case 4: GCL__SNAP_SET(3); __attribute__((fallthrough));
+  case 3: GCL__SNAP_SET(2); __attribute__((fallthrough));
+  case 2: GCL__SNAP_SET(1); __attribute__((fallthrough));
+  default: GCL__SNAP_SET(0);
+  }
+#undef GCL__SNAP_SET
   snap->options = *o;
 }
 
@@ -162,13 +171,22 @@ gcl__tmap_snap_match(const gcl__tmap_snap *s, const DLTensor *t, const gcl_tenso
   if (((x[0] ^ y[0]) | (x[1] ^ y[1])) || !t->shape ||
       (t->strides != NULL) != (s->has_strides != 0) || !gcl__tmap_options_equal(o, &s->options))
     return false;
-  uint64_t diff = 0; /* one walk over the dimensions, shape and strides side by side */
+  /* The dimensions, shape and strides side by side, straight-line from the last used one down
+   * (a jump into the sequence by ndim: no loop to count) */
+  uint64_t diff = 0;
   const int64_t *shape = t->shape, *strides = t->strides;
-  if (strides)
-    for (int i = 0; i < s->ndim; i++)
-      diff |= (uint64_t)(shape[i] ^ s->shape[i]) | (uint64_t)(strides[i] ^ s->strides[i]);
-  else
-    for (int i = 0; i < s->ndim; i++) diff |= (uint64_t)(shape[i] ^ s->shape[i]);
+#define GCL__SNAP_DIM(i)                                                                           \
+  diff |= (uint64_t)(shape[i] ^ s->shape[i]) |                                                     \
+          (strides ? (uint64_t)(strides[i] ^ s->strides[i]) : 0u)
+  _Static_assert(GCL_TENSORMAP_MAX_RANK == 5, "five cases");
+  switch (s->ndim) { /* 1 ... 5: the head compared equal, and t->ndim is s->ndim */
+  case 5: GCL__SNAP_DIM(4); __attribute__((fallthrough));
+  case 4: GCL__SNAP_DIM(3); __attribute__((fallthrough));
+  case 3: GCL__SNAP_DIM(2); __attribute__((fallthrough));
+  case 2: GCL__SNAP_DIM(1); __attribute__((fallthrough));
+  default: GCL__SNAP_DIM(0);
+  }
+#undef GCL__SNAP_DIM
   return diff == 0;
 }
 
@@ -177,9 +195,11 @@ gcl__tmap_snap_match(const gcl__tmap_snap *s, const DLTensor *t, const gcl_tenso
  * no overflow, aligned to align, below GCL__TMAP_ADDRESS_LIMIT. Otherwise false: the full
  * translation then encodes the map, or reports what is wrong. */
 static inline bool gcl__tmap_snap_address(const DLTensor *t, unsigned align, uint64_t *address) {
-  uint64_t base = (uint64_t)(uintptr_t)t->data, a = base + t->byte_offset;
+  uint64_t a;
+  bool wrapped = __builtin_add_overflow((uint64_t)(uintptr_t)t->data, t->byte_offset, &a);
   *address = a;
-  return a && a >= base && !(a & (align - 1u)) && a < GCL__TMAP_ADDRESS_LIMIT;
+  /* nonzero and below 2^57 in one comparison (a - 1 wraps for 0) */
+  return !wrapped && a - 1u < GCL__TMAP_ADDRESS_LIMIT - 1u && !(a & (align - 1u));
 }
 
 #endif
