@@ -77,9 +77,11 @@ gcl__tmap_admit_source(const gcl__tmap_run *run, const gcl__tmap_entry *e, size_
     *op = gcl__tmap_step(sp, i, a == e->address ? GCL__TMAP_SKIP : GCL__TMAP_REPOINT, a);
     return GCL_OK;
   }
-  gcl__tmap_who who = gcl__tmap_run_who(run, i);
+  gcl__tmap_who who; /* map i's name: the run's own for map 0 (no copy in one-map calls) */
+  const gcl__tmap_who *name = &run->who;
+  if (i) who = gcl__tmap_run_who(run, i), name = &who;
   gcl_tensormap_desc *d = &sp->descs[i];
-  gcl_status s = gcl__tmap_translate(t, o, &who, d);
+  gcl_status s = gcl__tmap_translate(t, o, name, d);
   if (s != GCL_OK) return s;
   if (!gcl__tmap_device_ok(dev.device, t)) return gcl__tmap_refuse_device(run, i, dev, t);
   *op = gcl__tmap_step(sp, i, GCL__TMAP_ENCODE, d->address);
