@@ -97,9 +97,7 @@ typedef struct gcl__tmap_snap {
                         lie a cache line further: two lines per map in a batch) */
   uint8_t has_strides;
   int64_t shape[GCL_TENSORMAP_MAX_RANK], strides[GCL_TENSORMAP_MAX_RANK];
-  /* 16-byte aligned: gcl__tmap_options_equal XORs it as vectors straight from memory (and a
-   * cache entry, an address and this, is 256 bytes: entry i is a shift away) */
-  _Alignas(16) gcl_tensormap_options options;
+  gcl_tensormap_options options; /* 16-byte aligned in a cache entry (tmap_plan.h) */
 } gcl__tmap_snap;
 #define GCL__TMAP_SNAP_HEAD 16 /* device, ndim, dtype: the same 16 bytes in a DLTensor */
 _Static_assert(offsetof(gcl__tmap_snap, ndim) == offsetof(gcl__tmap_snap, device) + 8 &&
@@ -141,7 +139,8 @@ static inline void gcl__tmap_snap_make(const DLTensor *t, const gcl_tensormap_op
 /* a == b byte for byte, inline (memcmp of a struct this size is a PLT call): XOR of 16-byte
  * vectors (GCC's generic vectors: SSE2 on x86-64, NEON on arm64, pairs of words elsewhere), then
  * the 8- and 4-byte tail. The options have only 4-byte members, so no padding. b is a
- * snapshot's, 16-byte aligned (its vectors are read as operands of the XOR). */
+ * snapshot's, which lie 16-byte aligned in their cache entries (tmap_plan.h): its vectors are
+ * read as operands of the XOR. */
 static inline bool gcl__tmap_options_equal(const gcl_tensormap_options *a,
                                            const gcl_tensormap_options *b) {
   typedef uint64_t v2 __attribute__((vector_size(16)));
