@@ -400,6 +400,11 @@ gcl_status gcl__tmap_refuse_flags(int rule, const gcl__tmap_who *who, const DLTe
   return rules[rule](who, &at);
 }
 
+/* A refusal's message reads only the fields of d filled before its rule's place in the pass;
+ * where the pass is inlined into gcl_tensormap_check (its d a local), GCC cannot follow that
+ * through the table of messages and calls d maybe uninitialised. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #define REFUSE(rule, i) return refuse((rule), who, t, o, d, (uint32_t)(i))
 
 /* --- the pass ----------------------------------------------------------------------------------
@@ -571,7 +576,7 @@ HOT gcl_status pass(const DLTensor *t, const gcl_tensormap_options *o, const gcl
 /* Stages [0, upto) of the translation, in the order they run; gcl__tmap_translate is all
  * GCL__TMAP_STAGES of them (upto is a constant there, so the comparisons fold away).
  * bench/tmap_stages.c compiles this file into bench_refresh to time a prefix of them. */
-static inline gcl_status translate_upto(const DLTensor *t, const gcl_tensormap_options *o,
+__attribute__((always_inline)) static inline gcl_status translate_upto(const DLTensor *t, const gcl_tensormap_options *o,
                                         const gcl__tmap_who *who, gcl_tensormap_desc *out,
                                         int upto) {
   if (!t) return tfail(who, GCL_ERROR_INVALID_ARGUMENT, "expected a DLTensor, got NULL");
@@ -603,10 +608,12 @@ gcl_status gcl_tensormap_check(const DLTensor *t, const gcl_tensormap_options *o
                           (const void *)options);
   gcl_tensormap_desc d;
   static const gcl__tmap_who who = {.text = "tensor"};
-  gcl_status s = gcl__tmap_translate(t, options, &who, &d);
+  /* the pass inlined (no call): see the diagnostic pragma before REFUSE */
+  gcl_status s = translate_upto(t, options, &who, &d, GCL__TMAP_STAGES);
   if (s == GCL_OK && desc) *desc = d;
   return s;
 }
+#pragma GCC diagnostic pop
 
 /* --- the Blackwell descriptor defect (driver edge: lib/cuda/tmap_driver.c) ------------------- */
 
