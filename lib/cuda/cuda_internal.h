@@ -42,6 +42,29 @@ gcl_status gcl__tmap_table_write(gcl_tensormap_table *t, gcl_context *ctx, size_
 /* cuTensorMapEncode* of the checked description d into m, its result in *rc; with a refusal and
  * no (or another) context current, ctx is bound and the call made once more. Not GCL_OK only when
  * that bind failed (tmap_driver.c). */
+/* cuTensorMapEncodeTiled or, for im2col.pixels > 0, cuTensorMapEncodeIm2col of d into m: the
+ * driver call alone. Inline: a plan's encode step makes it without a call of its own. */
+static inline CUresult gcl__tmap_encode_desc(const gcl_tensormap_desc *d, CUtensorMap *m) {
+  void *address = (void *)(uintptr_t)d->address;
+  if (!d->im2col.pixels)
+    return gcl__cu.cuTensorMapEncodeTiled(
+        m, (CUtensorMapDataType)d->type, d->rank, address, (const cuuint64_t *)d->dims,
+        (const cuuint64_t *)d->strides, (const cuuint32_t *)d->box,
+        (const cuuint32_t *)d->element_strides, (CUtensorMapInterleave)d->interleave,
+        (CUtensorMapSwizzle)d->swizzle, (CUtensorMapL2promotion)d->l2_promotion,
+        (CUtensorMapFloatOOBfill)d->oob_fill);
+  return gcl__cu.cuTensorMapEncodeIm2col(
+      m, (CUtensorMapDataType)d->type, d->rank, address, (const cuuint64_t *)d->dims,
+      (const cuuint64_t *)d->strides, (const int *)d->im2col.lower, (const int *)d->im2col.upper,
+      d->im2col.channels, d->im2col.pixels, (const cuuint32_t *)d->element_strides,
+      (CUtensorMapInterleave)d->interleave, (CUtensorMapSwizzle)d->swizzle,
+      (CUtensorMapL2promotion)d->l2_promotion, (CUtensorMapFloatOOBfill)d->oob_fill);
+}
+/* After gcl__tmap_encode_desc(d, m) gave *rc, not CUDA_SUCCESS: with no (or another) context
+ * current, ctx is bound and the call made once more (*rc its result). Not GCL_OK only when that
+ * bind failed (tmap_encode.c). gcl__tmap_encode_bound is the two in one. */
+gcl_status gcl__tmap_encode_retry(gcl_context *ctx, const gcl_tensormap_desc *d, CUtensorMap *m,
+                                  CUresult *rc);
 gcl_status gcl__tmap_encode_bound(gcl_context *ctx, const gcl_tensormap_desc *d, CUtensorMap *m,
                                   CUresult *rc);
 

@@ -233,8 +233,10 @@ __attribute__((always_inline)) static inline gcl_status
 encode_step(gcl_context *ctx, const gcl__tmap_run *run, const gcl__tmap_space *sp, size_t i,
             bool bit85) {
   unsigned char *out = sp->out + i * GCL_TENSORMAP_BYTES;
-  CUresult rc;
-  gcl_status s = gcl__tmap_encode_bound(ctx, &sp->descs[i], (CUtensorMap *)(void *)out, &rc);
+  CUresult rc = gcl__tmap_encode_desc(&sp->descs[i], (CUtensorMap *)(void *)out); /* inline */
+  gcl_status s = rc == CUDA_SUCCESS ? GCL_OK
+                                    : gcl__tmap_encode_retry(ctx, &sp->descs[i],
+                                                             (CUtensorMap *)(void *)out, &rc);
   if (s == GCL_OK && rc != CUDA_SUCCESS) s = step_encode_failed(run, i, &sp->descs[i], rc);
   if (s == GCL_OK && bit85 && gcl__tmap_sparse_small(&sp->descs[i])) clear_bit85(out);
   return s;
