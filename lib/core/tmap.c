@@ -3,7 +3,8 @@
  * encode rules") and translates them into their arguments, so that every mistake is reported
  * with the tensor, the dimension and the value before the driver, which would only say
  * CUDA_ERROR_INVALID_VALUE. No cuda.h here: the enum values are gclaunch's own, asserted equal
- * to the driver's in lib/cuda/tmap_driver.c. */
+ * to the driver's in lib/cuda/tmap_driver.c. The rules' conditions are the pass in tmap_pass.h
+ * (inlined where a map is translated); their messages are here, in the table `rules`. */
 #include "tmap.h"
 #include "tmap_pass.h"
 #include "layout_internal.h"
@@ -24,7 +25,7 @@ const char *gcl__tmap_type_name(gcl_tensormap_type type) {
 
 /* --- the rules ---------------------------------------------------------------------------------
  *
- * Every rule of docs/tensormap-rules.md, written once: its condition in the pass below (one walk
+ * Every rule of docs/tensormap-rules.md, written once: its condition in the pass (tmap_pass.h: one walk
  * in the table's order, without calls or messages while the rules hold), its message in the
  * table `rules`, indexed by the rule's number, which the pass calls (out of line, cold) for the
  * first rule broken. The pass's order is the table's: options (24), the tensor (1, 2, 3, 4), the
