@@ -25,10 +25,10 @@ const char *gcl__tmap_type_name(gcl_tensormap_type type) {
 
 /* --- the rules ---------------------------------------------------------------------------------
  *
- * Every rule of docs/tensormap-rules.md, written once: its condition in the pass (tmap_pass.h: one walk
- * in the table's order, without calls or messages while the rules hold), its message in the
- * table `rules`, indexed by the rule's number, which the pass calls (out of line, cold) for the
- * first rule broken. The pass's order is the table's: options (24), the tensor (1, 2, 3, 4), the
+ * Every rule of docs/tensormap-rules.md, written once: its condition in the pass (tmap_pass.h:
+ * one walk in the table's order, without calls or messages while the rules hold), its message
+ * in the table `rules`, indexed by the rule's number, which the pass calls (out of line, cold)
+ * for the first rule broken. The pass's order is the table's: options (24), the tensor (1, 2, 3, 4), the
  * combinations (5, 7, 8), the innermost dimension (9), the strides (10), the address (11, 26),
  * then the tiled box (12, 13, 16, 14, 15) or im2col (17, 18, 19, 20, 13, 25, 22, 23, 21). */
 

@@ -55,8 +55,9 @@ GCL__TMAP_HOT unsigned dtype_entry(DLDataType dt) {
       DT(kDLFloat, 64) = (GCL_TENSORMAP_F64 + 1) | DT_FLOAT,
       DT(kDLBfloat, 16) = (GCL_TENSORMAP_BF16 + 1) | DT_FLOAT,
       DT(GCL_DL_BOOL, 8) = GCL_TENSORMAP_U8 + 1,
-      DT(7, 8) = GCL_TENSORMAP_U8 + 1,  DT(8, 8) = GCL_TENSORMAP_U8 + 1,  DT(9, 8) = GCL_TENSORMAP_U8 + 1,
-      DT(10, 8) = GCL_TENSORMAP_U8 + 1, DT(11, 8) = GCL_TENSORMAP_U8 + 1, DT(12, 8) = GCL_TENSORMAP_U8 + 1,
+      DT(7, 8) = GCL_TENSORMAP_U8 + 1,  DT(8, 8) = GCL_TENSORMAP_U8 + 1,
+      DT(9, 8) = GCL_TENSORMAP_U8 + 1,  DT(10, 8) = GCL_TENSORMAP_U8 + 1,
+      DT(11, 8) = GCL_TENSORMAP_U8 + 1, DT(12, 8) = GCL_TENSORMAP_U8 + 1,
       DT(13, 8) = GCL_TENSORMAP_U8 + 1, DT(14, 8) = GCL_TENSORMAP_U8 + 1};
   #undef DT
   if (dt.lanes != 1 || dt.code >= 16 || (dt.bits & 0x87u)) return 0;
@@ -122,8 +123,8 @@ GCL__TMAP_HOT gcl_status pass_layout(const DLTensor *t, const gcl_tensormap_opti
   const int64_t *shape = t->shape, *strides = t->strides;
   d->type = DT_TYPE(dt), d->rank = rank, d->element_bytes = eb;
   /* interleave, swizzle, l2_promotion, oob_fill: the same four ints in both structs */
-  _Static_assert(offsetof(gcl_tensormap_desc, oob_fill) - offsetof(gcl_tensormap_desc, interleave) ==
-                     3 * sizeof(int) &&
+  _Static_assert(offsetof(gcl_tensormap_desc, oob_fill) -
+                         offsetof(gcl_tensormap_desc, interleave) == 3 * sizeof(int) &&
                  offsetof(gcl_tensormap_options, oob_fill) -
                          offsetof(gcl_tensormap_options, interleave) == 3 * sizeof(int),
                  "the four mode fields are adjacent");
@@ -255,7 +256,8 @@ GCL__TMAP_HOT gcl_status pass_rank(const DLTensor *t, const gcl_tensormap_option
 
 /* Every rule, in the table's order: the options and the tensor (rules 24, 1, 2, 3), then the
  * rest compiled for each rank. */
-GCL__TMAP_HOT gcl_status pass(const DLTensor *t, const gcl_tensormap_options *o, const gcl__tmap_who *who,
+GCL__TMAP_HOT gcl_status pass(const DLTensor *t, const gcl_tensormap_options *o,
+                              const gcl__tmap_who *who,
                     gcl_tensormap_desc *d) {
   /* Rule 24's four ranges in three tests (swizzle and L2 promotion are both 0 ... 3); which one
    * broke is say_options' question. */
@@ -280,11 +282,12 @@ GCL__TMAP_HOT gcl_status pass(const DLTensor *t, const gcl_tensormap_options *o,
 /* Stages [0, upto) of the translation, in the order they run; gcl__tmap_translate is all
  * GCL__TMAP_STAGES of them (upto is a constant there, so the comparisons fold away).
  * (bench/tmap_stages.c, which timed a prefix of them, is gone: issue 56.) */
-__attribute__((always_inline)) static inline gcl_status translate_upto(const DLTensor *t, const gcl_tensormap_options *o,
+GCL__TMAP_HOT gcl_status translate_upto(const DLTensor *t, const gcl_tensormap_options *o,
                                         const gcl__tmap_who *who, gcl_tensormap_desc *out,
                                         int upto) {
   if (!t) return gcl__tmap_fail(who, GCL_ERROR_INVALID_ARGUMENT, "expected a DLTensor, got NULL");
-  if (!o) return gcl__tmap_fail(who, GCL_ERROR_INVALID_ARGUMENT, "options: expected a pointer, got NULL");
+  if (!o)
+    return gcl__tmap_fail(who, GCL_ERROR_INVALID_ARGUMENT, "options: expected a pointer, got NULL");
   if (!out) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "out: expected a pointer, got NULL");
   /* The growth rule: four 8-byte words ORed (no vector reduction), the index only on failure. */
   _Static_assert(sizeof o->reserved == 32, "reserved is 8 words");
@@ -294,8 +297,9 @@ __attribute__((always_inline)) static inline gcl_status translate_upto(const DLT
   bool any = (w0 | w1 | w2 | w3) != 0;
   for (size_t i = 0; any && i < sizeof o->reserved / sizeof *o->reserved; i++)
     if (o->reserved[i])
-      return gcl__tmap_fail(who, GCL_ERROR_INVALID_ARGUMENT, "options.reserved[%zu] is %u, expected 0 "
-                   "(zero-initialise the options)", i, (unsigned)o->reserved[i]);
+      return gcl__tmap_fail(who, GCL_ERROR_INVALID_ARGUMENT,
+                            "options.reserved[%zu] is %u, expected 0 "
+                            "(zero-initialise the options)", i, (unsigned)o->reserved[i]);
   if (upto < 2) return GCL_OK;
   return pass(t, o, who, out);
 }
