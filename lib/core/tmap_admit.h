@@ -73,8 +73,11 @@ gcl__tmap_admit_source(const gcl__tmap_run *run, const gcl__tmap_entry *e, size_
     if (r0 | r1) return gcl__tmap_refuse_reserved(run, i, r0, r1);
   }
   uint64_t a;
-  if (gcl__tmap_snap_match(&e->snap, t, o) && gcl__tmap_snap_address(t, e->snap.align, &a) &&
-      gcl__tmap_device_ok(dev.device, t)) {
+  /* Expected: the hot path laid out straight, the translation (inlined in one-map calls) apart */
+  if (__builtin_expect(gcl__tmap_snap_match(&e->snap, t, o) &&
+                           gcl__tmap_snap_address(t, e->snap.align, &a) &&
+                           gcl__tmap_device_ok(dev.device, t),
+                       1)) {
     *op = gcl__tmap_step(sp, i, a == e->address ? GCL__TMAP_SKIP : GCL__TMAP_REPOINT, a);
     return GCL_OK;
   }
