@@ -35,9 +35,9 @@ const char *gcl__tmap_who_format(const gcl__tmap_who *who, char *buf, size_t cap
 gcl_status gcl__tmap_fail(const gcl__tmap_who *who, gcl_status s, const char *fmt, ...)
     GCL__PRINTF(3, 4);
 
-/* Checks t and o against every rule of docs/tensormap-rules.md in one pass (lib/core/tmap_pass.h,
- * its body, inlined in the one-map admissions as gcl__tmap_translate_inline; lib/core/tmap.c's
- * rule table: each rule's condition written once in the pass, its message once in the table)
+/* Checks t and o against every rule of docs/tensormap-rules.md in one pass (lib/core/tmap_pass.h;
+ * lib/core/tmap.c's rule table: each rule's condition written once in the pass, its message once
+ * in the table)
  * and fills *out, in place: on failure *out
  * holds scratch (callers pass a local; gcl_tensormap_check keeps the caller's desc untouched).
  * who names the tensor in messages ("tensor", "parameter 0 'maps' element 7"). Reads only t and

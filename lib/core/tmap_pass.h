@@ -1,8 +1,8 @@
-/* The checks of tensor maps, as a header: the pass over every rule of docs/tensormap-rules.md
- * (lib/core/tmap.c has the rule table and the messages; this is their conditions, each written
- * once, in the table's order), inlined where a map is translated -- gcl__tmap_translate and
- * gcl_tensormap_check (tmap.c) and the one admission (tmap_admit.h) -- so that a translation is
- * no call. Internal. */
+/* The checks of tensor maps: the pass over every rule of docs/tensormap-rules.md (lib/core/tmap.c
+ * has the rule table and the messages; this is their conditions, each written once, in the
+ * table's order), inlined into gcl__tmap_translate and gcl_tensormap_check (tmap.c). A header so
+ * that another caller can inline it too: the one-map admissions did, and gave it up (it cost a
+ * one-map refresh more than it saved a new description: docs/tensormaps.md). Internal. */
 #ifndef GCL_TMAP_PASS_H
 #define GCL_TMAP_PASS_H
 
@@ -304,13 +304,6 @@ GCL__TMAP_HOT gcl_status translate_upto(const DLTensor *t, const gcl_tensormap_o
   return pass(t, o, who, out);
 }
 
-/* gcl__tmap_translate's body (tmap.h), inlined. */
-GCL__TMAP_HOT gcl_status gcl__tmap_translate_inline(const DLTensor *t,
-                                                    const gcl_tensormap_options *o,
-                                                    const gcl__tmap_who *who,
-                                                    gcl_tensormap_desc *out) {
-  return translate_upto(t, o, who, out, GCL__TMAP_STAGES);
-}
 #pragma GCC diagnostic pop
 
 #endif

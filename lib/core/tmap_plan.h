@@ -50,6 +50,19 @@ typedef struct gcl__tmap_run {
   gcl__tmap_who who;      /* the first map (gcl__tmap_run_who gives map i) */
 } gcl__tmap_run;
 
+/* A run handed to the cold paths (refusals, driver failures, restoring a failed batch) as its
+ * values, not its address: nothing on the hot path then takes the run's address, and a one-map
+ * call keeps it in registers (its stores were a tenth of a one-map re-point). The callee takes
+ * GCL__TMAP_RUN_PARAMS and rebuilds it with GCL__TMAP_RUN_REBUILD (a const gcl__tmap_run *run). */
+#define GCL__TMAP_RUN_VALUES(r)                                                                    \
+  (r)->map, (r)->entry, (r)->who.text, (r)->who.field, (r)->who.rel, (r)->who.indexed
+#define GCL__TMAP_RUN_PARAMS                                                                       \
+  unsigned char *run_map, gcl__tmap_entry *run_entry, const char *run_text,                        \
+      const gcl_field *run_field, size_t run_rel, bool run_indexed
+#define GCL__TMAP_RUN_REBUILD                                                                      \
+  const gcl__tmap_run run_v = {run_map, run_entry, {run_text, run_field, run_rel, run_indexed}};   \
+  const gcl__tmap_run *run = &run_v
+
 /* Who map i of run is in messages. */
 static inline gcl__tmap_who gcl__tmap_run_who(const gcl__tmap_run *run, size_t i) {
   gcl__tmap_who w = run->who;

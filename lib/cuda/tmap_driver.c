@@ -120,11 +120,12 @@ static CUresult replace(void *map, uint64_t address) {
 
 /* Map i of run (its bytes at m), re-pointed to a, gave rc: with INVALID_CONTEXT, ctx is bound
  * and the call made once more; if it still fails, the failure is reported. Off the fast path.
- * The cold paths take the run and the space, never the plan: nothing takes the plan's address,
- * so its counts stay in registers. */
+ * The cold paths take the run's values (GCL__TMAP_RUN_PARAMS) and the space, never the plan or
+ * the run's address: nothing takes either, so a one-map call keeps both in registers. */
 __attribute__((noinline)) static gcl_status replace_failed(gcl_context *ctx,
-                                                           const gcl__tmap_run *run, size_t i,
+                                                           GCL__TMAP_RUN_PARAMS, size_t i,
                                                            void *m, uint64_t a, CUresult rc) {
+  GCL__TMAP_RUN_REBUILD;
   if (rc == CUDA_ERROR_INVALID_CONTEXT && gcl__context_bind(ctx) == GCL_OK) rc = replace(m, a);
   if (rc == CUDA_SUCCESS) return GCL_OK;
   char w[768];
@@ -134,9 +135,10 @@ __attribute__((noinline)) static gcl_status replace_failed(gcl_context *ctx,
 }
 
 /* Map i of run, encoded from d, gave rc (encode_into's retry done). Off the fast path. */
-__attribute__((noinline)) static gcl_status step_encode_failed(const gcl__tmap_run *run, size_t i,
+__attribute__((noinline)) static gcl_status step_encode_failed(GCL__TMAP_RUN_PARAMS, size_t i,
                                                                const gcl_tensormap_desc *d,
                                                                CUresult rc) {
+  GCL__TMAP_RUN_REBUILD;
   gcl__tmap_who who = gcl__tmap_run_who(run, i);
   return encode_failed(d, &who, rc);
 }
@@ -152,9 +154,9 @@ static inline bool patches(const gcl__tmap_run *run, size_t i, unsigned modes) {
  * entries their old addresses (which the step swapped into the plan's space). Map i itself is
  * as it was: the driver refused it (a refused cuTensorMapReplaceAddress leaves the map alone; an
  * encode writes only the scratch). */
-__attribute__((noinline)) static void restore(const gcl__tmap_run *run,
-                                              const gcl__tmap_space *sp, size_t i,
-                                              unsigned modes) {
+__attribute__((noinline)) static void restore(GCL__TMAP_RUN_PARAMS, const gcl__tmap_space *sp,
+                                              size_t i, unsigned modes) {
+  GCL__TMAP_RUN_REBUILD;
   for (size_t j = 0; j < i; j++)
     if (sp->ops[j] == GCL__TMAP_REPOINT) {
       memcpy(run->map + j * GCL_TENSORMAP_BYTES, sp->out + j * GCL_TENSORMAP_BYTES,
@@ -173,7 +175,8 @@ repoint_by_driver(gcl_context *ctx, const gcl__tmap_run *run, size_t i,
                                     unsigned char *m, uint64_t a, unsigned char *save) {
   if (save) memcpy(save, m, GCL_TENSORMAP_BYTES);
   CUresult rc = replace(m, a);
-  return rc == CUDA_SUCCESS ? GCL_OK : replace_failed(ctx, run, i, m, a, rc);
+  return rc == CUDA_SUCCESS ? GCL_OK
+                            : replace_failed(ctx, GCL__TMAP_RUN_VALUES(run), i, m, a, rc);
 }
 
 /* Step i, a REPOINT made: the entry takes the new address, the space keeps the old one for
@@ -237,7 +240,8 @@ encode_step(gcl_context *ctx, const gcl__tmap_run *run, const gcl__tmap_space *s
   gcl_status s = rc == CUDA_SUCCESS ? GCL_OK
                                     : gcl__tmap_encode_retry(ctx, &sp->descs[i],
                                                              (CUtensorMap *)(void *)out, &rc);
-  if (s == GCL_OK && rc != CUDA_SUCCESS) s = step_encode_failed(run, i, &sp->descs[i], rc);
+  if (s == GCL_OK && rc != CUDA_SUCCESS)
+    s = step_encode_failed(GCL__TMAP_RUN_VALUES(run), i, &sp->descs[i], rc);
   if (s == GCL_OK && bit85 && gcl__tmap_sparse_small(&sp->descs[i])) clear_bit85(out);
   return s;
 }
@@ -263,7 +267,7 @@ __attribute__((always_inline)) static inline gcl_status execute(gcl_context *ctx
                    : op == GCL__TMAP_ENCODE ? encode_step(ctx, run, sp, i, bit85)
                                             : GCL_OK;
     if (s != GCL_OK) { /* nothing to put back before the first step (a one-map plan's only) */
-      if (i) restore(run, sp, i, modes);
+      if (i) restore(GCL__TMAP_RUN_VALUES(run), sp, i, modes);
       return s;
     }
   }
@@ -335,7 +339,7 @@ static gcl_status need(const gcl_args *args, const gcl_context *ctx, const char 
 __attribute__((always_inline)) static inline gcl_status
 args_write(gcl_args *args, gcl_context *ctx, const gcl_field *first, size_t n,
            const gcl__tmap_what *what, const char *fn) {
-  gcl__tmap_run run;
+  gcl__tmap_run run = {.map = NULL}; /* in registers: zero stores a refusal path never reads */
   gcl__tmap_plan plan;
   plan.run = &run;
   /* A one-map plan's step on the stack, in registers where the compiler can (nothing but the
