@@ -3,29 +3,17 @@
  * encode rules") and translates them into their arguments, so that every mistake is reported
  * with the tensor, the dimension and the value before the driver, which would only say
  * CUDA_ERROR_INVALID_VALUE. No cuda.h here: the enum values are gclaunch's own, asserted equal
- * to the driver's in lib/cuda/tmap_driver.c. */
+ * to the driver's in lib/cuda/tmap_driver.c. The rules' conditions are the pass in tmap_pass.h
+ * (inlined where a map is translated); their messages are here, in the table `rules`. */
 #include "tmap.h"
+#include "tmap_pass.h"
 #include "layout_internal.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #define tfail(...) gcl__tmap_fail(__VA_ARGS__)
-#define HOT static inline __attribute__((always_inline))
-
-#define TMAP_DIM_MAX (1ull << 32)     /* globalDim[i] <= 2^32 */
-#define TMAP_STRIDE_LIMIT (1ull << 40) /* globalStrides[i] < 2^40 */
-#define TMAP_BOX_MAX 256u
-#define TMAP_ESTRIDE_MAX 8u
-/* The driver's box limit, measured on the H200 (driver 580, CUDA 13.0; 400,000 descriptions, no
- * exception either way): element bytes x the product over every dimension of
- * floor(box[i] / element_strides[i]) at most 228 KiB -- the shared memory of an sm_90 SM. The
- * floor (not the elements TMA moves, which round up) and dimension 0's element stride (which TMA
- * ignores without interleave) are the driver's arithmetic, as measured. */
-#define TMAP_BOX_LIMIT_BYTES (228u * 1024u)
-/* Numeric, because Debian's DLPack 0.6 header lacks the names. */
-#define GCL_DL_FLOAT8_FIRST 7
-#define GCL_DL_FLOAT8_LAST 14
+#define HOT GCL__TMAP_HOT
 
 static const char *const type_names[] = {"uint8",   "uint16",  "uint32",  "int32",  "uint64",
                                          "int64",   "float16", "float32", "float64", "bfloat16"};
@@ -35,83 +23,14 @@ const char *gcl__tmap_type_name(gcl_tensormap_type type) {
   return type_names[type];
 }
 
-HOT bool is_float(gcl_tensormap_type type) {
-  return type == GCL_TENSORMAP_F16 || type == GCL_TENSORMAP_F32 || type == GCL_TENSORMAP_F64 ||
-         type == GCL_TENSORMAP_BF16;
-}
-
-/* TMA moves bytes, so integer signedness matters only where the driver has both (32, 64 bits). */
-HOT int int_type(unsigned bits, bool is_signed) {
-  switch (bits) {
-  case 8: return GCL_TENSORMAP_U8;
-  case 16: return GCL_TENSORMAP_U16;
-  case 32: return is_signed ? GCL_TENSORMAP_I32 : GCL_TENSORMAP_U32;
-  case 64: return is_signed ? GCL_TENSORMAP_I64 : GCL_TENSORMAP_U64;
-  default: return -1;
-  }
-}
-
-HOT int dtype_to_type(DLDataType dt) {
-  if (dt.lanes != 1) return -1;
-  switch (dt.code) {
-  case kDLInt: return int_type(dt.bits, true);
-  case kDLUInt: return int_type(dt.bits, false);
-  case GCL_DL_BOOL: return dt.bits == 8 ? GCL_TENSORMAP_U8 : -1;
-  case kDLBfloat: return dt.bits == 16 ? GCL_TENSORMAP_BF16 : -1;
-  case kDLFloat:
-    return dt.bits == 16 ? GCL_TENSORMAP_F16
-           : dt.bits == 32 ? GCL_TENSORMAP_F32
-           : dt.bits == 64 ? GCL_TENSORMAP_F64
-                           : -1;
-  default:
-    /* The 8-bit float8 formats (DLPack 1.1 codes 7-14) are bytes to TMA. */
-    return dt.code >= GCL_DL_FLOAT8_FIRST && dt.code <= GCL_DL_FLOAT8_LAST && dt.bits == 8
-               ? GCL_TENSORMAP_U8
-               : -1;
-  }
-}
-
-/* The stride that stands in for a size-1 dimension's (TMA dimension i >= 1), which TMA never
- * steps over: the padded row for i = 1, else the previous stride times the previous dimension,
- * in multiples of `multiple` (16, or 32 with 32-byte interleave). False when that would reach
- * 2^40 (the given stride is checked then). */
-HOT bool size1_stride(const gcl_tensormap_desc *d, uint32_t i, unsigned multiple,
-                                uint64_t *out) {
-  uint64_t s;
-  if (i == 1)
-    s = (d->dims[0] * d->element_bytes + multiple - 1u) & ~(uint64_t)(multiple - 1u);
-  else if (__builtin_mul_overflow(d->strides[i - 2], d->dims[i - 1], &s))
-    return false;
-  *out = s;
-  return s < TMAP_STRIDE_LIMIT;
-}
-
-HOT unsigned swizzle_span(int swizzle) { return swizzle ? 16u << swizzle : 0u; }
-
-/* Unused entries must be zero (the refresh key and the driver see them). Field by field: one
- * memset of the whole struct becomes `rep stos`, which costs more than the rest of a
- * translation; pieces of at most 40 bytes become a few vector stores. */
-HOT void zero_desc(gcl_tensormap_desc *d) {
-  memset(d->dims, 0, sizeof d->dims);
-  memset(d->strides, 0, sizeof d->strides);
-  memset(d->box, 0, sizeof d->box);
-  memset(d->element_strides, 0, sizeof d->element_strides);
-  memset(&d->im2col, 0, sizeof d->im2col);
-  d->type = 0, d->rank = 0, d->element_bytes = 0, d->box_bytes = 0, d->address = 0;
-  d->interleave = d->swizzle = d->l2_promotion = d->oob_fill = 0;
-}
-
 /* --- the rules ---------------------------------------------------------------------------------
  *
- * Every rule of docs/tensormap-rules.md, written once: its condition in the pass below (one walk
- * in the table's order, without calls or messages while the rules hold), its message in the
- * table `rules`, indexed by the rule's number, which the pass calls (out of line, cold) for the
- * first rule broken. The pass's order is the table's: options (24), the tensor (1, 2, 3, 4), the
+ * Every rule of docs/tensormap-rules.md, written once: its condition in the pass (tmap_pass.h:
+ * one walk in the table's order, without calls or messages while the rules hold), its message
+ * in the table `rules`, indexed by the rule's number, which the pass calls (out of line, cold)
+ * for the first rule broken. The pass's order is the table's: options (24), the tensor (1, 2, 3, 4), the
  * combinations (5, 7, 8), the innermost dimension (9), the strides (10), the address (11, 26),
  * then the tiled box (12, 13, 16, 14, 15) or im2col (17, 18, 19, 20, 13, 25, 22, 23, 21). */
-
-#define TMAP_IM2COL_PIXELS_MAX 1024u
-#define TMAP_IM2COL_CHANNELS_MAX 256u
 
 /* Where a rule broke, for its message: the inputs, the description filled up to the rule, and
  * the dimension (TMA order unless the rule says otherwise) or corner. */
@@ -297,10 +216,6 @@ static gcl_status say_channels(const gcl__tmap_who *who, const tmap_at *at) { /*
 }
 
 static const char *const spatial_names[] = {"W", "H", "D"};
-/* Corner ranges by rank: one 16-bit offset for rank 3, two 8-bit for rank 4, three 5-bit for 5. */
-static const int32_t corner_min[] = {-32768, -128, -16}, corner_max[] = {32767, 127, 15};
-#define TMAP_UPPER 8u /* tmap_at.i of rule 20: the corner, plus this for upper[] */
-
 static gcl_status say_corner(const gcl__tmap_who *who, const tmap_at *at) { /* 20 */
   const gcl_tensormap_desc *d = at->d;
   bool upper = at->i >= TMAP_UPPER;
@@ -318,15 +233,6 @@ static gcl_status say_corner(const gcl__tmap_who *who, const tmap_at *at) { /* 2
  * corner i with the dimension below. Measured on the H200 (driver 580): 0 exceptions in 200,000
  * im2col descriptions and 340,000 structured probes (bench/experiments/im2col_probe.py); the
  * element strides play no part. */
-static inline int64_t wrap32(uint64_t v) {
-  uint32_t w = (uint32_t)v;
-  return w < 0x80000000u ? (int64_t)w : (int64_t)w - 0x100000000ll;
-}
-
-static inline bool box_holds_pixel(uint64_t size, int32_t lower, int32_t upper) {
-  return lower < wrap32(size + (uint64_t)(int64_t)upper);
-}
-
 static gcl_status say_bounding_box(const gcl__tmap_who *who, const tmap_at *at) {
   const gcl_tensormap_desc *d = at->d;
   uint32_t i = at->i, k = d->interleave ? i : i + 1; /* the TMA dimension the driver measures */
@@ -405,10 +311,9 @@ static const tmap_say rules[GCL__TMAP_RULES] = {
     [26] = say_address_bits,    [27] = say_flags_unknown, [28] = say_read_only_store};
 
 /* Rule `rule` broke at i: its message, formatted only here, and its status. */
-__attribute__((noinline, cold)) static gcl_status refuse(int rule, const gcl__tmap_who *who,
-                                                         const DLTensor *t,
-                                                         const gcl_tensormap_options *o,
-                                                         const gcl_tensormap_desc *d, uint32_t i) {
+gcl_status gcl__tmap_refuse(int rule, const gcl__tmap_who *who, const DLTensor *t,
+                            const gcl_tensormap_options *o, const gcl_tensormap_desc *d,
+                            uint32_t i) {
   tmap_at at = {t, o, d, i, 0};
   return rules[rule](who, &at);
 }
@@ -417,162 +322,6 @@ gcl_status gcl__tmap_refuse_flags(int rule, const gcl__tmap_who *who, const DLTe
                                   const gcl_tensormap_options *o, uint64_t flags) {
   tmap_at at = {t, o, NULL, 0, flags};
   return rules[rule](who, &at);
-}
-
-#define REFUSE(rule, i) return refuse((rule), who, t, o, d, (uint32_t)(i))
-
-/* --- the pass ----------------------------------------------------------------------------------
- * The rules' conditions in the table's order, in stages inlined into one function: no call, no
- * message, no allocation while every rule holds; *d filled when all do (on a refusal d is
- * scratch, filled up to the broken rule for its message). */
-
-/* Rules 24, 1, 2, 3, 4: the options, the tensor, its element type, its dimensions. */
-HOT gcl_status pass_tensor(const DLTensor *t, const gcl_tensormap_options *o,
-                           const gcl__tmap_who *who, gcl_tensormap_desc *d) {
-  if ((unsigned)o->interleave > GCL_TENSORMAP_INTERLEAVE_32B ||
-      (unsigned)o->swizzle > GCL_TENSORMAP_SWIZZLE_128B ||
-      (unsigned)o->l2_promotion > GCL_TENSORMAP_L2_256B || (unsigned)o->oob_fill > 1u)
-    REFUSE(24, 0);
-  int dev = (int)t->device.device_type;
-  if (dev != kDLCUDA && dev != GCL_DL_DEVICE_CUDA_MANAGED) REFUSE(1, 0);
-  if ((unsigned)(t->ndim - 1) >= GCL_TENSORMAP_MAX_RANK || !t->shape) REFUSE(2, 0);
-  int type = dtype_to_type(t->dtype);
-  if (type < 0) REFUSE(3, 0);
-  zero_desc(d);
-  uint32_t rank = (uint32_t)t->ndim;
-  d->type = (gcl_tensormap_type)type, d->rank = rank, d->element_bytes = t->dtype.bits / 8u;
-  d->interleave = o->interleave, d->swizzle = o->swizzle;
-  d->l2_promotion = o->l2_promotion, d->oob_fill = o->oob_fill;
-  for (uint32_t dl = 0; dl < rank; dl++) { /* DLPack order: TMA dimension rank - 1 - dl */
-    int64_t n = t->shape[dl];
-    if (n < 1 || (uint64_t)n > TMAP_DIM_MAX) REFUSE(4, dl);
-    d->dims[rank - 1 - dl] = (uint64_t)n;
-  }
-  return GCL_OK;
-}
-
-/* Rules 5, 7, 8, 9, 10, 11, 26: the options against the tensor, the innermost dimension, the
- * strides (TMA dimensions 1 ...; a size-1 dimension's is replaced), the address. */
-HOT gcl_status pass_layout(const DLTensor *t, const gcl_tensormap_options *o,
-                           const gcl__tmap_who *who, unsigned align, gcl_tensormap_desc *d) {
-  const uint32_t rank = d->rank, eb = d->element_bytes;
-  const unsigned shift = (unsigned)__builtin_ctz(eb); /* 1, 2, 4, 8 bytes: shifts */
-  const int64_t *shape = t->shape, *strides = t->strides;
-  if (d->interleave && rank < 3) REFUSE(5, 0);
-  if (d->oob_fill == GCL_TENSORMAP_OOB_NAN && !is_float(d->type)) REFUSE(7, 0);
-  if (o->store && ((d->dims[0] * eb) & 15u)) REFUSE(8, 0);
-  if (shape[rank - 1] > 1 && strides && strides[rank - 1] != 1) REFUSE(9, 0);
-  int64_t compact = 1; /* the stride of a NULL-strides tensor, in elements (saturating) */
-  for (uint32_t i = 1; i < rank; i++) {
-    int dl = (int)(rank - 1 - i);
-    if (!strides && __builtin_mul_overflow(compact, shape[dl + 1], &compact)) compact = INT64_MAX;
-    uint64_t sub;
-    if (shape[dl] == 1 && size1_stride(d, i, align, &sub)) { /* never stepped over */
-      d->strides[i - 1] = sub;
-      continue;
-    }
-    int64_t s = strides ? strides[dl] : compact;
-    if (s < 0 || (uint64_t)s >= TMAP_STRIDE_LIMIT >> shift) REFUSE(10, i); /* 0: broadcast */
-    uint64_t bytes = (uint64_t)s << shift;
-    if (bytes & (align - 1u)) REFUSE(10, i);
-    d->strides[i - 1] = bytes;
-  }
-  uint64_t base = (uint64_t)(uintptr_t)t->data, address = base + t->byte_offset;
-  if (address < base || (address & (align - 1u))) REFUSE(11, 0);
-  if (address >= GCL__TMAP_ADDRESS_LIMIT) REFUSE(26, 0); /* the driver's bound, measured */
-  d->address = address;
-  return GCL_OK;
-}
-
-/* Rules 12, 13, 16, 14, 15: the tiled box. Without interleave TMA ignores element_strides[0]
- * (box_bytes); the limit (16) is the driver's arithmetic, floor(box / element stride). */
-HOT gcl_status pass_box(const DLTensor *t, const gcl_tensormap_options *o,
-                        const gcl__tmap_who *who, gcl_tensormap_desc *d) {
-  const uint32_t eb = d->element_bytes, il = (uint32_t)d->interleave;
-  uint64_t bytes = eb, limit = eb;
-  for (uint32_t i = 0; i < d->rank; i++) {
-    uint32_t b = o->box[i], e = o->element_strides[i] ? o->element_strides[i] : 1u;
-    if (b - 1u >= TMAP_BOX_MAX) REFUSE(12, i);
-    if (e > TMAP_ESTRIDE_MAX) REFUSE(13, i);
-    d->box[i] = b, d->element_strides[i] = e;
-    if (e == 1) { /* the usual case: no division (two per dimension cost more than the rest) */
-      bytes *= b, limit *= b;
-      continue;
-    }
-    bytes *= i == 0 && !il ? b : (b + e - 1) / e;
-    limit *= b / e;
-  }
-  if (limit > TMAP_BOX_LIMIT_BYTES) REFUSE(16, 0);
-  uint32_t inner = d->box[0] * eb, span = swizzle_span(d->swizzle);
-  if (inner & 15u) REFUSE(14, 0); /* with interleave too: measured on the H200 */
-  if (!il && span && inner > span) REFUSE(15, 0);
-  d->box_bytes = (uint32_t)bytes;
-  return GCL_OK;
-}
-
-/* Rules 17, 18, 19, 20, 13, 25, 22, 23, 21: im2col (cuTensorMapEncodeIm2col). */
-HOT gcl_status pass_im2col(const DLTensor *t, const gcl_tensormap_options *o,
-                           const gcl__tmap_who *who, gcl_tensormap_desc *d) {
-  const gcl_tensormap_im2col *m = &o->im2col;
-  const uint32_t rank = d->rank, eb = d->element_bytes, il = (uint32_t)d->interleave;
-  if (rank < 3) REFUSE(17, 0);
-  if (m->pixels > TMAP_IM2COL_PIXELS_MAX) REFUSE(18, 0);
-  if (m->channels - 1u >= TMAP_IM2COL_CHANNELS_MAX) REFUSE(19, 0);
-  const int32_t min = corner_min[rank - 3], max = corner_max[rank - 3];
-  for (uint32_t i = 0; i + 2 < rank; i++) {
-    if (m->lower[i] < min || m->lower[i] > max) REFUSE(20, i);
-    d->im2col.lower[i] = m->lower[i];
-  }
-  for (uint32_t i = 0; i + 2 < rank; i++) {
-    if (m->upper[i] < min || m->upper[i] > max) REFUSE(20, TMAP_UPPER + i);
-    d->im2col.upper[i] = m->upper[i];
-  }
-  for (uint32_t i = 0; i < rank; i++) {
-    uint32_t e = o->element_strides[i] ? o->element_strides[i] : 1u;
-    if (e > TMAP_ESTRIDE_MAX) REFUSE(13, i);
-    d->element_strides[i] = e;
-  }
-  for (uint32_t i = 0; i + 2 < rank; i++) /* interleave: the dimension one further in */
-    if (!box_holds_pixel(d->dims[il ? i : i + 1], m->lower[i], m->upper[i])) REFUSE(25, i);
-  uint32_t inner = m->channels * eb, span = swizzle_span(d->swizzle);
-  if (inner & 15u) REFUSE(22, 0); /* with interleave too (measured on the H200, driver 580) */
-  if (!il && span && inner > span) REFUSE(23, 0);
-  if ((uint64_t)m->pixels * inner > TMAP_BOX_LIMIT_BYTES) REFUSE(21, 0);
-  d->im2col.pixels = m->pixels, d->im2col.channels = m->channels;
-  d->box_bytes = m->pixels * inner; /* at most 1024 * 256 * 8 bytes */
-  return GCL_OK;
-}
-
-/* Every rule, in the table's order. */
-HOT gcl_status pass(const DLTensor *t, const gcl_tensormap_options *o, const gcl__tmap_who *who,
-                    gcl_tensormap_desc *d) {
-  gcl_status s;
-  if ((s = pass_tensor(t, o, who, d)) || (s = pass_layout(t, o, who, gcl__tmap_align(o), d)))
-    return s;
-  return o->im2col.pixels ? pass_im2col(t, o, who, d) : pass_box(t, o, who, d);
-}
-
-/* Stages [0, upto) of the translation, in the order they run; gcl__tmap_translate is all
- * GCL__TMAP_STAGES of them (upto is a constant there, so the comparisons fold away).
- * bench/tmap_stages.c compiles this file into bench_refresh to time a prefix of them. */
-static inline gcl_status translate_upto(const DLTensor *t, const gcl_tensormap_options *o,
-                                        const gcl__tmap_who *who, gcl_tensormap_desc *out,
-                                        int upto) {
-  if (!t) return tfail(who, GCL_ERROR_INVALID_ARGUMENT, "expected a DLTensor, got NULL");
-  if (!o) return tfail(who, GCL_ERROR_INVALID_ARGUMENT, "options: expected a pointer, got NULL");
-  if (!out) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "out: expected a pointer, got NULL");
-  /* The growth rule: four 8-byte words ORed (no vector reduction), the index only on failure. */
-  _Static_assert(sizeof o->reserved == 32, "reserved is 8 words");
-  const unsigned char *r = (const unsigned char *)o->reserved;
-  uint64_t w0, w1, w2, w3; /* four loads: an array here went through the stack */
-  memcpy(&w0, r, 8), memcpy(&w1, r + 8, 8), memcpy(&w2, r + 16, 8), memcpy(&w3, r + 24, 8);
-  bool any = (w0 | w1 | w2 | w3) != 0;
-  for (size_t i = 0; any && i < sizeof o->reserved / sizeof *o->reserved; i++)
-    if (o->reserved[i])
-      return tfail(who, GCL_ERROR_INVALID_ARGUMENT, "options.reserved[%zu] is %u, expected 0 "
-                   "(zero-initialise the options)", i, (unsigned)o->reserved[i]);
-  if (upto < 2) return GCL_OK;
-  return pass(t, o, who, out);
 }
 
 gcl_status gcl__tmap_translate(const DLTensor *t, const gcl_tensormap_options *o,
@@ -587,7 +336,8 @@ gcl_status gcl_tensormap_check(const DLTensor *t, const gcl_tensormap_options *o
                           (const void *)options);
   gcl_tensormap_desc d;
   static const gcl__tmap_who who = {.text = "tensor"};
-  gcl_status s = gcl__tmap_translate(t, options, &who, &d);
+  /* the pass inlined (no call; tmap_pass.h) */
+  gcl_status s = translate_upto(t, options, &who, &d, GCL__TMAP_STAGES);
   if (s == GCL_OK && desc) *desc = d;
   return s;
 }

@@ -35,8 +35,9 @@ const char *gcl__tmap_who_format(const gcl__tmap_who *who, char *buf, size_t cap
 gcl_status gcl__tmap_fail(const gcl__tmap_who *who, gcl_status s, const char *fmt, ...)
     GCL__PRINTF(3, 4);
 
-/* Checks t and o against every rule of docs/tensormap-rules.md in one pass (lib/core/tmap.c's
- * rule table: each rule's condition written once in the pass, its message once in the table)
+/* Checks t and o against every rule of docs/tensormap-rules.md in one pass (lib/core/tmap_pass.h;
+ * lib/core/tmap.c's rule table: each rule's condition written once in the pass, its message once
+ * in the table)
  * and fills *out, in place: on failure *out
  * holds scratch (callers pass a local; gcl_tensormap_check keeps the caller's desc untouched).
  * who names the tensor in messages ("tensor", "parameter 0 'maps' element 7"). Reads only t and
@@ -97,7 +98,7 @@ typedef struct gcl__tmap_snap {
                         lie a cache line further: two lines per map in a batch) */
   uint8_t has_strides;
   int64_t shape[GCL_TENSORMAP_MAX_RANK], strides[GCL_TENSORMAP_MAX_RANK];
-  gcl_tensormap_options options;
+  gcl_tensormap_options options; /* 16-byte aligned in a cache entry (tmap_plan.h) */
 } gcl__tmap_snap;
 #define GCL__TMAP_SNAP_HEAD 16 /* device, ndim, dtype: the same 16 bytes in a DLTensor */
 _Static_assert(offsetof(gcl__tmap_snap, ndim) == offsetof(gcl__tmap_snap, device) + 8 &&
@@ -120,21 +121,33 @@ static inline void gcl__tmap_snap_make(const DLTensor *t, const gcl_tensormap_op
   memcpy(&snap->device, &t->device, GCL__TMAP_SNAP_HEAD); /* device, ndim, dtype */
   snap->align = (uint16_t)gcl__tmap_align(o);
   snap->mode = (uint8_t)(1u << o->interleave); /* 0 ... 2: o was translated */
-  snap->has_strides = t->strides != NULL;
-  for (int i = 0; i < n; i++) snap->shape[i] = t->shape[i];
-  if (t->strides)
-    for (int i = 0; i < n; i++) snap->strides[i] = t->strides[i];
+  const int64_t *shape = t->shape, *strides = t->strides;
+  snap->has_strides = strides != NULL;
+  /* straight-line from the last dimension down, as gcl__tmap_snap_match reads them */
+#define GCL__SNAP_SET(i)                                                                           \
+  (snap->shape[i] = shape[i], strides ? (void)(snap->strides[i] = strides[i]) : (void)0)
+  switch (n) {
+  case 5: GCL__SNAP_SET(4); __attribute__((fallthrough));
+  case 4: GCL__SNAP_SET(3); __attribute__((fallthrough));
+  case 3: GCL__SNAP_SET(2); __attribute__((fallthrough));
+  case 2: GCL__SNAP_SET(1); __attribute__((fallthrough));
+  default: GCL__SNAP_SET(0);
+  }
+#undef GCL__SNAP_SET
   snap->options = *o;
 }
 
 /* a == b byte for byte, inline (memcmp of a struct this size is a PLT call): XOR of 16-byte
  * vectors (GCC's generic vectors: SSE2 on x86-64, NEON on arm64, pairs of words elsewhere), then
- * the 8- and 4-byte tail. The options have only 4-byte members, so no padding. */
+ * the 8- and 4-byte tail. The options have only 4-byte members, so no padding. b is a
+ * snapshot's, which lie 16-byte aligned in their cache entries (tmap_plan.h): its vectors are
+ * read as operands of the XOR. */
 static inline bool gcl__tmap_options_equal(const gcl_tensormap_options *a,
                                            const gcl_tensormap_options *b) {
   typedef uint64_t v2 __attribute__((vector_size(16)));
   _Static_assert(sizeof *a % 4 == 0, "options are 4-byte members");
-  const unsigned char *x = (const unsigned char *)a, *y = (const unsigned char *)b;
+  const unsigned char *x = (const unsigned char *)a;
+  const unsigned char *y = (const unsigned char *)__builtin_assume_aligned(b, 16);
   v2 acc = {0, 0}, u, v;
   size_t i = 0;
 #pragma GCC unroll 8 /* 7 vectors: straight-line loads, no loop (the refresh path runs this) */
@@ -158,13 +171,22 @@ gcl__tmap_snap_match(const gcl__tmap_snap *s, const DLTensor *t, const gcl_tenso
   if (((x[0] ^ y[0]) | (x[1] ^ y[1])) || !t->shape ||
       (t->strides != NULL) != (s->has_strides != 0) || !gcl__tmap_options_equal(o, &s->options))
     return false;
-  uint64_t diff = 0; /* one walk over the dimensions, shape and strides side by side */
+  /* The dimensions, shape and strides side by side, straight-line from the last used one down
+   * (a jump into the sequence by ndim: no loop to count) */
+  uint64_t diff = 0;
   const int64_t *shape = t->shape, *strides = t->strides;
-  if (strides)
-    for (int i = 0; i < s->ndim; i++)
-      diff |= (uint64_t)(shape[i] ^ s->shape[i]) | (uint64_t)(strides[i] ^ s->strides[i]);
-  else
-    for (int i = 0; i < s->ndim; i++) diff |= (uint64_t)(shape[i] ^ s->shape[i]);
+#define GCL__SNAP_DIM(i)                                                                           \
+  diff |= (uint64_t)(shape[i] ^ s->shape[i]) |                                                     \
+          (strides ? (uint64_t)(strides[i] ^ s->strides[i]) : 0u)
+  _Static_assert(GCL_TENSORMAP_MAX_RANK == 5, "five cases");
+  switch (s->ndim) { /* 1 ... 5: the head compared equal, and t->ndim is s->ndim */
+  case 5: GCL__SNAP_DIM(4); __attribute__((fallthrough));
+  case 4: GCL__SNAP_DIM(3); __attribute__((fallthrough));
+  case 3: GCL__SNAP_DIM(2); __attribute__((fallthrough));
+  case 2: GCL__SNAP_DIM(1); __attribute__((fallthrough));
+  default: GCL__SNAP_DIM(0);
+  }
+#undef GCL__SNAP_DIM
   return diff == 0;
 }
 
@@ -173,9 +195,11 @@ gcl__tmap_snap_match(const gcl__tmap_snap *s, const DLTensor *t, const gcl_tenso
  * no overflow, aligned to align, below GCL__TMAP_ADDRESS_LIMIT. Otherwise false: the full
  * translation then encodes the map, or reports what is wrong. */
 static inline bool gcl__tmap_snap_address(const DLTensor *t, unsigned align, uint64_t *address) {
-  uint64_t base = (uint64_t)(uintptr_t)t->data, a = base + t->byte_offset;
+  uint64_t a;
+  bool wrapped = __builtin_add_overflow((uint64_t)(uintptr_t)t->data, t->byte_offset, &a);
   *address = a;
-  return a && a >= base && !(a & (align - 1u)) && a < GCL__TMAP_ADDRESS_LIMIT;
+  /* nonzero and below 2^57 in one comparison (a - 1 wraps for 0) */
+  return !wrapped && a - 1u < GCL__TMAP_ADDRESS_LIMIT - 1u && !(a & (align - 1u));
 }
 
 #endif

@@ -17,17 +17,16 @@
 #include "tmap_plan.h"
 
 /* The refusals, formatted only on failure (tmap_args.c). Each names map i of run. */
-__attribute__((noinline, cold)) gcl_status gcl__tmap_refuse_device(const gcl__tmap_run *run,
-                                                                   size_t i, gcl__tmap_device dev,
+__attribute__((noinline, cold)) gcl_status gcl__tmap_refuse_device(GCL__TMAP_RUN_PARAMS, size_t i,
+                                                                   gcl__tmap_device dev,
                                                                    const DLTensor *t);
-__attribute__((noinline, cold)) gcl_status gcl__tmap_refuse_repoint(const gcl__tmap_run *run,
-                                                                    size_t i, uint64_t a);
+__attribute__((noinline, cold)) gcl_status gcl__tmap_refuse_repoint(GCL__TMAP_RUN_PARAMS, size_t i,
+                                                                    uint64_t a);
 __attribute__((noinline, cold)) gcl_status
-gcl__tmap_refuse_source_flags(const gcl__tmap_run *run, size_t i, int rule, const DLTensor *t,
+gcl__tmap_refuse_source_flags(GCL__TMAP_RUN_PARAMS, size_t i, int rule, const DLTensor *t,
                               const gcl_tensormap_options *o, uint64_t flags);
-__attribute__((noinline, cold)) gcl_status gcl__tmap_refuse_reserved(const gcl__tmap_run *run,
-                                                                     size_t i, uint64_t r0,
-                                                                     uint64_t r1);
+__attribute__((noinline, cold)) gcl_status gcl__tmap_refuse_reserved(GCL__TMAP_RUN_PARAMS, size_t i,
+                                                                     uint64_t r0, uint64_t r1);
 
 /* Step i of the plan: op, to address a; returns op. */
 __attribute__((always_inline)) static inline unsigned gcl__tmap_step(const gcl__tmap_space *sp,
@@ -44,7 +43,8 @@ __attribute__((always_inline)) static inline unsigned gcl__tmap_step(const gcl__
 __attribute__((always_inline)) static inline gcl_status
 gcl__tmap_admit_address(const gcl__tmap_run *run, const gcl__tmap_entry *e, size_t i, uint64_t a,
                         uint32_t *ops, uint64_t *to, unsigned *op) {
-  if (!gcl__tmap_repoint_ok(e, a)) return gcl__tmap_refuse_repoint(run, i, a);
+  if (!gcl__tmap_repoint_ok(e, a))
+    return gcl__tmap_refuse_repoint(GCL__TMAP_RUN_VALUES(run), i, a);
   *op = a == e->address ? GCL__TMAP_SKIP : GCL__TMAP_REPOINT;
   ops[i] = *op, to[i] = a;
   return GCL_OK;
@@ -64,24 +64,32 @@ gcl__tmap_admit_source(const gcl__tmap_run *run, const gcl__tmap_entry *e, size_
   if (w->flags) {
     uint64_t f = gcl__tmap_what_word(w->flags, w->step, i);
     int rule = gcl__tmap_flags_rule(f, o);
-    if (rule) return gcl__tmap_refuse_source_flags(run, i, rule, t, o, f);
+    if (rule)
+      return gcl__tmap_refuse_source_flags(GCL__TMAP_RUN_VALUES(run), i, rule, t, o, f);
   }
   if (w->reserved) {
     uint64_t r0 = gcl__tmap_what_word(w->reserved, w->step, i);
     uint64_t r1 = gcl__tmap_what_word(w->reserved + 8, w->step, i);
-    if (r0 | r1) return gcl__tmap_refuse_reserved(run, i, r0, r1);
+    if (r0 | r1) return gcl__tmap_refuse_reserved(GCL__TMAP_RUN_VALUES(run), i, r0, r1);
   }
   uint64_t a;
-  if (gcl__tmap_snap_match(&e->snap, t, o) && gcl__tmap_snap_address(t, e->snap.align, &a) &&
-      gcl__tmap_device_ok(dev.device, t)) {
+  /* Expected: the hot path laid out straight, the translation (inlined in one-map calls) apart */
+  if (__builtin_expect(gcl__tmap_snap_match(&e->snap, t, o) &&
+                           gcl__tmap_snap_address(t, e->snap.align, &a) &&
+                           gcl__tmap_device_ok(dev.device, t),
+                       1)) {
     *op = gcl__tmap_step(sp, i, a == e->address ? GCL__TMAP_SKIP : GCL__TMAP_REPOINT, a);
     return GCL_OK;
   }
-  gcl__tmap_who who = gcl__tmap_run_who(run, i);
+  gcl__tmap_who name = gcl__tmap_run_who(run, i); /* a copy: the run's address is not taken */
   gcl_tensormap_desc *d = &sp->descs[i];
-  gcl_status s = gcl__tmap_translate(t, o, &who, d);
+  /* Called, not inlined: inlined into the one-map admissions (tmap_pass.h) it saved 34
+   * instructions of a new description but cost a one-map refresh about 1.3 ns on the fake
+   * driver (the hit path spread over twice the code) */
+  gcl_status s = gcl__tmap_translate(t, o, &name, d);
   if (s != GCL_OK) return s;
-  if (!gcl__tmap_device_ok(dev.device, t)) return gcl__tmap_refuse_device(run, i, dev, t);
+  if (!gcl__tmap_device_ok(dev.device, t))
+    return gcl__tmap_refuse_device(GCL__TMAP_RUN_VALUES(run), i, dev, t);
   *op = gcl__tmap_step(sp, i, GCL__TMAP_ENCODE, d->address);
   return GCL_OK;
 }
@@ -138,7 +146,8 @@ gcl__tmap_plan_inline(gcl__tmap_plan *plan, const gcl__tmap_space *space, gcl__t
    * the compiler then sees it initialised on every path. */
   plan->n = n, plan->encodes = 0, plan->repoints = 0, plan->repoint_modes = 0;
   plan->space = space;
-  if (what->tensor && dev.sm < 90) return gcl__tmap_refuse_device(plan->run, 0, dev, NULL);
+  if (what->tensor && dev.sm < 90)
+    return gcl__tmap_refuse_device(GCL__TMAP_RUN_VALUES(plan->run), 0, dev, NULL);
   /* No copies of what or space: they were just written, and reading a struct back with wider
    * loads than its stores stalls store forwarding (measured: the copy cost more than a one-map
    * re-point); the steps are 32-bit stores, which alias none of their pointer fields. */

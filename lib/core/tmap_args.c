@@ -54,8 +54,9 @@ gcl__tmap_what_error(size_t n, const void *items, const char *items_name, const 
                    "GCL_TENSORMAP_REFRESH (0x1)", fn, flags);
 }
 
-gcl_status gcl__tmap_refuse_device(const gcl__tmap_run *run, size_t i, gcl__tmap_device dev,
+gcl_status gcl__tmap_refuse_device(GCL__TMAP_RUN_PARAMS, size_t i, gcl__tmap_device dev,
                                   const DLTensor *t) {
+  GCL__TMAP_RUN_REBUILD;
   gcl__tmap_who who = gcl__tmap_run_who(run, i);
   if (dev.sm < 90)
     return gcl__tmap_fail(&who, GCL_ERROR_INVALID_ARGUMENT,
@@ -64,7 +65,8 @@ gcl_status gcl__tmap_refuse_device(const gcl__tmap_run *run, size_t i, gcl__tmap
                         "device %d", (int)t->device.device_id, dev.device);
 }
 
-gcl_status gcl__tmap_refuse_repoint(const gcl__tmap_run *run, size_t i, uint64_t a) {
+gcl_status gcl__tmap_refuse_repoint(GCL__TMAP_RUN_PARAMS, size_t i, uint64_t a) {
+  GCL__TMAP_RUN_REBUILD;
   gcl__tmap_who who = gcl__tmap_run_who(run, i);
   const gcl__tmap_snap *snap = &run->entry[i].snap;
   if (!snap->ndim)
@@ -77,15 +79,17 @@ gcl_status gcl__tmap_refuse_repoint(const gcl__tmap_run *run, size_t i, uint64_t
                         "below 2^57 = 0x200000000000000", (unsigned long long)a, (unsigned)snap->align);
 }
 
-gcl_status gcl__tmap_refuse_source_flags(const gcl__tmap_run *run, size_t i, int rule,
+gcl_status gcl__tmap_refuse_source_flags(GCL__TMAP_RUN_PARAMS, size_t i, int rule,
                                         const DLTensor *t, const gcl_tensormap_options *o,
                                         uint64_t flags) {
+  GCL__TMAP_RUN_REBUILD;
   gcl__tmap_who who = gcl__tmap_run_who(run, i);
   return gcl__tmap_refuse_flags(rule, &who, t, o, flags);
 }
 
-gcl_status gcl__tmap_refuse_reserved(const gcl__tmap_run *run, size_t i, uint64_t r0,
+gcl_status gcl__tmap_refuse_reserved(GCL__TMAP_RUN_PARAMS, size_t i, uint64_t r0,
                                      uint64_t r1) {
+  GCL__TMAP_RUN_REBUILD;
   gcl__tmap_who who = gcl__tmap_run_who(run, i);
   return gcl__tmap_fail(&who, GCL_ERROR_INVALID_ARGUMENT, "source.reserved[%d] is 0x%llx, "
                         "expected 0 (zero-initialise the sources)", r0 ? 0 : 1,

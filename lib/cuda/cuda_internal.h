@@ -10,6 +10,9 @@ struct gcl_context {
   CUdevice dev;
   int device;
   int sm;
+  /* What executing a tensor-map plan on this context needs to know, learned at its first plan
+   * (gcl__tmap_exec_state): GCL__TMAP_EXEC_* bits, 0 until then. One byte the hot paths load. */
+  _Atomic unsigned char tmap_exec;
 };
 
 /* Makes ctx current on this thread if it is not already. */
@@ -39,6 +42,29 @@ gcl_status gcl__tmap_table_write(gcl_tensormap_table *t, gcl_context *ctx, size_
 /* cuTensorMapEncode* of the checked description d into m, its result in *rc; with a refusal and
  * no (or another) context current, ctx is bound and the call made once more. Not GCL_OK only when
  * that bind failed (tmap_driver.c). */
+/* cuTensorMapEncodeTiled or, for im2col.pixels > 0, cuTensorMapEncodeIm2col of d into m: the
+ * driver call alone. Inline: a plan's encode step makes it without a call of its own. */
+static inline CUresult gcl__tmap_encode_desc(const gcl_tensormap_desc *d, CUtensorMap *m) {
+  void *address = (void *)(uintptr_t)d->address;
+  if (!d->im2col.pixels)
+    return gcl__cu.cuTensorMapEncodeTiled(
+        m, (CUtensorMapDataType)d->type, d->rank, address, (const cuuint64_t *)d->dims,
+        (const cuuint64_t *)d->strides, (const cuuint32_t *)d->box,
+        (const cuuint32_t *)d->element_strides, (CUtensorMapInterleave)d->interleave,
+        (CUtensorMapSwizzle)d->swizzle, (CUtensorMapL2promotion)d->l2_promotion,
+        (CUtensorMapFloatOOBfill)d->oob_fill);
+  return gcl__cu.cuTensorMapEncodeIm2col(
+      m, (CUtensorMapDataType)d->type, d->rank, address, (const cuuint64_t *)d->dims,
+      (const cuuint64_t *)d->strides, (const int *)d->im2col.lower, (const int *)d->im2col.upper,
+      d->im2col.channels, d->im2col.pixels, (const cuuint32_t *)d->element_strides,
+      (CUtensorMapInterleave)d->interleave, (CUtensorMapSwizzle)d->swizzle,
+      (CUtensorMapL2promotion)d->l2_promotion, (CUtensorMapFloatOOBfill)d->oob_fill);
+}
+/* After gcl__tmap_encode_desc(d, m) gave *rc, not CUDA_SUCCESS: with no (or another) context
+ * current, ctx is bound and the call made once more (*rc its result). Not GCL_OK only when that
+ * bind failed (tmap_encode.c). gcl__tmap_encode_bound is the two in one. */
+gcl_status gcl__tmap_encode_retry(gcl_context *ctx, const gcl_tensormap_desc *d, CUtensorMap *m,
+                                  CUresult *rc);
 gcl_status gcl__tmap_encode_bound(gcl_context *ctx, const gcl_tensormap_desc *d, CUtensorMap *m,
                                   CUresult *rc);
 
@@ -52,6 +78,23 @@ gcl_status gcl__tmap_encode_bound(gcl_context *ctx, const gcl_tensormap_desc *d,
 extern _Atomic unsigned char gcl__tmap_patch_state[GCL__TMAP_PATCH_DEVICES];
 /* Runs the check for ctx's device once (later callers get its answer): the proven modes. */
 unsigned gcl__tmap_patch_learn(gcl_context *ctx);
+
+/* ctx->tmap_exec: GCL__TMAP_EXEC_PATCH when the device's patched modes were learned (the low bits,
+ * GCL__TMAP_PATCH_MODES, are then those NOT patched: bit i, the driver re-points the maps of
+ * interleave i; the complement of gcl__tmap_patch_modes' answer), GCL__TMAP_EXEC_FIXUP
+ * when whether the Blackwell bit-85 fix-up applies was learned, GCL__TMAP_EXEC_BIT85 when it
+ * does. The patch is learned only for a plan with re-points (its check calls the driver). */
+#define GCL__TMAP_EXEC_PATCH 0x80u
+#define GCL__TMAP_EXEC_FIXUP 0x40u
+#define GCL__TMAP_EXEC_BIT85 0x20u
+/* Learns what `need` (GCL__TMAP_EXEC_FIXUP, with GCL__TMAP_EXEC_PATCH for re-points) asks for
+ * into ctx->tmap_exec and returns it (tmap_driver.c). Once per context. */
+unsigned gcl__tmap_exec_learn(gcl_context *ctx, unsigned need);
+/* ctx->tmap_exec with at least `need` learned: one load after the first plan. */
+static inline unsigned gcl__tmap_exec_state(gcl_context *ctx, unsigned need) {
+  unsigned st = atomic_load_explicit(&ctx->tmap_exec, memory_order_relaxed);
+  return (st & need) == need ? st : gcl__tmap_exec_learn(ctx, need);
+}
 
 /* The interleave modes whose maps ctx's device re-points by patching (bit i: interleave i; 0:
  * every re-point calls the driver). One atomic load once the device was checked. */

@@ -61,9 +61,21 @@ _Static_assert(_Alignof(CUtensorMap) >= 64, "CUtensorMap must be 64-byte aligned
 #define GCL__TMAP_BIT85_LAST_DRIVER 13020
 
 static bool bit85_device(const gcl_context *ctx) {
-  if (ctx->sm < 100 || ctx->sm >= 130) return false; /* Hopper pays one comparison */
+  if (ctx->sm < 100 || ctx->sm >= 130) return false;
   int v = 0;
   return gcl_driver_version(&v) == GCL_OK && v <= GCL__TMAP_BIT85_LAST_DRIVER;
+}
+
+/* The context's tensor-map execution state, learned (cuda_internal.h): the fix-up's verdict
+ * (the driver version is the process's, the architecture the context's), and for a plan with
+ * re-points the device's patched modes (a per-process state, tmap_patch.c). Racing threads
+ * learn the same bits; each ORs in what it learned. */
+__attribute__((noinline, cold)) unsigned gcl__tmap_exec_learn(gcl_context *ctx, unsigned need) {
+  unsigned add = GCL__TMAP_EXEC_FIXUP | (bit85_device(ctx) ? GCL__TMAP_EXEC_BIT85 : 0u);
+  if (need & GCL__TMAP_EXEC_PATCH) /* the modes the driver re-points: those not patched */
+    add |= GCL__TMAP_EXEC_PATCH | (~gcl__tmap_patch_modes(ctx) & GCL__TMAP_PATCH_MODES);
+  return atomic_fetch_or_explicit(&ctx->tmap_exec, (unsigned char)add, memory_order_relaxed) |
+         add;
 }
 
 static void clear_bit85(void *map) {
@@ -108,11 +120,12 @@ static CUresult replace(void *map, uint64_t address) {
 
 /* Map i of run (its bytes at m), re-pointed to a, gave rc: with INVALID_CONTEXT, ctx is bound
  * and the call made once more; if it still fails, the failure is reported. Off the fast path.
- * The cold paths take the run and the space, never the plan: nothing takes the plan's address,
- * so its counts stay in registers. */
+ * The cold paths take the run's values (GCL__TMAP_RUN_PARAMS) and the space, never the plan or
+ * the run's address: nothing takes either, so a one-map call keeps both in registers. */
 __attribute__((noinline)) static gcl_status replace_failed(gcl_context *ctx,
-                                                           const gcl__tmap_run *run, size_t i,
+                                                           GCL__TMAP_RUN_PARAMS, size_t i,
                                                            void *m, uint64_t a, CUresult rc) {
+  GCL__TMAP_RUN_REBUILD;
   if (rc == CUDA_ERROR_INVALID_CONTEXT && gcl__context_bind(ctx) == GCL_OK) rc = replace(m, a);
   if (rc == CUDA_SUCCESS) return GCL_OK;
   char w[768];
@@ -122,9 +135,10 @@ __attribute__((noinline)) static gcl_status replace_failed(gcl_context *ctx,
 }
 
 /* Map i of run, encoded from d, gave rc (encode_into's retry done). Off the fast path. */
-__attribute__((noinline)) static gcl_status step_encode_failed(const gcl__tmap_run *run, size_t i,
+__attribute__((noinline)) static gcl_status step_encode_failed(GCL__TMAP_RUN_PARAMS, size_t i,
                                                                const gcl_tensormap_desc *d,
                                                                CUresult rc) {
+  GCL__TMAP_RUN_REBUILD;
   gcl__tmap_who who = gcl__tmap_run_who(run, i);
   return encode_failed(d, &who, rc);
 }
@@ -140,9 +154,9 @@ static inline bool patches(const gcl__tmap_run *run, size_t i, unsigned modes) {
  * entries their old addresses (which the step swapped into the plan's space). Map i itself is
  * as it was: the driver refused it (a refused cuTensorMapReplaceAddress leaves the map alone; an
  * encode writes only the scratch). */
-__attribute__((noinline)) static void restore(const gcl__tmap_run *run,
-                                              const gcl__tmap_space *sp, size_t i,
-                                              unsigned modes) {
+__attribute__((noinline)) static void restore(GCL__TMAP_RUN_PARAMS, const gcl__tmap_space *sp,
+                                              size_t i, unsigned modes) {
+  GCL__TMAP_RUN_REBUILD;
   for (size_t j = 0; j < i; j++)
     if (sp->ops[j] == GCL__TMAP_REPOINT) {
       memcpy(run->map + j * GCL_TENSORMAP_BYTES, sp->out + j * GCL_TENSORMAP_BYTES,
@@ -156,11 +170,13 @@ __attribute__((noinline)) static void restore(const gcl__tmap_run *run,
  * them back; the last step needs no copy (which in a loop of one-map re-points would read bytes
  * the driver just wrote: a store-forwarding stall that cost more than the rest of the call).
  * Values, not the space: a one-map plan's space then stays in registers. */
-static gcl_status repoint_by_driver(gcl_context *ctx, const gcl__tmap_run *run, size_t i,
+__attribute__((always_inline)) static inline gcl_status
+repoint_by_driver(gcl_context *ctx, const gcl__tmap_run *run, size_t i,
                                     unsigned char *m, uint64_t a, unsigned char *save) {
   if (save) memcpy(save, m, GCL_TENSORMAP_BYTES);
   CUresult rc = replace(m, a);
-  return rc == CUDA_SUCCESS ? GCL_OK : replace_failed(ctx, run, i, m, a, rc);
+  return rc == CUDA_SUCCESS ? GCL_OK
+                            : replace_failed(ctx, GCL__TMAP_RUN_VALUES(run), i, m, a, rc);
 }
 
 /* Step i, a REPOINT made: the entry takes the new address, the space keeps the old one for
@@ -172,10 +188,15 @@ static inline void moved(const gcl__tmap_run *run, const gcl__tmap_space *sp, si
 }
 
 /* The fast path, chosen here after admission: a plan of SKIP and REPOINT steps only, every
- * REPOINT of a mode the device patches (plan->repoint_modes), no Blackwell fix-up to apply.
- * Nothing can fail, so nothing is saved: 8 bytes and the entry's address per re-point. */
-static inline bool patch_all(const gcl__tmap_plan *plan, unsigned modes, bool bit85) {
-  if (plan->encodes || bit85 || (plan->repoint_modes & ~modes)) return false;
+ * REPOINT of a mode the device patches (plan->repoint_modes), no Blackwell fix-up to apply, on a
+ * context that learned both (st: ctx->tmap_exec). One test: the state's learned bits set, and
+ * neither the fix-up's bit nor a re-pointed mode's driver bit. Nothing can fail, so nothing is
+ * saved: 8 bytes and the entry's address per re-point. */
+__attribute__((always_inline)) static inline bool patch_all(const gcl__tmap_plan *plan,
+                                                           unsigned st) {
+  const unsigned known = GCL__TMAP_EXEC_PATCH | GCL__TMAP_EXEC_FIXUP;
+  if (plan->encodes || ((st ^ known) & (known | GCL__TMAP_EXEC_BIT85 | plan->repoint_modes)))
+    return false;
   const uint32_t *ops = plan->space->ops; /* locals: the patches' byte stores alias anything */
   const uint64_t *to = plan->space->addresses;
   unsigned char *map = plan->run->map;
@@ -215,9 +236,12 @@ __attribute__((always_inline)) static inline gcl_status
 encode_step(gcl_context *ctx, const gcl__tmap_run *run, const gcl__tmap_space *sp, size_t i,
             bool bit85) {
   unsigned char *out = sp->out + i * GCL_TENSORMAP_BYTES;
-  CUresult rc;
-  gcl_status s = gcl__tmap_encode_bound(ctx, &sp->descs[i], (CUtensorMap *)(void *)out, &rc);
-  if (s == GCL_OK && rc != CUDA_SUCCESS) s = step_encode_failed(run, i, &sp->descs[i], rc);
+  CUresult rc = gcl__tmap_encode_desc(&sp->descs[i], (CUtensorMap *)(void *)out); /* inline */
+  gcl_status s = rc == CUDA_SUCCESS ? GCL_OK
+                                    : gcl__tmap_encode_retry(ctx, &sp->descs[i],
+                                                             (CUtensorMap *)(void *)out, &rc);
+  if (s == GCL_OK && rc != CUDA_SUCCESS)
+    s = step_encode_failed(GCL__TMAP_RUN_VALUES(run), i, &sp->descs[i], rc);
   if (s == GCL_OK && bit85 && gcl__tmap_sparse_small(&sp->descs[i])) clear_bit85(out);
   return s;
 }
@@ -227,9 +251,13 @@ __attribute__((always_inline)) static inline gcl_status execute(gcl_context *ctx
                                                                 const gcl__tmap_plan *plan) {
   if (gcl__faulted()) return gcl__fault_check();
   if (!(plan->encodes | plan->repoints)) return GCL_OK;
-  const bool bit85 = bit85_device(ctx); /* the Blackwell fix-up applies (once per plan) */
-  const unsigned modes = plan->repoints ? gcl__tmap_patch_modes(ctx) : 0;
-  if (patch_all(plan, modes, bit85)) return GCL_OK;
+  if (patch_all(plan, atomic_load_explicit(&ctx->tmap_exec, memory_order_relaxed)))
+    return GCL_OK;
+  /* Whether the Blackwell fix-up applies, and the patched modes (learned once per context) */
+  const unsigned st = gcl__tmap_exec_state(
+      ctx, GCL__TMAP_EXEC_FIXUP | (plan->repoints ? GCL__TMAP_EXEC_PATCH : 0u));
+  const bool bit85 = (st & GCL__TMAP_EXEC_BIT85) != 0;
+  const unsigned modes = plan->repoints ? ~st & GCL__TMAP_PATCH_MODES : 0u;
   const gcl__tmap_space *sp = plan->space;
   const gcl__tmap_run *run = plan->run;
   for (size_t i = 0, n = plan->n; i < n; i++) {
@@ -239,7 +267,7 @@ __attribute__((always_inline)) static inline gcl_status execute(gcl_context *ctx
                    : op == GCL__TMAP_ENCODE ? encode_step(ctx, run, sp, i, bit85)
                                             : GCL_OK;
     if (s != GCL_OK) { /* nothing to put back before the first step (a one-map plan's only) */
-      if (i) restore(run, sp, i, modes);
+      if (i) restore(GCL__TMAP_RUN_VALUES(run), sp, i, modes);
       return s;
     }
   }
@@ -311,7 +339,7 @@ static gcl_status need(const gcl_args *args, const gcl_context *ctx, const char 
 __attribute__((always_inline)) static inline gcl_status
 args_write(gcl_args *args, gcl_context *ctx, const gcl_field *first, size_t n,
            const gcl__tmap_what *what, const char *fn) {
-  gcl__tmap_run run;
+  gcl__tmap_run run = {.map = NULL}; /* in registers: zero stores a refusal path never reads */
   gcl__tmap_plan plan;
   plan.run = &run;
   /* A one-map plan's step on the stack, in registers where the compiler can (nothing but the
@@ -331,19 +359,41 @@ args_write(gcl_args *args, gcl_context *ctx, const gcl_field *first, size_t n,
   return GCL_OK;
 }
 
-gcl_status gcl_args_repoint_tensormaps(gcl_args *args, gcl_context *ctx, const gcl_field *first,
-                                       size_t n, const uint64_t *addresses) {
+/* gcl_args_repoint_tensormaps for n maps: n a constant 1 in repoint_one. One-map calls and
+ * batches are functions of their own, and the entry point only chooses (a tail call): the batch
+ * loop's registers would make a one-map call save and restore six of them. */
+__attribute__((always_inline)) static inline gcl_status
+args_repoint(gcl_args *args, gcl_context *ctx, const gcl_field *first, size_t n,
+             const uint64_t *addresses) {
   static const char fn[] = "gcl_args_repoint_tensormaps";
   gcl_status s = need(args, ctx, fn);
   if (s || n == 0) return s;
   gcl__tmap_what what;
   if ((s = gcl__tmap_what_addresses(&what, n, addresses, fn))) return s;
-  return n == 1 ? args_write(args, ctx, first, 1, &what, fn)
-                : args_write(args, ctx, first, n, &what, fn);
+  return args_write(args, ctx, first, n, &what, fn);
+}
+
+__attribute__((noinline)) static gcl_status repoint_one(gcl_args *args, gcl_context *ctx,
+                                                        const gcl_field *first,
+                                                        const uint64_t *addresses) {
+  return args_repoint(args, ctx, first, 1, addresses);
+}
+
+__attribute__((noinline)) static gcl_status repoint_n(gcl_args *args, gcl_context *ctx,
+                                                      const gcl_field *first, size_t n,
+                                                      const uint64_t *addresses) {
+  return args_repoint(args, ctx, first, n, addresses);
+}
+
+gcl_status gcl_args_repoint_tensormaps(gcl_args *args, gcl_context *ctx, const gcl_field *first,
+                                       size_t n, const uint64_t *addresses) {
+  return n == 1 ? repoint_one(args, ctx, first, addresses)
+                : repoint_n(args, ctx, first, n, addresses);
 }
 
 /* gcl_args_set_tensormaps(_flags): with_flags false for the plain form (dlflags unread).
- * Inlined into both: a call with eleven arguments cost a one-map refresh a tenth of its time. */
+ * Inlined into each caller, with n a constant 1 in the one-map ones: a call with eleven arguments
+ * cost a one-map refresh a tenth of its time. */
 __attribute__((always_inline)) static inline gcl_status args_set_maps(gcl_args *args, gcl_context *ctx, const gcl_field *first, size_t n,
                                 const DLTensor *const *tensors, bool with_flags,
                                 const uint64_t *dlflags, const gcl_tensormap_options *options,
@@ -354,15 +404,53 @@ __attribute__((always_inline)) static inline gcl_status args_set_maps(gcl_args *
   if ((s = gcl__tmap_what_tensors(&what, n, tensors, with_flags, dlflags, options, options_count,
                                   flags, fn)))
     return s;
-  return n == 1 ? args_write(args, ctx, first, 1, &what, fn)
-                : args_write(args, ctx, first, n, &what, fn);
+  return args_write(args, ctx, first, n, &what, fn);
 }
+/* One-map calls and batches in functions of their own, as for re-points above. */
+__attribute__((noinline)) static gcl_status set_one(gcl_args *args, gcl_context *ctx,
+                                                    const gcl_field *first,
+                                                    const DLTensor *const *tensors,
+                                                    const gcl_tensormap_options *options,
+                                                    size_t options_count, unsigned flags) {
+  return args_set_maps(args, ctx, first, 1, tensors, false, NULL, options, options_count, flags,
+                       "gcl_args_set_tensormaps");
+}
+
+__attribute__((noinline)) static gcl_status set_n(gcl_args *args, gcl_context *ctx,
+                                                  const gcl_field *first, size_t n,
+                                                  const DLTensor *const *tensors,
+                                                  const gcl_tensormap_options *options,
+                                                  size_t options_count, unsigned flags) {
+  return args_set_maps(args, ctx, first, n, tensors, false, NULL, options, options_count, flags,
+                       "gcl_args_set_tensormaps");
+}
+
 gcl_status gcl_args_set_tensormaps(gcl_args *args, gcl_context *ctx, const gcl_field *first,
                                    size_t n, const DLTensor *const *tensors,
                                    const gcl_tensormap_options *options, size_t options_count,
                                    unsigned flags) {
-  return args_set_maps(args, ctx, first, n, tensors, false, NULL, options, options_count,
-                       flags, "gcl_args_set_tensormaps");
+  return n == 1 ? set_one(args, ctx, first, tensors, options, options_count, flags)
+                : set_n(args, ctx, first, n, tensors, options, options_count, flags);
+}
+
+__attribute__((noinline)) static gcl_status set_flags_one(gcl_args *args, gcl_context *ctx,
+                                                          const gcl_field *first,
+                                                          const DLTensor *const *tensors,
+                                                          const uint64_t *dlpack_flags,
+                                                          const gcl_tensormap_options *options,
+                                                          size_t options_count, unsigned flags) {
+  return args_set_maps(args, ctx, first, 1, tensors, true, dlpack_flags, options, options_count,
+                       flags, "gcl_args_set_tensormaps_flags");
+}
+
+__attribute__((noinline)) static gcl_status set_flags_n(gcl_args *args, gcl_context *ctx,
+                                                        const gcl_field *first, size_t n,
+                                                        const DLTensor *const *tensors,
+                                                        const uint64_t *dlpack_flags,
+                                                        const gcl_tensormap_options *options,
+                                                        size_t options_count, unsigned flags) {
+  return args_set_maps(args, ctx, first, n, tensors, true, dlpack_flags, options, options_count,
+                       flags, "gcl_args_set_tensormaps_flags");
 }
 
 gcl_status gcl_args_set_tensormaps_flags(gcl_args *args, gcl_context *ctx, const gcl_field *first,
@@ -370,8 +458,10 @@ gcl_status gcl_args_set_tensormaps_flags(gcl_args *args, gcl_context *ctx, const
                                          const uint64_t *dlpack_flags,
                                          const gcl_tensormap_options *options,
                                          size_t options_count, unsigned flags) {
-  return args_set_maps(args, ctx, first, n, tensors, true, dlpack_flags, options, options_count,
-                       flags, "gcl_args_set_tensormaps_flags");
+  return n == 1 ? set_flags_one(args, ctx, first, tensors, dlpack_flags, options, options_count,
+                                flags)
+                : set_flags_n(args, ctx, first, n, tensors, dlpack_flags, options, options_count,
+                              flags);
 }
 
 gcl_status gcl__tmap_args_write(gcl_args *args, gcl_context *ctx, const gcl_field *first,
