@@ -258,9 +258,7 @@ static int kind_of_type(gclpy_state *st, PyObject *v, PyObject *tp, const char *
 }
 
 /* Where a type of another library keeps its stream: one look-up per type, remembered by the
- * module (st->stream_kinds: type -> kind_of_type's answer, with STREAM_NOWEAK once the type
- * refused a weak reference; st->last_stream_type: the last one). */
-enum { STREAM_NOWEAK = 4 };
+ * module (st->stream_kinds: type -> kind_of_type's answer; st->last_stream_type: the last one). */
 static int stream_kind(gclpy_state *st, PyObject *v, const char *fn) {
   PyObject *tp = (PyObject *)Py_TYPE(v);
   if (tp == st->last_stream_type) return st->last_stream_kind;
@@ -284,7 +282,6 @@ static int stream_kind(gclpy_state *st, PyObject *v, const char *fn) {
 static PyObject *foreign_int(gclpy_state *st, PyObject *v, const char *fn) {
   int kind = stream_kind(st, v, fn);
   if (kind < 0) return NULL;
-  kind &= ~STREAM_NOWEAK;
   if (kind == 0) kind = PyObject_HasAttr(v, st->str_cuda_stream) ? 1 : 2; /* set per instance */
   return kind == 2 ? attr_int(st, v) : protocol_int(st, v, fn);
 }
@@ -299,55 +296,12 @@ static inline int handle_exact(PyObject *h, void **out) {
   return *out = (void *)(uintptr_t)x, 0;
 }
 
-/* The weakref callback of the remembered stream object (below): it is being collected, so its
- * address may soon name another object. The dead weakref stays until the next one replaces it. */
-static PyObject *stream_forget(PyObject *module, PyObject *ref) {
-  gclpy_state *st = gclpy_module_state(module);
-  if (st && ref == st->stream_ref) st->last_stream_obj = NULL;
-  Py_RETURN_NONE;
-}
-
-int gclpy_argkinds_init(PyObject *module, gclpy_state *st) {
-  static PyMethodDef forget = {"_stream_forget", stream_forget, METH_O, NULL};
-  st->stream_forget = PyCFunction_NewEx(&forget, module, NULL);
-  return st->stream_forget ? 0 : -1;
-}
-
-/* The type of v (foreign_int's last, so st->last_stream_type) takes no weak reference: noted
- * with its kind, so that no later launch tries (an exception per try). */
-static void note_noweak(gclpy_state *st, PyObject *tp) {
-  PyErr_Clear();
-  int kind = st->last_stream_kind | STREAM_NOWEAK;
-  PyObject *n = st->stream_kinds ? PyLong_FromLong(kind) : NULL;
-  if (n && PyDict_SetItem(st->stream_kinds, tp, n) == 0) st->last_stream_kind = kind;
-  Py_XDECREF(n);
-  PyErr_Clear(); /* out of memory: tried again next time */
-}
-
-/* Remembers v with its handle, watched by a weak reference (nothing is kept alive). An object
- * only the call holds (torch.cuda.current_stream()'s, made per launch) goes after it: it is not
- * remembered, which would cost a weak reference per launch; nor is one of a type that takes no
- * weak references (noted per type), or whose kind is decided per instance. */
-static void remember_stream(gclpy_state *st, PyObject *v, void *handle) {
-  PyObject *tp = (PyObject *)Py_TYPE(v);
-  if (Py_REFCNT(v) <= 1 || tp != st->last_stream_type || (st->last_stream_kind & STREAM_NOWEAK))
-    return;
-  PyObject *ref = PyWeakref_NewRef(v, st->stream_forget);
-  if (!ref) {
-    note_noweak(st, tp);
-    return;
-  }
-  PyObject *old = st->stream_ref; /* replaced first: dropping a weakref runs no callback */
-  st->stream_ref = ref, st->last_stream_obj = v, st->last_stream_handle = handle;
-  Py_XDECREF(old);
-}
-
-/* The handle of a stream object of another library. The last one given is remembered with its
- * handle while it lives (remember_stream): launching on it again asks it nothing (a stream
- * object gives one handle for its life, as torch, CuPy and cuda.core streams do). */
+/* The handle of a stream object of another library, asked of it at every launch. (Remembering
+ * the last object with its handle through a weak reference was tried, and crashed on an H100:
+ * torch's stream objects went without their weak references' callbacks running, so a new
+ * object at a freed one's address was taken for it, with its handle.) */
 static int foreign_handle(gclpy_state *st, PyObject *v, const char *fn, const gclpy_arg *a,
                           void **out) {
-  if (v == st->last_stream_obj) return *out = st->last_stream_handle, 0;
   PyObject *h = v == Py_None || PyBool_Check(v) ? NULL : foreign_int(st, v, fn);
   if (!h) {
     if (PyErr_Occurred()) return -1;
@@ -357,7 +311,6 @@ static int foreign_handle(gclpy_state *st, PyObject *v, const char *fn, const gc
   }
   int rc = handle_int(st, h, fn, out);
   Py_DECREF(h);
-  if (rc == 0) remember_stream(st, v, *out);
   return rc;
 }
 

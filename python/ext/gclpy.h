@@ -90,7 +90,7 @@
   X(dlpack_kwargs[1]) X(dlpack_kwargs[2]) X(dlpack_kwargs[3]) X(launch_kw[0]) X(launch_kw[1])     \
   X(launch_kw[2]) X(launch_kw[3]) X(launch_kw[4]) X(launch_kw[5]) X(launch_kw[6])                 \
   X(launch_kw[7]) X(launch_kw[8]) X(launch_kw[9]) X(stream_type) X(event_type) X(graph_type)     \
-  X(buffer_type) X(stream_kinds) X(str_cuda_stream_attr) X(tmtable_type) X(stream_ref) X(stream_forget)
+  X(buffer_type) X(stream_kinds) X(str_cuda_stream_attr) X(tmtable_type)
 
 #define GCLPY_LAUNCH_KW 10 /* grid, block, args_or_values, shared, stream, cluster, cooperative,
                              args, pdl, priority */
@@ -116,11 +116,6 @@ typedef struct gclpy_state {
   PyObject *str_cuda_stream_attr; /* "cuda_stream" */
   PyObject *last_stream_type; /* argkinds.c's one-entry memo (borrowed: stream_kinds holds it) */
   int last_stream_kind;
-  PyObject *last_stream_obj; /* argkinds.c: the last stream object of another library given to a
-                             * stream= (borrowed: NULL once stream_ref's callback says it goes) */
-  void *last_stream_handle; /* ... and its handle, checked by handle_int */
-  PyObject *stream_ref;     /* a weak reference to it, with stream_forget as the callback */
-  PyObject *stream_forget;  /* the callback: forgets last_stream_obj */
   void *last_producer;
   bool use_c_api;           /* the DLPack C exchange API is used (GCL_DLPACK_C_API != 0 at import) */
   PyObject *pe_context;     /* the Context this process's PE was started on (pe.c), or NULL: kept
@@ -197,8 +192,6 @@ typedef struct gclpy_context {
  * refuses conversions of arguments outside this layer (and convert.c / values.c, the field
  * table). */
 typedef struct gclpy_arg gclpy_arg;
-/* argkinds.c's part of the module's making (the callback that forgets a stream object). */
-int gclpy_argkinds_init(PyObject *module, gclpy_state *st);
 /* Converts v into *out (v NULL: releases what an earlier call made). 0, or -1 with an
  * exception set (and nothing to release). fn names the call in messages. */
 typedef int (*gclpy_conv)(gclpy_state *st, const char *fn, const gclpy_arg *a, PyObject *v,

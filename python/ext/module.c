@@ -175,8 +175,8 @@ static int intern_strings(gclpy_state *st) {
 
 static int module_exec(PyObject *m) {
   gclpy_state *st = gclpy_module_state(m);
-  if (intern_strings(st) < 0 || gclpy_argkinds_init(m, st) < 0 || gclpy_dlpack_init(st) < 0 ||
-      add_errors(m, st) < 0 || add_constants(m, st) < 0 || gclpy_layout_init_types(m, st) < 0 ||
+  if (intern_strings(st) < 0 || gclpy_dlpack_init(st) < 0 || add_errors(m, st) < 0 ||
+      add_constants(m, st) < 0 || gclpy_layout_init_types(m, st) < 0 ||
       gclpy_tensormap_init_types(m, st) < 0 || gclpy_args_init_types(m, st) < 0 ||
       gclpy_driver_init_types(m, st) < 0 || gclpy_stream_init_types(m, st) < 0 ||
       gclpy_event_init_types(m, st) < 0 || gclpy_graph_init_types(m, st) < 0 ||
@@ -200,7 +200,6 @@ static int module_clear(PyObject *m) {
   if (!st) return 0;
   st->last_producer_type = NULL, st->last_producer = NULL;
   st->last_stream_type = NULL, st->last_stream_kind = 0;
-  st->last_stream_obj = NULL;
 #define GCLPY_C(field) Py_CLEAR(st->field);
   GCLPY_STATE_OBJECTS(GCLPY_C)
 #undef GCLPY_C
