@@ -267,7 +267,10 @@ static int stream_kind(gclpy_state *st, PyObject *v, const char *fn) {
   int kind = k ? (int)PyLong_AsLong(k) : kind_of_type(st, v, tp, fn);
   if (kind < 0) return -1;
   if (!k && kind && st->stream_kinds) {
-    if (PyDict_Size(st->stream_kinds) >= 256) PyDict_Clear(st->stream_kinds); /* types made in a loop */
+    if (PyDict_Size(st->stream_kinds) >= 256) { /* types made in a loop; the memo borrowed from it */
+      st->last_stream_type = NULL;
+      PyDict_Clear(st->stream_kinds);
+    }
     PyObject *n = PyLong_FromLong(kind);
     int rc = n ? PyDict_SetItem(st->stream_kinds, tp, n) : -1;
     Py_XDECREF(n);
