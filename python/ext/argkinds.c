@@ -210,11 +210,15 @@ int gclpy_to_shared(gclpy_state *st, const char *fn, const gclpy_arg *a, PyObjec
 /* An int CUstream: 0 (the context's default stream), 1 (CU_STREAM_LEGACY), 2
  * (CU_STREAM_PER_THREAD) or an address in user space; anything else below 4096 is refused before
  * the driver sees it (whether an address holds a stream is the library's check). */
+/* A stream handle's one rule: 0, 1 (CU_STREAM_LEGACY), 2 (CU_STREAM_PER_THREAD) or a pointer
+ * (none below 4096). handle_int and handle_exact both ask it. */
+static inline bool stream_handle_ok(uint64_t x) { return x <= 2 || x >= 4096; }
+
 static int handle_int(gclpy_state *st, PyObject *h, const char *fn, void **out) {
   uint64_t x;
   int rc = int_in(st, h, fn, "stream handle", 0, UINTPTR_MAX, &x);
   if (rc != 0) return rc;
-  if (x > 2 && x < 4096)
+  if (!stream_handle_ok(x))
     return gclpy_raise_msg(st, GCL_ERROR_INVALID_ARGUMENT, "%s: stream handle %R is no stream "
                            "(0, 1: CU_STREAM_LEGACY, 2: CU_STREAM_PER_THREAD, or a CUstream)", fn, h), -1;
   return *out = (void *)(uintptr_t)x, 0;
@@ -295,7 +299,7 @@ static inline int handle_exact(PyObject *h, void **out) {
   if (!PyLong_CheckExact(h)) return 1;
   unsigned long long x = PyLong_AsUnsignedLongLong(h);
   if (x == (unsigned long long)-1 && PyErr_Occurred()) return PyErr_Clear(), 1;
-  if (x > 2 && x < 4096) return 1;
+  if (!stream_handle_ok(x)) return 1;
   return *out = (void *)(uintptr_t)x, 0;
 }
 
