@@ -246,11 +246,13 @@ static PyObject *protocol_int(gclpy_state *st, PyObject *v, const char *fn) {
                       "handle: int)", fn);
 }
 
+enum { STREAM_FIXED = 4 }; /* a kind's bit: the type's objects keep one handle (kind_of_type) */
+
 /* How a type first seen keeps its handle: 1 __cuda_stream__; 2 an int `cuda_stream` attribute
  * (torch's streams of before the protocol; and a type with both, torch's, when the two agree on
  * v: the attribute is a C property, the protocol a Python method building a tuple); 0 neither on
  * the type (asked of each instance). -1 with an exception. */
-static int kind_of_type(gclpy_state *st, PyObject *v, PyObject *tp, const char *fn) {
+static int kind_of_where(gclpy_state *st, PyObject *v, PyObject *tp, const char *fn) {
   int proto = PyObject_HasAttr(tp, st->str_cuda_stream), attr = PyObject_HasAttr(tp, st->str_cuda_stream_attr);
   if (!proto) return attr ? 2 : 0;
   PyObject *a = attr ? attr_int(st, v) : NULL;
@@ -259,6 +261,36 @@ static int kind_of_type(gclpy_state *st, PyObject *v, PyObject *tp, const char *
   int same = h ? PyObject_RichCompareBool(a, h, Py_EQ) : -1;
   Py_DECREF(a), Py_XDECREF(h);
   return same < 0 ? -1 : same ? 2 : 1;
+}
+
+/* The types whose objects give one handle for their life, and are asked once per object
+ * (foreign_handle's memo): torch's and CuPy's streams, by exact type (a subclass may compute
+ * its handle). An object of another type, one with `__cuda_stream__` written by a user (which
+ * may follow a current stream), or cuda.core's (close() ends its handle while the object
+ * lives) is asked at every launch. */
+static const char *const fixed_handle_types[] = {
+  "torch.cuda.streams.Stream", "torch.cuda.streams.ExternalStream",
+  "cupy.cuda.stream.Stream", "cupy.cuda.stream.ExternalStream",
+};
+
+static bool fixed_handle_type(PyObject *tp) {
+  PyObject *mod = PyObject_GetAttrString(tp, "__module__");
+  PyObject *name = mod ? PyObject_GetAttrString(tp, "__qualname__") : NULL;
+  PyObject *full = name && PyUnicode_Check(mod) && PyUnicode_Check(name)
+                     ? PyUnicode_FromFormat("%U.%U", mod, name) : NULL;
+  Py_XDECREF(mod), Py_XDECREF(name);
+  bool fixed = false;
+  for (size_t i = 0; full && i < sizeof fixed_handle_types / sizeof *fixed_handle_types; i++)
+    fixed = fixed || PyUnicode_CompareWithASCIIString(full, fixed_handle_types[i]) == 0;
+  Py_XDECREF(full);
+  PyErr_Clear(); /* a type without names is asked at every launch */
+  return fixed;
+}
+
+/* kind_of_where's answer, with STREAM_FIXED for the types above. */
+static int kind_of_type(gclpy_state *st, PyObject *v, PyObject *tp, const char *fn) {
+  int kind = kind_of_where(st, v, tp, fn);
+  return kind > 0 && fixed_handle_type(tp) ? kind | STREAM_FIXED : kind;
 }
 
 /* Where a type of another library keeps its stream: one look-up per type, remembered by the
@@ -289,6 +321,7 @@ static int stream_kind(gclpy_state *st, PyObject *v, const char *fn) {
 static PyObject *foreign_int(gclpy_state *st, PyObject *v, const char *fn) {
   int kind = stream_kind(st, v, fn);
   if (kind < 0) return NULL;
+  kind &= ~STREAM_FIXED;
   if (kind == 0) kind = PyObject_HasAttr(v, st->str_cuda_stream) ? 1 : 2; /* set per instance */
   return kind == 2 ? attr_int(st, v) : protocol_int(st, v, fn);
 }
@@ -303,12 +336,37 @@ static inline int handle_exact(PyObject *h, void **out) {
   return *out = (void *)(uintptr_t)x, 0;
 }
 
-/* The handle of a stream object of another library, asked of it at every launch. (Remembering
- * the last object with its handle through a weak reference was tried, and crashed on an H100:
- * torch's stream objects went without their weak references' callbacks running, so a new
- * object at a freed one's address was taken for it, with its handle.) */
+/* The handle of a stream object of another library. An object of a type whose objects keep one
+ * handle (fixed_handle_types) is asked once: the last such object is remembered through a weak
+ * reference beside its handle, and found again by comparing the reference's object with the one
+ * given. That comparison reads what CPython clears when the object dies (no callback is relied
+ * on: a memo that forgot its object in a weak reference's callback crashed on an H100, torch's
+ * objects dying without it running, so a new object at a freed one's address took its handle).
+ * No strong reference is kept: the object dies when its owner lets it go. A type without weak
+ * references is asked at every launch. */
+static void remember_stream(gclpy_state *st, PyObject *v, void *handle) {
+  PyObject *ref = PyWeakref_NewRef(v, NULL);
+  if (!ref) return PyErr_Clear(); /* no weak references: asked every time */
+  PyObject *old = st->last_stream_ref;
+  st->last_stream_ref = ref, st->last_stream_handle = handle;
+  Py_XDECREF(old);
+}
+
+static inline bool remembered_stream(const gclpy_state *st, PyObject *v) {
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations" /* 3.13's; its successor is not in 3.10's ABI */
+#endif
+  /* a dead reference gives None: never a match (None is refused as a stream, or is no stream) */
+  return st->last_stream_ref && v != Py_None && PyWeakref_GetObject(st->last_stream_ref) == v;
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+}
+
 static int foreign_handle(gclpy_state *st, PyObject *v, const char *fn, const gclpy_arg *a,
                           void **out) {
+  if (remembered_stream(st, v)) return *out = st->last_stream_handle, 0;
   PyObject *h = v == Py_None || PyBool_Check(v) ? NULL : foreign_int(st, v, fn);
   if (!h) {
     if (PyErr_Occurred()) return -1;
@@ -318,6 +376,9 @@ static int foreign_handle(gclpy_state *st, PyObject *v, const char *fn, const gc
   }
   int rc = handle_int(st, h, fn, out);
   Py_DECREF(h);
+  if (rc == 0 && Py_TYPE(v) == (PyTypeObject *)st->last_stream_type &&
+      (st->last_stream_kind & STREAM_FIXED))
+    remember_stream(st, v, *out);
   return rc;
 }
 

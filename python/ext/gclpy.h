@@ -90,7 +90,7 @@
   X(dlpack_kwargs[1]) X(dlpack_kwargs[2]) X(dlpack_kwargs[3]) X(launch_kw[0]) X(launch_kw[1])     \
   X(launch_kw[2]) X(launch_kw[3]) X(launch_kw[4]) X(launch_kw[5]) X(launch_kw[6])                 \
   X(launch_kw[7]) X(launch_kw[8]) X(launch_kw[9]) X(stream_type) X(event_type) X(graph_type)     \
-  X(buffer_type) X(stream_kinds) X(str_cuda_stream_attr) X(tmtable_type)
+  X(buffer_type) X(stream_kinds) X(str_cuda_stream_attr) X(tmtable_type) X(last_stream_ref)
 
 #define GCLPY_LAUNCH_KW 10 /* grid, block, args_or_values, shared, stream, cluster, cooperative,
                              args, pdl, priority */
@@ -116,6 +116,9 @@ typedef struct gclpy_state {
   PyObject *str_cuda_stream_attr; /* "cuda_stream" */
   PyObject *last_stream_type; /* argkinds.c's one-entry memo (borrowed: stream_kinds holds it) */
   int last_stream_kind;
+  PyObject *last_stream_ref;  /* argkinds.c: a weak reference to the last stream object of a
+                               * type with a fixed handle, and that handle */
+  void *last_stream_handle;
   void *last_producer;
   bool use_c_api;           /* the DLPack C exchange API is used (GCL_DLPACK_C_API != 0 at import) */
   PyObject *pe_context;     /* the Context this process's PE was started on (pe.c), or NULL: kept

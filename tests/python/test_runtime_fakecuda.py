@@ -942,10 +942,9 @@ class ArgumentFormsTest(unittest.TestCase):
         s.synchronize()
 
     def test_every_stream_object_is_asked_at_every_launch(self):
-        """The handle of a stream object of another library is asked of it at every launch: a
-        new object at a freed one's address gives its own handle (a memo of the last object,
-        through a weak reference, crashed on an H100 with torch's streams), and the object is not
-        kept alive."""
+        """The handle of a stream object of a type not known to keep one handle is asked of it at
+        every launch: a new object at a freed one's address gives its own handle, and the object
+        is not kept alive."""
         s, t = self.ctx.create_stream(), self.ctx.create_stream()
         asked = []
 
@@ -972,6 +971,66 @@ class ArgumentFormsTest(unittest.TestCase):
         for h in (t.handle, s.handle, t.handle, s.handle):  # new objects, maybe at a freed one's address
             self.k.launch(1, 32, a, stream=Counted(h))
             self.assertEqual(T.last_launch(FAKE).stream, h)
+        s.synchronize()
+        t.synchronize()
+
+    def test_a_fixed_handle_stream_object_is_asked_once_while_it_lives(self):
+        """torch's and CuPy's stream objects keep one handle for their life: the last one given is
+        remembered through a weak reference and not asked again. It is not kept alive, a new object
+        (at a freed one's address or not) is asked, and a subclass (which may compute its handle)
+        is asked at every launch. The type here takes torch's names, which is what the library
+        goes by."""
+        s, t = self.ctx.create_stream(), self.ctx.create_stream()
+        asked, gone = [], []
+
+        class Stream:
+            def __init__(self, h):
+                self.h = h
+
+            @property
+            def cuda_stream(self):
+                asked.append(self.h)
+                return self.h
+
+            def __del__(self):
+                gone.append(self.h)
+
+        Stream.__module__, Stream.__qualname__ = "torch.cuda.streams", "Stream"
+        a = self.a
+        f = Stream(s.handle)
+        refs = sys.getrefcount(f)
+        for _ in range(4):
+            self.k.launch(1, 32, a, stream=f)
+            self.assertEqual(T.last_launch(FAKE).stream, s.handle)
+        self.assertGreaterEqual(len(asked), 1)
+        first = len(asked)  # the type's first object may be asked twice (how it keeps its handle)
+        for _ in range(4):
+            self.k.launch(1, 32, a, stream=f)
+        self.assertEqual(len(asked), first)  # remembered: not asked again
+        self.assertEqual(sys.getrefcount(f), refs)  # and not held
+        o = Stream(t.handle)
+        self.k.launch(1, 32, a, stream=o)
+        self.assertEqual((asked[-1], T.last_launch(FAKE).stream), (t.handle, t.handle))
+        del f, o
+        self.assertEqual(sorted(gone), sorted([s.handle, t.handle]))  # collected with their owner
+        with self.assertRaises(TypeError):  # the dead reference's None matches nothing
+            g.Stream.from_handle(None)
+        self.k.launch(1, 32, a, stream=None)
+        self.assertIsNone(T.last_launch(FAKE).stream)  # the default stream, not the dead one's
+        for i in range(40):  # new objects, many at a freed one's address: each asked, its own handle
+            h = (s.handle, t.handle)[i % 2]
+            before = len(asked)
+            self.k.launch(1, 32, a, stream=Stream(h))
+            self.assertEqual((len(asked) - before, T.last_launch(FAKE).stream), (1, h))
+
+        class Sub(Stream):
+            pass
+
+        u = Sub(t.handle)
+        before = len(asked)
+        for _ in range(3):
+            self.k.launch(1, 32, a, stream=u)
+        self.assertGreaterEqual(len(asked) - before, 3)  # a subclass: asked at every launch
         s.synchronize()
         t.synchronize()
 
