@@ -17,7 +17,9 @@ Targets (issue 32): values <= prepared + 150 ns; every gclaunch form ahead of cu
 Targets (issue 56), against C gcl_launch measured in the same run (BUILD/bench/bench_launch run
 once per run, between the Python peers, its case (a) "8 args", path "gcl_launch params"):
 prepared Args <= 1.10x, plain values <= 1.15x, values with a foreign stream object (torch, CuPy,
-cuda.core) <= 1.15x. The verdicts are printed, not asserted.
+cuda.core) <= 1.15x. The verdicts are printed, not asserted. (c) measures the same ratios in
+pairs inside this process, against C's loop run by the extension (Kernel._launch_loop_c): the
+drift between the bench_launch subprocess and the Python peers cancels there.
 
 --fake: no GPU needed. The CPU side of the same calls against tests/fakecuda (GCL_LIBCUDA set to
 BUILD/tests/fakecuda/libfakecuda.so): prepared Args vs 8 plain values vs values with Buffers and
@@ -485,6 +487,88 @@ def launch_runs(g, torch, build, cubin, runs, launch_csv):
     return rows, c_runs
 
 
+PAIRS = 61
+
+
+def paired_ratios(g, torch, cubin, pairs=PAIRS):
+    """(c): each Python form against C's loop in this process, in pairs. A pair is one repetition of
+    2000 C launches (Kernel._launch_loop_c: gcl_args_set_i32 + gcl_launch in C, no Python between
+    launches, bench_launch's "gcl_launch params") and one of 2000 Python launches, in alternating
+    order, each after a synchronize; the ratio is the median over the pairs of Python / C. Both
+    halves of a pair run on the same machine state, so the drift between runs that the bench_launch
+    subprocess of (a) sees cancels. Returns {form: (median ratio, median Python us, median C us)}."""
+    ctx = g.Context(0)
+    k = ctx.load(cubin).kernel("bench_args8", ARGS8)
+    p0, p1 = torch.zeros(16, device="cuda"), torch.zeros(16, device="cuda")
+    s = torch.cuda.Stream()
+    h = s.cuda_stream
+    a = k.args()
+    for i, v in enumerate([1, 2, 3.0, 4.0, p0.data_ptr(), p1.data_ptr(), 5, 0]):
+        a[i] = v
+    p0a, p1a = p0.data_ptr(), p1.data_ptr()
+
+    def prepared(i):
+        a[7] = i
+        k.launch(1, 32, a, stream=h)
+
+    def values_on(obj):
+        def values(i):
+            k.launch(1, 32, [1, 2, 3.0, 4.0, p0a, p1a, 5, i], stream=obj)
+        return values
+
+    forms = [("gclaunch Args", prepared), ("gclaunch values", values_on(h)),
+             ("gclaunch values, gclaunch.Stream", values_on(g.Stream.from_handle(s)))]
+    forms += [(f"gclaunch values, {name}", values_on(obj)) for name, obj in stream_objects(torch)]
+    n = peers.LAUNCHES
+
+    def c_rep():
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        k._launch_loop_c(a, 7, n, stream=h)
+        t = (time.perf_counter() - t0) / n
+        torch.cuda.synchronize()
+        return t
+
+    def py_rep(fn):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for i in range(n):
+            fn(i)
+        t = (time.perf_counter() - t0) / n
+        torch.cuda.synchronize()
+        return t
+
+    out = {}
+    for name, fn in forms:
+        c_rep(), py_rep(fn)  # warm-up
+        ratios, py, c = [], [], []
+        for r in range(pairs):
+            if r % 2:
+                tp, tc = py_rep(fn), c_rep()
+            else:
+                tc, tp = c_rep(), py_rep(fn)
+            ratios.append(tp / tc), py.append(tp * 1e6), c.append(tc * 1e6)
+        out[name] = (peers.median(ratios), peers.median(py), peers.median(c))
+    return out
+
+
+def paired_report(g, torch, cubin):
+    """(c), printed with the issue-56 targets."""
+    try:
+        r = paired_ratios(g, torch, cubin)
+    except Exception as e:
+        print(f"paired ratios: FAILED: {type(e).__name__}: {e}")
+        return {}
+    print(f"\n(c) paired in this process: Python / C's loop (Kernel._launch_loop_c), median of "
+          f"{PAIRS} pairs of {peers.LAUNCHES} launches each")
+    for name, (ratio, py, c) in r.items():
+        target = 1.10 if name == "gclaunch Args" else 1.15
+        verdict = "" if name.endswith("gclaunch.Stream") else \
+            f"  (target <= {target:.2f}: {'met' if ratio <= target else 'NOT met'})"
+        print(f"  {name:45s} {ratio:5.3f}x  Python {py:6.3f} us, C {c:6.3f} us{verdict}")
+    return r
+
+
 def maps_report(g, torch, cubin):
     """(b): the 240 tensor maps; prints them. Returns the rows, or None when gclaunch's failed."""
     try:
@@ -508,7 +592,7 @@ def maps_report(g, torch, cubin):
     return r
 
 
-def write_csv(csv, rows, maps, c_runs):
+def write_csv(csv, rows, maps, c_runs, paired):
     with open(csv, "w") as f:
         f.write("case,us,run\n")
         for name, per in rows.items():
@@ -518,6 +602,8 @@ def write_csv(csv, rows, maps, c_runs):
             f.write(f"{name},{us:.3f},1\n")
         for i, us in enumerate(c_runs):
             f.write(f"C gcl_launch,{us:.3f},{i + 1}\n")
+        for name, (ratio, py, c) in paired.items():
+            f.write(f"paired ratio {name} / C loop,{ratio:.4f},1\n")
 
 
 def main():
@@ -543,11 +629,12 @@ def main():
           f"{'' if hasattr(torch.Tensor, '__dlpack_c_exchange_api__') else ' (torch has none)'}")
     rows, c_runs = launch_runs(g, torch, build, cubin, 0 if "--maps-only" in sys.argv else runs,
                                launch_csv)
+    paired = paired_report(g, torch, cubin)
     maps = maps_report(g, torch, cubin)
     if maps is None:
         return 1
     if csv:
-        write_csv(csv, rows, maps, c_runs)
+        write_csv(csv, rows, maps, c_runs, paired)
     return 0
 
 

@@ -293,6 +293,7 @@ static PyMethodDef kernel_methods[] = {
   {"args", kernel_args, METH_NOARGS,
    "args($self, /)\n--\n\nA new parameter buffer for this kernel (tensors checked against its device)."},
   {"launch", GCLPY_METH(gclpy_kernel_launch), GCLPY_FASTKW, gclpy_launch_doc},
+  {"_launch_loop_c", GCLPY_METH(gclpy_kernel_launch_loop), GCLPY_FASTKW, gclpy_launch_loop_doc},
   /* the runtime (device.c) */
   {"occupancy", GCLPY_METH(gclpy_kernel_occupancy), GCLPY_FASTKW, gclpy_doc_occupancy},
   {"max_cooperative_grid", GCLPY_METH(gclpy_kernel_max_cooperative_grid), GCLPY_FASTKW,

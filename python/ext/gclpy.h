@@ -689,6 +689,9 @@ typedef struct gclpy_kernel {
 PyObject *gclpy_kernel_launch(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
                               PyObject *kwnames);
 extern const char gclpy_launch_doc[];
+PyObject *gclpy_kernel_launch_loop(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
+                                   PyObject *kwnames);
+extern const char gclpy_launch_loop_doc[];
 
 /* ============================== L8: driver.c ================================================ */
 

@@ -124,3 +124,41 @@ PyObject *gclpy_kernel_launch(PyObject *self, PyObject *const *argv, Py_ssize_t 
   if (s != GCL_OK) return gclpy_raise(st, s);
   Py_RETURN_NONE;
 }
+
+/* Kernel._launch_loop_c: C's loop in this process, the reference bench/bench_python.py divides
+ * by. n times gcl_args_set_i32(args, index, i) + gcl_launch(grid 1, block 32) -- bench_launch's
+ * "gcl_launch params" path -- with no Python between the launches; the caller times the call.
+ * Private (a benchmark's instrument, not an API): the underscore keeps it out of the docs. */
+struct loop_in {
+  PyObject *args;
+  size_t index, n;
+  gclpy_streamarg stream;
+};
+static const gclpy_arg loop_args[] = {
+  GCLPY_ARG(struct loop_in, args, gclpy_to_object),
+  GCLPY_ARG(struct loop_in, index, gclpy_to_size, 0, UINT32_MAX),
+  GCLPY_ARG(struct loop_in, n, gclpy_to_size, 0, INT32_MAX),
+  GCLPY_ARG(struct loop_in, stream, gclpy_to_stream, 0, 0, GCLPY_NONE),
+};
+static const gclpy_params loop_params = {"_launch_loop_c", loop_args, 4, 3, 1};
+
+const char gclpy_launch_loop_doc[] =
+  "_launch_loop_c($self, /, args, index, n, stream=None)\n--\n\n"
+  "bench/bench_python.py's C reference: n x (gcl_args_set_i32(args, index, i); gcl_launch) in C.";
+
+PyObject *gclpy_kernel_launch_loop(PyObject *self, PyObject *const *argv, Py_ssize_t nargs,
+                                   PyObject *kwnames) {
+  gclpy_kernel *k = (gclpy_kernel *)self;
+  gclpy_state *st = GCLPY_ST(self);
+  struct loop_in in = {.args = NULL};
+  if (gclpy_parse(st, &loop_params, NULL, argv, nargs, kwnames, &in) < 0) return NULL;
+  if (!Py_IS_TYPE(in.args, st->args_type))
+    return gclpy_type_error("_launch_loop_c: args takes a gclaunch.Args", in.args);
+  gcl_args *a = ((gclpy_args *)in.args)->args;
+  gcl_launch_config cfg = {.grid = {1, 1, 1}, .block = {32, 1, 1}, .stream = in.stream.handle};
+  gcl_status s = GCL_OK;
+  for (size_t i = 0; i < in.n && s == GCL_OK; i++)
+    if ((s = gcl_args_set_i32(a, in.index, (int32_t)i)) == GCL_OK) s = gcl_launch(k->kernel, &cfg, a);
+  if (s != GCL_OK) return gclpy_raise(st, s);
+  Py_RETURN_NONE;
+}

@@ -974,6 +974,23 @@ class ArgumentFormsTest(unittest.TestCase):
         s.synchronize()
         t.synchronize()
 
+    def test_the_c_launch_loop_of_the_benchmark(self):
+        """Kernel._launch_loop_c (bench_python's C reference): n launches, args[index] = i before
+        each, on the stream given; refused arguments raise before any launch."""
+        s = self.ctx.create_stream()
+        n = FAKE.fakecuda_launch_count()
+        self.k._launch_loop_c(self.a, 7, 5, stream=s.handle)
+        self.assertEqual(FAKE.fakecuda_launch_count(), n + 5)
+        last = T.last_launch(FAKE)
+        self.assertEqual((last.stream, self.a[7]), (s.handle, 4))
+        self.assertEqual(bytes(last.params[:self.k.layout.size]), self.a.buffer())
+        with self.assertRaises(TypeError):
+            self.k._launch_loop_c([1, 2], 7, 5)
+        with self.assertRaises(g.Error):  # index 8 of 8 parameters: gcl_args_set_i32's refusal
+            self.k._launch_loop_c(self.a, 8, 1)
+        self.assertEqual(FAKE.fakecuda_launch_count(), n + 5)
+        s.synchronize()
+
     def test_a_fixed_handle_stream_object_is_asked_once_while_it_lives(self):
         """torch's and CuPy's stream objects keep one handle for their life: the last one given is
         remembered through a weak reference and not asked again. It is not kept alive, a new object
