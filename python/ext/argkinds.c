@@ -134,13 +134,23 @@ int gclpy_to_size(gclpy_state *st, const char *fn, const gclpy_arg *a, PyObject 
   return *(size_t *)out = (size_t)x, 0;
 }
 
+/* An exact int's value as a uint64_t: 0, or 1 (nothing set, no exception) when it is negative or
+ * past 2**64-1. PyLong_AsUnsignedLong where a long has 64 bits: CPython (3.11, 3.12) reads an int
+ * of more than one 30-bit digit -- every device address and stream handle -- through
+ * _PyLong_AsByteArray in PyLong_AsUnsignedLongLong, and with a loop over its digits here. */
+static inline int u64_exact(PyObject *v, uint64_t *out) {
+#if ULONG_MAX == UINT64_MAX
+  uint64_t u = PyLong_AsUnsignedLong(v);
+#else
+  uint64_t u = PyLong_AsUnsignedLongLong(v);
+#endif
+  if (u == UINT64_MAX && PyErr_Occurred()) return PyErr_Clear(), 1;
+  return *out = u, 0;
+}
+
 int gclpy_to_address(gclpy_state *st, const char *fn, const gclpy_arg *a, PyObject *v, void *out) {
   if (!v) return 0;
-  if (PyLong_CheckExact(v)) { /* the common case: no Python call */
-    unsigned long long u = PyLong_AsUnsignedLongLong(v);
-    if (!(u == (unsigned long long)-1 && PyErr_Occurred())) return *(uint64_t *)out = u, 0;
-    PyErr_Clear();
-  }
+  if (PyLong_CheckExact(v) && u64_exact(v, out) == 0) return 0; /* the common case: no Python call */
   int rc = int_in(st, v, fn, a->name, 0, UINT64_MAX, out);
   return rc == 1 ? refuse_type(fn, a->name, "an int address", v) : rc;
 }
@@ -329,10 +339,8 @@ static PyObject *foreign_int(gclpy_state *st, PyObject *v, const char *fn) {
 /* An exact int handle that handle_int takes (the common case: torch's s.cuda_stream), read
  * without the number protocol: 0; 1 for anything else (handle_int then decides, in its words). */
 static inline int handle_exact(PyObject *h, void **out) {
-  if (!PyLong_CheckExact(h)) return 1;
-  unsigned long long x = PyLong_AsUnsignedLongLong(h);
-  if (x == (unsigned long long)-1 && PyErr_Occurred()) return PyErr_Clear(), 1;
-  if (!stream_handle_ok(x)) return 1;
+  uint64_t x;
+  if (!PyLong_CheckExact(h) || u64_exact(h, &x) != 0 || !stream_handle_ok(x)) return 1;
   return *out = (void *)(uintptr_t)x, 0;
 }
 
