@@ -145,6 +145,12 @@ static unsigned prove(gcl_context *ctx, int *checks, int *mismatches, char *why,
   uint64_t s = 0x9E3779B97F4A7C15ull;
   unsigned modes = 0;
   why[0] = '\0';
+  /* ctx current first (as an encode's second try would make it): the proof's encodes are then
+   * not refused for want of it, a refusal compute-sanitizer reports as an API error (measured on
+   * the H100: gpu_tmap_patch's one "error", INVALID_CONTEXT from the first encode). Once per
+   * device; a failed bind leaves the encodes to their own second try, as before. */
+  CUcontext cur = NULL;
+  if (gcl__cu.cuCtxGetCurrent(&cur) != CUDA_SUCCESS || cur != ctx->ctx) (void)gcl__context_bind(ctx);
   for (int il = GCL_TENSORMAP_INTERLEAVE_NONE; il <= GCL_TENSORMAP_INTERLEAVE_32B; il++)
     if (prove_mode(ctx, il, &s, checks, mismatches, why, cap)) modes |= 1u << il;
   return modes;

@@ -111,7 +111,8 @@ long fakecuda_calls(const char *entry);
  * refusals of injected faults, a lost device or a call before cuInit on every entry point, and
  * the entry's own refusals on cuLibraryLoadData, cuLibraryGetKernel, cuKernelGetFunction,
  * cuFuncGetParamInfo, cuKernelGetParamInfo and cuFuncGetAttribute (the calls a kernel lookup
- * makes: compute-sanitizer reports each such failure as an API error). -1 for an unknown name. */
+ * makes: compute-sanitizer reports each such failure as an API error), and the tensor-map
+ * encodes' refusals for want of a current context. -1 for an unknown name. */
 long fakecuda_failed_calls(const char *entry);
 /* Outstanding resources: "retain" (primary context retains), "memory" (allocations),
  * "library", "stream", "event", "host" (cuMemHostAlloc), "graph" (captured CUgraphs), "exec"

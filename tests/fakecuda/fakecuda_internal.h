@@ -240,10 +240,14 @@ CUresult fake_enter(int e, int device);
 
 /* Calls that need a current, retained context (cuKernelGetFunction, allocations, launches,
  * tensor maps), as the real driver's do. */
-#define NEED_CONTEXT()                                                                            \
+#define NEED_CONTEXT() NEED_CONTEXT_RC(CUDA_ERROR_INVALID_CONTEXT)
+/* The same, with the refusal for want of a context counted as entry name's failure
+ * (fakecuda_failed_calls): the tensor-map encodes. */
+#define NEED_CONTEXT_COUNTED(name) NEED_CONTEXT_RC(FAKE_RESULT(name, CUDA_ERROR_INVALID_CONTEXT))
+#define NEED_CONTEXT_RC(refusal)                                                                  \
   do {                                                                                            \
     int need_dev = fake_context_device(fake_current);                                             \
-    if (need_dev < 0) return CUDA_ERROR_INVALID_CONTEXT;                                          \
+    if (need_dev < 0) return refusal;                                                             \
     pthread_mutex_lock(&fake_lock);                                                               \
     long retained = fake_retains[need_dev];                                                       \
     pthread_mutex_unlock(&fake_lock);                                                             \

@@ -220,7 +220,7 @@ CUresult fake_cuTensorMapEncodeTiled(CUtensorMap *map, CUtensorMapDataType type,
                                      CUtensorMapInterleave il, CUtensorMapSwizzle sw,
                                      CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill oob) {
   ENTER(cuTensorMapEncodeTiled);
-  NEED_CONTEXT();
+  NEED_CONTEXT_COUNTED(cuTensorMapEncodeTiled);
   if (!map) return CUDA_ERROR_INVALID_VALUE;
   CUresult rc = check_tensormap(rank, addr, dims, strides, box, estrides);
   if (rc != CUDA_SUCCESS) return rc;
@@ -241,7 +241,7 @@ CUresult fake_cuTensorMapEncodeIm2col(CUtensorMap *map, CUtensorMapDataType type
                                       CUtensorMapSwizzle sw, CUtensorMapL2promotion l2,
                                       CUtensorMapFloatOOBfill oob) {
   ENTER(cuTensorMapEncodeIm2col);
-  NEED_CONTEXT();
+  NEED_CONTEXT_COUNTED(cuTensorMapEncodeIm2col);
   static const cuuint32_t ones[5] = {1, 1, 1, 1, 1};
   if (!map || !lower || !upper || rank < 3 || !channels || channels > 256 || !pixels ||
       pixels > 1024)
