@@ -83,7 +83,7 @@ import ctypes as C, gc, os, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import gcltest as T
 import fuzz_api as F
-g, FAKE, Stream = F.g, F.FAKE, F.Stream
+g, FAKE, Stream, TorchStream = F.g, F.FAKE, F.Stream, F.TorchStream
 W = F.World()
 '''
 
@@ -94,6 +94,24 @@ class Stream:
 
     def __cuda_stream__(self):
         return self.ret
+
+
+class TorchStream:
+    """A type with torch's names: its objects' handles are remembered by launch (one handle for an
+    object's life), so the memo meets every handle, good and bad, and objects dying under it."""
+
+    def __init__(self, h):
+        self.h = h
+
+    @property
+    def cuda_stream(self):
+        return self.h
+
+    def __cuda_stream__(self):
+        return (0, self.h)
+
+
+TorchStream.__module__, TorchStream.__qualname__ = "torch.cuda.streams", "Stream"
 
 
 class World:
@@ -123,6 +141,7 @@ class World:
         self.streams = [0, 1, 2]
         self.steps = {}  # (label, outcome) -> count, of the sequences' steps
         self.s = self.ctx.create_stream()  # wrapped by sequences (Stream.from_handle); never closed
+        self.ts = TorchStream(self.s.handle)  # a torch-named stream object that lives: the memo hits
         self.probe = self.ctx.create_event()  # isolate()'s: never given to a case
         # for GENERIC's method calls: a Buffer, an Event and a Graph of one bench_args8 launch
         self.buf, self.ev, self.gs = self.ctx.alloc(4096), self.ctx.create_event(), self.ctx.create_stream()
@@ -266,10 +285,12 @@ def value(r, depth=0):
 def stream_expr(r):
     if REAL:  # handles the driver may be given: none, legacy, per-thread, the World's stream
         h = r.choice(["None", "0", "1", "2", "-1", "-5", "2**63", "2**64", "-2**63", "True", "W.s.handle"])
-        return r.choice([h, h, f"Stream((0, {h}))", "Stream(5)", "Stream((0,))", "object()", "W.s"])
+        return r.choice([h, h, f"Stream((0, {h}))", "Stream(5)", "Stream((0,))", "object()", "W.s",
+                         f"TorchStream({h})", "W.ts"])
     h = r.choice(["None", "0", "1", "2", "3", "-1", "-5", "12345", "2**63", "2**64", "-2**63",
                   "W.base", "C.addressof(W.mem)", "0x7fff_ffff_f000", "id(object())", "True"])
-    return r.choice([h, h, f"Stream((0, {h}))", "Stream(5)", "Stream((0,))", "object()"])
+    return r.choice([h, h, f"Stream((0, {h}))", "Stream(5)", "Stream((0,))", "object()",
+                     f"TorchStream({h})", "W.ts"])
 
 
 def dims_expr(r):
@@ -929,7 +950,8 @@ def run_case(snippet, checked, world):
     its label; then, with its objects gone, the fake driver's live streams, events, graphs and
     memory must be back where they were (nothing leaked, nothing freed twice)."""
     before = world.leaves(getattr(world, checked)) if checked else None
-    ns = {"W": world, "g": g, "T": T, "F": sys.modules[__name__], "C": C, "Stream": Stream}
+    ns = {"W": world, "g": g, "T": T, "F": sys.modules[__name__], "C": C, "Stream": Stream,
+          "TorchStream": TorchStream}
     if STEP not in snippet and not snippet.startswith("#"):
         out = outcome_of(snippet, ns)
         isolate(world, ns)
