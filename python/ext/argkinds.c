@@ -354,7 +354,15 @@ static inline int handle_exact(PyObject *h, void **out) {
  * references is asked at every launch. */
 static void remember_stream(gclpy_state *st, PyObject *v, void *handle) {
   PyObject *ref = PyWeakref_NewRef(v, NULL);
-  if (!ref) return PyErr_Clear(); /* no weak references: asked every time */
+  if (!ref) { /* the type has no weak references: its objects are asked every time, and the */
+    PyErr_Clear(); /* type is not tried again (its kind loses STREAM_FIXED, here and in the dict) */
+    st->last_stream_kind &= ~STREAM_FIXED;
+    PyObject *k = PyLong_FromLong(st->last_stream_kind);
+    if (!k || (st->stream_kinds && PyDict_SetItem(st->stream_kinds, st->last_stream_type, k) < 0))
+      PyErr_Clear();
+    Py_XDECREF(k);
+    return;
+  }
   PyObject *old = st->last_stream_ref;
   st->last_stream_ref = ref, st->last_stream_handle = handle;
   Py_XDECREF(old);

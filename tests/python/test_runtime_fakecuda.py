@@ -1040,6 +1040,26 @@ class ArgumentFormsTest(unittest.TestCase):
             self.k.launch(1, 32, a, stream=Stream(h))
             self.assertEqual((len(asked) - before, T.last_launch(FAKE).stream), (1, h))
 
+        class Slotted:  # torch's names, no weak references: asked at every launch
+            __slots__ = ("h",)
+
+            def __init__(self, h):
+                self.h = h
+
+            @property
+            def cuda_stream(self):
+                asked.append(self.h)
+                return self.h
+
+        Slotted.__module__, Slotted.__qualname__ = "torch.cuda.streams", "ExternalStream"
+        z = Slotted(s.handle)
+        self.k.launch(1, 32, a, stream=z)
+        before = len(asked)
+        for _ in range(3):
+            self.k.launch(1, 32, a, stream=z)
+            self.assertEqual(T.last_launch(FAKE).stream, s.handle)
+        self.assertEqual(len(asked) - before, 3)
+
         class Sub(Stream):
             pass
 
