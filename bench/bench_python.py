@@ -165,20 +165,41 @@ def cuda_core_torch_stream(torch, cubin):
     return peers.timed(one, stream.sync)
 
 
-def gclaunch_launches(g, torch, cubin):
-    ctx = g.Context(0)
-    k = ctx.load(cubin).kernel("bench_args8", ARGS8)
-    p0, p1 = torch.zeros(16, device="cuda"), torch.zeros(16, device="cuda")
-    s = torch.cuda.Stream()
-    h = s.cuda_stream
-    a = k.args()
-    for i, v in enumerate([1, 2, 3.0, 4.0, p0.data_ptr(), p1.data_ptr(), 5, 0]):
-        a[i] = v
-    p0a, p1a = p0.data_ptr(), p1.data_ptr()
+class Launches:
+    """bench_args8 on a torch stream: the kernel, prepared Args, the two buffers' addresses, and
+    the forms (a) and (c) time (prepared(i), values_on(stream)(i))."""
 
-    def prepared(i):
-        a[7] = i
-        k.launch(1, 32, a, stream=h)
+    def __init__(self, g, torch, cubin):
+        self.ctx = g.Context(0)
+        self.k = self.ctx.load(cubin).kernel("bench_args8", ARGS8)
+        self.bufs = torch.zeros(16, device="cuda"), torch.zeros(16, device="cuda")
+        self.s = torch.cuda.Stream()
+        self.h = self.s.cuda_stream
+        self.a = self.k.args()
+        self.p0a, self.p1a = (b.data_ptr() for b in self.bufs)
+        for i, v in enumerate([1, 2, 3.0, 4.0, self.p0a, self.p1a, 5, 0]):
+            self.a[i] = v
+
+    def prepared(self):
+        a, k, h = self.a, self.k, self.h
+
+        def prepared(i):
+            a[7] = i
+            k.launch(1, 32, a, stream=h)
+        return prepared
+
+    def values_on(self, obj):
+        k, p0a, p1a = self.k, self.p0a, self.p1a
+
+        def values(i):
+            k.launch(1, 32, [1, 2, 3.0, 4.0, p0a, p1a, 5, i], stream=obj)
+        return values
+
+
+def gclaunch_launches(g, torch, cubin):
+    L = Launches(g, torch, cubin)
+    ctx, k, s, h, a, p0a, p1a = L.ctx, L.k, L.s, L.h, L.a, L.p0a, L.p1a
+    prepared = L.prepared()
 
     def values(i):
         k.launch(1, 32, [1, 2, 3.0, 4.0, p0a, p1a, 5, i], stream=h)
@@ -497,25 +518,11 @@ def paired_ratios(g, torch, cubin, pairs=PAIRS):
     order, each after a synchronize; the ratio is the median over the pairs of Python / C. Both
     halves of a pair run on the same machine state, so the drift between runs that the bench_launch
     subprocess of (a) sees cancels. Returns {form: (median ratio, median Python us, median C us)}."""
-    ctx = g.Context(0)
-    k = ctx.load(cubin).kernel("bench_args8", ARGS8)
-    p0, p1 = torch.zeros(16, device="cuda"), torch.zeros(16, device="cuda")
-    s = torch.cuda.Stream()
-    h = s.cuda_stream
-    a = k.args()
-    for i, v in enumerate([1, 2, 3.0, 4.0, p0.data_ptr(), p1.data_ptr(), 5, 0]):
-        a[i] = v
-    p0a, p1a = p0.data_ptr(), p1.data_ptr()
+    L = Launches(g, torch, cubin)
+    ctx, k, s, h, a, p0a, p1a = L.ctx, L.k, L.s, L.h, L.a, L.p0a, L.p1a
+    prepared = L.prepared()
 
-    def prepared(i):
-        a[7] = i
-        k.launch(1, 32, a, stream=h)
-
-    def values_on(obj):
-        def values(i):
-            k.launch(1, 32, [1, 2, 3.0, 4.0, p0a, p1a, 5, i], stream=obj)
-        return values
-
+    values_on = L.values_on
     forms = [("gclaunch Args", prepared), ("gclaunch values", values_on(h)),
              ("gclaunch values, gclaunch.Stream", values_on(g.Stream.from_handle(s)))]
     forms += [(f"gclaunch values, {name}", values_on(obj)) for name, obj in stream_objects(torch)]

@@ -47,6 +47,26 @@ class ForeignStream:
             self.deleted.append(True)
 
 
+def torch_named_stream(name, asked, gone=None, slots=False):
+    """A stream type with torch's names (torch.cuda.streams.<name>), which launch remembers an
+    object of: its cuda_stream property appends the handle to asked when read, and __del__ appends
+    it to gone (when given). slots: no weak references."""
+    def cuda_stream(self):
+        asked.append(self.h)
+        return self.h
+
+    def init(self, h):
+        self.h = h
+
+    body = {"__init__": init, "cuda_stream": property(cuda_stream), "__module__": "torch.cuda.streams",
+            "__qualname__": name}
+    if slots:
+        body["__slots__"] = ("h",)
+    if gone is not None:
+        body["__del__"] = lambda self: gone.append(self.h)
+    return type(name, (), body)
+
+
 def live(kind):
     return FAKE.fakecuda_live(kind.encode())
 
@@ -999,20 +1019,7 @@ class ArgumentFormsTest(unittest.TestCase):
         goes by."""
         s, t = self.ctx.create_stream(), self.ctx.create_stream()
         asked, gone = [], []
-
-        class Stream:
-            def __init__(self, h):
-                self.h = h
-
-            @property
-            def cuda_stream(self):
-                asked.append(self.h)
-                return self.h
-
-            def __del__(self):
-                gone.append(self.h)
-
-        Stream.__module__, Stream.__qualname__ = "torch.cuda.streams", "Stream"
+        Stream = torch_named_stream("Stream", asked, gone)
         a = self.a
         f = Stream(s.handle)
         refs = sys.getrefcount(f)
@@ -1040,19 +1047,7 @@ class ArgumentFormsTest(unittest.TestCase):
             self.k.launch(1, 32, a, stream=Stream(h))
             self.assertEqual((len(asked) - before, T.last_launch(FAKE).stream), (1, h))
 
-        class Slotted:  # torch's names, no weak references: asked at every launch
-            __slots__ = ("h",)
-
-            def __init__(self, h):
-                self.h = h
-
-            @property
-            def cuda_stream(self):
-                asked.append(self.h)
-                return self.h
-
-        Slotted.__module__, Slotted.__qualname__ = "torch.cuda.streams", "ExternalStream"
-        z = Slotted(s.handle)
+        z = torch_named_stream("ExternalStream", asked, slots=True)(s.handle)  # no weak references
         self.k.launch(1, 32, a, stream=z)
         before = len(asked)
         for _ in range(3):
