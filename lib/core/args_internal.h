@@ -71,7 +71,7 @@ static inline gcl_status gcl__args_tmap_run(gcl_args *args, const gcl_field *fir
                                             const char *fn, gcl__tmap_run *run) {
   if (!first || gcl__f_layout(first) != args->layout || first->param >= args->count ||
       n - 1 >= gcl__f(first, GCL__F_SPAN)) /* n = 0 wraps: refused too */
-    return gcl__args_tmap_run_error(args, first, n, fn);
+    return GCL__REFUSED_IF_CONST(n, gcl__args_tmap_run_error(args, first, n, fn));
   run->map = args->data + first->offset;
   run->entry = args->tmaps + gcl__f(first, GCL__F_TMAP);
   run->who = (gcl__tmap_who){.field = first}; /* a message reads the rest from the field */

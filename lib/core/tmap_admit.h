@@ -44,7 +44,7 @@ __attribute__((always_inline)) static inline gcl_status
 gcl__tmap_admit_address(const gcl__tmap_run *run, const gcl__tmap_entry *e, size_t i, uint64_t a,
                         uint32_t *ops, uint64_t *to, unsigned *op) {
   if (!gcl__tmap_repoint_ok(e, a))
-    return gcl__tmap_refuse_repoint(GCL__TMAP_RUN_VALUES(run), i, a);
+    return GCL__REFUSED_IF_CONST(i, gcl__tmap_refuse_repoint(GCL__TMAP_RUN_VALUES(run), i, a));
   *op = a == e->address ? GCL__TMAP_SKIP : GCL__TMAP_REPOINT;
   ops[i] = *op, to[i] = a;
   return GCL_OK;
@@ -147,7 +147,8 @@ gcl__tmap_plan_inline(gcl__tmap_plan *plan, const gcl__tmap_space *space, gcl__t
   plan->n = n, plan->encodes = 0, plan->repoints = 0, plan->repoint_modes = 0;
   plan->space = space;
   if (what->tensor && dev.sm < 90)
-    return gcl__tmap_refuse_device(GCL__TMAP_RUN_VALUES(plan->run), 0, dev, NULL);
+    return GCL__REFUSED_IF_CONST(n, gcl__tmap_refuse_device(GCL__TMAP_RUN_VALUES(plan->run), 0,
+                                                            dev, NULL));
   /* No copies of what or space: they were just written, and reading a struct back with wider
    * loads than its stores stalls store forwarding (measured: the copy cost more than a one-map
    * re-point); the steps are 32-bit stores, which alias none of their pointer fields. */

@@ -156,8 +156,9 @@ static inline gcl_status gcl__tmap_what_tensors(gcl__tmap_what *w, size_t n,
   w->ostep = options_count == 1 ? 0 : 1;
   if (!tensors || !options || (options_count != 1 && options_count != n) ||
       (flags & ~GCL_TENSORMAP_REFRESH) || (with_flags && !dlflags))
-    return gcl__tmap_what_error(n, tensors, "tensors", dlflags, with_flags, options,
-                                options_count, flags, fn);
+    return GCL__REFUSED_IF_CONST(n, gcl__tmap_what_error(n, tensors, "tensors", dlflags,
+                                                         with_flags, options, options_count,
+                                                         flags, fn));
   return GCL_OK;
 }
 
@@ -174,8 +175,8 @@ static inline gcl_status gcl__tmap_what_sources(gcl__tmap_what *w, size_t n,
   w->options = options;
   w->ostep = options_count == 1 ? 0 : 1;
   if (!sources || !options || (options_count != 1 && options_count != n))
-    return gcl__tmap_what_error(n, sources, "sources", NULL, false, options, options_count, 0,
-                                fn);
+    return GCL__REFUSED_IF_CONST(n, gcl__tmap_what_error(n, sources, "sources", NULL, false,
+                                                         options, options_count, 0, fn));
   return GCL_OK;
 }
 
@@ -186,7 +187,8 @@ static inline gcl_status gcl__tmap_what_addresses(gcl__tmap_what *w, size_t n,
   w->address = (const unsigned char *)addresses; /* first, as above */
   w->step = sizeof *addresses;
   if (!addresses)
-    return gcl__tmap_what_error(n, addresses, "addresses", NULL, false, NULL, 0, 0, fn);
+    return GCL__REFUSED_IF_CONST(n, gcl__tmap_what_error(n, addresses, "addresses", NULL, false,
+                                                         NULL, 0, 0, fn));
   return GCL_OK;
 }
 

@@ -327,18 +327,27 @@ gcl_status gcl_tensormap_encode_flags(gcl_context *ctx, const DLTensor *t, uint6
 
 /* --- args ------------------------------------------------------------------------------------ */
 
-static gcl_status need(const gcl_args *args, const gcl_context *ctx, const char *fn) {
-  if (!args) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: args is NULL", fn);
-  if (!ctx) return gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+/* The args and the context given (n: the call's count, for GCL__REFUSED_IF_CONST). */
+__attribute__((always_inline)) static inline gcl_status need(const gcl_args *args,
+                                                             const gcl_context *ctx, size_t n,
+                                                             const char *fn) {
+  if (!args)
+    return GCL__REFUSED_IF_CONST(n, gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: args is NULL", fn));
+  if (!ctx)
+    return GCL__REFUSED_IF_CONST(n, gcl__fail(GCL_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", fn));
   return GCL_OK;
 }
 
 /* what into the n maps of args from first: admit, execute, commit (tmap_plan.h). Inlined, and
  * called with n a constant 1 where one map is written: the same admission and execution, their
  * loops and plan counts folded by the compiler (a one-map call is most of its own cost). */
+/* args_write's answer, with hot true, for a write that execution's fast path does not finish:
+ * no status of the table (gcl__refused tells the compiler a refusal is none of them either). */
+#define GCL__TMAP_AGAIN ((gcl_status)0x40000000)
+
 __attribute__((always_inline)) static inline gcl_status
 args_write(gcl_args *args, gcl_context *ctx, const gcl_field *first, size_t n,
-           const gcl__tmap_what *what, const char *fn) {
+           const gcl__tmap_what *what, const char *fn, bool hot) {
   gcl__tmap_run run = {.map = NULL}; /* in registers: zero stores a refusal path never reads */
   gcl__tmap_plan plan;
   plan.run = &run;
@@ -352,9 +361,14 @@ args_write(gcl_args *args, gcl_context *ctx, const gcl_field *first, size_t n,
   const gcl__tmap_device dev = {.device = ctx->device, .sm = ctx->sm};
   gcl_status s;
   if ((s = gcl__args_tmap_run(args, first, n, fn, &run)) ||
-      (s = gcl__tmap_plan_inline(&plan, n == 1 ? &one : &args->tspace, dev, n, what)) ||
-      (s = execute(ctx, &plan)))
+      (s = gcl__tmap_plan_inline(&plan, n == 1 ? &one : &args->tspace, dev, n, what)))
     return s;
+  if (hot) /* execute's fast path alone: no fault, and nothing to do or every re-point patched */
+    return !gcl__faulted() && (!(plan.encodes | plan.repoints) ||
+                               patch_all(&plan, atomic_load_explicit(&ctx->tmap_exec,
+                                                                     memory_order_relaxed)))
+               ? GCL_OK : GCL__TMAP_AGAIN;
+  if ((s = execute(ctx, &plan))) return s;
   gcl__args_tmap_commit(args, &plan, what);
   return GCL_OK;
 }
@@ -364,25 +378,37 @@ args_write(gcl_args *args, gcl_context *ctx, const gcl_field *first, size_t n,
  * loop's registers would make a one-map call save and restore six of them. */
 __attribute__((always_inline)) static inline gcl_status
 args_repoint(gcl_args *args, gcl_context *ctx, const gcl_field *first, size_t n,
-             const uint64_t *addresses) {
+             const uint64_t *addresses, bool hot) {
   static const char fn[] = "gcl_args_repoint_tensormaps";
-  gcl_status s = need(args, ctx, fn);
+  gcl_status s = need(args, ctx, n, fn);
   if (s || n == 0) return s;
   gcl__tmap_what what;
   if ((s = gcl__tmap_what_addresses(&what, n, addresses, fn))) return s;
-  return args_write(args, ctx, first, n, &what, fn);
+  return args_write(args, ctx, first, n, &what, fn, hot);
+}
+
+/* A one-map re-point: the admission, then execution's fast path (a SKIP, or a patch); any other
+ * execution (the driver's re-point, a context still to learn, a recorded fault) is repoint_full's,
+ * which admits again (the admission changes nothing but the plan's space) and executes in full.
+ * Called last, it leaves repoint_one without a call it returns from: no frame, no register saved
+ * (they were a sixth of a one-map re-point). */
+__attribute__((noinline)) static gcl_status repoint_full(gcl_args *args, gcl_context *ctx,
+                                                         const gcl_field *first,
+                                                         const uint64_t *addresses) {
+  return args_repoint(args, ctx, first, 1, addresses, false);
 }
 
 __attribute__((noinline)) static gcl_status repoint_one(gcl_args *args, gcl_context *ctx,
                                                         const gcl_field *first,
                                                         const uint64_t *addresses) {
-  return args_repoint(args, ctx, first, 1, addresses);
+  gcl_status s = args_repoint(args, ctx, first, 1, addresses, true);
+  return s == GCL__TMAP_AGAIN ? repoint_full(args, ctx, first, addresses) : s;
 }
 
 __attribute__((noinline)) static gcl_status repoint_n(gcl_args *args, gcl_context *ctx,
                                                       const gcl_field *first, size_t n,
                                                       const uint64_t *addresses) {
-  return args_repoint(args, ctx, first, n, addresses);
+  return args_repoint(args, ctx, first, n, addresses, false);
 }
 
 gcl_status gcl_args_repoint_tensormaps(gcl_args *args, gcl_context *ctx, const gcl_field *first,
@@ -398,13 +424,13 @@ __attribute__((always_inline)) static inline gcl_status args_set_maps(gcl_args *
                                 const DLTensor *const *tensors, bool with_flags,
                                 const uint64_t *dlflags, const gcl_tensormap_options *options,
                                 size_t options_count, unsigned flags, const char *fn) {
-  gcl_status s = need(args, ctx, fn);
+  gcl_status s = need(args, ctx, n, fn);
   if (s || n == 0) return s;
   gcl__tmap_what what;
   if ((s = gcl__tmap_what_tensors(&what, n, tensors, with_flags, dlflags, options, options_count,
                                   flags, fn)))
     return s;
-  return args_write(args, ctx, first, n, &what, fn);
+  return args_write(args, ctx, first, n, &what, fn, false);
 }
 /* One-map calls and batches in functions of their own, as for re-points above. */
 __attribute__((noinline)) static gcl_status set_one(gcl_args *args, gcl_context *ctx,
@@ -466,7 +492,7 @@ gcl_status gcl_args_set_tensormaps_flags(gcl_args *args, gcl_context *ctx, const
 
 gcl_status gcl__tmap_args_write(gcl_args *args, gcl_context *ctx, const gcl_field *first,
                                size_t n, const gcl__tmap_what *what, const char *fn) {
-  gcl_status s = need(args, ctx, fn);
+  gcl_status s = need(args, ctx, n, fn);
   if (s != GCL_OK) return s;
-  return args_write(args, ctx, first, n, what, fn);
+  return args_write(args, ctx, first, n, what, fn, false);
 }
