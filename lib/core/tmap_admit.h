@@ -50,6 +50,31 @@ gcl__tmap_admit_address(const gcl__tmap_run *run, const gcl__tmap_entry *e, size
   return GCL_OK;
 }
 
+/* A plan's answer (no status of the table) when the one-map args write asked the admission to
+ * stop before a translation (defer): map 0's source passed the rules before the snapshot
+ * comparison and is not the slot's description moved; gcl__tmap_admit_new is the rest. */
+#define GCL__TMAP_DEFERRED ((gcl_status)0x40000002)
+
+/* The admission's end for a source that is not its slot's description moved (t, o: item i):
+ * translated through every other rule (gcl__tmap_translate) and checked against the device:
+ * ENCODE, to step i of sp. */
+__attribute__((always_inline)) static inline gcl_status
+gcl__tmap_admit_new(const gcl__tmap_run *run, size_t i, const DLTensor *t,
+                    const gcl_tensormap_options *o, gcl__tmap_device dev,
+                    const gcl__tmap_space *sp, unsigned *op) {
+  gcl__tmap_who name = gcl__tmap_run_who(run, i); /* a copy: the run's address is not taken */
+  gcl_tensormap_desc *d = &sp->descs[i];
+  /* Called, not inlined: inlined into the one-map admissions (tmap_pass.h) it saved 34
+   * instructions of a new description but cost a one-map refresh about 1.3 ns on the fake
+   * driver (the hit path spread over twice the code) */
+  gcl_status s = gcl__tmap_translate(t, o, &name, d);
+  if (s != GCL_OK) return s;
+  if (!gcl__tmap_device_ok(dev.device, t))
+    return gcl__tmap_refuse_device(GCL__TMAP_RUN_VALUES(run), i, dev, t);
+  *op = gcl__tmap_step(sp, i, GCL__TMAP_ENCODE, d->address);
+  return GCL_OK;
+}
+
 /* A source for map i of run: the DLPack flags rules (27, 28) and the source's reserved words
  * first, whatever the slot holds; then a source equal to the slot's snapshot but for the
  * address, at an address a re-point takes, on dev's device, is SKIP or REPOINT (nothing else
@@ -58,7 +83,7 @@ gcl__tmap_admit_address(const gcl__tmap_run *run, const gcl__tmap_entry *e, size
 __attribute__((always_inline)) static inline gcl_status
 gcl__tmap_admit_source(const gcl__tmap_run *run, const gcl__tmap_entry *e, size_t i,
                        const gcl__tmap_what *w, gcl__tmap_device dev, const gcl__tmap_space *sp,
-                       unsigned *op) {
+                       unsigned *op, bool defer) {
   const DLTensor *t = gcl__tmap_what_tensor(w, i);
   const gcl_tensormap_options *o = gcl__tmap_what_options(w, i);
   if (w->flags) {
@@ -81,17 +106,8 @@ gcl__tmap_admit_source(const gcl__tmap_run *run, const gcl__tmap_entry *e, size_
     *op = gcl__tmap_step(sp, i, a == e->address ? GCL__TMAP_SKIP : GCL__TMAP_REPOINT, a);
     return GCL_OK;
   }
-  gcl__tmap_who name = gcl__tmap_run_who(run, i); /* a copy: the run's address is not taken */
-  gcl_tensormap_desc *d = &sp->descs[i];
-  /* Called, not inlined: inlined into the one-map admissions (tmap_pass.h) it saved 34
-   * instructions of a new description but cost a one-map refresh about 1.3 ns on the fake
-   * driver (the hit path spread over twice the code) */
-  gcl_status s = gcl__tmap_translate(t, o, &name, d);
-  if (s != GCL_OK) return s;
-  if (!gcl__tmap_device_ok(dev.device, t))
-    return gcl__tmap_refuse_device(GCL__TMAP_RUN_VALUES(run), i, dev, t);
-  *op = gcl__tmap_step(sp, i, GCL__TMAP_ENCODE, d->address);
-  return GCL_OK;
+  /* not the slot's description moved: the rest (a one-map write may take it apart, defer) */
+  return defer ? GCL__TMAP_DEFERRED : gcl__tmap_admit_new(run, i, t, o, dev, sp, op);
 }
 
 /* THE admission of map i of run (its cache entry e = run->entry + i: the hot path reads the
@@ -101,7 +117,7 @@ __attribute__((always_inline)) static inline gcl_status
 gcl__tmap_admit(const gcl__tmap_run *run, const gcl__tmap_entry *e, size_t i,
                 const gcl__tmap_what *w, bool tensor, gcl__tmap_device dev,
                 const gcl__tmap_space *sp, unsigned *op) {
-  return tensor ? gcl__tmap_admit_source(run, e, i, w, dev, sp, op)
+  return tensor ? gcl__tmap_admit_source(run, e, i, w, dev, sp, op, false)
                 : gcl__tmap_admit_address(run, e, i, gcl__tmap_what_word(w->address, w->step, i),
                                           sp->ops, sp->addresses, op);
 }
@@ -114,7 +130,7 @@ gcl__tmap_admit(const gcl__tmap_run *run, const gcl__tmap_entry *e, size_t i,
  * the same admission, its branch decided once per batch. */
 __attribute__((always_inline)) static inline gcl_status
 gcl__tmap_admit_all(gcl__tmap_plan *plan, const gcl__tmap_what *w, const gcl__tmap_space *sp,
-                    gcl__tmap_device dev, size_t n, bool tensor) {
+                    gcl__tmap_device dev, size_t n, bool tensor, bool defer) {
   const gcl__tmap_entry *const entry = plan->run->entry;
   size_t encodes = 0, repoints = 0;
   unsigned modes = 0;
@@ -125,7 +141,7 @@ gcl__tmap_admit_all(gcl__tmap_plan *plan, const gcl__tmap_what *w, const gcl__tm
   uint64_t *const to = sp->addresses;
   for (size_t i = 0; i < n; i++) {
     unsigned op = GCL__TMAP_SKIP;
-    gcl_status s = tensor ? gcl__tmap_admit(plan->run, entry + i, i, w, true, dev, sp, &op)
+    gcl_status s = tensor ? gcl__tmap_admit_source(plan->run, entry + i, i, w, dev, sp, &op, defer)
                           : gcl__tmap_admit_address(plan->run, entry + i, i,
                                                     gcl__tmap_what_word(at, step, i), ops, to, &op);
     if (s != GCL_OK) return s;
@@ -141,7 +157,7 @@ gcl__tmap_admit_all(gcl__tmap_plan *plan, const gcl__tmap_what *w, const gcl__tm
 
 __attribute__((always_inline)) static inline gcl_status
 gcl__tmap_plan_inline(gcl__tmap_plan *plan, const gcl__tmap_space *space, gcl__tmap_device dev,
-                      size_t n, const gcl__tmap_what *what) {
+                      size_t n, const gcl__tmap_what *what, bool defer) {
   /* Every count written first, whatever the verdict: inlined, the plan lives in registers, and
    * the compiler then sees it initialised on every path. */
   plan->n = n, plan->encodes = 0, plan->repoints = 0, plan->repoint_modes = 0;
@@ -152,8 +168,8 @@ gcl__tmap_plan_inline(gcl__tmap_plan *plan, const gcl__tmap_space *space, gcl__t
   /* No copies of what or space: they were just written, and reading a struct back with wider
    * loads than its stores stalls store forwarding (measured: the copy cost more than a one-map
    * re-point); the steps are 32-bit stores, which alias none of their pointer fields. */
-  gcl_status s = what->tensor ? gcl__tmap_admit_all(plan, what, space, dev, n, true)
-                              : gcl__tmap_admit_all(plan, what, space, dev, n, false);
+  gcl_status s = what->tensor ? gcl__tmap_admit_all(plan, what, space, dev, n, true, defer)
+                              : gcl__tmap_admit_all(plan, what, space, dev, n, false, false);
   return s;
 }
 

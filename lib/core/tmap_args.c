@@ -98,5 +98,5 @@ gcl_status gcl__tmap_refuse_reserved(GCL__TMAP_RUN_PARAMS, size_t i, uint64_t r0
 
 gcl_status gcl__tmap_plan_make(gcl__tmap_plan *plan, const gcl__tmap_space *space,
                                gcl__tmap_device dev, size_t n, const gcl__tmap_what *what) {
-  return gcl__tmap_plan_inline(plan, space, dev, n, what);
+  return gcl__tmap_plan_inline(plan, space, dev, n, what, false);
 }

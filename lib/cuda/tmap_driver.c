@@ -302,7 +302,8 @@ static gcl_status encode_one(gcl_context *ctx, const DLTensor *t, const uint64_t
   plan.run = &run;
   gcl_status s;
   if ((s = gcl__tmap_what_tensors(&what, 1, &t, true, dlflags, o, 1, 0, fn)) ||
-      (s = gcl__tmap_plan_inline(&plan, &space, dev, 1, &what)) || (s = execute(ctx, &plan)))
+      (s = gcl__tmap_plan_inline(&plan, &space, dev, 1, &what, false)) ||
+      (s = execute(ctx, &plan)))
     return s;
   memcpy(map, out, sizeof out);
   return GCL_OK;
@@ -361,13 +362,13 @@ args_write(gcl_args *args, gcl_context *ctx, const gcl_field *first, size_t n,
   const gcl__tmap_device dev = {.device = ctx->device, .sm = ctx->sm};
   gcl_status s;
   if ((s = gcl__args_tmap_run(args, first, n, fn, &run)) ||
-      (s = gcl__tmap_plan_inline(&plan, n == 1 ? &one : &args->tspace, dev, n, what)))
+      (s = gcl__tmap_plan_inline(&plan, n == 1 ? &one : &args->tspace, dev, n, what, hot)))
     return s;
   if (hot) /* execute's fast path alone: no fault, and nothing to do or every re-point patched */
     return !gcl__faulted() && (!(plan.encodes | plan.repoints) ||
                                patch_all(&plan, atomic_load_explicit(&ctx->tmap_exec,
                                                                      memory_order_relaxed)))
-               ? GCL_OK : GCL__TMAP_AGAIN;
+               ? GCL_OK : GCL__TMAP_AGAIN; /* (an ENCODE is deferred by the admission: none here) */
   if ((s = execute(ctx, &plan))) return s;
   gcl__args_tmap_commit(args, &plan, what);
   return GCL_OK;
@@ -423,23 +424,82 @@ gcl_status gcl_args_repoint_tensormaps(gcl_args *args, gcl_context *ctx, const g
 __attribute__((always_inline)) static inline gcl_status args_set_maps(gcl_args *args, gcl_context *ctx, const gcl_field *first, size_t n,
                                 const DLTensor *const *tensors, bool with_flags,
                                 const uint64_t *dlflags, const gcl_tensormap_options *options,
-                                size_t options_count, unsigned flags, const char *fn) {
+                                size_t options_count, unsigned flags, const char *fn,
+                                bool hot) {
   gcl_status s = need(args, ctx, n, fn);
   if (s || n == 0) return s;
   gcl__tmap_what what;
   if ((s = gcl__tmap_what_tensors(&what, n, tensors, with_flags, dlflags, options, options_count,
                                   flags, fn)))
     return s;
-  return args_write(args, ctx, first, n, &what, fn, false);
+  return args_write(args, ctx, first, n, &what, fn, hot);
+}
+
+/* The end of a one-map set's admission, deferred (GCL__TMAP_DEFERRED: the source passed every
+ * rule before the snapshot comparison and is not the slot's description moved), then execution
+ * and commit: out of set_one's way, which then makes no call it returns from and needs no
+ * frame. The admission's end is the one gcl__tmap_admit_source ends with (gcl__tmap_admit_new):
+ * nothing is checked twice, nothing skipped. */
+__attribute__((noinline)) static gcl_status set_new(gcl_args *args, gcl_context *ctx,
+                                                    const gcl_field *first,
+                                                    const DLTensor *const *tensors,
+                                                    const gcl_tensormap_options *o) {
+  gcl__tmap_run run; /* as gcl__args_tmap_run made it for the admission's start */
+  run.map = args->data + first->offset;
+  run.entry = args->tmaps + gcl__f(first, GCL__F_TMAP);
+  run.who = (gcl__tmap_who){.field = first};
+  uint32_t op1;
+  uint64_t address1 = 0; /* the admission writes it; GCC cannot tell that a refusal returns */
+  const gcl__tmap_space one = {.cap = 1, .ops = &op1, .addresses = &address1,
+                               .descs = args->tspace.descs, .out = args->tspace.out};
+  const gcl__tmap_device dev = {.device = ctx->device, .sm = ctx->sm};
+  unsigned op;
+  gcl_status s = gcl__tmap_admit_new(&run, 0, tensors[0], o, dev, &one, &op);
+  if (s != GCL_OK) return s;
+  gcl__tmap_plan plan;
+  plan.run = &run, plan.n = 1, plan.encodes = 1, plan.repoints = 0, plan.repoint_modes = 0;
+  plan.space = &one;
+  if ((s = execute(ctx, &plan)) != GCL_OK) return s;
+  const gcl__tmap_what what = {.tensor = (const unsigned char *)tensors, .step = sizeof *tensors,
+                               .options = o, .ostep = 0};
+  gcl__args_tmap_commit(args, &plan, &what);
+  return GCL_OK;
 }
 /* One-map calls and batches in functions of their own, as for re-points above. */
+__attribute__((noinline)) static gcl_status set_full(gcl_args *args, gcl_context *ctx,
+                                                     const gcl_field *first,
+                                                     const DLTensor *const *tensors,
+                                                     const uint64_t *dlflags, bool with_flags,
+                                                     const gcl_tensormap_options *options,
+                                                     size_t options_count, unsigned flags) {
+  return args_set_maps(args, ctx, first, 1, tensors, with_flags, dlflags, options, options_count,
+                       flags, with_flags ? "gcl_args_set_tensormaps_flags"
+                                         : "gcl_args_set_tensormaps", false);
+}
+
+/* A one-map set, as repoint_one: the admission up to the snapshot comparison; a map that only
+ * moved made here (execution's fast path); a new description's admission finished, executed and
+ * committed by set_new; anything else set_full's (which admits again and executes in full). */
+__attribute__((always_inline)) static inline gcl_status
+set_one_map(gcl_args *args, gcl_context *ctx, const gcl_field *first,
+            const DLTensor *const *tensors, bool with_flags, const uint64_t *dlflags,
+            const gcl_tensormap_options *options, size_t options_count, unsigned flags,
+            const char *fn) {
+  gcl_status s = args_set_maps(args, ctx, first, 1, tensors, with_flags, dlflags, options,
+                               options_count, flags, fn, true);
+  if (s == GCL__TMAP_DEFERRED) return set_new(args, ctx, first, tensors, options);
+  if (s == GCL__TMAP_AGAIN)
+    return set_full(args, ctx, first, tensors, dlflags, with_flags, options, options_count, flags);
+  return s;
+}
+
 __attribute__((noinline)) static gcl_status set_one(gcl_args *args, gcl_context *ctx,
                                                     const gcl_field *first,
                                                     const DLTensor *const *tensors,
                                                     const gcl_tensormap_options *options,
                                                     size_t options_count, unsigned flags) {
-  return args_set_maps(args, ctx, first, 1, tensors, false, NULL, options, options_count, flags,
-                       "gcl_args_set_tensormaps");
+  return set_one_map(args, ctx, first, tensors, false, NULL, options, options_count, flags,
+                     "gcl_args_set_tensormaps");
 }
 
 __attribute__((noinline)) static gcl_status set_n(gcl_args *args, gcl_context *ctx,
@@ -448,7 +508,7 @@ __attribute__((noinline)) static gcl_status set_n(gcl_args *args, gcl_context *c
                                                   const gcl_tensormap_options *options,
                                                   size_t options_count, unsigned flags) {
   return args_set_maps(args, ctx, first, n, tensors, false, NULL, options, options_count, flags,
-                       "gcl_args_set_tensormaps");
+                       "gcl_args_set_tensormaps", false);
 }
 
 gcl_status gcl_args_set_tensormaps(gcl_args *args, gcl_context *ctx, const gcl_field *first,
@@ -465,8 +525,8 @@ __attribute__((noinline)) static gcl_status set_flags_one(gcl_args *args, gcl_co
                                                           const uint64_t *dlpack_flags,
                                                           const gcl_tensormap_options *options,
                                                           size_t options_count, unsigned flags) {
-  return args_set_maps(args, ctx, first, 1, tensors, true, dlpack_flags, options, options_count,
-                       flags, "gcl_args_set_tensormaps_flags");
+  return set_one_map(args, ctx, first, tensors, true, dlpack_flags, options, options_count, flags,
+                     "gcl_args_set_tensormaps_flags");
 }
 
 __attribute__((noinline)) static gcl_status set_flags_n(gcl_args *args, gcl_context *ctx,
@@ -476,7 +536,7 @@ __attribute__((noinline)) static gcl_status set_flags_n(gcl_args *args, gcl_cont
                                                         const gcl_tensormap_options *options,
                                                         size_t options_count, unsigned flags) {
   return args_set_maps(args, ctx, first, n, tensors, true, dlpack_flags, options, options_count,
-                       flags, "gcl_args_set_tensormaps_flags");
+                       flags, "gcl_args_set_tensormaps_flags", false);
 }
 
 gcl_status gcl_args_set_tensormaps_flags(gcl_args *args, gcl_context *ctx, const gcl_field *first,
