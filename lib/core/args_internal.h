@@ -65,6 +65,13 @@ void gcl__args_mark(gcl_args *args, size_t param, size_t rel, size_t n);
  * leaf), messages naming fn and the field. Failure paths only. */
 gcl_status gcl__args_tmap_run_error(const gcl_args *args, const gcl_field *first, size_t n,
                                     const char *fn);
+/* The run of args' maps from first, a field gcl__args_tmap_run accepted. */
+static inline void gcl__args_tmap_run_at(gcl_args *args, const gcl_field *first,
+                                         gcl__tmap_run *run) {
+  run->map = args->data + first->offset;
+  run->entry = args->tmaps + gcl__f(first, GCL__F_TMAP);
+  run->who = (gcl__tmap_who){.field = first}; /* a message reads the rest from the field */
+}
 /* Maps first ... first + n - 1 (n >= 1) of args into *run; else gcl__args_tmap_run_error.
  * Inline: the one-map calls are this, their checks and the driver call. Changes nothing. */
 static inline gcl_status gcl__args_tmap_run(gcl_args *args, const gcl_field *first, size_t n,
@@ -72,9 +79,7 @@ static inline gcl_status gcl__args_tmap_run(gcl_args *args, const gcl_field *fir
   if (!first || gcl__f_layout(first) != args->layout || first->param >= args->count ||
       n - 1 >= gcl__f(first, GCL__F_SPAN)) /* n = 0 wraps: refused too */
     return GCL__REFUSED_IF_CONST(n, gcl__args_tmap_run_error(args, first, n, fn));
-  run->map = args->data + first->offset;
-  run->entry = args->tmaps + gcl__f(first, GCL__F_TMAP);
-  run->who = (gcl__tmap_who){.field = first}; /* a message reads the rest from the field */
+  gcl__args_tmap_run_at(args, first, run);
   return GCL_OK;
 }
 /* After the plan was executed: commits it (gcl__tmap_plan_commit) and marks the maps set. Cannot

@@ -339,13 +339,20 @@ __attribute__((always_inline)) static inline gcl_status need(const gcl_args *arg
   return GCL_OK;
 }
 
-/* what into the n maps of args from first: admit, execute, commit (tmap_plan.h). Inlined, and
- * called with n a constant 1 where one map is written: the same admission and execution, their
- * loops and plan counts folded by the compiler (a one-map call is most of its own cost). */
 /* args_write's answer, with hot true, for a write that execution's fast path does not finish:
  * no status of the table (gcl__refused tells the compiler a refusal is none of them either). */
 #define GCL__TMAP_AGAIN ((gcl_status)0x40000000)
 
+/* A one-map plan's space for args: its step in op and address (the caller's locals, in registers
+ * where the compiler can), its description and scratch the args' (the encode reads them through
+ * pointers). */
+#define ARGS_ONE_SPACE(args, op, address)                                                          \
+  {.cap = 1, .ops = (op), .addresses = (address), .descs = (args)->tspace.descs,                   \
+   .out = (args)->tspace.out}
+
+/* what into the n maps of args from first: admit, execute, commit (tmap_plan.h). Inlined, and
+ * called with n a constant 1 where one map is written: the same admission and execution, their
+ * loops and plan counts folded by the compiler (a one-map call is most of its own cost). */
 __attribute__((always_inline)) static inline gcl_status
 args_write(gcl_args *args, gcl_context *ctx, const gcl_field *first, size_t n,
            const gcl__tmap_what *what, const char *fn, bool hot) {
@@ -357,8 +364,7 @@ args_write(gcl_args *args, gcl_context *ctx, const gcl_field *first, size_t n,
    * reads through pointers, stay the args'); a batch's in the args' space. */
   uint32_t op1;
   uint64_t address1;
-  const gcl__tmap_space one = {.cap = 1, .ops = &op1, .addresses = &address1,
-                               .descs = args->tspace.descs, .out = args->tspace.out};
+  const gcl__tmap_space one = ARGS_ONE_SPACE(args, &op1, &address1);
   const gcl__tmap_device dev = {.device = ctx->device, .sm = ctx->sm};
   gcl_status s;
   if ((s = gcl__args_tmap_run(args, first, n, fn, &run)) ||
@@ -444,14 +450,11 @@ __attribute__((noinline)) static gcl_status set_new(gcl_args *args, gcl_context 
                                                     const gcl_field *first,
                                                     const DLTensor *const *tensors,
                                                     const gcl_tensormap_options *o) {
-  gcl__tmap_run run; /* as gcl__args_tmap_run made it for the admission's start */
-  run.map = args->data + first->offset;
-  run.entry = args->tmaps + gcl__f(first, GCL__F_TMAP);
-  run.who = (gcl__tmap_who){.field = first};
+  gcl__tmap_run run; /* the one the admission's start accepted */
+  gcl__args_tmap_run_at(args, first, &run);
   uint32_t op1;
   uint64_t address1 = 0; /* the admission writes it; GCC cannot tell that a refusal returns */
-  const gcl__tmap_space one = {.cap = 1, .ops = &op1, .addresses = &address1,
-                               .descs = args->tspace.descs, .out = args->tspace.out};
+  const gcl__tmap_space one = ARGS_ONE_SPACE(args, &op1, &address1);
   const gcl__tmap_device dev = {.device = ctx->device, .sm = ctx->sm};
   unsigned op;
   gcl_status s = gcl__tmap_admit_new(&run, 0, tensors[0], o, dev, &one, &op);
